@@ -1,0 +1,53 @@
+// Command meshfs shows game mesh files as folders of standard files: a FUSE
+// mount (meshfs mount) and its offline twin (meshfs convert).
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// subcommands is filled by each command's file (convert.go, info.go,
+// mount.go) so that adding a command never edits this file.
+var subcommands []func() *cobra.Command
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "meshfs",
+		Short: "Look inside game 3D assets: mesh files as folders of .glb, .obj, header.json and chunks",
+		Long: `meshfs shows each mesh file of a game's asset folder (GEM .ply, UNIGINE .mesh and
+.mesh_skinned, Transport Fever .msh + .msh.blob and .ani) as a folder of standard files:
+NAME.glb, NAME.obj + NAME.mtl, header.json and chunks/. Every other file passes through.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	for _, sub := range subcommands {
+		root.AddCommand(sub())
+	}
+	return root
+}
+
+func main() {
+	if err := newRootCmd().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "meshfs:", err)
+		os.Exit(exitCode(err))
+	}
+}
+
+// exitError carries a specific exit status (1: some input failed to convert).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	if e, ok := err.(*exitError); ok {
+		return e.code
+	}
+	return 2
+}

@@ -1,0 +1,47 @@
+package decode
+
+import (
+	"context"
+	"io"
+)
+
+// Source is one file handed to a decoder. Decoders read it only through R,
+// by random access, so the structure scan never loads what it does not need.
+type Source struct {
+	// Name is the file's path as the user gave it; errors name it.
+	Name string
+	R    io.ReaderAt
+	Size int64
+	// OpenSibling opens a file beside this one by base name (for example
+	// "x.msh.blob" beside "x.msh"). It is nil when there is no folder to look
+	// in. The caller closes what it returns when it implements io.Closer.
+	OpenSibling func(name string) (io.ReaderAt, int64, error)
+}
+
+// Format is one supported file format.
+type Format interface {
+	// Name is a short stable identifier ("gem-ply").
+	Name() string
+	// Sniff reports whether the file called name, whose first bytes are head
+	// (up to 16 bytes, fewer for a shorter file), is this format. It decides
+	// by extension and magic together.
+	Sniff(name string, head []byte) bool
+	// StripExt returns the output base name for a source file name
+	// ("a.b.ply" → "a.b").
+	StripExt(name string) string
+	// Scan reads the file's header and chunk layout without building
+	// geometry. On error it still returns what it could read (non-nil when
+	// anything was), so header.json shows as much as possible.
+	Scan(ctx context.Context, src *Source) (*Structure, error)
+	// Decode builds the scene.
+	Decode(ctx context.Context, src *Source) (*Scene, error)
+}
+
+// Companion is implemented by formats whose files come in groups: it names
+// the sibling files that belong to a main file, so a directory listing can
+// hide them (".msh.blob" beside ".msh").
+type Companion interface {
+	// IsCompanion reports whether name is a companion of some main file
+	// whose name is in siblings.
+	IsCompanion(name string, siblings func(name string) bool) bool
+}

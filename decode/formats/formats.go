@@ -1,0 +1,57 @@
+// Package formats is the list of decoders meshfs knows, and the sniffer that
+// picks one for a file. It is the only package that names every format.
+package formats
+
+import (
+	"io"
+	"os"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/gem"
+)
+
+// All is every supported format, in sniffing order.
+var All = []decode.Format{
+	gem.Format{},
+}
+
+// HeadSize is how many leading bytes Sniff needs.
+const HeadSize = 16
+
+// Sniff returns the format of the file called name whose first bytes are
+// head, or nil when meshfs does not convert it.
+func Sniff(name string, head []byte) decode.Format {
+	for _, f := range All {
+		if f.Sniff(name, head) {
+			return f
+		}
+	}
+	return nil
+}
+
+// SniffFile reads the head of the file at path and sniffs it.
+func SniffFile(path string) (decode.Format, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, HeadSize)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, err
+	}
+	return Sniff(path, head[:n]), nil
+}
+
+// IsCompanion reports whether name is a companion file of another file in
+// the same folder (siblings answers whether a name exists there), so that
+// listings can hide it.
+func IsCompanion(name string, siblings func(string) bool) bool {
+	for _, f := range All {
+		if c, ok := f.(decode.Companion); ok && c.IsCompanion(name, siblings) {
+			return true
+		}
+	}
+	return false
+}

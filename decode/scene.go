@@ -1,0 +1,173 @@
+// Package decode holds the neutral scene model that every format decoder fills
+// and every exporter reads, the structure description behind header.json and
+// chunks/, and the Format interface that ties a decoder to the rest of meshfs.
+//
+// One convention for all scenes: right-handed, Y up, metres, counter-clockwise
+// front faces, UV origin at the top-left (glTF's). Each decoder converts from
+// its source's convention; exporters never need to know where a scene came from.
+package decode
+
+// Scene is one decoded source file.
+type Scene struct {
+	Meshes     []Mesh
+	Materials  []Material
+	Skeleton   *Skeleton // nil when the file has no skin
+	Animations []Animation
+}
+
+// Mesh becomes one glTF node with one glTF mesh; its primitives are the
+// source's surfaces or submeshes.
+type Mesh struct {
+	Name       string
+	Primitives []Primitive
+	// TargetNames names the morph targets; every primitive has exactly
+	// len(TargetNames) targets in the same order.
+	TargetNames []string
+	// Skinned meshes are bound to Scene.Skeleton.
+	Skinned bool
+	// Transform is the node's local transform (identity when zero value is
+	// used through Identity()).
+	Transform TRS
+}
+
+// Primitive is one surface: indexed triangles with per-vertex attributes.
+// Every non-nil attribute slice has len(Positions) elements.
+type Primitive struct {
+	Name     string
+	Material int // index into Scene.Materials, -1 for none
+
+	Positions [][3]float32
+	Normals   [][3]float32 // unit length, or nil
+	Tangents  [][4]float32 // xyz unit length, w = ±1, or nil
+	UVs       [][][2]float32
+	Colors    [][][4]float32 // RGBA, each component in [0, 1]
+
+	// Joints index Scene.Skeleton.Joints; Weights sum to 1 (see NormalizeWeights).
+	Joints  [][4]uint16
+	Weights [][4]float32
+
+	Targets []MorphTarget
+
+	// Indices is a triangle list; every index is < len(Positions).
+	Indices []uint32
+}
+
+// MorphTarget holds deltas from the primitive's base attributes. Normals and
+// Tangents may be nil when the target does not change them.
+type MorphTarget struct {
+	Positions [][3]float32
+	Normals   [][3]float32
+	Tangents  [][3]float32
+}
+
+// Material is what the source says about a surface's look. Texture paths are
+// kept as stored: meshfs does not resolve or convert textures.
+type Material struct {
+	Name        string
+	Textures    []Texture
+	DoubleSided bool
+	AlphaBlend  bool
+	// BaseColor is RGBA; the zero value means "not given" (exporters use white).
+	BaseColor [4]float32
+}
+
+// Texture is one texture reference of a material.
+type Texture struct {
+	Role string // "diffuse", "specular", "bump", "diffuse1", ...
+	Path string
+}
+
+// Skeleton is the joint hierarchy skinned meshes are bound to.
+type Skeleton struct {
+	Joints []Joint
+}
+
+// Joint is one bone.
+type Joint struct {
+	Name   string
+	Parent int // index into Skeleton.Joints, -1 for a root
+	// Rest is the joint's local transform relative to its parent.
+	Rest TRS
+	// InverseBind is the column-major inverse bind matrix (model space to
+	// joint space); nil means identity.
+	InverseBind *[16]float32
+}
+
+// TRS is a translation, rotation (unit quaternion x, y, z, w) and scale.
+type TRS struct {
+	Translation [3]float32
+	Rotation    [4]float32
+	Scale       [3]float32
+}
+
+// Identity is the TRS that changes nothing.
+func Identity() TRS {
+	return TRS{Rotation: [4]float32{0, 0, 0, 1}, Scale: [3]float32{1, 1, 1}}
+}
+
+// IsIdentity reports whether t changes nothing. The zero TRS counts as
+// identity too, so decoders need not fill transforms they do not have.
+func (t TRS) IsIdentity() bool {
+	if t == (TRS{}) {
+		return true
+	}
+	return t == Identity()
+}
+
+// Animation is a named set of channels sampled over time.
+type Animation struct {
+	Name     string
+	Channels []Channel
+}
+
+// TargetKind says what an animation channel drives.
+type TargetKind int
+
+const (
+	TargetMesh  TargetKind = iota // Scene.Meshes[Index]'s node
+	TargetJoint                   // Scene.Skeleton.Joints[Index]
+)
+
+// Path is the animated property, named as in glTF.
+type Path string
+
+const (
+	PathTranslation Path = "translation"
+	PathRotation    Path = "rotation"
+	PathScale       Path = "scale"
+)
+
+// Channel animates one property of one node with linear (rotation: spherical
+// linear) interpolation, or step interpolation when Step is set.
+type Channel struct {
+	Kind  TargetKind
+	Index int
+	Path  Path
+	// Times in seconds, strictly increasing, starting at or after 0.
+	Times []float32
+	// Values has 3 (translation, scale) or 4 (rotation x, y, z, w) floats per time.
+	Values []float32
+	Step   bool
+}
+
+// Counts are the totals that header.json reports and clients check against.
+type Counts struct {
+	Meshes, Primitives, Vertices, Triangles, Joints, MorphTargets, Animations int
+}
+
+// Count sums the scene's sizes.
+func (s *Scene) Count() Counts {
+	c := Counts{Meshes: len(s.Meshes), Animations: len(s.Animations)}
+	if s.Skeleton != nil {
+		c.Joints = len(s.Skeleton.Joints)
+	}
+	for _, m := range s.Meshes {
+		c.Primitives += len(m.Primitives)
+		c.MorphTargets += len(m.TargetNames)
+		for _, p := range m.Primitives {
+			c.Vertices += len(p.Positions)
+			c.Triangles += len(p.Indices) / 3
+		}
+	}
+	return c
+}

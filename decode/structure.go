@@ -1,0 +1,141 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Structure is what a cheap scan of a file finds: the fields for header.json
+// and the list of chunks or sections for chunks/.
+type Structure struct {
+	Format string
+	Header Fields
+	Chunks []Chunk
+}
+
+// Chunk is one chunk or section of the source file, shown as chunks/<Name>.
+type Chunk struct {
+	// Name is the file name under chunks/, already safe as a path element.
+	Name string
+	// Offset and Length locate the chunk's bytes in the source file.
+	Offset, Length int64
+	// Size is the exact size of the bytes Load returns (for raw chunks, Length).
+	Size int64
+	// Load returns decompressed or assembled bytes. Nil means the chunk is raw:
+	// its bytes are source[Offset : Offset+Length].
+	Load func() ([]byte, error)
+}
+
+// Bytes returns the chunk's contents, reading raw chunks from r.
+func (c *Chunk) Bytes(r io.ReaderAt) ([]byte, error) {
+	if c.Load != nil {
+		b, err := c.Load()
+		if err == nil && int64(len(b)) != c.Size {
+			return nil, fmt.Errorf("chunk %s: loaded %d bytes, expected %d", c.Name, len(b), c.Size)
+		}
+		return b, err
+	}
+	b := make([]byte, c.Length)
+	if _, err := r.ReadAt(b, c.Offset); err != nil {
+		return nil, fmt.Errorf("chunk %s at offset %d: %w", c.Name, c.Offset, err)
+	}
+	return b, nil
+}
+
+// Field is one key of header.json.
+type Field struct {
+	Key   string
+	Value any
+}
+
+// Fields is an ordered JSON object: keys appear in the order they were added,
+// so header.json is stable and diffable across files and versions.
+type Fields []Field
+
+// Add appends a key and returns the extended list.
+func (f *Fields) Add(key string, value any) { *f = append(*f, Field{key, value}) }
+
+// Get returns the value of key, or nil.
+func (f Fields) Get(key string) any {
+	for _, kv := range f {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the fields as an object in their order.
+func (f Fields) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, kv := range f {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(kv.Key)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := json.Marshal(kv.Value)
+		if err != nil {
+			return nil, fmt.Errorf("header field %q: %w", kv.Key, err)
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// HeaderJSON renders fields as header.json: 2-space indent, trailing newline.
+func HeaderJSON(f Fields) ([]byte, error) {
+	compact, err := json.Marshal(f)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, compact, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// Hex formats a flag word as "0x%x" for header.json, beside its decoded names.
+func Hex(v uint64) string { return fmt.Sprintf("0x%x", v) }
+
+// SafeName turns a name taken from inside a file into one safe path element:
+// no separators, no NUL or control bytes, valid UTF-8, not "." or "..",
+// at most 96 bytes. Names that come from files never become paths elsewhere.
+func SafeName(s string) string {
+	var b []byte
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError, r < 0x20, r == 0x7f, r == '/', r == '\\', r == ':':
+			b = append(b, '_')
+		default:
+			if len(b)+utf8.RuneLen(r) > 96 {
+				return finishSafe(b)
+			}
+			b = utf8.AppendRune(b, r)
+		}
+		if len(b) >= 96 {
+			break
+		}
+	}
+	return finishSafe(b)
+}
+
+func finishSafe(b []byte) string {
+	s := strings.Trim(string(b), " ")
+	if s == "" || strings.Trim(s, ".") == "" {
+		return "_" + s
+	}
+	return s
+}
