@@ -1,0 +1,278 @@
+// Package cache keeps converted outputs in memory, bounded in bytes, and makes
+// concurrent requests for one output share one computation. It knows nothing
+// of FUSE or of file formats: a key names a source file version and an output,
+// a loader produces the bytes.
+//
+// Staleness is decided in one place, the Fingerprint: a key holds the source's
+// (dev, ino, size, mtime ns), so a changed source simply misses and the old
+// entries age out by weight (or are dropped at once by Invalidate).
+package cache
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/maypok86/otter/v2"
+)
+
+// Fingerprint identifies one version of a source file.
+type Fingerprint struct {
+	Dev, Ino uint64
+	Size     int64
+	MtimeNs  int64
+	// Gen is bumped by the caller when a file this source depends on (a
+	// companion beside it) changes without the source itself changing.
+	Gen uint64
+}
+
+// FingerprintOf reads the fingerprint from a stat result.
+func FingerprintOf(fi os.FileInfo) Fingerprint {
+	fp := Fingerprint{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		fp.Dev, fp.Ino = uint64(st.Dev), st.Ino
+	}
+	return fp
+}
+
+// Key names one output of one version of one source file.
+type Key struct {
+	Path   string
+	FP     Fingerprint
+	Output string
+}
+
+// Entry is a produced output: its bytes (one or more parts, as one
+// conversion may make several files), or the error producing them gave.
+// Failed conversions are entries too, so a broken source fails once and is
+// then answered from the cache until it changes.
+type Entry struct {
+	Parts [][]byte
+	Err   error
+	// Aux is a value kept with the entry (a parsed structure, say) and
+	// AuxWeight what it costs in bytes, as the owner estimates it.
+	Aux       any
+	AuxWeight int64
+}
+
+// entryOverhead is what an entry costs beside its bytes (key, struct, the
+// cache's node): it keeps many tiny entries from looking free.
+const entryOverhead = 256
+
+// Weight is what the entry counts against the budget, in bytes.
+func (e *Entry) Weight() int64 {
+	w := int64(entryOverhead) + e.AuxWeight
+	for _, p := range e.Parts {
+		w += int64(len(p))
+	}
+	if e.Err != nil {
+		w += int64(len(e.Err.Error()))
+	}
+	return w
+}
+
+// Part returns part i, or nil.
+func (e *Entry) Part(i int) []byte {
+	if i < 0 || i >= len(e.Parts) {
+		return nil
+	}
+	return e.Parts[i]
+}
+
+// Loader produces an entry. Returning an error instead of an entry with Err
+// means "do not cache" (the source vanished, the request was cancelled).
+type Loader func(ctx context.Context) (*Entry, error)
+
+// Cache is a byte-bounded cache of entries.
+type Cache struct {
+	c      *otter.Cache[Key, *Entry]
+	budget int64
+
+	hits, misses, failures atomic.Int64
+
+	mu    sync.Mutex
+	loads map[string]int64 // label → completed loads
+	fails map[string]int64 // label → loads that produced an error entry
+	lat   map[string]*ring // label → recent load latencies
+	all   ring
+}
+
+// New returns a cache that holds at most budget bytes (by Entry.Weight).
+func New(budget int64) (*Cache, error) {
+	if budget <= 0 {
+		return nil, fmt.Errorf("cache budget must be positive, got %d", budget)
+	}
+	c := &Cache{
+		budget: budget,
+		loads:  map[string]int64{},
+		fails:  map[string]int64{},
+		lat:    map[string]*ring{},
+	}
+	oc, err := otter.New(&otter.Options[Key, *Entry]{
+		MaximumWeight: uint64(budget),
+		Weigher: func(_ Key, e *Entry) uint32 {
+			return uint32(min(e.Weight(), math.MaxUint32))
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.c = oc
+	return c, nil
+}
+
+// Budget is the configured size bound in bytes.
+func (c *Cache) Budget() int64 { return c.budget }
+
+// Get returns the entry for key, calling load when it is absent. Concurrent
+// Gets of one key wait for a single load. label names the kind of work
+// ("fmt/glb") in the statistics. The loader runs with a context that is not
+// cancelled when ctx is: other callers may be waiting for its result.
+func (c *Cache) Get(ctx context.Context, key Key, label string, load Loader) (*Entry, error) {
+	loaded := false
+	e, err := c.c.Get(ctx, key, otter.LoaderFunc[Key, *Entry](func(lctx context.Context, _ Key) (*Entry, error) {
+		loaded = true
+		start := time.Now()
+		e, err := load(context.WithoutCancel(lctx))
+		if err != nil {
+			return nil, err
+		}
+		if e == nil {
+			return nil, fmt.Errorf("cache: loader for %s returned no entry", label)
+		}
+		c.record(label, time.Since(start), e.Err != nil)
+		return e, nil
+	}))
+	if loaded {
+		c.misses.Add(1)
+	} else if err == nil {
+		c.hits.Add(1)
+	}
+	return e, err
+}
+
+// Peek returns the entry for key when it is cached, without loading.
+func (c *Cache) Peek(key Key) (*Entry, bool) { return c.c.GetIfPresent(key) }
+
+func (c *Cache) record(label string, d time.Duration, failed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loads[label]++
+	if failed {
+		c.fails[label]++
+		c.failures.Add(1)
+	}
+	r := c.lat[label]
+	if r == nil {
+		r = &ring{}
+		c.lat[label] = r
+	}
+	r.add(d)
+	c.all.add(d)
+}
+
+// Invalidate drops every entry of the source at path, whatever its
+// fingerprint: called when the source is known to have changed, so memory
+// is given back at once rather than when the stale entries age out.
+func (c *Cache) Invalidate(path string) int {
+	var keys []Key
+	for k := range c.c.Keys() {
+		if k.Path == path {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		c.c.Invalidate(k)
+	}
+	return len(keys)
+}
+
+// Close stops the cache's background goroutine and drops every entry.
+func (c *Cache) Close() {
+	c.c.InvalidateAll()
+	c.c.StopAllGoroutines()
+}
+
+// Stats is a snapshot of the cache's counters.
+type Stats struct {
+	Budget      int64              `json:"budget_bytes"`
+	BytesCached int64              `json:"bytes_cached"`
+	Entries     int                `json:"entries"`
+	Hits        int64              `json:"hits"`
+	Misses      int64              `json:"misses"`
+	Failures    int64              `json:"failures"`
+	Loads       map[string]int64   `json:"loads"`
+	Failed      map[string]int64   `json:"failed"`
+	Latency     map[string]Latency `json:"latency"`
+	All         Latency            `json:"latency_all"`
+}
+
+// Latency summarises the recent load durations of one label.
+type Latency struct {
+	Count int64   `json:"count"`
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	MaxMs float64 `json:"max_ms"`
+}
+
+// Stats returns a snapshot of the counters.
+func (c *Cache) Stats() Stats {
+	c.c.CleanUp()
+	s := Stats{
+		Budget:      c.budget,
+		BytesCached: int64(c.c.WeightedSize()),
+		Entries:     c.c.EstimatedSize(),
+		Hits:        c.hits.Load(),
+		Misses:      c.misses.Load(),
+		Failures:    c.failures.Load(),
+		Loads:       map[string]int64{},
+		Failed:      map[string]int64{},
+		Latency:     map[string]Latency{},
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, v := range c.loads {
+		s.Loads[k] = v
+	}
+	for k, v := range c.fails {
+		s.Failed[k] = v
+	}
+	for k, r := range c.lat {
+		s.Latency[k] = r.summary()
+	}
+	s.All = c.all.summary()
+	return s
+}
+
+// ring keeps the most recent latencies, enough for stable p50/p99 figures
+// without growing with the daemon's lifetime.
+type ring struct {
+	buf   [1024]time.Duration
+	n     int64 // total recorded
+	stamp int   // next slot
+}
+
+func (r *ring) add(d time.Duration) {
+	r.buf[r.stamp] = d
+	r.stamp = (r.stamp + 1) % len(r.buf)
+	r.n++
+}
+
+func (r *ring) summary() Latency {
+	k := int(min(r.n, int64(len(r.buf))))
+	if k == 0 {
+		return Latency{}
+	}
+	v := slices.Clone(r.buf[:k])
+	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	pick := func(p float64) time.Duration { return v[min(k-1, int(p*float64(k)))] }
+	return Latency{Count: r.n, P50Ms: ms(pick(0.50)), P99Ms: ms(pick(0.99)), MaxMs: ms(v[k-1])}
+}

@@ -1,0 +1,229 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newCache(t *testing.T, budget int64) *Cache {
+	t.Helper()
+	c, err := New(budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func key(path, out string, size int64) Key {
+	return Key{Path: path, FP: Fingerprint{Dev: 1, Ino: 2, Size: size, MtimeNs: 3}, Output: out}
+}
+
+func bytesOf(n int, b byte) []byte { return bytes.Repeat([]byte{b}, n) }
+
+func TestConcurrentGetsShareOneLoad(t *testing.T) {
+	c := newCache(t, 1<<20)
+	var calls atomic.Int32
+	gate := make(chan struct{})
+	load := func(ctx context.Context) (*Entry, error) {
+		calls.Add(1)
+		<-gate
+		return &Entry{Parts: [][]byte{bytesOf(1000, 'g')}}, nil
+	}
+	const n = 64
+	got := make([]*Entry, n)
+	errs := make([]error, n)
+	var started, wg sync.WaitGroup
+	started.Add(n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			started.Done()
+			got[i], errs[i] = c.Get(context.Background(), key("/a.x", "glb", 10), "x/glb", load)
+		}()
+	}
+	started.Wait()
+	close(gate)
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("reader %d: %v", i, errs[i])
+		}
+		if got[i] != got[0] {
+			t.Fatalf("reader %d got a different entry", i)
+		}
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("loader ran %d times, want 1", calls.Load())
+	}
+	st := c.Stats()
+	if st.Loads["x/glb"] != 1 || st.Misses != 1 || st.Hits != n-1 {
+		t.Fatalf("stats: loads %v misses %d hits %d", st.Loads, st.Misses, st.Hits)
+	}
+}
+
+func TestBoundedByWeight(t *testing.T) {
+	const budget = 64 << 10
+	c := newCache(t, budget)
+	total := 0
+	for i := range 80 {
+		k := key(fmt.Sprintf("/src/%d", i), "glb", int64(i))
+		e, err := c.Get(context.Background(), k, "x/glb", func(context.Context) (*Entry, error) {
+			return &Entry{Parts: [][]byte{bytesOf(4000, byte(i))}}, nil
+		})
+		if err != nil || len(e.Part(0)) != 4000 || e.Part(0)[0] != byte(i) {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		total += 4000
+	}
+	st := c.Stats()
+	if total < 4*budget {
+		t.Fatalf("test wrote only %d bytes", total)
+	}
+	if st.BytesCached > budget {
+		t.Fatalf("cached %d bytes, budget %d", st.BytesCached, budget)
+	}
+	if st.BytesCached < budget/2 {
+		t.Fatalf("cached only %d bytes of a %d budget: eviction too eager", st.BytesCached, budget)
+	}
+}
+
+func TestFailureCachedUntilSourceChanges(t *testing.T) {
+	c := newCache(t, 1<<20)
+	var calls int
+	bad := errors.New("x.bin: offset 0x10: field count: too large")
+	load := func(context.Context) (*Entry, error) {
+		calls++
+		return &Entry{Err: bad}, nil
+	}
+	for range 3 {
+		e, err := c.Get(context.Background(), key("/x.bin", "glb", 100), "x/glb", load)
+		if err != nil || !errors.Is(e.Err, bad) {
+			t.Fatalf("got %v, %v", e, err)
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("failed load ran %d times, want 1", calls)
+	}
+	// Same path, new fingerprint: loads again.
+	if _, err := c.Get(context.Background(), key("/x.bin", "glb", 101), "x/glb", load); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Fatalf("changed source did not reload (calls %d)", calls)
+	}
+	if st := c.Stats(); st.Failures != 2 || st.Failed["x/glb"] != 2 {
+		t.Fatalf("failures %d %v", st.Failures, st.Failed)
+	}
+}
+
+func TestLoaderErrorNotCached(t *testing.T) {
+	c := newCache(t, 1<<20)
+	var calls int
+	gone := errors.New("vanished")
+	load := func(context.Context) (*Entry, error) { calls++; return nil, gone }
+	for range 2 {
+		if _, err := c.Get(context.Background(), key("/y", "glb", 1), "x/glb", load); !errors.Is(err, gone) {
+			t.Fatalf("err %v", err)
+		}
+	}
+	if calls != 2 {
+		t.Fatalf("uncacheable error was cached (calls %d)", calls)
+	}
+}
+
+func TestLoaderNotCancelledWithCaller(t *testing.T) {
+	c := newCache(t, 1<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	var loaderCtxErr error
+	_, err := c.Get(ctx, key("/z", "glb", 1), "x/glb", func(lctx context.Context) (*Entry, error) {
+		cancel()
+		loaderCtxErr = lctx.Err()
+		return &Entry{Parts: [][]byte{[]byte("ok")}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaderCtxErr != nil {
+		t.Fatalf("loader saw the caller's cancellation: %v", loaderCtxErr)
+	}
+}
+
+func TestInvalidatePath(t *testing.T) {
+	c := newCache(t, 1<<20)
+	fill := func(k Key) {
+		c.Get(context.Background(), k, "x", func(context.Context) (*Entry, error) {
+			return &Entry{Parts: [][]byte{[]byte(k.Output)}}, nil
+		})
+	}
+	fill(key("/a", "glb", 1))
+	fill(key("/a", "obj", 1))
+	fill(key("/a", "glb", 2))
+	fill(key("/b", "glb", 1))
+	if n := c.Invalidate("/a"); n != 3 {
+		t.Fatalf("invalidated %d, want 3", n)
+	}
+	if _, ok := c.Peek(key("/a", "glb", 1)); ok {
+		t.Fatal("entry of /a survived Invalidate")
+	}
+	if _, ok := c.Peek(key("/b", "glb", 1)); !ok {
+		t.Fatal("entry of /b was dropped")
+	}
+}
+
+func TestLatencyPercentiles(t *testing.T) {
+	var r ring
+	for i := 1; i <= 100; i++ {
+		r.add(time.Duration(i) * time.Millisecond)
+	}
+	l := r.summary()
+	if l.Count != 100 || l.P50Ms != 51 || l.P99Ms != 100 || l.MaxMs != 100 {
+		t.Fatalf("%+v", l)
+	}
+	for i := 0; i < 5000; i++ { // wraps: keeps only the newest samples
+		r.add(time.Second)
+	}
+	if l := r.summary(); l.P50Ms != 1000 || l.Count != 5100 {
+		t.Fatalf("after wrap %+v", l)
+	}
+}
+
+func TestFingerprintOf(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(p)
+	a := FingerprintOf(fi)
+	if a.Size != 3 || a.Ino == 0 || a.MtimeNs != fi.ModTime().UnixNano() {
+		t.Fatalf("%+v", a)
+	}
+	// Replace by rename: same size, new inode, so a new fingerprint.
+	q := p + ".new"
+	os.WriteFile(q, []byte("xyz"), 0o644)
+	os.Chtimes(q, fi.ModTime(), fi.ModTime())
+	os.Rename(q, p)
+	fi2, _ := os.Stat(p)
+	if b := FingerprintOf(fi2); b == a {
+		t.Fatalf("replaced file has the same fingerprint %+v", b)
+	}
+}
+
+func TestNewRejectsZeroBudget(t *testing.T) {
+	if _, err := New(0); err == nil {
+		t.Fatal("zero budget accepted")
+	}
+}
