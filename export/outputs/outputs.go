@@ -154,6 +154,35 @@ func (m *Mesh) OBJ(s *decode.Scene) (objBytes, mtlBytes []byte, err error) {
 	return obj.Encode(s, m.MTLName())
 }
 
+// GLBFile decodes m and exports NAME.glb, failing with the error WriteDir
+// records for it. The mount produces each output on its own through these
+// helpers, so `convert` and the mount show the same bytes.
+func (m *Mesh) GLBFile(ctx context.Context) ([]byte, error) {
+	scene, err := m.Decode(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b, err := GLB(scene)
+	if err != nil {
+		return nil, fmt.Errorf("%s: glb export: %w", m.Path, err)
+	}
+	return b, nil
+}
+
+// OBJFiles decodes m and exports NAME.obj and NAME.mtl, failing with the
+// error WriteDir records for them.
+func (m *Mesh) OBJFiles(ctx context.Context) (objBytes, mtlBytes []byte, err error) {
+	scene, err := m.Decode(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	o, l, err := m.OBJ(scene)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: obj export: %w", m.Path, err)
+	}
+	return o, l, nil
+}
+
 // ErrorText is the contents of error.txt: one line per failure, each naming
 // the file, the offset, the field and the reason (FormatError's form).
 func ErrorText(errs ...error) []byte {
