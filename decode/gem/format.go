@@ -1,0 +1,92 @@
+package gem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// Format is the GEM .ply format for meshfs.
+type Format struct{}
+
+var _ decode.Format = Format{}
+
+// Name implements decode.Format.
+func (Format) Name() string { return "gem-ply" }
+
+// Sniff accepts a ".ply" file (any case) that starts with EPLY, BPLY or
+// PM01. A Stanford PLY file starts with "ply\n" and is not ours.
+func (Format) Sniff(name string, head []byte) bool {
+	if !strings.EqualFold(filepath.Ext(name), ".ply") || len(head) < 4 {
+		return false
+	}
+	switch string(head[:4]) {
+	case MagicEPLY, MagicBPLY, MagicPM01:
+		return true
+	}
+	return false
+}
+
+// StripExt removes the final ".ply": "a.b.ply" → "a.b".
+func (Format) StripExt(name string) string {
+	if ext := filepath.Ext(name); strings.EqualFold(ext, ".ply") && len(name) > len(ext) {
+		return name[:len(name)-len(ext)]
+	}
+	return name
+}
+
+// Scan walks the chunks without reading vertex, index or other arrays.
+func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, error) {
+	f, err := scanFile(ctx, src.Name, src.R, src.Size)
+	return structure(f), err
+}
+
+// Decode reads the whole file and builds its scene.
+func (Format) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, error) {
+	b, err := readAll(src)
+	if err != nil {
+		return nil, err
+	}
+	f, err := Parse(ctx, src.Name, b)
+	if err != nil {
+		return nil, err
+	}
+	return BuildScene(ctx, f, src.Name)
+}
+
+func readAll(src *decode.Source) ([]byte, error) {
+	if src.Size < 0 {
+		return nil, fmt.Errorf("%s: negative size %d", src.Name, src.Size)
+	}
+	b := make([]byte, src.Size)
+	n, err := src.R.ReadAt(b, 0)
+	if int64(n) == src.Size {
+		return b, nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, fmt.Errorf("%s: read: %w", src.Name, err)
+}
+
+// structure turns a (possibly partial) scan into header fields and chunks.
+func structure(f *File) *decode.Structure {
+	st := &decode.Structure{Format: Format{}.Name(), Header: headerFields(f)}
+	width := 2
+	if n := len(f.Chunks); n > 100 {
+		width = len(fmt.Sprint(n - 1))
+	}
+	for _, c := range f.Chunks {
+		sp := c.Where()
+		st.Chunks = append(st.Chunks, decode.Chunk{
+			Name:   fmt.Sprintf("%0*d_%s.bin", width, sp.Index, c.FourCC()),
+			Offset: sp.Offset, Length: sp.Length, Size: sp.Length,
+		})
+	}
+	return st
+}

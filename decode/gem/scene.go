@@ -1,0 +1,478 @@
+package gem
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// maxFaceReuse bounds how often, on average, submeshes may reference each
+// face of the index chunk. Real files partition the faces (1×); without a
+// bound a few bytes of submesh chunks could claim the same large range
+// thousands of times and make the scene far larger than the file.
+const maxFaceReuse = 4
+
+// BuildScene converts a parsed file into a scene in meshfs's convention:
+// one mesh named after the file, one primitive per submesh with faces, one
+// material per submesh, and a skeleton when the file is skinned.
+//
+// Space: GEM data is Z up and left-handed (Direct3D). Following FORMATS.md,
+// positions, normals and tangents are mirrored in Y (the Y mirror the games
+// put in each model's .mdl root; tangent signs flip with it), mirrored
+// submeshes (flag 0x40 or an MROR chunk) get their winding reversed, and
+// everything is rotated from Z up to Y up. Units stay as stored.
+func BuildScene(ctx context.Context, f *File, file string) (*decode.Scene, error) {
+	b := &builder{file: file, f: f}
+	return b.build(ctx)
+}
+
+type builder struct {
+	file   string
+	f      *File
+	vert   *Vert
+	idx    *Indices
+	skin   *Skin
+	basis  *Basis
+	mirror bool
+	remap  []int32 // old vertex → new index in the current primitive, −1 unset
+}
+
+func section(c Chunk) string {
+	return fmt.Sprintf("%s (chunk %d)", c.FourCC(), c.Where().Index)
+}
+
+func (b *builder) errf(c Chunk, field string, off int64, format string, args ...any) error {
+	return decode.Errorf(b.file, section(c), field, off, format, args...)
+}
+
+// second is the error for a second chunk of a kind the scene uses once:
+// nothing says which submeshes it would belong to.
+func (b *builder) second(have Chunk, c Chunk) error {
+	return b.errf(c, "fourcc", c.Where().Offset, "a second %s chunk (the first is chunk %d)", c.FourCC(), have.Where().Index)
+}
+
+func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
+	var subs []*Submesh
+	for _, c := range b.f.Chunks {
+		var err error
+		switch c := c.(type) {
+		case *Vert:
+			if b.vert != nil {
+				err = b.second(b.vert, c)
+			}
+			b.vert = c
+		case *Indices:
+			if b.idx != nil {
+				err = b.second(b.idx, c)
+			}
+			b.idx = c
+		case *Skin:
+			if b.skin != nil {
+				err = b.second(b.skin, c)
+			}
+			b.skin = c
+		case *Basis:
+			if b.basis != nil {
+				err = b.second(b.basis, c)
+			}
+			b.basis = c
+		case *Mirror:
+			b.mirror = true
+		case *Submesh:
+			subs = append(subs, c)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	scene := &decode.Scene{}
+	if len(subs) == 0 {
+		return scene, nil
+	}
+
+	// Check the submeshes against the index chunk before building anything.
+	var faces, claimed uint64
+	if b.idx != nil {
+		faces = uint64(b.idx.Count) / 3
+	}
+	layouts := make([]layout, len(subs))
+	anyBlend := false
+	for i, s := range subs {
+		if s.FaceCount == 0 {
+			continue
+		}
+		if b.vert == nil || b.idx == nil {
+			return nil, b.errf(s, "face_count", s.Offset, "submesh has %d faces but the file has no VERT or index chunk", s.FaceCount)
+		}
+		if uint64(s.FaceStart)+uint64(s.FaceCount) > faces {
+			return nil, b.errf(s, "face_start", s.Offset, "faces %d..%d outside the %d faces of %s",
+				s.FaceStart, uint64(s.FaceStart)+uint64(s.FaceCount), faces, b.idx.FourCC())
+		}
+		claimed += uint64(s.FaceCount)
+		l, err := layoutOf(s, int(b.vert.Size))
+		if err != nil {
+			return nil, b.errf(s, "vertex_elements", s.Offset, "%v", err)
+		}
+		if !l.has(UsagePosition) {
+			return nil, b.errf(s, "fvf", s.Offset, "the vertex format (%s) has no position", formatDesc(s))
+		}
+		if l.Size > int(b.vert.Size) {
+			return nil, b.errf(s, "fvf", s.Offset, "the vertex format (%s) needs %d bytes but VERT's vertex_size is %d",
+				formatDesc(s), l.Size, b.vert.Size)
+		}
+		if l.has(UsageBlendWeight) || l.has(UsageBlendIndices) {
+			anyBlend = true
+		}
+		layouts[i] = l
+	}
+	if claimed > maxFaceReuse*faces {
+		return nil, decode.Errorf(b.file, section(b.idx), "face_count", b.idx.Offset,
+			"submeshes claim %d faces, more than %d× the %d faces stored", claimed, maxFaceReuse, faces)
+	}
+
+	nbones := 0
+	if b.skin != nil {
+		nbones = len(b.skin.Bones)
+	}
+	for _, s := range subs {
+		for k, v := range s.BoneMap {
+			if int(v) > nbones {
+				return nil, b.errf(s, "bone_map", s.Offset, "bone_map[%d] = %d, but SKIN has %d bones", k, v, nbones)
+			}
+		}
+	}
+	base := Format{}.StripExt(filepath.Base(b.file))
+	if b.skin != nil || anyBlend {
+		// The .ply has no transforms: joint 0 is a common root standing for
+		// the mesh's own matrix (bone map value 0), joint N is SKIN bone N−1.
+		sk := &decode.Skeleton{Joints: make([]decode.Joint, 0, nbones+1)}
+		sk.Joints = append(sk.Joints, decode.Joint{Name: "root", Parent: -1, Rest: decode.Identity()})
+		for k := 0; k < nbones; k++ {
+			sk.Joints = append(sk.Joints, decode.Joint{Name: b.skin.Bones[k], Parent: 0, Rest: decode.Identity()})
+		}
+		scene.Skeleton = sk
+	}
+
+	mesh := decode.Mesh{Name: base, Skinned: anyBlend, Transform: decode.Identity()}
+	if b.vert != nil && b.idx != nil {
+		b.remap = make([]int32, b.vert.Count)
+		for k := range b.remap {
+			b.remap[k] = -1
+		}
+	}
+	for i, s := range subs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		mat := material(i, s)
+		scene.Materials = append(scene.Materials, mat)
+		if s.FaceCount == 0 {
+			continue // a primitive needs at least one triangle
+		}
+		p, err := b.primitive(s, layouts[i], nbones)
+		if err != nil {
+			return nil, err
+		}
+		p.Name = mat.Name
+		p.Material = i
+		if anyBlend && p.Joints == nil {
+			// Every primitive of a skinned mesh is bound: to the root.
+			p.Joints = make([][4]uint16, len(p.Positions))
+			p.Weights = make([][4]float32, len(p.Positions))
+			for k := range p.Weights {
+				p.Weights[k][0] = 1
+			}
+		}
+		mesh.Primitives = append(mesh.Primitives, p)
+	}
+	if len(mesh.Primitives) > 0 {
+		scene.Meshes = append(scene.Meshes, mesh)
+	}
+	return scene, nil
+}
+
+func formatDesc(s *Submesh) string {
+	switch s.Kind {
+	case KindMESH:
+		return "fvf " + hex32(s.FVF)
+	case KindSUBMGEM3:
+		return "vertex_format " + hex32(uint32(s.VertexFormat))
+	}
+	return fmt.Sprintf("%d declared elements", len(s.Elements))
+}
+
+// material describes submesh i: named after its material, or its diffuse
+// texture when it stores texture names.
+func material(i int, s *Submesh) decode.Material {
+	m := decode.Material{Name: s.Material}
+	if s.Kind == KindMESH && s.Flags&FlagMaterial == 0 {
+		m.Name = s.Diffuse
+		for _, t := range []decode.Texture{
+			{Role: "diffuse", Path: s.Diffuse}, {Role: "specular", Path: s.Specular},
+			{Role: "bump", Path: s.Bump}, {Role: "diffuse1", Path: s.Diffuse1}} {
+			if t.Path != "" {
+				m.Textures = append(m.Textures, t)
+			}
+		}
+	}
+	if m.Name == "" {
+		m.Name = fmt.Sprintf("submesh %d", i)
+	}
+	if s.Kind == KindSUBMGEM3 {
+		m.DoubleSided = s.Flags&GEM3TwoSided != 0
+	} else {
+		m.DoubleSided = s.Flags&FlagTwoSided != 0
+		m.AlphaBlend = s.Flags&FlagAlpha != 0
+	}
+	return m
+}
+
+// convert mirrors Y and rotates Z up to Y up: (x, y, z) → (x, z, y).
+func convert(x, y, z float32) [3]float32 { return decode.ZUpToYUp([3]float32{x, -y, z}) }
+
+func finite(v float32) float32 {
+	if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+		return 0
+	}
+	return v
+}
+
+func clamp01(v float32) float32 {
+	switch {
+	case !(v > 0):
+		return 0
+	case v > 1:
+		return 1
+	}
+	return v
+}
+
+// primitive builds one submesh: only the vertices its faces reference,
+// numbered in order of first use, so padding vertices never appear.
+func (b *builder) primitive(s *Submesh, l layout, nbones int) (decode.Primitive, error) {
+	var p decode.Primitive
+	width := int64(2)
+	if b.idx.Wide {
+		width = 4
+	}
+	first := 3 * int(s.FaceStart)
+	faces := b.idx.Values[first : first+3*int(s.FaceCount)]
+	p.Indices = make([]uint32, len(faces))
+	order := make([]uint32, 0, min(len(faces), int(b.vert.Count)))
+	count := uint32(b.vert.Count)
+	for k, v := range faces {
+		if v >= count {
+			return p, decode.Errorf(b.file, section(b.idx), fmt.Sprintf("indices[%d]", first+k),
+				b.idx.Offset+8+int64(first+k)*width, "index %d but VERT has %d vertices", v, count)
+		}
+		r := b.remap[v]
+		if r < 0 {
+			r = int32(len(order))
+			b.remap[v] = r
+			order = append(order, v)
+		}
+		p.Indices[k] = uint32(r)
+	}
+	for _, v := range order {
+		b.remap[v] = -1 // ready for the next primitive
+	}
+	if (s.Kind != KindSUBMGEM3 && s.Flags&FlagMirrored != 0) || b.mirror {
+		// Mirrored meshes store counter-clockwise faces (their normals agree
+		// with (b−a)×(c−a)); after the Y mirror that turns clockwise.
+		for t := 0; t+2 < len(p.Indices); t += 3 {
+			p.Indices[t+1], p.Indices[t+2] = p.Indices[t+2], p.Indices[t+1]
+		}
+	}
+
+	n := len(order)
+	var (
+		uvSets   = l.uvCount()
+		colorSet = 0
+		weights  []attr
+		indices  *attr
+	)
+	for k, a := range l.Attrs {
+		switch a.Usage {
+		case UsageNormal:
+			if a.Index == 0 && p.Normals == nil {
+				p.Normals = make([][3]float32, n)
+			}
+		case UsageTangent:
+			if a.Index == 0 && p.Tangents == nil {
+				p.Tangents = make([][4]float32, n)
+			}
+		case UsageColor:
+			colorSet = max(colorSet, a.Index+1)
+		case UsageBlendWeight:
+			weights = append(weights, a)
+		case UsageBlendIndices:
+			if indices == nil {
+				indices = &l.Attrs[k]
+			}
+		}
+	}
+	p.Positions = make([][3]float32, n)
+	if uvSets > 0 || b.basis != nil {
+		extra := 0
+		if b.basis != nil {
+			extra = 1
+		}
+		p.UVs = make([][][2]float32, uvSets+extra)
+		for k := range p.UVs {
+			p.UVs[k] = make([][2]float32, n)
+		}
+	}
+	if colorSet > 0 {
+		p.Colors = make([][][4]float32, colorSet)
+		for k := range p.Colors {
+			p.Colors[k] = make([][4]float32, n)
+		}
+	}
+	skinned := len(weights) > 0 || indices != nil
+	if skinned {
+		p.Joints = make([][4]uint16, n)
+		p.Weights = make([][4]float32, n)
+	}
+	halved := b.vert.Flags&VertFullColor == 0
+	size := int(b.vert.Size)
+	data := b.vert.Data
+
+	for j, v := range order {
+		rec := data[int(v)*size : int(v)*size+size]
+		var w [8]float32
+		nw := 0
+		for _, a := range l.Attrs {
+			val := readElem(a.Type, rec[a.Offset:])
+			switch a.Usage {
+			case UsagePosition:
+				if a.Index != 0 {
+					continue
+				}
+				if !decode.Finite(val[0], val[1], val[2]) {
+					return p, decode.Errorf(b.file, section(b.vert), "vertices", b.vert.Offset+12+int64(v)*int64(size)+int64(a.Offset),
+						"vertex %d, used by %s, has position %v", v, section(s), val[:3])
+				}
+				p.Positions[j] = convert(val[0], val[1], val[2])
+				if b.basis != nil {
+					p.UVs[uvSets][j] = basisUV(b.basis, val[0], val[1])
+				}
+			case UsageNormal:
+				if a.Index != 0 {
+					continue
+				}
+				if a.Type == TypeByte4N || a.Type == TypeColor || a.Type == typeUByte3N {
+					val[0], val[1], val[2] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1
+				}
+				p.Normals[j] = decode.Normalize3(convert(finite(val[0]), finite(val[1]), finite(val[2])))
+			case UsageTangent:
+				if a.Index != 0 {
+					continue
+				}
+				if a.Type == TypeByte4N || a.Type == TypeColor {
+					val[0], val[1], val[2], val[3] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1, 2*val[3]-1
+				}
+				t := decode.Normalize3(convert(finite(val[0]), finite(val[1]), finite(val[2])))
+				sign := float32(-1) // the Y mirror flips handedness
+				if typeComps(a.Type) == 4 && val[3] < 0 {
+					sign = 1
+				}
+				p.Tangents[j] = [4]float32{t[0], t[1], t[2], sign}
+			case UsageTexcoord:
+				p.UVs[a.Index][j] = [2]float32{finite(val[0]), finite(val[1])}
+			case UsageColor:
+				c := [4]float32{finite(val[0]), finite(val[1]), finite(val[2]), 1}
+				if typeComps(a.Type) == 4 {
+					c[3] = finite(val[3])
+				}
+				if halved { // stored halved: the engine doubles on load (RGB; alpha is blend data)
+					c[0], c[1], c[2] = 2*c[0], 2*c[1], 2*c[2]
+				}
+				p.Colors[a.Index][j] = [4]float32{clamp01(c[0]), clamp01(c[1]), clamp01(c[2]), clamp01(c[3])}
+			case UsageBlendWeight:
+				for q := 0; q < typeComps(a.Type) && nw < len(w); q++ {
+					w[nw] = finite(val[q])
+					nw++
+				}
+			}
+		}
+		if !skinned {
+			continue
+		}
+		var bi [4]int
+		ni := 0
+		if indices != nil {
+			val := readElem(indices.Type, rec[indices.Offset:])
+			ni = typeComps(indices.Type)
+			for q := range ni {
+				bi[q] = int(clampRound(val[q], 0, 255))
+			}
+		}
+		// Direct3D blending: k influences, the last weight implicit
+		// (1 − the others) when fewer weights than influences are stored.
+		k := nw + 1
+		if indices == nil {
+			for q := range min(k, 4) {
+				bi[q] = q // non-indexed blending: matrices 0, 1, ...
+			}
+		} else if k > ni {
+			k = ni
+		}
+		k = min(k, 4)
+		if k > nw {
+			sum := float32(0)
+			for q := 0; q < k-1; q++ {
+				sum += w[q]
+			}
+			w[k-1] = 1 - sum
+		}
+		recOff := b.vert.Offset + 12 + int64(v)*int64(size)
+		if indices != nil {
+			recOff += int64(indices.Offset)
+		}
+		var joints [4]uint16
+		for q := range k {
+			jt := bi[q]
+			if s.HasBoneMap {
+				if jt >= len(s.BoneMap) {
+					if w[q] > 0 {
+						return p, decode.Errorf(b.file, section(b.vert), "vertices", recOff,
+							"vertex %d, used by %s, has bone index %d but the bone map has %d entries", v, section(s), jt, len(s.BoneMap))
+					}
+					jt = 0
+				} else {
+					jt = int(s.BoneMap[jt])
+				}
+			} else if jt > nbones {
+				if w[q] > 0 {
+					return p, decode.Errorf(b.file, section(b.vert), "vertices", recOff,
+						"vertex %d, used by %s, has bone index %d but SKIN has %d bones", v, section(s), jt, nbones)
+				}
+				jt = 0
+			}
+			joints[q] = uint16(jt)
+		}
+		p.Joints[j], p.Weights[j] = decode.NormalizeWeights(joints[:k], w[:k])
+	}
+	return p, nil
+}
+
+// basisUV generates a map UV from a stored position, as FORMATS.md gives
+// it for BAS2: project (x, y) − polygons.center on the polygon axes
+// (dot / |axis|²), then map the result onto the texture axes.
+func basisUV(bs *Basis, x, y float32) [2]float32 {
+	dx, dy := float64(x)-float64(bs.Poly[0][0]), float64(y)-float64(bs.Poly[0][1])
+	proj := func(ax [2]float32) float64 {
+		l2 := float64(ax[0])*float64(ax[0]) + float64(ax[1])*float64(ax[1])
+		if !(l2 > 0) || math.IsInf(l2, 0) {
+			return 0
+		}
+		return (dx*float64(ax[0]) + dy*float64(ax[1])) / l2
+	}
+	gx, gy := proj(bs.Poly[1]), proj(bs.Poly[2])
+	u := float64(bs.Tex[0][0]) + gx*float64(bs.Tex[1][0]) + gy*float64(bs.Tex[2][0])
+	v := float64(bs.Tex[0][1]) + gx*float64(bs.Tex[1][1]) + gy*float64(bs.Tex[2][1])
+	return [2]float32{finite(float32(u)), finite(float32(v))}
+}
