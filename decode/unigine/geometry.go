@@ -1,0 +1,269 @@
+package unigine
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+var finite = decode.Finite
+
+// parseGeometry reads one surface's geometry from r: a decompressed block
+// (ms15, sk10, ms14) or the uncompressed stream (ms11, ms10), and fills s.
+// joints is the file's joint count, against which weights are checked.
+func parseGeometry(r *reader, lay layout, sh surfHeader, s *Surface, joints int) {
+	s.Targets = make([]Target, len(sh.targets))
+	for k, th := range sh.targets {
+		t := &s.Targets[k]
+		t.Name = th.name
+		tf := fmt.Sprintf("morph_target[%d]", k)
+		if !lay.targets {
+			tf = "surface"
+		}
+		nv := th.vertices
+		if nv < 0 {
+			nv = r.count(tf+".vertex_count", 12)
+		}
+		t.Positions = r.positions(tf+".vertices", nv)
+		nt := r.count(tf+".tangent_count", 8)
+		t.Tangents = r.tangents(tf+".tangents", nt)
+		if k > 0 && r.err == nil {
+			base := s.Targets[0]
+			if len(t.Positions) != len(base.Positions) {
+				r.fail(tf+".vertex_count", nil, "morph target %q has %d vertices, the base has %d", t.Name, len(t.Positions), len(base.Positions))
+			}
+			if len(t.Tangents) != 0 && len(t.Tangents) != len(base.Tangents) {
+				r.fail(tf+".tangent_count", nil, "morph target %q has %d tangents, the base has %d", t.Name, len(t.Tangents), len(base.Tangents))
+			}
+		}
+	}
+	if r.err != nil {
+		return
+	}
+	nc := len(s.Targets[0].Positions)
+	ntv := len(s.Targets[0].Tangents)
+	if lay.weights {
+		s.Weights = r.weights(nc, joints)
+	}
+	s.UV0 = r.uvs("uv0", ntv)
+	s.UV1 = r.uvs("uv1", ntv)
+	s.Colors = r.colors("colors", ntv)
+
+	ci, ti := sh.cIndices, sh.tIndices
+	if ci < 0 {
+		ci = r.count("coordinate_index_count", 1)
+	}
+	s.CIndices = r.indices("coordinate_indices", ci, nc)
+	if ti < 0 {
+		ti = r.count("triangle_index_count", 1)
+	}
+	s.TIndices = r.indices("triangle_indices", ti, ntv)
+	if r.err == nil && len(s.CIndices) != len(s.TIndices) {
+		r.fail("triangle_index_count", nil, "%d coordinate indices but %d triangle indices", len(s.CIndices), len(s.TIndices))
+	}
+	if r.err == nil && len(s.CIndices)%3 != 0 {
+		r.fail("coordinate_index_count", nil, "%d indices is not a whole number of triangles", len(s.CIndices))
+	}
+}
+
+func (r *reader) positions(field string, n int) [][3]float32 {
+	b := r.bytes(field, 12*int64(n))
+	if b == nil {
+		return nil
+	}
+	p := make([][3]float32, n)
+	for i := range p {
+		q := b[12*i:]
+		p[i] = [3]float32{
+			math.Float32frombits(binary.LittleEndian.Uint32(q)),
+			math.Float32frombits(binary.LittleEndian.Uint32(q[4:])),
+			math.Float32frombits(binary.LittleEndian.Uint32(q[8:])),
+		}
+		if !finite(p[i][:]...) {
+			r.pos -= 12 * (n - i)
+			r.fail(field, nil, "vertex %d is not finite: %v", i, p[i])
+			return nil
+		}
+	}
+	return p
+}
+
+func (r *reader) tangents(field string, n int) [][4]int16 {
+	b := r.bytes(field, 8*int64(n))
+	if b == nil {
+		return nil
+	}
+	t := make([][4]int16, n)
+	for i := range t {
+		q := b[8*i:]
+		t[i] = [4]int16{
+			int16(binary.LittleEndian.Uint16(q)), int16(binary.LittleEndian.Uint16(q[2:])),
+			int16(binary.LittleEndian.Uint16(q[4:])), int16(binary.LittleEndian.Uint16(q[6:])),
+		}
+	}
+	return t
+}
+
+// uvs reads a compact count and that many float pairs; the count is 0 or the
+// triangle-vertex count.
+func (r *reader) uvs(field string, ntv int) [][2]float32 {
+	at := r.pos
+	n := r.count(field+"_count", 8)
+	if r.err != nil || n == 0 {
+		return nil
+	}
+	if n != ntv {
+		r.pos = at
+		r.fail(field+"_count", nil, "%d entries for %d triangle vertices", n, ntv)
+		return nil
+	}
+	b := r.bytes(field, 8*int64(n))
+	if b == nil {
+		return nil
+	}
+	uv := make([][2]float32, n)
+	for i := range uv {
+		uv[i] = [2]float32{
+			math.Float32frombits(binary.LittleEndian.Uint32(b[8*i:])),
+			math.Float32frombits(binary.LittleEndian.Uint32(b[8*i+4:])),
+		}
+		if !finite(uv[i][:]...) {
+			r.pos -= 8 * (n - i)
+			r.fail(field, nil, "entry %d is not finite: %v", i, uv[i])
+			return nil
+		}
+	}
+	return uv
+}
+
+func (r *reader) colors(field string, ntv int) [][4]uint8 {
+	at := r.pos
+	n := r.count("color_count", 4)
+	if r.err != nil || n == 0 {
+		return nil
+	}
+	if n != ntv {
+		r.pos = at
+		r.fail("color_count", nil, "%d colours for %d triangle vertices", n, ntv)
+		return nil
+	}
+	b := r.bytes(field, 4*int64(n))
+	if b == nil {
+		return nil
+	}
+	c := make([][4]uint8, n)
+	for i := range c {
+		copy(c[i][:], b[4*i:])
+	}
+	return c
+}
+
+// weights reads the weight section: a count (0 or one per coordinate
+// vertex), then per vertex a joint count (≤ 4) and (short joint, u16 weight)
+// pairs.
+func (r *reader) weights(nc, joints int) [][]Influence {
+	at := r.pos
+	n := r.count("weight_count", 1)
+	if r.err != nil || n == 0 {
+		return nil
+	}
+	if n != nc {
+		r.pos = at
+		r.fail("weight_count", nil, "%d weights for %d coordinate vertices", n, nc)
+		return nil
+	}
+	ws := make([][]Influence, n)
+	// One backing array for all influences: at most 4 per vertex, and the
+	// count check above bounds n by the bytes left.
+	backing := make([]Influence, 0, min(4*n, int(r.left()/4)+4))
+	for i := range ws {
+		k := int(r.u8("weight.joint_count"))
+		if r.err != nil {
+			return nil
+		}
+		if k > 4 {
+			r.pos--
+			r.fail("weight.joint_count", nil, "vertex %d has %d joints, at most 4", i, k)
+			return nil
+		}
+		b := r.bytes("weight.joints", 4*int64(k))
+		if b == nil {
+			return nil
+		}
+		start := len(backing)
+		for j := 0; j < k; j++ {
+			in := Influence{Joint: int16(binary.LittleEndian.Uint16(b[4*j:])), Weight: binary.LittleEndian.Uint16(b[4*j+2:])}
+			if in.Joint < 0 || int(in.Joint) >= joints {
+				r.pos -= 4 * (k - j)
+				r.fail("weight.joint", nil, "vertex %d: joint index %d outside the %d joints", i, in.Joint, joints)
+				return nil
+			}
+			backing = append(backing, in)
+		}
+		ws[i] = backing[start:len(backing):len(backing)]
+	}
+	return ws
+}
+
+// indexWidth is the byte width of an index array addressing n vertices:
+// 1, 2, or 0 for compact ints.
+func indexWidth(n int) int {
+	switch {
+	case n < 256:
+		return 1
+	case n < 65536:
+		return 2
+	}
+	return 0
+}
+
+// indices reads count indices into an array of n vertices, in the width that
+// n selects, and checks each against n.
+func (r *reader) indices(field string, count, n int) []uint32 {
+	if r.err != nil {
+		return nil
+	}
+	w := indexWidth(n)
+	if !r.need(field, int64(count), int64(max(w, 1))) {
+		return nil
+	}
+	idx := make([]uint32, count)
+	switch w {
+	case 1, 2:
+		b := r.bytes(field, int64(w*count))
+		if b == nil {
+			return nil
+		}
+		for i := range idx {
+			var v uint32
+			if w == 1 {
+				v = uint32(b[i])
+			} else {
+				v = uint32(binary.LittleEndian.Uint16(b[2*i:]))
+			}
+			if v >= uint32(n) {
+				r.pos -= w * (count - i)
+				r.fail(field, nil, "index %d of corner %d is outside the %d vertices", v, i, n)
+				return nil
+			}
+			idx[i] = v
+		}
+	default:
+		for i := range idx {
+			at := r.pos
+			v := r.compact(field)
+			if r.err != nil {
+				return nil
+			}
+			if v < 0 || int64(v) >= int64(n) {
+				r.pos = at
+				r.fail(field, nil, "index %d of corner %d is outside the %d vertices", v, i, n)
+				return nil
+			}
+			idx[i] = uint32(v)
+		}
+	}
+	return idx
+}

@@ -1,0 +1,84 @@
+package unigine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// Read parses the whole file into the raw model: header, every surface's
+// geometry, and the collision blocks as bytes.
+func Read(ctx context.Context, src *decode.Source) (*File, error) {
+	r := newFileReader(src.Name, "header", src.R, src.Size)
+	h, err := parseHeader(r)
+	if err != nil {
+		return nil, err
+	}
+	f := &h.file
+	if !h.lay.blocks {
+		return f, readStream(ctx, r, h)
+	}
+	l, err := locate(src, h)
+	if err != nil {
+		return nil, err
+	}
+	for i := range f.Surfaces {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := readSurface(src, h, l, i); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// blockSection names a decompressed block in errors; offsets in such errors
+// count from the block's first decompressed byte.
+func blockSection(s string) string { return s + " (offsets within the decompressed data)" }
+
+// readSurface decompresses and parses surface i's geometry block and loads
+// its collision block.
+func readSurface(src *decode.Source, h *header, l *fileLayout, i int) error {
+	s := &h.file.Surfaces[i]
+	sec := geometrySection(i)
+	data, err := loadBlock(src, l.geom[i], sec)
+	if err != nil {
+		return err
+	}
+	s.Stored = l.geom[i].stored()
+	br := newMemReader(src.Name, blockSection(sec), data, 0)
+	parseGeometry(br, h.lay, h.surf[i], s, len(h.file.Joints))
+	if br.err == nil && br.left() != 0 {
+		br.fail("", nil, "%d bytes left over after the surface's data", br.left())
+	}
+	if br.err != nil {
+		return br.err
+	}
+	if h.lay.collision {
+		if s.Collision, err = loadBlock(src, l.coll[i], collisionSection(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readStream parses ms11/ms10's uncompressed stream: every surface's
+// geometry in turn after the header, then the magic again at the end.
+func readStream(ctx context.Context, r *reader, h *header) error {
+	f := &h.file
+	for i := range f.Surfaces {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r.section = fmt.Sprintf("surface %d geometry", i)
+		parseGeometry(r, h.lay, h.surf[i], &f.Surfaces[i], len(f.Joints))
+	}
+	r.section = "end"
+	r.magic("final magic", f.Magic)
+	if r.err == nil && r.left() != 0 {
+		r.fail("", nil, "%d bytes after the final magic", r.left())
+	}
+	return r.err
+}

@@ -1,0 +1,260 @@
+package unigine
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// Scene turns the raw model into meshfs's neutral scene: one mesh named
+// name whose primitives are the surfaces, in Y-up (UNIGINE is Z-up), with
+// the skin and morph targets when the file has them. The raw model has been
+// validated by the reader (indices, counts, joints, transforms), so this
+// step does not fail on read files; file names errors for hand-built ones.
+func Scene(f *File, file, name string) (*decode.Scene, error) {
+	sc := &decode.Scene{}
+	shift := 0
+	if len(f.Joints) > 0 {
+		sk, sh, err := skeleton(f, file)
+		if err != nil {
+			return nil, err
+		}
+		sc.Skeleton, shift = sk, sh
+	}
+	targetNames, perSurface := targetNames(f)
+	m := decode.Mesh{Name: name, Skinned: sc.Skeleton != nil, TargetNames: targetNames, Transform: decode.Identity()}
+	for i := range f.Surfaces {
+		p, err := primitive(f, i, file, shift, targetNames, perSurface[i])
+		if err != nil {
+			return nil, err
+		}
+		m.Primitives = append(m.Primitives, p)
+	}
+	if len(m.Primitives) > 0 {
+		sc.Meshes = append(sc.Meshes, m)
+	}
+	return sc, nil
+}
+
+// targetNames returns the union of the surfaces' morph target names (target
+// 0 is each surface's base, not a target) in first-seen order, and per
+// surface the name of each of its targets k ≥ 1. Unnamed targets are called
+// "target_k"; a name repeated within a surface gets ".2", ".3"...
+func targetNames(f *File) ([]string, [][]string) {
+	var all []string
+	seen := map[string]bool{}
+	per := make([][]string, len(f.Surfaces))
+	for i, s := range f.Surfaces {
+		used := map[string]int{}
+		for k := 1; k < len(s.Targets); k++ {
+			n := s.Targets[k].Name
+			if n == "" {
+				n = fmt.Sprintf("target_%d", k)
+			}
+			if used[n]++; used[n] > 1 {
+				n = fmt.Sprintf("%s.%d", n, used[n])
+			}
+			per[i] = append(per[i], n)
+			if !seen[n] {
+				seen[n] = true
+				all = append(all, n)
+			}
+		}
+	}
+	return all, per
+}
+
+// join makes one glTF vertex per unique (coordinate, triangle) index pair,
+// numbered in order of first use, and returns each vertex's pair and the
+// triangle list over the new vertices. Most triangle vertices belong to one
+// coordinate vertex, so a table by triangle index answers most corners and
+// a map holds only the pairs that share a triangle vertex.
+func join(ci, ti []uint32, ntv int) (cOf, tOf, idx []uint32) {
+	idx = make([]uint32, len(ci))
+	byT := make([]int32, ntv)
+	for i := range byT {
+		byT[i] = -1
+	}
+	var extra map[uint64]uint32
+	cOf = make([]uint32, 0, ntv)
+	tOf = make([]uint32, 0, ntv)
+	for k := range ci {
+		c, t := ci[k], ti[k]
+		if v := byT[t]; v >= 0 {
+			if cOf[v] == c {
+				idx[k] = uint32(v)
+				continue
+			}
+			key := uint64(c)<<32 | uint64(t)
+			if extra == nil {
+				extra = map[uint64]uint32{}
+			}
+			if w, ok := extra[key]; ok {
+				idx[k] = w
+				continue
+			}
+			extra[key] = uint32(len(cOf))
+		} else {
+			byT[t] = int32(len(cOf))
+		}
+		idx[k] = uint32(len(cOf))
+		cOf = append(cOf, c)
+		tOf = append(tOf, t)
+	}
+	return cOf, tOf, idx
+}
+
+// frame decodes a tangent-frame quaternion (FORMATS.md §3.1) into a unit
+// normal and tangent with the bitangent sign, in the file's Z-up axes.
+func frame(q [4]int16) (n, t [3]float64, sign float32) {
+	x, y, z, w := float64(q[0])/32767, float64(q[1])/32767, float64(q[2])/32767, float64(q[3])/32767
+	l := math.Sqrt(x*x + y*y + z*z + w*w)
+	if l < 1e-6 {
+		// No frame: the identity's (normal +Z, tangent +X).
+		return [3]float64{0, 0, 1}, [3]float64{1, 0, 0}, 1
+	}
+	x, y, z, w = x/l, y/l, z/l, w/l
+	n = [3]float64{2 * (x*z + w*y), 2 * (y*z - w*x), 1 - 2*(x*x+y*y)}
+	t = [3]float64{1 - 2*(y*y+z*z), 2 * (x*y + w*z), 2 * (x*z - w*y)}
+	sign = 1
+	if q[3] < 0 {
+		sign = -1
+	}
+	return n, t, sign
+}
+
+func yup(v [3]float64) [3]float32 {
+	return decode.ZUpToYUp([3]float32{float32(v[0]), float32(v[1]), float32(v[2])})
+}
+
+func primitive(f *File, si int, file string, shift int, allTargets, names []string) (decode.Primitive, error) {
+	s := &f.Surfaces[si]
+	p := decode.Primitive{Name: s.Name, Material: -1}
+	if len(s.Targets) == 0 {
+		return p, decode.Errorf(file, fmt.Sprintf("surface %d", si), "morph_target_count", 0, "surface has no base target")
+	}
+	base := s.Targets[0]
+	nc, ntv := len(base.Positions), len(base.Tangents)
+	if len(s.CIndices) != len(s.TIndices) || len(s.CIndices)%3 != 0 {
+		return p, decode.Errorf(file, fmt.Sprintf("surface %d", si), "indices", 0, "%d coordinate and %d triangle indices", len(s.CIndices), len(s.TIndices))
+	}
+	for k := range s.CIndices {
+		if int(s.CIndices[k]) >= nc || int(s.TIndices[k]) >= ntv {
+			return p, decode.Errorf(file, fmt.Sprintf("surface %d", si), "indices", 0, "corner %d (%d, %d) outside %d coordinate and %d triangle vertices", k, s.CIndices[k], s.TIndices[k], nc, ntv)
+		}
+	}
+	cOf, tOf, idx := join(s.CIndices, s.TIndices, ntv)
+	p.Indices = idx
+	nv := len(cOf)
+	p.Positions = make([][3]float32, nv)
+	p.Normals = make([][3]float32, nv)
+	p.Tangents = make([][4]float32, nv)
+	// Frames are decoded once per triangle vertex, not per glTF vertex.
+	normals := make([][3]float32, ntv)
+	tangents := make([][4]float32, ntv)
+	for t, q := range base.Tangents {
+		n, tg, sign := frame(q)
+		normals[t] = decode.Normalize3(yup(n))
+		tt := decode.Normalize3(yup(tg))
+		tangents[t] = [4]float32{tt[0], tt[1], tt[2], sign}
+	}
+	for v := range nv {
+		c, t := cOf[v], tOf[v]
+		p.Positions[v] = decode.ZUpToYUp(base.Positions[c])
+		p.Normals[v] = normals[t]
+		p.Tangents[v] = tangents[t]
+	}
+	for _, uvs := range [][][2]float32{s.UV0, s.UV1} {
+		if len(uvs) == 0 {
+			if len(s.UV1) > 0 && len(p.UVs) == 0 {
+				// UV1 without UV0: keep the set numbering with zeros.
+				p.UVs = append(p.UVs, make([][2]float32, nv))
+			}
+			continue
+		}
+		uv := make([][2]float32, nv)
+		for v := range nv {
+			uv[v] = uvs[tOf[v]]
+		}
+		p.UVs = append(p.UVs, uv)
+	}
+	if len(s.Colors) > 0 {
+		col := make([][4]float32, nv)
+		for v := range nv {
+			c := s.Colors[tOf[v]]
+			col[v] = [4]float32{float32(c[0]) / 255, float32(c[1]) / 255, float32(c[2]) / 255, float32(c[3]) / 255}
+		}
+		p.Colors = [][][4]float32{col}
+	}
+	if shift >= 0 && len(f.Joints) > 0 {
+		p.Joints = make([][4]uint16, nv)
+		p.Weights = make([][4]float32, nv)
+		var js [4]uint16
+		var ws [4]float32
+		for v := range nv {
+			var in []Influence
+			if len(s.Weights) > 0 {
+				in = s.Weights[cOf[v]]
+			}
+			for k, x := range in {
+				js[k] = uint16(int(x.Joint) + shift)
+				ws[k] = float32(x.Weight) / 65535
+			}
+			p.Joints[v], p.Weights[v] = decode.NormalizeWeights(js[:len(in)], ws[:len(in)])
+		}
+	}
+	// Morph targets: deltas from the base, by name across surfaces; a
+	// surface without a target of some name gets zero deltas for it.
+	if len(allTargets) > 0 {
+		byName := map[string]int{}
+		for k, n := range names {
+			byName[n] = k + 1
+		}
+		p.Targets = make([]decode.MorphTarget, len(allTargets))
+		for ti, n := range allTargets {
+			mt := decode.MorphTarget{Positions: make([][3]float32, nv)}
+			k, ok := byName[n]
+			if ok {
+				tg := s.Targets[k]
+				for v := range nv {
+					c := cOf[v]
+					a, b := tg.Positions[c], base.Positions[c]
+					mt.Positions[v] = decode.ZUpToYUp([3]float32{a[0] - b[0], a[1] - b[1], a[2] - b[2]})
+				}
+				if len(tg.Tangents) == ntv && ntv > 0 {
+					mt.Normals, mt.Tangents = frameDeltas(tg.Tangents, normals, tangents, tOf)
+				}
+			}
+			p.Targets[ti] = mt
+		}
+	}
+	return p, nil
+}
+
+// frameDeltas returns a target's normal and tangent deltas from the base
+// frames, or nil for either when the target does not change it.
+func frameDeltas(qs [][4]int16, baseN [][3]float32, baseT [][4]float32, tOf []uint32) (dn, dt [][3]float32) {
+	nv := len(tOf)
+	dn = make([][3]float32, nv)
+	dt = make([][3]float32, nv)
+	var anyN, anyT bool
+	for v := range nv {
+		t := tOf[v]
+		n, tg, _ := frame(qs[t])
+		nn := decode.Normalize3(yup(n))
+		tt := decode.Normalize3(yup(tg))
+		bn, bt := baseN[t], baseT[t]
+		dn[v] = [3]float32{nn[0] - bn[0], nn[1] - bn[1], nn[2] - bn[2]}
+		dt[v] = [3]float32{tt[0] - bt[0], tt[1] - bt[1], tt[2] - bt[2]}
+		anyN = anyN || dn[v] != [3]float32{}
+		anyT = anyT || dt[v] != [3]float32{}
+	}
+	if !anyN {
+		dn = nil
+	}
+	if !anyT {
+		dt = nil
+	}
+	return dn, dt
+}
