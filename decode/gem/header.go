@@ -218,6 +218,11 @@ func submeshFields(i int, s *Submesh, vert *Vert, skin *Skin) decode.Fields {
 			els = append(els, r)
 		}
 		e.Add("vertex_elements", els)
+		if l.Tangent16 {
+			e.Add("format_size", l.Size-16)
+		} else {
+			e.Add("format_size", l.Size)
+		}
 		e.Add("layout_size", l.Size)
 		if l.UnknownFVF != 0 {
 			e.Add("unknown_format_bits", hex32(l.UnknownFVF))

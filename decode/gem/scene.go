@@ -96,7 +96,7 @@ func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
 	// Check the submeshes against the index chunk before building anything.
 	var faces, claimed uint64
 	if b.idx != nil {
-		faces = uint64(b.idx.Count) / 3
+		faces = uint64(len(b.idx.Values)) / 3 // the data, not the count field: a File may be built in memory
 	}
 	layouts := make([]layout, len(subs))
 	anyBlend := false
@@ -158,7 +158,7 @@ func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
 
 	mesh := decode.Mesh{Name: base, Skinned: anyBlend, Transform: decode.Identity()}
 	if b.vert != nil && b.idx != nil {
-		b.remap = make([]int32, b.vert.Count)
+		b.remap = make([]int32, b.vertices())
 		for k := range b.remap {
 			b.remap[k] = -1
 		}
@@ -192,6 +192,14 @@ func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
 		scene.Meshes = append(scene.Meshes, mesh)
 	}
 	return scene, nil
+}
+
+// vertices is the number of whole vertex records VERT holds.
+func (b *builder) vertices() int {
+	if b.vert.Size == 0 {
+		return 0
+	}
+	return len(b.vert.Data) / int(b.vert.Size)
 }
 
 func formatDesc(s *Submesh) string {
@@ -261,8 +269,8 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int) (decode.Primitive,
 	first := 3 * int(s.FaceStart)
 	faces := b.idx.Values[first : first+3*int(s.FaceCount)]
 	p.Indices = make([]uint32, len(faces))
-	order := make([]uint32, 0, min(len(faces), int(b.vert.Count)))
-	count := uint32(b.vert.Count)
+	order := make([]uint32, 0, min(len(faces), b.vertices()))
+	count := uint32(b.vertices())
 	for k, v := range faces {
 		if v >= count {
 			return p, decode.Errorf(b.file, section(b.idx), fmt.Sprintf("indices[%d]", first+k),

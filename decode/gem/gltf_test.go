@@ -1,0 +1,63 @@
+package gem
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/meshfs/meshfs/export/gltf"
+	"github.com/meshfs/meshfs/export/gltf/validator"
+)
+
+// TestGLTFExport exports every fixture and every real file with the .glb
+// exporter and runs the Khronos validator over all of them in one batch:
+// each must have 0 errors.
+func TestGLTFExport(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	export := func(name string, f *File) {
+		sc, err := BuildScene(context.Background(), f, name+".ply")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		glb, err := gltf.Encode(sc)
+		if err != nil {
+			t.Fatalf("%s: gltf.Encode: %v", name, err)
+		}
+		p := filepath.Join(dir, name+".glb")
+		if err := os.WriteFile(p, glb, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	for _, fx := range fixtures() {
+		export("fixture_"+fx.name, fx.build(t))
+	}
+	if _, err := os.Stat(realDir); err == nil {
+		for _, path := range realFiles(t) {
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := Parse(context.Background(), path, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			export("real_"+filepath.Base(path), f)
+		}
+	}
+	if err := validator.Available(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("glTF validator required in CI: %v", err)
+		}
+		t.Skipf("exported %d files; validator not installed: %v", len(paths), err)
+	}
+	reports, err := validator.ValidateFiles(paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range reports {
+		t.Run(filepath.Base(paths[i]), func(t *testing.T) { validator.CheckReport(t, r) })
+	}
+}
