@@ -1,0 +1,83 @@
+package gem
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// FuzzDecode feeds arbitrary bytes to Scan and Decode. Neither may panic,
+// hang or return an error that is not a FormatError; a successful Decode
+// must give a scene that keeps the model's invariants.
+func FuzzDecode(f *testing.F) {
+	for _, b := range allFixtureBytes(f) {
+		f.Add(b)
+	}
+	if _, err := os.Stat(realDir); err == nil {
+		for _, p := range realFiles(f) {
+			if b, err := os.ReadFile(p); err == nil && len(b) <= 64<<10 {
+				f.Add(b)
+			}
+		}
+	}
+	f.Add([]byte("EPLY"))
+	f.Add([]byte("ply\nformat ascii 1.0\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		src := &decode.Source{Name: "fuzz.ply", R: bytes.NewReader(b), Size: int64(len(b))}
+		st, err := Format{}.Scan(context.Background(), src)
+		var fe *decode.FormatError
+		if err != nil && !errors.As(err, &fe) {
+			t.Fatalf("Scan: %v is not a FormatError", err)
+		}
+		if st != nil {
+			if _, jerr := decode.HeaderJSON(st.Header); jerr != nil {
+				t.Fatalf("header.json: %v", jerr)
+			}
+			for _, c := range st.Chunks {
+				if c.Offset < 4 || c.Length < 4 || c.Offset+c.Length > int64(len(b)) {
+					t.Fatalf("chunk %+v outside the file", c)
+				}
+			}
+		}
+		sc, err := Format{}.Decode(context.Background(), src)
+		if err != nil {
+			if !errors.As(err, &fe) {
+				t.Fatalf("Decode: %v is not a FormatError", err)
+			}
+			return
+		}
+		if st == nil || len(st.Chunks) == 0 && len(b) > 4 {
+			t.Fatalf("Decode succeeded where Scan found nothing")
+		}
+		for _, m := range sc.Meshes {
+			for _, p := range m.Primitives {
+				n := uint32(len(p.Positions))
+				if len(p.Indices) == 0 || len(p.Indices)%3 != 0 {
+					t.Fatalf("%d indices", len(p.Indices))
+				}
+				for _, i := range p.Indices {
+					if i >= n {
+						t.Fatalf("index %d of %d vertices", i, n)
+					}
+				}
+				if p.Normals != nil && len(p.Normals) != len(p.Positions) || p.Joints != nil && len(p.Weights) != len(p.Positions) {
+					t.Fatal("attribute lengths differ")
+				}
+				for _, j := range p.Joints {
+					for _, v := range j {
+						if sc.Skeleton == nil || int(v) >= len(sc.Skeleton.Joints) {
+							t.Fatalf("joint %d outside the skeleton", v)
+						}
+					}
+				}
+				if p.Material < 0 || p.Material >= len(sc.Materials) {
+					t.Fatalf("material %d of %d", p.Material, len(sc.Materials))
+				}
+			}
+		}
+	})
+}
