@@ -70,7 +70,7 @@ func parseGeometry(r *reader, lay layout, sh surfHeader, s *Surface, joints int)
 
 func (r *reader) positions(field string, n int) [][3]float32 {
 	b := r.bytes(field, 12*int64(n))
-	if b == nil {
+	if b == nil || n == 0 {
 		return nil
 	}
 	p := make([][3]float32, n)
@@ -92,7 +92,7 @@ func (r *reader) positions(field string, n int) [][3]float32 {
 
 func (r *reader) tangents(field string, n int) [][4]int16 {
 	b := r.bytes(field, 8*int64(n))
-	if b == nil {
+	if b == nil || n == 0 {
 		return nil
 	}
 	t := make([][4]int16, n)
@@ -226,7 +226,7 @@ func (r *reader) indices(field string, count, n int) []uint32 {
 		return nil
 	}
 	w := indexWidth(n)
-	if !r.need(field, int64(count), int64(max(w, 1))) {
+	if !r.need(field, int64(count), int64(max(w, 1))) || count == 0 {
 		return nil
 	}
 	idx := make([]uint32, count)

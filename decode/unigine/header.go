@@ -175,7 +175,7 @@ func parseHeader(r *reader) (*header, error) {
 }
 
 func (r *reader) readJoints(f *File, n int) {
-	if r.err != nil {
+	if r.err != nil || n == 0 {
 		return
 	}
 	if n > 32768 {
@@ -253,7 +253,7 @@ func (r *reader) transforms(field string, joints int) []Transform {
 		r.fail(field, nil, "%d transforms for %d joints", n, joints)
 		return nil
 	}
-	if !r.need(field, n, transformSize) {
+	if !r.need(field, n, transformSize) || n == 0 {
 		return nil
 	}
 	ts := make([]Transform, n)
