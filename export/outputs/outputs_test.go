@@ -1,0 +1,199 @@
+package outputs_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/meshfs/meshfs/export/gltf/validator"
+	"github.com/meshfs/meshfs/export/outputs"
+)
+
+// repoRoot is the module root, found from this file's path.
+func repoRoot(t testing.TB) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("no caller information")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// meshFiles lists every file under dir that a decoder claims.
+func meshFiles(t testing.TB, dir string) []*outputs.Mesh {
+	var out []*outputs.Mesh
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		m, err := outputs.Open(path)
+		if err != nil {
+			return err
+		}
+		if m != nil {
+			out = append(out, m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// corpora are the fixture tree (always) and the real files (when present).
+func corpora(t testing.TB) []string {
+	root := repoRoot(t)
+	dirs := []string{filepath.Join(root, "testdata")}
+	real := filepath.Join(root, "..", "shared", "realdata")
+	if _, err := os.Stat(real); err == nil {
+		dirs = append(dirs, real)
+	} else {
+		t.Logf("no real files at %s: testing fixtures only", real)
+	}
+	return dirs
+}
+
+// TestEveryFileConverts converts every fixture and real file as `meshfs
+// convert` does and holds each result to the rules every format shares: a
+// complete folder, no error.txt, a header.json in stable order, and a .glb
+// with 0 errors in the Khronos validator.
+func TestEveryFileConverts(t *testing.T) {
+	out := t.TempDir()
+	var glbs []string
+	formats := map[string]int{}
+	for _, dir := range corpora(t) {
+		for _, m := range meshFiles(t, dir) {
+			formats[m.Format.Name()]++
+			rel, _ := filepath.Rel(filepath.Dir(dir), m.Path)
+			dst := filepath.Join(out, rel)
+			if err := m.WriteDir(context.Background(), dst); err != nil {
+				t.Errorf("%s: %v", rel, err)
+				continue
+			}
+			checkFolder(t, m, dst)
+			glbs = append(glbs, filepath.Join(dst, m.GLBName()))
+		}
+	}
+	t.Logf("converted %d files: %v", len(glbs), formats)
+	if formats["gem-ply"] == 0 {
+		t.Fatal("no GEM file found: the fixture tree is missing")
+	}
+	if err := validator.Available(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("glTF validator: %v", err)
+		}
+		t.Skipf("glTF validator: %v (run make validator)", err)
+	}
+	reports, err := validator.ValidateFiles(glbs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range reports {
+		if r.Fatal != "" || r.Issues.NumErrors > 0 {
+			t.Errorf("%s: %d validator errors: %v %v", glbs[i], r.Issues.NumErrors, r.Fatal, r.Issues.Messages)
+		}
+	}
+}
+
+func checkFolder(t *testing.T, m *outputs.Mesh, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	want := []string{m.GLBName(), m.MTLName(), m.OBJName(), outputs.ChunksDir, outputs.HeaderName}
+	sort.Strings(want)
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("%s holds %v, want %v", dir, names, want)
+	}
+	hdr, err := os.ReadFile(filepath.Join(dir, outputs.HeaderName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(hdr, &obj); err != nil {
+		t.Errorf("%s: header.json is not JSON: %v", dir, err)
+	}
+	if !bytes.HasPrefix(hdr, []byte("{\n  \"file\": ")) || !bytes.HasSuffix(hdr, []byte("}\n")) {
+		t.Errorf("%s: header.json is not 2-space indented with file first and a trailing newline", dir)
+	}
+	chunks, _ := os.ReadDir(filepath.Join(dir, outputs.ChunksDir))
+	if len(chunks) == 0 {
+		t.Errorf("%s: chunks/ is empty", dir)
+	}
+}
+
+// TestBrokenFileWritesErrorText cuts every fixture short: convert must
+// still write header.json and an error.txt that names the file and an
+// offset, and report failure, never panic.
+func TestBrokenFileWritesErrorText(t *testing.T) {
+	src := t.TempDir()
+	for _, m := range meshFiles(t, filepath.Join(repoRoot(t), "testdata")) {
+		data, err := os.ReadFile(m.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Keep the magic so the sniffer still claims it; drop the second half.
+		cut := filepath.Join(src, filepath.Base(m.Path))
+		if err := os.WriteFile(cut, data[:len(data)/2], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, sib := range siblings(m.Path) {
+			b, _ := os.ReadFile(sib)
+			os.WriteFile(filepath.Join(src, filepath.Base(sib)), b, 0o644)
+		}
+		bm, err := outputs.Open(cut)
+		if err != nil || bm == nil {
+			t.Errorf("%s: cut file no longer sniffed: %v", cut, err)
+			continue
+		}
+		dst := filepath.Join(t.TempDir(), "out")
+		if bm.WriteDir(context.Background(), dst) == nil {
+			t.Errorf("%s: a file cut in half converted without error", m.Path)
+			continue
+		}
+		msg, err := os.ReadFile(filepath.Join(dst, outputs.ErrorName))
+		if err != nil {
+			t.Errorf("%s: no error.txt: %v", m.Path, err)
+			continue
+		}
+		if !strings.Contains(string(msg), cut) || !strings.Contains(string(msg), "offset") {
+			t.Errorf("%s: error.txt does not name the file and offset: %s", m.Path, msg)
+		}
+		if _, err := os.Stat(filepath.Join(dst, outputs.HeaderName)); err != nil {
+			t.Errorf("%s: no header.json beside error.txt", m.Path)
+		}
+		if _, err := os.Stat(filepath.Join(dst, bm.GLBName())); err == nil {
+			t.Errorf("%s: a .glb was written for a broken file", m.Path)
+		}
+	}
+}
+
+// siblings are files that travel with a mesh (a .msh's .msh.blob).
+func siblings(path string) []string {
+	var out []string
+	if _, err := os.Stat(path + ".blob"); err == nil {
+		out = append(out, path+".blob")
+	}
+	return out
+}
+
+func TestStanfordPLYIsNotOurs(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bunny.ply")
+	os.WriteFile(p, []byte("ply\nformat ascii 1.0\nelement vertex 0\nend_header\n"), 0o644)
+	m, err := outputs.Open(p)
+	if err != nil || m != nil {
+		t.Fatalf("Stanford PLY sniffed as %v (err %v)", m, err)
+	}
+}
