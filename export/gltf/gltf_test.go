@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,7 +111,11 @@ func encode(t *testing.T, s *decode.Scene) *readBack {
 	if len(glb)%4 != 0 {
 		t.Errorf("GLB length %d not a multiple of 4", len(glb))
 	}
-	validator.Check(t, glb)
+	if rep := validator.CheckIfAvailable(t, glb); rep != nil && rep.Issues.NumWarnings > 0 {
+		// Typical scenes must not warn either; see TestKnownWarnings for
+		// the scenes that do.
+		t.Errorf("validator warnings %v", rep.Codes(validator.SeverityWarning))
+	}
 	doc := new(qgltf.Document)
 	if err := qgltf.NewDecoder(bytes.NewReader(glb)).Decode(doc); err != nil {
 		t.Fatalf("qmuntal/gltf cannot read the output: %v", err)
@@ -828,6 +833,27 @@ func TestEmptyScene(t *testing.T) {
 	r := encode(t, &decode.Scene{})
 	if len(r.doc.Buffers) != 0 || len(r.doc.Nodes) != 0 {
 		t.Errorf("empty scene: %d buffers, %d nodes", len(r.doc.Buffers), len(r.doc.Nodes))
+	}
+}
+
+// TestKnownWarnings pins the validator warnings an export can still carry,
+// each for a scene that asks for something glTF ignores: a transform on a
+// skinned mesh's node, and an animation of that node.
+func TestKnownWarnings(t *testing.T) {
+	s := skinnedScene(5)
+	s.Meshes[0].Transform = decode.TRS{Translation: [3]float32{0, 0, 1}, Rotation: [4]float32{0, 0, 0, 1}, Scale: [3]float32{1, 1, 1}}
+	s.Animations = []decode.Animation{{Name: "slide", Channels: []decode.Channel{
+		{Kind: decode.TargetMesh, Index: 0, Path: decode.PathTranslation, Times: []float32{0, 1}, Values: []float32{0, 0, 0, 1, 0, 0}}}}}
+	glb, err := Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := validator.Check(t, glb)
+	codes := rep.Codes(validator.SeverityWarning)
+	slices.Sort(codes)
+	got := strings.Join(codes, ",")
+	if got != "ANIMATION_CHANNEL_TARGET_NODE_SKIN,NODE_SKINNED_MESH_LOCAL_TRANSFORMS" {
+		t.Errorf("warnings %q", got)
 	}
 }
 
