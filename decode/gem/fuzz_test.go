@@ -19,7 +19,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	if _, err := os.Stat(realDir); err == nil {
 		for _, p := range realFiles(f) {
-			if b, err := os.ReadFile(p); err == nil && len(b) <= 64<<10 {
+			if b, err := os.ReadFile(p); err == nil && len(b) <= 16<<10 {
 				f.Add(b)
 			}
 		}

@@ -41,7 +41,7 @@ type parser struct {
 
 // firstWindow is the first read size for a chunk in lazy mode: enough for
 // every fixed header and for typical names and declarations.
-const firstWindow = 4096
+const firstWindow = 512
 
 // read returns up to n bytes at off (fewer at the end of the file).
 func (p *parser) read(off int64, n int) ([]byte, error) {

@@ -361,7 +361,7 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int) (decode.Primitive,
 				}
 				if !decode.Finite(val[0], val[1], val[2]) {
 					return p, decode.Errorf(b.file, section(b.vert), "vertices", b.vert.Offset+12+int64(v)*int64(size)+int64(a.Offset),
-						"vertex %d, used by %s, has position %v", v, section(s), val[:3])
+						"vertex %d, used by %s, has position %v", v, section(s), [3]float32{val[0], val[1], val[2]})
 				}
 				p.Positions[j] = convert(val[0], val[1], val[2])
 				if b.basis != nil {

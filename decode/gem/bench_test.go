@@ -1,0 +1,70 @@
+package gem
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/export/gltf"
+)
+
+// benchFile encodes a BPLY map-sized mesh of about one million triangles:
+// an n×n grid of quads in two MESH submeshes, fvf 0x152 (position, normal,
+// colour, UV) in 36-byte vertices, 32-bit indices.
+func benchFile(tb testing.TB) []byte {
+	const n = 708 // 2·708² ≈ 1.0 M triangles
+	vs, tris := grid(n, 0, 0, false)
+	for k := range vs {
+		vs[k].UVs = [][2]float32{{vs[k].Position[0] / n, vs[k].Position[1] / n}}
+		vs[k].Colors = [][4]float32{{0.5, 0.25, 0.125, 1}}
+	}
+	half := len(tris) / 2
+	s1 := &Submesh{Kind: KindMESH, FVF: 0x152, FaceStart: 0, FaceCount: uint32(half), Flags: FlagMaterial, Material: "a.mtl"}
+	s2 := &Submesh{Kind: KindMESH, FVF: 0x152, FaceStart: uint32(half), FaceCount: uint32(len(tris) - half), Flags: FlagMaterial, Material: "b.mtl"}
+	data, err := PackVertices(s1, 36, vs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	idx := &Indices{Wide: true, Values: make([]uint32, 0, 3*len(tris))}
+	for _, t := range tris {
+		idx.Values = append(idx.Values, t[0], t[1], t[2])
+	}
+	b, err := Encode(&File{Magic: MagicBPLY, Chunks: []Chunk{
+		&Bounds{Max: [3]float32{n, n, 1}}, s1, s2, &Vert{Size: 36, Flags: 7, Data: data}, idx}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// BenchmarkConvertGEM measures decode + .glb export of a ≈1 M-triangle file;
+// MB/s is of source bytes.
+func BenchmarkConvertGEM(b *testing.B) {
+	src := benchFile(b)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		sc, err := Format{}.Decode(context.Background(), &decode.Source{Name: "bench.ply", R: bytes.NewReader(src), Size: int64(len(src))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := gltf.Encode(sc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeGEM is the decode half alone.
+func BenchmarkDecodeGEM(b *testing.B) {
+	src := benchFile(b)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := (Format{}).Decode(context.Background(), &decode.Source{Name: "bench.ply", R: bytes.NewReader(src), Size: int64(len(src))}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
