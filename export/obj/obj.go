@@ -3,7 +3,7 @@
 //
 // Layout: a relative `mtllib`, an `o` per mesh, and per primitive its
 // vertices (`v x y z`, or `v x y z r g b` when the primitive has a colour
-// set), `vt u 1-v` from the first UV set (OBJ's V axis points up, the
+// set, white for the other primitives of that mesh), `vt u 1-v` from the first UV set (OBJ's V axis points up, the
 // scene's down), `vn`, then `g` + `usemtl` and its faces with 1-based global
 // indices. Positions stay in the scene's Y-up convention, which is what
 // Blender's and assimp's OBJ importers expect by default. Meshes that are
@@ -62,6 +62,16 @@ func Encode(s *decode.Scene, mtlName string) (obj, mtl []byte, err error) {
 		if !m.Skinned && !m.Transform.IsIdentity() {
 			xf = newXform(m.Transform)
 		}
+		// Blender imports `v x y z r g b` colours only when every vertex
+		// of the object has them: primitives without colours get white
+		// (as Blender's glTF importer gives them).
+		meshColors := false
+		for pi := range m.Primitives {
+			p := &m.Primitives[pi]
+			if len(p.Indices) >= 3 && len(p.Colors) > 0 && len(p.Colors[0]) > 0 {
+				meshColors = true
+			}
+		}
 		for pi := range m.Primitives {
 			p := &m.Primitives[pi]
 			tris := len(p.Indices) / 3
@@ -78,7 +88,7 @@ func Encode(s *decode.Scene, mtlName string) (obj, mtl []byte, err error) {
 			}
 			pos := p.Positions
 			per := 40
-			if colors != nil {
+			if meshColors {
 				per += 36
 			}
 			segs.ranges(len(pos), per, func(w *writer, lo, hi int) {
@@ -86,7 +96,7 @@ func Encode(s *decode.Scene, mtlName string) (obj, mtl []byte, err error) {
 				if colors != nil {
 					c = colors[lo:hi]
 				}
-				w.vertices(pos[lo:hi], c, xf)
+				w.vertices(pos[lo:hi], c, meshColors, xf)
 			})
 			if uvs != nil {
 				segs.ranges(len(uvs), 28, func(w *writer, lo, hi int) {
@@ -443,13 +453,18 @@ func (w *writer) vec3(v [3]float32) {
 	w.f(v[2])
 }
 
-func (w *writer) vertices(pos [][3]float32, colors [][4]float32, xf *xform) {
+// vertices writes `v` lines, with the colours' RGB appended, or white when
+// white is set and there are no colours.
+func (w *writer) vertices(pos [][3]float32, colors [][4]float32, white bool, xf *xform) {
 	for i, p := range pos {
 		if xf != nil {
 			p = xf.point(p)
 		}
 		w.b = append(w.b, 'v', ' ')
 		w.vec3(p)
+		if colors == nil && white {
+			w.str(" 1 1 1")
+		}
 		if colors != nil {
 			c := colors[i]
 			w.sp()
