@@ -12,11 +12,13 @@ import (
 // benchFile encodes a BPLY map-sized mesh of about one million triangles:
 // an n×n grid of quads in two MESH submeshes, fvf 0x152 (position, normal,
 // colour, UV) in 36-byte vertices, 32-bit indices.
-func benchFile(tb testing.TB) []byte {
-	const n = 708 // 2·708² ≈ 1.0 M triangles
+func benchFile(tb testing.TB) []byte { return gridFile(tb, 708) } // 2·708² ≈ 1.0 M triangles
+
+// gridFile encodes an n×n grid as described for benchFile.
+func gridFile(tb testing.TB, n int) []byte {
 	vs, tris := grid(n, 0, 0, false)
 	for k := range vs {
-		vs[k].UVs = [][2]float32{{vs[k].Position[0] / n, vs[k].Position[1] / n}}
+		vs[k].UVs = [][2]float32{{vs[k].Position[0] / float32(n), vs[k].Position[1] / float32(n)}}
 		vs[k].Colors = [][4]float32{{0.5, 0.25, 0.125, 1}}
 	}
 	half := len(tris) / 2
@@ -31,7 +33,7 @@ func benchFile(tb testing.TB) []byte {
 		idx.Values = append(idx.Values, t[0], t[1], t[2])
 	}
 	b, err := Encode(&File{Magic: MagicBPLY, Chunks: []Chunk{
-		&Bounds{Max: [3]float32{n, n, 1}}, s1, s2, &Vert{Size: 36, Flags: 7, Data: data}, idx}})
+		&Bounds{Max: [3]float32{float32(n), float32(n), 1}}, s1, s2, &Vert{Size: 36, Flags: 7, Data: data}, idx}})
 	if err != nil {
 		tb.Fatal(err)
 	}

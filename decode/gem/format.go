@@ -61,7 +61,7 @@ func (Format) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, er
 
 func readAll(src *decode.Source) ([]byte, error) {
 	if src.Size < 0 {
-		return nil, fmt.Errorf("%s: negative size %d", src.Name, src.Size)
+		return nil, &decode.FormatError{File: src.Name, Msg: fmt.Sprintf("negative size %d", src.Size)}
 	}
 	b := make([]byte, src.Size)
 	n, err := src.R.ReadAt(b, 0)
@@ -71,7 +71,7 @@ func readAll(src *decode.Source) ([]byte, error) {
 	if err == nil || errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
-	return nil, fmt.Errorf("%s: read: %w", src.Name, err)
+	return nil, &decode.FormatError{File: src.Name, Offset: int64(n), Msg: fmt.Sprintf("reading %d bytes", src.Size), Err: err}
 }
 
 // structure turns a (possibly partial) scan into header fields and chunks.

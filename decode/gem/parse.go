@@ -62,7 +62,7 @@ func (p *parser) read(off int64, n int) ([]byte, error) {
 	if err == nil || errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
-	return nil, fmt.Errorf("%s: read %d bytes at offset %d: %w", p.file, n, off, err)
+	return nil, &decode.FormatError{File: p.file, Offset: off, Msg: fmt.Sprintf("reading %d bytes", n), Err: err}
 }
 
 // chunkAt reports whether a chunk starts at off, or the file ends there:

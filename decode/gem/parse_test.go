@@ -455,3 +455,48 @@ func TestHeaderJSONStable(t *testing.T) {
 		}
 	}
 }
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r     *bytes.Reader
+	bytes int64
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.bytes += int64(n)
+	return n, err
+}
+
+// TestScanIsCheap: Scan reads chunk headers, not vertex or index arrays.
+func TestScanIsCheap(t *testing.T) {
+	b := gridFile(t, 128) // ≈ 1 MB, almost all VERT and IND4 payload
+	cr := &countingReader{r: bytes.NewReader(b)}
+	st, err := Format{}.Scan(context.Background(), &decode.Source{Name: "big.ply", R: cr, Size: int64(len(b))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr.bytes > 16<<10 {
+		t.Errorf("Scan read %d of %d bytes", cr.bytes, len(b))
+	}
+	if n := st.Header.Get("counts").(decode.Fields).Get("triangles").(int); n != 2*128*128 {
+		t.Errorf("triangles %d", n)
+	}
+}
+
+// TestShortSource: a source shorter than its claimed size gives FormatErrors.
+func TestShortSource(t *testing.T) {
+	b := allFixtureBytes(t)["eply_multi_uv"]
+	src := &decode.Source{Name: "s.ply", R: bytes.NewReader(b[:len(b)-10]), Size: int64(len(b))}
+	se, de := func() (error, error) {
+		_, se := Format{}.Scan(context.Background(), src)
+		_, de := Format{}.Decode(context.Background(), src)
+		return se, de
+	}()
+	for _, err := range []error{se, de} {
+		var fe *decode.FormatError
+		if !errors.As(err, &fe) || fe.File != "s.ply" {
+			t.Errorf("short source: %v", err)
+		}
+	}
+}
