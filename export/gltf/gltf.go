@@ -549,7 +549,9 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 				}
 			})
 	}
-	if tg := p.Tangents; tg != nil {
+	// Tangents without normals are meaningless to glTF clients (validator
+	// MESH_PRIMITIVE_TANGENT_WITHOUT_NORMAL): they are left out.
+	if tg := p.Tangents; tg != nil && p.Normals != nil {
 		gp.Attributes[qgltf.TANGENT] = b.vertexAccessor(n, 16, qgltf.ComponentFloat, qgltf.AccessorVec4, false, nil, nil,
 			func(d []byte, lo, hi int) {
 				for i, v := range tg[lo:hi] {
@@ -733,7 +735,7 @@ func (b *builder) target(p *decode.Primitive, t, n int) qgltf.PrimitiveAttribute
 		attrs[qgltf.NORMAL] = b.vertexAccessor(n, 12, qgltf.ComponentFloat, qgltf.AccessorVec3, false, nil, nil,
 			func(d []byte, lo, hi int) { writeFinite3(d, nr[lo:hi]) })
 	}
-	if tg := mt.Tangents; tg != nil && p.Tangents != nil {
+	if tg := mt.Tangents; tg != nil && p.Tangents != nil && p.Normals != nil {
 		attrs[qgltf.TANGENT] = b.vertexAccessor(n, 12, qgltf.ComponentFloat, qgltf.AccessorVec3, false, nil, nil,
 			func(d []byte, lo, hi int) { writeFinite3(d, tg[lo:hi]) })
 	}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -204,8 +207,10 @@ func checkPrimitive(r *readBack, what string, gp *qgltf.Primitive, p *decode.Pri
 	} else if _, ok := gp.Attributes["NORMAL"]; ok {
 		t.Errorf("%s: NORMAL without scene normals", what)
 	}
-	if p.Tangents != nil {
+	if p.Tangents != nil && p.Normals != nil {
 		equalSlices(t, what+" TANGENT", r.attr(gp, "TANGENT").([][4]float32), p.Tangents)
+	} else if _, ok := gp.Attributes["TANGENT"]; ok {
+		t.Errorf("%s: TANGENT without NORMAL", what)
 	}
 	for k, uv := range p.UVs {
 		equalSlices(t, what+" TEXCOORD", r.attr(gp, "TEXCOORD_"+string(rune('0'+k))).([][2]float32), uv)
@@ -292,6 +297,14 @@ func TestAttributeSets(t *testing.T) {
 			t.Errorf("%s buffer view %+v", name, bv)
 		}
 	}
+}
+
+func TestTangentsNeedNormals(t *testing.T) {
+	p := grid(3, 3, 0)
+	addTangents(&p, 30)
+	s := &decode.Scene{Meshes: []decode.Mesh{{Name: "m", Primitives: []decode.Primitive{p}}}}
+	r := encode(t, s)
+	checkPrimitive(r, "m", r.doc.Meshes[0].Primitives[0], &p)
 }
 
 func TestMaterials(t *testing.T) {
@@ -907,4 +920,195 @@ func BenchmarkEncode1MTriangles(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// randomScene builds a scene of random shape whose numbers are often
+// invalid (NaN, ±Inf, huge, negative weights, joints out of range, parent
+// loops, unsorted times), within the scene contract's lengths and indices.
+func randomScene(r *rand.Rand) *decode.Scene {
+	f := func() float32 {
+		switch r.IntN(12) {
+		case 0:
+			return float32(math.NaN())
+		case 1:
+			return float32(math.Inf(1 - 2*r.IntN(2)))
+		case 2:
+			return 0
+		case 3:
+			return r.Float32() * 1e30
+		}
+		return r.Float32()*4 - 2
+	}
+	s := &decode.Scene{}
+	for range r.IntN(3) {
+		s.Materials = append(s.Materials, decode.Material{Name: "m", DoubleSided: r.IntN(2) == 0, AlphaBlend: r.IntN(2) == 0,
+			BaseColor: [4]float32{f(), f(), f(), f()}})
+	}
+	nJoints := r.IntN(4) * r.IntN(120)
+	if nJoints > 0 {
+		s.Skeleton = &decode.Skeleton{}
+		for i := range nJoints {
+			j := decode.Joint{Name: "j", Parent: r.IntN(nJoints+2) - 2,
+				Rest: decode.TRS{Translation: [3]float32{f(), f(), f()}, Rotation: [4]float32{f(), f(), f(), f()}, Scale: [3]float32{f(), f(), f()}}}
+			if r.IntN(2) == 0 {
+				var m [16]float32
+				for k := range m {
+					m[k] = f()
+				}
+				j.InverseBind = &m
+			}
+			_ = i
+			s.Skeleton.Joints = append(s.Skeleton.Joints, j)
+		}
+	}
+	for mi := range 1 + r.IntN(3) {
+		m := decode.Mesh{Name: "mesh", Skinned: r.IntN(2) == 0}
+		if r.IntN(3) == 0 {
+			m.Transform = decode.TRS{Translation: [3]float32{f(), f(), f()}, Rotation: [4]float32{f(), f(), f(), f()}, Scale: [3]float32{f(), f(), f()}}
+		}
+		nt := r.IntN(3)
+		for range r.IntN(2) + nt {
+			m.TargetNames = append(m.TargetNames, "t")
+		}
+		for range 1 + r.IntN(3) {
+			n := r.IntN(40)
+			p := decode.Primitive{Material: r.IntN(4) - 1}
+			for range n {
+				p.Positions = append(p.Positions, [3]float32{f(), f(), f()})
+			}
+			if n > 0 {
+				for range r.IntN(30) {
+					p.Indices = append(p.Indices, uint32(r.IntN(n)))
+				}
+			}
+			vec3s := func() [][3]float32 {
+				v := make([][3]float32, n)
+				for i := range v {
+					v[i] = [3]float32{f(), f(), f()}
+				}
+				return v
+			}
+			if r.IntN(2) == 0 {
+				p.Normals = vec3s()
+			}
+			if r.IntN(2) == 0 {
+				p.Tangents = make([][4]float32, n)
+				for i := range p.Tangents {
+					p.Tangents[i] = [4]float32{f(), f(), f(), f()}
+				}
+			}
+			for range r.IntN(3) {
+				uv := make([][2]float32, n)
+				for i := range uv {
+					uv[i] = [2]float32{f(), f()}
+				}
+				p.UVs = append(p.UVs, uv)
+			}
+			for range r.IntN(3) {
+				c := make([][4]float32, n)
+				for i := range c {
+					c[i] = [4]float32{f(), f(), f(), f()}
+				}
+				p.Colors = append(p.Colors, c)
+			}
+			if r.IntN(2) == 0 {
+				p.Joints = make([][4]uint16, n)
+				p.Weights = make([][4]float32, n)
+				for i := range n {
+					for k := range 4 {
+						p.Joints[i][k] = uint16(r.IntN(nJoints + 3))
+						p.Weights[i][k] = f()
+					}
+				}
+			}
+			for range nt + r.IntN(2) {
+				var t decode.MorphTarget
+				t.Positions = vec3s()
+				if r.IntN(2) == 0 {
+					t.Normals = vec3s()
+				}
+				if r.IntN(2) == 0 {
+					t.Tangents = vec3s()
+				}
+				p.Targets = append(p.Targets, t)
+			}
+			m.Primitives = append(m.Primitives, p)
+		}
+		_ = mi
+		s.Meshes = append(s.Meshes, m)
+	}
+	for range r.IntN(3) {
+		a := decode.Animation{Name: "a"}
+		for range r.IntN(5) {
+			c := decode.Channel{Kind: decode.TargetKind(r.IntN(2)), Index: r.IntN(4) - 1,
+				Path: []decode.Path{decode.PathTranslation, decode.PathRotation, decode.PathScale, "weights"}[r.IntN(4)], Step: r.IntN(2) == 0}
+			keys := r.IntN(6)
+			for k := range keys {
+				c.Times = append(c.Times, float32(k)*0.5+f()*0.3)
+			}
+			for range keys*4 - r.IntN(3) {
+				c.Values = append(c.Values, f())
+			}
+			a.Channels = append(a.Channels, c)
+		}
+		s.Animations = append(s.Animations, a)
+	}
+	return s
+}
+
+// TestRandomScenesValidate exports random, mostly broken scenes: Encode
+// must not panic and every output must have 0 validator errors.
+func TestRandomScenesValidate(t *testing.T) {
+	r := rnd(99)
+	dir := t.TempDir()
+	var paths []string
+	for i := range 60 {
+		s := randomScene(r)
+		glb, err := Encode(s)
+		if err != nil {
+			t.Fatalf("scene %d: %v", i, err)
+		}
+		p := filepath.Join(dir, "r"+strconv.Itoa(i)+".glb")
+		if err := os.WriteFile(p, glb, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	if err := validator.Available(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("encoded %d random scenes; not validated: %v", len(paths), err)
+	}
+	reports, err := validator.ValidateFiles(paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var draws, skins, anims, morphs int
+	for i, rep := range reports {
+		draws += rep.Info.DrawCallCount
+		anims += rep.Info.AnimationCount
+		if rep.Info.HasSkins {
+			skins++
+		}
+		if rep.Info.HasMorphTargets {
+			morphs++
+		}
+		// The only warnings left are for what glTF ignores by design
+		// (see TestKnownWarnings).
+		for _, code := range rep.Codes(validator.SeverityWarning) {
+			if code != "NODE_SKINNED_MESH_LOCAL_TRANSFORMS" && code != "ANIMATION_CHANNEL_TARGET_NODE_SKIN" {
+				t.Errorf("random scene %d: warning %s", i, code)
+			}
+		}
+		if rep.Fatal != "" || rep.Issues.NumErrors > 0 {
+			t.Errorf("random scene %d:", i)
+			validator.CheckReport(t, rep)
+		}
+	}
+	// The generator must reach every feature, or the test proves little.
+	if draws < 60 || skins < 10 || anims < 10 || morphs < 10 {
+		t.Errorf("random scenes too tame: %d draw calls, %d with skins, %d animations, %d with morph targets", draws, skins, anims, morphs)
+	}
+	t.Logf("%d draw calls, %d with skins, %d animations, %d with morph targets", draws, skins, anims, morphs)
 }
