@@ -8,11 +8,13 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/gem"
+	"github.com/meshfs/meshfs/decode/unigine"
 )
 
 // All is every supported format, in sniffing order.
 var All = []decode.Format{
 	gem.Format{},
+	unigine.Format{},
 }
 
 // HeadSize is how many leading bytes Sniff needs.

@@ -23,6 +23,9 @@ func Scene(f *File, file, name string) (*decode.Scene, error) {
 		sc.Skeleton, shift = sk, sh
 	}
 	targetNames, perSurface := targetNames(f)
+	if err := checkMorphFill(f, file, len(targetNames)); err != nil {
+		return nil, err
+	}
 	m := decode.Mesh{Name: name, Skinned: sc.Skeleton != nil, TargetNames: targetNames, Transform: decode.Identity()}
 	for i := range f.Surfaces {
 		p, err := primitive(f, i, file, shift, targetNames, perSurface[i])
@@ -63,6 +66,28 @@ func targetNames(f *File) ([]string, [][]string) {
 		}
 	}
 	return all, per
+}
+
+// checkMorphFill bounds the morph data the scene will hold. glTF gives
+// every primitive every target, so surfaces with different target names get
+// zero deltas for the others' targets: many surfaces with disjoint target
+// sets would multiply into far more data than the file holds. Allow a
+// generous multiple of what is stored, and refuse beyond.
+func checkMorphFill(f *File, file string, union int) error {
+	if union == 0 {
+		return nil
+	}
+	var stored, filled int64
+	for _, s := range f.Surfaces {
+		corners := int64(len(s.CIndices)) // bounds the glTF vertex count
+		stored += int64(len(s.Targets)-1) * corners
+		filled += int64(union) * corners
+	}
+	if filled > 4*stored+1<<20 {
+		return decode.Errorf(file, "morph targets", "morph_target_count", 0,
+			"%d distinct morph targets across %d surfaces would need %d vertex deltas, the file holds %d", union, len(f.Surfaces), filled, stored)
+	}
+	return nil
 }
 
 // join makes one glTF vertex per unique (coordinate, triangle) index pair,

@@ -51,7 +51,7 @@ func TestCompact(t *testing.T) {
 		{nil, errCompactShort},
 		{[]byte{0x80}, errCompactShort},
 		{[]byte{0xb6, 0x95}, errCompactShort},
-		{[]byte{0x84, 0x00}, errCompactOverlong},                   // 4 in two bytes
+		{[]byte{0x84, 0x00}, errCompactOverlong},                         // 4 in two bytes
 		{[]byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, errCompactOverlong}, // six bytes
 		{[]byte{0x80, 0x80, 0x80, 0x80, 0x10}, errCompactOverflow},       // 2³¹
 		{[]byte{0xc1, 0x80, 0x80, 0x80, 0x10}, errCompactOverflow},       // −2³¹−1
@@ -182,7 +182,7 @@ func decodeFixture(t testing.TB, name string) *decode.Scene {
 }
 
 func sub(a, b [3]float32) [3]float32 { return [3]float32{a[0] - b[0], a[1] - b[1], a[2] - b[2]} }
-func dot(a, b [3]float32) float32   { return a[0]*b[0] + a[1]*b[1] + a[2]*b[2] }
+func dot(a, b [3]float32) float32    { return a[0]*b[0] + a[1]*b[1] + a[2]*b[2] }
 
 // faceAgreement counts triangles whose counter-clockwise face normal
 // agrees with the mean of their vertex normals.

@@ -1,0 +1,119 @@
+package unigine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+	"testing"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// FuzzDecode feeds arbitrary bytes to Scan, every chunk loader and Decode:
+// none may panic, and every error must be a positioned FormatError. Seeds:
+// the fixtures and, when present, the real files.
+func FuzzDecode(f *testing.F) {
+	for _, fx := range fixtures {
+		b, err := Encode(fx.build())
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, fx.name)
+	}
+	_, err := os.Stat(filepath.Join("..", "..", "..", "shared", "realdata", "unigine"))
+	if err == nil {
+		for _, p := range realFiles(f) {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(b, filepath.Base(p))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte, name string) {
+		if len(b) > 1<<20 {
+			return
+		}
+		name = "fuzz" + filepath.Ext(name)
+		if os.Getenv("UNIGINE_FUZZ_WATCHDOG") != "" {
+			tm := time.AfterFunc(10*time.Second, func() { panic("slow input") })
+			defer tm.Stop()
+		}
+		src := memSource(name, b)
+		isFE := func(what string, err error) {
+			var fe *decode.FormatError
+			if err != nil && !errors.As(err, &fe) {
+				t.Fatalf("%s: %T %v", what, err, err)
+			}
+		}
+		st, err := Format{}.Scan(context.Background(), src)
+		isFE("scan", err)
+		if st != nil {
+			if _, err := decode.HeaderJSON(st.Header); err != nil {
+				t.Fatalf("header.json: %v", err)
+			}
+			for _, c := range st.Chunks {
+				data, err := c.Bytes(src.R)
+				isFE(c.Name, err)
+				if err == nil && int64(len(data)) != c.Size {
+					t.Fatalf("%s: %d bytes, Size %d", c.Name, len(data), c.Size)
+				}
+			}
+		}
+		sc, err := Format{}.Decode(context.Background(), src)
+		isFE("decode", err)
+		if err == nil {
+			checkScene(t, sc)
+		}
+	})
+}
+
+// checkScene checks the scene contract exporters rely on.
+func checkScene(t *testing.T, sc *decode.Scene) {
+	t.Helper()
+	joints := 0
+	if sc.Skeleton != nil {
+		joints = len(sc.Skeleton.Joints)
+		for i, j := range sc.Skeleton.Joints {
+			if j.Parent < -1 || j.Parent >= joints || j.Parent == i {
+				t.Fatalf("joint %d parent %d", i, j.Parent)
+			}
+		}
+	}
+	for _, m := range sc.Meshes {
+		for _, p := range m.Primitives {
+			n := len(p.Positions)
+			if len(p.Indices)%3 != 0 {
+				t.Fatalf("%d indices", len(p.Indices))
+			}
+			for _, i := range p.Indices {
+				if int(i) >= n {
+					t.Fatalf("index %d of %d", i, n)
+				}
+			}
+			if len(p.Normals) != n || len(p.Tangents) != n {
+				t.Fatal("attribute length")
+			}
+			for _, uv := range p.UVs {
+				if len(uv) != n {
+					t.Fatal("uv length")
+				}
+			}
+			for _, js := range p.Joints {
+				for _, j := range js {
+					if int(j) >= joints {
+						t.Fatalf("joint %d of %d", j, joints)
+					}
+				}
+			}
+			if len(p.Targets) != len(m.TargetNames) {
+				t.Fatal("targets")
+			}
+			for _, v := range p.Positions {
+				if !decode.Finite(v[:]...) {
+					t.Fatal("non-finite position")
+				}
+			}
+		}
+	}
+}
