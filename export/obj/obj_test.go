@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"strings"
@@ -498,5 +499,88 @@ func BenchmarkEncode1MTriangles(b *testing.B) {
 		if _, _, err := Encode(s, "big.mtl"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRandomScenes writes random scenes full of awkward values (NaN, ±Inf,
+// names with spaces and newlines, mirrored transforms, empty primitives):
+// the output must always parse, every face corner must point at an
+// existing v/vt/vn, and the face count must match the scene's.
+func TestRandomScenes(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	f := func() float32 {
+		switch r.IntN(10) {
+		case 0:
+			return float32(math.NaN())
+		case 1:
+			return float32(math.Inf(1 - 2*r.IntN(2)))
+		}
+		return r.Float32()*4 - 2
+	}
+	names := []string{"", "a b", "x\ny", "\t", "ok", "ünï cödé"}
+	for i := range 200 {
+		s := &decode.Scene{}
+		for range r.IntN(3) {
+			s.Materials = append(s.Materials, decode.Material{Name: names[r.IntN(len(names))], AlphaBlend: r.IntN(2) == 0,
+				Textures: []decode.Texture{{Role: "diffuse", Path: names[r.IntN(len(names))]}}})
+		}
+		faces := 0
+		for range r.IntN(4) {
+			m := decode.Mesh{Name: names[r.IntN(len(names))], Skinned: r.IntN(3) == 0}
+			if r.IntN(2) == 0 {
+				m.Transform = decode.TRS{Translation: [3]float32{f(), f(), f()}, Rotation: [4]float32{f(), f(), f(), f()}, Scale: [3]float32{f(), f(), f()}}
+			}
+			for range r.IntN(3) {
+				n := r.IntN(20)
+				p := decode.Primitive{Name: names[r.IntN(len(names))], Material: r.IntN(4) - 1}
+				for range n {
+					p.Positions = append(p.Positions, [3]float32{f(), f(), f()})
+				}
+				if n > 0 {
+					for range r.IntN(20) {
+						p.Indices = append(p.Indices, uint32(r.IntN(n)))
+					}
+					faces += len(p.Indices) / 3
+				}
+				if r.IntN(2) == 0 {
+					p.Normals = make([][3]float32, n)
+					for k := range p.Normals {
+						p.Normals[k] = [3]float32{f(), f(), f()}
+					}
+				}
+				if r.IntN(2) == 0 {
+					p.UVs = [][][2]float32{make([][2]float32, n)}
+					for k := range p.UVs[0] {
+						p.UVs[0][k] = [2]float32{f(), f()}
+					}
+				}
+				if r.IntN(2) == 0 {
+					p.Colors = [][][4]float32{make([][4]float32, n)}
+					for k := range p.Colors[0] {
+						p.Colors[0][k] = [4]float32{f(), f(), f(), f()}
+					}
+				}
+				m.Primitives = append(m.Primitives, p)
+			}
+			s.Meshes = append(s.Meshes, m)
+		}
+		objText, mtlText, err := Encode(s, names[r.IntN(len(names))])
+		if err != nil {
+			t.Fatalf("scene %d: %v", i, err)
+		}
+		o := parseOBJ(t, objText)
+		got := 0
+		for _, g := range o.groups {
+			got += len(g.faces)
+		}
+		if got != faces {
+			t.Fatalf("scene %d: %d faces, want %d", i, got, faces)
+		}
+		for k, v := range o.v {
+			if !decode.Finite(v[:]...) || !decode.Finite(o.vColor[k][:]...) {
+				t.Fatalf("scene %d: non-finite vertex %v", i, v)
+			}
+		}
+		parseMTL(t, mtlText)
 	}
 }
