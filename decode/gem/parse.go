@@ -35,6 +35,9 @@ type parser struct {
 	lazy  bool // skip arrays (Scan)
 	magic string
 
+	buf    []byte // lazy mode: the last bytes read, starting at bufOff
+	bufOff int64
+
 	skipped    int64 // payload bytes skipped in the current chunk (lazy)
 	payloadErr bool  // the current chunk's error is a count check, not a window overrun
 }
@@ -42,6 +45,9 @@ type parser struct {
 // firstWindow is the first read size for a chunk in lazy mode: enough for
 // every fixed header and for typical names and declarations.
 const firstWindow = 512
+
+// readAhead is the least a lazy read fetches.
+const readAhead = 4096
 
 // read returns up to n bytes at off (fewer at the end of the file).
 func (p *parser) read(off int64, n int) ([]byte, error) {
@@ -54,10 +60,24 @@ func (p *parser) read(off int64, n int) ([]byte, error) {
 	if p.data != nil {
 		return p.data[off : off+int64(n)], nil
 	}
-	b := make([]byte, n)
-	m, err := p.r.ReadAt(b, off)
-	if m == n {
-		return b, nil
+	if off >= p.bufOff && off+int64(n) <= p.bufOff+int64(len(p.buf)) {
+		return p.buf[off-p.bufOff:][:n], nil
+	}
+	// Read ahead: files of many small chunks then cost one read per
+	// readAhead bytes. A fresh buffer each time, since slices of the old
+	// one may still be in use by the caller.
+	m := int64(max(n, readAhead))
+	if m > p.size-off {
+		m = p.size - off
+	}
+	b := make([]byte, m)
+	got, err := p.r.ReadAt(b, off)
+	if int64(got) == m {
+		p.buf, p.bufOff = b, off
+		return b[:n], nil
+	}
+	if got >= n {
+		return b[:n], nil
 	}
 	if err == nil || errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF

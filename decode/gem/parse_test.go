@@ -122,6 +122,8 @@ func TestChunkTable(t *testing.T) {
 		{"MESH specular + bump textures", "EPLY", le("MESH", uint32(0x112), uint32(0), uint32(1), uint32(0x300), []byte{1, 2, 3, 4},
 			uint8(1), "d", uint8(1), "s", uint8(1), "b"),
 			&Submesh{Kind: KindMESH, FVF: 0x112, FaceCount: 1, Flags: 0x300, SpecularColor: [4]byte{1, 2, 3, 4}, Diffuse: "d", Specular: "s", Bump: "b"}},
+		{"MESH specular only", "EPLY", le("MESH", uint32(0x112), uint32(0), uint32(1), uint32(0x200), []byte{9, 9, 9, 9}, uint8(1), "d", uint8(1), "s"),
+			&Submesh{Kind: KindMESH, FVF: 0x112, FaceCount: 1, Flags: 0x200, SpecularColor: [4]byte{9, 9, 9, 9}, Diffuse: "d", Specular: "s"}},
 		{"MESH bump only", "EPLY", le("MESH", uint32(0x112), uint32(0), uint32(1), uint32(0x100), uint8(1), "d", uint8(1), "b"),
 			&Submesh{Kind: KindMESH, FVF: 0x112, FaceCount: 1, Flags: 0x100, Diffuse: "d", Bump: "b"}},
 		{"MESH two UV sets: two diffuse", "EPLY", le("MESH", uint32(0x212), uint32(0), uint32(1), uint32(0), uint8(1), "x", uint8(1), "y"),
