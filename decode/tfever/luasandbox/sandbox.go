@@ -1,0 +1,763 @@
+// Package luasandbox runs an untrusted Lua 5.1 data script, the kind that
+// Transport Fever stores as .msh and .ani files, and returns the value of its
+// data() function as plain Go values.
+//
+// The script gets only what a data file needs: the base library without
+// anything that loads code or touches the process (load, loadstring,
+// loadfile, dofile, require, module, print, collectgarbage, getfenv,
+// setfenv, newproxy and gopher-lua's _printregs are removed), and the table,
+// string and math libraries (without string.dump and math.randomseed, which
+// would reseed the process's shared generator). There is no io, os, package,
+// debug, coroutine or channel library. `_` is the identity function, as the
+// game defines it for translated strings.
+//
+// gopher-lua has no allocator hook, so memory is bounded by bounding what a
+// script can build, deterministically (no process-wide heap sampling, which
+// other goroutines would disturb):
+//
+//   - the script's size is capped (MaxScript), which bounds the parser, the
+//     compiler and every constant;
+//   - every VM instruction passes through a hook: gopher-lua polls the
+//     context's Done method before each instruction, and the context given to
+//     the state is a budget counter. It counts instructions (MaxInstructions),
+//     which bounds table growth (each instruction adds at most one table slot
+//     or one small value), polls the caller's context and the deadline, and
+//     scans the current frame's registers: every instruction leaves at most
+//     one new value in a register, so a string built by `..` is seen at the
+//     next instruction, and its length is charged to MaxBytes (large strings
+//     are remembered by address so re-reading one is not charged twice).
+//     String doubling therefore stops within one step of the byte budget;
+//   - the library functions that could build a large string in one call are
+//     replaced by bounded versions that check the size against the remaining
+//     budget before allocating: string.rep, string.format (width and
+//     precision at most 99, as Lua 5.1 requires) and table.concat;
+//   - pattern matching (string.find, match, gmatch, gsub) is removed: it runs
+//     in Go, where a backtracking pattern can spin for exponential time out of
+//     the hook's reach, and data files have no use for it;
+//   - the call stack and the value stack have fixed caps (lua.Options), so
+//     recursion and unpack bombs end in a "stack overflow" error;
+//   - converting the result to Go counts values (MaxValues), limits nesting
+//     (MaxDepth, which also stops cycles) and polls the deadline.
+//
+// Once a limit trips, the hook fails every following instruction, so a pcall
+// in the script cannot swallow the error and carry on.
+package luasandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Limits bounds one run. Zero fields take the defaults.
+type Limits struct {
+	Timeout         time.Duration // wall-clock deadline for load + data() + conversion
+	MaxScript       int           // bytes of source
+	MaxInstructions int64         // VM instructions
+	MaxBytes        int64         // bytes of strings built at run time
+	MaxValues       int           // values in the returned tree
+	MaxDepth        int           // nesting of the returned tree
+}
+
+// Defaults: real .msh files are a few kilobytes of table constructors that
+// run in a few thousand instructions; the limits leave two orders of
+// magnitude of room and still keep a hostile script to tens of megabytes.
+const (
+	DefaultTimeout         = time.Second
+	DefaultMaxScript       = 4 << 20
+	DefaultMaxInstructions = 5_000_000
+	DefaultMaxBytes        = 64 << 20
+	DefaultMaxValues       = 1 << 20
+	DefaultMaxDepth        = 64
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.MaxScript <= 0 {
+		l.MaxScript = DefaultMaxScript
+	}
+	if l.MaxInstructions <= 0 {
+		l.MaxInstructions = DefaultMaxInstructions
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	if l.MaxValues <= 0 {
+		l.MaxValues = DefaultMaxValues
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultMaxDepth
+	}
+	return l
+}
+
+// Table is a Lua table: the values at keys 1..n in Seq, every other key in
+// Fields under its string form (numbers formatted as Lua prints them).
+type Table struct {
+	Seq    []any
+	Fields map[string]any
+}
+
+// Keys returns the keys of Fields in sorted order.
+func (t *Table) Keys() []string {
+	keys := make([]string, 0, len(t.Fields))
+	for k := range t.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Get returns Fields[key], or nil.
+func (t *Table) Get(key string) any {
+	if t == nil {
+		return nil
+	}
+	return t.Fields[key]
+}
+
+// Function stands for a Lua function found in the result; it is not called.
+type Function struct{}
+
+// Errors wrapped by Error, for errors.Is.
+var (
+	ErrLimit   = errors.New("sandbox limit exceeded")
+	ErrTimeout = errors.New("script ran past its deadline")
+	ErrScript  = errors.New("script failed")
+)
+
+// Error is a failure of a script; Kind is one of the Err values above.
+type Error struct {
+	Kind error
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Kind }
+
+func errorf(kind error, format string, args ...any) *Error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Run loads script (named name in messages), calls its global data() and
+// returns the converted result: nil, bool, float64, string, *Table or
+// Function. The caller's ctx cancels it too.
+func Run(ctx context.Context, name string, script []byte, lim Limits) (result any, err error) {
+	lim = lim.withDefaults()
+	if len(script) > lim.MaxScript {
+		return nil, errorf(ErrLimit, "script is %d bytes, more than the limit of %d", len(script), lim.MaxScript)
+	}
+	if err := checkShape(script); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	defer cancel()
+
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs:     true,
+		CallStackSize:    200,
+		RegistrySize:     16 << 10,
+		RegistryMaxSize:  128 << 10,
+		RegistryGrowStep: 16 << 10, // gopher-lua grows by this step, not by doubling
+
+	})
+	defer L.Close()
+	b := &budget{parent: ctx, L: L, lim: lim}
+	L.SetContext(b)
+
+	// gopher-lua turns Lua errors into Go errors, but a Go panic deep inside
+	// it (a bug, a call-stack segment overflow) must not take the process down.
+	defer func() {
+		if r := recover(); r != nil {
+			result, err = nil, b.classify(fmt.Errorf("interpreter panic: %v", r))
+		}
+	}()
+
+	if err := openLibs(L, b); err != nil {
+		return nil, b.classify(err)
+	}
+	fn, err := L.Load(strings.NewReader(string(script)), name)
+	if err != nil {
+		return nil, errorf(ErrScript, "%v", err)
+	}
+	L.Push(fn)
+	if err := L.PCall(0, 0, nil); err != nil {
+		return nil, b.classify(err)
+	}
+	data := L.GetGlobal("data")
+	if data.Type() != lua.LTFunction {
+		return nil, errorf(ErrScript, "the script defines no function data() (data is a %s)", data.Type())
+	}
+	L.Push(data)
+	if err := L.PCall(0, 1, nil); err != nil {
+		return nil, b.classify(err)
+	}
+	ret := L.Get(-1)
+	L.Pop(1)
+	c := converter{b: b}
+	v, err := c.convert(ret, 0)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// classify maps an interpreter error to the limit that caused it, if any.
+func (b *budget) classify(err error) error {
+	if b.err != nil {
+		return b.err
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "stack overflow") || strings.Contains(msg, "registry overflow") {
+		return errorf(ErrLimit, "%s", msg)
+	}
+	return errorf(ErrScript, "%s", msg)
+}
+
+// budget is the context handed to the interpreter. Its Done method runs
+// before every VM instruction; it returns nil (no case ready) while the
+// script is within its limits and a closed channel from the first violation on.
+type budget struct {
+	parent context.Context
+	L      *lua.LState
+	lim    Limits
+	steps  int64
+	bytes  int64
+	err    *Error
+	seen   [512]uintptr // addresses of large strings already charged
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (b *budget) Deadline() (time.Time, bool) { return b.parent.Deadline() }
+func (b *budget) Value(key any) any           { return b.parent.Value(key) }
+
+func (b *budget) Err() error {
+	if b.err != nil {
+		return b.err
+	}
+	return b.parent.Err()
+}
+
+func (b *budget) Done() <-chan struct{} {
+	if b.err != nil {
+		return closed
+	}
+	b.steps++
+	if b.steps > b.lim.MaxInstructions {
+		b.fail(errorf(ErrLimit, "script ran more than %d instructions", b.lim.MaxInstructions))
+		return closed
+	}
+	if b.steps&1023 == 0 && !b.poll() {
+		return closed
+	}
+	b.scanRegisters()
+	if b.err != nil {
+		return closed
+	}
+	return nil
+}
+
+// poll checks the caller's context and the deadline.
+func (b *budget) poll() bool {
+	if b.err != nil {
+		return false
+	}
+	select {
+	case <-b.parent.Done():
+		if errors.Is(b.parent.Err(), context.DeadlineExceeded) {
+			b.fail(errorf(ErrTimeout, "script ran past its deadline of %v", b.lim.Timeout))
+		} else {
+			b.fail(errorf(ErrTimeout, "script canceled: %v", b.parent.Err()))
+		}
+		return false
+	default:
+		return true
+	}
+}
+
+func (b *budget) fail(e *Error) {
+	if b.err == nil {
+		b.err = e
+	}
+}
+
+// smallString is the length below which a string is covered by the
+// instruction budget rather than charged to the byte budget.
+const smallString = 64
+
+// maxScan bounds the registers scanned per instruction: a Lua function has
+// at most 250 registers.
+const maxScan = 256
+
+func (b *budget) scanRegisters() {
+	top := b.L.GetTop()
+	if top > maxScan {
+		top = maxScan
+	}
+	for i := 1; i <= top; i++ {
+		s, ok := b.L.Get(i).(lua.LString)
+		if !ok || len(s) < smallString {
+			continue
+		}
+		p := uintptr(unsafe.Pointer(unsafe.StringData(string(s))))
+		slot := &b.seen[(p>>4)%uintptr(len(b.seen))]
+		if *slot == p {
+			continue
+		}
+		*slot = p
+		if !b.charge(int64(len(s))) {
+			return
+		}
+	}
+}
+
+// charge adds n bytes to the byte budget; it reports false (and fails the
+// run) when the budget is exceeded.
+func (b *budget) charge(n int64) bool {
+	if n < 0 || b.bytes+n > b.lim.MaxBytes || b.bytes+n < b.bytes {
+		b.fail(errorf(ErrLimit, "script built more than %d bytes of strings", b.lim.MaxBytes))
+		return false
+	}
+	b.bytes += n
+	return true
+}
+
+// room reports whether n more bytes fit the byte budget without charging.
+func (b *budget) room(n int64) bool {
+	return n >= 0 && b.bytes+n <= b.lim.MaxBytes && b.bytes+n >= b.bytes
+}
+
+func openLibs(L *lua.LState, b *budget) error {
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+	} {
+		if err := L.CallByParam(lua.P{Fn: L.NewFunction(lib.fn), NRet: 0, Protect: true}, lua.LString(lib.name)); err != nil {
+			return err
+		}
+	}
+	g := L.G.Global
+	// Removed functions and libraries stay defined as stubs that fail with
+	// a message saying why, rather than "attempt to call a nil value".
+	for _, name := range []string{"load", "loadstring", "loadfile", "dofile", "require", "module",
+		"print", "collectgarbage", "getfenv", "setfenv", "newproxy", "_printregs"} {
+		g.RawSetString(name, unavailable(L, name))
+	}
+	g.RawSetString("_GOPHER_LUA_VERSION", lua.LNil)
+	for _, lib := range []string{"os", "io", "package", "debug", "coroutine", "channel"} {
+		t := L.NewTable()
+		mt := L.NewTable()
+		lib := lib
+		mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+			L.RaiseError("%s.%s is not available in the sandbox: data scripts get only the base, table, string and math libraries", lib, L.ToString(2))
+			return 0
+		}))
+		mt.RawSetString("__newindex", mt.RawGetString("__index"))
+		mt.RawSetString("__metatable", lua.LFalse)
+		L.SetMetatable(t, mt)
+		g.RawSetString(lib, t)
+	}
+	g.RawSetString("_", L.NewFunction(func(L *lua.LState) int {
+		L.SetTop(1)
+		return 1
+	}))
+
+	str := L.GetGlobal("string").(*lua.LTable)
+	// Pattern matching runs in Go and can backtrack for exponential time,
+	// out of the instruction hook's reach; data files never need it.
+	for _, name := range []string{"dump", "find", "match", "gmatch", "gfind", "gsub"} {
+		str.RawSetString(name, unavailable(L, "string."+name))
+	}
+	str.RawSetString("rep", L.NewFunction(b.strRep))
+	str.RawSetString("format", L.NewFunction(b.wrapFormat(str.RawGetString("format"))))
+	L.GetGlobal("math").(*lua.LTable).RawSetString("randomseed", unavailable(L, "math.randomseed"))
+	L.GetGlobal("table").(*lua.LTable).RawSetString("concat", L.NewFunction(b.tableConcat))
+	return nil
+}
+
+func unavailable(L *lua.LState, name string) *lua.LFunction {
+	return L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("%s is not available in the sandbox", name)
+		return 0
+	})
+}
+
+// limitError raises the budget's error inside a library function.
+func (b *budget) limitError(L *lua.LState, what string, n int64) int {
+	b.fail(errorf(ErrLimit, "%s would build %d bytes, beyond the script's limit of %d bytes of strings", what, n, b.lim.MaxBytes))
+	L.RaiseError("%s", b.err.Msg)
+	return 0
+}
+
+func (b *budget) strRep(L *lua.LState) int {
+	s := L.CheckString(1)
+	n := L.CheckInt64(2)
+	if n <= 0 || len(s) == 0 {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	if n > math.MaxInt64/int64(len(s)) || !b.room(n*int64(len(s))) {
+		return b.limitError(L, "string.rep", satMul(n, int64(len(s))))
+	}
+	L.Push(lua.LString(strings.Repeat(s, int(n))))
+	return 1
+}
+
+func satMul(a, b int64) int64 {
+	if b != 0 && a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+// wrapFormat checks each conversion's width and precision (at most two
+// digits, as in Lua 5.1) before handing over to the library, so that
+// "%999999999d" cannot allocate a gigabyte.
+func (b *budget) wrapFormat(orig lua.LValue) lua.LGFunction {
+	fn := orig.(*lua.LFunction)
+	return func(L *lua.LState) int {
+		f := L.CheckString(1)
+		for i := 0; i < len(f); i++ {
+			if f[i] != '%' {
+				continue
+			}
+			i++
+			for i < len(f) && strings.IndexByte("-+ #0", f[i]) >= 0 {
+				i++
+			}
+			digits := 0
+			for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+				i++
+				digits++
+			}
+			if i < len(f) && f[i] == '.' {
+				i++
+				pd := 0
+				for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+					i++
+					pd++
+				}
+				digits = max(digits, pd)
+			}
+			if digits > 2 {
+				L.RaiseError("invalid format (width or precision too long)")
+				return 0
+			}
+		}
+		// The output is bounded by the format and the arguments' string
+		// forms: charge that bound before formatting.
+		n := int64(len(f)) + 100*int64(strings.Count(f, "%"))
+		for i := 2; i <= L.GetTop(); i++ {
+			if s, ok := L.Get(i).(lua.LString); ok {
+				n += int64(len(s))
+			}
+		}
+		if !b.room(n) {
+			return b.limitError(L, "string.format", n)
+		}
+		return callOrig(L, fn)
+	}
+}
+
+func callOrig(L *lua.LState, fn *lua.LFunction) int {
+	top := L.GetTop()
+	L.Push(fn)
+	for i := 1; i <= top; i++ {
+		L.Push(L.Get(i))
+	}
+	L.Call(top, lua.MultRet)
+	return L.GetTop() - top
+}
+
+// tableConcat is table.concat with the output size checked before joining.
+func (b *budget) tableConcat(L *lua.LState) int {
+	t := L.CheckTable(1)
+	sep := L.OptString(2, "")
+	i := L.OptInt64(3, 1)
+	j := L.OptInt64(4, int64(t.Len()))
+	if i > j {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	if j-i >= int64(b.lim.MaxValues) || j-i < 0 {
+		return b.limitError(L, "table.concat", math.MaxInt64)
+	}
+	var n int64
+	parts := make([]string, 0, min(j-i+1, 1024))
+	for k := i; k <= j; k++ {
+		v := t.RawGetInt(int(k))
+		switch v.(type) {
+		case lua.LString, lua.LNumber:
+		default:
+			L.RaiseError("invalid value (at index %d) in table for 'concat'", k)
+			return 0
+		}
+		s := v.String()
+		n += int64(len(s))
+		if k > i {
+			n += int64(len(sep))
+		}
+		if !b.room(n) {
+			return b.limitError(L, "table.concat", n)
+		}
+		parts = append(parts, s)
+	}
+	b.charge(n)
+	L.Push(lua.LString(strings.Join(parts, sep)))
+	return 1
+}
+
+// checkShape rejects sources whose syntax would nest deeper than the
+// parser and compiler should recurse. gopher-lua's compiler recurses once per
+// level of the syntax tree, so "x = - - - ... 1" or "1+1+...+1" with a
+// million operators would grow the Go stack by hundreds of megabytes (or past
+// its limit, which is fatal, not a recoverable panic). A syntax tree is no
+// deeper than the tokens of one expression plus the brackets and blocks
+// around it, so a light lexer bounds that: the tokens since the last
+// separator (",", ";", "=", a keyword that starts or ends a statement) at
+// each open bracket or block level, summed over the levels. Data files are
+// table constructors whose expressions are a token or two, far below it.
+func checkShape(src []byte) error {
+	const maxNest, maxScore = 200, 4000
+	type level struct{ closer byte } // ')', '}', ']', or 'e' (end/until)
+	stack := []level{}
+	runs := []int{0} // tokens of the current expression at each level
+	score := 0       // sum of runs
+	fail := func(i int, what string) error {
+		return errorf(ErrLimit, "the script nests %s too deeply at byte %d", what, i)
+	}
+	push := func(closer byte, i int) error {
+		stack = append(stack, level{closer})
+		runs = append(runs, 0)
+		if len(stack) > maxNest {
+			return fail(i, "brackets or blocks")
+		}
+		return nil
+	}
+	pop := func() {
+		if len(stack) > 0 {
+			stack = stack[:len(stack)-1]
+			score -= runs[len(runs)-1]
+			runs = runs[:len(runs)-1]
+		}
+	}
+	token := func(i int) error {
+		runs[len(runs)-1]++
+		score++
+		if score > maxScore {
+			return fail(i, "expressions")
+		}
+		return nil
+	}
+	reset := func() {
+		score -= runs[len(runs)-1]
+		runs[len(runs)-1] = 0
+	}
+	// longBracket returns the end of a long string or comment starting at
+	// i ("[[", "[==["), or -1 when src[i:] does not open one.
+	longBracket := func(i int) int {
+		j := i + 1
+		for j < len(src) && src[j] == '=' {
+			j++
+		}
+		if j >= len(src) || src[j] != '[' {
+			return -1
+		}
+		closer := "]" + strings.Repeat("=", j-i-1) + "]"
+		k := strings.Index(string(src[j+1:]), closer)
+		if k < 0 {
+			return len(src)
+		}
+		return j + 1 + k + len(closer)
+	}
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			i++
+		case c == '-' && i+1 < len(src) && src[i+1] == '-':
+			if i+2 < len(src) && src[i+2] == '[' {
+				if end := longBracket(i + 2); end >= 0 {
+					i = end
+					continue
+				}
+			}
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case c == '[' && longBracket(i) >= 0:
+			i = longBracket(i)
+			if err := token(i); err != nil {
+				return err
+			}
+		case c == '"' || c == '\'':
+			for i++; i < len(src) && src[i] != c && src[i] != '\n'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+			i++
+			if err := token(i); err != nil {
+				return err
+			}
+		case c == '(' || c == '{' || c == '[':
+			if err := token(i); err != nil {
+				return err
+			}
+			if err := push(map[byte]byte{'(': ')', '{': '}', '[': ']'}[c], i); err != nil {
+				return err
+			}
+			i++
+		case c == ')' || c == '}' || c == ']':
+			pop()
+			i++
+		case c == ',' || c == ';' || (c == '=' && (i+1 >= len(src) || src[i+1] != '=')):
+			reset()
+			i++
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			j := i
+			for j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9') {
+				j++
+			}
+			switch string(src[i:j]) {
+			case "function", "do", "then", "repeat":
+				reset()
+				if err := push('e', i); err != nil {
+					return err
+				}
+			case "end", "until", "elseif":
+				pop()
+				reset()
+			case "local", "return", "if", "while", "for", "else", "in", "break":
+				reset()
+			default:
+				if err := token(i); err != nil {
+					return err
+				}
+			}
+			i = j
+		default:
+			// numbers and operators: one token per byte is conservative
+			if err := token(i); err != nil {
+				return err
+			}
+			i++
+		}
+	}
+	return nil
+}
+
+// converter turns the result into Go values.
+type converter struct {
+	b     *budget
+	count int
+}
+
+func (c *converter) convert(v lua.LValue, depth int) (any, error) {
+	c.count++
+	if c.count > c.b.lim.MaxValues {
+		return nil, errorf(ErrLimit, "data() returned more than %d values", c.b.lim.MaxValues)
+	}
+	if c.count&1023 == 0 && !c.b.poll() {
+		return nil, c.b.err
+	}
+	switch v := v.(type) {
+	case *lua.LNilType:
+		return nil, nil
+	case lua.LBool:
+		return bool(v), nil
+	case lua.LNumber:
+		return float64(v), nil
+	case lua.LString:
+		return string(v), nil
+	case *lua.LFunction:
+		return Function{}, nil
+	case *lua.LTable:
+		if depth >= c.b.lim.MaxDepth {
+			return nil, errorf(ErrLimit, "data() returned tables nested deeper than %d (or a cycle)", c.b.lim.MaxDepth)
+		}
+		return c.table(v, depth)
+	default:
+		return nil, errorf(ErrScript, "data() returned a %s, which a data file cannot hold", v.Type())
+	}
+}
+
+func (c *converter) table(t *lua.LTable, depth int) (*Table, error) {
+	out := &Table{}
+	n := 0
+	for ; ; n++ {
+		if t.RawGetInt(n+1) == lua.LNil {
+			break
+		}
+		if n >= c.b.lim.MaxValues {
+			return nil, errorf(ErrLimit, "data() returned more than %d values", c.b.lim.MaxValues)
+		}
+	}
+	if n > 0 {
+		out.Seq = make([]any, 0, n)
+		for i := 1; i <= n; i++ {
+			v, err := c.convert(t.RawGetInt(i), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out.Seq = append(out.Seq, v)
+		}
+	}
+	var err error
+	t.ForEach(func(k, v lua.LValue) {
+		if err != nil {
+			return
+		}
+		var key string
+		switch k := k.(type) {
+		case lua.LString:
+			key = string(k)
+		case lua.LNumber:
+			if f := float64(k); f == math.Trunc(f) && f >= 1 && f <= float64(n) {
+				return // in Seq
+			}
+			key = formatNumber(float64(k))
+		case lua.LBool:
+			key = strconv.FormatBool(bool(k))
+		default:
+			err = errorf(ErrScript, "data() returned a table with a %s key", k.Type())
+			return
+		}
+		var gv any
+		gv, err = c.convert(v, depth+1)
+		if err != nil {
+			return
+		}
+		if out.Fields == nil {
+			out.Fields = map[string]any{}
+		}
+		out.Fields[key] = gv
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func formatNumber(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return strconv.FormatFloat(f, 'g', 14, 64)
+}
