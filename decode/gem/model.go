@@ -1,13 +1,3 @@
-// Package gem reads and writes the GEM engine's ".ply" mesh files (Men of
-// War, Assault Squad 2, Gates of Hell, GEM RTS). They are not Stanford PLY
-// files: a 4-byte magic (EPLY, BPLY or PM01) is followed by chunks, each a
-// FourCC and a body whose length follows only from its content.
-//
-// The package has three layers. Parse turns bytes into a File, a plain
-// mirror of the chunks; Encode turns a File back into bytes (fixtures and
-// round-trip tests use it). Format adapts both to meshfs: Scan reports the
-// chunks and header fields without reading vertex or index arrays, Decode
-// builds a decode.Scene in glTF's convention.
 package gem
 
 // Magics.
