@@ -50,8 +50,12 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if st == nil || len(st.Chunks) == 0 && len(b) > 4 {
-			t.Fatalf("Decode succeeded where Scan found nothing")
+		// The lazy walk (Scan) and the full parse (Decode) agree.
+		if _, serr := (Format{}).Scan(context.Background(), src); serr != nil {
+			t.Fatalf("Decode succeeded where Scan failed: %v", serr)
+		}
+		if tri := st.Header.Get("counts").(decode.Fields).Get("triangles").(int); sc.Count().Triangles != tri {
+			t.Fatalf("scene has %d triangles, header %d", sc.Count().Triangles, tri)
 		}
 		for _, m := range sc.Meshes {
 			for _, p := range m.Primitives {
