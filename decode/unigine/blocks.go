@@ -42,17 +42,20 @@ const maxBlockSize = 1<<31 - 1
 // Scan has returned and the caller may have closed the file; then the file
 // is opened again by name.
 func readAt(src *decode.Source, p []byte, off int64) error {
-	_, err := src.R.ReadAt(p, off)
+	n, err := src.R.ReadAt(p, off)
 	if err != nil && errors.Is(err, os.ErrClosed) && src.Name != "" {
 		f, oerr := os.Open(src.Name)
 		if oerr != nil {
 			return err
 		}
 		defer f.Close()
-		_, err = f.ReadAt(p, off)
+		n, err = f.ReadAt(p, off)
 	}
-	if errors.Is(err, io.EOF) {
-		err = io.ErrUnexpectedEOF
+	if n == len(p) {
+		return nil // a full read may still report EOF at the end of the source
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = decode.ErrTruncated
 	}
 	return err
 }

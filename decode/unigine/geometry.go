@@ -251,18 +251,28 @@ func (r *reader) indices(field string, count, n int) []uint32 {
 			idx[i] = v
 		}
 	default:
+		// Compact ints, decoded straight from the loaded bytes (a stream
+		// reader loads the rest of its file first; blocks are in memory).
+		if !r.ensure(field, r.left()) {
+			return nil
+		}
+		b := r.b[:int64(r.pos)+r.left()]
 		for i := range idx {
-			at := r.pos
-			v := r.compact(field)
-			if r.err != nil {
+			v, k, err := parseCompact(b[r.pos:min(len(b), r.pos+maxCompactLen)])
+			if err != nil {
+				var cause error
+				if err == errCompactShort {
+					cause = decode.ErrTruncated
+				}
+				r.fail(field, cause, "corner %d: %v", i, err)
 				return nil
 			}
 			if v < 0 || int64(v) >= int64(n) {
-				r.pos = at
 				r.fail(field, nil, "index %d of corner %d is outside the %d vertices", v, i, n)
 				return nil
 			}
 			idx[i] = uint32(v)
+			r.pos += k
 		}
 	}
 	return idx

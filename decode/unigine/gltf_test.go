@@ -2,11 +2,13 @@ package unigine
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
-	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/gltf"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 )
@@ -95,4 +97,61 @@ func BenchmarkDecodeUnigine(b *testing.B) {
 	}
 }
 
-var _ = decode.Identity
+// TestGLBSkinAndTargets: the sk10 fixture's .glb has the file's joints plus
+// one synthetic root, and its morph targets by name with zero weights.
+func TestGLBSkinAndTargets(t *testing.T) {
+	sc := decodeFixture(t, "sk10_character.mesh_skinned")
+	glb, err := gltf.Encode(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(glb) < 20 || string(glb[:4]) != "glTF" || string(glb[16:20]) != "JSON" {
+		t.Fatal("not a .glb")
+	}
+	n := binary.LittleEndian.Uint32(glb[12:])
+	var doc struct {
+		Nodes []struct {
+			Name string `json:"name"`
+		} `json:"nodes"`
+		Skins []struct {
+			Joints []int `json:"joints"`
+		} `json:"skins"`
+		Meshes []struct {
+			Weights []float64 `json:"weights"`
+			Extras  struct {
+				TargetNames []string `json:"targetNames"`
+			} `json:"extras"`
+			Primitives []struct {
+				Targets []map[string]int `json:"targets"`
+			} `json:"primitives"`
+		} `json:"meshes"`
+	}
+	if err := json.Unmarshal(glb[20:20+n], &doc); err != nil {
+		t.Fatal(err)
+	}
+	f := characterFile()
+	if len(doc.Skins) != 1 || len(doc.Skins[0].Joints) != len(f.Joints)+1 {
+		t.Fatalf("skins %+v", doc.Skins)
+	}
+	names := map[string]bool{}
+	for _, j := range doc.Skins[0].Joints {
+		names[doc.Nodes[j].Name] = true
+	}
+	for _, j := range f.Joints {
+		if !names[j.Name] {
+			t.Errorf("joint %q missing from the skin", j.Name)
+		}
+	}
+	want := []string{"smile", "blink", "grow"}
+	if len(doc.Meshes) != 1 || !reflect.DeepEqual(doc.Meshes[0].Extras.TargetNames, want) {
+		t.Fatalf("meshes %+v", doc.Meshes)
+	}
+	if !reflect.DeepEqual(doc.Meshes[0].Weights, []float64{0, 0, 0}) {
+		t.Errorf("mesh weights %v", doc.Meshes[0].Weights)
+	}
+	for _, p := range doc.Meshes[0].Primitives {
+		if len(p.Targets) != 3 {
+			t.Errorf("primitive with %d targets", len(p.Targets))
+		}
+	}
+}

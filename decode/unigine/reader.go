@@ -3,7 +3,6 @@ package unigine
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 
@@ -64,8 +63,13 @@ func (r *reader) ensure(field string, n int64) bool {
 	want = min(want, r.size)
 	nb := make([]byte, want)
 	copy(nb, r.b)
-	if _, err := r.ra.ReadAt(nb[len(r.b):], r.base+int64(len(r.b))); err != nil && !errors.Is(err, io.EOF) {
-		r.fail(field, err, "read error")
+	got, err := r.ra.ReadAt(nb[len(r.b):], r.base+int64(len(r.b)))
+	if got < len(nb)-len(r.b) {
+		// A source shorter than its stated size reads as truncated data.
+		if err == nil || errors.Is(err, io.EOF) {
+			err = decode.ErrTruncated
+		}
+		r.fail(field, err, "read %d of %d bytes at 0x%x", got, len(nb)-len(r.b), r.base+int64(len(r.b)))
 		return false
 	}
 	r.b = nb
@@ -225,4 +229,3 @@ func errf(file, section, field string, off int64, format string, args ...any) er
 	return decode.Errorf(file, section, field, off, format, args...)
 }
 
-var _ = fmt.Sprintf
