@@ -40,7 +40,10 @@ type Primitive struct {
 	Normals   [][3]float32 // unit length, or nil
 	Tangents  [][4]float32 // xyz unit length, w = ±1, or nil
 	UVs       [][][2]float32
-	Colors    [][][4]float32 // RGBA, each component in [0, 1]
+	// Colors are RGBA sets with each component in [0, 1]: the stored values
+	// scaled, with no colour-space conversion (as the game feeds them to its
+	// shaders); exporters write them as they are.
+	Colors [][][4]float32
 
 	// Joints index Scene.Skeleton.Joints; Weights sum to 1 (see NormalizeWeights).
 	Joints  [][4]uint16

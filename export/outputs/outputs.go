@@ -162,6 +162,10 @@ func (m *Mesh) GLBFile(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return m.exportGLB(scene)
+}
+
+func (m *Mesh) exportGLB(scene *decode.Scene) ([]byte, error) {
 	b, err := GLB(scene)
 	if err != nil {
 		return nil, fmt.Errorf("%s: glb export: %w", m.Path, err)
@@ -176,6 +180,10 @@ func (m *Mesh) OBJFiles(ctx context.Context) (objBytes, mtlBytes []byte, err err
 	if err != nil {
 		return nil, nil, err
 	}
+	return m.exportOBJ(scene)
+}
+
+func (m *Mesh) exportOBJ(scene *decode.Scene) (objBytes, mtlBytes []byte, err error) {
 	o, l, err := m.OBJ(scene)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: obj export: %w", m.Path, err)
@@ -240,13 +248,13 @@ func (m *Mesh) WriteDir(ctx context.Context, dir string) error {
 		if err != nil {
 			errs = append(errs, err)
 		} else {
-			if b, err := GLB(scene); err != nil {
-				errs = append(errs, fmt.Errorf("%s: glb export: %w", m.Path, err))
+			if b, err := m.exportGLB(scene); err != nil {
+				errs = append(errs, err)
 			} else {
 				write(m.GLBName(), b)
 			}
-			if o, l, err := m.OBJ(scene); err != nil {
-				errs = append(errs, fmt.Errorf("%s: obj export: %w", m.Path, err))
+			if o, l, err := m.exportOBJ(scene); err != nil {
+				errs = append(errs, err)
 			} else {
 				write(m.OBJName(), o)
 				write(m.MTLName(), l)
