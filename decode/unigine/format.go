@@ -1,7 +1,35 @@
 // Package unigine reads UNIGINE meshes: `.mesh` (ms15, and the older ms14,
 // ms11 and ms10 found in the wild) and `.mesh_skinned` (sk10), as described
 // in FORMATS.md §3. Read parses a file into the raw model (File), Encode
-// writes one, and Format ties both to meshfs.
+// writes one, Scene converts the model, and Format ties them to meshfs.
+//
+// Decisions, where the specification leaves room:
+//   - Compact ints are sign-magnitude varints; encodings longer than needed
+//     (a final zero byte, more than five bytes) and values beyond 32 bits
+//     are errors, since a writer never makes them.
+//   - A block whose two sizes are equal is stored; otherwise it is one raw
+//     LZ4 block, and a claimed size beyond LZ4's 255:1 ratio (or 2 GiB) is
+//     refused before allocating. A block must decompress to exactly its
+//     claimed size and be consumed exactly by the surface's fields.
+//   - Index widths: u8 below 256 vertices, u16 below 65 536, compact ints
+//     above, counting coordinate vertices (target 0's positions) for the
+//     coordinate indices and triangle vertices (target 0's tangents) for
+//     the triangle indices. Every index is checked against its count.
+//   - glTF vertices are the unique (coordinate, triangle) index pairs in
+//     order of first use; winding is kept (UNIGINE's faces are
+//     counter-clockwise, checked on the real files), and positions, normals,
+//     tangents, morph deltas and joint transforms turn from Z up to Y up.
+//   - Skins: see skeleton.go (sk10 bind = model space; ms14 bone transforms
+//     are parent-relative, as the real capsule shows). Several root joints
+//     get one synthetic root "root" in front; file joint indices shift by 1.
+//   - Morph targets are matched across surfaces by name (unnamed:
+//     "target_k"); a surface lacking one gets zero deltas for it.
+//   - ms11/ms10 (one public ms11 sample): no spatial-tree int, no lightmap
+//     chars, no RAM field; one unknown compact int after the bounds; counts
+//     of vertices and indices in the stream; no collision data. Bones, if
+//     an ms11 file has them, are read as in ms14 (unverified).
+//   - header.json comes from the header, the offset table and the block
+//     headers only: see Scan for what that leaves out.
 package unigine
 
 import (

@@ -228,4 +228,3 @@ func (r *reader) vec3(field string) (v [3]float32) {
 func errf(file, section, field string, off int64, format string, args ...any) error {
 	return decode.Errorf(file, section, field, off, format, args...)
 }
-

@@ -23,6 +23,11 @@ func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, 
 	r := newFileReader(src.Name, "header", src.R, src.Size)
 	h, err := parseHeader(r)
 	if h == nil {
+		if len(r.b) >= 4 {
+			// An unknown version: header.json still shows which.
+			st.Header.Add("magic", string(r.b[:4]))
+			return st, err
+		}
 		return nil, err
 	}
 	if err != nil {

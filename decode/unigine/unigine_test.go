@@ -678,3 +678,48 @@ func expectFail(t *testing.T, what string, b []byte, field string) {
 		t.Errorf("%s: error names field %q: %v", what, fe.Field, err)
 	}
 }
+
+func TestUnsupportedVersionHeader(t *testing.T) {
+	st, err := Format{}.Scan(context.Background(), memSource("v.mesh", []byte("ms16\x00\x00")))
+	if err == nil || st == nil || st.Header.Get("magic") != "ms16" {
+		t.Fatalf("scan: %+v, %v", st, err)
+	}
+	var fe *decode.FormatError
+	if !errors.As(err, &fe) || fe.Field != "magic" || fe.Offset != 0 {
+		t.Errorf("error %v", err)
+	}
+}
+
+// TestChunkAfterClose: chunks/ loads blocks after Scan's file was closed,
+// as the mount and `convert` do.
+func TestChunkAfterClose(t *testing.T) {
+	b, err := Encode(characterFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.mesh_skinned")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Format{}.Scan(context.Background(), &decode.Source{Name: path, R: fh, Size: int64(len(b))})
+	fh.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := st.Chunks[1]
+	data, err := c.Load()
+	if err != nil || int64(len(data)) != c.Size {
+		t.Fatalf("%s after close: %d bytes, %v", c.Name, len(data), err)
+	}
+	r := newMemReader(path, "", data, 0)
+	h, _ := parseHeader(newMemReader(path, "", b, 0))
+	var s Surface
+	parseGeometry(r, h.lay, h.surf[0], &s, len(h.file.Joints))
+	if r.err != nil || r.left() != 0 || len(s.Targets) != 3 {
+		t.Errorf("the loaded chunk does not parse as the body's geometry: %v", r.err)
+	}
+}
