@@ -188,30 +188,39 @@ func (r *reader) readJoints(f *File, n int) {
 		f.Joints[i].Name = r.str(fmt.Sprintf("joint[%d].name", i), false)
 		parentAt[i] = r.pos
 		p := int16(r.u16(fmt.Sprintf("joint[%d].parent", i)))
-		if r.err == nil && (p < -1 || int(p) >= n || int(p) == i) {
-			r.pos = parentAt[i]
-			r.fail(fmt.Sprintf("joint[%d].parent", i), nil, "parent %d is not −1 or another of the %d joints", p, n)
-		}
 		if r.err != nil {
 			f.Joints = f.Joints[:i]
 			return
 		}
 		f.Joints[i].Parent = p
 	}
-	// glTF needs a tree: walk up from each joint, marking the path; meeting
-	// the path again is a cycle, meeting a checked joint or a root ends it.
-	// Each joint is walked once, so a long chain stays linear.
-	const unseen, onPath, checked = 0, 1, 2
+	if i, msg := jointTreeError(f.Joints); i >= 0 {
+		r.pos = parentAt[i]
+		r.fail(fmt.Sprintf("joint[%d].parent", i), nil, "%s", msg)
+		f.Joints = nil
+	}
+}
+
+// jointTreeError returns the first joint whose parent is out of range or
+// part of a cycle (glTF needs a tree), or −1. It walks up from each joint,
+// marking the path; meeting the path again is a cycle, meeting a checked
+// joint or a root ends the walk. Each joint is walked once, so a long
+// chain stays linear.
+func jointTreeError(js []Joint) (int, string) {
+	n := len(js)
+	for i, j := range js {
+		if p := int(j.Parent); p < -1 || p >= n || p == i {
+			return i, fmt.Sprintf("parent %d is not −1 or another of the %d joints", p, n)
+		}
+	}
+	const onPath, checked = 1, 2
 	state := make([]uint8, n)
 	var path []int
-	for i := range f.Joints {
+	for i := range js {
 		path = path[:0]
-		for j := i; j >= 0 && state[j] != checked; j = int(f.Joints[j].Parent) {
+		for j := i; j >= 0 && state[j] != checked; j = int(js[j].Parent) {
 			if state[j] == onPath {
-				r.pos = parentAt[i]
-				r.fail(fmt.Sprintf("joint[%d].parent", i), nil, "joint %d's parents form a cycle", i)
-				f.Joints = nil
-				return
+				return i, fmt.Sprintf("joint %d's parents form a cycle", i)
 			}
 			state[j] = onPath
 			path = append(path, j)
@@ -220,6 +229,7 @@ func (r *reader) readJoints(f *File, n int) {
 			state[j] = checked
 		}
 	}
+	return -1, ""
 }
 
 // readSkin reads sk10's joints, bind and rest transforms and skeleton reference.

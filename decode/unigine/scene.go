@@ -164,6 +164,32 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 	if len(s.CIndices) != len(s.TIndices) || len(s.CIndices)%3 != 0 {
 		return p, decode.Errorf(file, fmt.Sprintf("surface %d", si), "indices", 0, "%d coordinate and %d triangle indices", len(s.CIndices), len(s.TIndices))
 	}
+	// The reader has checked all this; a File built by hand may not be.
+	sec := fmt.Sprintf("surface %d", si)
+	for k, t := range s.Targets {
+		if len(t.Positions) != nc || (len(t.Tangents) != 0 && len(t.Tangents) != ntv) {
+			return p, decode.Errorf(file, sec, fmt.Sprintf("morph_target[%d]", k), 0, "%d vertices and %d tangents, the base has %d and %d", len(t.Positions), len(t.Tangents), nc, ntv)
+		}
+	}
+	for _, a := range []struct {
+		name string
+		n    int
+		want int
+	}{{"uv0", len(s.UV0), ntv}, {"uv1", len(s.UV1), ntv}, {"colors", len(s.Colors), ntv}, {"weights", len(s.Weights), nc}} {
+		if a.n != 0 && a.n != a.want {
+			return p, decode.Errorf(file, sec, a.name, 0, "%d entries for %d vertices", a.n, a.want)
+		}
+	}
+	for i, in := range s.Weights {
+		if len(in) > 4 {
+			return p, decode.Errorf(file, sec, "weights", 0, "vertex %d has %d influences", i, len(in))
+		}
+		for _, x := range in {
+			if x.Joint < 0 || int(x.Joint) >= len(f.Joints) {
+				return p, decode.Errorf(file, sec, "weights", 0, "vertex %d: joint %d of %d", i, x.Joint, len(f.Joints))
+			}
+		}
+	}
 	for k := range s.CIndices {
 		if int(s.CIndices[k]) >= nc || int(s.TIndices[k]) >= ntv {
 			return p, decode.Errorf(file, fmt.Sprintf("surface %d", si), "indices", 0, "corner %d (%d, %d) outside %d coordinate and %d triangle vertices", k, s.CIndices[k], s.TIndices[k], nc, ntv)

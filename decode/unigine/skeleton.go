@@ -131,6 +131,12 @@ func decompose(m mat4) decode.TRS {
 // returned shift).
 func skeleton(f *File, file string) (*decode.Skeleton, int, error) {
 	n := len(f.Joints)
+	if i, msg := jointTreeError(f.Joints); i >= 0 {
+		return nil, 0, decode.Errorf(file, "skeleton", fmt.Sprintf("joint[%d].parent", i), 0, "%s", msg)
+	}
+	if n > 32768 || (len(f.Bind) != 0 && len(f.Bind) != n) || (len(f.Rest) != 0 && len(f.Rest) != n) {
+		return nil, 0, decode.Errorf(file, "skeleton", "joint_count", 0, "%d joints, %d bind and %d rest transforms", n, len(f.Bind), len(f.Rest))
+	}
 	roots := 0
 	for _, j := range f.Joints {
 		if j.Parent < 0 {

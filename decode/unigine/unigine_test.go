@@ -723,3 +723,26 @@ func TestChunkAfterClose(t *testing.T) {
 		t.Errorf("the loaded chunk does not parse as the body's geometry: %v", r.err)
 	}
 }
+
+// TestSceneRejectsBadModels: Scene checks a hand-built File instead of
+// panicking on it.
+func TestSceneRejectsBadModels(t *testing.T) {
+	bad := map[string]func(f *File){
+		"cycle":        func(f *File) { f.Joints[0].Parent = 2 },
+		"parent range": func(f *File) { f.Joints[1].Parent = 9 },
+		"uv count":     func(f *File) { f.Surfaces[0].UV1 = f.Surfaces[0].UV1[1:] },
+		"weight joint": func(f *File) { f.Surfaces[1].Weights[0][0].Joint = 5 },
+		"target size":  func(f *File) { f.Surfaces[0].Targets[1].Positions = nil },
+		"index":        func(f *File) { f.Surfaces[0].CIndices[0] = 99 },
+		"bind count":   func(f *File) { f.Bind = f.Bind[1:] },
+	}
+	for name, mutate := range bad {
+		f := characterFile()
+		mutate(f)
+		_, err := Scene(f, "hand.mesh_skinned", "hand")
+		var fe *decode.FormatError
+		if !errors.As(err, &fe) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
