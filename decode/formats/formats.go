@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/gem"
+	"github.com/meshfs/meshfs/decode/tfever"
 	"github.com/meshfs/meshfs/decode/unigine"
 )
 
@@ -15,6 +16,8 @@ import (
 var All = []decode.Format{
 	gem.Format{},
 	unigine.Format{},
+	tfever.Msh{},
+	tfever.Ani{},
 }
 
 // HeadSize is how many leading bytes Sniff needs.

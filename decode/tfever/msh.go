@@ -1,0 +1,556 @@
+package tfever
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// load reads and runs the script and reads its tables.
+func (f Msh) load(ctx context.Context, src *decode.Source) ([]byte, *mshData, error) {
+	script, err := readScript(src, f.Limits)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := runScript(ctx, src, script, f.Limits)
+	if err != nil {
+		return script, nil, err
+	}
+	r := reader{file: src.Name}
+	m, err := r.msh(v)
+	if err != nil {
+		return script, nil, err
+	}
+	return script, m, nil
+}
+
+// blob is the opened companion file.
+type blob struct {
+	name string
+	r    io.ReaderAt
+	size int64
+}
+
+func (b *blob) close() {
+	if c, ok := b.r.(io.Closer); ok {
+		c.Close()
+	}
+}
+
+// openBlob opens NAME.msh.blob beside the script. A missing blob is a
+// FormatError for this mesh, not a failure of the folder.
+func openBlob(src *decode.Source) (*blob, error) {
+	name := blobName(src)
+	full := filepath.Join(filepath.Dir(src.Name), name)
+	if src.OpenSibling == nil {
+		return nil, decode.Errorf(full, "blob", "", 0, "cannot open the companion %s: no folder to look in", name)
+	}
+	r, size, err := src.OpenSibling(name)
+	if err != nil {
+		return nil, &decode.FormatError{File: full, Section: "blob", Msg: "cannot open the companion " + name, Err: err}
+	}
+	return &blob{name: full, r: r, size: size}, nil
+}
+
+// checkLayout validates every region against the blob's size and the
+// submeshes' index lists against each other (FORMATS.md §2): regions inside
+// the blob, counts divisible by their element size, equal list lengths per
+// submesh, triangle lists. Index values are checked when decoding.
+func checkLayout(m *mshData, file, scriptName string, blobSize int64) error {
+	checkRegion := func(section string, r region) error {
+		if r.Count%r.itemSize() != 0 {
+			return decode.Errorf(file, section, "count", r.Offset,
+				"count %d bytes is not a multiple of the %d-byte element", r.Count, r.itemSize())
+		}
+		if r.Offset > blobSize || r.Count > blobSize-r.Offset {
+			return &decode.FormatError{File: file, Section: section, Field: "offset", Offset: r.Offset,
+				Msg: fmt.Sprintf("region of %d bytes at offset %d runs past the %d-byte blob", r.Count, r.Offset, blobSize),
+				Err: decode.ErrTruncated}
+		}
+		return nil
+	}
+	pos := m.attr("position")
+	if pos == nil {
+		return decode.Errorf(scriptName, "data()", "vertexAttr.position", 0, "the mesh has no position attribute")
+	}
+	for _, a := range m.Attrs {
+		if err := checkRegion("vertexAttr."+a.Name, a); err != nil {
+			return err
+		}
+		if want := wantComp(a.Name); want != nil && !want(a.NumComp) {
+			return decode.Errorf(file, "vertexAttr."+a.Name, "numComp", a.Offset,
+				"numComp is %d, which a %s attribute cannot have", a.NumComp, a.Name)
+		}
+	}
+	for i, sm := range m.SubMeshes {
+		sp := sm.index("position")
+		if sp == nil {
+			return decode.Errorf(scriptName, "data()", fmt.Sprintf("subMeshes[%d].indices.position", i+1), 0,
+				"submesh %d has no position index list", i)
+		}
+		for _, r := range sm.Indices {
+			section := fmt.Sprintf("submesh %d indices.%s", i, r.Name)
+			if err := checkRegion(section, r); err != nil {
+				return err
+			}
+			if m.attr(r.Name) == nil {
+				return decode.Errorf(file, section, "", r.Offset, "index list for %q, which vertexAttr does not have", r.Name)
+			}
+			if r.Count != sp.Count {
+				return decode.Errorf(file, section, "count", r.Offset,
+					"%d indices, but the position list has %d: per-attribute lists of a submesh must have equal lengths",
+					r.items(), sp.items())
+			}
+		}
+		if sp.items()%3 != 0 {
+			return decode.Errorf(file, fmt.Sprintf("submesh %d indices.position", i), "count", sp.Offset,
+				"%d indices is not a whole number of triangles", sp.items())
+		}
+		for _, a := range m.Attrs {
+			if sm.index(a.Name) == nil && a.items() != pos.items() && isGeometry(a.Name) {
+				return decode.Errorf(file, fmt.Sprintf("submesh %d indices.%s", i, a.Name), "", a.Offset,
+					"submesh %d has no index list for %q, and its %d items do not match the %d positions",
+					i, a.Name, a.items(), pos.items())
+			}
+		}
+	}
+	return nil
+}
+
+// wantComp returns the component counts allowed for a known attribute, nil
+// for unknown ones.
+func wantComp(name string) func(int64) bool {
+	switch kind(name) {
+	case kindPosition, kindNormal:
+		return func(n int64) bool { return n == 3 }
+	case kindTangent, kindColor:
+		return func(n int64) bool { return n == 3 || n == 4 }
+	case kindUV:
+		return func(n int64) bool { return n == 2 }
+	}
+	return nil
+}
+
+const (
+	kindOther = iota
+	kindPosition
+	kindNormal
+	kindTangent
+	kindUV
+	kindColor
+)
+
+func kind(name string) int {
+	switch name {
+	case "position":
+		return kindPosition
+	case "normal":
+		return kindNormal
+	case "tangent":
+		return kindTangent
+	}
+	if _, ok := setNumber(name, "uv"); ok {
+		return kindUV
+	}
+	if _, ok := setNumber(name, "color"); ok {
+		return kindColor
+	}
+	return kindOther
+}
+
+// isGeometry reports whether the attribute becomes a glTF vertex attribute;
+// the others are decoded generically into header.json and chunks/.
+func isGeometry(name string) bool { return kind(name) != kindOther }
+
+// Scan runs the script and reports its tables and the blob's layout
+// without reading geometry.
+func (f Msh) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, error) {
+	st := &decode.Structure{Format: f.Name()}
+	st.Header.Add("scriptBytes", src.Size)
+	st.Chunks = append(st.Chunks, scriptChunk(src.Size))
+	_, m, err := f.load(ctx, src)
+	if err != nil {
+		return st, err
+	}
+	header(&st.Header, m)
+	b, err := openBlob(src)
+	if err != nil {
+		st.Header.Add("blob", blobName(src))
+		st.Header.Add("blobBytes", nil)
+		return st, err
+	}
+	defer b.close()
+	st.Header.Add("blob", blobName(src))
+	st.Header.Add("blobBytes", b.size)
+	if err := checkLayout(m, b.name, src.Name, b.size); err != nil {
+		return st, err
+	}
+	st.Header.Add("otherAttributes", otherStats(m, b))
+	open := src.OpenSibling
+	name := blobName(src)
+	add := func(chunk string, r region) {
+		off, n := r.Offset, r.Count
+		st.Chunks = append(st.Chunks, decode.Chunk{Name: chunk, Offset: off, Length: n, Size: n,
+			// The bytes live in the blob, not in the script, so they are
+			// loaded by reopening the companion when asked for.
+			Load: func() ([]byte, error) {
+				rd, size, err := open(name)
+				if err != nil {
+					return nil, err
+				}
+				if c, ok := rd.(io.Closer); ok {
+					defer c.Close()
+				}
+				if off > size || n > size-off {
+					return nil, decode.Errorf(name, chunk, "", off, "the blob shrank to %d bytes", size)
+				}
+				buf := make([]byte, n)
+				if _, err := rd.ReadAt(buf, off); err != nil && !(err == io.EOF && n == 0) {
+					return nil, err
+				}
+				return buf, nil
+			}})
+	}
+	for _, a := range m.Attrs {
+		add(decode.SafeName(a.Name+".bin"), a)
+	}
+	for i, sm := range m.SubMeshes {
+		for _, r := range sm.Indices {
+			add(decode.SafeName(fmt.Sprintf("submesh%d.%s.idx", i, r.Name)), r)
+		}
+	}
+	return st, nil
+}
+
+// header adds the script's tables to header.json in a stable order.
+func header(h *decode.Fields, m *mshData) {
+	style := "transport-fever-2"
+	if m.HasMatCfg {
+		style = "train-fever"
+	}
+	h.Add("style", style)
+	attrs := []decode.Fields{}
+	for _, a := range m.Attrs {
+		var f decode.Fields
+		f.Add("name", a.Name)
+		f.Add("count", a.Count)
+		f.Add("numComp", a.NumComp)
+		f.Add("offset", a.Offset)
+		f.Add("items", a.items())
+		f = append(f, a.Extra...)
+		attrs = append(attrs, f)
+	}
+	h.Add("vertexAttr", attrs)
+	subs := []decode.Fields{}
+	tris := int64(0)
+	for _, sm := range m.SubMeshes {
+		var f decode.Fields
+		var lists []decode.Fields
+		var ntri int64
+		for _, r := range sm.Indices {
+			var lf decode.Fields
+			lf.Add("name", r.Name)
+			lf.Add("count", r.Count)
+			lf.Add("offset", r.Offset)
+			lf.Add("items", r.items())
+			lf = append(lf, r.Extra...)
+			lists = append(lists, lf)
+			if r.Name == "position" {
+				ntri = r.items() / 3
+			}
+		}
+		f.Add("indices", lists)
+		f.Add("materials", nonNil(sm.Materials))
+		f.Add("triangles", ntri)
+		f = append(f, sm.Extra...)
+		subs = append(subs, f)
+		tris += ntri
+	}
+	h.Add("subMeshCount", len(m.SubMeshes))
+	h.Add("subMeshes", subs)
+	h.Add("triangles", tris)
+	if m.HasMatCfg {
+		h.Add("matConfigs", m.MatConfigs)
+	}
+	anims := []decode.Fields{}
+	for _, a := range m.Animations {
+		var f decode.Fields
+		f.Add("name", a.Name)
+		f.Add("type", a.Type)
+		if a.Type == "KEYFRAME" {
+			f.Add("origin", a.Origin)
+			f.Add("keyframeCount", len(a.Keyframes))
+			dur := 0.0
+			if n := len(a.Keyframes); n > 0 {
+				dur = a.Keyframes[n-1].Time
+			}
+			f.Add("durationMs", dur)
+			var kfs []decode.Fields
+			for _, k := range a.Keyframes {
+				var kf decode.Fields
+				kf.Add("time", k.Time)
+				kf.Add("rot", k.Rot)
+				kf.Add("transl", k.Transl)
+				kfs = append(kfs, kf)
+			}
+			f.Add("keyframes", kfs)
+		}
+		f = append(f, a.Extra...)
+		anims = append(anims, f)
+	}
+	h.Add("animations", anims)
+	h.Add("otherKeys", nonNilFields(m.Extra))
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nonNilFields(f decode.Fields) decode.Fields {
+	if f == nil {
+		return decode.Fields{}
+	}
+	return f
+}
+
+// otherStats decodes the attributes that glTF has no place for
+// (jointWeights, attrOffsetLOD, ...) generically: items, and per component
+// the minimum and maximum, for header.json. Their bytes are in chunks/.
+func otherStats(m *mshData, b *blob) []decode.Fields {
+	out := []decode.Fields{}
+	for _, a := range m.Attrs {
+		if isGeometry(a.Name) {
+			continue
+		}
+		var f decode.Fields
+		f.Add("name", a.Name)
+		f.Add("items", a.items())
+		buf := make([]byte, a.Count)
+		if _, err := b.r.ReadAt(buf, a.Offset); err != nil && !(err == io.EOF && a.Count == 0) {
+			f.Add("error", err.Error())
+			out = append(out, f)
+			continue
+		}
+		lo := make([]any, a.NumComp)
+		hi := make([]any, a.NumComp)
+		for c := int64(0); c < a.NumComp; c++ {
+			mn, mx := math.Inf(1), math.Inf(-1)
+			for i := c * 4; i+4 <= int64(len(buf)); i += 4 * a.NumComp {
+				v := float64(math.Float32frombits(binary.LittleEndian.Uint32(buf[i:])))
+				if math.IsNaN(v) {
+					continue
+				}
+				mn, mx = math.Min(mn, v), math.Max(mx, v)
+			}
+			lo[c], hi[c] = jsonFloat(mn), jsonFloat(mx)
+		}
+		if a.items() > 0 {
+			f.Add("min", lo)
+			f.Add("max", hi)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func jsonFloat(v float64) any {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmt.Sprint(v)
+	}
+	return v
+}
+
+// Decode builds one mesh whose primitives are the submeshes.
+func (f Msh) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, error) {
+	_, m, err := f.load(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	b, err := openBlob(src)
+	if err != nil {
+		return nil, err
+	}
+	defer b.close()
+	if err := checkLayout(m, b.name, src.Name, b.size); err != nil {
+		return nil, err
+	}
+	data := make([]byte, b.size)
+	if _, err := b.r.ReadAt(data, 0); err != nil && !(err == io.EOF && b.size == 0) {
+		return nil, &decode.FormatError{File: b.name, Section: "blob", Msg: "reading the blob", Err: err}
+	}
+	return buildScene(ctx, m, data, b.name, src.Name, decode.SafeName(f.StripExt(filepath.Base(src.Name))))
+}
+
+// floats decodes an attribute's region.
+func floats(data []byte, r region) []float32 {
+	out := make([]float32, r.Count/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[r.Offset+4*int64(i):]))
+	}
+	return out
+}
+
+func buildScene(ctx context.Context, m *mshData, data []byte, file, script, name string) (*decode.Scene, error) {
+	s := &decode.Scene{}
+	// Only the attributes that become glTF attributes take part in the
+	// vertex tuple; the others would only split vertices.
+	var geo []region
+	vals := map[string][]float32{}
+	for _, a := range m.Attrs {
+		if !isGeometry(a.Name) {
+			continue
+		}
+		v := floats(data, a)
+		for i, x := range v {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return nil, decode.Errorf(file, "vertexAttr."+a.Name, fmt.Sprintf("item %d", int64(i)/a.NumComp),
+					a.Offset+4*int64(i), "value %v is not a finite number", x)
+			}
+		}
+		vals[a.Name] = v
+		geo = append(geo, a)
+	}
+	matIndex := map[string]int{}
+	mesh := decode.Mesh{Name: name}
+	for si, sm := range m.SubMeshes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		p, err := buildPrimitive(m, &sm, si, geo, vals, data, file)
+		if err != nil {
+			return nil, err
+		}
+		p.Material = -1
+		if len(sm.Materials) > 0 {
+			ci := 0
+			if m.HasMatCfg && len(m.MatConfigs) > 0 && si < len(m.MatConfigs[0]) {
+				c := m.MatConfigs[0][si]
+				if c < 0 || c >= float64(len(sm.Materials)) || c != math.Trunc(c) {
+					return nil, decode.Errorf(script, "data()", fmt.Sprintf("matConfigs[1][%d]", si+1), 0,
+						"material index %v is outside submesh %d's %d materials", c, si, len(sm.Materials))
+				}
+				ci = int(c)
+			}
+			mn := sm.Materials[ci]
+			idx, ok := matIndex[mn]
+			if !ok {
+				idx = len(s.Materials)
+				matIndex[mn] = idx
+				s.Materials = append(s.Materials, decode.Material{Name: mn})
+			}
+			p.Material = idx
+		}
+		mesh.Primitives = append(mesh.Primitives, *p)
+	}
+	s.Meshes = []decode.Mesh{mesh}
+	for _, a := range m.Animations {
+		if anim, ok := keyframeAnimation(a, 0); ok {
+			s.Animations = append(s.Animations, anim)
+		}
+	}
+	return s, nil
+}
+
+// buildPrimitive joins submesh si's per-attribute index lists into glTF
+// vertices: each distinct tuple of indices is one vertex, numbered in the
+// order of first use, so the output is deterministic.
+func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[string][]float32, data []byte, file string) (*decode.Primitive, error) {
+	n := int(sm.index("position").items())
+	lists := make([][]uint32, len(geo))
+	for ai, a := range geo {
+		r := sm.index(a.Name)
+		if r == nil {
+			// Same item count as the positions (checkLayout): shares their indices.
+			r = sm.index("position")
+		}
+		l := make([]uint32, n)
+		items := a.items()
+		for i := range l {
+			off := r.Offset + 4*int64(i)
+			v := binary.LittleEndian.Uint32(data[off:])
+			if int64(v) >= items {
+				return nil, decode.Errorf(file, fmt.Sprintf("submesh %d indices.%s", si, r.Name), fmt.Sprintf("index[%d]", i), off,
+					"index %d is out of range for the %d items of %s", v, items, a.Name)
+			}
+			l[i] = v
+		}
+		lists[ai] = l
+	}
+	p := &decode.Primitive{Name: fmt.Sprintf("submesh%d", si), Indices: make([]uint32, n)}
+	seen := make(map[string]uint32, n)
+	key := make([]byte, 4*len(geo))
+	var order []int // first corner of each vertex
+	for i := 0; i < n; i++ {
+		for ai := range geo {
+			binary.LittleEndian.PutUint32(key[4*ai:], lists[ai][i])
+		}
+		v, ok := seen[string(key)]
+		if !ok {
+			v = uint32(len(order))
+			seen[string(key)] = v
+			order = append(order, i)
+		}
+		p.Indices[i] = v
+	}
+	nv := len(order)
+	p.Positions = make([][3]float32, nv)
+	for ai, a := range geo {
+		v := vals[a.Name]
+		nc := int(a.NumComp)
+		at := func(corner int) []float32 {
+			j := int(lists[ai][corner]) * nc
+			return v[j : j+nc]
+		}
+		switch kind(a.Name) {
+		case kindPosition:
+			for vi, c := range order {
+				x := at(c)
+				p.Positions[vi] = decode.ZUpToYUp([3]float32{x[0], x[1], x[2]})
+			}
+		case kindNormal:
+			p.Normals = make([][3]float32, nv)
+			for vi, c := range order {
+				x := at(c)
+				p.Normals[vi] = decode.Normalize3(decode.ZUpToYUp([3]float32{x[0], x[1], x[2]}))
+			}
+		case kindTangent:
+			p.Tangents = make([][4]float32, nv)
+			for vi, c := range order {
+				x := at(c)
+				t := decode.Normalize3(decode.ZUpToYUp([3]float32{x[0], x[1], x[2]}))
+				w := float32(1)
+				if nc == 4 && x[3] < 0 {
+					w = -1
+				}
+				p.Tangents[vi] = [4]float32{t[0], t[1], t[2], w}
+			}
+		case kindUV:
+			uv := make([][2]float32, nv)
+			for vi, c := range order {
+				x := at(c)
+				uv[vi] = [2]float32{x[0], x[1]}
+			}
+			p.UVs = append(p.UVs, uv)
+		case kindColor:
+			col := make([][4]float32, nv)
+			for vi, c := range order {
+				x := at(c)
+				rgba := [4]float32{0, 0, 0, 1}
+				for k := 0; k < nc; k++ {
+					rgba[k] = min(max(x[k], 0), 1)
+				}
+				col[vi] = rgba
+			}
+			p.Colors = append(p.Colors, col)
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,123 @@
+// Package tfever reads Transport Fever and Train Fever meshes: a `.msh` Lua
+// data script that locates attributes and index lists in its companion
+// `.msh.blob`, and `.ani` keyframe tracks (FORMATS.md §2).
+//
+// The scripts run in luasandbox. Conventions of the source: Z up,
+// right-handed, metres, counter-clockwise front faces; the decoder rotates
+// Z up to glTF's Y up (decode.ZUpToYUp, a rotation, so windings stay
+// counter-clockwise). UVs are kept as stored: the game samples DDS textures
+// with the top-left origin that glTF uses.
+package tfever
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/tfever/luasandbox"
+)
+
+// Msh is the .msh + .msh.blob format. Its zero value uses the sandbox's
+// default limits.
+type Msh struct {
+	Limits luasandbox.Limits
+}
+
+// Ani is the .ani keyframe track format.
+type Ani struct {
+	Limits luasandbox.Limits
+}
+
+func (Msh) Name() string { return "transport-fever-msh" }
+func (Ani) Name() string { return "transport-fever-ani" }
+
+func (Msh) Sniff(name string, head []byte) bool { return hasExt(name, ".msh") && looksLikeText(head) }
+func (Ani) Sniff(name string, head []byte) bool { return hasExt(name, ".ani") && looksLikeText(head) }
+
+func (Msh) StripExt(name string) string { return stripExt(name, ".msh") }
+func (Ani) StripExt(name string) string { return stripExt(name, ".ani") }
+
+// IsCompanion reports NAME.msh.blob as a companion when NAME.msh exists.
+func (Msh) IsCompanion(name string, siblings func(string) bool) bool {
+	if !hasExt(name, ".blob") {
+		return false
+	}
+	main := name[:len(name)-len(".blob")]
+	return hasExt(main, ".msh") && siblings(main)
+}
+
+func hasExt(name, ext string) bool {
+	return len(name) > len(ext) && strings.EqualFold(name[len(name)-len(ext):], ext)
+}
+
+func stripExt(name, ext string) string {
+	if hasExt(name, ext) {
+		return name[:len(name)-len(ext)]
+	}
+	return name
+}
+
+// looksLikeText tells a Lua script from the binary files of other games that
+// also end in .msh: no control bytes but whitespace (a UTF-8 BOM and other
+// bytes ≥ 0x80 are allowed).
+func looksLikeText(head []byte) bool {
+	for _, c := range head {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// blobName is the companion's base name.
+func blobName(src *decode.Source) string { return filepath.Base(src.Name) + ".blob" }
+
+// readScript reads the whole script, refusing one beyond the sandbox's limit
+// before allocating.
+func readScript(src *decode.Source, lim luasandbox.Limits) ([]byte, error) {
+	max := int64(lim.MaxScript)
+	if max <= 0 {
+		max = luasandbox.DefaultMaxScript
+	}
+	if src.Size > max {
+		return nil, &decode.FormatError{File: src.Name, Section: "data.lua", Offset: 0,
+			Msg: fmt.Sprintf("script is %d bytes, more than the limit of %d", src.Size, max), Err: decode.ErrLimit}
+	}
+	if src.Size < 0 {
+		return nil, decode.Errorf(src.Name, "data.lua", "", 0, "negative size %d", src.Size)
+	}
+	b := make([]byte, src.Size)
+	if _, err := src.R.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && src.Size == 0) {
+		return nil, &decode.FormatError{File: src.Name, Section: "data.lua", Msg: "reading the script", Err: err}
+	}
+	return b, nil
+}
+
+// runScript runs the script and wraps its failure as a FormatError.
+func runScript(ctx context.Context, src *decode.Source, script []byte, lim luasandbox.Limits) (any, error) {
+	v, err := luasandbox.Run(ctx, path.Base(filepath.ToSlash(src.Name)), script, lim)
+	if err != nil {
+		fe := &decode.FormatError{File: src.Name, Section: "data.lua", Field: "data()", Msg: "running the script", Err: err}
+		if errors.Is(err, luasandbox.ErrLimit) || errors.Is(err, luasandbox.ErrTimeout) {
+			fe.Err = limitErr{err}
+		}
+		return nil, fe
+	}
+	return v, nil
+}
+
+func scriptChunk(size int64) decode.Chunk {
+	return decode.Chunk{Name: "data.lua", Offset: 0, Length: size, Size: size}
+}
+
+// limitErr marks a sandbox limit as a decode.ErrLimit too, keeping the
+// sandbox's message.
+type limitErr struct{ err error }
+
+func (e limitErr) Error() string   { return e.err.Error() }
+func (e limitErr) Unwrap() []error { return []error{e.err, decode.ErrLimit} }
