@@ -17,6 +17,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/tfever/luasandbox"
@@ -64,12 +65,18 @@ func stripExt(name, ext string) string {
 
 // looksLikeText tells a Lua script from the binary files of other games that
 // also end in .msh: no control bytes but whitespace (a UTF-8 BOM and other
-// bytes ≥ 0x80 are allowed).
+// valid UTF-8 are allowed; the head may end inside a character).
 func looksLikeText(head []byte) bool {
-	for _, c := range head {
+	for i := 0; i < len(head); {
+		c := head[i]
 		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' || c == 0x7f {
 			return false
 		}
+		r, n := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && n == 1 && !(len(head)-i < utf8.UTFMax && !utf8.FullRune(head[i:])) {
+			return false
+		}
+		i += n
 	}
 	return true
 }

@@ -1,0 +1,205 @@
+package tfever
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+)
+
+// EncAttr is one vertex attribute for the encoder: NumComp float32s per item.
+type EncAttr struct {
+	Name    string
+	NumComp int
+	Data    []float32
+}
+
+// EncSubMesh is one submesh: an index list per attribute (all of one
+// length, a multiple of 3) and, in the Train Fever style, its materials.
+type EncSubMesh struct {
+	Indices   map[string][]uint32
+	Materials []string
+}
+
+// EncKeyframe is one key of a KEYFRAME animation, as the file stores it.
+type EncKeyframe struct {
+	TimeMs float64
+	Rot    [3]float64 // degrees about Z, Y, X
+	Transl [3]float64
+}
+
+// EncAnim is a KEYFRAME animation.
+type EncAnim struct {
+	Name      string
+	Origin    [3]float64
+	Keyframes []EncKeyframe
+}
+
+// EncMesh is what EncodeMsh writes.
+type EncMesh struct {
+	Attrs     []EncAttr
+	SubMeshes []EncSubMesh
+	// MatConfigs, when non-nil, writes the Train Fever style's matConfigs
+	// (one row per configuration, one material index per submesh).
+	MatConfigs [][]int
+	Animations []EncAnim
+	// Extra is Lua source of further fields of the data table
+	// ("metadata = { ... }"), written verbatim.
+	Extra []string
+	// Shuffle, when non-zero, seeds a permutation of the blob's regions, as
+	// exporters lay them out in their own orders.
+	Shuffle uint64
+}
+
+type encRegion struct {
+	key  string // "attr position" or "sub 0 normal"
+	data []byte
+}
+
+// EncodeMsh writes the .msh script and its .msh.blob.
+func EncodeMsh(m *EncMesh) (script, blob []byte, err error) {
+	var regions []encRegion
+	for _, a := range m.Attrs {
+		if a.NumComp <= 0 || len(a.Data)%a.NumComp != 0 {
+			return nil, nil, fmt.Errorf("attribute %s: %d floats is not a multiple of %d", a.Name, len(a.Data), a.NumComp)
+		}
+		b := make([]byte, 4*len(a.Data))
+		for i, f := range a.Data {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+		}
+		regions = append(regions, encRegion{"attr " + a.Name, b})
+	}
+	for si, sm := range m.SubMeshes {
+		for _, name := range sortedKeys(sm.Indices) {
+			l := sm.Indices[name]
+			b := make([]byte, 4*len(l))
+			for i, v := range l {
+				binary.LittleEndian.PutUint32(b[4*i:], v)
+			}
+			regions = append(regions, encRegion{fmt.Sprintf("sub %d %s", si, name), b})
+		}
+	}
+	if m.Shuffle != 0 {
+		r := rand.New(rand.NewPCG(m.Shuffle, 0x7f))
+		r.Shuffle(len(regions), func(i, j int) { regions[i], regions[j] = regions[j], regions[i] })
+	}
+	offsets := map[string]int{}
+	var bb bytes.Buffer
+	for _, r := range regions {
+		offsets[r.key] = bb.Len()
+		bb.Write(r.data)
+	}
+
+	var s bytes.Buffer
+	s.WriteString("function data()\nreturn {\n")
+	if len(m.Animations) > 0 {
+		s.WriteString("\tanimations = {\n")
+		for _, a := range m.Animations {
+			fmt.Fprintf(&s, "\t\t%s = {\n\t\t\tparams = {\n", luaKey(a.Name))
+			s.WriteString("\t\t\t\tkeyframes = {\n")
+			for _, k := range a.Keyframes {
+				fmt.Fprintf(&s, "\t\t\t\t\t{\n\t\t\t\t\t\trot = { %s, },\n\t\t\t\t\t\ttime = %s,\n\t\t\t\t\t\ttransl = { %s, },\n\t\t\t\t\t},\n",
+					nums(k.Rot[:]), num(k.TimeMs), nums(k.Transl[:]))
+			}
+			s.WriteString("\t\t\t\t},\n")
+			fmt.Fprintf(&s, "\t\t\t\torigin = { %s, },\n", nums(a.Origin[:]))
+			s.WriteString("\t\t\t},\n\t\t\ttype = \"KEYFRAME\",\n\t\t},\n")
+		}
+		s.WriteString("\t},\n")
+	}
+	if m.MatConfigs != nil {
+		s.WriteString("\tmatConfigs = {\n")
+		for _, row := range m.MatConfigs {
+			s.WriteString("\t\t{\n\t\t\t")
+			for _, v := range row {
+				fmt.Fprintf(&s, "%d, ", v)
+			}
+			s.WriteString("\n\t\t}, \n")
+		}
+		s.WriteString("\t},\n")
+	}
+	for _, e := range m.Extra {
+		fmt.Fprintf(&s, "\t%s,\n", e)
+	}
+	s.WriteString("\tsubMeshes = {\n")
+	for si, sm := range m.SubMeshes {
+		s.WriteString("\t\t{\n\t\t\tindices = {\n")
+		for _, name := range sortedKeys(sm.Indices) {
+			fmt.Fprintf(&s, "\t\t\t\t%s = {\n\t\t\t\t\tcount = %d,\n\t\t\t\t\toffset = %d,\n\t\t\t\t},\n",
+				luaKey(name), 4*len(sm.Indices[name]), offsets[fmt.Sprintf("sub %d %s", si, name)])
+		}
+		s.WriteString("\t\t\t},\n")
+		if sm.Materials != nil {
+			s.WriteString("\t\t\tmaterials = {\n")
+			for _, mt := range sm.Materials {
+				fmt.Fprintf(&s, "\t\t\t\t%s, \n", strconv.Quote(mt))
+			}
+			s.WriteString("\t\t\t},\n")
+		}
+		s.WriteString("\t\t},\n")
+	}
+	s.WriteString("\t},\n\tvertexAttr = {\n")
+	attrs := append([]EncAttr(nil), m.Attrs...)
+	sort.Slice(attrs, func(i, j int) bool { return attrs[i].Name < attrs[j].Name })
+	for _, a := range attrs {
+		fmt.Fprintf(&s, "\t\t%s = {\n\t\t\tcount = %d,\n\t\t\tnumComp = %d,\n\t\t\toffset = %d,\n\t\t},\n",
+			luaKey(a.Name), 4*len(a.Data), a.NumComp, offsets["attr "+a.Name])
+	}
+	s.WriteString("\t},\n}\nend\n")
+	return s.Bytes(), bb.Bytes(), nil
+}
+
+// EncodeAni writes an .ani script: one column-major 4×4 matrix per time (ms).
+func EncodeAni(timesMs []float64, transfs [][16]float64) []byte {
+	var s bytes.Buffer
+	s.WriteString("function data()\nreturn {\n\ttimes = {\n")
+	for _, t := range timesMs {
+		fmt.Fprintf(&s, "\t\t%s,\n", num(t))
+	}
+	s.WriteString("\t},\n\ttransfs = {\n")
+	for _, m := range transfs {
+		fmt.Fprintf(&s, "\t\t{ %s, },\n", nums(m[:]))
+	}
+	s.WriteString("\t},\n}\nend\n")
+	return s.Bytes()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func luaKey(s string) string {
+	ok := s != ""
+	for i, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			ok = false
+		}
+	}
+	if ok {
+		return s
+	}
+	return "[" + strconv.Quote(s) + "]"
+}
+
+// num writes a number exactly: the shortest decimal that reads back to the
+// same float64, as Lua's tonumber does.
+func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func nums(fs []float64) string {
+	var b bytes.Buffer
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(num(f))
+	}
+	return b.String()
+}
