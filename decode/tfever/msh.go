@@ -87,6 +87,22 @@ func checkLayout(m *mshData, file, scriptName string, blobSize int64) error {
 				"numComp is %d, which a %s attribute cannot have", a.NumComp, a.Name)
 		}
 	}
+	// Real blobs are covered by their regions exactly once. Index lists may
+	// in principle be shared, but every submesh's lists become output
+	// proportional to their length, so a short script naming one region
+	// many times could make a small blob decode into gigabytes: the index
+	// bytes of all submeshes together may be at most maxShare times the blob.
+	var indexBytes int64
+	for _, sm := range m.SubMeshes {
+		for _, r := range sm.Indices {
+			indexBytes += r.Count
+			if indexBytes > maxShare*blobSize {
+				return &decode.FormatError{File: file, Section: "subMeshes", Field: "count", Offset: r.Offset,
+					Msg: fmt.Sprintf("index lists total more than %d times the %d-byte blob: regions are reused", maxShare, blobSize),
+					Err: decode.ErrLimit}
+			}
+		}
+	}
 	for i, sm := range m.SubMeshes {
 		sp := sm.index("position")
 		if sp == nil {
@@ -121,6 +137,9 @@ func checkLayout(m *mshData, file, scriptName string, blobSize int64) error {
 	}
 	return nil
 }
+
+// maxShare bounds how often the blob's bytes may be used as index lists.
+const maxShare = 4
 
 // wantComp returns the component counts allowed for a known attribute, nil
 // for unknown ones.

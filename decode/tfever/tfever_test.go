@@ -576,3 +576,28 @@ func TestHostileScript(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestReusedRegions checks that a short script cannot make a small blob
+// decode into far more output by naming one index list many times.
+func TestReusedRegions(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("function data() return { vertexAttr = { position = { count = 36, numComp = 3, offset = 0 } }, subMeshes = {")
+	for i := 0; i < 20; i++ {
+		b.WriteString("{ indices = { position = { count = 12, offset = 36 } } },")
+	}
+	b.WriteString("} } end")
+	blob := make([]byte, 48)
+	blob[36+4], blob[36+8] = 1, 2 // triangle 0 1 2
+	src := memSource("m.msh", map[string][]byte{"m.msh": []byte(b.String()), "m.msh.blob": blob})
+	_, err := Msh{}.Decode(context.Background(), src)
+	var fe *decode.FormatError
+	if !errors.As(err, &fe) || !errors.Is(err, decode.ErrLimit) || fe.Section != "subMeshes" || !strings.Contains(err.Error(), "reused") {
+		t.Fatalf("err %v", err)
+	}
+	// Four uses fit the bound and decode.
+	src = memSource("m.msh", map[string][]byte{"m.msh": []byte(strings.Replace(b.String(), strings.Repeat("{ indices = { position = { count = 12, offset = 36 } } },", 16), "", 1)), "m.msh.blob": blob})
+	s, err := Msh{}.Decode(context.Background(), src)
+	if err != nil || len(s.Meshes[0].Primitives) != 4 {
+		t.Fatalf("4 submeshes: %v", err)
+	}
+}
