@@ -72,8 +72,8 @@ type Limits struct {
 // magnitude of room and still keep a hostile script to tens of megabytes.
 const (
 	DefaultTimeout         = time.Second
-	DefaultMaxScript       = 4 << 20
-	DefaultMaxInstructions = 5_000_000
+	DefaultMaxScript       = 2 << 20
+	DefaultMaxInstructions = 1_000_000
 	DefaultMaxBytes        = 64 << 20
 	DefaultMaxValues       = 1 << 20
 	DefaultMaxDepth        = 64
