@@ -166,7 +166,7 @@ func Run(ctx context.Context, name string, script []byte, lim Limits) (result an
 	L := lua.NewState(lua.Options{
 		SkipOpenLibs:     true,
 		CallStackSize:    200,
-		RegistrySize:     16 << 10,
+		RegistrySize:     1 << 10,
 		RegistryMaxSize:  128 << 10,
 		RegistryGrowStep: 16 << 10, // gopher-lua grows by this step, not by doubling
 
