@@ -415,6 +415,9 @@ func (b *budget) strRep(L *lua.LState) int {
 	if n > math.MaxInt64/int64(len(s)) || !b.room(n*int64(len(s))) {
 		return b.limitError(L, "string.rep", satMul(n, int64(len(s))))
 	}
+	// Charged here as well as when the result is seen in a register, so
+	// results thrown away at once still count.
+	b.charge(n * int64(len(s)))
 	L.Push(lua.LString(strings.Repeat(s, int(n))))
 	return 1
 }
@@ -471,6 +474,7 @@ func (b *budget) wrapFormat(orig lua.LValue) lua.LGFunction {
 		if !b.room(n) {
 			return b.limitError(L, "string.format", n)
 		}
+		b.charge(n)
 		return callOrig(L, fn)
 	}
 }

@@ -98,6 +98,7 @@ func TestHostile(t *testing.T) {
 	hostile(t, "string doubling", `local s = "x" while true do s = s .. s end`, ErrLimit, "bytes of strings")
 	hostile(t, "string.rep", `local s = string.rep("x", 1e12)`, ErrLimit, "string.rep")
 	hostile(t, "string.rep many", `local t = {} for i = 1, 1e9 do t[i] = string.rep("y", 1e6) end`, ErrLimit, "bytes")
+	hostile(t, "string.rep discarded", `for i = 1, 1e9 do string.rep("x", 6e7) end`, ErrLimit, "string.rep")
 	hostile(t, "format width", `local s = string.format("%999999999d", 1)`, ErrScript, "too long")
 	hostile(t, "gsub", `local s = string.rep("a", 4000) s = s:gsub(".", s)`, ErrScript, "string.gsub is not available")
 	hostile(t, "backtracking", `local s = string.rep("a", 4000) string.find(s, ".-.-.-.-.-.-b")`, ErrScript, "string.find is not available")
