@@ -212,7 +212,13 @@ func (f Msh) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, e
 	st.Header.Add("otherAttributes", otherStats(m, b))
 	open := src.OpenSibling
 	name := blobName(src)
+	used := map[string]bool{"data.lua": true}
 	add := func(chunk string, r region) {
+		// Names from the script may sanitize alike ("a/b", "a_b").
+		for base, k := chunk, 2; used[chunk]; k++ {
+			chunk = fmt.Sprintf("%s~%d", base, k)
+		}
+		used[chunk] = true
 		off, n := r.Offset, r.Count
 		st.Chunks = append(st.Chunks, decode.Chunk{Name: chunk, Offset: off, Length: n, Size: n,
 			// The bytes live in the blob, not in the script, so they are

@@ -601,3 +601,26 @@ func TestReusedRegions(t *testing.T) {
 		t.Fatalf("4 submeshes: %v", err)
 	}
 }
+
+func TestChunkNames(t *testing.T) {
+	script := `function data() return { vertexAttr = {
+		position = { count = 12, numComp = 3, offset = 0 },
+		["a/b"] = { count = 4, numComp = 1, offset = 12 },
+		["a_b"] = { count = 4, numComp = 1, offset = 16 },
+	}, subMeshes = {} } end`
+	src := memSource("m.msh", map[string][]byte{"m.msh": []byte(script), "m.msh.blob": make([]byte, 20)})
+	st, err := Msh{}.Scan(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range st.Chunks {
+		if seen[c.Name] || strings.ContainsAny(c.Name, "/\\") {
+			t.Errorf("chunk name %q repeated or unsafe", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	if len(st.Chunks) != 4 {
+		t.Errorf("%d chunks", len(st.Chunks))
+	}
+}
