@@ -4,8 +4,9 @@
 //
 // The script gets only what a data file needs: the base library without
 // anything that loads code or touches the process (load, loadstring,
-// loadfile, dofile, require, module, print, collectgarbage, getfenv,
-// setfenv, newproxy and gopher-lua's _printregs are removed), and the table,
+// loadfile, dofile, require, module, collectgarbage, getfenv, setfenv,
+// newproxy and gopher-lua's _printregs fail with a clear message; print does
+// nothing), and the table,
 // string and math libraries (without string.dump and math.randomseed, which
 // would reseed the process's shared generator). There is no io, os, package,
 // debug, coroutine or channel library. `_` is the identity function, as the
@@ -356,10 +357,13 @@ func openLibs(L *lua.LState, b *budget) error {
 	// Removed functions and libraries stay defined as stubs that fail with
 	// a message saying why, rather than "attempt to call a nil value".
 	for _, name := range []string{"load", "loadstring", "loadfile", "dofile", "require", "module",
-		"print", "collectgarbage", "getfenv", "setfenv", "newproxy", "_printregs"} {
+		"collectgarbage", "getfenv", "setfenv", "newproxy", "_printregs"} {
 		g.RawSetString(name, unavailable(L, name))
 	}
 	g.RawSetString("_GOPHER_LUA_VERSION", lua.LNil)
+	// print is harmless in intent (debug output) but must not reach the
+	// process's stdout: it does nothing.
+	g.RawSetString("print", L.NewFunction(func(*lua.LState) int { return 0 }))
 	for _, lib := range []string{"os", "io", "package", "debug", "coroutine", "channel"} {
 		t := L.NewTable()
 		mt := L.NewTable()

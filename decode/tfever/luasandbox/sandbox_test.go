@@ -164,3 +164,10 @@ func TestLegitLibraries(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintIsSilent(t *testing.T) {
+	v, err := run(t, `print("hello") function data() return { ok = true } end`, Limits{})
+	if err != nil || v.(*Table).Get("ok") != true {
+		t.Fatalf("%v %v", v, err)
+	}
+}
