@@ -546,12 +546,7 @@ func checkVertex(t *testing.T, where string, fx *fixture, ts *testSub, l layout,
 			t.Errorf("%s: BAS2 uv %v, want %v", where, got, [2]float32{u, w})
 		}
 	}
-	ncol := 0
-	for _, a := range l.Attrs {
-		if a.Usage == UsageColor {
-			ncol = max(ncol, a.Index+1)
-		}
-	}
+	ncol := l.colorCount()
 	if len(p.Colors) != ncol {
 		t.Fatalf("%s: %d colour sets, want %d", where, len(p.Colors), ncol)
 	}

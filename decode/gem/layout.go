@@ -91,6 +91,9 @@ func typeComps(t int) int {
 type attr struct {
 	Usage, Index, Type int
 	Offset             int
+	// Slot numbers the UV or colour sets densely in usage-index order: a
+	// declaration may use index 255 alone, which must not make 256 sets.
+	Slot int
 }
 
 // layout is a submesh's vertex layout. Size is the computed size, which
@@ -121,14 +124,44 @@ func (l *layout) has(usage int) bool {
 }
 
 // uvCount is the number of UV sets of the layout.
-func (l *layout) uvCount() int {
+func (l *layout) uvCount() int { return l.sets(UsageTexcoord) }
+
+// colorCount is the number of colour sets of the layout.
+func (l *layout) colorCount() int { return l.sets(UsageColor) }
+
+func (l *layout) sets(usage int) int {
 	n := 0
 	for _, a := range l.Attrs {
-		if a.Usage == UsageTexcoord && a.Index+1 > n {
-			n = a.Index + 1
+		if a.Usage == usage {
+			n = max(n, a.Slot+1)
 		}
 	}
 	return n
+}
+
+// slots assigns each UV and colour element its dense set number.
+func (l *layout) slots() {
+	for _, usage := range []int{UsageTexcoord, UsageColor} {
+		var used [256]bool
+		for _, a := range l.Attrs {
+			if a.Usage == usage && a.Index < len(used) {
+				used[a.Index] = true
+			}
+		}
+		var rank [256]int
+		n := 0
+		for i, u := range used {
+			if u {
+				rank[i] = n
+				n++
+			}
+		}
+		for k := range l.Attrs {
+			if a := &l.Attrs[k]; a.Usage == usage && a.Index < len(rank) {
+				a.Slot = rank[a.Index]
+			}
+		}
+	}
 }
 
 // fvfKnown are the fvf bits fvfLayout interprets.
@@ -252,7 +285,8 @@ func elementLayout(els []Element) (layout, error) {
 // layoutOf computes a submesh's layout, applying the MESH tangent rule:
 // when vertex_size exceeds the fvf layout by exactly 16 bytes, a float3
 // tangent and a float sign follow (real files: panhard antenn1).
-func layoutOf(s *Submesh, vertexSize int) (layout, error) {
+func layoutOf(s *Submesh, vertexSize int) (l layout, err error) {
+	defer l.slots()
 	switch s.Kind {
 	case KindMESH:
 		l := fvfLayout(s.FVF)

@@ -502,3 +502,44 @@ func TestShortSource(t *testing.T) {
 		}
 	}
 }
+
+// TestSparseUsageIndex: a declaration using TEXCOORD and COLOR index 255
+// alone makes one set each, not 256.
+func TestSparseUsageIndex(t *testing.T) {
+	b := le("EPLY", "SBM1", []byte{0x02, 0, 0, 0x31, 255, 0, 0x26, 255, 0, 0xFF, 0xFF}, uint32(0), uint32(1), uint32(0), uint8(0),
+		"VERT", uint32(3), uint16(24), uint16(1), bytes.Repeat(le(float32(1), float32(2), float32(3), float32(0.5), float32(0.25), []byte{0, 0, 255, 255}), 3),
+		"INDX", uint32(3), uint16(0), uint16(1), uint16(2))
+	sc, err := Format{}.Decode(context.Background(), &decode.Source{Name: "s.ply", R: bytes.NewReader(b), Size: int64(len(b))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sc.Meshes[0].Primitives[0]
+	if len(p.UVs) != 1 || len(p.Colors) != 1 || p.UVs[0][0] != [2]float32{0.5, 0.25} || p.Colors[0][0] != [4]float32{1, 0, 0, 1} {
+		t.Errorf("UVs %v colours %v", p.UVs, p.Colors)
+	}
+}
+
+// TestExpansionBudget: many submeshes over a few wide vertices would make a
+// scene thousands of times the input; BuildScene refuses before allocating.
+func TestExpansionBudget(t *testing.T) {
+	els := []Element{{0x02, 0, 0}}
+	for i := range 255 {
+		els = append(els, Element{0x26, byte(i), 0})
+	}
+	size := 12 + 4*255
+	f := &File{Magic: MagicEPLY}
+	const faces = 1000
+	for i := range 4 * faces {
+		f.Chunks = append(f.Chunks, &Submesh{Kind: KindSBM1, Elements: els, FaceStart: uint32(i % faces), FaceCount: 1})
+	}
+	idx := &Indices{Values: make([]uint32, 3*faces)}
+	for k := range idx.Values {
+		idx.Values[k] = uint32(k % 3)
+	}
+	f.Chunks = append(f.Chunks, &Vert{Size: uint16(size), Data: make([]byte, 3*size)}, idx)
+	_, err := BuildScene(context.Background(), f, "x.ply")
+	var fe *decode.FormatError
+	if !errors.As(err, &fe) || fe.Field != "face_count" || !strings.Contains(fe.Msg, "would decode to") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -15,6 +15,22 @@ import (
 // thousands of times and make the scene far larger than the file.
 const maxFaceReuse = 4
 
+// maxExpansion bounds the decoded scene's size relative to the input it
+// comes from (real files: about 2).
+const maxExpansion = 32
+
+// vertexCost is the scene bytes one vertex of layout l takes.
+func vertexCost(l *layout, basis bool) int64 {
+	n := int64(12 + 12 + 16 + 4) // position, normal, tangent, remap
+	n += 8 * int64(l.uvCount()+1)
+	n += 16 * int64(l.colorCount())
+	n += 8 + 16 // joints, weights
+	if basis {
+		n += 8
+	}
+	return n
+}
+
 // BuildScene converts a parsed file into a scene in meshfs's convention:
 // one mesh named after the file, one primitive per submesh with faces, one
 // material per submesh, and a skeleton when the file is skinned.
@@ -131,6 +147,27 @@ func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
 	if claimed > maxFaceReuse*faces {
 		return nil, decode.Errorf(b.file, section(b.idx), "face_count", b.idx.Offset,
 			"submeshes claim %d faces, more than %d× the %d faces stored", claimed, maxFaceReuse, faces)
+	}
+	// Bound the scene by the input: each primitive holds its referenced
+	// vertices again, so many submeshes over few wide vertices could
+	// otherwise decode to far more memory than the file justifies.
+	var out, in int64
+	if b.vert != nil && b.idx != nil {
+		in = int64(len(b.vert.Data)) + 2*int64(len(b.idx.Values))
+		var spans int64
+		for _, c := range b.f.Chunks {
+			spans += c.Where().Length
+		}
+		in = max(in, spans) // the file's size when it was parsed
+		for i, s := range subs {
+			if s.FaceCount > 0 {
+				out += 12*int64(s.FaceCount) + min(3*int64(s.FaceCount), int64(b.vertices()))*vertexCost(&layouts[i], b.basis != nil)
+			}
+		}
+	}
+	if out > maxExpansion*in+1<<20 {
+		return nil, decode.Errorf(b.file, section(subs[0]), "face_count", subs[0].Offset,
+			"the submeshes would decode to about %d bytes from %d bytes of input", out, in)
 	}
 
 	nbones := 0
@@ -298,7 +335,7 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int) (decode.Primitive,
 	n := len(order)
 	var (
 		uvSets   = l.uvCount()
-		colorSet = 0
+		colorSet = l.colorCount()
 		weights  []attr
 		indices  *attr
 	)
@@ -312,8 +349,6 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int) (decode.Primitive,
 			if a.Index == 0 && p.Tangents == nil {
 				p.Tangents = make([][4]float32, n)
 			}
-		case UsageColor:
-			colorSet = max(colorSet, a.Index+1)
 		case UsageBlendWeight:
 			weights = append(weights, a)
 		case UsageBlendIndices:
@@ -389,7 +424,7 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int) (decode.Primitive,
 				}
 				p.Tangents[j] = [4]float32{t[0], t[1], t[2], sign}
 			case UsageTexcoord:
-				p.UVs[a.Index][j] = [2]float32{finite(val[0]), finite(val[1])}
+				p.UVs[a.Slot][j] = [2]float32{finite(val[0]), finite(val[1])}
 			case UsageColor:
 				c := [4]float32{finite(val[0]), finite(val[1]), finite(val[2]), 1}
 				if typeComps(a.Type) == 4 {
@@ -398,7 +433,7 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int) (decode.Primitive,
 				if halved { // stored halved: the engine doubles on load (RGB; alpha is blend data)
 					c[0], c[1], c[2] = 2*c[0], 2*c[1], 2*c[2]
 				}
-				p.Colors[a.Index][j] = [4]float32{clamp01(c[0]), clamp01(c[1]), clamp01(c[2]), clamp01(c[3])}
+				p.Colors[a.Slot][j] = [4]float32{clamp01(c[0]), clamp01(c[1]), clamp01(c[2]), clamp01(c[3])}
 			case UsageBlendWeight:
 				for q := 0; q < typeComps(a.Type) && nw < len(w); q++ {
 					w[nw] = finite(val[q])

@@ -230,7 +230,7 @@ type Vertex struct {
 	Position [3]float32
 	Normal   [3]float32
 	Tangent  [4]float32 // xyz and the ±1 sign
-	UVs      [][2]float32
+	UVs      [][2]float32 // by set, in usage-index order
 	Colors   [][4]float32 // RGBA in [0, 1], as stored (already halved if the file halves)
 	// Weights are the stored blend weights in layout order (the last
 	// influence's weight is implicit and not stored).
@@ -270,12 +270,12 @@ func PackVertices(s *Submesh, vertexSize int, verts []Vertex) ([]byte, error) {
 			case UsageTangent:
 				val = v.Tangent
 			case UsageTexcoord:
-				if a.Index < len(v.UVs) {
-					val[0], val[1] = v.UVs[a.Index][0], v.UVs[a.Index][1]
+				if a.Slot < len(v.UVs) {
+					val[0], val[1] = v.UVs[a.Slot][0], v.UVs[a.Slot][1]
 				}
 			case UsageColor:
-				if a.Index < len(v.Colors) {
-					val = v.Colors[a.Index]
+				if a.Slot < len(v.Colors) {
+					val = v.Colors[a.Slot]
 				}
 			case UsageBlendWeight:
 				for q := 0; q < typeComps(a.Type) && nw < len(v.Weights); q++ {
