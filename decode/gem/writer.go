@@ -229,7 +229,7 @@ func (w *writer) submesh(s *Submesh) error {
 type Vertex struct {
 	Position [3]float32
 	Normal   [3]float32
-	Tangent  [4]float32 // xyz and the ±1 sign
+	Tangent  [4]float32   // xyz and the ±1 sign
 	UVs      [][2]float32 // by set, in usage-index order
 	Colors   [][4]float32 // RGBA in [0, 1], as stored (already halved if the file halves)
 	// Weights are the stored blend weights in layout order (the last
