@@ -133,8 +133,8 @@ func parseHeader(r *reader) (*header, error) {
 			s.LightmapResolution = int8(r.u8("lightmap_resolution"))
 		}
 		if !lay.blockCounts {
-			sh.cIndices = r.count("coordinate_index_count", 1)
-			sh.tIndices = r.count("triangle_index_count", 1)
+			sh.cIndices = r.blockCount("coordinate_index_count", 1)
+			sh.tIndices = r.blockCount("triangle_index_count", 1)
 		}
 		s.Bounds = r.bounds("bounds")
 		if lay.targets {
@@ -145,13 +145,13 @@ func parseHeader(r *reader) (*header, error) {
 			for k := 0; k < nt && r.err == nil; k++ {
 				th := targetHeader{name: r.str(fmt.Sprintf("morph_target[%d].name", k), false), vertices: -1}
 				if !lay.blockCounts {
-					th.vertices = r.count(fmt.Sprintf("morph_target[%d].vertex_count", k), 12)
+					th.vertices = r.blockCount(fmt.Sprintf("morph_target[%d].vertex_count", k), 12)
 				}
 				sh.targets = append(sh.targets, th)
 				s.Targets = append(s.Targets, Target{Name: th.name})
 			}
 		} else {
-			nv := r.count("vertex_count", 12)
+			nv := r.blockCount("vertex_count", 12)
 			sh.targets = []targetHeader{{vertices: nv}}
 			s.Targets = []Target{{}}
 		}

@@ -179,6 +179,29 @@ func (r *reader) count(field string, size int64) int {
 	return int(v)
 }
 
+// blockCount reads a header count of elements that live in LZ4 blocks
+// further on: they may expand up to 255:1, so the count is checked against
+// what the rest of the file could decompress to, not its raw size (a highly
+// compressible mesh, such as morph targets equal to the base, is legal).
+func (r *reader) blockCount(field string, size int64) int {
+	at := r.pos
+	v := r.compact(field)
+	if r.err != nil {
+		return 0
+	}
+	if v < 0 {
+		r.pos = at
+		r.fail(field, nil, "negative count %d", v)
+		return 0
+	}
+	if int64(v)*size > maxLZ4Ratio*r.left()+64 {
+		r.pos = at
+		r.fail(field, decode.ErrTruncated, "count %d × %d bytes exceeds what the %d bytes left can decompress to", v, size, r.left())
+		return 0
+	}
+	return int(v)
+}
+
 // str reads a string whose length (counting the terminating NUL) is a
 // compact int (header strings) or an int32 (sk10's skeleton reference).
 func (r *reader) str(field string, int32Len bool) string {

@@ -746,3 +746,34 @@ func TestSceneRejectsBadModels(t *testing.T) {
 		}
 	}
 }
+
+// TestHighlyCompressible: header counts are checked against what the
+// blocks can decompress to, so a mesh whose block compresses far below the
+// size of its positions still reads.
+func TestHighlyCompressible(t *testing.T) {
+	f := bigGridFile(MagicMS15, 100)
+	s := &f.Surfaces[0]
+	for i := range s.Targets[0].Positions {
+		s.Targets[0].Positions[i] = [3]float32{}
+		s.UV0[i] = [2]float32{}
+	}
+	for i := range s.CIndices {
+		s.CIndices[i], s.TIndices[i] = 0, 0
+	}
+	s.Bounds, f.Bounds = Bounds{}, Bounds{}
+	s.Collision = CollisionBlock(0, s.Bounds)
+	b, err := Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if 12*len(s.Targets[0].Positions) <= len(b) {
+		t.Fatalf("the file (%d bytes) is not smaller than its positions", len(b))
+	}
+	got, err := readBytes(t, "flat.mesh", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, f) {
+		t.Error(diff(got, f))
+	}
+}
