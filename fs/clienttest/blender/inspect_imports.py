@@ -1,0 +1,181 @@
+# Imports meshfs outputs into Blender (3.4, headless) and reports what
+# Blender made of each, as JSON; the Go test (fs/clienttest) compares the
+# report with what meshfs says the file holds. This script judges nothing
+# itself: it only fails (exit code 1 through --python-exit-code) when it
+# cannot run at all. A file whose import raises is reported with "error".
+#
+#   blender -b --factory-startup --python-exit-code 1 \
+#       --python inspect_imports.py -- JOBS.json REPORT.json
+#
+# JOBS.json is a list of {"path": ".../x.glb" or ".../x.obj", "geometry":
+# bool, "deform": bool}. "geometry" adds world-space vertices, polygons
+# (normal, vertex indices, first-layer UV per corner) for small meshes;
+# "deform" rotates every weighted bone of every armature in turn and
+# reports how far the evaluated mesh moved.
+#
+# One Blender process handles every job (starting Blender costs about a
+# second); the scene is emptied between files so names never collide with
+# a previous file's (Blender would rename them "name.001").
+
+import json
+import math
+import sys
+import traceback
+
+# Blender 3.4's glTF importer uses numpy.bool, which numpy 1.24 removed
+# (it was an alias of bool): restore the alias before any import runs.
+import numpy
+
+numpy.bool = bool
+
+import bpy  # noqa: E402
+import mathutils  # noqa: E402
+
+
+def reset():
+    """Empty the file: every object and data-block of the previous import
+    (read_factory_settings would too, but costs about a second a file)."""
+    for coll in (bpy.data.objects, bpy.data.meshes, bpy.data.materials, bpy.data.armatures,
+                 bpy.data.actions, bpy.data.images, bpy.data.textures, bpy.data.node_groups,
+                 bpy.data.shape_keys, bpy.data.cameras, bpy.data.lights, bpy.data.collections):
+        ids = list(coll)
+        if ids:
+            bpy.data.batch_remove(ids)
+    bpy.data.orphans_purge(do_recursive=True)
+
+
+def vec(v):
+    return [round(float(c), 6) for c in v]
+
+
+def mesh_report(ob, geometry):
+    me = ob.data
+    r = {
+        "object": ob.name,
+        "mesh": me.name,
+        "vertices": len(me.vertices),
+        "faces": len(me.polygons),
+        "materials": [s.material.name if s.material else None for s in ob.material_slots],
+        "uv_layers": [l.name for l in me.uv_layers],
+        "color_attributes": [a.name for a in me.color_attributes],
+        "vertex_groups": [g.name for g in ob.vertex_groups],
+        "shape_keys": [k.name for k in me.shape_keys.key_blocks[1:]] if me.shape_keys else [],
+        "armature": None,
+    }
+    for m in ob.modifiers:
+        if m.type == 'ARMATURE' and m.object is not None:
+            r["armature"] = m.object.name
+    if geometry and len(me.polygons) <= 512:
+        mw = ob.matrix_world
+        nm = mw.to_3x3().inverted_safe().transposed()
+        uv = me.uv_layers[0].data if len(me.uv_layers) else None
+        r["world_vertices"] = [vec(mw @ v.co) for v in me.vertices]
+        polys = []
+        for p in me.polygons:
+            n = (nm @ p.normal).normalized()
+            polys.append({
+                "vertices": list(p.vertices),
+                "normal": vec(n),
+                "uvs": [vec(uv[li].uv) for li in p.loop_indices] if uv else [],
+            })
+        r["polygons"] = polys
+    return r
+
+
+def evaluated_coords(ob, depsgraph):
+    ev = ob.evaluated_get(depsgraph)
+    me = ev.to_mesh()
+    co = [ev.matrix_world @ v.co for v in me.vertices]
+    ev.to_mesh_clear()
+    return co
+
+
+def deform_report(arm, meshes):
+    """Rotate each bone that weighs on a vertex by 90° and measure how far
+    the meshes bound to arm move: a bone whose weights Blender dropped moves
+    nothing."""
+    bound = [ob for ob in meshes if any(
+        m.type == 'ARMATURE' and m.object == arm for m in ob.modifiers)]
+    out = {}
+    if not bound:
+        return out
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    for pb in arm.pose.bones:
+        pb.rotation_mode = 'QUATERNION'
+    bpy.context.view_layer.update()
+    rest = {ob.name: evaluated_coords(ob, depsgraph) for ob in bound}
+    for pb in arm.pose.bones:
+        weighted = False
+        for ob in bound:
+            g = ob.vertex_groups.get(pb.name)
+            if g is None:
+                continue
+            for v in ob.data.vertices:
+                for ge in v.groups:
+                    if ge.group == g.index and ge.weight > 0.01:
+                        weighted = True
+                        break
+                if weighted:
+                    break
+        if not weighted:
+            continue
+        saved = pb.rotation_quaternion.copy()
+        # About the bone's own X axis: a bone never lies along it.
+        pb.rotation_quaternion = mathutils.Quaternion((1, 0, 0), math.radians(90))
+        bpy.context.view_layer.update()
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        moved = 0.0
+        for ob in bound:
+            now = evaluated_coords(ob, depsgraph)
+            for a, b in zip(rest[ob.name], now):
+                moved = max(moved, (a - b).length)
+        pb.rotation_quaternion = saved
+        bpy.context.view_layer.update()
+        out[pb.name] = moved
+    return out
+
+
+def inspect(job):
+    path = job["path"]
+    r = {"path": path}
+    reset()
+    try:
+        if path.endswith(".glb"):
+            res = bpy.ops.import_scene.gltf(filepath=path)
+        elif path.endswith(".obj"):
+            # Blender 3.4's C++ OBJ importer; defaults: Y up, -Z forward.
+            res = bpy.ops.wm.obj_import(filepath=path)
+        else:
+            raise ValueError("not a .glb or .obj: " + path)
+        if 'FINISHED' not in res:
+            raise RuntimeError("importer returned %s" % sorted(res))
+    except Exception:
+        r["error"] = traceback.format_exc()
+        return r
+    meshes = [ob for ob in bpy.data.objects if ob.type == 'MESH']
+    arms = [ob for ob in bpy.data.objects if ob.type == 'ARMATURE']
+    r["meshes"] = [mesh_report(ob, job.get("geometry", False)) for ob in meshes]
+    r["armatures"] = [{"object": a.name, "bones": [b.name for b in a.data.bones]} for a in arms]
+    r["actions"] = [a.name for a in bpy.data.actions]
+    r["materials"] = sorted(m.name for m in bpy.data.materials)
+    if job.get("deform"):
+        r["deform"] = {a.name: deform_report(a, meshes) for a in arms}
+    return r
+
+
+def main():
+    argv = sys.argv[sys.argv.index("--") + 1:]
+    jobs_path, report_path = argv[0], argv[1]
+    with open(jobs_path) as f:
+        jobs = json.load(f)
+    reports = []
+    for job in jobs:
+        try:
+            reports.append(inspect(job))
+        except Exception:
+            reports.append({"path": job["path"], "error": traceback.format_exc()})
+    with open(report_path, "w") as f:
+        json.dump(reports, f)
+
+
+main()

@@ -1,0 +1,464 @@
+package clienttest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// blenderJob is one file for blender/inspect_imports.py.
+type blenderJob struct {
+	Path     string `json:"path"`
+	Geometry bool   `json:"geometry"`
+	Deform   bool   `json:"deform"`
+}
+
+// blenderReport is what inspect_imports.py says about one file.
+type blenderReport struct {
+	Path      string               `json:"path"`
+	Error     string               `json:"error"`
+	Meshes    []blenderMesh        `json:"meshes"`
+	Armatures []blenderArmature    `json:"armatures"`
+	Actions   []string             `json:"actions"`
+	Materials []string             `json:"materials"`
+	Deform    map[string]boneMoves `json:"deform"`
+}
+
+// boneMoves is, per bone, how far the meshes moved when it was rotated.
+type boneMoves map[string]float64
+
+type blenderMesh struct {
+	Object          string        `json:"object"`
+	Mesh            string        `json:"mesh"`
+	Vertices        int           `json:"vertices"`
+	Faces           int           `json:"faces"`
+	Materials       []*string     `json:"materials"`
+	UVLayers        []string      `json:"uv_layers"`
+	ColorAttributes []string      `json:"color_attributes"`
+	VertexGroups    []string      `json:"vertex_groups"`
+	ShapeKeys       []string      `json:"shape_keys"`
+	Armature        *string       `json:"armature"`
+	WorldVertices   [][3]float64  `json:"world_vertices"`
+	Polygons        []blenderPoly `json:"polygons"`
+}
+
+type blenderPoly struct {
+	Vertices []int        `json:"vertices"`
+	Normal   [3]float64   `json:"normal"`
+	UVs      [][2]float64 `json:"uvs"`
+}
+
+type blenderArmature struct {
+	Object string   `json:"object"`
+	Bones  []string `json:"bones"`
+}
+
+// runBlender imports every job in one Blender process and returns the
+// reports in job order.
+func runBlender(t *testing.T, blender string, jobs []blenderJob) []blenderReport {
+	t.Helper()
+	dir := t.TempDir()
+	jobsPath, reportPath := filepath.Join(dir, "jobs.json"), filepath.Join(dir, "report.json")
+	b, err := json.Marshal(jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(jobsPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("blender", "inspect_imports.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(blender, "-b", "--factory-startup", "-noaudio", "--python-exit-code", "1",
+		"--python", script, "--", jobsPath, reportPath)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("blender: %v\n%s", err, lastLines(out, 40))
+	}
+	b, err = os.ReadFile(reportPath)
+	if err != nil {
+		t.Fatalf("blender wrote no report: %v\n%s", err, lastLines(out, 40))
+	}
+	var reports []blenderReport
+	if err := json.Unmarshal(b, &reports); err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) != len(jobs) {
+		t.Fatalf("blender reported %d files of %d", len(reports), len(jobs))
+	}
+	return reports
+}
+
+// checkBlender imports every .glb and .obj from the mount in Blender and
+// compares what it made with the scene.
+func checkBlender(t *testing.T, blender string, folders []*meshFolder, exp map[*meshFolder]*fileExpect) {
+	type target struct {
+		mf  *meshFolder
+		glb bool
+	}
+	var jobs []blenderJob
+	var targets []target
+	orient := map[string]orientationFixture{}
+	for _, fx := range orientationFixtures() {
+		orient[filepath.Join("orientation", fx.main)] = fx
+	}
+	for _, mf := range folders {
+		e := exp[mf]
+		if e == nil {
+			continue
+		}
+		_, geometry := orient[mf.rel]
+		if mf.glb != "" {
+			jobs = append(jobs, blenderJob{Path: mf.glb, Geometry: geometry, Deform: len(e.weightedBones) > 0})
+			targets = append(targets, target{mf, true})
+		}
+		if mf.obj != "" {
+			jobs = append(jobs, blenderJob{Path: mf.obj, Geometry: geometry})
+			targets = append(targets, target{mf, false})
+		}
+	}
+	reports := runBlender(t, blender, jobs)
+	for i, r := range reports {
+		tg := targets[i]
+		label := tg.mf.label() + "/" + filepath.Base(r.Path)
+		if r.Error != "" {
+			t.Errorf("%s: Blender could not import it:\n%s", label, r.Error)
+			continue
+		}
+		var errs []string
+		if tg.glb {
+			errs = compareGLB(&r, exp[tg.mf])
+		} else {
+			errs = compareOBJ(&r, exp[tg.mf])
+		}
+		if fx, ok := orient[tg.mf.rel]; ok {
+			errs = append(errs, checkOrientation(&r, fx)...)
+		}
+		for _, e := range errs {
+			t.Errorf("%s: %s", label, e)
+		}
+	}
+}
+
+// matchMeshes pairs Blender's mesh objects with the expected meshes by
+// name (Blender's rules: 63 bytes, ".001" when taken), in order among
+// equal names; unmatched ones are reported.
+func matchMeshes(got []blenderMesh, want []meshExpect, nameOf func(*meshExpect) string) (pairs [][2]int, errs []string) {
+	used := make([]bool, len(got))
+	var missing []int
+	for wi := range want {
+		found := -1
+		for gi := range got {
+			if !used[gi] && sameName(got[gi].Object, nameOf(&want[wi])) {
+				found = gi
+				break
+			}
+		}
+		if found < 0 {
+			missing = append(missing, wi)
+			continue
+		}
+		used[found] = true
+		pairs = append(pairs, [2]int{wi, found})
+	}
+	for _, wi := range missing {
+		if nameOf(&want[wi]) != "" {
+			errs = append(errs, fmt.Sprintf("no object named %q for mesh %d", nameOf(&want[wi]), wi))
+			continue
+		}
+		// An unnamed mesh gets a name from the importer: take the next
+		// object no name claimed.
+		for gi := range got {
+			if !used[gi] {
+				used[gi] = true
+				pairs = append(pairs, [2]int{wi, gi})
+				break
+			}
+		}
+	}
+	for gi := range got {
+		if !used[gi] {
+			errs = append(errs, fmt.Sprintf("unexpected object %q", got[gi].Object))
+		}
+	}
+	return pairs, errs
+}
+
+// compareGLB checks a .glb import against the scene.
+func compareGLB(r *blenderReport, e *fileExpect) []string {
+	pairs, errs := matchMeshes(r.Meshes, e.meshes, func(m *meshExpect) string { return m.name })
+	for _, p := range pairs {
+		w, g := &e.meshes[p[0]], &r.Meshes[p[1]]
+		pre := fmt.Sprintf("object %q: ", g.Object)
+		errs = append(errs, compareCommon(pre, w, g, w.materials)...)
+		if len(g.UVLayers) != w.uvLayers {
+			errs = append(errs, fmt.Sprintf("%s%d UV layers %v, the scene has %d UV sets", pre, len(g.UVLayers), g.UVLayers, w.uvLayers))
+		}
+		if len(g.ColorAttributes) != w.colors {
+			errs = append(errs, fmt.Sprintf("%s%d colour attributes %v, the scene has %d colour sets", pre, len(g.ColorAttributes), g.ColorAttributes, w.colors))
+		}
+		// Blender makes one vertex group per skin joint, named after the bone.
+		if w.skinned {
+			if d := diffNames(g.VertexGroups, e.bones); d != "" {
+				errs = append(errs, pre+"vertex groups differ from the skeleton's joints: "+d)
+			}
+			if g.Armature == nil {
+				errs = append(errs, pre+"skinned in the scene, but has no armature modifier")
+			}
+		} else if len(g.VertexGroups) > 0 {
+			errs = append(errs, fmt.Sprintf("%s%d vertex groups on a mesh the scene does not skin", pre, len(g.VertexGroups)))
+		}
+		if d := diffNamesOrdered(g.ShapeKeys, w.shapeKeys); d != "" {
+			errs = append(errs, pre+"shape keys differ from the morph targets: "+d)
+		}
+	}
+	// One armature holding every joint, by name.
+	switch {
+	case len(e.bones) == 0 && len(r.Armatures) > 0:
+		errs = append(errs, fmt.Sprintf("%d armatures for a scene without a skeleton", len(r.Armatures)))
+	case len(e.bones) > 0 && len(r.Armatures) != 1:
+		errs = append(errs, fmt.Sprintf("%d armatures, want 1 for the skeleton of %d joints", len(r.Armatures), len(e.bones)))
+	case len(e.bones) > 0:
+		if d := diffNames(r.Armatures[0].Bones, e.bones); d != "" {
+			errs = append(errs, fmt.Sprintf("armature bones (%d) differ from the skeleton's joints (%d): %s", len(r.Armatures[0].Bones), len(e.bones), d))
+		}
+	}
+	// The importer names an action ANIMATION_OBJECT per animated object.
+	for _, a := range e.animations {
+		found := false
+		for _, act := range r.Actions {
+			// A long name is cut at 63 bytes, possibly inside a+"_".
+			if strings.HasPrefix(act, a+"_") || len(act) >= 60 && strings.HasPrefix(a+"_", act) {
+				found = true
+			}
+		}
+		if !found {
+			errs = append(errs, fmt.Sprintf("no action for animation %q (actions %q)", a, r.Actions))
+		}
+	}
+	if len(r.Actions) < len(e.animations) {
+		errs = append(errs, fmt.Sprintf("%d actions for %d animations", len(r.Actions), len(e.animations)))
+	}
+	if len(e.animations) == 0 && len(r.Actions) > 0 {
+		errs = append(errs, fmt.Sprintf("actions %q for a scene without animations", r.Actions))
+	}
+	// Rotating each weighted bone must move the mesh: weights that Blender
+	// dropped or bound to the wrong bone show here.
+	if len(e.weightedBones) > 0 {
+		moved := map[string]float64{}
+		for _, bm := range r.Deform {
+			for b, d := range bm {
+				moved[b] = max(moved[b], d)
+			}
+		}
+		var names []string
+		for b := range e.weightedBones {
+			names = append(names, b)
+		}
+		sort.Strings(names)
+		for _, b := range names {
+			d, ok := moved[blenderName(b)]
+			switch {
+			case !ok:
+				errs = append(errs, fmt.Sprintf("bone %q weighs on vertices in the scene, but on none in Blender", b))
+			case d < 1e-6:
+				errs = append(errs, fmt.Sprintf("rotating bone %q moves no vertex", b))
+			}
+		}
+	}
+	return errs
+}
+
+// compareOBJ checks an .obj import against the scene: geometry, the first
+// UV set, one colour attribute when any primitive has colours, materials by
+// their OBJ names; skins, morphs and animations have no OBJ form.
+func compareOBJ(r *blenderReport, e *fileExpect) []string {
+	pairs, errs := matchMeshes(r.Meshes, e.meshes, func(m *meshExpect) string { return m.objName })
+	for _, p := range pairs {
+		w, g := &e.meshes[p[0]], &r.Meshes[p[1]]
+		pre := fmt.Sprintf("object %q: ", g.Object)
+		mats := map[string]bool{}
+		for _, m := range w.objMaterials {
+			mats[m] = true
+		}
+		var want []string
+		for m := range mats {
+			want = append(want, m)
+		}
+		sort.Strings(want)
+		errs = append(errs, compareCommon(pre, w, g, want)...)
+		if uv := min(w.uvLayers, 1); len(g.UVLayers) != uv {
+			errs = append(errs, fmt.Sprintf("%s%d UV layers %v, want %d", pre, len(g.UVLayers), g.UVLayers, uv))
+		}
+		if c := min(w.colors, 1); len(g.ColorAttributes) != c {
+			errs = append(errs, fmt.Sprintf("%s%d colour attributes %v, want %d", pre, len(g.ColorAttributes), g.ColorAttributes, c))
+		}
+	}
+	if len(r.Armatures) > 0 || len(r.Actions) > 0 {
+		errs = append(errs, "an .obj import made armatures or actions")
+	}
+	return errs
+}
+
+// compareCommon checks the counts both importers share.
+func compareCommon(pre string, w *meshExpect, g *blenderMesh, materials []string) []string {
+	var errs []string
+	if g.Faces != w.faces {
+		errs = append(errs, fmt.Sprintf("%s%d faces, the scene gives %d", pre, g.Faces, w.faces))
+	}
+	if g.Vertices != w.vertices {
+		errs = append(errs, fmt.Sprintf("%s%d vertices, the scene gives %d", pre, g.Vertices, w.vertices))
+	}
+	var got []string
+	for _, m := range g.Materials {
+		if m != nil && *m != "meshfs_none" {
+			got = append(got, *m)
+		}
+	}
+	if d := diffNames(got, materials); d != "" {
+		errs = append(errs, pre+"materials differ: "+d)
+	}
+	return errs
+}
+
+// diffNames compares Blender names with wanted names as sets (Blender's
+// naming rules applied); "" when they agree.
+func diffNames(got, want []string) string {
+	var extra, missing []string
+	used := make([]bool, len(got))
+	for _, w := range want {
+		found := false
+		for i, g := range got {
+			if !used[i] && sameName(g, w) {
+				used[i], found = true, true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, w)
+		}
+	}
+	for i, g := range got {
+		if !used[i] {
+			extra = append(extra, g)
+		}
+	}
+	if len(extra) == 0 && len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("missing %q, unexpected %q", missing, extra)
+}
+
+// diffNamesOrdered compares two name lists in order.
+func diffNamesOrdered(got, want []string) string {
+	if len(got) == len(want) {
+		same := true
+		for i := range got {
+			if !sameName(got[i], want[i]) {
+				same = false
+			}
+		}
+		if same {
+			return ""
+		}
+	}
+	return fmt.Sprintf("got %q, want %q", got, want)
+}
+
+// checkOrientation checks an orientation fixture's import: every Blender
+// vertex is a source vertex moved by the format's rule, the ramp rises
+// along +Z with its faces up, the flat parts face +Z, and every corner's UV
+// is the source's UV with V flipped into Blender's bottom-left origin.
+func checkOrientation(r *blenderReport, fx orientationFixture) []string {
+	var errs []string
+	type src struct {
+		part string
+		v    oVert
+		at   [3]float32 // where Blender must show it
+	}
+	var srcs []src
+	for _, p := range orientationModel() {
+		for _, v := range p.verts {
+			srcs = append(srcs, src{p.name, v, fx.toBlender(v.pos)})
+		}
+	}
+	find := func(w [3]float64) *src {
+		for i := range srcs {
+			if dist(w, srcs[i].at) < 1e-4 {
+				return &srcs[i]
+			}
+		}
+		return nil
+	}
+	seen := map[*src]bool{}
+	polys := 0
+	for _, m := range r.Meshes {
+		if len(m.Polygons) == 0 {
+			errs = append(errs, fmt.Sprintf("object %q: no geometry reported", m.Object))
+			continue
+		}
+		for _, p := range m.Polygons {
+			polys++
+			var part string
+			for k, vi := range p.Vertices {
+				w := m.WorldVertices[vi]
+				s := find(w)
+				if s == nil {
+					errs = append(errs, fmt.Sprintf("vertex at %v is no source vertex moved by the %s rule", w, fx.format))
+					continue
+				}
+				seen[s] = true
+				part = s.part
+				if k < len(p.UVs) {
+					want := [2]float64{float64(s.v.uv[0]), 1 - float64(s.v.uv[1])}
+					if math.Abs(p.UVs[k][0]-want[0]) > 1e-5 || math.Abs(p.UVs[k][1]-want[1]) > 1e-5 {
+						errs = append(errs, fmt.Sprintf("%s corner at %v: Blender UV %v, want %v (source UV %v, top-left origin)",
+							s.part, w, p.UVs[k], want, s.v.uv))
+					}
+				} else {
+					errs = append(errs, fmt.Sprintf("%s corner at %v: no UV", s.part, w))
+				}
+			}
+			// The face normal Blender computes from the winding.
+			want := [3]float64{0, 0, 1}
+			if part == "ramp" {
+				want = [3]float64{float64(rampNormal[0]), float64(rampNormal[1]), float64(rampNormal[2])}
+				// Rising along +Z: the ramp's height grows with x.
+				for _, vi := range p.Vertices {
+					w := m.WorldVertices[vi]
+					if math.Abs(w[2]-w[0]/2) > 1e-4 {
+						errs = append(errs, fmt.Sprintf("ramp vertex at %v: not on the slope z = x/2 rising along +Z", w))
+					}
+				}
+			}
+			if dot(p.Normal, want) < 0.999 {
+				errs = append(errs, fmt.Sprintf("%s face normal %v, want %v (up)", part, p.Normal, want))
+			}
+		}
+	}
+	if polys != 5 {
+		errs = append(errs, fmt.Sprintf("%d faces, want 5", polys))
+	}
+	if len(seen) != len(srcs) {
+		errs = append(errs, fmt.Sprintf("%d of %d source vertices found", len(seen), len(srcs)))
+	}
+	return errs
+}
+
+func dist(a [3]float64, b [3]float32) float64 {
+	var s float64
+	for k := range 3 {
+		d := a[k] - float64(b[k])
+		s += d * d
+	}
+	return math.Sqrt(s)
+}
+
+func dot(a, b [3]float64) float64 { return a[0]*b[0] + a[1]*b[1] + a[2]*b[2] }

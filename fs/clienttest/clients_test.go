@@ -1,0 +1,254 @@
+package clienttest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/meshfs/meshfs/export/gltf/validator"
+)
+
+var (
+	clients        = flag.Bool("clients", false, "run the real-client test: glTF validator, Blender and assimp over the mounted fixtures and real files (make test-clients)")
+	updateWarnings = flag.Bool("update-warnings", false, "with -clients: rewrite validator-warnings.txt from this run (review the diff)")
+)
+
+const warningsFile = "validator-warnings.txt"
+
+// TestClients is the real-client test; see the package documentation.
+func TestClients(t *testing.T) {
+	if !*clients {
+		t.Skip("needs Blender 3.4, assimp and the glTF validator: run make test-clients (go test ./fs/clienttest -clients)")
+	}
+	blender := lookTool(t, "blender", "apt-get install --no-install-recommends blender python3-numpy")
+	assimp := lookTool(t, "assimp", "apt-get install --no-install-recommends assimp-utils")
+	if err := validator.Available(); err != nil {
+		t.Fatal(err)
+	}
+
+	bin := buildMeshfs(t)
+	mounted := hasMount(bin)
+	var folders []*meshFolder
+	for _, r := range sourceRoots(t) {
+		var tree string
+		if mounted {
+			tree = mountTree(t, bin, r.dir)
+		} else {
+			t.Logf("meshfs has no mount command yet: reading `meshfs convert` folders of %s instead", r.label)
+			tree = convertTree(t, bin, r.dir)
+		}
+		folders = append(folders, meshFolders(t, r, tree)...)
+	}
+	if len(folders) == 0 {
+		t.Fatal("no mesh folders found")
+	}
+
+	exp := map[*meshFolder]*fileExpect{}
+	for _, mf := range folders {
+		if mf.errTxt != "" {
+			t.Errorf("%s: error.txt in the mount: %s", mf.label(), mf.errTxt)
+		}
+		if mf.glb == "" || mf.obj == "" {
+			t.Errorf("%s: the mount shows no .glb or no .obj", mf.label())
+		}
+		s, err := decodeSource(mf.source)
+		if err != nil {
+			t.Errorf("%s: %v", mf.label(), err)
+			continue
+		}
+		e := expectFrom(s)
+		exp[mf] = &e
+		checkHeader(t, mf, &e)
+	}
+
+	t.Run("validator", func(t *testing.T) { checkValidator(t, folders) })
+	t.Run("assimp", func(t *testing.T) { checkAssimp(t, assimp, folders, exp) })
+	t.Run("blender", func(t *testing.T) { checkBlender(t, blender, folders, exp) })
+}
+
+// checkHeader compares the scene with header.json (read from the mount)
+// where the header has a total an importer shows: GEM's counts.triangles.
+func checkHeader(t *testing.T, mf *meshFolder, e *fileExpect) {
+	b, err := os.ReadFile(filepath.Join(mf.dir, "header.json"))
+	if err != nil {
+		t.Errorf("%s: %v", mf.label(), err)
+		return
+	}
+	var h struct {
+		Counts *struct {
+			Triangles *int `json:"triangles"`
+		} `json:"counts"`
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		t.Errorf("%s: header.json: %v", mf.label(), err)
+		return
+	}
+	if h.Counts != nil && h.Counts.Triangles != nil && *h.Counts.Triangles != e.scene.Count().Triangles {
+		t.Errorf("%s: header.json counts.triangles %d, decoded scene %d", mf.label(), *h.Counts.Triangles, e.scene.Count().Triangles)
+	}
+}
+
+// checkValidator validates every .glb from the mount in one validator run:
+// no errors, and the warnings are exactly the reviewed list.
+func checkValidator(t *testing.T, folders []*meshFolder) {
+	var paths []string
+	var labels []string
+	for _, mf := range folders {
+		if mf.glb != "" {
+			paths = append(paths, mf.glb)
+			labels = append(labels, mf.label()+"/"+filepath.Base(mf.glb))
+		}
+	}
+	reports, err := validator.ValidateFiles(paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, r := range reports {
+		if r.Fatal != "" {
+			t.Errorf("%s: validator could not read it: %s", labels[i], r.Fatal)
+			continue
+		}
+		count := map[string]int{}
+		for _, m := range r.Issues.Messages {
+			switch m.Severity {
+			case validator.SeverityError:
+				t.Errorf("%s: %s", labels[i], m)
+			case validator.SeverityWarning:
+				count[m.Code]++
+			}
+		}
+		for code, n := range count {
+			got = append(got, fmt.Sprintf("%s %s %d", labels[i], code, n))
+		}
+	}
+	sort.Strings(got)
+	checkWarnings(t, got, len(folders) > 0 && hasRealdata(folders))
+}
+
+func hasRealdata(folders []*meshFolder) bool {
+	for _, mf := range folders {
+		if mf.root.label == "realdata" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkWarnings compares this run's warnings ("FILE CODE COUNT" lines) with
+// validator-warnings.txt, whose comment lines hold the review of each code.
+// Without ../shared/realdata its lines for real files are not compared.
+func checkWarnings(t *testing.T, got []string, withReal bool) {
+	b, err := os.ReadFile(warningsFile)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var comments, want []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+			comments = append(comments, sc.Text())
+		case !withReal && strings.HasPrefix(line, "realdata/"):
+		default:
+			want = append(want, line)
+		}
+	}
+	if *updateWarnings {
+		if !withReal {
+			t.Fatal("-update-warnings needs ../shared/realdata, or the real files' lines would be lost")
+		}
+		var out bytes.Buffer
+		for _, c := range comments {
+			out.WriteString(c + "\n")
+		}
+		for _, g := range got {
+			out.WriteString(g + "\n")
+		}
+		if err := os.WriteFile(warningsFile, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	sort.Strings(want)
+	wantSet := map[string]bool{}
+	for _, w := range want {
+		wantSet[w] = true
+	}
+	gotSet := map[string]bool{}
+	for _, g := range got {
+		gotSet[g] = true
+		if !wantSet[g] {
+			t.Errorf("new validator warning (fix it, or review it into %s with -update-warnings): %s", warningsFile, g)
+		}
+	}
+	for _, w := range want {
+		if !gotSet[w] {
+			t.Errorf("listed validator warning no longer occurs (remove it from %s): %s", warningsFile, w)
+		}
+	}
+	// Every listed code must carry a review comment.
+	for _, w := range want {
+		code := strings.Fields(w)[1]
+		reviewed := false
+		for _, c := range comments {
+			if strings.Contains(c, code) {
+				reviewed = true
+			}
+		}
+		if !reviewed {
+			t.Errorf("%s: no comment reviews warning code %s", warningsFile, code)
+		}
+	}
+}
+
+var assimpFaces = regexp.MustCompile(`(?m)^Faces:\s+(\d+)\s*$`)
+
+// checkAssimp reads every .obj from the mount with `assimp info` and
+// compares its face count with the scene's triangles (assimp keeps
+// degenerate and repeated triangles: its info command does not clean up).
+func checkAssimp(t *testing.T, assimp string, folders []*meshFolder, exp map[*meshFolder]*fileExpect) {
+	for _, mf := range folders {
+		e := exp[mf]
+		if mf.obj == "" || e == nil {
+			continue
+		}
+		if e.triangles == 0 {
+			// assimp refuses a scene without meshes (an .ani track's .obj
+			// holds none); Blender still imports it.
+			continue
+		}
+		out, err := exec.Command(assimp, "info", mf.obj).CombinedOutput()
+		if err != nil {
+			t.Errorf("%s: assimp info: %v\n%s", mf.label(), err, lastLines(out, 10))
+			continue
+		}
+		m := assimpFaces.FindSubmatch(out)
+		if m == nil {
+			t.Errorf("%s: assimp info printed no face count:\n%s", mf.label(), lastLines(out, 10))
+			continue
+		}
+		if n, _ := strconv.Atoi(string(m[1])); n != e.triangles {
+			t.Errorf("%s: assimp reads %d faces from the .obj, the scene has %d triangles", mf.label(), n, e.triangles)
+		}
+	}
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

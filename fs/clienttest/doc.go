@@ -1,0 +1,24 @@
+// Package clienttest judges meshfs by the programs its users open its files
+// with. TestClients (run by `make test-clients`, i.e. `go test
+// ./fs/clienttest -clients`) builds the meshfs binary, mounts testdata/ and
+// ../shared/realdata (when present) with `meshfs mount`, and reads every
+// file from the mount with:
+//
+//   - the Khronos glTF validator: every .glb has 0 errors, and the warnings
+//     that remain are exactly the reviewed list in validator-warnings.txt;
+//   - Blender 3.4, headless (blender/inspect_imports.py): every .glb and .obj
+//     imports, and per file the faces, vertices, materials, UV layers, colour
+//     attributes, bones, vertex groups, shape keys and actions are what the
+//     decoded scene holds; every weighted bone moves the mesh when rotated;
+//   - assimp (`assimp info`): every .obj reads with the scene's face count.
+//
+// The orientation fixtures under testdata/orientation/ (written by
+// TestOrientationFixtures -update with each format's own encoder) pin the
+// conventions: a ramp rising along the source's up axis must rise along
+// Blender's +Z with its faces and a flat triangle facing up, and a textured
+// quad's UV (0, 0) corner must land where the source put it, in the .glb
+// and in the .obj.
+//
+// The package has only tests; blender/render_preview.py is the renderer
+// behind `make preview`.
+package clienttest
