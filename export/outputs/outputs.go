@@ -54,7 +54,9 @@ func (m *Mesh) GLBName() string { return m.Base + ".glb" }
 func (m *Mesh) OBJName() string { return m.Base + ".obj" }
 func (m *Mesh) MTLName() string { return m.Base + ".mtl" }
 
-// source opens the file for a decoder; the returned func closes what was opened.
+// source opens the file for a decoder; the returned func closes it. Sibling
+// files are closed by the decoder that opens them (decode.Source's contract),
+// since chunk loaders may reopen them long after the scan has returned.
 func (m *Mesh) source() (*decode.Source, func(), error) {
 	f, err := os.Open(m.Path)
 	if err != nil {
@@ -65,7 +67,6 @@ func (m *Mesh) source() (*decode.Source, func(), error) {
 		f.Close()
 		return nil, nil, err
 	}
-	var opened []io.Closer
 	dir := filepath.Dir(m.Path)
 	src := &decode.Source{
 		Name: m.Path,
@@ -84,17 +85,10 @@ func (m *Mesh) source() (*decode.Source, func(), error) {
 				sf.Close()
 				return nil, 0, err
 			}
-			opened = append(opened, sf)
 			return sf, sfi.Size(), nil
 		},
 	}
-	closeAll := func() {
-		for _, c := range opened {
-			c.Close()
-		}
-		f.Close()
-	}
-	return src, closeAll, nil
+	return src, func() { f.Close() }, nil
 }
 
 // Scan reads the file's structure without building geometry. Like
