@@ -42,6 +42,11 @@ func FingerprintOf(fi os.FileInfo) Fingerprint {
 	return fp
 }
 
+// FromStat reads the fingerprint from a raw stat result.
+func FromStat(st *syscall.Stat_t) Fingerprint {
+	return Fingerprint{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size, MtimeNs: st.Mtim.Nano()}
+}
+
 // Key names one output of one version of one source file.
 type Key struct {
 	Path   string
@@ -100,8 +105,8 @@ type Cache struct {
 	mu    sync.Mutex
 	loads map[string]int64 // label → completed loads
 	fails map[string]int64 // label → loads that produced an error entry
-	lat   map[string]*ring // label → recent load latencies
-	all   ring
+	lat   map[string]*Ring // label → recent load latencies
+	all   Ring
 }
 
 // New returns a cache that holds at most budget bytes (by Entry.Weight).
@@ -113,7 +118,7 @@ func New(budget int64) (*Cache, error) {
 		budget: budget,
 		loads:  map[string]int64{},
 		fails:  map[string]int64{},
-		lat:    map[string]*ring{},
+		lat:    map[string]*Ring{},
 	}
 	oc, err := otter.New(&otter.Options[Key, *Entry]{
 		MaximumWeight: uint64(budget),
@@ -171,11 +176,11 @@ func (c *Cache) record(label string, d time.Duration, failed bool) {
 	}
 	r := c.lat[label]
 	if r == nil {
-		r = &ring{}
+		r = &Ring{}
 		c.lat[label] = r
 	}
-	r.add(d)
-	c.all.add(d)
+	r.Add(d)
+	c.all.Add(d)
 }
 
 // Invalidate drops every entry of the source at path, whatever its
@@ -245,27 +250,30 @@ func (c *Cache) Stats() Stats {
 		s.Failed[k] = v
 	}
 	for k, r := range c.lat {
-		s.Latency[k] = r.summary()
+		s.Latency[k] = r.Summary()
 	}
-	s.All = c.all.summary()
+	s.All = c.all.Summary()
 	return s
 }
 
-// ring keeps the most recent latencies, enough for stable p50/p99 figures
-// without growing with the daemon's lifetime.
-type ring struct {
+// Ring keeps the most recent latencies, enough for stable p50/p99 figures
+// without growing with the daemon's lifetime. It is not safe for concurrent
+// use: callers lock.
+type Ring struct {
 	buf   [1024]time.Duration
 	n     int64 // total recorded
 	stamp int   // next slot
 }
 
-func (r *ring) add(d time.Duration) {
+// Add records one duration.
+func (r *Ring) Add(d time.Duration) {
 	r.buf[r.stamp] = d
 	r.stamp = (r.stamp + 1) % len(r.buf)
 	r.n++
 }
 
-func (r *ring) summary() Latency {
+// Summary returns the count and percentiles of the recorded durations.
+func (r *Ring) Summary() Latency {
 	k := int(min(r.n, int64(len(r.buf))))
 	if k == 0 {
 		return Latency{}

@@ -185,18 +185,18 @@ func TestInvalidatePath(t *testing.T) {
 }
 
 func TestLatencyPercentiles(t *testing.T) {
-	var r ring
+	var r Ring
 	for i := 1; i <= 100; i++ {
-		r.add(time.Duration(i) * time.Millisecond)
+		r.Add(time.Duration(i) * time.Millisecond)
 	}
-	l := r.summary()
+	l := r.Summary()
 	if l.Count != 100 || l.P50Ms != 51 || l.P99Ms != 100 || l.MaxMs != 100 {
 		t.Fatalf("%+v", l)
 	}
 	for i := 0; i < 5000; i++ { // wraps: keeps only the newest samples
-		r.add(time.Second)
+		r.Add(time.Second)
 	}
-	if l := r.summary(); l.P50Ms != 1000 || l.Count != 5100 {
+	if l := r.Summary(); l.P50Ms != 1000 || l.Count != 5100 {
 		t.Fatalf("after wrap %+v", l)
 	}
 }

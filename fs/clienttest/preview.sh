@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# make preview: mount testdata/ with meshfs, render every .glb the mount shows
+# with Blender Workbench (headless) into one contact sheet PNG.
+#   preview.sh MESHFS_BINARY OUT_DIR
+set -euo pipefail
+bin=$(realpath "$1")
+out=$(realpath -m "$2")
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../../testdata" && pwd)
+command -v blender >/dev/null || { echo "preview: blender not found (apt-get install --no-install-recommends blender python3-numpy)" >&2; exit 1; }
+mkdir -p "$out"
+mnt=$(mktemp -d /tmp/meshfs-preview-mnt.XXXXXX)
+pid=
+cleanup() {
+  if [ -n "$pid" ]; then
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  if mountpoint -q "$mnt"; then fusermount3 -u -z "$mnt" || true; fi
+  rm -rf "$mnt"
+}
+trap cleanup EXIT
+if "$bin" mount --help >/dev/null 2>&1; then
+  "$bin" mount "$src" "$mnt" &
+  pid=$!
+  for _ in $(seq 600); do mountpoint -q "$mnt" && break; kill -0 "$pid" 2>/dev/null || exit 1; sleep 0.1; done
+  mountpoint -q "$mnt" || { echo "preview: $mnt not mounted" >&2; exit 1; }
+else
+  echo "preview: meshfs has no mount command yet; rendering meshfs convert output" >&2
+  (cd "$src" && find . -type f | sort) | while read -r f; do
+    d=$(dirname "$f")
+    "$bin" convert -o "$mnt/$d" "$src/$f" >/dev/null 2>&1 || true
+  done
+fi
+args=()
+while IFS= read -r glb; do
+  rel=${glb#"$mnt"/}
+  args+=("$(dirname "$rel")=$glb")
+done < <(find "$mnt" -name '*.glb' | sort)
+[ ${#args[@]} -gt 0 ] || { echo "preview: no .glb files under $mnt" >&2; exit 1; }
+blender -b --factory-startup -noaudio --python-exit-code 1 \
+  --python "$here/blender/render_preview.py" -- "$out/contact-sheet.png" "${args[@]}" \
+  > "$out/blender.log" 2>&1 || { tail -30 "$out/blender.log" >&2; exit 1; }
+grep '^meshfs preview' "$out/blender.log"

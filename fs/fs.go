@@ -1,0 +1,247 @@
+// Package fs is the FUSE side of meshfs: a read-only mirror of a source
+// folder in which every mesh file appears as a folder of converted outputs.
+// It knows no file format: export/outputs names and produces the outputs,
+// fs/cache keeps them. This package only maps them onto nodes, sizes and
+// kernel cache invalidations.
+//
+// Kernel caching is deliberate. Entries and attributes are cached for
+// Config.EntryTimeout/AttrTimeout, and converted outputs are opened with
+// FOPEN_KEEP_CACHE so warm reads never reach the daemon. Staleness is handled
+// from our side: SOURCE is watched (inotify) and every change, appearance or
+// removal is pushed to the kernel (NotifyEntry/NotifyContent/NotifyDelete);
+// every open re-checks the source's fingerprint and drops the kernel's pages
+// when it changed since the bytes were last served.
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/maypok86/otter/v2"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/fs/cache"
+)
+
+// DefaultCacheSize is the default memory cache budget (--cache-size).
+const DefaultCacheSize = 512 << 20
+
+// Config configures one mount.
+type Config struct {
+	// Source is the folder to mirror.
+	Source string
+	// CacheSize bounds the memory cache, in bytes (0: DefaultCacheSize).
+	CacheSize int64
+	// EntryTimeout, AttrTimeout and NegativeTimeout are how long the kernel
+	// may trust a name, an attribute and a missing name. Zero means the
+	// defaults below; a negative value means "do not cache".
+	EntryTimeout, AttrTimeout, NegativeTimeout time.Duration
+	// Log receives one line per broken mesh and per watcher problem
+	// (nil: discard).
+	Log *log.Logger
+	// NoWatch disables the inotify watcher (changes are then seen when the
+	// attribute timeout expires and on each open).
+	NoWatch bool
+}
+
+// Default kernel cache timeouts. One second bounds how long a missed inotify
+// event (queue overflow, a watch limit) could show stale attributes; inotify
+// makes the usual case immediate.
+const (
+	defaultEntryTimeout    = time.Second
+	defaultAttrTimeout     = time.Second
+	defaultNegativeTimeout = time.Second
+)
+
+// FS is one meshfs file system.
+type FS struct {
+	cfg    Config
+	source string
+	log    *log.Logger
+	cache  *cache.Cache
+	// sniffs remembers which format (or none) a source file version is, so
+	// listing a folder again does not reopen every file.
+	sniffs *otter.Cache[sniffKey, sniffResult]
+	root   *dirNode
+
+	watch *watcher
+
+	// dirs maps watched source folders to their nodes, for the watcher.
+	dirsMu sync.Mutex
+	dirs   map[string]*dirNode
+
+	// logged remembers which failures were already logged (once each).
+	logged sync.Map
+
+	start       time.Time
+	convMu      sync.Mutex
+	convLatency cache.Ring
+	openHandles atomic.Int64
+	sniffCount  atomic.Int64
+	notifies    atomic.Int64
+	watchErrors atomic.Int64
+}
+
+type sniffKey struct {
+	path string
+	fp   cache.Fingerprint
+}
+
+type sniffResult struct{ format decode.Format }
+
+// New prepares a file system for cfg.Source; nothing is read yet.
+func New(cfg Config) (*FS, error) {
+	src, err := filepath.Abs(cfg.Source)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("source %s is not a directory", src)
+	}
+	if cfg.CacheSize == 0 {
+		cfg.CacheSize = DefaultCacheSize
+	}
+	if cfg.EntryTimeout == 0 {
+		cfg.EntryTimeout = defaultEntryTimeout
+	}
+	if cfg.AttrTimeout == 0 {
+		cfg.AttrTimeout = defaultAttrTimeout
+	}
+	if cfg.NegativeTimeout == 0 {
+		cfg.NegativeTimeout = defaultNegativeTimeout
+	}
+	c, err := cache.New(cfg.CacheSize)
+	if err != nil {
+		return nil, err
+	}
+	sn, err := otter.New(&otter.Options[sniffKey, sniffResult]{MaximumSize: 1 << 16})
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	lg := cfg.Log
+	if lg == nil {
+		lg = log.New(io.Discard, "", 0)
+	}
+	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffs: sn, dirs: map[string]*dirNode{}, start: time.Now()}
+	f.root = &dirNode{fsys: f, abs: src}
+	return f, nil
+}
+
+// Root is the root node, for fs.Mount or tests.
+func (f *FS) Root() gofs.InodeEmbedder { return f.root }
+
+// Source is the absolute path of the mirrored folder.
+func (f *FS) Source() string { return f.source }
+
+func timeout(d time.Duration) *time.Duration {
+	if d < 0 {
+		d = 0
+	}
+	return &d
+}
+
+// Options returns go-fuse options with this file system's explicit kernel
+// cache timeouts (go-fuse treats nil timeouts in non-nil Options as zero)
+// and a read-only mount.
+func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
+	mo.Options = append(mo.Options, "ro")
+	if mo.DirectMountFlags == 0 {
+		mo.DirectMountFlags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY
+	}
+	if mo.Name == "" {
+		mo.Name = "meshfs"
+	}
+	if mo.FsName == "" {
+		mo.FsName = f.source
+	}
+	// READDIRPLUS would make every listing look up (and so stat, and so
+	// convert) every entry: exact sizes of outputs are only known after
+	// conversion, so listings must stay plain READDIR.
+	mo.DisableReadDirPlus = true
+	mo.PanicHandler = func(v any) fuse.Status {
+		f.log.Printf("meshfs: internal error (answered EIO): %v", v)
+		return fuse.EIO
+	}
+	return &gofs.Options{
+		MountOptions:    mo,
+		EntryTimeout:    timeout(f.cfg.EntryTimeout),
+		AttrTimeout:     timeout(f.cfg.AttrTimeout),
+		NegativeTimeout: timeout(f.cfg.NegativeTimeout),
+	}
+}
+
+// Mount mounts the file system at mnt and starts watching the source.
+func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
+	// The watcher exists before the first request can arrive; its
+	// notifications need the server, which Mount connects to the nodes.
+	if !f.cfg.NoWatch && f.watch == nil {
+		w, err := newWatcher(f)
+		if err != nil {
+			f.log.Printf("meshfs: watching %s: %v (changes show after %v)", f.source, err, f.cfg.AttrTimeout)
+		} else {
+			f.watch = w
+			f.watchDir(f.root)
+		}
+	}
+	srv, err := gofs.Mount(mnt, f.root, f.Options(mo))
+	if err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+// Close stops the watcher and frees the cache. Call it after unmounting.
+func (f *FS) Close() {
+	if f.watch != nil {
+		f.watch.close()
+	}
+	f.cache.Close()
+	f.sniffs.StopAllGoroutines()
+}
+
+// Cache exposes the output cache (for statistics and tests).
+func (f *FS) Cache() *cache.Cache { return f.cache }
+
+// logOnce logs a failure the first time it is seen for one source version.
+func (f *FS) logOnce(key any, format string, args ...any) {
+	if _, seen := f.logged.LoadOrStore(key, true); !seen {
+		f.log.Printf(format, args...)
+	}
+}
+
+// errno maps an error to what a reader sees: a vanished source is ENOENT,
+// anything else that fails a conversion is EIO.
+func errno(err error) syscall.Errno {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, os.ErrNotExist):
+		return syscall.ENOENT
+	case errors.Is(err, os.ErrPermission):
+		return syscall.EACCES
+	case errors.Is(err, context.Canceled):
+		return syscall.EINTR
+	}
+	return syscall.EIO
+}
+
+// logger is a log.Logger; a named type keeps test helpers short.
+type logger = log.Logger
+
+func newLogger(w io.Writer) *logger { return log.New(w, "", 0) }

@@ -1,0 +1,585 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/fs/cache"
+)
+
+// Cache output names (the last part of a statistics label).
+const (
+	outScan  = "scan"
+	outGLB   = "glb"
+	outOBJ   = "obj" // NAME.obj and NAME.mtl, made by one export
+	outChunk = "chunk"
+)
+
+// meshDir is a source mesh file shown as a folder of its outputs. Listing it
+// and reading header.json or chunks/ use the structure scan only; the
+// geometry outputs are converted on their first stat or open.
+type meshDir struct {
+	roDir
+	fsys   *FS
+	parent *dirNode
+	abs    string
+	ident  srcID
+	mesh   *outputs.Mesh
+}
+
+var (
+	_ = (gofs.NodeLookuper)((*meshDir)(nil))
+	_ = (gofs.NodeReaddirer)((*meshDir)(nil))
+	_ = (gofs.NodeGetattrer)((*meshDir)(nil))
+)
+
+func (m *meshDir) id() srcID { return m.ident }
+
+func (m *meshDir) label(output string) string { return m.mesh.Format.Name() + "/" + output }
+
+// stat returns the source's stat and fingerprint now.
+func (m *meshDir) stat() (*syscall.Stat_t, cache.Fingerprint, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(m.abs, &st); err != nil {
+		return nil, cache.Fingerprint{}, err
+	}
+	fp := cache.FromStat(&st)
+	fp.Gen = m.parent.companionGen.Load()
+	return &st, fp, nil
+}
+
+func (m *meshDir) key(fp cache.Fingerprint, output string) cache.Key {
+	return cache.Key{Path: m.abs, FP: fp, Output: output}
+}
+
+func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	st, _, err := m.stat()
+	if err != nil {
+		return errno(err)
+	}
+	fillDirAttr(&out.Attr, st)
+	return 0
+}
+
+// scanResult is a cached structure scan of one source version.
+type scanResult struct {
+	st      *decode.Structure
+	scanErr error
+	hdrErr  error
+	header  []byte
+	// chunks are the names under chunks/, unique, in the order of the scan;
+	// chunkIdx picks the chunk a name shows (the last of that name, as
+	// `convert` would have overwritten the earlier ones).
+	chunks   []string
+	chunkIdx map[string]int
+}
+
+func (r *scanResult) chunk(name string) (*decode.Chunk, bool) {
+	i, ok := r.chunkIdx[name]
+	if !ok {
+		return nil, false
+	}
+	return &r.st.Chunks[i], true
+}
+
+func (m *meshDir) scan(ctx context.Context, fp cache.Fingerprint) (*scanResult, error) {
+	e, err := m.fsys.cache.Get(ctx, m.key(fp, outScan), m.label(outScan), func(ctx context.Context) (*cache.Entry, error) {
+		st, scanErr := m.mesh.Scan(ctx)
+		if st == nil && errors.Is(scanErr, os.ErrNotExist) {
+			return nil, scanErr // gone: nothing to cache
+		}
+		hdr, hdrErr := m.mesh.Header(st, scanErr)
+		r := &scanResult{st: st, scanErr: scanErr, hdrErr: hdrErr, header: hdr, chunkIdx: map[string]int{}}
+		aux := int64(512)
+		if st != nil {
+			for i := range st.Chunks {
+				name := decode.SafeName(st.Chunks[i].Name)
+				if _, dup := r.chunkIdx[name]; !dup {
+					r.chunks = append(r.chunks, name)
+				}
+				r.chunkIdx[name] = i
+				aux += 128 + int64(len(name))
+			}
+		}
+		if scanErr != nil {
+			m.fsys.logOnce(m.key(fp, "scan-error"), "meshfs: %v", scanErr)
+		}
+		return &cache.Entry{Parts: [][]byte{hdr}, Aux: r, AuxWeight: aux}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e.Aux.(*scanResult), nil
+}
+
+// geometry returns the cached entry of a geometry output (outGLB: one part;
+// outOBJ: the obj and the mtl), converting on a miss. A failed conversion is
+// an entry with Err.
+func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output string) (*cache.Entry, error) {
+	r, err := m.scan(ctx, fp)
+	if err != nil {
+		return nil, err
+	}
+	if r.scanErr != nil {
+		// `convert` does not decode a file whose structure is broken.
+		return &cache.Entry{Err: r.scanErr}, nil
+	}
+	return m.fsys.cache.Get(ctx, m.key(fp, output), m.label(output), func(ctx context.Context) (*cache.Entry, error) {
+		start := time.Now()
+		var e *cache.Entry
+		var err error
+		switch output {
+		case outGLB:
+			var b []byte
+			b, err = m.mesh.GLBFile(ctx)
+			e = &cache.Entry{Parts: [][]byte{b}}
+		case outOBJ:
+			var o, l []byte
+			o, l, err = m.mesh.OBJFiles(ctx)
+			e = &cache.Entry{Parts: [][]byte{o, l}}
+		}
+		m.fsys.recordConversion(time.Since(start))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+			m.fsys.logOnce(m.key(fp, "error:"+err.Error()), "meshfs: %v", err)
+			e = &cache.Entry{Err: err}
+		}
+		return e, nil
+	})
+}
+
+// chunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
+// which is read from the source file itself.
+func (m *meshDir) chunkData(ctx context.Context, fp cache.Fingerprint, r *scanResult, name string) ([]byte, *decode.Chunk, error) {
+	c, ok := r.chunk(name)
+	if !ok {
+		return nil, nil, os.ErrNotExist
+	}
+	if c.Load == nil {
+		if c.Offset < 0 || c.Length < 0 || c.Offset > fp.Size || c.Length > fp.Size-c.Offset {
+			// Get the error `convert` reports for this chunk.
+			_, err := m.mesh.ChunkBytes(c)
+			if err == nil {
+				err = errors.New("chunk " + name + " lies outside the file")
+			}
+			return nil, nil, err
+		}
+		return nil, c, nil
+	}
+	e, err := m.fsys.cache.Get(ctx, m.key(fp, outChunk+"/"+name), m.label(outChunk), func(ctx context.Context) (*cache.Entry, error) {
+		b, err := m.mesh.ChunkBytes(c)
+		if err != nil {
+			m.fsys.logOnce(m.key(fp, "chunk:"+name), "meshfs: %s: %v", m.abs, err)
+			return &cache.Entry{Err: err}, nil
+		}
+		return &cache.Entry{Parts: [][]byte{b}}, nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.Err != nil {
+		return nil, nil, e.Err
+	}
+	return e.Part(0), nil, nil
+}
+
+// errorText is error.txt: the errors `convert` would record, in its order
+// (scan, header, chunks, then decoding and export). Empty when nothing fails.
+func (m *meshDir) errorText(ctx context.Context, fp cache.Fingerprint) ([]byte, error) {
+	r, err := m.scan(ctx, fp)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	if r.scanErr != nil {
+		errs = append(errs, r.scanErr)
+	}
+	if r.hdrErr != nil {
+		errs = append(errs, r.hdrErr)
+	}
+	if r.st != nil {
+		for i := range r.st.Chunks {
+			c := &r.st.Chunks[i]
+			if idx := r.chunkIdx[decode.SafeName(c.Name)]; idx != i {
+				// Shadowed by a later chunk of the same name: `convert`
+				// still loads it, and so reports its error.
+				if _, err := m.mesh.ChunkBytes(c); err != nil {
+					errs = append(errs, err)
+				}
+				continue
+			}
+			if _, _, err := m.chunkData(ctx, fp, r, decode.SafeName(c.Name)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if r.scanErr == nil {
+		g, err := m.geometry(ctx, fp, outGLB)
+		if err != nil {
+			return nil, err
+		}
+		o, err := m.geometry(ctx, fp, outOBJ)
+		if err != nil {
+			return nil, err
+		}
+		if g.Err != nil {
+			errs = append(errs, g.Err)
+		}
+		// A decoding error fails both exports: `convert` reports it once.
+		if o.Err != nil && (g.Err == nil || o.Err.Error() != g.Err.Error()) {
+			errs = append(errs, o.Err)
+		}
+	}
+	return outputs.ErrorText(errs...), nil
+}
+
+// knownBroken reports, without converting anything, whether error.txt is
+// known to exist: the scan failed, or a conversion already failed.
+func (m *meshDir) knownBroken(fp cache.Fingerprint, r *scanResult) bool {
+	if r.scanErr != nil || r.hdrErr != nil {
+		return true
+	}
+	for _, out := range []string{outGLB, outOBJ} {
+		if e, ok := m.fsys.cache.Peek(m.key(fp, out)); ok && e.Err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *meshDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	_, fp, err := m.stat()
+	if err != nil {
+		return nil, errno(err)
+	}
+	r, err := m.scan(ctx, fp)
+	if err != nil {
+		return nil, errno(err)
+	}
+	list := []fuse.DirEntry{
+		{Name: m.mesh.GLBName(), Mode: syscall.S_IFREG, Ino: 1},
+		{Name: m.mesh.OBJName(), Mode: syscall.S_IFREG, Ino: 2},
+		{Name: m.mesh.MTLName(), Mode: syscall.S_IFREG, Ino: 3},
+		{Name: outputs.HeaderName, Mode: syscall.S_IFREG, Ino: 4},
+	}
+	if len(r.chunks) > 0 {
+		list = append(list, fuse.DirEntry{Name: outputs.ChunksDir, Mode: syscall.S_IFDIR, Ino: 5})
+	}
+	if m.knownBroken(fp, r) {
+		list = append(list, fuse.DirEntry{Name: outputs.ErrorName, Mode: syscall.S_IFREG, Ino: 6})
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	var kind outKind
+	switch name {
+	case m.mesh.GLBName():
+		kind = kGLB
+	case m.mesh.OBJName():
+		kind = kOBJ
+	case m.mesh.MTLName():
+		kind = kMTL
+	case outputs.HeaderName:
+		kind = kHeader
+	case outputs.ErrorName:
+		kind = kError
+	case outputs.ChunksDir:
+		st, fp, err := m.stat()
+		if err != nil {
+			return nil, errno(err)
+		}
+		r, err := m.scan(ctx, fp)
+		if err != nil {
+			return nil, errno(err)
+		}
+		if len(r.chunks) == 0 {
+			return nil, syscall.ENOENT
+		}
+		fillDirAttr(&out.Attr, st)
+		if ch := m.GetChild(name); ch != nil {
+			return ch, 0
+		}
+		return m.NewInode(ctx, &chunksDir{m: m}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
+	default:
+		return nil, syscall.ENOENT
+	}
+	return lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: kind}, out)
+}
+
+// lookupOutput sizes an output (converting it if need be) and returns its
+// node, reusing the existing one.
+func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	ch := parent.GetChild(name)
+	if ch != nil {
+		if of, ok := ch.Operations().(*outFile); ok {
+			f = of
+		} else {
+			ch = nil
+		}
+	}
+	var a fuse.AttrOut
+	if e := f.Getattr(ctx, nil, &a); e != 0 {
+		return nil, e
+	}
+	out.Attr = a.Attr
+	if ch != nil {
+		return ch, 0
+	}
+	return parent.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
+}
+
+// chunksDir is chunks/ of a mesh folder.
+type chunksDir struct {
+	roDir
+	m *meshDir
+}
+
+var (
+	_ = (gofs.NodeLookuper)((*chunksDir)(nil))
+	_ = (gofs.NodeReaddirer)((*chunksDir)(nil))
+	_ = (gofs.NodeGetattrer)((*chunksDir)(nil))
+)
+
+func (c *chunksDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	return c.m.Getattr(ctx, fh, out)
+}
+
+func (c *chunksDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	_, fp, err := c.m.stat()
+	if err != nil {
+		return nil, errno(err)
+	}
+	r, err := c.m.scan(ctx, fp)
+	if err != nil {
+		return nil, errno(err)
+	}
+	list := make([]fuse.DirEntry, len(r.chunks))
+	for i, n := range r.chunks {
+		list[i] = fuse.DirEntry{Name: n, Mode: syscall.S_IFREG, Ino: uint64(i + 1)}
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return lookupOutput(ctx, &c.Inode, name, &outFile{m: c.m, kind: kChunk, chunk: name}, out)
+}
+
+type outKind int
+
+const (
+	kHeader outKind = iota
+	kError
+	kGLB
+	kOBJ
+	kMTL
+	kChunk
+)
+
+// outFile is one output file of a mesh.
+type outFile struct {
+	roNode
+	m     *meshDir
+	kind  outKind
+	chunk string
+
+	// What the kernel was last told: the fingerprint whose size it holds
+	// (attr) and whose bytes may be in its page cache (pages).
+	mu        sync.Mutex
+	attrFP    cache.Fingerprint
+	pagesFP   cache.Fingerprint
+	pagesSeen bool
+}
+
+var (
+	_ = (gofs.NodeOpener)((*outFile)(nil))
+	_ = (gofs.NodeGetattrer)((*outFile)(nil))
+	_ = (gofs.NodeReader)((*outFile)(nil))
+)
+
+// produced is an output's content: bytes in memory, or a window of the
+// source file (raw chunks).
+type produced struct {
+	st   *syscall.Stat_t
+	fp   cache.Fingerprint
+	data []byte
+	raw  *decode.Chunk
+}
+
+func (p *produced) size() int64 {
+	if p.raw != nil {
+		return p.raw.Length
+	}
+	return int64(len(p.data))
+}
+
+func (o *outFile) produce(ctx context.Context) (*produced, error) {
+	m := o.m
+	st, fp, err := m.stat()
+	if err != nil {
+		return nil, err
+	}
+	p := &produced{st: st, fp: fp}
+	switch o.kind {
+	case kHeader:
+		r, err := m.scan(ctx, fp)
+		if err != nil {
+			return nil, err
+		}
+		if r.hdrErr != nil {
+			return nil, r.hdrErr
+		}
+		p.data = r.header
+	case kError:
+		b, err := m.errorText(ctx, fp)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == 0 {
+			return nil, os.ErrNotExist
+		}
+		p.data = b
+	case kGLB, kOBJ, kMTL:
+		output, part := outGLB, 0
+		if o.kind != kGLB {
+			output = outOBJ
+		}
+		if o.kind == kMTL {
+			part = 1
+		}
+		e, err := m.geometry(ctx, fp, output)
+		if err != nil {
+			return nil, err
+		}
+		if e.Err != nil {
+			return nil, &convError{e.Err}
+		}
+		p.data = e.Part(part)
+	case kChunk:
+		r, err := m.scan(ctx, fp)
+		if err != nil {
+			return nil, err
+		}
+		data, raw, err := m.chunkData(ctx, fp, r, o.chunk)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+			return nil, &convError{err}
+		}
+		p.data, p.raw = data, raw
+	}
+	return p, nil
+}
+
+// convError marks a conversion failure: the reader gets EIO even when the
+// underlying cause is, say, a missing sibling file.
+type convError struct{ err error }
+
+func (e *convError) Error() string { return e.err.Error() }
+
+func outErrno(err error) syscall.Errno {
+	var ce *convError
+	if errors.As(err, &ce) {
+		return syscall.EIO
+	}
+	return errno(err)
+}
+
+func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	switch h := fh.(type) {
+	case *bytesHandle:
+		fillFileAttr(&out.Attr, h.st, int64(len(h.data)))
+		return 0
+	case *fdHandle:
+		fillFileAttr(&out.Attr, h.st, h.length)
+		return 0
+	}
+	p, err := o.produce(ctx)
+	if err != nil {
+		return outErrno(err)
+	}
+	fillFileAttr(&out.Attr, p.st, p.size())
+	o.mu.Lock()
+	o.attrFP = p.fp
+	o.mu.Unlock()
+	return 0
+}
+
+func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND|syscall.O_CREAT) != 0 {
+		return nil, 0, syscall.EROFS
+	}
+	p, err := o.produce(ctx)
+	if err != nil {
+		return nil, 0, outErrno(err)
+	}
+	var fh gofs.FileHandle
+	if p.raw != nil {
+		f, err := os.Open(o.m.abs)
+		if err != nil {
+			return nil, 0, errno(err)
+		}
+		var st syscall.Stat_t
+		if err := syscall.Fstat(int(f.Fd()), &st); err != nil || cache.FromStat(&st).Ino != p.fp.Ino || st.Size != p.fp.Size || st.Mtim.Nano() != p.fp.MtimeNs {
+			// Replaced between the scan and the open: its chunk table is
+			// not this file's. The next open sees the new version.
+			f.Close()
+			return nil, 0, syscall.EAGAIN
+		}
+		fh = &fdHandle{fsys: o.m.fsys, f: f, base: p.raw.Offset, length: p.raw.Length, st: p.st}
+	} else {
+		fh = &bytesHandle{fsys: o.m.fsys, data: p.data, st: p.st}
+	}
+	o.m.fsys.openHandles.Add(1)
+
+	o.mu.Lock()
+	keep := o.pagesSeen && o.pagesFP == p.fp
+	staleAttr := o.attrFP != (cache.Fingerprint{}) && o.attrFP != p.fp
+	o.pagesFP, o.pagesSeen = p.fp, true
+	o.attrFP = p.fp
+	o.mu.Unlock()
+	if staleAttr {
+		// The kernel may still hold the old size; it must not cut or pad
+		// the new bytes by it. Notifying from inside a request risks a
+		// deadlock with the kernel, so do it beside this one.
+		go o.m.fsys.notifyContent(&o.Inode)
+	}
+	if keep {
+		// Same source version as the pages the kernel may hold: keep them,
+		// so warm reads never reach this daemon.
+		return fh, fuse.FOPEN_KEEP_CACHE, 0
+	}
+	// A new version (or the first open): no KEEP_CACHE, so the kernel drops
+	// any pages it holds for this file.
+	return fh, 0, 0
+}
+
+func (o *outFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	switch h := fh.(type) {
+	case *bytesHandle:
+		return h.Read(ctx, dest, off)
+	case *fdHandle:
+		return h.Read(ctx, dest, off)
+	}
+	return nil, syscall.EBADF
+}
+
+// isConversion reports whether a statistics label counts as a conversion.
+func isConversion(label string) bool {
+	i := strings.LastIndexByte(label, '/')
+	out := label[i+1:]
+	return out == outGLB || out == outOBJ
+}

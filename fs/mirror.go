@@ -1,0 +1,440 @@
+package fs
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/fs/cache"
+)
+
+// statsDirName is the hidden folder at the root holding stats.json. It is
+// found by name only and never listed.
+const statsDirName = ".meshfs"
+
+// srcID is what a node mirrors: the kind of node and the source file's
+// identity. A lookup reuses the existing node only when both still match, so
+// a file replaced by another (or turned from plain file into mesh) gets a
+// fresh node and the kernel a fresh inode.
+type srcID struct {
+	kind     uint32 // S_IFDIR, S_IFREG, S_IFLNK, or kindMesh
+	dev, ino uint64
+}
+
+const kindMesh = 1
+
+type sourced interface{ id() srcID }
+
+// roNode answers every modifying operation with EROFS. The mount is also
+// read-only in the kernel ("ro"), which normally answers first.
+type roNode struct{ gofs.Inode }
+
+var (
+	_ = (gofs.NodeSetattrer)((*roNode)(nil))
+	_ = (gofs.NodeSetxattrer)((*roNode)(nil))
+	_ = (gofs.NodeRemovexattrer)((*roNode)(nil))
+)
+
+func (*roNode) Setattr(context.Context, gofs.FileHandle, *fuse.SetAttrIn, *fuse.AttrOut) syscall.Errno {
+	return syscall.EROFS
+}
+func (*roNode) Setxattr(context.Context, string, []byte, uint32) syscall.Errno { return syscall.EROFS }
+func (*roNode) Removexattr(context.Context, string) syscall.Errno              { return syscall.EROFS }
+
+// roDir adds the directory-modifying operations.
+type roDir struct{ roNode }
+
+var (
+	_ = (gofs.NodeMkdirer)((*roDir)(nil))
+	_ = (gofs.NodeMknoder)((*roDir)(nil))
+	_ = (gofs.NodeCreater)((*roDir)(nil))
+	_ = (gofs.NodeUnlinker)((*roDir)(nil))
+	_ = (gofs.NodeRmdirer)((*roDir)(nil))
+	_ = (gofs.NodeRenamer)((*roDir)(nil))
+	_ = (gofs.NodeSymlinker)((*roDir)(nil))
+	_ = (gofs.NodeLinker)((*roDir)(nil))
+)
+
+func (*roDir) Mkdir(context.Context, string, uint32, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+func (*roDir) Mknod(context.Context, string, uint32, uint32, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+func (*roDir) Create(context.Context, string, uint32, uint32, *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	return nil, nil, 0, syscall.EROFS
+}
+func (*roDir) Unlink(context.Context, string) syscall.Errno { return syscall.EROFS }
+func (*roDir) Rmdir(context.Context, string) syscall.Errno  { return syscall.EROFS }
+func (*roDir) Rename(context.Context, string, gofs.InodeEmbedder, string, uint32) syscall.Errno {
+	return syscall.EROFS
+}
+func (*roDir) Symlink(context.Context, string, string, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+func (*roDir) Link(context.Context, gofs.InodeEmbedder, string, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+
+// readOnlyMode strips write bits (and, for files, execute bits) from a
+// source mode: the mount never offers what it cannot do.
+func readOnlyMode(perm uint32, dir bool) uint32 {
+	perm &= 0o777 &^ 0o222
+	if dir {
+		// A folder made from a file is searchable wherever it is readable.
+		perm |= (perm & 0o444) >> 2
+	} else {
+		perm &^= 0o111
+	}
+	return perm
+}
+
+// fillDirAttr describes a source folder or a mesh folder made from the
+// source file st.
+func fillDirAttr(a *fuse.Attr, st *syscall.Stat_t) {
+	a.FromStat(st)
+	a.Mode = syscall.S_IFDIR | readOnlyMode(st.Mode, true)
+	a.Size = 0
+	a.Blocks = 0
+	a.Nlink = 2
+}
+
+// fillFileAttr describes a file of size bytes derived from source st (its
+// owner and times).
+func fillFileAttr(a *fuse.Attr, st *syscall.Stat_t, size int64) {
+	a.FromStat(st)
+	a.Mode = syscall.S_IFREG | readOnlyMode(st.Mode, false)
+	a.Size = uint64(size)
+	a.Nlink = 1
+	a.Blksize = 4096
+	a.Blocks = (uint64(size) + 511) / 512
+}
+
+// dirNode mirrors one source folder.
+type dirNode struct {
+	roDir
+	fsys  *FS
+	abs   string
+	ident srcID
+	// companionGen is bumped when a companion file in this folder changes;
+	// it is part of the fingerprint of the meshes here.
+	companionGen atomic.Uint64
+	watched      atomic.Bool
+}
+
+var (
+	_ = (gofs.NodeLookuper)((*dirNode)(nil))
+	_ = (gofs.NodeReaddirer)((*dirNode)(nil))
+	_ = (gofs.NodeGetattrer)((*dirNode)(nil))
+	_ = (gofs.NodeStatfser)((*dirNode)(nil))
+)
+
+func (d *dirNode) id() srcID { return d.ident }
+
+func (d *dirNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	var st syscall.Stat_t
+	if err := syscall.Stat(d.abs, &st); err != nil {
+		return gofs.ToErrno(err)
+	}
+	fillDirAttr(&out.Attr, &st)
+	return 0
+}
+
+func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	var s syscall.Statfs_t
+	if err := syscall.Statfs(d.fsys.source, &s); err != nil {
+		return gofs.ToErrno(err)
+	}
+	out.FromStatfsT(&s)
+	// Nothing can be written here.
+	out.Bfree, out.Bavail, out.Ffree = 0, 0, 0
+	return 0
+}
+
+// entryKind decides what the source entry name (stat st) shows as: a folder,
+// a plain file, a symlink, a mesh folder (with its format), or nothing
+// (hidden companions, sockets, devices).
+func (d *dirNode) entryKind(name string, st *syscall.Stat_t, siblings func(string) bool) (uint32, decode.Format) {
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		return syscall.S_IFDIR, nil
+	case syscall.S_IFLNK:
+		return syscall.S_IFLNK, nil
+	case syscall.S_IFREG:
+		if formats.IsCompanion(name, siblings) {
+			return 0, nil
+		}
+		if f := d.fsys.sniff(filepath.Join(d.abs, name), st); f != nil {
+			return kindMesh, f
+		}
+		return syscall.S_IFREG, nil
+	}
+	return 0, nil
+}
+
+// sniff returns the format of the source file at path, or nil.
+func (f *FS) sniff(path string, st *syscall.Stat_t) decode.Format {
+	k := sniffKey{path, cache.FromStat(st)}
+	if r, ok := f.sniffs.GetIfPresent(k); ok {
+		return r.format
+	}
+	f.sniffCount.Add(1)
+	fm, err := formats.SniffFile(path)
+	if err != nil {
+		// Unreadable: show it as a plain file, whose open reports the error.
+		return nil
+	}
+	f.sniffs.Set(k, sniffResult{fm})
+	return fm
+}
+
+func (d *dirNode) siblingExists(name string) bool {
+	var st syscall.Stat_t
+	return syscall.Lstat(filepath.Join(d.abs, name), &st) == nil
+}
+
+func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	d.fsys.watchDir(d)
+	if d.IsRoot() && name == statsDirName {
+		return d.lookupStats(ctx, out)
+	}
+	p := filepath.Join(d.abs, name)
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		return nil, gofs.ToErrno(err)
+	}
+	kind, format := d.entryKind(name, &st, d.siblingExists)
+	if kind == 0 {
+		return nil, syscall.ENOENT
+	}
+	id := srcID{kind: kind, dev: uint64(st.Dev), ino: st.Ino}
+	var node gofs.InodeEmbedder
+	var mode uint32
+	switch kind {
+	case syscall.S_IFDIR:
+		fillDirAttr(&out.Attr, &st)
+		node, mode = &dirNode{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFDIR
+	case kindMesh:
+		fillDirAttr(&out.Attr, &st)
+		node, mode = &meshDir{fsys: d.fsys, parent: d, abs: p, ident: id, mesh: outputs.New(p, format)}, syscall.S_IFDIR
+	case syscall.S_IFLNK:
+		out.Attr.FromStat(&st)
+		node, mode = &linkNode{abs: p, ident: id}, syscall.S_IFLNK
+	default:
+		out.Attr.FromStat(&st)
+		out.Attr.Mode = syscall.S_IFREG | readOnlyMode(st.Mode, false)
+		node, mode = &passFile{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFREG
+	}
+	if ch := d.GetChild(name); ch != nil {
+		if s, ok := ch.Operations().(sourced); ok && s.id() == id {
+			if dn, ok := ch.Operations().(*dirNode); ok {
+				d.fsys.watchDir(dn)
+			}
+			return ch, 0
+		}
+	}
+	ch := d.NewInode(ctx, node, gofs.StableAttr{Mode: mode})
+	if dn, ok := node.(*dirNode); ok {
+		d.fsys.watchDir(dn)
+	}
+	return ch, 0
+}
+
+func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	d.fsys.watchDir(d)
+	f, err := os.Open(d.abs)
+	if err != nil {
+		return nil, gofs.ToErrno(err)
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil && len(ents) == 0 {
+		return nil, gofs.ToErrno(err)
+	}
+	names := make(map[string]bool, len(ents))
+	for _, e := range ents {
+		names[e.Name()] = true
+	}
+	siblings := func(n string) bool { return names[n] }
+	list := make([]fuse.DirEntry, 0, len(ents))
+	for _, e := range ents {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(d.abs, e.Name()), &st); err != nil {
+			continue // gone since the listing
+		}
+		kind, _ := d.entryKind(e.Name(), &st, siblings)
+		mode := kind
+		switch kind {
+		case 0:
+			continue
+		case kindMesh:
+			mode = syscall.S_IFDIR
+		}
+		list = append(list, fuse.DirEntry{Name: e.Name(), Mode: mode, Ino: st.Ino})
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+// linkNode mirrors a symbolic link as it is.
+type linkNode struct {
+	roNode
+	abs   string
+	ident srcID
+}
+
+var (
+	_ = (gofs.NodeReadlinker)((*linkNode)(nil))
+	_ = (gofs.NodeGetattrer)((*linkNode)(nil))
+)
+
+func (l *linkNode) id() srcID { return l.ident }
+
+func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+	t, err := os.Readlink(l.abs)
+	if err != nil {
+		return nil, gofs.ToErrno(err)
+	}
+	return []byte(t), 0
+}
+
+func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(l.abs, &st); err != nil {
+		return gofs.ToErrno(err)
+	}
+	out.Attr.FromStat(&st)
+	return 0
+}
+
+// passFile is a source file that is not a mesh: read from the source on
+// demand, never copied into memory.
+type passFile struct {
+	roNode
+	fsys  *FS
+	abs   string
+	ident srcID
+}
+
+var (
+	_ = (gofs.NodeOpener)((*passFile)(nil))
+	_ = (gofs.NodeGetattrer)((*passFile)(nil))
+	_ = (gofs.NodeReader)((*passFile)(nil))
+)
+
+func (p *passFile) id() srcID { return p.ident }
+
+func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	var st syscall.Stat_t
+	var err error
+	if h, ok := fh.(*fdHandle); ok {
+		err = syscall.Fstat(int(h.f.Fd()), &st)
+	} else {
+		err = syscall.Lstat(p.abs, &st)
+	}
+	if err != nil {
+		return gofs.ToErrno(err)
+	}
+	out.Attr.FromStat(&st)
+	out.Attr.Mode = syscall.S_IFREG | readOnlyMode(st.Mode, false)
+	return 0
+}
+
+func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND|syscall.O_CREAT) != 0 {
+		return nil, 0, syscall.EROFS
+	}
+	f, err := os.Open(p.abs)
+	if err != nil {
+		return nil, 0, gofs.ToErrno(err)
+	}
+	p.fsys.openHandles.Add(1)
+	// No FOPEN_KEEP_CACHE: the kernel drops this file's pages on each open,
+	// as for any file whose contents we do not control.
+	return &fdHandle{fsys: p.fsys, f: f, length: -1}, 0, 0
+}
+
+func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h, ok := fh.(*fdHandle)
+	if !ok {
+		return nil, syscall.EBADF
+	}
+	return h.Read(ctx, dest, off)
+}
+
+// fdHandle reads a window of an open source file: the whole file for a pass-
+// through file, [base, base+length) for a raw chunk.
+type fdHandle struct {
+	fsys   *FS
+	st     *syscall.Stat_t // the source's stat at open (outputs only)
+	f      *os.File
+	base   int64
+	length int64 // -1: to the end of the file
+	closed atomic.Bool
+}
+
+var (
+	_ = (gofs.FileReader)((*fdHandle)(nil))
+	_ = (gofs.FileReleaser)((*fdHandle)(nil))
+)
+
+func (h *fdHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if off < 0 {
+		return nil, syscall.EINVAL
+	}
+	n := int64(len(dest))
+	if h.length >= 0 {
+		if off >= h.length {
+			return fuse.ReadResultData(nil), 0
+		}
+		n = min(n, h.length-off)
+	}
+	// ReadResultFd lets go-fuse splice straight from the source file.
+	return fuse.ReadResultFd(h.f.Fd(), h.base+off, int(n)), 0
+}
+
+func (h *fdHandle) Release(ctx context.Context) syscall.Errno {
+	if h.closed.CompareAndSwap(false, true) {
+		h.fsys.openHandles.Add(-1)
+		h.f.Close()
+	}
+	return 0
+}
+
+// bytesHandle serves bytes held in memory (a converted output).
+type bytesHandle struct {
+	fsys     *FS
+	st       *syscall.Stat_t // the source's stat when the bytes were made
+	data     []byte
+	released atomic.Bool
+}
+
+var (
+	_ = (gofs.FileReader)((*bytesHandle)(nil))
+	_ = (gofs.FileReleaser)((*bytesHandle)(nil))
+)
+
+func (h *bytesHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if off < 0 {
+		return nil, syscall.EINVAL
+	}
+	if off >= int64(len(h.data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	end := min(off+int64(len(dest)), int64(len(h.data)))
+	return fuse.ReadResultData(h.data[off:end]), 0
+}
+
+func (h *bytesHandle) Release(ctx context.Context) syscall.Errno {
+	if h.released.CompareAndSwap(false, true) {
+		h.fsys.openHandles.Add(-1)
+	}
+	return 0
+}

@@ -1,0 +1,734 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/export/outputs"
+)
+
+var fuseDebug = flag.Bool("fuse-debug", false, "log FUSE operations of test mounts")
+
+func TestMain(m *testing.M) {
+	formats.All = append(formats.All, fakeFormat{})
+	code := m.Run()
+	if mmapBin != "" {
+		os.RemoveAll(filepath.Dir(mmapBin))
+	}
+	os.Exit(code)
+}
+
+// cannotMount fails the test, except outside CI on a machine without FUSE.
+func cannotMount(t testing.TB, err error) {
+	t.Helper()
+	if os.Getenv("CI") == "" {
+		if _, serr := os.Stat("/dev/fuse"); serr != nil {
+			t.Skipf("no /dev/fuse here (%v); mount tests need FUSE", serr)
+		}
+	}
+	t.Fatalf("cannot mount: %v", err)
+}
+
+// mountT mounts src and unmounts it when the test ends.
+func mountT(t testing.TB, src string, cfg Config) (*FS, string) {
+	t.Helper()
+	cfg.Source = src
+	if cfg.Log == nil {
+		cfg.Log = testLogger(t)
+	}
+	f, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mnt := t.TempDir()
+	srv, err := f.Mount(mnt, fuse.MountOptions{DirectMount: os.Geteuid() == 0, Debug: *fuseDebug})
+	if err != nil {
+		f.Close()
+		cannotMount(t, err)
+	}
+	t.Cleanup(func() {
+		if err := Unmount(srv, mnt); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+		f.Close()
+	})
+	return f, mnt
+}
+
+type tlog struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+	buf  bytes.Buffer
+}
+
+func (w *tlog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	return len(p), nil
+}
+
+func (w *tlog) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+var logs sync.Map // testing.TB → *tlog
+
+func testLogger(t testing.TB) *logger {
+	w := &tlog{t: t}
+	logs.Store(t, w)
+	return newLogger(w)
+}
+
+func logOf(t testing.TB) string {
+	if w, ok := logs.Load(t); ok {
+		return w.(*tlog).String()
+	}
+	return ""
+}
+
+func write(t testing.TB, path string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sampleTree builds a source folder with every kind of entry.
+func sampleTree(t testing.TB) string {
+	src := t.TempDir()
+	write(t, filepath.Join(src, "readme.txt"), []byte("hello\n"))
+	write(t, filepath.Join(src, "models", "tank.fmesh"), fakeMesh(20, 1))
+	write(t, filepath.Join(src, "models", "tank.fmesh.side"), []byte("companion"))
+	write(t, filepath.Join(src, "models", "jeep.fmesh"), fakeMesh(3, 2))
+	write(t, filepath.Join(src, "models", "broken.fmesh"), fakeScanBroken())
+	write(t, filepath.Join(src, "models", "bad.fmesh"), fakeDecodeBroken())
+	write(t, filepath.Join(src, "models", "notamesh.fmesh"), []byte("just text with the extension"))
+	write(t, filepath.Join(src, "models", "orphan.side"), []byte("no main file"))
+	write(t, filepath.Join(src, "deep", "a", "b", "c.bin"), bytes.Repeat([]byte{7}, 100_000))
+	if err := os.Symlink("readme.txt", filepath.Join(src, "link")); err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+func stats(t testing.TB, mnt string) Stats {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(mnt, statsDirName, statsName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s Stats
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("stats.json: %v\n%s", err, b)
+	}
+	return s
+}
+
+func conversions(s Stats) int64 {
+	var n int64
+	for _, v := range s.Conversions {
+		n += v
+	}
+	return n
+}
+
+func names(t testing.TB, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() {
+			n += "/"
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func TestTreeShape(t *testing.T) {
+	src := sampleTree(t)
+	_, mnt := mountT(t, src, Config{})
+
+	if got, want := strings.Join(names(t, mnt), " "), "deep/ link models/ readme.txt"; got != want {
+		t.Errorf("root lists %q, want %q", got, want)
+	}
+	if got, want := strings.Join(names(t, filepath.Join(mnt, "models")), " "),
+		"bad.fmesh/ broken.fmesh/ jeep.fmesh/ notamesh.fmesh orphan.side tank.fmesh/"; got != want {
+		t.Errorf("models lists %q, want %q", got, want)
+	}
+	if got, want := strings.Join(names(t, filepath.Join(mnt, "models", "tank.fmesh")), " "),
+		"chunks/ header.json tank.glb tank.mtl tank.obj"; got != want {
+		t.Errorf("mesh folder lists %q, want %q", got, want)
+	}
+	if got, want := strings.Join(names(t, filepath.Join(mnt, "models", "tank.fmesh", "chunks")), " "),
+		".._.._escape HEAD POS POS.x2"; got != want {
+		t.Errorf("chunks lists %q, want %q", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(mnt, "models", "tank.fmesh.side")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("companion is visible: %v", err)
+	}
+	if l, err := os.Readlink(filepath.Join(mnt, "link")); err != nil || l != "readme.txt" {
+		t.Errorf("symlink reads %q, %v", l, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(mnt, "deep", "a", "b", "c.bin")); err != nil || len(b) != 100_000 || b[99_999] != 7 {
+		t.Errorf("pass-through file: %d bytes, %v", len(b), err)
+	}
+	fi, err := os.Stat(filepath.Join(mnt, "models", "tank.fmesh", "tank.glb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sfi, _ := os.Stat(filepath.Join(src, "models", "tank.fmesh"))
+	if fi.Mode() != 0o444 || !fi.ModTime().Equal(sfi.ModTime()) {
+		t.Errorf("glb mode %v mtime %v, want r--r--r-- and the source's %v", fi.Mode(), fi.ModTime(), sfi.ModTime())
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Blocks != (st.Size+511)/512 || st.Size == 0 {
+		t.Errorf("st_blocks %d for %d bytes", st.Blocks, st.Size)
+	}
+	dfi, _ := os.Stat(filepath.Join(mnt, "models", "tank.fmesh"))
+	if dfi.Mode() != fs.ModeDir|0o555 {
+		t.Errorf("mesh folder mode %v", dfi.Mode())
+	}
+}
+
+// TestSameBytesAsConvert: every mesh folder holds exactly what
+// outputs.WriteDir (meshfs convert) writes, byte for byte.
+func TestSameBytesAsConvert(t *testing.T) {
+	src := sampleTree(t)
+	_, mnt := mountT(t, src, Config{})
+	for _, name := range []string{"tank", "jeep", "broken", "bad"} {
+		sp := filepath.Join(src, "models", name+fakeExt)
+		m, err := outputs.Open(sp)
+		if err != nil || m == nil {
+			t.Fatalf("%s: not a mesh: %v", name, err)
+		}
+		want := t.TempDir()
+		convErr := m.WriteDir(context.Background(), want)
+		mdir := filepath.Join(mnt, "models", name+fakeExt)
+		var files []string
+		filepath.WalkDir(want, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(want, p)
+				files = append(files, rel)
+			}
+			return err
+		})
+		for _, rel := range files {
+			w, _ := os.ReadFile(filepath.Join(want, rel))
+			g, err := os.ReadFile(filepath.Join(mdir, rel))
+			if err != nil {
+				t.Errorf("%s: %s: %v", name, rel, err)
+				continue
+			}
+			if !bytes.Equal(g, w) {
+				t.Errorf("%s: %s differs from convert's (%d vs %d bytes)\n%q\n%q", name, rel, len(g), len(w), g, w)
+			}
+		}
+		// The other way round: everything listed reads as convert's, or,
+		// for a broken mesh's geometry, fails with EIO.
+		filepath.WalkDir(mdir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(mdir, p)
+			if _, err := os.Stat(filepath.Join(want, rel)); err == nil {
+				return nil
+			}
+			if convErr == nil {
+				t.Errorf("%s: mount lists %s, convert did not write it", name, rel)
+			} else if _, err := os.ReadFile(p); !errors.Is(err, syscall.EIO) {
+				t.Errorf("%s: %s of a broken mesh: %v, want EIO", name, rel, err)
+			}
+			return nil
+		})
+		if (convErr != nil) != (name == "broken" || name == "bad") {
+			t.Errorf("%s: convert error %v", name, convErr)
+		}
+	}
+}
+
+func TestListingConvertsNothing(t *testing.T) {
+	src := sampleTree(t)
+	_, mnt := mountT(t, src, Config{})
+	n := 0
+	err := filepath.WalkDir(mnt, func(p string, d fs.DirEntry, err error) error {
+		n++
+		return err
+	})
+	if err != nil || n < 20 {
+		t.Fatalf("walk: %d entries, %v", n, err)
+	}
+	out, err := exec.Command("find", mnt, "-name", "*.glb").Output()
+	if err != nil || strings.Count(string(out), "\n") != 4 {
+		t.Fatalf("find -name '*.glb': %v\n%s", err, out)
+	}
+	out, err = exec.Command("grep", "-r", "--include=header.json", "triangles", mnt).Output()
+	if err != nil || strings.Count(string(out), "\n") != 3 {
+		t.Fatalf("grep -r --include=header.json: %v\n%s", err, out)
+	}
+	s := stats(t, mnt)
+	if c := conversions(s); c != 0 {
+		t.Fatalf("listing, find and grep converted %d outputs: %v", c, s.Conversions)
+	}
+	if len(s.Scans) == 0 {
+		t.Fatalf("no scans recorded: %+v", s)
+	}
+	// The first stat of an output converts it, once.
+	for range 3 {
+		if _, err := os.Stat(filepath.Join(mnt, "models", "jeep.fmesh", "jeep.glb")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := stats(t, mnt); s.Conversions["fake/glb"] != 1 || conversions(s) != 1 {
+		t.Fatalf("after stat: %v", s.Conversions)
+	}
+}
+
+// checkFile reads the file at p every way a program can and compares each
+// with its st_size.
+func checkFile(t *testing.T, p string, rng *rand.Rand) {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Errorf("stat %s: %v", p, err)
+		return
+	}
+	size := fi.Size()
+	whole, err := os.ReadFile(p)
+	if err != nil || int64(len(whole)) != size {
+		t.Errorf("%s: read %d bytes (%v), st_size %d", p, len(whole), err, size)
+		return
+	}
+	cat, err := exec.Command("cat", p).Output()
+	if err != nil || !bytes.Equal(cat, whole) {
+		t.Errorf("%s: cat gave %d bytes (%v), read %d", p, len(cat), err, len(whole))
+	}
+	cp := filepath.Join(t.TempDir(), "copy")
+	if out, err := exec.Command("cp", p, cp).CombinedOutput(); err != nil {
+		t.Errorf("cp %s: %v %s", p, err, out)
+	} else if b, _ := os.ReadFile(cp); !bytes.Equal(b, whole) {
+		t.Errorf("%s: cp copied %d bytes, read %d", p, len(b), len(whole))
+	}
+	if size > 0 {
+		// A page fault on a FUSE mapping served by this very process can
+		// deadlock with the garbage collector's stop-the-world: map the
+		// file in a child process. (Children are started while this
+		// process holds no file of the mount open: closing one at exec
+		// would need this process to answer.)
+		cmd := exec.Command(mmapHelper(t), p)
+		out, err := cmd.Output()
+		sum := sha256.Sum256(whole)
+		if want := fmt.Sprintf("%d %x", size, sum); err != nil || strings.TrimSpace(string(out)) != want {
+			t.Errorf("%s: mmap gave %q (%v), want %q", p, out, err, want)
+		}
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Errorf("open %s: %v", p, err)
+		return
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for range 16 {
+		off := int64(0)
+		if size > 0 {
+			off = rng.Int64N(size + 1)
+		}
+		n, err := f.ReadAt(buf, off)
+		want := whole[off:min(off+4096, size)]
+		if (err != nil && n != len(want)) || !bytes.Equal(buf[:n], want) {
+			t.Errorf("%s: pread at %d: %d bytes, %v; want %d", p, off, n, err, len(want))
+			break
+		}
+	}
+}
+
+var (
+	mmapOnce sync.Once
+	mmapBin  string
+	mmapErr  error
+)
+
+// mmapHelperSource maps the file named by its argument and prints its size
+// and the SHA-256 of the mapped bytes.
+const mmapHelperSource = `package main
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+func main() {
+	f, err := os.Open(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	m, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("%d %x\n", fi.Size(), sha256.Sum256(m))
+}
+`
+
+// mmapHelper builds the mmap helper once (without -race: a race-enabled
+// binary takes about a second to start).
+func mmapHelper(t testing.TB) string {
+	mmapOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "meshfs-mmap")
+		if err != nil {
+			mmapErr = err
+			return
+		}
+		src := filepath.Join(dir, "main.go")
+		if mmapErr = os.WriteFile(src, []byte(mmapHelperSource), 0o644); mmapErr != nil {
+			return
+		}
+		mmapBin = filepath.Join(dir, "mmap")
+		cmd := exec.Command("go", "build", "-o", mmapBin, src)
+		cmd.Env = append(os.Environ(), "GOFLAGS=", "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			mmapErr = fmt.Errorf("building the mmap helper: %v\n%s", err, out)
+		}
+	})
+	if mmapErr != nil {
+		t.Fatal(mmapErr)
+	}
+	return mmapBin
+}
+
+// checkTree checks every file under root, cold then warm. Broken meshes'
+// geometry (EIO) is skipped.
+func checkTree(t *testing.T, root string) int {
+	rng := rand.New(rand.NewPCG(1, 2))
+	count := 0
+	for pass := range 2 {
+		count = 0
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Errorf("walk %s: %v", p, err)
+				return nil
+			}
+			if d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
+				return nil
+			}
+			if _, err := os.Stat(p); errors.Is(err, syscall.EIO) {
+				return nil
+			}
+			count++
+			checkFile(t, p, rng)
+			return nil
+		})
+		if t.Failed() {
+			t.Fatalf("pass %d failed", pass)
+		}
+	}
+	return count
+}
+
+func TestExactSizesSample(t *testing.T) {
+	_, mnt := mountT(t, sampleTree(t), Config{})
+	if n := checkTree(t, mnt); n < 20 {
+		t.Fatalf("checked only %d files", n)
+	}
+}
+
+func repoRoot(t testing.TB) string {
+	wd, _ := os.Getwd()
+	return filepath.Dir(wd)
+}
+
+func TestExactSizesFixtures(t *testing.T) {
+	td := filepath.Join(repoRoot(t), "testdata")
+	if _, err := os.Stat(td); err != nil {
+		t.Skip("no testdata yet")
+	}
+	_, mnt := mountT(t, td, Config{})
+	n := checkTree(t, mnt)
+	t.Logf("%d files checked under a mount of testdata", n)
+}
+
+func TestExactSizesRealData(t *testing.T) {
+	rd := filepath.Join(repoRoot(t), "..", "shared", "realdata")
+	if _, err := os.Stat(rd); err != nil {
+		t.Skip("../shared/realdata is absent")
+	}
+	_, mnt := mountT(t, rd, Config{})
+	n := checkTree(t, mnt)
+	t.Logf("%d files checked under a mount of realdata", n)
+}
+
+func TestConcurrentReadersOneConversion(t *testing.T) {
+	src := t.TempDir()
+	write(t, filepath.Join(src, "big.fmesh"), fakeMesh(50_000, 3))
+	_, mnt := mountT(t, src, Config{})
+	p := filepath.Join(mnt, "big.fmesh", "big.glb")
+	const readers = 64
+	got := make([][]byte, readers)
+	errs := make([]error, readers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			got[i], errs[i] = os.ReadFile(p)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i := range readers {
+		if errs[i] != nil {
+			t.Fatalf("reader %d: %v", i, errs[i])
+		}
+		if !bytes.Equal(got[i], got[0]) {
+			t.Fatalf("reader %d got different bytes", i)
+		}
+	}
+	if len(got[0]) < 50_000*36 {
+		t.Fatalf("glb of %d bytes is too small for 50000 triangles", len(got[0]))
+	}
+	if s := stats(t, mnt); s.Conversions["fake/glb"] != 1 {
+		t.Fatalf("64 readers caused %v conversions", s.Conversions)
+	}
+}
+
+// waitFor polls cond for up to limit; the issue's bound is one second.
+func waitFor(limit time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestSourceReplaced(t *testing.T) {
+	for _, how := range []string{"rename", "rewrite"} {
+		t.Run(how, func(t *testing.T) {
+			src := t.TempDir()
+			sp := filepath.Join(src, "m.fmesh")
+			write(t, sp, fakeMesh(10, 1))
+			_, mnt := mountT(t, src, Config{})
+			glb := filepath.Join(mnt, "m.fmesh", "m.glb")
+			hdr := filepath.Join(mnt, "m.fmesh", "header.json")
+			old, err := os.ReadFile(glb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			oldHdr, _ := os.ReadFile(hdr)
+			// The expected new bytes, from convert.
+			next := fakeMesh(500, 2)
+			want := t.TempDir()
+			write(t, filepath.Join(want, "m.fmesh"), next)
+			m, _ := outputs.Open(filepath.Join(want, "m.fmesh"))
+			if err := m.WriteDir(context.Background(), filepath.Join(want, "out")); err != nil {
+				t.Fatal(err)
+			}
+			wantGLB, _ := os.ReadFile(filepath.Join(want, "out", "m.glb"))
+			if bytes.Equal(wantGLB, old) {
+				t.Fatal("test meshes convert alike")
+			}
+			switch how {
+			case "rename":
+				write(t, sp+".tmp", next)
+				if err := os.Rename(sp+".tmp", sp); err != nil {
+					t.Fatal(err)
+				}
+			case "rewrite":
+				write(t, sp, next)
+			}
+			ok := waitFor(time.Second, func() bool {
+				fi, err := os.Stat(glb)
+				if err != nil || fi.Size() != int64(len(wantGLB)) {
+					return false
+				}
+				b, err := os.ReadFile(glb)
+				return err == nil && bytes.Equal(b, wantGLB)
+			})
+			if !ok {
+				fi, _ := os.Stat(glb)
+				t.Fatalf("after 1 s the mount still shows %d bytes, want %d", fi.Size(), len(wantGLB))
+			}
+			if h, _ := os.ReadFile(hdr); bytes.Equal(h, oldHdr) || !bytes.Contains(h, []byte("500")) {
+				t.Fatalf("header.json not updated:\n%s", h)
+			}
+			checkTree(t, filepath.Join(mnt, "m.fmesh"))
+		})
+	}
+}
+
+func TestAppearAndVanish(t *testing.T) {
+	src := t.TempDir()
+	_, mnt := mountT(t, src, Config{})
+	p := filepath.Join(mnt, "new.fmesh", "new.glb")
+	if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("before: %v", err)
+	}
+	write(t, filepath.Join(src, "new.fmesh"), fakeMesh(4, 1))
+	if !waitFor(time.Second, func() bool { _, err := os.Stat(p); return err == nil }) {
+		t.Fatal("a new mesh did not appear within 1 s")
+	}
+	os.Remove(filepath.Join(src, "new.fmesh"))
+	if !waitFor(time.Second, func() bool { _, err := os.Stat(p); return errors.Is(err, os.ErrNotExist) }) {
+		t.Fatal("a removed mesh did not vanish within 1 s")
+	}
+	// A plain file turned into a mesh becomes a folder.
+	write(t, filepath.Join(src, "x.fmesh"), []byte("plain"))
+	if fi, err := os.Stat(filepath.Join(mnt, "x.fmesh")); err != nil || fi.IsDir() {
+		t.Fatalf("plain: %v %v", fi, err)
+	}
+	write(t, filepath.Join(src, "x.fmesh"), fakeMesh(1, 0))
+	if !waitFor(time.Second, func() bool { fi, err := os.Stat(filepath.Join(mnt, "x.fmesh")); return err == nil && fi.IsDir() }) {
+		t.Fatal("file turned mesh is not a folder within 1 s")
+	}
+}
+
+func TestCorruptMesh(t *testing.T) {
+	src := sampleTree(t)
+	f, mnt := mountT(t, src, Config{})
+	for _, name := range []string{"broken", "bad"} {
+		dir := filepath.Join(mnt, "models", name+fakeExt)
+		if _, err := os.ReadDir(dir); err != nil {
+			t.Fatalf("%s: folder does not list: %v", name, err)
+		}
+		_, err := os.ReadFile(filepath.Join(dir, name+".glb"))
+		if !errors.Is(err, syscall.EIO) {
+			t.Fatalf("%s: glb read gives %v, want EIO", name, err)
+		}
+		et, err := os.ReadFile(filepath.Join(dir, outputs.ErrorName))
+		if err != nil || !bytes.Contains(et, []byte(name+fakeExt)) || !bytes.Contains(et, []byte("offset")) {
+			t.Fatalf("%s: error.txt %q, %v", name, et, err)
+		}
+		// Now listed too.
+		if ls := strings.Join(names(t, dir), " "); !strings.Contains(ls, outputs.ErrorName) {
+			t.Fatalf("%s: error.txt not listed: %s", name, ls)
+		}
+		if h, err := os.ReadFile(filepath.Join(dir, outputs.HeaderName)); err != nil || !bytes.Contains(h, []byte(`"magic"`)) {
+			t.Fatalf("%s: header.json %q %v", name, h, err)
+		}
+	}
+	// Healthy meshes still serve, and have no error.txt.
+	if _, err := os.ReadFile(filepath.Join(mnt, "models", "tank.fmesh", "tank.glb")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(mnt, "models", "tank.fmesh", outputs.ErrorName)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("healthy mesh has error.txt: %v", err)
+	}
+	// Logged once per failure, however often it is read.
+	for range 3 {
+		os.ReadFile(filepath.Join(mnt, "models", "bad.fmesh", "bad.glb"))
+		os.ReadFile(filepath.Join(mnt, "models", "bad.fmesh", "bad.obj"))
+	}
+	if n := strings.Count(logOf(t), "bad.fmesh"); n != 1 {
+		t.Fatalf("bad.fmesh logged %d times:\n%s", n, logOf(t))
+	}
+	if s := f.Stats(); s.Errors < 2 {
+		t.Fatalf("errors %d", s.Errors)
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	src := sampleTree(t)
+	_, mnt := mountT(t, src, Config{})
+	glb := filepath.Join(mnt, "models", "tank.fmesh", "tank.glb")
+	txt := filepath.Join(mnt, "readme.txt")
+	ops := map[string]func() error{
+		"write file":     func() error { return os.WriteFile(txt, []byte("x"), 0o644) },
+		"open glb rw":    func() error { f, err := os.OpenFile(glb, os.O_RDWR, 0); f.Close(); return err },
+		"create":         func() error { return os.WriteFile(filepath.Join(mnt, "new"), nil, 0o644) },
+		"create in mesh": func() error { return os.WriteFile(filepath.Join(mnt, "models", "tank.fmesh", "x"), nil, 0o644) },
+		"mkdir":          func() error { return os.Mkdir(filepath.Join(mnt, "d"), 0o755) },
+		"remove":         func() error { return os.Remove(txt) },
+		"remove glb":     func() error { return os.Remove(glb) },
+		"rmdir":          func() error { return os.Remove(filepath.Join(mnt, "deep", "a", "b")) },
+		"rename":         func() error { return os.Rename(txt, filepath.Join(mnt, "r")) },
+		"chmod":          func() error { return os.Chmod(glb, 0o777) },
+		"truncate":       func() error { return os.Truncate(txt, 0) },
+		"symlink":        func() error { return os.Symlink("x", filepath.Join(mnt, "s")) },
+		"link":           func() error { return os.Link(txt, filepath.Join(mnt, "h")) },
+		"chtimes":        func() error { return os.Chtimes(txt, time.Now(), time.Now()) },
+	}
+	for name, op := range ops {
+		if err := op(); !errors.Is(err, syscall.EROFS) {
+			t.Errorf("%s: %v, want EROFS", name, err)
+		}
+	}
+	_ = ops
+	var sfs syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &sfs); err != nil || sfs.Flags&1 /* ST_RDONLY */ == 0 {
+		t.Errorf("statfs flags %#x, %v: not read-only", sfs.Flags, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(src, "readme.txt")); string(b) != "hello\n" {
+		t.Errorf("source changed: %q", b)
+	}
+}
+
+func TestStatsJSON(t *testing.T) {
+	_, mnt := mountT(t, sampleTree(t), Config{})
+	if ls := names(t, mnt); strings.Contains(strings.Join(ls, " "), statsDirName) {
+		t.Fatalf("%s is listed: %v", statsDirName, ls)
+	}
+	os.ReadFile(filepath.Join(mnt, "models", "tank.fmesh", "tank.glb"))
+	os.ReadFile(filepath.Join(mnt, "models", "tank.fmesh", "tank.glb"))
+	os.ReadFile(filepath.Join(mnt, "models", "tank.fmesh", "tank.obj"))
+	s := stats(t, mnt)
+	if s.Conversions["fake/glb"] != 1 || s.Conversions["fake/obj"] != 1 {
+		t.Fatalf("conversions %v", s.Conversions)
+	}
+	if s.Cache.BytesCached <= 0 || s.Cache.Budget != DefaultCacheSize || s.Cache.Hits == 0 || s.Cache.Misses == 0 {
+		t.Fatalf("cache %+v", s.Cache)
+	}
+	if s.ConversionLatency.Count != 2 || s.ConversionLatency.P99Ms < s.ConversionLatency.P50Ms {
+		t.Fatalf("latency %+v", s.ConversionLatency)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, statsDirName, statsName), nil, 0); !errors.Is(err, syscall.EROFS) {
+		t.Fatalf("stats.json writable: %v", err)
+	}
+}
+
+var _ = fmt.Sprint
+var _ = sort.Strings

@@ -1,0 +1,190 @@
+package fs
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/meshfs/meshfs/fs/cache"
+)
+
+// Stats is the contents of .meshfs/stats.json.
+type Stats struct {
+	Source  string  `json:"source"`
+	UptimeS float64 `json:"uptime_s"`
+	// Conversions counts geometry conversions by "format/output" (glb, obj;
+	// obj also makes the mtl).
+	Conversions map[string]int64 `json:"conversions"`
+	// Scans and ChunkLoads count structure scans and decompressed chunks.
+	Scans      map[string]int64 `json:"scans"`
+	ChunkLoads map[string]int64 `json:"chunk_loads"`
+	// Errors counts failed scans, conversions and chunk loads; ErrorsBy
+	// splits them by "format/output".
+	Errors   int64            `json:"errors"`
+	ErrorsBy map[string]int64 `json:"errors_by"`
+	Cache    struct {
+		Hits        int64 `json:"hits"`
+		Misses      int64 `json:"misses"`
+		BytesCached int64 `json:"bytes_cached"`
+		Budget      int64 `json:"budget_bytes"`
+		Entries     int   `json:"entries"`
+	} `json:"cache"`
+	ConversionLatency cache.Latency `json:"conversion_latency"`
+	OpenHandles       int64         `json:"open_handles"`
+	Sniffs            int64         `json:"sniffs"`
+	Notifications     int64         `json:"kernel_notifications"`
+	WatchErrors       int64         `json:"watch_errors"`
+}
+
+func (f *FS) recordConversion(d time.Duration) {
+	f.convMu.Lock()
+	f.convLatency.Add(d)
+	f.convMu.Unlock()
+}
+
+// Stats returns the current statistics.
+func (f *FS) Stats() Stats {
+	cs := f.cache.Stats()
+	s := Stats{
+		Source:      f.source,
+		UptimeS:     time.Since(f.start).Seconds(),
+		Conversions: map[string]int64{},
+		Scans:       map[string]int64{},
+		ChunkLoads:  map[string]int64{},
+		ErrorsBy:    cs.Failed,
+		Errors:      cs.Failures,
+	}
+	for label, n := range cs.Loads {
+		switch {
+		case isConversion(label):
+			s.Conversions[label] = n
+		case strings.HasSuffix(label, "/"+outScan):
+			s.Scans[label] = n
+		default:
+			s.ChunkLoads[label] = n
+		}
+	}
+	s.Cache.Hits, s.Cache.Misses = cs.Hits, cs.Misses
+	s.Cache.BytesCached, s.Cache.Budget, s.Cache.Entries = cs.BytesCached, cs.Budget, cs.Entries
+	f.convMu.Lock()
+	s.ConversionLatency = f.convLatency.Summary()
+	f.convMu.Unlock()
+	s.OpenHandles = f.openHandles.Load()
+	s.Sniffs = f.sniffCount.Load()
+	s.Notifications = f.notifies.Load()
+	s.WatchErrors = f.watchErrors.Load()
+	return s
+}
+
+func (f *FS) statsJSON() []byte {
+	b, err := json.MarshalIndent(f.Stats(), "", "  ")
+	if err != nil {
+		return []byte("{}\n")
+	}
+	return append(b, '\n')
+}
+
+// lookupStats returns the hidden .meshfs folder.
+func (d *dirNode) lookupStats(ctx context.Context, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(d.abs, &st); err != nil {
+		return nil, gofs.ToErrno(err)
+	}
+	fillDirAttr(&out.Attr, &st)
+	if ch := d.GetChild(statsDirName); ch != nil {
+		if _, ok := ch.Operations().(*statsDir); ok {
+			return ch, 0
+		}
+	}
+	return d.NewInode(ctx, &statsDir{fsys: d.fsys}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
+}
+
+// statsDir is .meshfs: it holds stats.json.
+type statsDir struct {
+	roDir
+	fsys *FS
+}
+
+const statsName = "stats.json"
+
+var (
+	_ = (gofs.NodeLookuper)((*statsDir)(nil))
+	_ = (gofs.NodeReaddirer)((*statsDir)(nil))
+	_ = (gofs.NodeGetattrer)((*statsDir)(nil))
+)
+
+func (s *statsDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFDIR | 0o555
+	out.Nlink = 2
+	return 0
+}
+
+func (s *statsDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	return gofs.NewListDirStream([]fuse.DirEntry{{Name: statsName, Mode: syscall.S_IFREG, Ino: 1}}), 0
+}
+
+func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if name != statsName {
+		return nil, syscall.ENOENT
+	}
+	sf := &statsFile{fsys: s.fsys}
+	sf.fill(&out.Attr)
+	// The contents change with every read: never cache the size.
+	out.SetAttrTimeout(0)
+	if ch := s.GetChild(name); ch != nil {
+		return ch, 0
+	}
+	return s.NewInode(ctx, sf, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
+}
+
+// statsFile is stats.json: a fresh snapshot on every open, served with
+// direct I/O because its size changes between snapshots.
+type statsFile struct {
+	roNode
+	fsys *FS
+}
+
+var (
+	_ = (gofs.NodeOpener)((*statsFile)(nil))
+	_ = (gofs.NodeGetattrer)((*statsFile)(nil))
+	_ = (gofs.NodeReader)((*statsFile)(nil))
+)
+
+func (s *statsFile) fill(a *fuse.Attr) {
+	a.Mode = syscall.S_IFREG | 0o444
+	a.Size = uint64(len(s.fsys.statsJSON()))
+	a.Nlink = 1
+	now := time.Now()
+	a.SetTimes(&now, &now, &now)
+}
+
+func (s *statsFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if h, ok := fh.(*bytesHandle); ok {
+		s.fill(&out.Attr)
+		out.Size = uint64(len(h.data))
+		return 0
+	}
+	s.fill(&out.Attr)
+	out.SetTimeout(0)
+	return 0
+}
+
+func (s *statsFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND) != 0 {
+		return nil, 0, syscall.EROFS
+	}
+	s.fsys.openHandles.Add(1)
+	return &bytesHandle{fsys: s.fsys, data: s.fsys.statsJSON()}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+func (s *statsFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if h, ok := fh.(*bytesHandle); ok {
+		return h.Read(ctx, dest, off)
+	}
+	return nil, syscall.EBADF
+}

@@ -1,0 +1,164 @@
+package fs
+
+import (
+	"errors"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/fsnotify/fsnotify"
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+
+	"github.com/meshfs/meshfs/decode/formats"
+)
+
+// watcher pushes source changes to the kernel. Folders are watched as the
+// kernel first looks into them: the kernel can only cache what it has seen,
+// and a mount of a huge tree stays instant.
+type watcher struct {
+	fsys *FS
+	w    *fsnotify.Watcher
+	done sync.WaitGroup
+}
+
+func newWatcher(f *FS) (*watcher, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	wt := &watcher{fsys: f, w: w}
+	wt.done.Add(1)
+	go wt.loop()
+	return wt, nil
+}
+
+func (wt *watcher) close() {
+	wt.w.Close()
+	wt.done.Wait()
+}
+
+func (wt *watcher) loop() {
+	defer wt.done.Done()
+	for {
+		select {
+		case ev, ok := <-wt.w.Events:
+			if !ok {
+				return
+			}
+			wt.fsys.sourceChanged(ev.Name)
+		case err, ok := <-wt.w.Errors:
+			if !ok {
+				return
+			}
+			wt.fsys.watchErrors.Add(1)
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// Events were lost: forget everything the kernel holds.
+				wt.fsys.log.Printf("meshfs: watcher: %v: invalidating every cached entry", err)
+				wt.fsys.invalidateAll()
+			} else {
+				wt.fsys.log.Printf("meshfs: watcher: %v", err)
+			}
+		}
+	}
+}
+
+// watchDir starts watching d's source folder, once.
+func (f *FS) watchDir(d *dirNode) {
+	if f.watch == nil || !d.watched.CompareAndSwap(false, true) {
+		return
+	}
+	f.dirsMu.Lock()
+	f.dirs[d.abs] = d
+	f.dirsMu.Unlock()
+	if err := f.watch.w.Add(d.abs); err != nil {
+		f.watchErrors.Add(1)
+		f.logOnce("watch-error", "meshfs: watching %s: %v (changes there show after %v; raise fs.inotify.max_user_watches)", d.abs, err, f.cfg.AttrTimeout)
+	}
+}
+
+// sourceChanged handles a change, appearance or removal of the source entry
+// at path: the kernel forgets the name, and whatever it cached of the node.
+func (f *FS) sourceChanged(path string) {
+	dir, name := filepath.Dir(path), filepath.Base(path)
+	f.dirsMu.Lock()
+	d := f.dirs[dir]
+	if gone := f.dirs[path]; gone != nil {
+		var st syscall.Stat_t
+		if syscall.Stat(path, &st) != nil {
+			delete(f.dirs, path)
+			gone.watched.Store(false)
+		}
+	}
+	f.dirsMu.Unlock()
+	if d == nil {
+		return
+	}
+	f.invalidateName(d, name)
+	var st syscall.Stat_t
+	if formats.IsCompanion(name, d.siblingExists) || (syscall.Lstat(path, &st) != nil && d.GetChild(name) == nil) {
+		// A companion (or something we never showed) changed: the meshes
+		// beside it may read it, so their outputs are stale too.
+		d.companionGen.Add(1)
+		for n, ch := range d.Children() {
+			if _, ok := ch.Operations().(*meshDir); ok {
+				f.invalidateName(d, n)
+			}
+		}
+	}
+}
+
+// invalidateName makes the kernel forget d/name and everything under it.
+func (f *FS) invalidateName(d *dirNode, name string) {
+	ch := d.GetChild(name)
+	if ch != nil {
+		f.invalidateNode(ch)
+	}
+	f.notifies.Add(1)
+	var st syscall.Stat_t
+	if ch != nil && syscall.Lstat(filepath.Join(d.abs, name), &st) != nil {
+		d.NotifyDelete(name, ch)
+		d.RmChild(name)
+		return
+	}
+	d.NotifyEntry(name)
+}
+
+// invalidateNode drops the kernel's attributes and pages of n and of every
+// node below it, and our cached outputs of the source it shows.
+func (f *FS) invalidateNode(n *gofs.Inode) {
+	switch ops := n.Operations().(type) {
+	case *meshDir:
+		f.cache.Invalidate(ops.abs)
+	case *dirNode:
+		// A folder's children have watches of their own.
+		f.notifyContent(n)
+		return
+	}
+	for name, ch := range n.Children() {
+		f.invalidateNode(ch)
+		f.notifies.Add(1)
+		n.NotifyEntry(name)
+	}
+	f.notifyContent(n)
+}
+
+func (f *FS) notifyContent(n *gofs.Inode) {
+	f.notifies.Add(1)
+	n.NotifyContent(0, 0)
+}
+
+// invalidateAll forgets everything under every watched folder.
+func (f *FS) invalidateAll() {
+	f.dirsMu.Lock()
+	dirs := make([]*dirNode, 0, len(f.dirs))
+	for _, d := range f.dirs {
+		dirs = append(dirs, d)
+	}
+	f.dirsMu.Unlock()
+	for _, d := range dirs {
+		d.companionGen.Add(1)
+		for name := range d.Children() {
+			f.invalidateName(d, name)
+		}
+	}
+}
