@@ -139,3 +139,19 @@ func finishSafe(b []byte) string {
 	}
 	return s
 }
+
+// SummaryFields is the "counts" object that every format puts last in
+// header.json, with the same keys everywhere so that one jq query works
+// across a whole game: submeshes (surfaces), triangles, vertices (as the file
+// stores them, before any welding or dropping of unreferenced ones), bones,
+// morph_targets and animations.
+func SummaryFields(submeshes, triangles, vertices, bones, morphTargets, animations int) Fields {
+	return Fields{
+		{"submeshes", submeshes},
+		{"triangles", triangles},
+		{"vertices", vertices},
+		{"bones", bones},
+		{"morph_targets", morphTargets},
+		{"animations", animations},
+	}
+}

@@ -147,20 +147,14 @@ func headerFields(f *File) decode.Fields {
 	}
 	h.Add("submeshes", list)
 
-	var counts decode.Fields
-	counts.Add("submeshes", len(subs))
-	counts.Add("triangles", triangles)
+	vertices, bones := 0, 0
 	if vert != nil {
-		counts.Add("vertices", vert.Count)
-	} else {
-		counts.Add("vertices", 0)
+		vertices = int(vert.Count)
 	}
-	bones := 0
 	if skin != nil {
 		bones = len(skin.Bones)
 	}
-	counts.Add("bones", bones)
-	h.Add("counts", counts)
+	h.Add("counts", decode.SummaryFields(len(subs), triangles, vertices, bones, 0, 0))
 	return h
 }
 

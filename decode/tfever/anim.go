@@ -196,6 +196,7 @@ func (f Ani) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, e
 	st.Header.Add("durationMs", dur)
 	st.Header.Add("times", nonNilF(a.Times))
 	st.Header.Add("otherKeys", nonNilFields(a.Extra))
+	st.Header.Add("counts", decode.SummaryFields(0, 0, 0, 0, 0, 1))
 	return st, nil
 }
 

@@ -330,6 +330,19 @@ func header(h *decode.Fields, m *mshData) {
 	}
 	h.Add("animations", anims)
 	h.Add("otherKeys", nonNilFields(m.Extra))
+	var verts int64
+	for _, a := range m.Attrs {
+		if a.Name == "position" {
+			verts = a.items()
+		}
+	}
+	keyframed := 0
+	for _, a := range m.Animations {
+		if a.Type == "KEYFRAME" {
+			keyframed++
+		}
+	}
+	h.Add("counts", decode.SummaryFields(len(m.SubMeshes), int(tris), int(verts), 0, 0, keyframed))
 }
 
 func nonNil(s []string) []string {

@@ -83,6 +83,10 @@ func scanStream(ctx context.Context, src *decode.Source, r *reader, h *header, s
 	width := max(len(fmt.Sprint(n)), 2)
 	st.Chunks = append(st.Chunks, decode.Chunk{Name: fmt.Sprintf("%0*d_header.bin", width, 0), Offset: 0, Length: h.end, Size: h.end})
 	f := &h.file
+	// The stream keeps its counts inside each surface's data, so the walk
+	// (which has to parse it anyway to find where a surface ends) fills in
+	// the summary counts the header could not give.
+	var tris, verts int
 	for i := range f.Surfaces {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -94,6 +98,12 @@ func scanStream(ctx context.Context, src *decode.Source, r *reader, h *header, s
 		if r.err != nil {
 			return st, r.err
 		}
+		tris += len(s.CIndices) / 3
+		if len(s.Targets) > 0 {
+			verts += len(s.Targets[0].Positions)
+		}
+		setSummary(st.Header, "triangles", tris)
+		setSummary(st.Header, "vertices", verts)
 		st.Chunks = append(st.Chunks, decode.Chunk{
 			Name:   decode.SafeName(fmt.Sprintf("%0*d_%s.geometry.bin", width, i+1, chunkSurfaceName(f.Surfaces[i].Name))),
 			Offset: start, Length: r.offset() - start, Size: r.offset() - start,
@@ -203,6 +213,14 @@ func headerFields(h *header, l *fileLayout) decode.Fields {
 		fs.Add("indices", indices)
 		fs.Add("triangles", tris)
 	}
+	// Morph targets are matched across surfaces by name; target 0 is the base.
+	targets := map[string]bool{}
+	for _, sh := range h.surf {
+		for k := 1; k < len(sh.targets); k++ {
+			targets[sh.targets[k].name] = true
+		}
+	}
+	fs.Add("counts", decode.SummaryFields(len(f.Surfaces), int(tris), int(verts), len(f.Joints), len(targets), 0))
 	return fs
 }
 
@@ -248,4 +266,15 @@ func blockFields(b block) decode.Fields {
 	f.Add("compressed_size", b.packed)
 	f.Add("lz4", !b.stored())
 	return f
+}
+
+// setSummary sets one key of the "counts" object of header fields h.
+func setSummary(h decode.Fields, key string, v int) {
+	if c, ok := h.Get("counts").(decode.Fields); ok {
+		for i := range c {
+			if c[i].Key == key {
+				c[i].Value = v
+			}
+		}
+	}
 }
