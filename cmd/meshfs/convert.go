@@ -23,24 +23,29 @@ func init() { subcommands = append(subcommands, newConvertCmd, newInfoCmd) }
 func newConvertCmd() *cobra.Command {
 	var outDir string
 	var jobs int
+	var limits outputs.Limits
 	cmd := &cobra.Command{
 		Use:   "convert [-o DIR] FILE...",
 		Short: "Write each mesh file's folder (NAME.glb, NAME.obj, NAME.mtl, header.json, chunks/) to disk",
 		Long: `convert writes, for each FILE, the folder DIR/<file name>/ holding exactly what the
 mount shows for it: NAME.glb, NAME.obj, NAME.mtl, header.json, chunks/, and error.txt
 in place of the outputs that failed. Files convert in parallel. The exit status is 1
-when any file failed.`,
+when any file failed.
+
+The limits (--max-source-size, --timeout, --max-output-size) are those of the mount:
+a file that exceeds one gets an error.txt naming the limit.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runConvert(cmd.Context(), args, outDir, jobs, cmd.ErrOrStderr())
+			return runConvert(cmd.Context(), args, outDir, jobs, limits, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVarP(&outDir, "output", "o", ".", "folder to write the converted folders into")
 	cmd.Flags().IntVarP(&jobs, "jobs", "j", runtime.NumCPU(), "files converted at once")
+	addLimitFlags(cmd, &limits)
 	return cmd
 }
 
-func runConvert(ctx context.Context, files []string, outDir string, jobs int, stderr io.Writer) error {
+func runConvert(ctx context.Context, files []string, outDir string, jobs int, limits outputs.Limits, stderr io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -81,6 +86,7 @@ func runConvert(ctx context.Context, files []string, outDir string, jobs int, st
 					skipped.Add(1)
 					report("meshfs: %s: not a supported mesh file, skipped\n", path)
 				default:
+					m.Limits = limits
 					if err := m.WriteDir(ctx, filepath.Join(outDir, filepath.Base(path))); err != nil {
 						failed.Add(1)
 						report("meshfs: %v\n", err)

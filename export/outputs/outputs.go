@@ -6,6 +6,7 @@
 package outputs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,12 @@ type Mesh struct {
 	Path   string // source path
 	Format decode.Format
 	Base   string // NAME: the file name without its format extension
+	// Limits bound each conversion; New sets DefaultLimits.
+	Limits Limits
+
+	// mem, when set, holds the source file and its companions by base name
+	// instead of the file system (NewMemory).
+	mem map[string][]byte
 }
 
 // Open sniffs the file at path; it returns nil, nil for a file meshfs does
@@ -46,7 +53,37 @@ func Open(path string) (*Mesh, error) {
 
 // New describes path as a mesh of format f.
 func New(path string, f decode.Format) *Mesh {
-	return &Mesh{Path: path, Format: f, Base: decode.SafeName(f.StripExt(filepath.Base(path)))}
+	return &Mesh{Path: path, Format: f, Base: decode.SafeName(f.StripExt(filepath.Base(path))), Limits: DefaultLimits}
+}
+
+// NewMemory describes an in-memory mesh of format f: files holds the file
+// called name and its companions, by base name. Tests convert generated
+// files through it without touching the disk.
+func NewMemory(name string, f decode.Format, files map[string][]byte) *Mesh {
+	m := New(name, f)
+	m.mem = files
+	return m
+}
+
+// openFile opens the file at path (a base name for in-memory meshes).
+func (m *Mesh) openFile(path string) (io.ReaderAt, int64, func(), error) {
+	if m.mem != nil {
+		b, ok := m.mem[filepath.Base(path)]
+		if !ok {
+			return nil, 0, nil, &os.PathError{Op: "open", Path: path, Err: os.ErrNotExist}
+		}
+		return bytes.NewReader(b), int64(len(b)), func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, nil, err
+	}
+	return f, fi.Size(), func() { f.Close() }, nil
 }
 
 // GLBName, OBJName and MTLName are the names of the exported files.
@@ -58,71 +95,76 @@ func (m *Mesh) MTLName() string { return m.Base + ".mtl" }
 // files are closed by the decoder that opens them (decode.Source's contract),
 // since chunk loaders may reopen them long after the scan has returned.
 func (m *Mesh) source() (*decode.Source, func(), error) {
-	f, err := os.Open(m.Path)
+	r, size, done, err := m.openFile(m.Path)
 	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, nil, err
 	}
 	dir := filepath.Dir(m.Path)
 	src := &decode.Source{
 		Name: m.Path,
-		R:    f,
-		Size: fi.Size(),
+		R:    r,
+		Size: size,
 		OpenSibling: func(name string) (io.ReaderAt, int64, error) {
 			if name != filepath.Base(name) || name == "." || name == ".." {
 				return nil, 0, fmt.Errorf("sibling name %q is not a plain file name", name)
 			}
-			sf, err := os.Open(filepath.Join(dir, name))
-			if err != nil {
-				return nil, 0, err
-			}
-			sfi, err := sf.Stat()
-			if err != nil {
-				sf.Close()
-				return nil, 0, err
-			}
-			return sf, sfi.Size(), nil
+			sr, size, _, err := m.openFile(filepath.Join(dir, name))
+			return sr, size, err
 		},
 	}
-	return src, func() { f.Close() }, nil
+	return src, done, nil
 }
 
-// Scan reads the file's structure without building geometry. Like
-// decode.Format.Scan it may return a partial structure with an error.
+// Scan reads the file's structure without building geometry, within
+// Limits.Timeout. Like decode.Format.Scan it may return a partial structure
+// with an error.
 func (m *Mesh) Scan(ctx context.Context) (*decode.Structure, error) {
 	src, done, err := m.source()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	return m.Format.Scan(ctx, src)
+	ctx, finish := m.deadline(ctx, "scan")
+	st, err := m.Format.Scan(ctx, src)
+	return st, finish(err)
 }
 
-// Decode builds the scene.
+// Decode builds the scene, within Limits.Timeout and MaxSourceSize.
 func (m *Mesh) Decode(ctx context.Context) (*decode.Scene, error) {
+	ctx, finish := m.deadline(ctx, "decode")
+	s, err := m.decode(ctx)
+	return s, finish(err)
+}
+
+// decode builds the scene without a deadline of its own: GLBFile and
+// OBJFiles put decoding and export under one.
+func (m *Mesh) decode(ctx context.Context) (*decode.Scene, error) {
 	src, done, err := m.source()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	if err := m.limitSource(src); err != nil {
+		return nil, err
+	}
 	return m.Format.Decode(ctx, src)
 }
 
-// ChunkBytes returns the contents of one chunk of st.
+// ChunkBytes returns the contents of one chunk of st; a chunk larger than
+// Limits.MaxOutputSize is an error, found before anything is loaded.
 func (m *Mesh) ChunkBytes(c *decode.Chunk) ([]byte, error) {
+	if err := m.checkOutput(ChunksDir+"/"+c.Name, c.Size); err != nil {
+		return nil, err
+	}
 	if c.Load != nil {
 		return c.Bytes(nil)
 	}
-	f, err := os.Open(m.Path)
+	r, _, done, err := m.openFile(m.Path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return c.Bytes(f)
+	defer done()
+	return c.Bytes(r)
 }
 
 // Header renders header.json from a (possibly partial) structure; a scan
@@ -151,8 +193,10 @@ func (m *Mesh) OBJ(s *decode.Scene) (objBytes, mtlBytes []byte, err error) {
 // GLBFile decodes m and exports NAME.glb, failing with the error WriteDir
 // records for it. The mount produces each output on its own through these
 // helpers, so `convert` and the mount show the same bytes.
-func (m *Mesh) GLBFile(ctx context.Context) ([]byte, error) {
-	scene, err := m.Decode(ctx)
+func (m *Mesh) GLBFile(ctx context.Context) (b []byte, err error) {
+	ctx, finish := m.deadline(ctx, "decode and glb export")
+	defer func() { err = finish(err) }()
+	scene, err := m.decode(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -164,13 +208,18 @@ func (m *Mesh) exportGLB(scene *decode.Scene) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: glb export: %w", m.Path, err)
 	}
+	if err := m.checkOutput(m.GLBName(), int64(len(b))); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
 // OBJFiles decodes m and exports NAME.obj and NAME.mtl, failing with the
 // error WriteDir records for them.
 func (m *Mesh) OBJFiles(ctx context.Context) (objBytes, mtlBytes []byte, err error) {
-	scene, err := m.Decode(ctx)
+	ctx, finish := m.deadline(ctx, "decode and obj export")
+	defer func() { err = finish(err) }()
+	scene, err := m.decode(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -181,6 +230,12 @@ func (m *Mesh) exportOBJ(scene *decode.Scene) (objBytes, mtlBytes []byte, err er
 	o, l, err := m.OBJ(scene)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: obj export: %w", m.Path, err)
+	}
+	if err := m.checkOutput(m.OBJName(), int64(len(o))); err != nil {
+		return nil, nil, err
+	}
+	if err := m.checkOutput(m.MTLName(), int64(len(l))); err != nil {
+		return nil, nil, err
 	}
 	return o, l, nil
 }
@@ -205,9 +260,24 @@ func (m *Mesh) WriteDir(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	return m.Produce(ctx, func(name string, b []byte) error {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if strings.HasSuffix(name, "/") {
+			return os.MkdirAll(p, 0o755)
+		}
+		return os.WriteFile(p, b, 0o644)
+	})
+}
+
+// Produce makes every output of m, in the order WriteDir writes them, and
+// hands each to emit by its slash-separated name under the mesh's folder
+// ("header.json", "chunks/00_BNDS.bin"). A folder is announced first as its
+// name with a trailing slash and nil data. Errors of emit and of the outputs
+// are joined into the returned error, and emitted last as error.txt.
+func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) error) error {
 	var errs []error
-	write := func(name string, b []byte) {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+	put := func(name string, b []byte) {
+		if err := emit(name, b); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -217,15 +287,12 @@ func (m *Mesh) WriteDir(ctx context.Context, dir string) error {
 		errs = append(errs, scanErr)
 	}
 	if hdr, err := m.Header(st, scanErr); err == nil {
-		write(HeaderName, hdr)
+		put(HeaderName, hdr)
 	} else {
 		errs = append(errs, err)
 	}
 	if st != nil && len(st.Chunks) > 0 {
-		cdir := filepath.Join(dir, ChunksDir)
-		if err := os.MkdirAll(cdir, 0o755); err != nil {
-			errs = append(errs, err)
-		}
+		put(ChunksDir+"/", nil)
 		for i := range st.Chunks {
 			c := &st.Chunks[i]
 			b, err := m.ChunkBytes(c)
@@ -233,30 +300,32 @@ func (m *Mesh) WriteDir(ctx context.Context, dir string) error {
 				errs = append(errs, err)
 				continue
 			}
-			write(filepath.Join(ChunksDir, decode.SafeName(c.Name)), b)
+			put(ChunksDir+"/"+decode.SafeName(c.Name), b)
 		}
 	}
 
 	if scanErr == nil {
-		scene, err := m.Decode(ctx)
+		dctx, finish := m.deadline(ctx, "decode and export")
+		scene, err := m.decode(dctx)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, finish(err))
 		} else {
 			if b, err := m.exportGLB(scene); err != nil {
 				errs = append(errs, err)
 			} else {
-				write(m.GLBName(), b)
+				put(m.GLBName(), b)
 			}
 			if o, l, err := m.exportOBJ(scene); err != nil {
 				errs = append(errs, err)
 			} else {
-				write(m.OBJName(), o)
-				write(m.MTLName(), l)
+				put(m.OBJName(), o)
+				put(m.MTLName(), l)
 			}
+			finish(nil)
 		}
 	}
 	if len(errs) > 0 {
-		write(ErrorName, ErrorText(errs...))
+		put(ErrorName, ErrorText(errs...))
 	}
 	return errors.Join(errs...)
 }

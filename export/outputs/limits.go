@@ -1,0 +1,158 @@
+package outputs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// Limits bound the work one mesh may cause. People mount folders of mods
+// from strangers; a file that exceeds a limit gets an error for that mesh
+// (error.txt), never a crash or a stuck daemon. A zero field means no limit.
+type Limits struct {
+	// MaxSourceSize caps the bytes of each file Decode reads: the mesh file
+	// and each companion it opens (a .msh's .msh.blob). Decoders allocate
+	// in proportion to what they read, so this caps a conversion's memory
+	// (see the hostile corpus test for the measured multiple). Scan is not
+	// capped by it: it reads only headers, so header.json of an oversized
+	// file still shows what the file claims.
+	MaxSourceSize int64
+	// Timeout is the wall-clock deadline of one Scan, and of one Decode
+	// together with its export.
+	Timeout time.Duration
+	// MaxOutputSize caps the bytes of one output file: NAME.glb, NAME.obj,
+	// NAME.mtl, or one file of chunks/.
+	MaxOutputSize int64
+}
+
+// Default limits. The largest mesh files of the supported games are tens of
+// MiB (GEM maps; real ones here are at most 1.2 MiB), so 256 MiB leaves an
+// order of magnitude of room while a conversion's heap stays within a few
+// GiB (the hostile corpus test measures at most 24 bytes allocated per
+// source byte, plus a constant). A conversion runs at tens of MiB/s, so a
+// minute is ample for any file under the size limit, and short enough that a
+// reader of the mount is not left waiting on a decoder that stopped making
+// progress. Outputs are about 1-4 times their source's size; 1 GiB is more
+// than any viewer loads.
+const (
+	DefaultMaxSourceSize = 256 << 20
+	DefaultTimeout       = time.Minute
+	DefaultMaxOutputSize = 1 << 30
+)
+
+// DefaultLimits are the limits New and Open give a Mesh.
+var DefaultLimits = Limits{
+	MaxSourceSize: DefaultMaxSourceSize,
+	Timeout:       DefaultTimeout,
+	MaxOutputSize: DefaultMaxOutputSize,
+}
+
+// Flag names of the limits, used by the commands and in error messages, so
+// an error.txt says which knob to turn.
+const (
+	FlagMaxSourceSize = "max-source-size"
+	FlagTimeout       = "timeout"
+	FlagMaxOutputSize = "max-output-size"
+)
+
+// limitError is a decode.FormatError that wraps decode.ErrLimit and names
+// the limit's flag.
+func limitError(file, section, field string, format string, args ...any) error {
+	e := decode.Errorf(file, section, field, 0, format, args...)
+	e.Err = decode.ErrLimit
+	return e
+}
+
+// timeoutCause marks a context cancelled by Limits.Timeout, so its expiry
+// can be told apart from the caller's own cancellation.
+type timeoutCause struct{ d time.Duration }
+
+func (c *timeoutCause) Error() string { return fmt.Sprintf("%s limit of %v", FlagTimeout, c.d) }
+
+// deadline applies Limits.Timeout to ctx for one step (what: "scan",
+// "decode"). done turns the step's error into a limit error when the limit
+// expired, and releases the context.
+func (m *Mesh) deadline(ctx context.Context, what string) (context.Context, func(error) error) {
+	if m.Limits.Timeout <= 0 {
+		return ctx, func(err error) error { return err }
+	}
+	cause := &timeoutCause{m.Limits.Timeout}
+	cctx, cancel := context.WithTimeoutCause(ctx, m.Limits.Timeout, cause)
+	return cctx, func(err error) error {
+		defer cancel()
+		if err != nil && cctx.Err() != nil && context.Cause(cctx) == cause {
+			return limitError(m.Path, "", "", "%s did not finish within the %s: %v", what, cause.Error(), err)
+		}
+		return err
+	}
+}
+
+// checkSource enforces MaxSourceSize on one file about to be decoded.
+func (m *Mesh) checkSource(name string, size int64) error {
+	if max := m.Limits.MaxSourceSize; max > 0 && size > max {
+		return limitError(name, "", "", "the file is %d bytes, more than the %s limit of %d bytes", size, FlagMaxSourceSize, max)
+	}
+	return nil
+}
+
+// checkOutput enforces MaxOutputSize on one output of size bytes.
+func (m *Mesh) checkOutput(output string, size int64) error {
+	if max := m.Limits.MaxOutputSize; max > 0 && size > max {
+		return limitError(m.Path, output, "", "the output is %d bytes, more than the %s limit of %d bytes", size, FlagMaxOutputSize, max)
+	}
+	return nil
+}
+
+// limitSource applies MaxSourceSize to src and to every companion file the
+// decoder opens through it.
+func (m *Mesh) limitSource(src *decode.Source) error {
+	if err := m.checkSource(src.Name, src.Size); err != nil {
+		return err
+	}
+	if open := src.OpenSibling; open != nil && m.Limits.MaxSourceSize > 0 {
+		src.OpenSibling = func(name string) (io.ReaderAt, int64, error) {
+			r, size, err := open(name)
+			if err != nil {
+				return r, size, err
+			}
+			if err := m.checkSource(name, size); err != nil {
+				if c, ok := r.(io.Closer); ok {
+					c.Close()
+				}
+				return nil, 0, err
+			}
+			return r, size, nil
+		}
+	}
+	return nil
+}
+
+// Semaphore bounds how many conversions run at once (the mount's
+// conversion concurrency; `meshfs convert` uses its -j workers instead).
+// The zero value is not usable; make one with NewSemaphore.
+type Semaphore struct{ slots chan struct{} }
+
+// NewSemaphore allows n holders at once (at least 1).
+func NewSemaphore(n int) *Semaphore { return &Semaphore{slots: make(chan struct{}, max(n, 1))} }
+
+// Acquire waits for a slot or for ctx to end; a free slot is taken even
+// when ctx has ended.
+func (s *Semaphore) Acquire(ctx context.Context) error {
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Release gives back a slot taken by Acquire.
+func (s *Semaphore) Release() { <-s.slots }

@@ -1,0 +1,254 @@
+package outputs_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/export/outputs"
+)
+
+// convertDir runs WriteDir into a fresh folder and returns the folder.
+func convertDir(t *testing.T, m *outputs.Mesh) (string, error) {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "out")
+	return dst, m.WriteDir(context.Background(), dst)
+}
+
+// wantLimitError checks that err and the folder's error.txt report the
+// limit called flag, and that the folder has no output named in absent.
+func wantLimitError(t *testing.T, dir string, err error, flag string, absent ...string) {
+	t.Helper()
+	if !errors.Is(err, decode.ErrLimit) {
+		t.Fatalf("error %v does not wrap decode.ErrLimit", err)
+	}
+	var fe *decode.FormatError
+	if !errors.As(err, &fe) {
+		t.Fatalf("error %v is not a FormatError", err)
+	}
+	msg, rerr := os.ReadFile(filepath.Join(dir, outputs.ErrorName))
+	if rerr != nil {
+		t.Fatalf("no error.txt: %v", rerr)
+	}
+	if !strings.Contains(string(msg), flag) {
+		t.Errorf("error.txt does not name the %s limit:\n%s", flag, msg)
+	}
+	if _, err := os.Stat(filepath.Join(dir, outputs.HeaderName)); err != nil {
+		t.Errorf("no header.json beside error.txt: %v", err)
+	}
+	for _, name := range absent {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s was written despite the limit", name)
+		}
+	}
+}
+
+func openFixture(t *testing.T, rel string) *outputs.Mesh {
+	t.Helper()
+	m, err := outputs.Open(filepath.Join(repoRoot(t), "testdata", rel))
+	if err != nil || m == nil {
+		t.Fatalf("%s: %v (mesh %v)", rel, err, m)
+	}
+	return m
+}
+
+func TestDefaultLimits(t *testing.T) {
+	m := openFixture(t, "gem/pm01_gem3.ply")
+	if m.Limits != outputs.DefaultLimits {
+		t.Errorf("Open gave limits %+v, want the defaults %+v", m.Limits, outputs.DefaultLimits)
+	}
+	d := outputs.DefaultLimits
+	if d.MaxSourceSize <= 0 || d.Timeout <= 0 || d.MaxOutputSize <= 0 {
+		t.Errorf("a default limit is off: %+v", d)
+	}
+}
+
+func TestMaxSourceSize(t *testing.T) {
+	m := openFixture(t, "gem/pm01_gem3.ply")
+	fi, _ := os.Stat(m.Path)
+	m.Limits.MaxSourceSize = fi.Size() - 1
+	dir, err := convertDir(t, m)
+	wantLimitError(t, dir, err, outputs.FlagMaxSourceSize, m.GLBName(), m.OBJName())
+	// The scan is not limited: header.json and chunks/ still show the file.
+	if _, err := os.Stat(filepath.Join(dir, outputs.ChunksDir)); err != nil {
+		t.Errorf("no chunks/ for an oversized file: %v", err)
+	}
+	if _, err := m.GLBFile(context.Background()); !errors.Is(err, decode.ErrLimit) {
+		t.Errorf("GLBFile: %v, want a limit error", err)
+	}
+	if _, _, err := m.OBJFiles(context.Background()); !errors.Is(err, decode.ErrLimit) {
+		t.Errorf("OBJFiles: %v, want a limit error", err)
+	}
+
+	m.Limits.MaxSourceSize = fi.Size()
+	if _, err := convertDir(t, m); err != nil {
+		t.Errorf("a file exactly at the limit failed: %v", err)
+	}
+}
+
+// TestMaxSourceSizeCompanion: the limit also holds for the companion file a
+// decoder opens (a .msh's blob), and the error names that file.
+func TestMaxSourceSizeCompanion(t *testing.T) {
+	m := openFixture(t, "tfever/tf2_cube.msh")
+	mi, _ := os.Stat(m.Path)
+	bi, err := os.Stat(m.Path + ".blob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bi.Size() <= mi.Size() {
+		t.Fatalf("fixture blob (%d bytes) is not larger than its script (%d)", bi.Size(), mi.Size())
+	}
+	m.Limits.MaxSourceSize = mi.Size()
+	dir, err := convertDir(t, m)
+	wantLimitError(t, dir, err, outputs.FlagMaxSourceSize, m.GLBName())
+	if !strings.Contains(err.Error(), "tf2_cube.msh.blob") {
+		t.Errorf("the error does not name the blob: %v", err)
+	}
+}
+
+func TestMaxOutputSize(t *testing.T) {
+	m := openFixture(t, "gem/pm01_gem3.ply")
+	full, err := m.GLBFile(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Limits.MaxOutputSize = int64(len(full)) - 1
+	if _, err := m.GLBFile(context.Background()); !errors.Is(err, decode.ErrLimit) || !strings.Contains(err.Error(), m.GLBName()) {
+		t.Errorf("GLBFile over the limit: %v", err)
+	}
+	dir, err := convertDir(t, m)
+	wantLimitError(t, dir, err, outputs.FlagMaxOutputSize, m.GLBName())
+	if _, err := os.Stat(filepath.Join(dir, m.OBJName())); err != nil {
+		t.Errorf("the smaller .obj was not written: %v", err)
+	}
+
+	// Chunks are refused before they are loaded.
+	st, err := m.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := st.Chunks[len(st.Chunks)-1]
+	m.Limits.MaxOutputSize = c.Size - 1
+	if _, err := m.ChunkBytes(&c); !errors.Is(err, decode.ErrLimit) || !strings.Contains(err.Error(), c.Name) {
+		t.Errorf("ChunkBytes over the limit: %v", err)
+	}
+	m.Limits.MaxOutputSize = 0 // no limit
+	if _, err := m.ChunkBytes(&c); err != nil {
+		t.Errorf("ChunkBytes without a limit: %v", err)
+	}
+}
+
+// stall is a format whose Scan or Decode waits until its context ends, as a
+// decoder stuck on a pathological file would if it polled its context.
+type stall struct{ scan bool }
+
+func (stall) Name() string                        { return "stall" }
+func (stall) Sniff(name string, head []byte) bool { return false }
+func (stall) StripExt(name string) string         { return strings.TrimSuffix(name, ".stall") }
+func (f stall) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, error) {
+	st := &decode.Structure{Format: "stall", Chunks: []decode.Chunk{{Name: "all.bin", Length: src.Size, Size: src.Size}}}
+	if f.scan {
+		<-ctx.Done()
+		return st, ctx.Err()
+	}
+	return st, nil
+}
+func (stall) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestTimeout(t *testing.T) {
+	for _, scan := range []bool{false, true} {
+		m := outputs.NewMemory("x.stall", stall{scan}, map[string][]byte{"x.stall": []byte("data")})
+		m.Limits.Timeout = 20 * time.Millisecond
+		dir := filepath.Join(t.TempDir(), "out")
+		err := m.WriteDir(context.Background(), dir)
+		wantLimitError(t, dir, err, outputs.FlagTimeout, m.GLBName(), m.OBJName())
+		if _, err := m.GLBFile(context.Background()); !errors.Is(err, decode.ErrLimit) {
+			t.Errorf("GLBFile: %v, want a limit error", err)
+		}
+	}
+
+	// The caller's own cancellation is not a limit.
+	m := outputs.NewMemory("x.stall", stall{}, map[string][]byte{"x.stall": []byte("data")})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := m.GLBFile(ctx); errors.Is(err, decode.ErrLimit) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("caller's deadline reported as %v", err)
+	}
+}
+
+// TestProduceMatchesWriteDir: the in-memory path (NewMemory + Produce) gives
+// the same files as WriteDir on disk, for every fixture.
+func TestProduceMatchesWriteDir(t *testing.T) {
+	for _, m := range meshFiles(t, filepath.Join(repoRoot(t), "testdata")) {
+		files := map[string][]byte{}
+		for _, p := range append([]string{m.Path}, siblings(m.Path)...) {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[filepath.Base(p)] = b
+		}
+		mm := outputs.NewMemory(filepath.Base(m.Path), m.Format, files)
+		got := map[string][]byte{}
+		perr := mm.Produce(context.Background(), func(name string, b []byte) error {
+			if _, dup := got[name]; dup {
+				t.Errorf("%s: %s produced twice", m.Path, name)
+			}
+			got[name] = b
+			return nil
+		})
+		dir, werr := convertDir(t, m)
+		if (perr == nil) != (werr == nil) {
+			t.Errorf("%s: Produce error %v, WriteDir error %v", m.Path, perr, werr)
+		}
+		n := 0
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			rel, _ := filepath.Rel(dir, p)
+			rel = filepath.ToSlash(rel)
+			switch {
+			case err != nil || rel == ".":
+				return err
+			case d.IsDir():
+				rel += "/"
+			}
+			n++
+			w, _ := os.ReadFile(p)
+			g, ok := got[rel]
+			if !ok {
+				t.Errorf("%s: WriteDir wrote %s, Produce did not", m.Path, rel)
+			} else if !bytes.Equal(g, w) {
+				t.Errorf("%s: %s differs (%d vs %d bytes)", m.Path, rel, len(g), len(w))
+			}
+			return nil
+		})
+		if n != len(got) {
+			t.Errorf("%s: Produce gave %d files, WriteDir %d", m.Path, len(got), n)
+		}
+	}
+}
+
+func TestSemaphore(t *testing.T) {
+	s := outputs.NewSemaphore(2)
+	ctx := context.Background()
+	if s.Acquire(ctx) != nil || s.Acquire(ctx) != nil {
+		t.Fatal("two slots of two not granted")
+	}
+	full, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.Acquire(full); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a third holder got %v, want to wait until cancelled", err)
+	}
+	s.Release()
+	if err := s.Acquire(full); err != nil {
+		t.Fatalf("a free slot was refused: %v", err)
+	}
+}
