@@ -278,8 +278,9 @@ func material(i int, s *Submesh) decode.Material {
 // convert mirrors Y and rotates Z up to Y up: (x, y, z) → (x, z, y).
 func convert(x, y, z float32) [3]float32 { return decode.ZUpToYUp([3]float32{x, -y, z}) }
 
+// finite maps NaN and ±Inf (all exponent bits set) to 0.
 func finite(v float32) float32 {
-	if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+	if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
 		return 0
 	}
 	return v
@@ -379,127 +380,153 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int) (decode.Primitive,
 		p.Joints = make([][4]uint16, n)
 		p.Weights = make([][4]float32, n)
 	}
-	halved := b.vert.Flags&VertFullColor == 0
-	size := int(b.vert.Size)
-	data := b.vert.Data
+	f := &filler{b: b, p: &p, s: s, l: &l, uvSets: uvSets, nbones: nbones, skinned: skinned,
+		halved: b.vert.Flags&VertFullColor == 0, indices: indices}
+	// Each vertex writes only its own element of p's slices, so ranges of
+	// vertices convert in parallel; the error returned is the one the
+	// lowest vertex meets, as in a sequential loop.
+	err := decode.Parallel(len(order), func(lo, hi int) error {
+		for j := lo; j < hi; j++ {
+			if err := f.vertex(j, order[j]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return p, err
+}
 
-	for j, v := range order {
-		rec := data[int(v)*size : int(v)*size+size]
-		var w [8]float32
-		nw := 0
-		for _, a := range l.Attrs {
-			val := readElem(a.Type, rec[a.Offset:])
-			switch a.Usage {
-			case UsagePosition:
-				if a.Index != 0 {
-					continue
-				}
-				if !decode.Finite(val[0], val[1], val[2]) {
-					return p, decode.Errorf(b.file, section(b.vert), "vertices", b.vert.Offset+12+int64(v)*int64(size)+int64(a.Offset),
-						"vertex %d, used by %s, has position %v", v, section(s), [3]float32{val[0], val[1], val[2]})
-				}
-				p.Positions[j] = convert(val[0], val[1], val[2])
-				if b.basis != nil {
-					p.UVs[uvSets][j] = basisUV(b.basis, val[0], val[1])
-				}
-			case UsageNormal:
-				if a.Index != 0 {
-					continue
-				}
-				if a.Type == TypeByte4N || a.Type == TypeColor || a.Type == typeUByte3N {
-					val[0], val[1], val[2] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1
-				}
-				p.Normals[j] = decode.Normalize3(convert(finite(val[0]), finite(val[1]), finite(val[2])))
-			case UsageTangent:
-				if a.Index != 0 {
-					continue
-				}
-				if a.Type == TypeByte4N || a.Type == TypeColor {
-					val[0], val[1], val[2], val[3] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1, 2*val[3]-1
-				}
-				t := decode.Normalize3(convert(finite(val[0]), finite(val[1]), finite(val[2])))
-				sign := float32(-1) // the Y mirror flips handedness
-				if typeComps(a.Type) == 4 && val[3] < 0 {
-					sign = 1
-				}
-				p.Tangents[j] = [4]float32{t[0], t[1], t[2], sign}
-			case UsageTexcoord:
-				p.UVs[a.Slot][j] = [2]float32{finite(val[0]), finite(val[1])}
-			case UsageColor:
-				c := [4]float32{finite(val[0]), finite(val[1]), finite(val[2]), 1}
-				if typeComps(a.Type) == 4 {
-					c[3] = finite(val[3])
-				}
-				if halved { // stored halved: the engine doubles on load (RGB; alpha is blend data)
-					c[0], c[1], c[2] = 2*c[0], 2*c[1], 2*c[2]
-				}
-				p.Colors[a.Slot][j] = [4]float32{clamp01(c[0]), clamp01(c[1]), clamp01(c[2]), clamp01(c[3])}
-			case UsageBlendWeight:
-				for q := 0; q < typeComps(a.Type) && nw < len(w); q++ {
-					w[nw] = finite(val[q])
-					nw++
-				}
+// filler converts VERT records into a primitive's attributes.
+type filler struct {
+	b               *builder
+	p               *decode.Primitive
+	s               *Submesh
+	l               *layout
+	uvSets, nbones  int
+	skinned, halved bool
+	indices         *attr // the first BLENDINDICES element, or nil
+}
+
+// vertex converts VERT record v into element j of the primitive.
+func (f *filler) vertex(j int, v uint32) error {
+	b, p, s, l := f.b, f.p, f.s, f.l
+	uvSets, nbones, skinned, halved, indices := f.uvSets, f.nbones, f.skinned, f.halved, f.indices
+	size := int(b.vert.Size)
+	rec := b.vert.Data[int(v)*size : int(v)*size+size]
+	var w [8]float32
+	nw := 0
+	for _, a := range l.Attrs {
+		val := readElem(a.Type, rec[a.Offset:])
+		switch a.Usage {
+		case UsagePosition:
+			if a.Index != 0 {
+				continue
+			}
+			if !decode.Finite(val[0], val[1], val[2]) {
+				return decode.Errorf(b.file, section(b.vert), "vertices", b.vert.Offset+12+int64(v)*int64(size)+int64(a.Offset),
+					"vertex %d, used by %s, has position %v", v, section(s), [3]float32{val[0], val[1], val[2]})
+			}
+			p.Positions[j] = convert(val[0], val[1], val[2])
+			if b.basis != nil {
+				p.UVs[uvSets][j] = basisUV(b.basis, val[0], val[1])
+			}
+		case UsageNormal:
+			if a.Index != 0 {
+				continue
+			}
+			if a.Type == TypeByte4N || a.Type == TypeColor || a.Type == typeUByte3N {
+				val[0], val[1], val[2] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1
+			}
+			p.Normals[j] = decode.Normalize3(convert(finite(val[0]), finite(val[1]), finite(val[2])))
+		case UsageTangent:
+			if a.Index != 0 {
+				continue
+			}
+			if a.Type == TypeByte4N || a.Type == TypeColor {
+				val[0], val[1], val[2], val[3] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1, 2*val[3]-1
+			}
+			t := decode.Normalize3(convert(finite(val[0]), finite(val[1]), finite(val[2])))
+			sign := float32(-1) // the Y mirror flips handedness
+			if typeComps(a.Type) == 4 && val[3] < 0 {
+				sign = 1
+			}
+			p.Tangents[j] = [4]float32{t[0], t[1], t[2], sign}
+		case UsageTexcoord:
+			p.UVs[a.Slot][j] = [2]float32{finite(val[0]), finite(val[1])}
+		case UsageColor:
+			c := [4]float32{finite(val[0]), finite(val[1]), finite(val[2]), 1}
+			if typeComps(a.Type) == 4 {
+				c[3] = finite(val[3])
+			}
+			if halved { // stored halved: the engine doubles on load (RGB; alpha is blend data)
+				c[0], c[1], c[2] = 2*c[0], 2*c[1], 2*c[2]
+			}
+			p.Colors[a.Slot][j] = [4]float32{clamp01(c[0]), clamp01(c[1]), clamp01(c[2]), clamp01(c[3])}
+		case UsageBlendWeight:
+			for q := 0; q < typeComps(a.Type) && nw < len(w); q++ {
+				w[nw] = finite(val[q])
+				nw++
 			}
 		}
-		if !skinned {
-			continue
+	}
+	if !skinned {
+		return nil
+	}
+	var bi [4]int
+	ni := 0
+	if indices != nil {
+		val := readElem(indices.Type, rec[indices.Offset:])
+		ni = typeComps(indices.Type)
+		for q := range ni {
+			bi[q] = int(clampRound(val[q], 0, 255))
 		}
-		var bi [4]int
-		ni := 0
-		if indices != nil {
-			val := readElem(indices.Type, rec[indices.Offset:])
-			ni = typeComps(indices.Type)
-			for q := range ni {
-				bi[q] = int(clampRound(val[q], 0, 255))
-			}
+	}
+	// Direct3D blending: k influences, the last weight implicit
+	// (1 − the others) when fewer weights than influences are stored.
+	k := nw + 1
+	if indices == nil {
+		for q := range min(k, 4) {
+			bi[q] = q // non-indexed blending: matrices 0, 1, ...
 		}
-		// Direct3D blending: k influences, the last weight implicit
-		// (1 − the others) when fewer weights than influences are stored.
-		k := nw + 1
-		if indices == nil {
-			for q := range min(k, 4) {
-				bi[q] = q // non-indexed blending: matrices 0, 1, ...
-			}
-		} else if k > ni {
-			k = ni
+	} else if k > ni {
+		k = ni
+	}
+	k = min(k, 4)
+	if k > nw {
+		sum := float32(0)
+		for q := 0; q < k-1; q++ {
+			sum += w[q]
 		}
-		k = min(k, 4)
-		if k > nw {
-			sum := float32(0)
-			for q := 0; q < k-1; q++ {
-				sum += w[q]
-			}
-			w[k-1] = 1 - sum
-		}
-		recOff := b.vert.Offset + 12 + int64(v)*int64(size)
-		if indices != nil {
-			recOff += int64(indices.Offset)
-		}
-		var joints [4]uint16
-		for q := range k {
-			jt := bi[q]
-			if s.HasBoneMap {
-				if jt >= len(s.BoneMap) {
-					if w[q] > 0 {
-						return p, decode.Errorf(b.file, section(b.vert), "vertices", recOff,
-							"vertex %d, used by %s, has bone index %d but the bone map has %d entries", v, section(s), jt, len(s.BoneMap))
-					}
-					jt = 0
-				} else {
-					jt = int(s.BoneMap[jt])
-				}
-			} else if jt > nbones {
+		w[k-1] = 1 - sum
+	}
+	recOff := b.vert.Offset + 12 + int64(v)*int64(size)
+	if indices != nil {
+		recOff += int64(indices.Offset)
+	}
+	var joints [4]uint16
+	for q := range k {
+		jt := bi[q]
+		if s.HasBoneMap {
+			if jt >= len(s.BoneMap) {
 				if w[q] > 0 {
-					return p, decode.Errorf(b.file, section(b.vert), "vertices", recOff,
-						"vertex %d, used by %s, has bone index %d but SKIN has %d bones", v, section(s), jt, nbones)
+					return decode.Errorf(b.file, section(b.vert), "vertices", recOff,
+						"vertex %d, used by %s, has bone index %d but the bone map has %d entries", v, section(s), jt, len(s.BoneMap))
 				}
 				jt = 0
+			} else {
+				jt = int(s.BoneMap[jt])
 			}
-			joints[q] = uint16(jt)
+		} else if jt > nbones {
+			if w[q] > 0 {
+				return decode.Errorf(b.file, section(b.vert), "vertices", recOff,
+					"vertex %d, used by %s, has bone index %d but SKIN has %d bones", v, section(s), jt, nbones)
+			}
+			jt = 0
 		}
-		p.Joints[j], p.Weights[j] = decode.NormalizeWeights(joints[:k], w[:k])
+		joints[q] = uint16(jt)
 	}
-	return p, nil
+	p.Joints[j], p.Weights[j] = decode.NormalizeWeights(joints[:k], w[:k])
+	return nil
 }
 
 // basisUV generates a map UV from a stored position, as FORMATS.md gives

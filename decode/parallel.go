@@ -1,0 +1,66 @@
+package decode
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// ParallelGrain is the number of elements below which Parallel runs fn on
+// the calling goroutine: under it the goroutines cost more than they save.
+const ParallelGrain = 1 << 14
+
+// Parallel calls fn over [0, n) in contiguous ranges, spread over the CPUs
+// when n is large, and returns the error of the lowest range that failed.
+// Each fn call must touch only its own range's elements.
+//
+// A range that fails stops there, so the error returned is the one a
+// sequential loop over [0, n) would have met first: every range below the
+// failing one runs to completion. Ranges above a failure may or may not run;
+// callers discard their results with the error.
+func Parallel(n int, fn func(lo, hi int) error) error {
+	workers := runtime.GOMAXPROCS(0)
+	if n < 2*ParallelGrain || workers < 2 {
+		if n <= 0 {
+			return nil
+		}
+		return fn(0, n)
+	}
+	chunk := ParallelGrain
+	chunks := (n + chunk - 1) / chunk
+	workers = min(workers, chunks)
+	var (
+		next     atomic.Int64
+		failedAt atomic.Int64 // lowest failed chunk, chunks when none
+		errs     = make([]error, chunks) // each chunk writes its own slot
+		wg       sync.WaitGroup
+	)
+	failedAt.Store(int64(chunks))
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= chunks || int64(c) > failedAt.Load() {
+					return // chunks are taken in order: all later ones are above the failure too
+				}
+				lo := c * chunk
+				if err := fn(lo, min(lo+chunk, n)); err != nil {
+					errs[c] = err
+					for {
+						f := failedAt.Load()
+						if int64(c) >= f || failedAt.CompareAndSwap(f, int64(c)) {
+							break
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if f := int(failedAt.Load()); f < chunks {
+		return errs[f]
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+package decode
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+)
+
+// TestParallelCoversOnce: every element is visited exactly once, in ranges
+// that do not overlap, for sizes around the grain.
+func TestParallelCoversOnce(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, n := range []int{0, 1, ParallelGrain, 2*ParallelGrain - 1, 2 * ParallelGrain, 5*ParallelGrain + 7} {
+		seen := make([]int32, n)
+		err := Parallel(n, func(lo, hi int) error {
+			if lo < 0 || hi > n || lo >= hi {
+				return fmt.Errorf("bad range [%d, %d) of %d", lo, hi, n)
+			}
+			for i := lo; i < hi; i++ {
+				atomic.AddInt32(&seen[i], 1)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range seen {
+			if c != 1 {
+				t.Fatalf("n=%d: element %d visited %d times", n, i, c)
+			}
+		}
+	}
+}
+
+// TestParallelFirstError: with failures at several elements, the error is
+// the one a sequential loop meets first, whatever order ranges finish in.
+func TestParallelFirstError(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	n := 9*ParallelGrain + 3
+	for _, bad := range [][]int{{n - 1}, {3 * ParallelGrain, 7 * ParallelGrain}, {5, 8 * ParallelGrain}, {2*ParallelGrain + 1, 2*ParallelGrain + 2}} {
+		isBad := map[int]bool{}
+		for _, b := range bad {
+			isBad[b] = true
+		}
+		for range 20 {
+			err := Parallel(n, func(lo, hi int) error {
+				for i := lo; i < hi; i++ {
+					if isBad[i] {
+						return fmt.Errorf("element %d", i)
+					}
+				}
+				return nil
+			})
+			if want := fmt.Sprintf("element %d", bad[0]); err == nil || err.Error() != want {
+				t.Fatalf("bad %v: error %v, want %s", bad, err, want)
+			}
+		}
+	}
+}
