@@ -31,7 +31,7 @@ func Parallel(n int, fn func(lo, hi int) error) error {
 	workers = min(workers, chunks)
 	var (
 		next     atomic.Int64
-		failedAt atomic.Int64 // lowest failed chunk, chunks when none
+		failedAt atomic.Int64            // lowest failed chunk, chunks when none
 		errs     = make([]error, chunks) // each chunk writes its own slot
 		wg       sync.WaitGroup
 	)
