@@ -1,9 +1,6 @@
 package decode
 
-import (
-	"math"
-	"sort"
-)
+import "math"
 
 // ZUpToYUp rotates a right-handed Z-up vector into glTF's Y-up frame:
 // (x, y, z) → (x, z, −y). It is a rotation, so winding and tangent
@@ -47,7 +44,13 @@ func NormalizeWeights(joints []uint16, weights []float32) ([4]uint16, [4]float32
 		ow[0] = 1
 		return oj, ow
 	}
-	sort.SliceStable(infs, func(a, b int) bool { return infs[a].w > infs[b].w })
+	// Stable insertion sort, heaviest first: at most 8 elements, and
+	// sort.SliceStable's reflection would allocate once per vertex.
+	for i := 1; i < len(infs); i++ {
+		for k := i; k > 0 && infs[k].w > infs[k-1].w; k-- {
+			infs[k], infs[k-1] = infs[k-1], infs[k]
+		}
+	}
 	if len(infs) > 4 {
 		infs = infs[:4]
 	}

@@ -258,6 +258,44 @@ func (r *reader) indices(field string, count, n int) []uint32 {
 		}
 		b := r.b[:int64(r.pos)+r.left()]
 		for i := range idx {
+			// Fast path: the non-negative one-, two- and three-byte forms
+			// (every index below 2²⁰), decoded inline. Anything else, or
+			// the last bytes of the data, goes through parseCompact, which
+			// also makes every error.
+			if p := r.pos; p+3 <= len(b) {
+				c0 := uint32(b[p])
+				if c0&0xc0 == 0 {
+					if c0 >= uint32(n) {
+						r.fail(field, nil, "index %d of corner %d is outside the %d vertices", c0, i, n)
+						return nil
+					}
+					idx[i] = c0
+					r.pos++
+					continue
+				}
+				if c0&0xc0 == 0x80 {
+					c1 := uint32(b[p+1])
+					var v uint32
+					k := 0
+					switch {
+					case c1 != 0 && c1&0x80 == 0:
+						v, k = c0&0x3f|c1<<6, 2
+					case c1&0x80 != 0:
+						if c2 := uint32(b[p+2]); c2 != 0 && c2&0x80 == 0 {
+							v, k = c0&0x3f|(c1&0x7f)<<6|c2<<13, 3
+						}
+					}
+					if k != 0 {
+						if v >= uint32(n) {
+							r.fail(field, nil, "index %d of corner %d is outside the %d vertices", v, i, n)
+							return nil
+						}
+						idx[i] = v
+						r.pos += k
+						continue
+					}
+				}
+			}
 			v, k, err := parseCompact(b[r.pos:min(len(b), r.pos+maxCompactLen)])
 			if err != nil {
 				var cause error

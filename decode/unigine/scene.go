@@ -94,8 +94,10 @@ func checkMorphFill(f *File, file string, union int) error {
 // numbered in order of first use, and returns each vertex's pair and the
 // triangle list over the new vertices. Most triangle vertices belong to one
 // coordinate vertex, so a table by triangle index answers most corners and
-// a map holds only the pairs that share a triangle vertex.
-func join(ci, ti []uint32, ntv int) (cOf, tOf, idx []uint32) {
+// a map holds only the pairs that share a triangle vertex. A corner outside
+// nc coordinate or ntv triangle vertices stops the join: bad is its index
+// (−1 when every corner is in range).
+func join(ci, ti []uint32, nc, ntv int) (cOf, tOf, idx []uint32, bad int) {
 	idx = make([]uint32, len(ci))
 	byT := make([]int32, ntv)
 	for i := range byT {
@@ -104,8 +106,12 @@ func join(ci, ti []uint32, ntv int) (cOf, tOf, idx []uint32) {
 	var extra map[uint64]uint32
 	cOf = make([]uint32, 0, ntv)
 	tOf = make([]uint32, 0, ntv)
+	ti = ti[:len(ci)]
 	for k := range ci {
 		c, t := ci[k], ti[k]
+		if uint64(c) >= uint64(nc) || uint64(t) >= uint64(ntv) {
+			return nil, nil, nil, k
+		}
 		if v := byT[t]; v >= 0 {
 			if cOf[v] == c {
 				idx[k] = uint32(v)
@@ -127,7 +133,7 @@ func join(ci, ti []uint32, ntv int) (cOf, tOf, idx []uint32) {
 		cOf = append(cOf, c)
 		tOf = append(tOf, t)
 	}
-	return cOf, tOf, idx
+	return cOf, tOf, idx, -1
 }
 
 // frame decodes a tangent-frame quaternion (FORMATS.md §3.1) into a unit
@@ -190,12 +196,10 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 			}
 		}
 	}
-	for k := range s.CIndices {
-		if int(s.CIndices[k]) >= nc || int(s.TIndices[k]) >= ntv {
-			return p, decode.Errorf(file, fmt.Sprintf("surface %d", si), "indices", 0, "corner %d (%d, %d) outside %d coordinate and %d triangle vertices", k, s.CIndices[k], s.TIndices[k], nc, ntv)
-		}
+	cOf, tOf, idx, bad := join(s.CIndices, s.TIndices, nc, ntv)
+	if bad >= 0 {
+		return p, decode.Errorf(file, fmt.Sprintf("surface %d", si), "indices", 0, "corner %d (%d, %d) outside %d coordinate and %d triangle vertices", bad, s.CIndices[bad], s.TIndices[bad], nc, ntv)
 	}
-	cOf, tOf, idx := join(s.CIndices, s.TIndices, ntv)
 	p.Indices = idx
 	nv := len(cOf)
 	p.Positions = make([][3]float32, nv)
@@ -204,57 +208,71 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 	// Frames are decoded once per triangle vertex, not per glTF vertex.
 	normals := make([][3]float32, ntv)
 	tangents := make([][4]float32, ntv)
-	for t, q := range base.Tangents {
-		n, tg, sign := frame(q)
-		normals[t] = decode.Normalize3(yup(n))
-		tt := decode.Normalize3(yup(tg))
-		tangents[t] = [4]float32{tt[0], tt[1], tt[2], sign}
-	}
-	for v := range nv {
-		c, t := cOf[v], tOf[v]
-		p.Positions[v] = decode.ZUpToYUp(base.Positions[c])
-		p.Normals[v] = normals[t]
-		p.Tangents[v] = tangents[t]
-	}
+	decode.Parallel(ntv, func(lo, hi int) error {
+		for t := lo; t < hi; t++ {
+			n, tg, sign := frame(base.Tangents[t])
+			normals[t] = decode.Normalize3(yup(n))
+			tt := decode.Normalize3(yup(tg))
+			tangents[t] = [4]float32{tt[0], tt[1], tt[2], sign}
+		}
+		return nil
+	})
+	// Per-vertex attribute sets, each taken from its triangle vertex; a nil
+	// source leaves its set zero (UV1 without UV0 keeps the set numbering).
+	var uvSrc [][][2]float32
 	for _, uvs := range [][][2]float32{s.UV0, s.UV1} {
 		if len(uvs) == 0 {
 			if len(s.UV1) > 0 && len(p.UVs) == 0 {
-				// UV1 without UV0: keep the set numbering with zeros.
 				p.UVs = append(p.UVs, make([][2]float32, nv))
+				uvSrc = append(uvSrc, nil)
 			}
 			continue
 		}
-		uv := make([][2]float32, nv)
-		for v := range nv {
-			uv[v] = uvs[tOf[v]]
-		}
-		p.UVs = append(p.UVs, uv)
+		p.UVs = append(p.UVs, make([][2]float32, nv))
+		uvSrc = append(uvSrc, uvs)
 	}
+	var col [][4]float32
 	if len(s.Colors) > 0 {
-		col := make([][4]float32, nv)
-		for v := range nv {
-			c := s.Colors[tOf[v]]
-			col[v] = [4]float32{float32(c[0]) / 255, float32(c[1]) / 255, float32(c[2]) / 255, float32(c[3]) / 255}
-		}
+		col = make([][4]float32, nv)
 		p.Colors = [][][4]float32{col}
 	}
-	if shift >= 0 && len(f.Joints) > 0 {
+	skinned := shift >= 0 && len(f.Joints) > 0
+	if skinned {
 		p.Joints = make([][4]uint16, nv)
 		p.Weights = make([][4]float32, nv)
-		var js [4]uint16
-		var ws [4]float32
-		for v := range nv {
-			var in []Influence
-			if len(s.Weights) > 0 {
-				in = s.Weights[cOf[v]]
-			}
-			for k, x := range in {
-				js[k] = uint16(int(x.Joint) + shift)
-				ws[k] = float32(x.Weight) / 65535
-			}
-			p.Joints[v], p.Weights[v] = decode.NormalizeWeights(js[:len(in)], ws[:len(in)])
-		}
 	}
+	// Every glTF vertex is independent of the others: fill them in parallel.
+	decode.Parallel(nv, func(lo, hi int) error {
+		for v := lo; v < hi; v++ {
+			c, t := cOf[v], tOf[v]
+			p.Positions[v] = decode.ZUpToYUp(base.Positions[c])
+			p.Normals[v] = normals[t]
+			p.Tangents[v] = tangents[t]
+			for k, src := range uvSrc {
+				if src != nil {
+					p.UVs[k][v] = src[t]
+				}
+			}
+			if col != nil {
+				c := s.Colors[t]
+				col[v] = [4]float32{float32(c[0]) / 255, float32(c[1]) / 255, float32(c[2]) / 255, float32(c[3]) / 255}
+			}
+			if skinned {
+				var js [4]uint16
+				var ws [4]float32
+				var in []Influence
+				if len(s.Weights) > 0 {
+					in = s.Weights[c]
+				}
+				for k, x := range in {
+					js[k] = uint16(int(x.Joint) + shift)
+					ws[k] = float32(x.Weight) / 65535
+				}
+				p.Joints[v], p.Weights[v] = decode.NormalizeWeights(js[:len(in)], ws[:len(in)])
+			}
+		}
+		return nil
+	})
 	// Morph targets: deltas from the base, by name across surfaces; a
 	// surface without a target of some name gets zero deltas for it.
 	if len(allTargets) > 0 {

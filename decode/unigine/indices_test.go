@@ -1,0 +1,82 @@
+package unigine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// refIndices is reader.indices's compact-int branch as a plain loop over
+// parseCompact: the reference the inline fast path must agree with. It
+// returns the indices and the bytes consumed, or the error's position and
+// message.
+func refIndices(b []byte, count, n int) ([]uint32, int, string) {
+	idx := make([]uint32, count)
+	pos := 0
+	for i := range idx {
+		v, k, err := parseCompact(b[pos:min(len(b), pos+maxCompactLen)])
+		if err != nil {
+			return nil, pos, fmt.Sprintf("corner %d: %v", i, err)
+		}
+		if v < 0 || int64(v) >= int64(n) {
+			return nil, pos, fmt.Sprintf("index %d of corner %d is outside the %d vertices", v, i, n)
+		}
+		idx[i] = uint32(v)
+		pos += k
+	}
+	return idx, pos, ""
+}
+
+// TestCompactIndicesFastPath decodes index arrays made of every encoding
+// length, both signs, over-long and truncated forms, at every position
+// including the last bytes of the data, and checks reader.indices against
+// refIndices: same values, or an error at the same offset with the same
+// message.
+func TestCompactIndicesFastPath(t *testing.T) {
+	const n = 70000 // compact indices: ≥ 65536 vertices
+	pieces := [][]byte{
+		appendCompact(nil, 0), appendCompact(nil, 5), appendCompact(nil, 63), appendCompact(nil, 64),
+		appendCompact(nil, 8191), appendCompact(nil, 8192), appendCompact(nil, n-1), appendCompact(nil, n),
+		appendCompact(nil, 1<<20-1), appendCompact(nil, 1<<20), appendCompact(nil, 1<<27), appendCompact(nil, -1),
+		appendCompact(nil, -70000),
+		{0x80, 0x80, 0x01},       // 8192, with a zero middle payload
+		{0x84, 0x00},             // over-long 4
+		{0x81, 0x80, 0x00},       // over-long, zero last byte
+		{0x80, 0x80, 0x80, 0x01}, // four bytes
+		{0x80},                   // continuation running into the next piece (or the end)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 3000 {
+		var b []byte
+		count := 1 + rng.IntN(12)
+		for range count {
+			p := pieces[rng.IntN(len(pieces))]
+			if trial%2 == 0 {
+				p = pieces[rng.IntN(9)] // mostly valid arrays, so errors come late
+			}
+			b = append(b, p...)
+		}
+		if rng.IntN(4) == 0 && len(b) > 0 {
+			b = b[:rng.IntN(len(b))] // cut anywhere
+		}
+		if count > len(b) {
+			continue // refused by the count check before any index is read
+		}
+		want, wantAt, wantMsg := refIndices(b, count, n)
+		r := newMemReader("f", "s", b, 100)
+		got := r.indices("coordinate_indices", count, n)
+		if wantMsg == "" {
+			if r.err != nil || !reflect.DeepEqual(got, want) || r.pos != wantAt {
+				t.Fatalf("% x: got %v at %d, %v; want %v at %d", b, got, r.pos, r.err, want, wantAt)
+			}
+			continue
+		}
+		fe, ok := r.err.(*decode.FormatError)
+		if !ok || fe.Offset != 100+int64(wantAt) || fe.Msg != wantMsg || got != nil {
+			t.Fatalf("% x: got %v, %v; want an error at %d: %s", b, got, r.err, 100+wantAt, wantMsg)
+		}
+	}
+}
