@@ -37,21 +37,14 @@ func TestClients(t *testing.T) {
 	}
 
 	bin := buildMeshfs(t)
-	mounted := hasMount(bin)
 	var folders []*meshFolder
 	for _, r := range sourceRoots(t) {
-		var tree string
-		if mounted {
-			tree = mountTree(t, bin, r.dir)
-		} else {
-			t.Logf("meshfs has no mount command yet: reading `meshfs convert` folders of %s instead", r.label)
-			tree = convertTree(t, bin, r.dir)
-		}
-		folders = append(folders, meshFolders(t, r, tree)...)
+		folders = append(folders, meshFolders(t, r, mountTree(t, bin, r.dir))...)
 	}
 	if len(folders) == 0 {
 		t.Fatal("no mesh folders found")
 	}
+	t.Logf("%d mesh folders read from the mounts", len(folders))
 
 	exp := map[*meshFolder]*fileExpect{}
 	for _, mf := range folders {
@@ -76,8 +69,10 @@ func TestClients(t *testing.T) {
 	t.Run("blender", func(t *testing.T) { checkBlender(t, blender, folders, exp) })
 }
 
-// checkHeader compares the scene with header.json (read from the mount)
-// where the header has a total an importer shows: GEM's counts.triangles.
+// checkHeader compares the scene with the totals of header.json (read
+// from the mount) that an importer shows as they are: triangles, morph
+// targets and animations. (Its vertices count the source's records, bones
+// the source's bone list: see expect_test.go.)
 func checkHeader(t *testing.T, mf *meshFolder, e *fileExpect) {
 	b, err := os.ReadFile(filepath.Join(mf.dir, "header.json"))
 	if err != nil {
@@ -86,15 +81,31 @@ func checkHeader(t *testing.T, mf *meshFolder, e *fileExpect) {
 	}
 	var h struct {
 		Counts *struct {
-			Triangles *int `json:"triangles"`
+			Triangles    *int `json:"triangles"`
+			MorphTargets *int `json:"morph_targets"`
+			Animations   *int `json:"animations"`
 		} `json:"counts"`
 	}
 	if err := json.Unmarshal(b, &h); err != nil {
 		t.Errorf("%s: header.json: %v", mf.label(), err)
 		return
 	}
-	if h.Counts != nil && h.Counts.Triangles != nil && *h.Counts.Triangles != e.scene.Count().Triangles {
-		t.Errorf("%s: header.json counts.triangles %d, decoded scene %d", mf.label(), *h.Counts.Triangles, e.scene.Count().Triangles)
+	if h.Counts == nil {
+		t.Errorf("%s: header.json has no counts", mf.label())
+		return
+	}
+	c := e.scene.Count()
+	for _, f := range []struct {
+		name  string
+		hdr   *int
+		scene int
+	}{{"triangles", h.Counts.Triangles, c.Triangles}, {"morph_targets", h.Counts.MorphTargets, c.MorphTargets}, {"animations", h.Counts.Animations, c.Animations}} {
+		switch {
+		case f.hdr == nil:
+			t.Errorf("%s: header.json counts has no %s", mf.label(), f.name)
+		case *f.hdr != f.scene:
+			t.Errorf("%s: header.json counts.%s is %d, the decoded scene has %d", mf.label(), f.name, *f.hdr, f.scene)
+		}
 	}
 }
 
@@ -133,6 +144,7 @@ func checkValidator(t *testing.T, folders []*meshFolder) {
 		}
 	}
 	sort.Strings(got)
+	t.Logf("validated %d .glb files: %d warning lines", len(paths), len(got))
 	checkWarnings(t, got, len(folders) > 0 && hasRealdata(folders))
 }
 

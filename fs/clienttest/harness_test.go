@@ -182,32 +182,3 @@ func lookTool(t *testing.T, name, install string) string {
 	}
 	return p
 }
-
-// hasMount reports whether the binary has the mount command yet.
-func hasMount(bin string) bool {
-	return exec.Command(bin, "mount", "--help").Run() == nil
-}
-
-// convertTree is the stand-in for a mount while `meshfs mount` does not
-// exist: it writes `meshfs convert` folders into a mirror of src's layout.
-func convertTree(t *testing.T, bin, src string) string {
-	t.Helper()
-	out := t.TempDir()
-	byDir := map[string][]string{}
-	filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if m, _ := outputs.Open(p); m != nil {
-				rel, _ := filepath.Rel(src, filepath.Dir(p))
-				byDir[rel] = append(byDir[rel], p)
-			}
-		}
-		return nil
-	})
-	for rel, files := range byDir {
-		cmd := exec.Command(bin, append([]string{"convert", "-o", filepath.Join(out, rel)}, files...)...)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Logf("meshfs convert in %s: %v\n%s", rel, err, b)
-		}
-	}
-	return out
-}
