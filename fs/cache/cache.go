@@ -13,12 +13,14 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"weak"
 
 	"github.com/maypok86/otter/v2"
 )
@@ -100,7 +102,14 @@ type Cache struct {
 	c      *otter.Cache[Key, *Entry]
 	budget int64
 
-	hits, misses, failures atomic.Int64
+	hits, misses, failures, revived atomic.Int64
+
+	// alive remembers, weakly, every entry loaded: one evicted from the
+	// budget but still held (by an open file, or not yet collected) is
+	// revived instead of computed again. The kernel stats a file and then
+	// opens it; a big output evicted in between would otherwise convert
+	// twice. Weak pointers keep nothing alive, so the bound still holds.
+	alive sync.Map // Key → weak.Pointer[Entry]
 
 	mu    sync.Mutex
 	loads map[string]int64 // label → completed loads
@@ -143,6 +152,12 @@ func (c *Cache) Budget() int64 { return c.budget }
 func (c *Cache) Get(ctx context.Context, key Key, label string, load Loader) (*Entry, error) {
 	loaded := false
 	e, err := c.c.Get(ctx, key, otter.LoaderFunc[Key, *Entry](func(lctx context.Context, _ Key) (*Entry, error) {
+		if wp, ok := c.alive.Load(key); ok {
+			if e := wp.(weak.Pointer[Entry]).Value(); e != nil {
+				c.revived.Add(1)
+				return e, nil
+			}
+		}
 		loaded = true
 		start := time.Now()
 		e, err := load(context.WithoutCancel(lctx))
@@ -153,6 +168,9 @@ func (c *Cache) Get(ctx context.Context, key Key, label string, load Loader) (*E
 			return nil, fmt.Errorf("cache: loader for %s returned no entry", label)
 		}
 		c.record(label, time.Since(start), e.Err != nil)
+		wp := weak.Make(e)
+		c.alive.Store(key, wp)
+		runtime.AddCleanup(e, func(k Key) { c.alive.CompareAndDelete(k, wp) }, key)
 		return e, nil
 	}))
 	if loaded {
@@ -196,11 +214,18 @@ func (c *Cache) Invalidate(path string) int {
 	for _, k := range keys {
 		c.c.Invalidate(k)
 	}
+	c.alive.Range(func(k, _ any) bool {
+		if k.(Key).Path == path {
+			c.alive.Delete(k)
+		}
+		return true
+	})
 	return len(keys)
 }
 
 // Close stops the cache's background goroutine and drops every entry.
 func (c *Cache) Close() {
+	c.alive.Clear()
 	c.c.InvalidateAll()
 	c.c.StopAllGoroutines()
 }
@@ -213,6 +238,7 @@ type Stats struct {
 	Hits        int64              `json:"hits"`
 	Misses      int64              `json:"misses"`
 	Failures    int64              `json:"failures"`
+	Revived     int64              `json:"revived"`
 	Loads       map[string]int64   `json:"loads"`
 	Failed      map[string]int64   `json:"failed"`
 	Latency     map[string]Latency `json:"latency"`
@@ -237,6 +263,7 @@ func (c *Cache) Stats() Stats {
 		Hits:        c.hits.Load(),
 		Misses:      c.misses.Load(),
 		Failures:    c.failures.Load(),
+		Revived:     c.revived.Load(),
 		Loads:       map[string]int64{},
 		Failed:      map[string]int64{},
 		Latency:     map[string]Latency{},

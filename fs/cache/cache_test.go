@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -226,4 +227,29 @@ func TestNewRejectsZeroBudget(t *testing.T) {
 	if _, err := New(0); err == nil {
 		t.Fatal("zero budget accepted")
 	}
+}
+
+// An entry evicted by the budget but still held by a reader is revived,
+// not loaded again.
+func TestEvictedButHeldIsRevived(t *testing.T) {
+	c := newCache(t, 64<<10)
+	var calls int
+	load := func(context.Context) (*Entry, error) {
+		calls++
+		return &Entry{Parts: [][]byte{bytesOf(40<<10, 'a')}}, nil
+	}
+	held, err := c.Get(context.Background(), key("/big", "glb", 1), "x/glb", load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Evicted (as the budget's policy would): still held by this reader.
+	c.c.Invalidate(key("/big", "glb", 1))
+	again, err := c.Get(context.Background(), key("/big", "glb", 1), "x/glb", load)
+	if err != nil || again != held || calls != 1 {
+		t.Fatalf("held entry reloaded: calls %d, same %v, %v", calls, again == held, err)
+	}
+	if c.Stats().Revived != 1 {
+		t.Fatalf("revived %d", c.Stats().Revived)
+	}
+	runtime.KeepAlive(held)
 }

@@ -1,0 +1,388 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/spf13/cobra"
+
+	meshfs "github.com/meshfs/meshfs/fs"
+)
+
+func init() {
+	subcommands = append(subcommands, newMountCmd)
+	os.Args = mountHelperArgs(os.Args)
+}
+
+// mountHelperArgs turns a mount(8) helper call into a mount command. When
+// the binary is installed (or linked) as /sbin/mount.meshfs or
+// /sbin/mount.fuse.meshfs, `mount -t meshfs SRC MNT -o OPTS` (or an fstab
+// line of type meshfs or fuse.meshfs) runs it as
+//
+//	mount.meshfs SRC MNT [-n] [-s] [-f] [-v] [-o OPTS]
+//
+// and expects it to return once mounted: so --daemon.
+func mountHelperArgs(args []string) []string {
+	base := filepath.Base(args[0])
+	if base != "mount.meshfs" && base != "mount.fuse.meshfs" {
+		return args
+	}
+	out := []string{args[0], "mount", "--daemon"}
+	for i := 1; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-o" && i+1 < len(args):
+			out = append(out, "-o", args[i+1])
+			i++
+		case strings.HasPrefix(a, "-o") && len(a) > 2:
+			out = append(out, "-o", a[2:])
+		case a == "-n", a == "-s", a == "-v", a == "-f":
+			// no mtab / sloppy / verbose / fake: nothing for us to do.
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// mountOpts is what the flags and -o options of one mount set.
+type mountOpts struct {
+	cacheSize  int64
+	daemon     bool
+	debug      bool
+	logFile    string
+	options    []string // raw -o values
+	entryTTL   time.Duration
+	attrTTL    time.Duration
+	negTTL     time.Duration
+	fuse       fuse.MountOptions
+	cacheGiven bool
+}
+
+func newMountCmd() *cobra.Command {
+	var o mountOpts
+	var cacheSize string
+	cmd := &cobra.Command{
+		Use:   "mount [flags] SOURCE MOUNTPOINT",
+		Short: "Mount SOURCE read-only on MOUNTPOINT, each mesh file shown as a folder of converted files",
+		Long: `mount mirrors the folder SOURCE on MOUNTPOINT, read-only. Every other file passes
+through; each mesh file appears as a folder holding NAME.glb, NAME.obj, NAME.mtl,
+header.json, chunks/ and, when it is broken, error.txt: exactly what 'meshfs convert'
+writes. Nothing is converted until an output is first opened or stat'ed; listings,
+header.json and chunks/ never convert a mesh. Converted outputs are kept in memory
+(--cache-size). .meshfs/stats.json at the root (hidden) shows what was converted.
+
+The command stays in the foreground and prints one line once the mount is ready;
+Ctrl-C, SIGTERM or 'fusermount3 -u MOUNTPOINT' unmount it. --daemon returns as soon
+as the mount is ready instead.
+
+Mount options (-o, comma-separated, repeatable): allow_other, allow_root,
+default_permissions, fsname=NAME, nosuid, nodev, noexec, suid, dev, exec,
+cache_size=SIZE, debug, log=FILE; the options mount(8) itself handles (ro, rw,
+defaults, auto, noauto, user, users, nouser, _netdev, nofail, noatime, relatime,
+x-*) are accepted and ignored. The mount is always read-only.
+
+fstab (install the binary as /sbin/mount.meshfs, or link it there):
+  /srv/game/assets  /mnt/assets  meshfs  ro,allow_other,cache_size=1G,nofail  0 0`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("cache-size") {
+				n, err := parseSize(cacheSize)
+				if err != nil {
+					return fmt.Errorf("--cache-size: %w", err)
+				}
+				o.cacheSize, o.cacheGiven = n, true
+			}
+			if err := o.parseOptions(); err != nil {
+				return err
+			}
+			return runMount(args[0], args[1], &o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	o.cacheSize = meshfs.DefaultCacheSize
+	f := cmd.Flags()
+	f.StringVar(&cacheSize, "cache-size", "512MiB", "memory for converted outputs (bytes, or with K/M/G/KiB/MiB/GiB)")
+	f.BoolVar(&o.daemon, "daemon", false, "return once the mount is ready, serving in the background")
+	f.BoolVar(&o.debug, "debug", false, "log every FUSE operation")
+	f.StringVar(&o.logFile, "log", "", "append log lines to this file (default: standard error; with --daemon, none)")
+	f.StringArrayVarP(&o.options, "options", "o", nil, "mount options, comma-separated (see above)")
+	f.DurationVar(&o.entryTTL, "entry-timeout", time.Second, "how long the kernel trusts a name")
+	f.DurationVar(&o.attrTTL, "attr-timeout", time.Second, "how long the kernel trusts sizes and times")
+	f.DurationVar(&o.negTTL, "negative-timeout", time.Second, "how long the kernel trusts that a name is absent")
+	return cmd
+}
+
+// parseSize reads "512MiB", "1G", "64m", "1048576".
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n <= 0 || n*float64(mult) > 1<<50 {
+		return 0, fmt.Errorf("%q is not a size", s)
+	}
+	return int64(n * float64(mult)), nil
+}
+
+// parseOptions applies the -o options.
+func (o *mountOpts) parseOptions() error {
+	for _, group := range o.options {
+		for _, opt := range strings.Split(group, ",") {
+			opt = strings.TrimSpace(opt)
+			key, val, hasVal := strings.Cut(opt, "=")
+			switch {
+			case opt == "":
+			case key == "allow_other":
+				o.fuse.AllowOther = true
+			case key == "allow_root", key == "default_permissions",
+				key == "nosuid", key == "nodev", key == "noexec", key == "suid", key == "dev", key == "exec":
+				o.fuse.Options = append(o.fuse.Options, opt)
+			case key == "fsname" && hasVal:
+				o.fuse.FsName = val
+			case key == "cache_size" && hasVal:
+				n, err := parseSize(val)
+				if err != nil {
+					return fmt.Errorf("-o cache_size: %w", err)
+				}
+				o.cacheSize, o.cacheGiven = n, true
+			case key == "debug":
+				o.debug = true
+			case key == "log" && hasVal:
+				o.logFile = val
+			case key == "ro", key == "rw", key == "defaults", key == "auto", key == "noauto",
+				key == "user", key == "users", key == "nouser", key == "owner", key == "group",
+				key == "_netdev", key == "nofail", key == "noatime", key == "atime", key == "relatime",
+				key == "strictatime", key == "nodiratime", key == "diratime", key == "sync", key == "async",
+				key == "comment", strings.HasPrefix(key, "x-"), key == "subtype":
+				// mount(8)'s business, or implied (the mount is always read-only).
+			default:
+				return fmt.Errorf("unknown mount option %q", opt)
+			}
+		}
+	}
+	return nil
+}
+
+// readyFdEnv names the descriptor on which a --daemon child reports
+// readiness ("ready\n") or its failure to its parent.
+const readyFdEnv = "MESHFS_READY_FD"
+
+func runMount(source, mnt string, o *mountOpts, stdout, stderr io.Writer) error {
+	if o.daemon {
+		return startDaemon(o, stdout)
+	}
+	var ready *os.File
+	if fd := os.Getenv(readyFdEnv); fd != "" {
+		n, err := strconv.Atoi(fd)
+		if err == nil {
+			ready = os.NewFile(uintptr(n), "ready")
+		}
+		os.Unsetenv(readyFdEnv)
+	}
+	err := serve(source, mnt, o, stdout, stderr, ready)
+	if err != nil && ready != nil {
+		fmt.Fprintf(ready, "error: %v\n", err)
+		ready.Close()
+	}
+	return err
+}
+
+// serve mounts and serves until a signal or an external unmount.
+func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os.File) error {
+	logw := stderr
+	if o.logFile != "" {
+		f, err := os.OpenFile(o.logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("log file: %w", err)
+		}
+		defer f.Close()
+		logw = f
+	}
+	logger := log.New(logw, "", log.LstdFlags)
+
+	absMnt, err := filepath.Abs(mnt)
+	if err != nil {
+		return err
+	}
+	if err := meshfs.PrepareMountpoint(absMnt); err != nil {
+		return err
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Converted outputs are the daemon's memory: let the collector
+		// work harder rather than let the heap grow past the budget.
+		debug.SetMemoryLimit(o.cacheSize + 96<<20)
+	}
+	fsys, err := meshfs.New(meshfs.Config{
+		Source:          source,
+		CacheSize:       o.cacheSize,
+		EntryTimeout:    ttl(o.entryTTL),
+		AttrTimeout:     ttl(o.attrTTL),
+		NegativeTimeout: ttl(o.negTTL),
+		Log:             logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+
+	mo := o.fuse
+	mo.Debug = o.debug
+	mo.Logger = logger
+	// As root, mount(2) directly; as a user, through fusermount3.
+	mo.DirectMount = os.Geteuid() == 0
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	srv, err := fsys.Mount(absMnt, mo)
+	if err != nil {
+		return fmt.Errorf("mount %s on %s: %w", fsys.Source(), absMnt, err)
+	}
+	fmt.Fprintf(stdout, "meshfs: %s mounted on %s (pid %d, cache %s); unmount with Ctrl-C or fusermount3 -u %s\n",
+		fsys.Source(), absMnt, os.Getpid(), humanBytes(o.cacheSize), absMnt)
+	if ready != nil {
+		fmt.Fprintf(ready, "ready pid %d\n", os.Getpid())
+		ready.Close()
+		detachOutput(o.logFile)
+	}
+
+	done := make(chan struct{})
+	go func() {
+		srv.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		// Unmounted from outside (fusermount3 -u, umount).
+		return nil
+	case sig := <-sigs:
+		logger.Printf("meshfs: %v: unmounting %s", sig, absMnt)
+		if err := meshfs.Unmount(srv, absMnt); err != nil {
+			return err
+		}
+		return nil
+	}
+}
+
+// ttl maps a flag's "0" (do not cache) onto the Config's "negative: none".
+func ttl(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// startDaemon runs this command again without --daemon in a new session
+// and returns once the child reports the mount ready (or its error).
+func startDaemon(o *mountOpts, stdout io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var args []string
+	for _, a := range os.Args[1:] {
+		if a != "--daemon" && a != "--daemon=true" {
+			args = append(args, a)
+		}
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	// Until it is ready the child's standard error (its own messages and
+	// fusermount3's) comes here; then it points it at its log.
+	er, ew, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer er.Close()
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(os.Stderr, er)
+		close(copied)
+	}()
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), readyFdEnv+"=3")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, ew
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		ew.Close()
+		return err
+	}
+	w.Close()
+	ew.Close()
+	line, rerr := bufio.NewReader(r).ReadString('\n')
+	line = strings.TrimSpace(line)
+	select {
+	case <-copied:
+	case <-time.After(2 * time.Second):
+		// Something the child started still holds the pipe; go on.
+	}
+	switch {
+	case strings.HasPrefix(line, "ready"):
+		cmd.Process.Release()
+		fmt.Fprintf(stdout, "meshfs: mounted (daemon %s)\n", strings.TrimSpace(strings.TrimPrefix(line, "ready")))
+		return nil
+	case strings.HasPrefix(line, "error: "):
+		// The child printed the error on the standard error it shares.
+		cmd.Wait()
+		return errors.New("the mount failed")
+	}
+	werr := cmd.Wait()
+	return fmt.Errorf("the daemon exited before the mount was ready (%v, %v)", werr, rerr)
+}
+
+// detachOutput points a daemon's standard output and error at its log file
+// (or /dev/null), releasing the terminal or pipe of whoever started it.
+func detachOutput(logFile string) {
+	target := os.DevNull
+	if logFile != "" {
+		target = logFile
+	}
+	f, err := os.OpenFile(target, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	syscall.Dup3(int(f.Fd()), 1, 0)
+	syscall.Dup3(int(f.Fd()), 2, 0)
+}

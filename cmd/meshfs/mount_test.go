@@ -1,0 +1,408 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/meshfs/meshfs/fs/meshgen"
+)
+
+// The mount command is tested as users run it: the binary, built here, in
+// a child process.
+
+var meshfsBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "meshfs-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	os.Chmod(dir, 0o755)
+	meshfsBin = filepath.Join(dir, "meshfs")
+	out, err := exec.Command("go", "build", "-o", meshfsBin, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building meshfs: %v\n%s", err, out)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func canMount(t *testing.T) {
+	t.Helper()
+	if os.Getenv("CI") == "" {
+		if _, err := os.Stat("/dev/fuse"); err != nil {
+			t.Skip("no /dev/fuse: mount tests need FUSE")
+		}
+	}
+}
+
+// daemon is one running `meshfs mount`.
+type daemon struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	pid    int
+}
+
+// guard bounds how long a test waits for a child that misbehaves, so a
+// bug fails the test instead of hanging it. It is not a performance bound.
+const guard = 30 * time.Second
+
+func startMount(t *testing.T, args ...string) *daemon {
+	t.Helper()
+	canMount(t)
+	cmd := exec.Command(meshfsBin, append([]string{"mount"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(out).ReadString('\n')
+		line <- l
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case l := <-line:
+		if !strings.Contains(l, "mounted on") {
+			cmd.Wait()
+			t.Fatalf("meshfs mount %v: %q\n%s", args, l, stderr.String())
+		}
+	case <-time.After(guard):
+		cmd.Process.Kill()
+		t.Fatalf("meshfs mount %v: not ready after %v\n%s", args, guard, stderr.String())
+	}
+	d := &daemon{cmd: cmd, stderr: &stderr, pid: cmd.Process.Pid}
+	t.Cleanup(func() {
+		if d.cmd.ProcessState == nil {
+			d.cmd.Process.Signal(syscall.SIGTERM)
+			d.cmd.Wait()
+		}
+	})
+	return d
+}
+
+func (d *daemon) stop(t *testing.T, sig syscall.Signal) error {
+	t.Helper()
+	d.cmd.Process.Signal(sig)
+	done := make(chan error, 1)
+	go func() { done <- d.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(guard):
+		d.cmd.Process.Kill()
+		t.Fatalf("daemon did not exit on %v within %v", sig, guard)
+	}
+	return nil
+}
+
+// mounted reports whether mnt is a mount point now.
+func mounted(t *testing.T, mnt string) bool {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 4 && f[4] == mnt {
+			return true
+		}
+	}
+	return false
+}
+
+func sourceTree(t *testing.T) string {
+	t.Helper()
+	src, err := os.MkdirTemp("", "meshfs-src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(src) })
+	os.Chmod(src, 0o755)
+	b, err := meshgen.GEM(2000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "ground.ply"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "notes.txt"), []byte("plain\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+func mountDir(t *testing.T) string {
+	t.Helper()
+	mnt, err := os.MkdirTemp("", "meshfs-mnt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(mnt, 0o755)
+	t.Cleanup(func() {
+		if mounted(t, mnt) {
+			exec.Command("umount", "-l", mnt).Run()
+		}
+		os.Remove(mnt)
+	})
+	return mnt
+}
+
+func readGLB(t *testing.T, mnt string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(mnt, "ground.ply", "ground.glb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 12 || string(b[:4]) != "glTF" {
+		t.Fatalf("ground.glb: %d bytes, %q", len(b), b[:min(4, len(b))])
+	}
+	return b
+}
+
+func TestMountSIGTERMUnmounts(t *testing.T) {
+	src, mnt := sourceTree(t), mountDir(t)
+	d := startMount(t, src, mnt)
+	readGLB(t, mnt)
+	if b, err := os.ReadFile(filepath.Join(mnt, "notes.txt")); err != nil || string(b) != "plain\n" {
+		t.Fatalf("notes.txt %q %v", b, err)
+	}
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, d.stderr)
+	}
+	if mounted(t, mnt) {
+		t.Fatal("SIGTERM left the mount behind")
+	}
+}
+
+func TestMountSIGINTWhileBusy(t *testing.T) {
+	src, mnt := sourceTree(t), mountDir(t)
+	d := startMount(t, src, mnt)
+	// A reader holding a file open makes a plain unmount fail (EBUSY): the
+	// daemon falls back to a lazy one.
+	f, err := os.Open(filepath.Join(mnt, "notes.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.stop(t, syscall.SIGINT)
+	f.Close()
+	if err != nil {
+		t.Fatalf("exit after SIGINT: %v\n%s", err, d.stderr)
+	}
+	if mounted(t, mnt) {
+		t.Fatal("SIGINT left the mount behind")
+	}
+}
+
+func TestMountOverKilledDaemon(t *testing.T) {
+	src, mnt := sourceTree(t), mountDir(t)
+	d := startMount(t, src, mnt)
+	readGLB(t, mnt)
+	d.stop(t, syscall.SIGKILL)
+	if _, err := os.Stat(mnt); !errors.Is(err, syscall.ENOTCONN) {
+		t.Logf("after SIGKILL, stat gives %v (expected a stale mount)", err)
+	}
+	d2 := startMount(t, src, mnt)
+	readGLB(t, mnt)
+	if err := d2.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if mounted(t, mnt) {
+		t.Fatal("mount left behind")
+	}
+}
+
+func TestMountMissingMountpoint(t *testing.T) {
+	canMount(t)
+	src := sourceTree(t)
+	missing := filepath.Join(t.TempDir(), "nope")
+	out, err := exec.Command(meshfsBin, "mount", src, missing).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "does not exist") {
+		t.Fatalf("missing mount point: %v\n%s", err, out)
+	}
+	out, err = exec.Command(meshfsBin, "mount", filepath.Join(src, "nope"), t.TempDir()).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "source") {
+		t.Fatalf("missing source: %v\n%s", err, out)
+	}
+	out, err = exec.Command(meshfsBin, "mount", "-o", "bogus_option", src, t.TempDir()).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "bogus_option") {
+		t.Fatalf("unknown option: %v\n%s", err, out)
+	}
+}
+
+// daemonPid reads "pid N" from a --daemon's output line.
+func daemonPid(t *testing.T, out string) int {
+	t.Helper()
+	i := strings.Index(out, "pid ")
+	if i < 0 {
+		t.Fatalf("no pid in %q", out)
+	}
+	f := strings.FieldsFunc(out[i+4:], func(r rune) bool { return r < '0' || r > '9' })
+	pid, err := strconv.Atoi(f[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+func stopPid(t *testing.T, pid int, mnt string) {
+	t.Helper()
+	syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(guard)
+	for mounted(t, mnt) || syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon %d did not unmount %s", pid, mnt)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestMountHelperDaemon runs the binary as mount(8) would for an fstab line
+// of type meshfs: it must return only once the mount is ready.
+func TestMountHelperDaemon(t *testing.T) {
+	canMount(t)
+	src, mnt := sourceTree(t), mountDir(t)
+	helper := filepath.Join(t.TempDir(), "mount.meshfs")
+	if err := os.Symlink(meshfsBin, helper); err != nil {
+		t.Fatal(err)
+	}
+	logf := filepath.Join(t.TempDir(), "log")
+	out, err := exec.Command(helper, src, mnt, "-n", "-o", "ro,nosuid,nodev,allow_other,cache_size=64M,nofail,log="+logf).CombinedOutput()
+	if err != nil {
+		t.Fatalf("mount.meshfs: %v\n%s", err, out)
+	}
+	pid := daemonPid(t, string(out))
+	defer stopPid(t, pid, mnt)
+	// Ready means ready: no waiting here.
+	readGLB(t, mnt)
+	b, err := os.ReadFile(filepath.Join(mnt, ".meshfs", "stats.json"))
+	if err != nil || !bytes.Contains(b, []byte(`"budget_bytes": 67108864`)) {
+		t.Fatalf("stats.json: %v\n%s", err, b)
+	}
+	if mi, _ := os.ReadFile("/proc/self/mountinfo"); !bytes.Contains(mi, []byte("allow_other")) {
+		t.Errorf("allow_other not in the mount options")
+	}
+}
+
+// TestMountAsUser mounts through fusermount3 as an unprivileged user.
+func TestMountAsUser(t *testing.T) {
+	canMount(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to an unprivileged user")
+	}
+	if _, err := exec.LookPath("fusermount3"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("fusermount3 is not installed (apt-get install fuse3)")
+		}
+		t.Skip("fusermount3 is not installed")
+	}
+	if fi, err := os.Stat("/dev/fuse"); err == nil && fi.Mode().Perm()&0o006 != 0o006 {
+		// fusermount3 opens /dev/fuse as the user; distributions make it
+		// 0666, some containers do not.
+		t.Skipf("/dev/fuse is %v here: no user may mount through fusermount3 on this machine", fi.Mode().Perm())
+	}
+	src, mnt := sourceTree(t), mountDir(t)
+	const nobody = 65534
+	os.Chown(mnt, nobody, nobody)
+	cmd := exec.Command(meshfsBin, "mount", "--daemon", src, mnt)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	cmd.Env = append(os.Environ(), "PATH=/usr/bin:/bin")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mount as nobody: %v\n%s", err, out)
+	}
+	pid := daemonPid(t, string(out))
+	// A user mount without allow_other is for its owner only: check it
+	// through a reader running as that user.
+	rd := exec.Command("cat", filepath.Join(mnt, "ground.ply", "ground.glb"))
+	rd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	glb, err := rd.Output()
+	if err != nil || string(glb[:4]) != "glTF" {
+		t.Fatalf("reading as nobody: %v", err)
+	}
+	mi, _ := os.ReadFile("/proc/self/mountinfo")
+	if !bytes.Contains(mi, []byte("user_id=65534")) {
+		t.Errorf("not a user mount:\n%s", mi)
+	}
+	stopPid(t, pid, mnt)
+}
+
+// vmHWM reads a process's peak resident set, in bytes.
+func vmHWM(t *testing.T, pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			kb, _ := strconv.ParseInt(f[0], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// TestMemoryBound reads outputs totalling well over twice the cache budget
+// and checks the daemon's peak RSS stays within budget + 150 MiB.
+func TestMemoryBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates and converts about 90 MB of meshes")
+	}
+	src, mnt := sourceTree(t), mountDir(t)
+	const budget = 32 << 20
+	const meshes = 12
+	for i := range meshes {
+		b, err := meshgen.GEM(100_000, float32(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, fmt.Sprintf("m%02d.ply", i)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := startMount(t, "--cache-size", strconv.Itoa(budget), src, mnt)
+	var total int64
+	for i := range meshes {
+		for _, ext := range []string{"glb", "obj"} {
+			p := filepath.Join(mnt, fmt.Sprintf("m%02d.ply", i), fmt.Sprintf("m%02d.%s", i, ext))
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += int64(len(b))
+		}
+	}
+	peak := vmHWM(t, d.pid)
+	t.Logf("read %d MiB of outputs through a %d MiB cache; daemon peak RSS %d MiB", total>>20, budget>>20, peak>>20)
+	if total < 2*budget {
+		t.Fatalf("read only %d bytes: not twice the budget", total)
+	}
+	if limit := int64(budget + 150<<20); peak > limit {
+		t.Fatalf("peak RSS %d MiB over budget + 150 MiB", peak>>20)
+	}
+	st, _ := os.ReadFile(filepath.Join(mnt, ".meshfs", "stats.json"))
+	if !bytes.Contains(st, []byte(`"gem-ply/glb": 12`)) {
+		t.Errorf("stats: %s", st)
+	}
+}
