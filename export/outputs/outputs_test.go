@@ -128,6 +128,7 @@ func checkFolder(t *testing.T, m *outputs.Mesh, dir string) {
 	if !bytes.HasPrefix(hdr, []byte("{\n  \"file\": ")) || !bytes.HasSuffix(hdr, []byte("}\n")) {
 		t.Errorf("%s: header.json is not 2-space indented with file first and a trailing newline", dir)
 	}
+	checkCounts(t, m, obj)
 	chunks, _ := os.ReadDir(filepath.Join(dir, outputs.ChunksDir))
 	if len(chunks) == 0 {
 		t.Errorf("%s: chunks/ is empty", dir)
@@ -195,5 +196,39 @@ func TestStanfordPLYIsNotOurs(t *testing.T) {
 	m, err := outputs.Open(p)
 	if err != nil || m != nil {
 		t.Fatalf("Stanford PLY sniffed as %v (err %v)", m, err)
+	}
+}
+
+// checkCounts holds header.json's "counts" object, which every format
+// writes with the same keys, to the decoded scene.
+func checkCounts(t *testing.T, m *outputs.Mesh, hdr map[string]any) {
+	t.Helper()
+	counts, ok := hdr["counts"].(map[string]any)
+	if !ok {
+		t.Errorf("%s: header.json has no counts object", m.Path)
+		return
+	}
+	for _, k := range []string{"submeshes", "triangles", "vertices", "bones", "morph_targets", "animations"} {
+		if _, ok := counts[k].(float64); !ok {
+			t.Errorf("%s: counts.%s missing", m.Path, k)
+		}
+	}
+	scene, err := m.Decode(context.Background())
+	if err != nil {
+		t.Errorf("%s: %v", m.Path, err)
+		return
+	}
+	c := scene.Count()
+	if got := int(counts["triangles"].(float64)); got != c.Triangles {
+		t.Errorf("%s: header.json counts %d triangles, the scene has %d", m.Path, got, c.Triangles)
+	}
+	if got := int(counts["animations"].(float64)); got != c.Animations {
+		t.Errorf("%s: header.json counts %d animations, the scene has %d", m.Path, got, c.Animations)
+	}
+	if got := int(counts["morph_targets"].(float64)); got != c.MorphTargets {
+		t.Errorf("%s: header.json counts %d morph targets, the scene has %d", m.Path, got, c.MorphTargets)
+	}
+	if bones := int(counts["bones"].(float64)); (bones > 0) != (c.Joints > 0) || bones > c.Joints {
+		t.Errorf("%s: header.json counts %d bones, the scene's skeleton has %d joints", m.Path, bones, c.Joints)
 	}
 }
