@@ -21,6 +21,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -31,6 +32,7 @@ import (
 	"github.com/maypok86/otter/v2"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
 )
 
@@ -50,6 +52,12 @@ type Config struct {
 	// Log receives one line per broken mesh and per watcher problem
 	// (nil: discard).
 	Log *log.Logger
+	// Limits bound each conversion (nil: outputs.DefaultLimits); a mesh
+	// over a limit gets error.txt, the daemon carries on.
+	Limits *outputs.Limits
+	// Concurrency is how many conversions run at once (0: the number of
+	// CPUs); the others wait, so a burst of readers cannot exhaust memory.
+	Concurrency int
 	// NoWatch disables the inotify watcher (changes are then seen when the
 	// attribute timeout expires and on each open).
 	NoWatch bool
@@ -74,6 +82,8 @@ type FS struct {
 	// listing a folder again does not reopen every file.
 	sniffs *otter.Cache[sniffKey, sniffResult]
 	root   *dirNode
+	limits outputs.Limits
+	sem    *outputs.Semaphore
 
 	watch *watcher
 
@@ -138,7 +148,16 @@ func New(cfg Config) (*FS, error) {
 	if lg == nil {
 		lg = log.New(io.Discard, "", 0)
 	}
-	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffs: sn, dirs: map[string]*dirNode{}, start: time.Now()}
+	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffs: sn, dirs: map[string]*dirNode{}, start: time.Now(),
+		limits: outputs.DefaultLimits}
+	if cfg.Limits != nil {
+		f.limits = *cfg.Limits
+	}
+	n := cfg.Concurrency
+	if n <= 0 {
+		n = runtime.NumCPU()
+	}
+	f.sem = outputs.NewSemaphore(n)
 	f.root = &dirNode{fsys: f, abs: src}
 	return f, nil
 }

@@ -135,6 +135,11 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 		return &cache.Entry{Err: r.scanErr}, nil
 	}
 	return m.fsys.cache.Get(ctx, m.key(fp, output), m.label(output), func(ctx context.Context) (*cache.Entry, error) {
+		// Bounded concurrency: waiters share this load, others queue here.
+		if err := m.fsys.sem.Acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer m.fsys.sem.Release()
 		start := time.Now()
 		var e *cache.Entry
 		var err error

@@ -224,7 +224,9 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		node, mode = &dirNode{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFDIR
 	case kindMesh:
 		fillDirAttr(&out.Attr, &st)
-		node, mode = &meshDir{fsys: d.fsys, parent: d, abs: p, ident: id, mesh: outputs.New(p, format)}, syscall.S_IFDIR
+		mesh := outputs.New(p, format)
+		mesh.Limits = d.fsys.limits
+		node, mode = &meshDir{fsys: d.fsys, parent: d, abs: p, ident: id, mesh: mesh}, syscall.S_IFDIR
 	case syscall.S_IFLNK:
 		out.Attr.FromStat(&st)
 		node, mode = &linkNode{abs: p, ident: id}, syscall.S_IFLNK

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/spf13/cobra"
 
+	"github.com/meshfs/meshfs/export/outputs"
 	meshfs "github.com/meshfs/meshfs/fs"
 )
 
@@ -69,6 +71,8 @@ type mountOpts struct {
 	negTTL     time.Duration
 	fuse       fuse.MountOptions
 	cacheGiven bool
+	limits     outputs.Limits
+	jobs       int
 }
 
 func newMountCmd() *cobra.Command {
@@ -121,6 +125,8 @@ fstab (install the binary as /sbin/mount.meshfs, or link it there):
 	f.DurationVar(&o.entryTTL, "entry-timeout", time.Second, "how long the kernel trusts a name")
 	f.DurationVar(&o.attrTTL, "attr-timeout", time.Second, "how long the kernel trusts sizes and times")
 	f.DurationVar(&o.negTTL, "negative-timeout", time.Second, "how long the kernel trusts that a name is absent")
+	f.IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "conversions run at once (others wait)")
+	addLimitFlags(cmd, &o.limits)
 	return cmd
 }
 
@@ -239,6 +245,8 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 		AttrTimeout:     ttl(o.attrTTL),
 		NegativeTimeout: ttl(o.negTTL),
 		Log:             logger,
+		Limits:          &o.limits,
+		Concurrency:     o.jobs,
 	})
 	if err != nil {
 		return err
