@@ -20,18 +20,10 @@ cleanup() {
   rm -rf "$mnt"
 }
 trap cleanup EXIT
-if "$bin" mount --help >/dev/null 2>&1; then
-  "$bin" mount "$src" "$mnt" &
-  pid=$!
-  for _ in $(seq 600); do mountpoint -q "$mnt" && break; kill -0 "$pid" 2>/dev/null || exit 1; sleep 0.1; done
-  mountpoint -q "$mnt" || { echo "preview: $mnt not mounted" >&2; exit 1; }
-else
-  echo "preview: meshfs has no mount command yet; rendering meshfs convert output" >&2
-  (cd "$src" && find . -type f | sort) | while read -r f; do
-    d=$(dirname "$f")
-    "$bin" convert -o "$mnt/$d" "$src/$f" >/dev/null 2>&1 || true
-  done
-fi
+"$bin" mount "$src" "$mnt" &
+pid=$!
+for _ in $(seq 600); do mountpoint -q "$mnt" && break; kill -0 "$pid" 2>/dev/null || exit 1; sleep 0.1; done
+mountpoint -q "$mnt" || { echo "preview: $mnt not mounted" >&2; exit 1; }
 args=()
 while IFS= read -r glb; do
   rel=${glb#"$mnt"/}

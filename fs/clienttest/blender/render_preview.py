@@ -21,7 +21,7 @@ numpy.bool = bool  # Blender 3.4's glTF importer with numpy 1.24 (see inspect_im
 import bpy  # noqa: E402
 import mathutils  # noqa: E402
 
-TILE = 320
+TILE = 256
 LABEL_ROWS = 1
 
 
@@ -63,8 +63,10 @@ def bounds(objs):
 
 def render_tile(glb, label, out):
     reset()
-    setup_render(out)
     bpy.ops.import_scene.gltf(filepath=glb)
+    # After the import: the glTF importer switches any engine but Cycles
+    # and Eevee to Eevee.
+    setup_render(out)
     meshes = [ob for ob in bpy.data.objects if ob.type == 'MESH']
     # One distinct colour per material, as the viewport display colour
     # that Workbench's MATERIAL mode shows (the textures are not embedded).
@@ -86,7 +88,7 @@ def render_tile(glb, label, out):
     direction = mathutils.Vector((1.0, -1.4, 0.9)).normalized()
     cam.location = centre + direction * radius * 4
     cam.rotation_euler = (-direction).to_track_quat('-Z', 'Y').to_euler()
-    cam_data.ortho_scale = radius * 2.4
+    cam_data.ortho_scale = radius * 2.1
     cam_data.clip_end = radius * 10
     # The label: a text object in the camera's frame, along the bottom edge.
     txt = bpy.data.curves.new("label", 'FONT')
@@ -132,9 +134,9 @@ def main():
     img = bpy.data.images.new("sheet", cols * TILE, rows * TILE, alpha=True)
     img.colorspace_settings.name = 'Non-Color'
     img.pixels.foreach_set(sheet.ravel())
-    img.filepath_raw = out
-    img.file_format = 'PNG'
-    img.save()
+    st = bpy.context.scene.render.image_settings
+    st.file_format, st.color_mode, st.compression = 'PNG', 'RGB', 100
+    img.save_render(out, scene=bpy.context.scene)
     print("meshfs preview: %d files -> %s" % (len(tiles), out))
 
 
