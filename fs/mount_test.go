@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"go.uber.org/goleak"
 
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
@@ -33,6 +34,17 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if mmapBin != "" {
 		os.RemoveAll(filepath.Dir(mmapBin))
+	}
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	// Every mount was unmounted and closed: nothing of ours may still run
+	// (watchers, cache maintenance, FUSE loops).
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goroutines left after the tests: %v\n", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }
