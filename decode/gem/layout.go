@@ -123,6 +123,17 @@ func (l *layout) has(usage int) bool {
 	return false
 }
 
+// count is the number of elements of the given usage and usage index.
+func (l *layout) count(usage, index int) int {
+	n := 0
+	for _, a := range l.Attrs {
+		if a.Usage == usage && a.Index == index {
+			n++
+		}
+	}
+	return n
+}
+
 // uvCount is the number of UV sets of the layout.
 func (l *layout) uvCount() int { return l.sets(UsageTexcoord) }
 

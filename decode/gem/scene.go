@@ -385,7 +385,11 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int) (decode.Primitive,
 	// Each vertex writes only its own element of p's slices, so ranges of
 	// vertices convert in parallel; the error returned is the one the
 	// lowest vertex meets, as in a sequential loop.
+	byColumn := !skinned && l.count(UsagePosition, 0) == 1
 	err := decode.Parallel(len(order), func(lo, hi int) error {
+		if byColumn {
+			return f.columns(order[lo:hi], lo)
+		}
 		for j := lo; j < hi; j++ {
 			if err := f.vertex(j, order[j]); err != nil {
 				return err
@@ -405,6 +409,133 @@ type filler struct {
 	uvSets, nbones  int
 	skinned, halved bool
 	indices         *attr // the first BLENDINDICES element, or nil
+}
+
+// columns converts the VERT records vs into elements j0, j0+1, … of the
+// primitive, giving exactly what vertex gives, but attribute by attribute
+// over blocks of vertices small enough to stay in cache between
+// attributes: one decision per attribute and block instead of per element,
+// and tight loops for the common types. Attributes run in layout order, so
+// a later element of the same usage wins as in vertex. Only for layouts
+// without skinning and with one position: then the sole error is a
+// non-finite position, and the lowest vertex with one is the one vertex
+// reports.
+func (f *filler) columns(vs []uint32, j0 int) error {
+	const block = 256
+	for lo := 0; lo < len(vs); lo += block {
+		blk := vs[lo:min(lo+block, len(vs))]
+		for k := range f.l.Attrs {
+			if err := f.column(&f.l.Attrs[k], blk, j0+lo); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// column converts attribute a of the records vs into elements j0, ….
+func (f *filler) column(a *attr, vs []uint32, j0 int) error {
+	b, p := f.b, f.p
+	size := int(b.vert.Size)
+	data := b.vert.Data
+	off, typ := a.Offset, a.Type
+	switch a.Usage {
+	case UsagePosition:
+		if a.Index != 0 {
+			return nil
+		}
+		pos := p.Positions[j0 : j0+len(vs)]
+		var uv [][2]float32
+		if b.basis != nil {
+			uv = p.UVs[f.uvSets][j0 : j0+len(vs)]
+		}
+		for i, v := range vs {
+			val := read3(typ, data[int(v)*size+off:])
+			if !decode.Finite(val[0], val[1], val[2]) {
+				return decode.Errorf(b.file, section(b.vert), "vertices", b.vert.Offset+12+int64(v)*int64(size)+int64(off),
+					"vertex %d, used by %s, has position %v", v, section(f.s), [3]float32{val[0], val[1], val[2]})
+			}
+			pos[i] = convert(val[0], val[1], val[2])
+			if uv != nil {
+				uv[i] = basisUV(b.basis, val[0], val[1])
+			}
+		}
+	case UsageNormal:
+		if a.Index != 0 {
+			return nil
+		}
+		nr := p.Normals[j0 : j0+len(vs)]
+		unorm := typ == TypeByte4N || typ == TypeColor || typ == typeUByte3N
+		for i, v := range vs {
+			val := read3(typ, data[int(v)*size+off:])
+			if unorm {
+				val[0], val[1], val[2] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1
+			}
+			nr[i] = decode.Normalize3(convert(finite(val[0]), finite(val[1]), finite(val[2])))
+		}
+	case UsageTexcoord:
+		uv := p.UVs[a.Slot][j0 : j0+len(vs)]
+		if typ == TypeFloat2 {
+			for i, v := range vs {
+				e := data[int(v)*size+off:]
+				e = e[:8]
+				uv[i] = [2]float32{finite(f32(e)), finite(f32(e[4:]))}
+			}
+			return nil
+		}
+		for i, v := range vs {
+			val := readElem(typ, data[int(v)*size+off:])
+			uv[i] = [2]float32{finite(val[0]), finite(val[1])}
+		}
+	case UsageColor:
+		col := p.Colors[a.Slot][j0 : j0+len(vs)]
+		four := typeComps(typ) == 4
+		for i, v := range vs {
+			val := readElem(typ, data[int(v)*size+off:])
+			c := [4]float32{finite(val[0]), finite(val[1]), finite(val[2]), 1}
+			if four {
+				c[3] = finite(val[3])
+			}
+			if f.halved { // stored halved: the engine doubles on load (RGB; alpha is blend data)
+				c[0], c[1], c[2] = 2*c[0], 2*c[1], 2*c[2]
+			}
+			col[i] = [4]float32{clamp01(c[0]), clamp01(c[1]), clamp01(c[2]), clamp01(c[3])}
+		}
+	default:
+		// Tangents (rare, and each needs all four components) and usages
+		// the scene does not use go element by element as in vertex.
+		for i, v := range vs {
+			f.tangent(a, data[int(v)*size:int(v)*size+size], j0+i)
+		}
+	}
+	return nil
+}
+
+// read3 is readElem with the FLOAT3 case (positions, normals) inline.
+func read3(t int, b []byte) [4]float32 {
+	if t == TypeFloat3 {
+		b = b[:12]
+		return [4]float32{f32(b), f32(b[4:]), f32(b[8:])}
+	}
+	return readElem(t, b)
+}
+
+// tangent converts attribute a of record rec into element j when it is the
+// tangent; other usages are ignored (vertex handles weights).
+func (f *filler) tangent(a *attr, rec []byte, j int) {
+	if a.Usage != UsageTangent || a.Index != 0 {
+		return
+	}
+	val := readElem(a.Type, rec[a.Offset:])
+	if a.Type == TypeByte4N || a.Type == TypeColor {
+		val[0], val[1], val[2], val[3] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1, 2*val[3]-1
+	}
+	t := decode.Normalize3(convert(finite(val[0]), finite(val[1]), finite(val[2])))
+	sign := float32(-1) // the Y mirror flips handedness
+	if typeComps(a.Type) == 4 && val[3] < 0 {
+		sign = 1
+	}
+	f.p.Tangents[j] = [4]float32{t[0], t[1], t[2], sign}
 }
 
 // vertex converts VERT record v into element j of the primitive.
@@ -439,18 +570,7 @@ func (f *filler) vertex(j int, v uint32) error {
 			}
 			p.Normals[j] = decode.Normalize3(convert(finite(val[0]), finite(val[1]), finite(val[2])))
 		case UsageTangent:
-			if a.Index != 0 {
-				continue
-			}
-			if a.Type == TypeByte4N || a.Type == TypeColor {
-				val[0], val[1], val[2], val[3] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1, 2*val[3]-1
-			}
-			t := decode.Normalize3(convert(finite(val[0]), finite(val[1]), finite(val[2])))
-			sign := float32(-1) // the Y mirror flips handedness
-			if typeComps(a.Type) == 4 && val[3] < 0 {
-				sign = 1
-			}
-			p.Tangents[j] = [4]float32{t[0], t[1], t[2], sign}
+			f.tangent(&a, rec, j)
 		case UsageTexcoord:
 			p.UVs[a.Slot][j] = [2]float32{finite(val[0]), finite(val[1])}
 		case UsageColor:
