@@ -119,3 +119,42 @@ func TestZUpToYUpIsARotation(t *testing.T) {
 		t.Errorf("x × y = %v, want %v", cross, z)
 	}
 }
+
+// TestHeaderJSONNonFinite: broken files hold NaN and infinities, which JSON
+// cannot; header.json shows them as strings instead of failing (found by the
+// hostile corpus: an ms14 joint transform of 0xffffffff words).
+func TestHeaderJSONNonFinite(t *testing.T) {
+	nan := float32(math.NaN())
+	var inner Fields
+	inner.Add("scale", [3]float32{1, nan, 2})
+	var f Fields
+	f.Add("joint", inner)
+	f.Add("list", []any{math.Inf(1), 1.5, "x", map[string]float64{"k": math.Inf(-1)}})
+	f.Add("ok", 2.5)
+	b, err := HeaderJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "joint": {
+    "scale": [
+      1,
+      "NaN",
+      2
+    ]
+  },
+  "list": [
+    "+Inf",
+    1.5,
+    "x",
+    {
+      "k": "-Inf"
+    }
+  ],
+  "ok": 2.5
+}
+`
+	if string(b) != want {
+		t.Errorf("got\n%s\nwant\n%s", b, want)
+	}
+}

@@ -3,8 +3,11 @@ package decode
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 )
@@ -84,6 +87,13 @@ func (f Fields) MarshalJSON() ([]byte, error) {
 		b.Write(k)
 		b.WriteByte(':')
 		v, err := json.Marshal(kv.Value)
+		var unsupported *json.UnsupportedValueError
+		if errors.As(err, &unsupported) {
+			// JSON has no NaN or infinity, and broken files hold them:
+			// they become strings ("NaN", "+Inf"), so header.json still
+			// shows the file.
+			v, err = json.Marshal(finite(reflect.ValueOf(kv.Value)))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("header field %q: %w", kv.Key, err)
 		}
@@ -91,6 +101,48 @@ func (f Fields) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// finite returns v with every NaN or infinite float replaced by its string
+// form, walking slices, arrays, maps and pointers; values that marshal
+// themselves (Fields) are left to do so.
+func finite(v reflect.Value) any {
+	if !v.IsValid() {
+		return nil
+	}
+	if v.CanInterface() {
+		if _, ok := v.Interface().(json.Marshaler); ok {
+			return v.Interface()
+		}
+	}
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Sprint(f)
+		}
+	case reflect.Interface, reflect.Pointer:
+		if !v.IsNil() {
+			return finite(v.Elem())
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			break
+		}
+		out := make([]any, v.Len())
+		for i := range out {
+			out[i] = finite(v.Index(i))
+		}
+		return out
+	case reflect.Map:
+		if v.Type().Key().Kind() == reflect.String && !v.IsNil() {
+			out := make(map[string]any, v.Len())
+			for it := v.MapRange(); it.Next(); {
+				out[it.Key().String()] = finite(it.Value())
+			}
+			return out
+		}
+	}
+	return v.Interface()
 }
 
 // HeaderJSON renders fields as header.json: 2-space indent, trailing newline.
