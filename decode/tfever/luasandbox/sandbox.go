@@ -40,7 +40,10 @@
 //     the hook's reach, and data files have no use for it;
 //   - the call stack and the value stack have fixed caps (lua.Options), so
 //     recursion and unpack bombs end in a "stack overflow" error;
-//   - converting the result to Go counts values (MaxValues), limits nesting
+//   - converting the result to Go counts values (MaxValues) and the bytes of
+//     its strings, keys included, each time one appears (MaxResultBytes: one
+//     large string referenced from many places is built once, within
+//     MaxBytes, but every reference becomes a copy in header.json), limits nesting
 //     (MaxDepth, which also stops cycles) and polls the deadline.
 //
 // Once a limit trips, the hook fails every following instruction, so a pcall
@@ -73,6 +76,7 @@ type Limits struct {
 	MaxInstructions int64         // VM instructions
 	MaxBytes        int64         // bytes of strings built at run time
 	MaxValues       int           // values in the returned tree
+	MaxResultBytes  int64         // bytes of strings in the returned tree, counted per occurrence
 	MaxDepth        int           // nesting of the returned tree
 }
 
@@ -85,6 +89,7 @@ const (
 	DefaultMaxInstructions = 1_000_000
 	DefaultMaxBytes        = 64 << 20
 	DefaultMaxValues       = 1 << 20
+	DefaultMaxResultBytes  = 4 << 20
 	DefaultMaxDepth        = 64
 )
 
@@ -103,6 +108,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxValues <= 0 {
 		l.MaxValues = DefaultMaxValues
+	}
+	if l.MaxResultBytes <= 0 {
+		l.MaxResultBytes = DefaultMaxResultBytes
 	}
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = DefaultMaxDepth
@@ -683,6 +691,16 @@ func checkShape(src []byte) error {
 type converter struct {
 	b     *budget
 	count int
+	bytes int64 // of strings and keys so far
+}
+
+// text charges one occurrence of a string of the result.
+func (c *converter) text(s lua.LString) error {
+	c.bytes += int64(len(s))
+	if c.bytes > c.b.lim.MaxResultBytes {
+		return errorf(ErrLimit, "data() returned more than %d bytes of strings (each reference counted)", c.b.lim.MaxResultBytes)
+	}
+	return nil
 }
 
 func (c *converter) convert(v lua.LValue, depth int) (any, error) {
@@ -701,6 +719,9 @@ func (c *converter) convert(v lua.LValue, depth int) (any, error) {
 	case lua.LNumber:
 		return float64(v), nil
 	case lua.LString:
+		if err := c.text(v); err != nil {
+			return nil, err
+		}
 		return string(v), nil
 	case *lua.LFunction:
 		return Function{}, nil
@@ -743,6 +764,9 @@ func (c *converter) table(t *lua.LTable, depth int) (*Table, error) {
 		var key string
 		switch k := k.(type) {
 		case lua.LString:
+			if err = c.text(k); err != nil {
+				return
+			}
 			key = string(k)
 		case lua.LNumber:
 			if f := float64(k); f == math.Trunc(f) && f >= 1 && f <= float64(n) {

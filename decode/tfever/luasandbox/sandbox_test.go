@@ -106,6 +106,10 @@ func TestHostile(t *testing.T) {
 	hostile(t, "table bomb", `local t = {} for i = 1, 1e12 do t[i] = i end`, errCPU, "instructions")
 	hostile(t, "nested tables", `function data() local t = {} for i = 1, 1e12 do t = {t, t} end return t end`, errCPU, "instructions")
 	hostile(t, "shared subtables", `function data() local t = {} for i = 1, 40 do t = {t, t} end return t end`, errCPU, "values")
+	// One string built once, referenced many times: every reference would be a
+	// copy in header.json (found by the hostile corpus, export/outputs/hostile).
+	hostile(t, "shared string", `function data() local s = string.rep("m", 1e6) local t = {} for i = 1, 100000 do t[i] = s end return t end`, ErrLimit, "returned more than")
+	hostile(t, "shared string keys", `function data() local s = string.rep("k", 1e6) local t = {} for i = 1, 100 do t[i] = { [s] = 1 } end return t end`, ErrLimit, "returned more than")
 	hostile(t, "cycle", `function data() local t = {} t.t = t return t end`, ErrLimit, "nested deeper")
 	hostile(t, "recursion", `local function f() return 1 + f() end f()`, ErrLimit, "overflow")
 	hostile(t, "unpack bomb", `local t = {} for i = 1, 2e5 do t[i] = i end local function f(...) return select('#', ...) end f(unpack(t))`, errCPU, "overflow")
