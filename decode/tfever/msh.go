@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"unicode/utf8"
 
 	"github.com/meshfs/meshfs/decode"
 )
@@ -214,9 +215,12 @@ func (f Msh) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, e
 	name := blobName(src)
 	used := map[string]bool{"data.lua": true}
 	add := func(chunk string, r region) {
-		// Names from the script may sanitize alike ("a/b", "a_b").
+		// Names from the script may sanitize alike ("a/b", "a_b"), or be
+		// alike in the bytes SafeName keeps of long names: the suffix goes
+		// within that length, or sanitizing would cut it off again.
 		for base, k := chunk, 2; used[chunk]; k++ {
-			chunk = fmt.Sprintf("%s~%d", base, k)
+			suffix := fmt.Sprintf("~%d", k)
+			chunk = decode.SafeName(cutTo(base, maxChunkName-len(suffix)) + suffix)
 		}
 		used[chunk] = true
 		off, n := r.Offset, r.Count
@@ -250,6 +254,18 @@ func (f Msh) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, e
 		}
 	}
 	return st, nil
+}
+
+// maxChunkName is the length decode.SafeName keeps.
+const maxChunkName = 96
+
+// cutTo shortens s to at most n bytes at a rune boundary.
+func cutTo(s string, n int) string {
+	for len(s) > n {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
 }
 
 // header adds the script's tables to header.json in a stable order.
