@@ -151,11 +151,23 @@ func (m *Mesh) decode(ctx context.Context) (*decode.Scene, error) {
 }
 
 // ChunkBytes returns the contents of one chunk of st; a chunk larger than
-// Limits.MaxOutputSize is an error, found before anything is loaded.
+// Limits.MaxOutputSize is an error, found before anything is loaded. Its
+// errors name the file and the chunk.
 func (m *Mesh) ChunkBytes(c *decode.Chunk) ([]byte, error) {
 	if err := m.checkOutput(ChunksDir+"/"+c.Name, c.Size); err != nil {
 		return nil, err
 	}
+	b, err := m.chunkBytes(c)
+	var fe *decode.FormatError
+	if err != nil && !errors.As(err, &fe) {
+		// A raw chunk that no longer fits the file (it shrank since the
+		// scan), an I/O error.
+		err = &decode.FormatError{File: m.Path, Section: ChunksDir + "/" + c.Name, Offset: c.Offset, Msg: "reading the chunk", Err: err}
+	}
+	return b, err
+}
+
+func (m *Mesh) chunkBytes(c *decode.Chunk) ([]byte, error) {
 	if c.Load != nil {
 		return c.Bytes(nil)
 	}
