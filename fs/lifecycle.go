@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -30,6 +32,23 @@ func PrepareMountpoint(mnt string) error {
 		return fmt.Errorf("mount point: %w", err)
 	case !fi.IsDir():
 		return fmt.Errorf("mount point %s is not a directory", mnt)
+	}
+	return nil
+}
+
+// CheckNesting refuses a mount point inside the source folder: the mount
+// would mirror itself, and every walk of it would recurse into the daemon.
+func CheckNesting(source, mnt string) error {
+	src, err := filepath.EvalSymlinks(source)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	m, err := filepath.EvalSymlinks(mnt)
+	if err != nil {
+		return fmt.Errorf("mount point: %w", err)
+	}
+	if rel, err := filepath.Rel(src, m); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
+		return fmt.Errorf("mount point %s is inside the source %s: the mount would contain itself", mnt, source)
 	}
 	return nil
 }

@@ -233,6 +233,9 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 	if err := meshfs.PrepareMountpoint(absMnt); err != nil {
 		return err
 	}
+	if err := meshfs.CheckNesting(source, absMnt); err != nil {
+		return err
+	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Converted outputs are the daemon's memory: let the collector
 		// work harder rather than let the heap grow past the budget.

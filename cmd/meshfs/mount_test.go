@@ -181,7 +181,7 @@ func readGLB(t *testing.T, mnt string) []byte {
 
 func TestMountSIGTERMUnmounts(t *testing.T) {
 	src, mnt := sourceTree(t), mountDir(t)
-	d := startMount(t, src, mnt)
+	d := startMount(t, "--debug", src, mnt)
 	readGLB(t, mnt)
 	if b, err := os.ReadFile(filepath.Join(mnt, "notes.txt")); err != nil || string(b) != "plain\n" {
 		t.Fatalf("notes.txt %q %v", b, err)
@@ -191,6 +191,10 @@ func TestMountSIGTERMUnmounts(t *testing.T) {
 	}
 	if mounted(t, mnt) {
 		t.Fatal("SIGTERM left the mount behind")
+	}
+	// --debug logs the FUSE operations.
+	if log := d.stderr.String(); !strings.Contains(log, `LOOKUP`) || !strings.Contains(log, `"notes.txt"`) {
+		t.Fatalf("--debug log lacks the lookups:\n%.2000s", log)
 	}
 }
 
@@ -242,6 +246,12 @@ func TestMountMissingMountpoint(t *testing.T) {
 	out, err = exec.Command(meshfsBin, "mount", filepath.Join(src, "nope"), t.TempDir()).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "source") {
 		t.Fatalf("missing source: %v\n%s", err, out)
+	}
+	inside := filepath.Join(src, "sub")
+	os.Mkdir(inside, 0o755)
+	out, err = exec.Command(meshfsBin, "mount", src, inside).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "inside the source") {
+		t.Fatalf("mount point inside the source: %v\n%s", err, out)
 	}
 	out, err = exec.Command(meshfsBin, "mount", "-o", "bogus_option", src, t.TempDir()).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "bogus_option") {
