@@ -744,3 +744,23 @@ func TestStatsJSON(t *testing.T) {
 
 var _ = fmt.Sprint
 var _ = sort.Strings
+
+// A companion file that changes (a .msh.blob beside its .msh) makes the
+// meshes beside it convert again, though their own file did not change.
+func TestCompanionChangeReconverts(t *testing.T) {
+	src := t.TempDir()
+	write(t, filepath.Join(src, "m.fmesh"), fakeMesh(5, 1))
+	write(t, filepath.Join(src, "m.fmesh.side"), []byte("v1"))
+	_, mnt := mountT(t, src, Config{})
+	glb := filepath.Join(mnt, "m.fmesh", "m.glb")
+	if _, err := os.ReadFile(glb); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(src, "m.fmesh.side"), []byte("v2"))
+	if !waitFor(time.Second, func() bool {
+		os.ReadFile(glb)
+		return stats(t, mnt).Conversions["fake/glb"] == 2
+	}) {
+		t.Fatalf("companion change did not reconvert: %v", stats(t, mnt).Conversions)
+	}
+}
