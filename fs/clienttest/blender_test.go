@@ -204,7 +204,7 @@ func compareGLB(r *blenderReport, e *fileExpect) []string {
 	for _, p := range pairs {
 		w, g := &e.meshes[p[0]], &r.Meshes[p[1]]
 		pre := fmt.Sprintf("object %q: ", g.Object)
-		errs = append(errs, compareCommon(pre, w, g, w.materials)...)
+		errs = append(errs, compareCommon(pre, w.faces, w, g, w.materials)...)
 		if len(g.UVLayers) != w.uvLayers {
 			errs = append(errs, fmt.Sprintf("%s%d UV layers %v, the scene has %d UV sets", pre, len(g.UVLayers), g.UVLayers, w.uvLayers))
 		}
@@ -236,6 +236,19 @@ func compareGLB(r *blenderReport, e *fileExpect) []string {
 		if d := diffNames(r.Armatures[0].Bones, e.bones); d != "" {
 			errs = append(errs, fmt.Sprintf("armature bones (%d) differ from the skeleton's joints (%d): %s", len(r.Armatures[0].Bones), len(e.bones), d))
 		}
+	}
+	if len(r.Armatures) == 1 {
+		for _, b := range e.sourceBones {
+			found := false
+			for _, g := range r.Armatures[0].Bones {
+				found = found || sameName(g, b)
+			}
+			if !found {
+				errs = append(errs, fmt.Sprintf("source bone %q (header.json) is no bone of the armature", b))
+			}
+		}
+	} else if len(e.sourceBones) > 0 {
+		errs = append(errs, fmt.Sprintf("the source has %d bones, Blender made %d armatures", len(e.sourceBones), len(r.Armatures)))
 	}
 	// The importer names an action ANIMATION_OBJECT per animated object.
 	for _, a := range e.animations {
@@ -300,7 +313,7 @@ func compareOBJ(r *blenderReport, e *fileExpect) []string {
 			want = append(want, m)
 		}
 		sort.Strings(want)
-		errs = append(errs, compareCommon(pre, w, g, want)...)
+		errs = append(errs, compareCommon(pre, w.objFaces, w, g, want)...)
 		if uv := min(w.uvLayers, 1); len(g.UVLayers) != uv {
 			errs = append(errs, fmt.Sprintf("%s%d UV layers %v, want %d", pre, len(g.UVLayers), g.UVLayers, uv))
 		}
@@ -315,10 +328,10 @@ func compareOBJ(r *blenderReport, e *fileExpect) []string {
 }
 
 // compareCommon checks the counts both importers share.
-func compareCommon(pre string, w *meshExpect, g *blenderMesh, materials []string) []string {
+func compareCommon(pre string, faces int, w *meshExpect, g *blenderMesh, materials []string) []string {
 	var errs []string
-	if g.Faces != w.faces {
-		errs = append(errs, fmt.Sprintf("%s%d faces, the scene gives %d", pre, g.Faces, w.faces))
+	if g.Faces != faces {
+		errs = append(errs, fmt.Sprintf("%s%d faces, the scene gives %d", pre, g.Faces, faces))
 	}
 	if g.Vertices != w.vertices {
 		errs = append(errs, fmt.Sprintf("%s%d vertices, the scene gives %d", pre, g.Vertices, w.vertices))

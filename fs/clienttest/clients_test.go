@@ -65,8 +65,12 @@ func TestClients(t *testing.T) {
 	}
 
 	t.Run("validator", func(t *testing.T) { checkValidator(t, folders) })
-	t.Run("assimp", func(t *testing.T) { checkAssimp(t, assimp, folders, exp) })
-	t.Run("blender", func(t *testing.T) { checkBlender(t, blender, folders, exp) })
+	// The import rules the counts rely on, checked on a scene made for them.
+	rf, re := rulesFolder(t)
+	exp[rf] = re
+	imported := append(folders[:len(folders):len(folders)], rf)
+	t.Run("assimp", func(t *testing.T) { checkAssimp(t, assimp, imported, exp) })
+	t.Run("blender", func(t *testing.T) { checkBlender(t, blender, imported, exp) })
 }
 
 // checkHeader compares the scene with the totals of header.json (read
@@ -85,6 +89,13 @@ func checkHeader(t *testing.T, mf *meshFolder, e *fileExpect) {
 			MorphTargets *int `json:"morph_targets"`
 			Animations   *int `json:"animations"`
 		} `json:"counts"`
+		// The source's own bone names: GEM's SKIN chunk, UNIGINE's joints.
+		Skin *struct {
+			Bones []string `json:"bones"`
+		} `json:"skin"`
+		Joints []struct {
+			Name string `json:"name"`
+		} `json:"joints"`
 	}
 	if err := json.Unmarshal(b, &h); err != nil {
 		t.Errorf("%s: header.json: %v", mf.label(), err)
@@ -93,6 +104,12 @@ func checkHeader(t *testing.T, mf *meshFolder, e *fileExpect) {
 	if h.Counts == nil {
 		t.Errorf("%s: header.json has no counts", mf.label())
 		return
+	}
+	if h.Skin != nil {
+		e.sourceBones = append(e.sourceBones, h.Skin.Bones...)
+	}
+	for _, j := range h.Joints {
+		e.sourceBones = append(e.sourceBones, j.Name)
 	}
 	c := e.scene.Count()
 	for _, f := range []struct {

@@ -30,7 +30,8 @@ import (
 type meshExpect struct {
 	name      string // the glTF node name (the OBJ "o" name differs for unnamed meshes)
 	vertices  int
-	faces     int
+	faces     int      // .glb: without degenerate and repeated triangles
+	objFaces  int      // .obj: without degenerate triangles
 	materials []string // distinct names of the materials its faces use, sorted
 	uvLayers  int
 	colors    int
@@ -49,7 +50,11 @@ type fileExpect struct {
 	weightedBones map[string]bool // joints that weigh > 0.01 on some vertex
 	animations    []string
 	triangles     int // every triangle of the scene, degenerate or not (assimp's count)
-	scene         *decode.Scene
+	// sourceBones are the bone names header.json lists from the source
+	// itself (GEM SKIN, UNIGINE joints); the scene may add joints (GEM's
+	// synthetic root for the mesh's own matrix), never lose one.
+	sourceBones []string
+	scene       *decode.Scene
 }
 
 // decodeSource decodes a source file the way the mount does.
@@ -73,9 +78,12 @@ func decodeSource(path string) (*decode.Scene, error) {
 // merged across primitives or by position. Every triangle becomes a face,
 // then mesh.validate() deletes faces that use one vertex twice (degenerate
 // after renumbering) and all but one of faces that use the same three
-// vertices. Blender's C++ OBJ importer (wm.obj_import) gives the same
-// counts for meshfs's .obj: it creates, per "o" object, the vertices its
-// faces use, and each "v" line is a vertex of one primitive.
+// vertices (in any order). Blender's C++ OBJ importer (wm.obj_import)
+// creates, per "o" object, the vertices its faces use (each "v" line of
+// meshfs's .obj is a vertex of one primitive, so the vertex count is the
+// same), skips degenerate faces, but keeps repeated ones: it does not call
+// validate(). Vertices of deleted faces stay in both importers.
+// rulesScene and TestClients check these rules on Blender itself.
 func expectFrom(s *decode.Scene) fileExpect {
 	e := fileExpect{scene: s, weightedBones: map[string]bool{}}
 	if s.Skeleton != nil {
@@ -112,6 +120,7 @@ func expectFrom(s *decode.Scene) fileExpect {
 				if a == b || b == c || a == c {
 					continue
 				}
+				me.objFaces++
 				k := sort3(a, b, c)
 				if faces[k] {
 					continue
