@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/meshfs/meshfs/decode"
@@ -538,22 +539,9 @@ func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[stri
 		}
 		lists[ai] = l
 	}
-	p := &decode.Primitive{Name: fmt.Sprintf("submesh%d", si), Indices: make([]uint32, n)}
-	seen := make(map[string]uint32, n)
-	key := make([]byte, 4*len(geo))
+	p := &decode.Primitive{Name: fmt.Sprintf("submesh%d", si)}
 	var order []int // first corner of each vertex
-	for i := 0; i < n; i++ {
-		for ai := range geo {
-			binary.LittleEndian.PutUint32(key[4*ai:], lists[ai][i])
-		}
-		v, ok := seen[string(key)]
-		if !ok {
-			v = uint32(len(order))
-			seen[string(key)] = v
-			order = append(order, i)
-		}
-		p.Indices[i] = v
-	}
+	p.Indices, order = joinTuples(lists, n)
 	nv := len(order)
 	p.Positions = make([][3]float32, nv)
 	for ai, a := range geo {
@@ -607,4 +595,132 @@ func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[stri
 		}
 	}
 	return p, nil
+}
+
+// joinTuples numbers the distinct index tuples (lists[0][i], lists[1][i],
+// …) of corners i < n in order of first use: idx[i] is corner i's vertex
+// and order[v] the first corner of vertex v. Each vertex's tuple is kept in
+// one flat array. Most corners are answered by the first vertex made for
+// their lists[0] index (the head; index buffers are local, so it is still
+// in cache); the other vertices, which share a lists[0] index with their
+// head (UV seams, hard edges), go in an open-addressing hash table. A new
+// vertex costs no allocation, and no input makes the search quadratic.
+func joinTuples(lists [][]uint32, n int) (idx []uint32, order []int) {
+	idx = make([]uint32, n)
+	w := len(lists)
+	if w == 0 {
+		if n > 0 {
+			order = []int{0} // every corner is the empty tuple
+		}
+		return idx, order
+	}
+	first := lists[0]
+	// head[k] is the first vertex whose lists[0] index is k, or −1.
+	items := 0
+	for _, k := range first[:n] {
+		items = max(items, int(k)+1)
+	}
+	head := make([]int32, items)
+	for k := range head {
+		head[k] = -1
+	}
+	// Most meshes have about one vertex per lists[0] item (positions):
+	// room for a quarter more saves the regrowth copies.
+	guess := min(n, items+items/4)
+	t := tupleTable{w: w, tuples: make([]uint32, 0, w*guess)}
+	order = make([]int, 0, guess)
+	cur := make([]uint32, w)
+	for i := range n {
+		for a, l := range lists {
+			cur[a] = l[i]
+		}
+		h := head[cur[0]]
+		switch {
+		case h >= 0 && slices.Equal(t.tuple(int(h)), cur):
+			idx[i] = uint32(h)
+			continue
+		case h >= 0:
+			if v := t.find(cur); v >= 0 {
+				idx[i] = uint32(v)
+				continue
+			}
+		}
+		v := t.add(cur)
+		if h < 0 {
+			head[cur[0]] = int32(v)
+		} else {
+			t.insert(v)
+		}
+		idx[i] = uint32(v)
+		order = append(order, i)
+	}
+	return idx, order
+}
+
+// tupleTable stores tuples of w indices by vertex number and indexes some
+// of them (those inserted) in an open-addressing hash table.
+type tupleTable struct {
+	w      int
+	tuples []uint32 // vertex v's tuple is tuples[v*w : v*w+w]
+	slots  []int32  // vertex + 1; 0 is empty; length a power of two or 0
+	used   int
+	bits   uint
+}
+
+func (t *tupleTable) tuple(v int) []uint32 { return t.tuples[v*t.w : v*t.w+t.w] }
+
+func (t *tupleTable) hash(tu []uint32) uint64 {
+	h := uint64(len(tu))
+	for _, x := range tu {
+		h = (h ^ uint64(x)) * 0x9e3779b97f4a7c15
+	}
+	return (h ^ h>>31) >> (64 - t.bits)
+}
+
+// add stores a new vertex's tuple and returns its number.
+func (t *tupleTable) add(tu []uint32) int {
+	t.tuples = append(t.tuples, tu...)
+	return len(t.tuples)/t.w - 1
+}
+
+// find returns the indexed vertex with tuple tu, or −1.
+func (t *tupleTable) find(tu []uint32) int {
+	if t.used == 0 {
+		return -1
+	}
+	mask := uint64(len(t.slots) - 1)
+	for s := t.hash(tu); ; s = (s + 1) & mask {
+		e := int(t.slots[s])
+		if e == 0 {
+			return -1
+		}
+		if slices.Equal(t.tuple(e-1), tu) {
+			return e - 1
+		}
+	}
+}
+
+// insert indexes vertex v, whose tuple is not indexed yet.
+func (t *tupleTable) insert(v int) {
+	if 2*(t.used+1) > len(t.slots) { // keep the load under ½: short probes
+		old := t.slots
+		t.bits = max(t.bits+1, 10)
+		t.slots = make([]int32, 1<<t.bits)
+		for _, e := range old {
+			if e != 0 {
+				t.place(int(e - 1))
+			}
+		}
+	}
+	t.place(v)
+	t.used++
+}
+
+func (t *tupleTable) place(v int) {
+	mask := uint64(len(t.slots) - 1)
+	s := t.hash(t.tuple(v))
+	for t.slots[s] != 0 {
+		s = (s + 1) & mask
+	}
+	t.slots[s] = int32(v + 1)
 }
