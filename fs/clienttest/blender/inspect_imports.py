@@ -65,6 +65,7 @@ def mesh_report(ob, geometry):
     for m in ob.modifiers:
         if m.type == 'ARMATURE' and m.object is not None:
             r["armature"] = m.object.name
+    r["normals"], r["flipped_faces"] = flipped_faces(me)
     if geometry and len(me.polygons) <= 512:
         mw = ob.matrix_world
         nm = mw.to_3x3().inverted_safe().transposed()
@@ -80,6 +81,27 @@ def mesh_report(ob, geometry):
             })
         r["polygons"] = polys
     return r
+
+
+def flipped_faces(me):
+    """Counts the faces whose winding (Blender's face normal) points against
+    the file's own vertex normals (imported as custom split normals): an
+    inside-out face. Returns (whether the mesh has custom normals, count)."""
+    if not me.has_custom_normals or len(me.polygons) == 0:
+        return False, 0
+    me.calc_normals_split()
+    n = numpy.empty(len(me.loops) * 3, dtype=numpy.float32)
+    me.loops.foreach_get("normal", n)
+    n = n.reshape(-1, 3)
+    start = numpy.empty(len(me.polygons), dtype=numpy.int32)
+    me.polygons.foreach_get("loop_start", start)
+    total = numpy.empty(len(me.polygons), dtype=numpy.int32)
+    me.polygons.foreach_get("loop_total", total)
+    fn = numpy.empty(len(me.polygons) * 3, dtype=numpy.float32)
+    me.polygons.foreach_get("normal", fn)
+    fn = fn.reshape(-1, 3)
+    summed = numpy.add.reduceat(n, start) if numpy.all(total > 0) else n[start]
+    return True, int(numpy.count_nonzero(numpy.einsum("ij,ij->i", summed, fn) < 0))
 
 
 def evaluated_coords(ob, depsgraph):
