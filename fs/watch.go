@@ -94,10 +94,9 @@ func (f *FS) sourceChanged(path string) {
 		return
 	}
 	f.invalidateName(d, name)
-	var st syscall.Stat_t
-	if formats.IsCompanion(name, d.siblingExists) || (syscall.Lstat(path, &st) != nil && d.GetChild(name) == nil) {
-		// A companion (or something we never showed) changed: the meshes
-		// beside it may read it, so their outputs are stale too.
+	if formats.IsCompanion(name, d.siblingExists) {
+		// A companion changed (or appeared, or went): the meshes beside it
+		// may read it, so their outputs are stale too.
 		d.companionGen.Add(1)
 		for n, ch := range d.Children() {
 			if _, ok := ch.Operations().(*meshDir); ok {
