@@ -19,6 +19,14 @@
 // quad's UV (0, 0) corner must land where the source put it, in the .glb
 // and in the .obj.
 //
-// The package has only tests; blender/render_preview.py is the renderer
-// behind `make preview`.
+// Blender counts follow Blender's own import rules (unused vertices
+// dropped, nothing merged, degenerate and — for .glb only — repeated faces
+// deleted); expect_test.go explains them and TestClients checks them on a
+// scene built for the purpose (rules_test.go). Up to 1% of a mesh's faces
+// may have a winding against the file's own normals (real art has a few).
+//
+// The package has only tests. preview.sh with blender/render_preview.py is
+// `make preview`: it mounts testdata/ and renders every .glb with Blender's
+// Workbench engine into build/preview/contact-sheet.png (a copy from the
+// fixtures of this commit is contact-sheet.png here, for the README).
 package clienttest
