@@ -205,18 +205,22 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 	p.Positions = make([][3]float32, nv)
 	p.Normals = make([][3]float32, nv)
 	p.Tangents = make([][4]float32, nv)
-	// Frames are decoded once per triangle vertex, not per glTF vertex.
-	normals := make([][3]float32, ntv)
-	tangents := make([][4]float32, ntv)
-	decode.Parallel(ntv, func(lo, hi int) error {
-		for t := lo; t < hi; t++ {
-			n, tg, sign := frame(base.Tangents[t])
-			normals[t] = decode.Normalize3(yup(n))
-			tt := decode.Normalize3(yup(tg))
-			tangents[t] = [4]float32{tt[0], tt[1], tt[2], sign}
-		}
-		return nil
-	})
+	// A frame is decoded once per glTF vertex when there are no more of
+	// those than triangle vertices (the usual case: each triangle vertex
+	// has one coordinate vertex); otherwise once per triangle vertex into
+	// a table the vertices copy from.
+	var normals [][3]float32
+	var tangents [][4]float32
+	if nv > ntv {
+		normals = make([][3]float32, ntv)
+		tangents = make([][4]float32, ntv)
+		decode.Parallel(ntv, func(lo, hi int) error {
+			for t := lo; t < hi; t++ {
+				normals[t], tangents[t] = frameVectors(base.Tangents[t])
+			}
+			return nil
+		})
+	}
 	// Per-vertex attribute sets, each taken from its triangle vertex; a nil
 	// source leaves its set zero (UV1 without UV0 keeps the set numbering).
 	var uvSrc [][][2]float32
@@ -246,8 +250,11 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 		for v := lo; v < hi; v++ {
 			c, t := cOf[v], tOf[v]
 			p.Positions[v] = decode.ZUpToYUp(base.Positions[c])
-			p.Normals[v] = normals[t]
-			p.Tangents[v] = tangents[t]
+			if normals != nil {
+				p.Normals[v], p.Tangents[v] = normals[t], tangents[t]
+			} else {
+				p.Normals[v], p.Tangents[v] = frameVectors(base.Tangents[t])
+			}
 			for k, src := range uvSrc {
 				if src != nil {
 					p.UVs[k][v] = src[t]
@@ -292,7 +299,7 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 					mt.Positions[v] = decode.ZUpToYUp([3]float32{a[0] - b[0], a[1] - b[1], a[2] - b[2]})
 				}
 				if len(tg.Tangents) == ntv && ntv > 0 {
-					mt.Normals, mt.Tangents = frameDeltas(tg.Tangents, normals, tangents, tOf)
+					mt.Normals, mt.Tangents = frameDeltas(tg.Tangents, p.Normals, p.Tangents, tOf)
 				}
 			}
 			p.Targets[ti] = mt
@@ -301,8 +308,17 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 	return p, nil
 }
 
+// frameVectors decodes a tangent-frame quaternion into the glTF vertex's
+// unit normal and tangent (with the bitangent sign), in Y-up axes.
+func frameVectors(q [4]int16) ([3]float32, [4]float32) {
+	n, tg, sign := frame(q)
+	tt := decode.Normalize3(yup(tg))
+	return decode.Normalize3(yup(n)), [4]float32{tt[0], tt[1], tt[2], sign}
+}
+
 // frameDeltas returns a target's normal and tangent deltas from the base
-// frames, or nil for either when the target does not change it.
+// frames (baseN, baseT: the primitive's, per glTF vertex), or nil for
+// either when the target does not change it.
 func frameDeltas(qs [][4]int16, baseN [][3]float32, baseT [][4]float32, tOf []uint32) (dn, dt [][3]float32) {
 	nv := len(tOf)
 	dn = make([][3]float32, nv)
@@ -313,7 +329,7 @@ func frameDeltas(qs [][4]int16, baseN [][3]float32, baseT [][4]float32, tOf []ui
 		n, tg, _ := frame(qs[t])
 		nn := decode.Normalize3(yup(n))
 		tt := decode.Normalize3(yup(tg))
-		bn, bt := baseN[t], baseT[t]
+		bn, bt := baseN[v], baseT[v]
 		dn[v] = [3]float32{nn[0] - bn[0], nn[1] - bn[1], nn[2] - bn[2]}
 		dt[v] = [3]float32{tt[0] - bt[0], tt[1] - bt[1], tt[2] - bt[2]}
 		anyN = anyN || dn[v] != [3]float32{}
