@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
+	"runtime"
 
 	"github.com/meshfs/meshfs/decode"
 )
@@ -257,61 +259,134 @@ func (r *reader) indices(field string, count, n int) []uint32 {
 			return nil
 		}
 		b := r.b[:int64(r.pos)+r.left()]
-		for i := range idx {
-			// Fast path: the non-negative one-, two- and three-byte forms
-			// (every index below 2²⁰), decoded inline. Anything else, or
-			// the last bytes of the data, goes through parseCompact, which
-			// also makes every error.
-			if p := r.pos; p+3 <= len(b) {
-				c0 := uint32(b[p])
-				if c0&0xc0 == 0 {
-					if c0 >= uint32(n) {
-						r.fail(field, nil, "index %d of corner %d is outside the %d vertices", c0, i, n)
-						return nil
-					}
-					idx[i] = c0
-					r.pos++
-					continue
-				}
-				if c0&0xc0 == 0x80 {
-					c1 := uint32(b[p+1])
-					var v uint32
-					k := 0
-					switch {
-					case c1 != 0 && c1&0x80 == 0:
-						v, k = c0&0x3f|c1<<6, 2
-					case c1&0x80 != 0:
-						if c2 := uint32(b[p+2]); c2 != 0 && c2&0x80 == 0 {
-							v, k = c0&0x3f|(c1&0x7f)<<6|c2<<13, 3
-						}
-					}
-					if k != 0 {
-						if v >= uint32(n) {
-							r.fail(field, nil, "index %d of corner %d is outside the %d vertices", v, i, n)
-							return nil
-						}
-						idx[i] = v
-						r.pos += k
-						continue
-					}
-				}
-			}
-			v, k, err := parseCompact(b[r.pos:min(len(b), r.pos+maxCompactLen)])
-			if err != nil {
-				var cause error
-				if err == errCompactShort {
-					cause = decode.ErrTruncated
-				}
-				r.fail(field, cause, "corner %d: %v", i, err)
-				return nil
-			}
-			if v < 0 || int64(v) >= int64(n) {
-				r.fail(field, nil, "index %d of corner %d is outside the %d vertices", v, i, n)
-				return nil
-			}
-			idx[i] = uint32(v)
-			r.pos += k
+		var bad *compactErr
+		r.pos, bad = compactIndices(b, r.pos, idx, n)
+		if bad != nil {
+			r.fail(field, bad.cause, "%s", bad.msg)
+			return nil
 		}
 	}
 	return idx
+}
+
+// compactErr is a failure of compactIndices: the reader fails with it at
+// the position compactIndices returns, the start of the bad index.
+type compactErr struct {
+	cause error
+	msg   string
+}
+
+// compactIndices decodes len(idx) compact indices into an array of n
+// vertices from b at pos and returns the position after them, or the
+// position of the first bad one and why. Large arrays are decoded in two
+// halves at once: every index ends with the first byte whose bit 7 is
+// clear, so counting such bytes finds where the second half starts; when
+// the first half decodes without error it ends exactly there, and when it
+// fails its error is the first, as in one pass.
+func compactIndices(b []byte, pos int, idx []uint32, n int) (int, *compactErr) {
+	count := len(idx)
+	if count < 2*decode.ParallelGrain || runtime.GOMAXPROCS(0) < 2 {
+		return compactRun(b, pos, idx, n, 0)
+	}
+	mid := count / 2
+	split := afterTerminators(b[pos:], mid)
+	if split < 0 {
+		return compactRun(b, pos, idx, n, 0) // too few: the one pass finds the error
+	}
+	var (
+		end2 int
+		err2 *compactErr
+		done = make(chan struct{})
+	)
+	go func() {
+		end2, err2 = compactRun(b, pos+split, idx[mid:], n, mid)
+		close(done)
+	}()
+	end1, err1 := compactRun(b, pos, idx[:mid], n, 0)
+	<-done
+	if err1 != nil {
+		return end1, err1
+	}
+	return end2, err2
+}
+
+// afterTerminators returns the length of the prefix of b holding k bytes
+// with bit 7 clear, the last of them ending it, or −1 when b has fewer.
+func afterTerminators(b []byte, k int) int {
+	seen, i := 0, 0
+	for ; i+8 <= len(b); i += 8 {
+		c := bits.OnesCount64(^binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080)
+		if seen+c >= k {
+			break
+		}
+		seen += c
+	}
+	for ; i < len(b); i++ {
+		if b[i]&0x80 == 0 {
+			if seen++; seen == k {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+// compactRun decodes compact indices one after another; corner0 is the
+// corner number of idx[0], for errors.
+func compactRun(b []byte, pos int, idx []uint32, n, corner0 int) (int, *compactErr) {
+	outside := func(v int64, i int) *compactErr {
+		return &compactErr{msg: fmt.Sprintf("index %d of corner %d is outside the %d vertices", v, corner0+i, n)}
+	}
+	for i := range idx {
+		// Fast path: the non-negative one-, two- and three-byte forms
+		// (every index below 2²⁰), decoded inline. Anything else, or the
+		// last bytes of the data, goes through parseCompact, which also
+		// makes every error.
+		if pos+3 <= len(b) {
+			c0 := uint32(b[pos])
+			if c0&0xc0 == 0 {
+				if c0 >= uint32(n) {
+					return pos, outside(int64(c0), i)
+				}
+				idx[i] = c0
+				pos++
+				continue
+			}
+			if c0&0xc0 == 0x80 {
+				c1 := uint32(b[pos+1])
+				var v uint32
+				k := 0
+				switch {
+				case c1 != 0 && c1&0x80 == 0:
+					v, k = c0&0x3f|c1<<6, 2
+				case c1&0x80 != 0:
+					if c2 := uint32(b[pos+2]); c2 != 0 && c2&0x80 == 0 {
+						v, k = c0&0x3f|(c1&0x7f)<<6|c2<<13, 3
+					}
+				}
+				if k != 0 {
+					if v >= uint32(n) {
+						return pos, outside(int64(v), i)
+					}
+					idx[i] = v
+					pos += k
+					continue
+				}
+			}
+		}
+		v, k, err := parseCompact(b[pos:min(len(b), pos+maxCompactLen)])
+		if err != nil {
+			var cause error
+			if err == errCompactShort {
+				cause = decode.ErrTruncated
+			}
+			return pos, &compactErr{cause: cause, msg: fmt.Sprintf("corner %d: %v", corner0+i, err)}
+		}
+		if v < 0 || int64(v) >= int64(n) {
+			return pos, outside(int64(v), i)
+		}
+		idx[i] = uint32(v)
+		pos += k
+	}
+	return pos, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
@@ -77,6 +78,64 @@ func TestCompactIndicesFastPath(t *testing.T) {
 		fe, ok := r.err.(*decode.FormatError)
 		if !ok || fe.Offset != 100+int64(wantAt) || fe.Msg != wantMsg || got != nil {
 			t.Fatalf("% x: got %v, %v; want an error at %d: %s", b, got, r.err, 100+wantAt, wantMsg)
+		}
+	}
+}
+
+// TestCompactIndicesHalves: arrays large enough to be decoded in two halves
+// at once, valid and with one or two corrupted bytes anywhere (including
+// around the split and bytes that shift every later index's end), agree
+// with the one-pass reference: values and end, or the first error.
+func TestCompactIndicesHalves(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	const n = 1 << 21
+	count := 3*decode.ParallelGrain + 11
+	rng := rand.New(rand.NewPCG(7, 8))
+	var valid []byte
+	for range count {
+		valid = appendCompact(valid, int32(rng.IntN(n)))
+	}
+	mid := count / 2
+	split := afterTerminators(valid, mid)
+	bytesAt := []int{0, split - 1, split, split + 1, len(valid) - 1}
+	for trial := range 60 {
+		b := append([]byte(nil), valid...)
+		if trial > 0 {
+			for k := range 1 + trial%2 {
+				at := rng.IntN(len(b))
+				if k == 0 && trial < 2*len(bytesAt) {
+					at = bytesAt[trial%len(bytesAt)]
+				}
+				b[at] = []byte{0x00, 0x80, 0x41, 0xff, byte(rng.IntN(256))}[rng.IntN(5)]
+			}
+		}
+		if trial%7 == 3 {
+			b = b[:len(b)-rng.IntN(8)] // truncated
+		}
+		want, wantAt, wantMsg := refIndices(b, count, n)
+		r := newMemReader("f", "s", b, 0)
+		got := r.indices("triangle_indices", count, n)
+		if wantMsg == "" {
+			if r.err != nil || !reflect.DeepEqual(got, want) || r.pos != wantAt {
+				t.Fatalf("trial %d: got %d indices ending at %d, %v; want %d ending at %d", trial, len(got), r.pos, r.err, len(want), wantAt)
+			}
+			continue
+		}
+		fe, ok := r.err.(*decode.FormatError)
+		if !ok || fe.Offset != int64(wantAt) || fe.Msg != wantMsg || got != nil {
+			t.Fatalf("trial %d: got %v; want an error at %d: %s", trial, r.err, wantAt, wantMsg)
+		}
+	}
+}
+
+func TestAfterTerminators(t *testing.T) {
+	b := []byte{0x80, 0x01, 0x05, 0x81, 0x82, 0x03, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x07, 0x00}
+	for k, want := range []int{0, 2, 3, 6, 15, 16, -1} {
+		if k == 0 {
+			continue
+		}
+		if got := afterTerminators(b, k); got != want {
+			t.Errorf("afterTerminators(k=%d) = %d, want %d", k, got, want)
 		}
 	}
 }
