@@ -1,0 +1,296 @@
+package diskcache
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+func key(i int) Key {
+	return Key{Path: fmt.Sprintf("/src/m%d.ply", i), Dev: 1, Ino: uint64(100 + i), Size: 10, MtimeNs: 5, Output: "glb"}
+}
+
+func open(t *testing.T, dir string, max int64) *Cache {
+	t.Helper()
+	c, err := Open(dir, max, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func payload(i, n int) []byte { return bytes.Repeat([]byte{byte('a' + i%26)}, n) }
+
+func TestPutGetAcrossReopen(t *testing.T) {
+	dir := t.TempDir()
+	c := open(t, dir, 1<<20)
+	parts := [][]byte{[]byte("obj bytes"), []byte("mtl")}
+	if err := c.Put(key(1), parts); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Get(key(2)); ok {
+		t.Fatal("a key never put is a hit")
+	}
+	c.Close()
+
+	c = open(t, dir, 1<<20)
+	sizes, ok := c.Sizes(key(1))
+	if !ok || len(sizes) != 2 || sizes[0] != 9 || sizes[1] != 3 {
+		t.Fatalf("sizes after reopen: %v %v", sizes, ok)
+	}
+	got, ok := c.Get(key(1))
+	if !ok || !bytes.Equal(got[0], parts[0]) || !bytes.Equal(got[1], parts[1]) {
+		t.Fatalf("get after reopen: %q %v", got, ok)
+	}
+	// Another version string (converter or options) misses.
+	c.Close()
+	c2, err := Open(dir, 1<<20, "v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, ok := c2.Sizes(key(1)); ok {
+		t.Fatal("an entry of another converter version is a hit")
+	}
+	// Each field of the key matters.
+	k := key(1)
+	for _, mod := range []func(*Key){
+		func(k *Key) { k.Path += "x" }, func(k *Key) { k.Dev++ }, func(k *Key) { k.Ino++ },
+		func(k *Key) { k.Size++ }, func(k *Key) { k.MtimeNs++ }, func(k *Key) { k.Gen++ }, func(k *Key) { k.Output = "obj" },
+	} {
+		k2 := k
+		mod(&k2)
+		if c.name(k2) == c.name(k) {
+			t.Errorf("key %+v names the same entry as %+v", k2, k)
+		}
+	}
+}
+
+func TestLRUEviction(t *testing.T) {
+	dir := t.TempDir()
+	c := open(t, dir, 1000)
+	for i := 0; i < 3; i++ {
+		if err := c.Put(key(i), [][]byte{payload(i, 300)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Get(key(0)) // 0 is now the most recently used; 1 the least
+	if err := c.Put(key(3), [][]byte{payload(3, 300)}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false, true, true} {
+		if _, ok := c.Sizes(key(i)); ok != want {
+			t.Errorf("entry %d present = %v, want %v", i, ok, want)
+		}
+	}
+	if s := c.Stats(); s.Bytes > 1000 || s.Evictions != 1 || s.Entries != 3 {
+		t.Errorf("stats %+v", s)
+	}
+	n, _ := os.ReadDir(filepath.Join(dir, "data"))
+	if len(n) != 3 {
+		t.Errorf("%d data files, want 3", len(n))
+	}
+	if err := c.Put(key(9), [][]byte{payload(9, 1001)}); !errors.Is(err, ErrTooBig) {
+		t.Errorf("entry over the budget: %v", err)
+	}
+	// The order survives a reopen: 2 is now the least recently used.
+	c.Close()
+	c = open(t, dir, 1000)
+	if err := c.Put(key(4), [][]byte{payload(4, 300)}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range map[int]bool{0: true, 2: false, 3: true, 4: true} {
+		if _, ok := c.Sizes(key(i)); ok != want {
+			t.Errorf("after reopen: entry %d present = %v, want %v", i, ok, want)
+		}
+	}
+	// A smaller budget evicts on open.
+	c.Close()
+	c = open(t, dir, 400)
+	if s := c.Stats(); s.Bytes > 400 || s.Entries != 1 {
+		t.Errorf("after shrinking: %+v", s)
+	}
+}
+
+func TestNeverEvictPinned(t *testing.T) {
+	c := open(t, t.TempDir(), 1000)
+	for i := 0; i < 3; i++ {
+		if err := c.Put(key(i), [][]byte{payload(i, 300)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, ok := c.Pin(key(0))
+	if !ok {
+		t.Fatal("pin")
+	}
+	c.Get(key(1))
+	c.Get(key(2)) // 0, pinned, is now the least recently used
+	if err := c.Put(key(3), [][]byte{payload(3, 300)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Sizes(key(0)); !ok {
+		t.Fatal("the pinned entry was evicted")
+	}
+	if _, ok := c.Sizes(key(1)); ok {
+		t.Fatal("entry 1 should have made room")
+	}
+	// Everything else pinned too: no room, the insert is refused.
+	h2, _ := c.Pin(key(2))
+	h3, _ := c.Pin(key(3))
+	if err := c.Put(key(4), [][]byte{payload(4, 300)}); !errors.Is(err, ErrTooBig) {
+		t.Fatalf("insert with every entry pinned: %v", err)
+	}
+	b := make([]byte, 400)
+	if n, _ := h.ReadAt(b, 0); n != 300 || !bytes.Equal(b[:n], payload(0, 300)) {
+		t.Fatalf("pinned handle reads %d bytes", n)
+	}
+	h.Close()
+	h2.Close()
+	h3.Close()
+	if err := c.Put(key(4), [][]byte{payload(4, 300)}); err != nil {
+		t.Fatalf("after unpinning: %v", err)
+	}
+	if _, ok := c.Sizes(key(0)); ok {
+		t.Fatal("entry 0, unpinned and least recently used, should have been evicted")
+	}
+}
+
+func TestDamagedEntryDiscarded(t *testing.T) {
+	for _, damage := range []struct {
+		name string
+		do   func(p string) error
+	}{
+		{"flipped", func(p string) error {
+			b, _ := os.ReadFile(p)
+			b[len(b)/2] ^= 1
+			return os.WriteFile(p, b, 0o600)
+		}},
+		{"short", func(p string) error { return os.Truncate(p, 10) }},
+		{"long", func(p string) error {
+			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.Write([]byte("x"))
+			return err
+		}},
+		{"zeroed", func(p string) error { return os.WriteFile(p, make([]byte, 300), 0o600) }},
+		{"missing", os.Remove},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := open(t, dir, 1<<20)
+			if err := c.Put(key(1), [][]byte{payload(1, 100), payload(2, 200)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := damage.do(c.path(c.name(key(1)))); err != nil {
+				t.Fatal(err)
+			}
+			if got, ok := c.Get(key(1)); ok {
+				t.Fatalf("a damaged entry was served: %d parts", len(got))
+			}
+			if _, ok := c.Sizes(key(1)); ok {
+				t.Fatal("a damaged entry stays in the index")
+			}
+			if _, err := os.Stat(c.path(c.name(key(1)))); !os.IsNotExist(err) {
+				t.Fatalf("a damaged entry's file stays: %v", err)
+			}
+			c.Close()
+			c = open(t, dir, 1<<20)
+			if _, ok := c.Sizes(key(1)); ok {
+				t.Fatal("a damaged entry comes back after reopening")
+			}
+		})
+	}
+}
+
+func TestTornIndexAndLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	c := open(t, dir, 1<<20)
+	c.Put(key(1), [][]byte{payload(1, 50)})
+	c.Put(key(2), [][]byte{payload(2, 50)})
+	c.Close()
+	// A crash mid-append, a leftover temporary file, a data file no index
+	// line describes.
+	f, _ := os.OpenFile(filepath.Join(dir, "index"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("put 0123")
+	f.Close()
+	os.WriteFile(filepath.Join(dir, "tmp", "x.123"), []byte("partial"), 0o600)
+	stray := filepath.Join(dir, "data", "00000000000000000000000000000000000000ff")
+	os.WriteFile(stray, []byte("stray"), 0o600)
+	c = open(t, dir, 1<<20)
+	if s := c.Stats(); s.Entries != 2 || s.Bytes != 100 {
+		t.Fatalf("after reopen: %+v", s)
+	}
+	if _, err := os.Stat(stray); !os.IsNotExist(err) {
+		t.Error("stray data file kept")
+	}
+	if n, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(n) != 0 {
+		t.Error("temporary file kept")
+	}
+	if got, ok := c.Get(key(2)); !ok || !bytes.Equal(got[0], payload(2, 50)) {
+		t.Fatal("entry lost")
+	}
+}
+
+func TestAtomicPut(t *testing.T) {
+	// Readers racing a writer that replaces one key see one whole version
+	// or the other, never a mix or a partial file.
+	c := open(t, t.TempDir(), 1<<24)
+	versions := [][]byte{payload(0, 1<<16), payload(1, 1<<16)}
+	c.Put(key(1), [][]byte{versions[0]})
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for r := 0; r < 4; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				got, ok := c.Get(key(1))
+				if !ok {
+					t.Error("entry missing while being replaced")
+					return
+				}
+				if !bytes.Equal(got[0], versions[0]) && !bytes.Equal(got[0], versions[1]) {
+					t.Error("read a mix of two versions")
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < 200; i++ {
+		if err := c.Put(key(1), [][]byte{versions[i%2]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if s := c.Stats(); s.Damaged != 0 || s.Entries != 1 || s.Bytes != 1<<16 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestLock(t *testing.T) {
+	dir := t.TempDir()
+	c := open(t, dir, 1<<20)
+	if _, err := Open(dir, 1<<20, "v1"); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open of a held folder: %v", err)
+	}
+	c.Close()
+	c2, err := Open(dir, 1<<20, "v1")
+	if err != nil {
+		t.Fatalf("open after the holder closed: %v", err)
+	}
+	c2.Close()
+}
