@@ -30,13 +30,14 @@ type Limits struct {
 
 // Default limits. The largest mesh files of the supported games are tens of
 // MiB (GEM maps; real ones here are at most 1.2 MiB), so 256 MiB leaves an
-// order of magnitude of room while a conversion's heap stays within a few
-// GiB (the hostile corpus test measures at most 24 bytes allocated per
-// source byte, plus a constant). A conversion runs at tens of MiB/s, so a
-// minute is ample for any file under the size limit, and short enough that a
-// reader of the mount is not left waiting on a decoder that stopped making
-// progress. Outputs are about 1-4 times their source's size; 1 GiB is more
-// than any viewer loads.
+// order of magnitude of room while one conversion's heap stays within
+// 32 × 256 MiB + 256 MiB = 8.25 GiB at the very worst (the bound the hostile
+// corpus test holds every variant to; the worst it measures is 21× the
+// source). A conversion runs at about 10 MiB/s or faster (a 1.2 MiB map
+// converts in 0.14 s), so a minute is ample for any file under the size
+// limit, and short enough that a reader of the mount is not left waiting on
+// a decoder that stopped making progress. Outputs are 1–4 times their
+// source's size; 1 GiB is more than any viewer loads.
 const (
 	DefaultMaxSourceSize = 256 << 20
 	DefaultTimeout       = time.Minute

@@ -286,8 +286,10 @@ func (s *seed) gen(rng *rand.Rand, rounds int) []variant {
 }
 
 // isLua reports whether the mesh file is a Transport Fever Lua script.
-func (s *seed) isLua() bool {
-	switch s.format.(type) {
+func (s *seed) isLua() bool { return isLua(s.format) }
+
+func isLua(f decode.Format) bool {
+	switch f.(type) {
 	case tfever.Msh, tfever.Ani:
 		return true
 	}
