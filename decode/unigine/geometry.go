@@ -339,37 +339,23 @@ func compactRun(b []byte, pos int, idx []uint32, n, corner0 int) (int, *compactE
 	}
 	for i := range idx {
 		// Fast path: the non-negative one-, two- and three-byte forms
-		// (every index below 2²⁰), decoded inline. Anything else, or the
-		// last bytes of the data, goes through parseCompact, which also
-		// makes every error.
-		if pos+3 <= len(b) {
-			c0 := uint32(b[pos])
-			if c0&0xc0 == 0 {
-				if c0 >= uint32(n) {
-					return pos, outside(int64(c0), i)
-				}
-				idx[i] = c0
-				pos++
-				continue
-			}
-			if c0&0xc0 == 0x80 {
-				c1 := uint32(b[pos+1])
-				var v uint32
-				k := 0
-				switch {
-				case c1 != 0 && c1&0x80 == 0:
-					v, k = c0&0x3f|c1<<6, 2
-				case c1&0x80 != 0:
-					if c2 := uint32(b[pos+2]); c2 != 0 && c2&0x80 == 0 {
-						v, k = c0&0x3f|(c1&0x7f)<<6|c2<<13, 3
-					}
-				}
-				if k != 0 {
+		// (every index below 2²⁰), decoded from one 32-bit load without a
+		// branch on the length: the first byte with bit 7 clear among the
+		// first three ends the number. Anything else (negative, longer, a
+		// zero last byte, the last bytes of the data) goes through
+		// parseCompact, which also makes every error.
+		if pos+4 <= len(b) {
+			w := binary.LittleEndian.Uint32(b[pos:])
+			if ends := ^w & 0x808080; ends != 0 && w&0x40 == 0 {
+				k := uint(bits.TrailingZeros32(ends))/8 + 1 // 1, 2 or 3 bytes
+				last := w >> (8 * (k - 1)) & 0xff
+				if k == 1 || last != 0 {
+					v := (w&0x3f | (w>>8&0x7f)<<6 | (w>>16&0x7f)<<13) & (1<<(7*k-1) - 1)
 					if v >= uint32(n) {
 						return pos, outside(int64(v), i)
 					}
 					idx[i] = v
-					pos += k
+					pos += int(k)
 					continue
 				}
 			}
