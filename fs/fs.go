@@ -193,10 +193,7 @@ func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 	// convert) every entry: exact sizes of outputs are only known after
 	// conversion, so listings must stay plain READDIR.
 	mo.DisableReadDirPlus = true
-	mo.PanicHandler = func(v any) fuse.Status {
-		f.log.Printf("meshfs: internal error (answered EIO): %v", v)
-		return fuse.EIO
-	}
+	mo.PanicHandler = f.panicHandler
 	return &gofs.Options{
 		MountOptions:    mo,
 		EntryTimeout:    timeout(f.cfg.EntryTimeout),
