@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -461,10 +462,7 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 		}
 		return nil, nil
 	}
-	var maxIdx uint32
-	for _, v := range idx {
-		maxIdx = max(maxIdx, v)
-	}
+	maxIdx := maxIndex(idx)
 	if int64(maxIdx) >= int64(n) {
 		return nil, fmt.Errorf("index %d out of range for %d vertices", maxIdx, n)
 	}
@@ -889,19 +887,65 @@ func unitQuat(q [4]float32) [4]float32 {
 	return q
 }
 
+// maxIndex is the largest index, over the CPUs for long lists.
+func maxIndex(idx []uint32) uint32 {
+	var mu sync.Mutex
+	var m uint32
+	decode.Parallel(len(idx), func(lo, hi int) error {
+		var x uint32
+		for _, v := range idx[lo:hi] {
+			x = max(x, v)
+		}
+		mu.Lock()
+		m = max(m, x)
+		mu.Unlock()
+		return nil
+	})
+	return m
+}
+
 // bounds3 returns the per-component min and max of vs after fin, exactly
-// as written (the validator compares declared and actual bounds).
+// as written (the validator compares declared and actual bounds). Long
+// lists are split over the CPUs; the ranges' results are merged in order
+// with the same strict comparisons, so that of equal values (0 and −0) the
+// first is kept, as in one pass.
 func bounds3(vs [][3]float32) (mn, mx []float64) {
-	lo := [3]float32{fin(vs[0][0]), fin(vs[0][1]), fin(vs[0][2])}
-	hi := lo
-	for _, v := range vs[1:] {
-		for c := range 3 {
-			x := fin(v[c])
-			if x < lo[c] {
-				lo[c] = x
+	type part struct {
+		at     int
+		lo, hi [3]float32
+	}
+	var (
+		mu    sync.Mutex
+		parts []part
+	)
+	decode.Parallel(len(vs), func(a, b int) error {
+		lo := [3]float32{fin(vs[a][0]), fin(vs[a][1]), fin(vs[a][2])}
+		hi := lo
+		for _, v := range vs[a+1 : b] {
+			for c := range 3 {
+				x := fin(v[c])
+				if x < lo[c] {
+					lo[c] = x
+				}
+				if x > hi[c] {
+					hi[c] = x
+				}
 			}
-			if x > hi[c] {
-				hi[c] = x
+		}
+		mu.Lock()
+		parts = append(parts, part{a, lo, hi})
+		mu.Unlock()
+		return nil
+	})
+	slices.SortFunc(parts, func(p, q part) int { return p.at - q.at })
+	lo, hi := parts[0].lo, parts[0].hi
+	for _, p := range parts[1:] {
+		for c := range 3 {
+			if p.lo[c] < lo[c] {
+				lo[c] = p.lo[c]
+			}
+			if p.hi[c] > hi[c] {
+				hi[c] = p.hi[c]
 			}
 		}
 	}
