@@ -2,6 +2,7 @@ package gem
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -196,15 +197,19 @@ func (p *parser) body(fourcc string, c *decode.Cursor) Chunk {
 		}
 		if b := p.payload(c, "indices", int64(ix.Count), w); b != nil {
 			ix.Values = make([]uint32, ix.Count)
-			if ix.Wide {
-				for k := range ix.Values {
-					ix.Values[k] = uint32(b[4*k]) | uint32(b[4*k+1])<<8 | uint32(b[4*k+2])<<16 | uint32(b[4*k+3])<<24
+			vals := ix.Values
+			decode.Parallel(len(vals), func(lo, hi int) error {
+				if ix.Wide {
+					for k := lo; k < hi; k++ {
+						vals[k] = binary.LittleEndian.Uint32(b[4*k:])
+					}
+				} else {
+					for k := lo; k < hi; k++ {
+						vals[k] = uint32(binary.LittleEndian.Uint16(b[2*k:]))
+					}
 				}
-			} else {
-				for k := range ix.Values {
-					ix.Values[k] = uint32(b[2*k]) | uint32(b[2*k+1])<<8
-				}
-			}
+				return nil
+			})
 		}
 		return ix
 	case "VERT":
