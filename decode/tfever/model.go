@@ -134,8 +134,16 @@ func sortRegions(rs []region) {
 // reader turns the script's result into mshData, with errors that name the
 // path of the offending field in the data table.
 type reader struct {
-	file string
+	file      string
+	keyframes int // read so far, across the file's animations
 }
+
+// MaxKeyframes caps the keyframes of one .msh's animations together. Real
+// animations have tens of keys; each key costs kilobytes downstream
+// (header.json, the scene, the .glb), so a short script looping out 100 000
+// keys within the sandbox's limits made a 4 KiB file allocate 840 MiB
+// (found by export/outputs/hostile).
+const MaxKeyframes = 10_000
 
 func (r *reader) errf(field, format string, args ...any) error {
 	return decode.Errorf(r.file, "data()", field, 0, format, args...)
@@ -302,7 +310,7 @@ func (r *reader) regions(v any, field string, wantComp bool) ([]region, error) {
 	}
 	var out []region
 	for _, k := range t.Keys() {
-		reg, err := r.region(t.Fields[k], k, field+"."+k, wantComp)
+		reg, err := r.region(t.Fields[k], k, field+"."+fieldKey(k), wantComp)
 		if err != nil {
 			return nil, err
 		}
@@ -393,8 +401,20 @@ func (r *reader) msh(v any) (*mshData, error) {
 	return m, nil
 }
 
+// fieldKey is a key of the script as error messages name it: long keys are
+// cut, since the field path of every number below the key repeats it (a
+// 1 MB animation name made each of its keyframes' paths 1 MB; found by
+// export/outputs/hostile).
+func fieldKey(k string) string {
+	const max = 64
+	if len(k) <= max {
+		return k
+	}
+	return cutTo(k, max) + "…"
+}
+
 func (r *reader) anim(v any, name string) (keyAnim, error) {
-	field := "animations." + name
+	field := "animations." + fieldKey(name)
 	a := keyAnim{Name: name}
 	t, err := r.table(v, field)
 	if err != nil {
@@ -419,6 +439,11 @@ func (r *reader) anim(v any, name string) (keyAnim, error) {
 	kfs, err := r.table(p.Get("keyframes"), field+".params.keyframes")
 	if err != nil {
 		return a, err
+	}
+	if r.keyframes += len(kfs.Seq); r.keyframes > MaxKeyframes {
+		e := r.errf(field+".params.keyframes", "brings the file's keyframes to %d, more than the limit of %d", r.keyframes, MaxKeyframes)
+		e.(*decode.FormatError).Err = decode.ErrLimit
+		return a, e
 	}
 	for i, kv := range kfs.Seq {
 		kf := fmt.Sprintf("%s.params.keyframes[%d]", field, i+1)

@@ -3,6 +3,7 @@ package tfever
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -628,5 +629,31 @@ func TestChunkNames(t *testing.T) {
 	}
 	if len(st.Chunks) != 6 {
 		t.Errorf("%d chunks", len(st.Chunks))
+	}
+}
+
+// TestKeyframeLimit: a short script cannot loop out keyframes without end
+// (found by export/outputs/hostile: 100 000 keys of a 4 KiB script made
+// 840 MiB of allocations downstream).
+func TestKeyframeLimit(t *testing.T) {
+	script := func(n int) string {
+		return fmt.Sprintf(`function data() return { vertexAttr = {
+		position = { count = 36, numComp = 3, offset = 0 },
+	}, subMeshes = { { indices = { position = { count = 12, offset = 36 } } } },
+	animations = { a = { type = "KEYFRAME", params = { keyframes = (function()
+		local t = {} for i = 1, %d do t[i] = { time = i, rot = {0, 0, 0}, transl = {0, 0, 0} } end return t
+	end)() } } } } end`, n)
+	}
+	blob := make([]byte, 48)
+	blob[36+4], blob[36+8] = 1, 2
+	for _, n := range []int{MaxKeyframes, MaxKeyframes + 1} {
+		src := memSource("m.msh", map[string][]byte{"m.msh": []byte(script(n)), "m.msh.blob": blob})
+		_, err := Msh{}.Decode(context.Background(), src)
+		if n <= MaxKeyframes && err != nil {
+			t.Errorf("%d keyframes: %v", n, err)
+		}
+		if n > MaxKeyframes && (!errors.Is(err, decode.ErrLimit) || !strings.Contains(err.Error(), "keyframes")) {
+			t.Errorf("%d keyframes: err %v, want the keyframe limit", n, err)
+		}
 	}
 }
