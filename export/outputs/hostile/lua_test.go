@@ -74,6 +74,16 @@ var amplifiers = map[string][2]string{
 			},`, `materials = (function() local s = string.rep("m", 1e6) local t = {} for i = 1, 100000 do t[i] = s end return t end)(),`},
 	"keyframe bomb": {`origin = { 0.5, -0.5, 0, },`,
 		`origin = { 0.5, -0.5, 0, }, keyframes = (function() local t = {} local k = { rot = {1, 2, 3}, time = 1, transl = {0, 0, 0} } for i = 1, 200000 do t[i] = k end return t end)(),`},
+	// Within the instruction limit, and valid: as many keyframes as a
+	// script can make, under a 1 MB animation name (whose every keyframe's
+	// field path once repeated it).
+	"keyframes under a 1 MB name": {`open = {
+			params = {
+				keyframes = {`, `[string.rep("o", 1e6)] = {
+			params = {
+				keyframes = (function() local t = {} local r, z = {1, 2, 3}, {0, 0, 0} for i = 1, 150000 do t[i] = { rot = r, time = i, transl = z } end return t end)(), x = {`},
+	"keyframes to the instruction limit": {`origin = { 0.5, -0.5, 0, },`,
+		`origin = { 0.5, -0.5, 0, }, keyframes = (function() local t = {} local r, z = {1, 2, 3}, {0, 0, 0} for i = 1, 1e7 do t[i] = { rot = r, time = i, transl = z } end return t end)(),`},
 	"animation name 1 MB": {`open = {`, `[string.rep("o", 1e6)] = {`},
 	"position count 2^31-1": {`position = {
 					count = 48,`, `position = {
@@ -84,6 +94,13 @@ var amplifiers = map[string][2]string{
 			},
 			materials = { "a.mtl" },
 		} for i = 1, 100000 do t[i] = s end return t end)(), unused = {`},
+	"many attributes": {`	subMeshes = {`, `	vertexAttr = (function() local t = {} for i = 1, 100000 do t["a" .. i] = { count = 4, numComp = 1, offset = 0 } end return t end)(),
+	subMeshes = {`},
+	"many index lists": {`				color0 = {
+					count = 48,
+					offset = 496,
+				},`, `				(function() local t = {} for i = 1, 100000 do t["i" .. i] = { count = 12, offset = 0 } end return t end)(),`},
+	"many animations": {`	animations = {`, `	animations = (function() local t = {} local k = { params = { keyframes = { { rot = {1, 2, 3}, time = 0, transl = {0, 0, 0} } } }, type = "KEYFRAME" } for i = 1, 100000 do t["n" .. i] = k end return t end)(), x = {`},
 	"matConfigs bomb": {`matConfigs = {`, `matConfigs = (function() local r = {} for i = 1, 100000 do r[i] = 0 end local t = {} for i = 1, 1000 do t[i] = r end return t end)(), x = {`},
 }
 
