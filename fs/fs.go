@@ -34,6 +34,7 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/fs/diskcache"
 )
 
 // DefaultCacheSize is the default memory cache budget (--cache-size).
@@ -61,6 +62,9 @@ type Config struct {
 	// NoWatch disables the inotify watcher (changes are then seen when the
 	// attribute timeout expires and on each open).
 	NoWatch bool
+	// DiskCache, when set, keeps converted outputs across mounts (opened by
+	// the caller with DiskCacheVersion; closed by the caller after Close).
+	DiskCache *diskcache.Cache
 }
 
 // Default kernel cache timeouts. One second bounds how long a missed inotify
@@ -101,6 +105,14 @@ type FS struct {
 	sniffCount  atomic.Int64
 	notifies    atomic.Int64
 	watchErrors atomic.Int64
+
+	disk        *diskcache.Cache
+	diskWrites  sync.WaitGroup
+	lastRequest atomic.Int64 // unix ns of the last reader request (see touch)
+	prewarm     *prewarmState
+	stopPrewarm context.CancelFunc
+	prewarmDone sync.WaitGroup
+	fallbacks   map[string]int64 // disk loads that converted after all (fallbackMu)
 }
 
 type sniffKey struct {
@@ -149,7 +161,7 @@ func New(cfg Config) (*FS, error) {
 		lg = log.New(io.Discard, "", 0)
 	}
 	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffs: sn, dirs: map[string]*dirNode{}, start: time.Now(),
-		limits: outputs.DefaultLimits}
+		limits: outputs.DefaultLimits, disk: cfg.DiskCache}
 	if cfg.Limits != nil {
 		f.limits = *cfg.Limits
 	}
@@ -224,6 +236,11 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 
 // Close stops the watcher and frees the cache. Call it after unmounting.
 func (f *FS) Close() {
+	if f.stopPrewarm != nil {
+		f.stopPrewarm()
+		f.prewarmDone.Wait()
+	}
+	f.diskWrites.Wait()
 	if f.watch != nil {
 		f.watch.close()
 	}

@@ -126,15 +126,30 @@ func (m *meshDir) scan(ctx context.Context, fp cache.Fingerprint) (*scanResult, 
 // outOBJ: the obj and the mtl), converting on a miss. A failed conversion is
 // an entry with Err.
 func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output string) (*cache.Entry, error) {
-	r, err := m.scan(ctx, fp)
-	if err != nil {
-		return nil, err
+	key, label := m.key(fp, output), m.label(output)
+	// An output in the disk cache was converted from this very source
+	// version (so its scan succeeded): load it instead of converting.
+	_, onDisk := m.fsys.diskSizes(key)
+	if onDisk {
+		label += diskSuffix
+	} else {
+		r, err := m.scan(ctx, fp)
+		if err != nil {
+			return nil, err
+		}
+		if r.scanErr != nil {
+			// `convert` does not decode a file whose structure is broken.
+			return &cache.Entry{Err: r.scanErr}, nil
+		}
 	}
-	if r.scanErr != nil {
-		// `convert` does not decode a file whose structure is broken.
-		return &cache.Entry{Err: r.scanErr}, nil
-	}
-	return m.fsys.cache.Get(ctx, m.key(fp, output), m.label(output), func(ctx context.Context) (*cache.Entry, error) {
+	return m.fsys.cache.Get(ctx, key, label, func(ctx context.Context) (*cache.Entry, error) {
+		if onDisk {
+			if e := m.fsys.loadFromDisk(key); e != nil {
+				return e, nil
+			}
+			// Damaged or evicted since: convert after all.
+			m.fsys.countDiskFallback(m.label(output))
+		}
 		// Bounded concurrency: waiters share this load, others queue here.
 		if err := m.fsys.sem.Acquire(ctx); err != nil {
 			return nil, err
@@ -161,6 +176,7 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 			m.fsys.logOnce(m.key(fp, "error:"+err.Error()), "meshfs: %v", err)
 			e = &cache.Entry{Err: err}
 		}
+		m.fsys.saveToDisk(key, e)
 		return e, nil
 	})
 }
@@ -265,6 +281,7 @@ func (m *meshDir) knownBroken(fp cache.Fingerprint, r *scanResult) bool {
 }
 
 func (m *meshDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	m.fsys.touch()
 	_, fp, err := m.stat()
 	if err != nil {
 		return nil, errno(err)
@@ -289,6 +306,7 @@ func (m *meshDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 }
 
 func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	m.fsys.touch()
 	var kind outKind
 	switch name {
 	case m.mesh.GLBName():
@@ -512,6 +530,32 @@ func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 		fillFileAttr(&out.Attr, h.st, h.length)
 		return 0
 	}
+	o.m.fsys.touch()
+	if o.kind == kGLB || o.kind == kOBJ || o.kind == kMTL {
+		// Sizes of outputs converted by an earlier mount come from the
+		// disk cache's index: stat'ing (ls -l) converts nothing.
+		st, fp, err := o.m.stat()
+		if err != nil {
+			return errno(err)
+		}
+		output, part := outGLB, 0
+		if o.kind != kGLB {
+			output = outOBJ
+		}
+		if o.kind == kMTL {
+			part = 1
+		}
+		key := o.m.key(fp, output)
+		if _, inMem := o.m.fsys.cache.Peek(key); !inMem {
+			if sizes, ok := o.m.fsys.diskSizes(key); ok && part < len(sizes) {
+				fillFileAttr(&out.Attr, st, sizes[part])
+				o.mu.Lock()
+				o.attrFP = fp
+				o.mu.Unlock()
+				return 0
+			}
+		}
+	}
 	p, err := o.produce(ctx)
 	if err != nil {
 		return outErrno(err)
@@ -524,6 +568,7 @@ func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 }
 
 func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	o.m.fsys.touch()
 	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND|syscall.O_CREAT) != 0 {
 		return nil, 0, syscall.EROFS
 	}
@@ -573,6 +618,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 }
 
 func (o *outFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	o.m.fsys.touch()
 	switch h := fh.(type) {
 	case *bytesHandle:
 		return h.Read(ctx, dest, off)

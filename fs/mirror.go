@@ -202,6 +202,7 @@ func (d *dirNode) siblingExists(name string) bool {
 }
 
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	d.fsys.touch()
 	d.fsys.watchDir(d)
 	if d.IsRoot() && name == statsDirName {
 		return d.lookupStats(ctx, out)
@@ -251,6 +252,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 }
 
 func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	d.fsys.touch()
 	d.fsys.watchDir(d)
 	f, err := os.Open(d.abs)
 	if err != nil {

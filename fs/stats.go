@@ -11,6 +11,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/fs/diskcache"
 )
 
 // Stats is the contents of .meshfs/stats.json.
@@ -39,6 +40,13 @@ type Stats struct {
 	Sniffs            int64         `json:"sniffs"`
 	Notifications     int64         `json:"kernel_notifications"`
 	WatchErrors       int64         `json:"watch_errors"`
+	// DiskLoads counts geometry outputs loaded from the disk cache (not
+	// conversions), by "format/output".
+	DiskLoads map[string]int64 `json:"disk_loads"`
+	// DiskCache is the persistent cache's state (absent without one).
+	DiskCache *diskcache.Stats `json:"disk_cache,omitempty"`
+	// Prewarm is the background pre-warmer's progress (absent without it).
+	Prewarm *PrewarmStats `json:"prewarm,omitempty"`
 }
 
 func (f *FS) recordConversion(d time.Duration) {
@@ -56,11 +64,14 @@ func (f *FS) Stats() Stats {
 		Conversions: map[string]int64{},
 		Scans:       map[string]int64{},
 		ChunkLoads:  map[string]int64{},
+		DiskLoads:   map[string]int64{},
 		ErrorsBy:    cs.Failed,
 		Errors:      cs.Failures,
 	}
 	for label, n := range cs.Loads {
 		switch {
+		case strings.HasSuffix(label, diskSuffix):
+			s.DiskLoads[strings.TrimSuffix(label, diskSuffix)] = n
 		case isConversion(label):
 			s.Conversions[label] = n
 		case strings.HasSuffix(label, "/"+outScan):
@@ -78,6 +89,19 @@ func (f *FS) Stats() Stats {
 	s.Sniffs = f.sniffCount.Load()
 	s.Notifications = f.notifies.Load()
 	s.WatchErrors = f.watchErrors.Load()
+	if f.disk != nil {
+		ds := f.disk.Stats()
+		s.DiskCache = &ds
+	}
+	if f.prewarm != nil {
+		s.Prewarm = f.prewarm.stats()
+	}
+	// A disk entry found damaged after its load was labelled a disk load
+	// is converted after all: count it as the conversion it was.
+	for label, n := range f.diskFallbacks() {
+		s.Conversions[label] += n
+		s.DiskLoads[label] -= n
+	}
 	return s
 }
 

@@ -1,0 +1,293 @@
+package fs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/fs/diskcache"
+)
+
+// ConverterVersion is part of every disk cache key: bump it whenever the
+// bytes of any converted output change (a decoder or exporter fix), so a
+// cache written by an older converter is never served.
+const ConverterVersion = 1
+
+// DiskCacheVersion is the version string disk cache entries are keyed by:
+// the converter version, the build (module version and VCS revision; for a
+// build from a modified tree, a hash of the executable, since its outputs
+// may differ from the revision's) and the options that shape outputs.
+func DiskCacheVersion(limits outputs.Limits) string {
+	v := fmt.Sprintf("converter %d", ConverterVersion)
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v += " " + bi.Main.Path + "@" + bi.Main.Version
+		modified := true // no VCS information: treat as modified
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v += " rev " + s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if modified {
+			v += " exe " + exeHash()
+		}
+	}
+	return v + fmt.Sprintf(" limits %d/%d/%v", limits.MaxSourceSize, limits.MaxOutputSize, limits.Timeout)
+}
+
+var exeHashOnce = sync.OnceValue(func() string {
+	p, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unknown"
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+})
+
+func exeHash() string { return exeHashOnce() }
+
+func diskKey(k cache.Key) diskcache.Key {
+	return diskcache.Key{Path: k.Path, Dev: k.FP.Dev, Ino: k.FP.Ino, Size: k.FP.Size, MtimeNs: k.FP.MtimeNs, Gen: k.FP.Gen, Output: k.Output}
+}
+
+// loadFromDisk returns the disk cache's entry for key, checked, or nil.
+// Cached bytes are served from memory once loaded: warm reads are answered
+// by the kernel's page cache (FOPEN_KEEP_CACHE) and never reach the daemon,
+// so the daemon's copy only serves first reads after a remount, and reading
+// the entry whole (one sequential read, CRC-checked) is what lets a damaged
+// entry be refused before any byte of it is served.
+func (f *FS) loadFromDisk(key cache.Key) *cache.Entry {
+	if f.disk == nil {
+		return nil
+	}
+	parts, ok := f.disk.Get(diskKey(key))
+	if !ok {
+		return nil
+	}
+	return &cache.Entry{Parts: parts}
+}
+
+// saveToDisk writes a converted entry to the disk cache beside the reader
+// (Close waits for it).
+func (f *FS) saveToDisk(key cache.Key, e *cache.Entry) {
+	if f.disk == nil || e.Err != nil {
+		return
+	}
+	f.diskWrites.Add(1)
+	go func() {
+		defer f.diskWrites.Done()
+		if err := f.disk.Put(diskKey(key), e.Parts); err != nil && err != diskcache.ErrTooBig {
+			f.logOnce("disk-put-error", "meshfs: disk cache: %v", err)
+		}
+	}()
+}
+
+// diskSizes returns an output's part sizes from the disk cache index.
+func (f *FS) diskSizes(key cache.Key) ([]int64, bool) {
+	if f.disk == nil {
+		return nil, false
+	}
+	return f.disk.Sizes(diskKey(key))
+}
+
+// touch records a reader's request: the pre-warmer waits for a quiet moment.
+func (f *FS) touch() { f.lastRequest.Store(time.Now().UnixNano()) }
+
+// prewarmQuiet is how long no reader must have asked anything before the
+// pre-warmer starts its next conversion.
+const prewarmQuiet = 100 * time.Millisecond
+
+// PrewarmStats is the pre-warmer's progress in stats.json.
+type PrewarmStats struct {
+	Running bool `json:"running"`
+	// Meshes found so far (the walk runs ahead of the conversions).
+	Found int64 `json:"found"`
+	// Done meshes were converted (or already cached); Failed ones failed.
+	Done   int64 `json:"done"`
+	Cached int64 `json:"already_cached"`
+	Failed int64 `json:"failed"`
+	// Waits counts the times it stood aside for a reader.
+	Waits int64 `json:"waits"`
+}
+
+type prewarmState struct {
+	running                            atomic.Bool
+	found, done, cached, failed, waits atomic.Int64
+}
+
+func (p *prewarmState) stats() *PrewarmStats {
+	return &PrewarmStats{Running: p.running.Load(), Found: p.found.Load(), Done: p.done.Load(),
+		Cached: p.cached.Load(), Failed: p.failed.Load(), Waits: p.waits.Load()}
+}
+
+// Prewarm converts every mesh under the source in the background, one at a
+// time, at low priority, standing aside while readers are active. It
+// returns at once; Close stops it.
+func (f *FS) Prewarm() {
+	if f.prewarm != nil {
+		return
+	}
+	p := &prewarmState{}
+	f.prewarm = p
+	p.running.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	f.stopPrewarm = cancel
+	f.prewarmDone.Add(1)
+	go func() {
+		defer f.prewarmDone.Done()
+		defer p.running.Store(false)
+		// This goroutine's thread runs at the lowest priority; the
+		// conversion's own helper goroutines do not inherit it, hence also
+		// the quiet-time wait.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), 19)
+		start := time.Now()
+		f.log.Printf("meshfs: prewarm: started on %s", f.source)
+		f.prewarmWalk(ctx, p)
+		f.log.Printf("meshfs: prewarm: %s: %d meshes, %d converted, %d already cached, %d failed, in %v",
+			map[bool]string{true: "stopped", false: "finished"}[ctx.Err() != nil],
+			p.found.Load(), p.done.Load()-p.cached.Load(), p.cached.Load(), p.failed.Load(), time.Since(start).Round(time.Millisecond))
+	}()
+}
+
+func (f *FS) prewarmWalk(ctx context.Context, p *prewarmState) {
+	lastLog := time.Now()
+	filepath.WalkDir(f.source, func(path string, de fs.DirEntry, err error) error {
+		if ctx.Err() != nil {
+			return fs.SkipAll
+		}
+		if err != nil || !de.Type().IsRegular() {
+			return nil
+		}
+		dir := filepath.Dir(path)
+		siblings := func(n string) bool {
+			_, err := os.Lstat(filepath.Join(dir, n))
+			return err == nil
+		}
+		if formats.IsCompanion(de.Name(), siblings) {
+			return nil
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(path, &st) != nil {
+			return nil
+		}
+		format := f.sniff(path, &st)
+		if format == nil {
+			return nil
+		}
+		p.found.Add(1)
+		f.dirsMu.Lock()
+		parent := f.dirs[dir]
+		f.dirsMu.Unlock()
+		if parent == nil {
+			parent = &dirNode{fsys: f, abs: dir}
+		}
+		mesh := outputs.New(path, format)
+		mesh.Limits = f.limits
+		m := &meshDir{fsys: f, parent: parent, abs: path, mesh: mesh}
+		_, fp, err := m.stat()
+		if err != nil {
+			return nil
+		}
+		cached := true
+		for _, out := range []string{outGLB, outOBJ} {
+			if _, ok := f.cache.Peek(m.key(fp, out)); ok {
+				continue
+			}
+			if _, ok := f.diskSizes(m.key(fp, out)); ok {
+				continue
+			}
+			cached = false
+			if !f.waitQuiet(ctx, p) {
+				return fs.SkipAll
+			}
+			e, err := m.geometry(ctx, fp, out)
+			if err == nil && e.Err != nil {
+				err = e.Err
+			}
+			if err != nil {
+				p.failed.Add(1)
+				break
+			}
+		}
+		if cached {
+			p.cached.Add(1)
+		}
+		p.done.Add(1)
+		if time.Since(lastLog) > 10*time.Second {
+			lastLog = time.Now()
+			f.log.Printf("meshfs: prewarm: %d of %d meshes found so far", p.done.Load(), p.found.Load())
+		}
+		return nil
+	})
+}
+
+// waitQuiet waits until no reader has asked anything for prewarmQuiet.
+func (f *FS) waitQuiet(ctx context.Context, p *prewarmState) bool {
+	waited := false
+	for {
+		idle := time.Duration(time.Now().UnixNano() - f.lastRequest.Load())
+		if idle >= prewarmQuiet {
+			return true
+		}
+		if !waited {
+			p.waits.Add(1)
+			waited = true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(prewarmQuiet - idle):
+		}
+	}
+}
+
+// diskSuffix ends the statistics label of a geometry output loaded from the
+// disk cache ("gem/glb@disk"): a load, not a conversion.
+const diskSuffix = "@disk"
+
+var fallbackMu sync.Mutex
+
+func (f *FS) countDiskFallback(label string) {
+	fallbackMu.Lock()
+	defer fallbackMu.Unlock()
+	if f.fallbacks == nil {
+		f.fallbacks = map[string]int64{}
+	}
+	f.fallbacks[label]++
+}
+
+func (f *FS) diskFallbacks() map[string]int64 {
+	fallbackMu.Lock()
+	defer fallbackMu.Unlock()
+	m := make(map[string]int64, len(f.fallbacks))
+	for k, v := range f.fallbacks {
+		m[k] = v
+	}
+	return m
+}

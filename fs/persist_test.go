@@ -1,0 +1,230 @@
+package fs
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/fs/meshgen"
+)
+
+// mountDisk mounts src with the disk cache folder dir; the returned func
+// unmounts and closes everything (idempotent).
+func mountDisk(t *testing.T, src, dir string, prewarm bool) (*FS, string, func()) {
+	t.Helper()
+	dc, err := diskcache.Open(dir, 1<<30, DiskCacheVersion(outputs.DefaultLimits))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(Config{Source: src, Log: testLogger(t), DiskCache: dc})
+	if err != nil {
+		dc.Close()
+		t.Fatal(err)
+	}
+	mnt := t.TempDir()
+	srv, err := f.Mount(mnt, fuse.MountOptions{DirectMount: os.Geteuid() == 0, Debug: *fuseDebug})
+	if err != nil {
+		f.Close()
+		dc.Close()
+		cannotMount(t, err)
+	}
+	if prewarm {
+		f.Prewarm()
+	}
+	done := false
+	stop := func() {
+		if done {
+			return
+		}
+		done = true
+		if err := Unmount(srv, mnt); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+		f.Close()
+		if err := dc.Close(); err != nil {
+			t.Errorf("disk cache close: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	return f, mnt, stop
+}
+
+// lsLR stats every entry under root (what ls -lR does) and returns the
+// sizes of the regular files by relative path.
+func lsLR(t *testing.T, root string) map[string]int64 {
+	t.Helper()
+	sizes := map[string]int64{}
+	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if fi.Mode().IsRegular() {
+			rel, _ := filepath.Rel(root, p)
+			sizes[rel] = fi.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sizes
+}
+
+func makeTree(t *testing.T, n, tris int) string {
+	t.Helper()
+	src := t.TempDir()
+	for i := 0; i < n; i++ {
+		data, err := meshgen.GEM(tris, float32(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := filepath.Join(src, fmt.Sprintf("d%d", i%3))
+		os.MkdirAll(d, 0o755)
+		if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("m%d.ply", i)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return src
+}
+
+func TestDiskCacheRemount(t *testing.T) {
+	src := makeTree(t, 6, 2000)
+	dir := t.TempDir()
+
+	// First mount: read every output (converting each mesh once).
+	_, mnt, stop := mountDisk(t, src, dir, false)
+	first := map[string][]byte{}
+	for rel := range lsLR(t, mnt) {
+		b, err := os.ReadFile(filepath.Join(mnt, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first[rel] = b
+	}
+	s := stats(t, mnt)
+	if got := conversions(s); got != 12 {
+		t.Fatalf("first mount: %d conversions, want 12 (6 glb + 6 obj): %+v", got, s.Conversions)
+	}
+	stop()
+
+	// Remount on the same cache folder: listing with sizes converts nothing
+	// and the sizes are exact.
+	_, mnt, stop = mountDisk(t, src, dir, false)
+	sizes := lsLR(t, mnt)
+	if ls, err := exec.LookPath("ls"); err == nil {
+		if out, err := exec.Command(ls, "-lR", mnt).CombinedOutput(); err != nil {
+			t.Fatalf("ls -lR: %v\n%s", err, out)
+		}
+	}
+	s = stats(t, mnt)
+	if got := conversions(s); got != 0 {
+		t.Fatalf("ls -lR after remount converted %d outputs: %+v", got, s.Conversions)
+	}
+	for rel, b := range first {
+		if sizes[rel] != int64(len(b)) {
+			t.Errorf("%s: size %d after remount, %d before", rel, sizes[rel], len(b))
+		}
+	}
+	// Reading serves the cached bytes, still without converting.
+	for rel, b := range first {
+		got, err := os.ReadFile(filepath.Join(mnt, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, b) {
+			t.Errorf("%s: bytes differ after remount", rel)
+		}
+	}
+	s = stats(t, mnt)
+	if got := conversions(s); got != 0 {
+		t.Fatalf("reading after remount converted %d outputs: %+v", got, s.Conversions)
+	}
+	var loads int64
+	for _, n := range s.DiskLoads {
+		loads += n
+	}
+	if loads != 12 || s.DiskCache == nil || s.DiskCache.Entries != 12 {
+		t.Fatalf("disk loads %v, disk cache %+v", s.DiskLoads, s.DiskCache)
+	}
+	stop()
+
+	// A changed source misses: its outputs are converted again.
+	p := filepath.Join(src, "d0", "m0.ply")
+	data, _ := meshgen.GEM(2000, 99)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, mnt, _ = mountDisk(t, src, dir, false)
+	if _, err := os.ReadFile(filepath.Join(mnt, "d0", "m0.ply", "m0.glb")); err != nil {
+		t.Fatal(err)
+	}
+	if got := conversions(stats(t, mnt)); got != 1 {
+		t.Fatalf("a changed source: %d conversions, want 1", got)
+	}
+}
+
+func TestDiskCacheDamagedEntryConverts(t *testing.T) {
+	src := makeTree(t, 1, 2000)
+	dir := t.TempDir()
+	_, mnt, stop := mountDisk(t, src, dir, false)
+	glb := filepath.Join(mnt, "d0", "m0.ply", "m0.glb")
+	want, err := os.ReadFile(glb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	// Damage every data file in the cache.
+	ents, _ := os.ReadDir(filepath.Join(dir, "data"))
+	for _, e := range ents {
+		p := filepath.Join(dir, "data", e.Name())
+		b, _ := os.ReadFile(p)
+		b[len(b)/3] ^= 0x40
+		os.WriteFile(p, b, 0o600)
+	}
+	_, mnt, _ = mountDisk(t, src, dir, false)
+	got, err := os.ReadFile(filepath.Join(mnt, "d0", "m0.ply", "m0.glb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("a damaged cache entry was served")
+	}
+	s := stats(t, mnt)
+	if s.DiskCache.Damaged == 0 || conversions(s) != 1 {
+		t.Fatalf("damaged %d, conversions %v", s.DiskCache.Damaged, s.Conversions)
+	}
+}
+
+func TestPrewarmFillsDiskCache(t *testing.T) {
+	src := makeTree(t, 5, 500)
+	dir := t.TempDir()
+	f, mnt, stop := mountDisk(t, src, dir, true)
+	f.prewarmDone.Wait()
+	s := stats(t, mnt)
+	if s.Prewarm == nil || s.Prewarm.Found != 5 || s.Prewarm.Done != 5 || s.Prewarm.Failed != 0 || s.Prewarm.Running {
+		t.Fatalf("prewarm %+v", s.Prewarm)
+	}
+	if got := conversions(s); got != 10 {
+		t.Fatalf("prewarm made %d conversions, want 10", got)
+	}
+	stop()
+	// Everything is on disk: a new mount's pre-warmer converts nothing.
+	f, mnt, _ = mountDisk(t, src, dir, true)
+	f.prewarmDone.Wait()
+	s = stats(t, mnt)
+	if conversions(s) != 0 || s.Prewarm.Cached != 5 {
+		t.Fatalf("second prewarm: conversions %v, %+v", s.Conversions, s.Prewarm)
+	}
+}
