@@ -22,6 +22,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	meshfs "github.com/meshfs/meshfs/fs"
+	"github.com/meshfs/meshfs/fs/diskcache"
 )
 
 func init() {
@@ -73,11 +74,16 @@ type mountOpts struct {
 	cacheGiven bool
 	limits     outputs.Limits
 	jobs       int
+	// Disk cache and pre-warming (issue 8).
+	cacheDir      string
+	diskCacheSize int64
+	noDiskCache   bool
+	prewarm       bool
 }
 
 func newMountCmd() *cobra.Command {
 	var o mountOpts
-	var cacheSize string
+	var cacheSize, diskCacheSize string
 	cmd := &cobra.Command{
 		Use:   "mount [flags] SOURCE MOUNTPOINT",
 		Short: "Mount SOURCE read-only on MOUNTPOINT, each mesh file shown as a folder of converted files",
@@ -86,7 +92,10 @@ through; each mesh file appears as a folder holding NAME.glb, NAME.obj, NAME.mtl
 header.json, chunks/ and, when it is broken, error.txt: exactly what 'meshfs convert'
 writes. Nothing is converted until an output is first opened or stat'ed; listings,
 header.json and chunks/ never convert a mesh. Converted outputs are kept in memory
-(--cache-size). .meshfs/stats.json at the root (hidden) shows what was converted.
+(--cache-size) and on disk (--cache-dir, --disk-cache-size), so that a remounted tree
+lists, stats and reads what an earlier mount converted without converting it again.
+--prewarm converts everything in the background, standing aside for readers.
+.meshfs/stats.json at the root (hidden) shows what was converted.
 
 The command stays in the foreground and prints one line once the mount is ready;
 Ctrl-C, SIGTERM or 'fusermount3 -u MOUNTPOINT' unmount it. --daemon returns as soon
@@ -109,6 +118,11 @@ fstab (install the binary as /sbin/mount.meshfs, or link it there):
 				}
 				o.cacheSize, o.cacheGiven = n, true
 			}
+			n, err := parseSize(diskCacheSize)
+			if err != nil {
+				return fmt.Errorf("--disk-cache-size: %w", err)
+			}
+			o.diskCacheSize = n
 			if err := o.parseOptions(); err != nil {
 				return err
 			}
@@ -126,6 +140,10 @@ fstab (install the binary as /sbin/mount.meshfs, or link it there):
 	f.DurationVar(&o.attrTTL, "attr-timeout", time.Second, "how long the kernel trusts sizes and times")
 	f.DurationVar(&o.negTTL, "negative-timeout", time.Second, "how long the kernel trusts that a name is absent")
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "conversions run at once (others wait)")
+	f.StringVar(&o.cacheDir, "cache-dir", defaultCacheDir(), "folder of the persistent disk cache")
+	f.StringVar(&diskCacheSize, "disk-cache-size", "2GiB", "disk space for converted outputs (bytes, or with K/M/G/KiB/MiB/GiB)")
+	f.BoolVar(&o.noDiskCache, "no-disk-cache", false, "keep converted outputs in memory only")
+	f.BoolVar(&o.prewarm, "prewarm", false, "convert every mesh in the background once mounted (low priority)")
 	addLimitFlags(cmd, &o.limits)
 	return cmd
 }
@@ -241,6 +259,10 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 		// work harder rather than let the heap grow past the budget.
 		debug.SetMemoryLimit(o.cacheSize + 96<<20)
 	}
+	disk := openDiskCache(o, logger)
+	if disk != nil {
+		defer disk.Close()
+	}
 	fsys, err := meshfs.New(meshfs.Config{
 		Source:          source,
 		CacheSize:       o.cacheSize,
@@ -250,6 +272,7 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 		Log:             logger,
 		Limits:          &o.limits,
 		Concurrency:     o.jobs,
+		DiskCache:       disk,
 	})
 	if err != nil {
 		return err
@@ -277,6 +300,9 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 		ready.Close()
 		detachOutput(o.logFile)
 	}
+	if o.prewarm {
+		fsys.Prewarm()
+	}
 
 	done := make(chan struct{})
 	go func() {
@@ -294,6 +320,42 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 		}
 		return nil
 	}
+}
+
+// defaultCacheDir is $XDG_CACHE_HOME/meshfs, else ~/.cache/meshfs.
+func defaultCacheDir() string {
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "meshfs")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".cache", "meshfs")
+	}
+	return ""
+}
+
+// openDiskCache opens the persistent cache, or returns nil: with
+// --no-disk-cache, or when it cannot be used. A folder already held by
+// another meshfs daemon is not an error: this mount runs without a disk
+// cache (memory only) and says so in the log, rather than refuse to mount
+// or share the folder unsafely.
+func openDiskCache(o *mountOpts, logger *log.Logger) *diskcache.Cache {
+	if o.noDiskCache {
+		return nil
+	}
+	if o.cacheDir == "" {
+		logger.Printf("meshfs: no cache folder (no $XDG_CACHE_HOME nor home): running without a disk cache")
+		return nil
+	}
+	dc, err := diskcache.Open(o.cacheDir, o.diskCacheSize, meshfs.DiskCacheVersion(o.limits))
+	if err != nil {
+		if errors.Is(err, diskcache.ErrLocked) {
+			logger.Printf("meshfs: %v: running without a disk cache (give this mount its own --cache-dir to have one)", err)
+		} else {
+			logger.Printf("meshfs: %v: running without a disk cache", err)
+		}
+		return nil
+	}
+	return dc
 }
 
 // ttl maps a flag's "0" (do not cache) onto the Config's "negative: none".
