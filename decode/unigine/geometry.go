@@ -76,21 +76,34 @@ func (r *reader) positions(field string, n int) [][3]float32 {
 		return nil
 	}
 	p := make([][3]float32, n)
-	for i := range p {
-		q := b[12*i:]
-		p[i] = [3]float32{
-			math.Float32frombits(binary.LittleEndian.Uint32(q)),
-			math.Float32frombits(binary.LittleEndian.Uint32(q[4:])),
-			math.Float32frombits(binary.LittleEndian.Uint32(q[8:])),
+	// The first non-finite vertex, found over the CPUs as one pass would.
+	bad := decode.Parallel(n, func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			q := b[12*i:]
+			p[i] = [3]float32{
+				math.Float32frombits(binary.LittleEndian.Uint32(q)),
+				math.Float32frombits(binary.LittleEndian.Uint32(q[4:])),
+				math.Float32frombits(binary.LittleEndian.Uint32(q[8:])),
+			}
+			if !finite(p[i][:]...) {
+				return badItem(i)
+			}
 		}
-		if !finite(p[i][:]...) {
-			r.pos -= 12 * (n - i)
-			r.fail(field, nil, "vertex %d is not finite: %v", i, p[i])
-			return nil
-		}
+		return nil
+	})
+	if bad != nil {
+		i := int(bad.(badItem))
+		r.pos -= 12 * (n - i)
+		r.fail(field, nil, "vertex %d is not finite: %v", i, p[i])
+		return nil
 	}
 	return p
 }
+
+// badItem is the index of the item a parallel loop stopped at.
+type badItem int
+
+func (badItem) Error() string { return "bad item" }
 
 func (r *reader) tangents(field string, n int) [][4]int16 {
 	b := r.bytes(field, 8*int64(n))
@@ -98,13 +111,16 @@ func (r *reader) tangents(field string, n int) [][4]int16 {
 		return nil
 	}
 	t := make([][4]int16, n)
-	for i := range t {
-		q := b[8*i:]
-		t[i] = [4]int16{
-			int16(binary.LittleEndian.Uint16(q)), int16(binary.LittleEndian.Uint16(q[2:])),
-			int16(binary.LittleEndian.Uint16(q[4:])), int16(binary.LittleEndian.Uint16(q[6:])),
+	decode.Parallel(n, func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			q := b[8*i:]
+			t[i] = [4]int16{
+				int16(binary.LittleEndian.Uint16(q)), int16(binary.LittleEndian.Uint16(q[2:])),
+				int16(binary.LittleEndian.Uint16(q[4:])), int16(binary.LittleEndian.Uint16(q[6:])),
+			}
 		}
-	}
+		return nil
+	})
 	return t
 }
 
@@ -126,16 +142,23 @@ func (r *reader) uvs(field string, ntv int) [][2]float32 {
 		return nil
 	}
 	uv := make([][2]float32, n)
-	for i := range uv {
-		uv[i] = [2]float32{
-			math.Float32frombits(binary.LittleEndian.Uint32(b[8*i:])),
-			math.Float32frombits(binary.LittleEndian.Uint32(b[8*i+4:])),
+	bad := decode.Parallel(n, func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			uv[i] = [2]float32{
+				math.Float32frombits(binary.LittleEndian.Uint32(b[8*i:])),
+				math.Float32frombits(binary.LittleEndian.Uint32(b[8*i+4:])),
+			}
+			if !finite(uv[i][:]...) {
+				return badItem(i)
+			}
 		}
-		if !finite(uv[i][:]...) {
-			r.pos -= 8 * (n - i)
-			r.fail(field, nil, "entry %d is not finite: %v", i, uv[i])
-			return nil
-		}
+		return nil
+	})
+	if bad != nil {
+		i := int(bad.(badItem))
+		r.pos -= 8 * (n - i)
+		r.fail(field, nil, "entry %d is not finite: %v", i, uv[i])
+		return nil
 	}
 	return uv
 }
