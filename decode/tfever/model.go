@@ -136,7 +136,14 @@ func sortRegions(rs []region) {
 type reader struct {
 	file      string
 	keyframes int // read so far, across the file's animations
+	nRegions  int // attributes and index lists read so far
 }
+
+// MaxRegions caps the attributes and index lists of one .msh together.
+// Real meshes have a few of each per submesh; each costs kilobytes
+// downstream (a chunk, header.json, layout checks), so 100 000 looped out by
+// a 4 KiB script allocated 240 MiB (found by export/outputs/hostile).
+const MaxRegions = 10_000
 
 // MaxKeyframes caps the keyframes of one .msh's animations together. Real
 // animations have tens of keys; each key costs kilobytes downstream
@@ -307,6 +314,11 @@ func (r *reader) regions(v any, field string, wantComp bool) ([]region, error) {
 	}
 	if len(t.Seq) > 0 {
 		return nil, r.errf(field, "has %d unnamed entries, want attribute names as keys", len(t.Seq))
+	}
+	if r.nRegions += len(t.Fields); r.nRegions > MaxRegions {
+		e := r.errf(field, "brings the file's attributes and index lists to %d, more than the limit of %d", r.nRegions, MaxRegions)
+		e.(*decode.FormatError).Err = decode.ErrLimit
+		return nil, e
 	}
 	var out []region
 	for _, k := range t.Keys() {

@@ -657,3 +657,26 @@ func TestKeyframeLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestRegionLimit: nor can it loop out attributes (found by
+// export/outputs/hostile: 100 000 made 240 MiB of allocations downstream).
+func TestRegionLimit(t *testing.T) {
+	script := func(n int) string {
+		return fmt.Sprintf(`function data() return { vertexAttr = (function()
+		local t = { position = { count = 36, numComp = 3, offset = 0 } }
+		for i = 2, %d do t["a" .. i] = { count = 4, numComp = 1, offset = 0 } end return t
+	end)(), subMeshes = { { indices = { position = { count = 12, offset = 36 } } } } } end`, n)
+	}
+	blob := make([]byte, 48)
+	blob[36+4], blob[36+8] = 1, 2
+	for _, n := range []int{MaxRegions - 1, MaxRegions + 1} {
+		src := memSource("m.msh", map[string][]byte{"m.msh": []byte(script(n)), "m.msh.blob": blob})
+		_, err := Msh{}.Scan(context.Background(), src)
+		if n < MaxRegions && err != nil {
+			t.Errorf("%d attributes: %v", n, err)
+		}
+		if n > MaxRegions && (!errors.Is(err, decode.ErrLimit) || !strings.Contains(err.Error(), "attributes and index lists")) {
+			t.Errorf("%d attributes: err %v, want the region limit", n, err)
+		}
+	}
+}
