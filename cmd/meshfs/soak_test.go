@@ -1,0 +1,556 @@
+package main
+
+// The soak (issue 7): readers doing cat, pread, mmap and grep -r over a
+// mounted tree of over 1 000 meshes while this process rewrites, renames
+// and deletes source files every second. Every read must be the bytes
+// `convert` makes of one version of its source, whole, at the size fstat
+// gave; the daemon's RSS must stay within the cache budget + 150 MiB.
+//
+// `go test` runs a short form (a few seconds); MESHFS_SOAK=10m (any Go
+// duration) runs the full one (`make soak`).
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/fs/meshgen"
+)
+
+const (
+	soakDirs     = 10  // folders of static meshes
+	soakPerDir   = 100 // static meshes per folder
+	soakHot      = 24  // meshes the mutator changes, in hot/
+	soakVersions = 3   // contents each hot mesh cycles through
+	soakBudget   = 64 << 20
+)
+
+// soakTree is the source tree and what `convert` makes of every version
+// of every file in it: output path (relative to the mount) → the possible
+// contents.
+type soakTree struct {
+	src    string
+	want   map[string][][]byte
+	paths  []string // every output path, static and hot
+	hot    [soakHot][soakVersions][]byte
+	static []string // folders of static meshes
+}
+
+func hotName(i int, renamed bool) string {
+	if renamed {
+		return fmt.Sprintf("h%02d-r.ply", i)
+	}
+	return fmt.Sprintf("h%02d.ply", i)
+}
+
+// expect records what `convert` (outputs.Mesh.Produce) makes of b when it
+// is the source file rel: converted from a copy at the same relative path
+// in a scratch tree, as the user would run `meshfs convert`.
+func (st *soakTree) expect(t testing.TB, scratch, rel string, b []byte) {
+	t.Helper()
+	p := filepath.Join(scratch, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := outputs.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.Produce(context.Background(), func(name string, out []byte) error {
+		if strings.HasSuffix(name, "/") {
+			return nil
+		}
+		k := filepath.Join(rel, filepath.FromSlash(name))
+		if _, seen := st.want[k]; !seen {
+			st.paths = append(st.paths, k)
+		}
+		for _, have := range st.want[k] {
+			if bytes.Equal(have, out) {
+				return nil
+			}
+		}
+		st.want[k] = append(st.want[k], out)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", rel, err)
+	}
+}
+
+func newSoakTree(t testing.TB) *soakTree {
+	t.Helper()
+	src, err := os.MkdirTemp("", "meshfs-soak-src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(src, 0o755)
+	t.Cleanup(func() { os.RemoveAll(src) })
+	scratch := t.TempDir()
+	st := &soakTree{src: src, want: map[string][][]byte{}}
+	for d := range soakDirs {
+		dir := fmt.Sprintf("d%02d", d)
+		st.static = append(st.static, dir)
+		for i := range soakPerDir {
+			b, err := meshgen.GEM(20+(i%7)*10, float32(d*soakPerDir+i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel := filepath.Join(dir, fmt.Sprintf("m%03d.ply", i))
+			write(t, filepath.Join(src, rel), b)
+			st.expect(t, scratch, rel, b)
+		}
+	}
+	for i := range soakHot {
+		for v := range soakVersions {
+			b, err := meshgen.GEM(30+v*40, float32(1000*i+v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.hot[i][v] = b
+			for _, renamed := range []bool{false, true} {
+				st.expect(t, scratch, filepath.Join("hot", hotName(i, renamed)), b)
+			}
+		}
+		write(t, filepath.Join(src, "hot", hotName(i, false)), st.hot[i][0])
+	}
+	return st
+}
+
+func write(t testing.TB, p string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mutate changes a few hot meshes: a rewrite (the new version written
+// beside it and renamed over it, as editors and tools save), a rename, or
+// a delete (the next change of that mesh writes it again).
+func (st *soakTree) mutate(rng *rand.Rand, state *[soakHot][2]int) (n int, err error) {
+	for range 6 {
+		i := rng.IntN(soakHot)
+		renamed, present := state[i][0] == 1, state[i][1] >= 0
+		cur := filepath.Join(st.src, "hot", hotName(i, renamed))
+		switch op := rng.IntN(3); {
+		case !present || op == 0: // rewrite (or recreate)
+			v := (max(state[i][1], 0) + 1) % soakVersions
+			tmp := filepath.Join(st.src, "hot", fmt.Sprintf(".h%02d.tmp", i))
+			if err := os.WriteFile(tmp, st.hot[i][v], 0o644); err != nil {
+				return n, err
+			}
+			if err := os.Rename(tmp, cur); err != nil {
+				return n, err
+			}
+			state[i][1] = v
+		case op == 1: // rename
+			if err := os.Rename(cur, filepath.Join(st.src, "hot", hotName(i, !renamed))); err != nil {
+				return n, err
+			}
+			state[i][0] = 1 - state[i][0]
+		default: // delete
+			if err := os.Remove(cur); err != nil {
+				return n, err
+			}
+			state[i][1] = -1
+		}
+		n++
+	}
+	return n, nil
+}
+
+// soakCounts are the soak's figures.
+type soakCounts struct {
+	ops, cats, preads, mmaps, greps, reads, gone atomic.Int64
+	errors, stale                                atomic.Int64
+	mutations                                    atomic.Int64
+	// changed counts whole reads that returned a version other than the
+	// first: proof the readers saw the changes, not an old cache.
+	changed atomic.Int64
+}
+
+// oneOf reports whether b is one of the versions.
+func oneOf(b []byte, versions [][]byte) bool { return versionOf(b, versions) >= 0 }
+
+// versionOf returns the index of b among the versions, or -1.
+func versionOf(b []byte, versions [][]byte) int {
+	for i, v := range versions {
+		if bytes.Equal(b, v) {
+			return i
+		}
+	}
+	return -1
+}
+
+func vmRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func soakDuration(t *testing.T) time.Duration {
+	if v := os.Getenv("MESHFS_SOAK"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("MESHFS_SOAK=%q: %v", v, err)
+		}
+		return d
+	}
+	return 5 * time.Second
+}
+
+func TestSoak(t *testing.T) {
+	canMount(t)
+	dur := soakDuration(t)
+	st := newSoakTree(t)
+	mnt := mountDir(t)
+	d := startMount(t, "--cache-size", strconv.Itoa(soakBudget), st.src, mnt)
+	var c soakCounts
+	var problems sync.Map // first message per kind
+	report := func(kind *atomic.Int64, format string, args ...any) {
+		kind.Add(1)
+		msg := fmt.Sprintf(format, args...)
+		problems.LoadOrStore(msg[:min(len(msg), 60)], msg)
+	}
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	// The mutator.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewPCG(1, 1))
+		var state [soakHot][2]int
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				n, err := st.mutate(rng, &state)
+				c.mutations.Add(int64(n))
+				if err != nil {
+					report(&c.errors, "mutator: %v", err)
+				}
+			}
+		}
+	}()
+	// RSS sampling.
+	var peakRSS atomic.Int64
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			if r := vmRSS(d.pid); r > peakRSS.Load() {
+				peakRSS.Store(r)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+	// The readers.
+	for r := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(r), 99))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c.ops.Add(1)
+				rel := st.paths[rng.IntN(len(st.paths))]
+				if rng.IntN(3) == 0 { // a third of the reads go to the meshes that change
+					hot := st.paths[rng.IntN(len(st.paths))]
+					for !strings.HasPrefix(hot, "hot") {
+						hot = st.paths[rng.IntN(len(st.paths))]
+					}
+					rel = hot
+				}
+				p := filepath.Join(mnt, rel)
+				switch op := rng.IntN(16); {
+				case op == 0:
+					c.greps.Add(1)
+					dir := "hot"
+					if rng.IntN(2) == 0 {
+						dir = st.static[rng.IntN(len(st.static))]
+					}
+					soakGrep(filepath.Join(mnt, dir), &c, report)
+				case op < 4:
+					c.cats.Add(1)
+					soakCat(p, rel, st.want[rel], &c, report)
+				case op < 8:
+					c.mmaps.Add(1)
+					soakRead(p, rel, st.want[rel], true, rng, &c, report)
+				case op < 12:
+					c.preads.Add(1)
+					soakRead(p, rel, st.want[rel], false, rng, &c, report)
+				default:
+					c.reads.Add(1)
+					soakRead(p, rel, st.want[rel], false, nil, &c, report)
+				}
+			}
+		}()
+	}
+	time.Sleep(dur)
+	close(stop)
+	wg.Wait()
+	hwm := vmHWM(t, d.pid)
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Errorf("daemon exit: %v\n%s", err, d.stderr)
+	}
+	t.Logf("soak %v over %d meshes (%d output files): %d operations (%d cat, %d pread, %d mmap, %d read, %d grep -r; %d found gone), %d source changes, %d whole reads of a changed version; errors %d, stale reads %d; daemon peak RSS %d MiB (sampled %d MiB), cache budget %d MiB",
+		dur, soakDirs*soakPerDir+soakHot, len(st.paths), c.ops.Load(), c.cats.Load(), c.preads.Load(), c.mmaps.Load(), c.reads.Load(), c.greps.Load(), c.gone.Load(),
+		c.mutations.Load(), c.changed.Load(), c.errors.Load(), c.stale.Load(), hwm>>20, peakRSS.Load()>>20, soakBudget>>20)
+	problems.Range(func(_, v any) bool {
+		t.Errorf("%s", v)
+		return true
+	})
+	if c.errors.Load() != 0 || c.stale.Load() != 0 {
+		t.Errorf("%d errors, %d stale reads", c.errors.Load(), c.stale.Load())
+	}
+	if c.changed.Load() == 0 {
+		t.Errorf("no read returned a changed version: the readers never saw the mutator's work")
+	}
+	if c.mutations.Load() == 0 || c.ops.Load() < 100 {
+		t.Errorf("%d operations, %d source changes: the soak did not run", c.ops.Load(), c.mutations.Load())
+	}
+	if limit := int64(soakBudget + 150<<20); hwm > limit {
+		t.Errorf("daemon peak RSS %d MiB over the budget + 150 MiB", hwm>>20)
+	}
+}
+
+// gone reports whether err means the file went away (renamed or deleted
+// by the mutator): an honest answer, not an error.
+func gone(err error) bool { return os.IsNotExist(err) }
+
+func soakCat(p, rel string, want [][]byte, c *soakCounts, report func(*atomic.Int64, string, ...any)) {
+	var stderr bytes.Buffer
+	cmd := exec.Command("cat", p)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	switch {
+	case err != nil && strings.Contains(stderr.String(), "No such file"):
+		c.gone.Add(1)
+	case err != nil:
+		report(&c.errors, "cat %s: %v: %s", rel, err, stderr.String())
+	default:
+		switch v := versionOf(out, want); {
+		case v < 0:
+			report(&c.stale, "cat %s: %d bytes, none of the %d versions", rel, len(out), len(want))
+		case v > 0:
+			c.changed.Add(1)
+		}
+	}
+}
+
+// soakRead opens p, takes its size from fstat, and reads it whole (read or
+// mmap) or at random offsets (pread). The bytes must be one version, and
+// that version's size must be fstat's.
+func soakRead(p, rel string, want [][]byte, mmap bool, rng *rand.Rand, c *soakCounts, report func(*atomic.Int64, string, ...any)) {
+	f, err := os.Open(p)
+	if gone(err) {
+		c.gone.Add(1)
+		return
+	}
+	if err != nil {
+		report(&c.errors, "open %s: %v", rel, err)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		report(&c.errors, "fstat %s: %v", rel, err)
+		return
+	}
+	size := fi.Size()
+	var sized [][]byte
+	for _, w := range want {
+		if int64(len(w)) == size {
+			sized = append(sized, w)
+		}
+	}
+	if len(sized) == 0 {
+		report(&c.stale, "%s: fstat size %d is no version's size", rel, size)
+		return
+	}
+	switch {
+	case mmap:
+		if size == 0 {
+			return
+		}
+		m, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+		if err != nil {
+			report(&c.errors, "mmap %s: %v", rel, err)
+			return
+		}
+		ok := oneOf(m, sized)
+		syscall.Munmap(m)
+		if !ok {
+			report(&c.stale, "mmap %s: %d bytes, none of the versions of that size", rel, size)
+		}
+	case rng != nil:
+		buf := make([]byte, 4096)
+		cands := sized
+		for range 8 {
+			off := rng.Int64N(size + 1)
+			n, err := f.ReadAt(buf, off)
+			if err != nil && err != io.EOF {
+				report(&c.errors, "pread %s at %d: %v", rel, off, err)
+				return
+			}
+			var still [][]byte
+			for _, w := range cands {
+				if bytes.Equal(buf[:n], w[off:min(off+int64(len(buf)), size)]) {
+					still = append(still, w)
+				}
+			}
+			if cands = still; len(cands) == 0 {
+				report(&c.stale, "pread %s at %d: %d bytes match no single version", rel, off, n)
+				return
+			}
+		}
+	default:
+		b, err := io.ReadAll(f)
+		if err != nil {
+			report(&c.errors, "read %s: %v", rel, err)
+			return
+		}
+		switch v := versionOf(b, want); {
+		case v < 0 || int64(len(b)) != size:
+			report(&c.stale, "read %s: %d bytes (fstat %d), none of the versions of that size", rel, len(b), size)
+		case v > 0:
+			c.changed.Add(1)
+		}
+	}
+}
+
+// soakGrep runs grep -r over a folder of the mount: it must finish, and
+// complain of nothing but files that went away under it.
+func soakGrep(dir string, c *soakCounts, report func(*atomic.Int64, string, ...any)) {
+	var stderr bytes.Buffer
+	cmd := exec.Command("grep", "-r", "-l", "-a", "glTF", dir)
+	cmd.Stderr = &stderr
+	cmd.Stdout = io.Discard
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 2) {
+		report(&c.errors, "grep -r %s: %v", dir, err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if l != "" && !strings.Contains(l, "No such file or directory") {
+			report(&c.errors, "grep -r: %s", l)
+		}
+	}
+}
+
+// TestDaemonNoLeaks: 10 000 open/read/close cycles over many outputs leave
+// the daemon with the descriptors it had after a warm-up pass
+// (/proc/PID/fd).
+func TestDaemonNoLeaks(t *testing.T) {
+	canMount(t)
+	src, mnt := sourceTree(t), mountDir(t)
+	var paths []string
+	for i := range 50 {
+		b, err := meshgen.GEM(20+i, float32(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("m%02d", i)
+		write(t, filepath.Join(src, name+".ply"), b)
+		for _, o := range []string{".glb", ".obj", ".mtl"} {
+			paths = append(paths, filepath.Join(name+".ply", name+o))
+		}
+		paths = append(paths, filepath.Join(name+".ply", "header.json"))
+	}
+	paths = append(paths, "notes.txt")
+	d := startMount(t, "--cache-size", "4MiB", src, mnt)
+	// Raw chunks (read from the source through a descriptor) too.
+	for i := range 50 {
+		ents, err := os.ReadDir(filepath.Join(mnt, fmt.Sprintf("m%02d.ply", i), "chunks"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			paths = append(paths, filepath.Join(fmt.Sprintf("m%02d.ply", i), "chunks", e.Name()))
+		}
+	}
+	fds := func() int {
+		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", d.pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	cycles := func(total int) {
+		var wg sync.WaitGroup
+		var once sync.Once
+		for w := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				buf := make([]byte, 512)
+				for i := w; i < total; i += 8 {
+					p := filepath.Join(mnt, paths[i%len(paths)])
+					f, err := os.Open(p)
+					if err == nil {
+						_, err = f.ReadAt(buf, int64(i%13))
+						if err == io.EOF {
+							err = nil
+						}
+						f.Close()
+					}
+					if err != nil {
+						once.Do(func() { t.Errorf("%s: %v", p, err) })
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	cycles(2 * len(paths))
+	base := fds()
+	cycles(10_000)
+	after := fds()
+	// Releases reach the daemon after close returns.
+	deadline := time.Now().Add(guard)
+	for after > base && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		after = fds()
+	}
+	t.Logf("%d output files; daemon descriptors: %d after the warm-up, %d after 10000 cycles", len(paths), base, after)
+	if after > base {
+		t.Errorf("daemon holds %d descriptors, %d after the warm-up", after, base)
+	}
+}
