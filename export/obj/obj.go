@@ -225,16 +225,31 @@ func (s *segments) join() []byte {
 		}()
 	}
 	wg.Wait()
-	total := 0
+	// Join: each piece's place is known now, so the copies run on all
+	// CPUs too.
+	at := make([]int, len(s.list)+1)
 	for i := range s.list {
-		total += len(s.list[i].text) + len(s.list[i].out)
+		at[i+1] = at[i] + len(s.list[i].text) + len(s.list[i].out)
 	}
-	out := make([]byte, 0, total)
-	for i := range s.list {
-		out = append(out, s.list[i].text...)
-		out = append(out, s.list[i].out...)
-		s.list[i].out = nil
+	out := make([]byte, at[len(s.list)])
+	next.Store(0)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(s.list) {
+					return
+				}
+				g := &s.list[i]
+				n := copy(out[at[i]:], g.text)
+				copy(out[at[i]+n:], g.out)
+				g.out = nil
+			}
+		}()
 	}
+	wg.Wait()
 	return out
 }
 
@@ -479,30 +494,70 @@ func (w *writer) vertices(pos [][3]float32, colors [][4]float32, white bool, xf 
 }
 
 // faces writes one `f` line per triangle; the vt and vn parts of each
-// corner appear only when the primitive has UVs or normals.
+// corner appear only when the primitive has UVs or normals. Each line is
+// put together in a small array and appended once; when the v, vt and vn
+// numbers of a corner are equal (the usual case: every primitive so far
+// had all three) the number is formatted once.
 func (w *writer) faces(idx []uint32, nv, nvt, nvn uint64, uv, normal, flip bool) {
+	same := (!uv || nvt == nv) && (!normal || nvn == nv)
+	var line [2 + 3*(1+3*maxDigits+2)]byte
 	for t := 0; t+3 <= len(idx); t += 3 {
-		w.b = append(w.b, 'f')
 		tri := [3]uint32{idx[t], idx[t+1], idx[t+2]}
 		if flip {
 			tri[1], tri[2] = tri[2], tri[1]
 		}
+		line[0] = 'f'
+		l := 1
 		for _, i := range tri {
-			w.b = append(w.b, ' ')
-			w.b = strconv.AppendUint(w.b, nv+uint64(i)+1, 10)
+			line[l] = ' '
+			l++
+			d := putUint(line[l:], nv+uint64(i)+1)
+			num := line[l : l+d]
+			l += d
 			if uv || normal {
-				w.b = append(w.b, '/')
+				line[l] = '/'
+				l++
 				if uv {
-					w.b = strconv.AppendUint(w.b, nvt+uint64(i)+1, 10)
+					if same {
+						l += copy(line[l:], num)
+					} else {
+						l += putUint(line[l:], nvt+uint64(i)+1)
+					}
 				}
 				if normal {
-					w.b = append(w.b, '/')
-					w.b = strconv.AppendUint(w.b, nvn+uint64(i)+1, 10)
+					line[l] = '/'
+					l++
+					if same {
+						l += copy(line[l:], num)
+					} else {
+						l += putUint(line[l:], nvn+uint64(i)+1)
+					}
 				}
 			}
 		}
-		w.b = append(w.b, '\n')
+		line[l] = '\n'
+		w.b = append(w.b, line[:l+1]...)
 	}
+}
+
+// maxDigits is the length of the largest uint64 in decimal.
+const maxDigits = 20
+
+// putUint writes v in decimal at the start of dst (which has room for
+// maxDigits bytes) and returns the number of bytes written.
+func putUint(dst []byte, v uint64) int {
+	n := 1
+	for x := v; x >= 10; x /= 10 {
+		n++
+	}
+	dst = dst[:n]
+	for i := n - 1; i > 0; i-- {
+		q := v / 10
+		dst[i] = byte('0' + v - 10*q)
+		v = q
+	}
+	dst[0] = byte('0' + v)
+	return n
 }
 
 func fin(f float32) float32 {
