@@ -37,15 +37,16 @@ import (
 // conversion, run one at a time; it bounds the peak heap the conversion
 // adds from above (the peak cannot exceed what was allocated).
 //
-// Measured over the full corpus (MESHFS_HOSTILE=full, 53 122 variants):
-// the worst multiple is 21.3× (a BPLY map of 1.2 MiB whose submesh count
-// became 2^31: 25 MiB allocated, mostly the whole-file read and the
-// vertex table it still builds); a binary file's fixed cost is under
-// 0.5 MiB. Lua's constant is the sandbox's budget: a script may build
+// Measured over the full corpus (MESHFS_HOSTILE=full, about 53 000
+// variants): the worst multiple is 21.3× (the 1.2 MiB BPLY map whose
+// submesh count became 2^31: 25.3 MiB allocated, mostly the whole-file
+// read and the vertex table it still builds); a binary file's fixed cost is
+// under 0.5 MiB. Lua's constant is the sandbox's budget: a script may build
 // 64 MiB of strings and 1M instructions' worth of tables and return 4 MiB
-// of strings, and a .msh runs twice (Scan and Decode); the worst seen is
-// 162 MiB for a 4 KiB script (a 1 MB animation name, copied into
-// header.json, the scene and the .glb).
+// of strings, and a .msh runs twice (Scan and Decode); after the fixes the
+// corpus led to (see testdata/regress) the worst seen is about 140 MiB for
+// a 4 KiB script. Scripts cut by the sandbox's one-second deadline allocate
+// more on faster machines, which the constant leaves room for.
 const (
 	heapMultiple   = 32
 	binaryConstant = 4 << 20
