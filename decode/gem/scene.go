@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/meshfs/meshfs/decode"
 )
@@ -53,7 +56,6 @@ type builder struct {
 	skin   *Skin
 	basis  *Basis
 	mirror bool
-	remap  []int32 // old vertex → new index in the current primitive, −1 unset
 }
 
 func section(c Chunk) string {
@@ -194,25 +196,20 @@ func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
 	}
 
 	mesh := decode.Mesh{Name: base, Skinned: anyBlend, Transform: decode.Identity()}
-	if b.vert != nil && b.idx != nil {
-		b.remap = make([]int32, b.vertices())
-		for k := range b.remap {
-			b.remap[k] = -1
-		}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
+	prims, errs := b.primitives(ctx, subs, layouts, nbones)
 	for i, s := range subs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
 		mat := material(i, s)
 		scene.Materials = append(scene.Materials, mat)
 		if s.FaceCount == 0 {
 			continue // a primitive needs at least one triangle
 		}
-		p, err := b.primitive(s, layouts[i], nbones)
-		if err != nil {
-			return nil, err
+		if errs[i] != nil {
+			return nil, errs[i] // the first submesh's error, as in one pass
 		}
+		p := prims[i]
 		p.Name = mat.Name
 		p.Material = i
 		if anyBlend && p.Joints == nil {
@@ -229,6 +226,56 @@ func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
 		scene.Meshes = append(scene.Meshes, mesh)
 	}
 	return scene, nil
+}
+
+// primitives builds the primitive of every submesh with faces. Files of
+// many submeshes build several at once (each worker with its own remap
+// table); every submesh is attempted and errs[i] holds submesh i's error,
+// so the caller reports the first in file order.
+func (b *builder) primitives(ctx context.Context, subs []*Submesh, layouts []layout, nbones int) ([]decode.Primitive, []error) {
+	prims := make([]decode.Primitive, len(subs))
+	errs := make([]error, len(subs))
+	var work []int
+	corners := 0
+	for i, s := range subs {
+		if s.FaceCount > 0 {
+			work = append(work, i)
+			corners += 3 * int(s.FaceCount)
+		}
+	}
+	if len(work) == 0 {
+		return prims, errs
+	}
+	workers := 1
+	if len(work) > 1 && corners >= 2*decode.ParallelGrain {
+		workers = min(runtime.GOMAXPROCS(0), len(work))
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			remap := make([]int32, b.vertices())
+			for k := range remap {
+				remap[k] = -1
+			}
+			for {
+				w := int(next.Add(1)) - 1
+				if w >= len(work) {
+					return
+				}
+				i := work[w]
+				if err := ctx.Err(); err != nil {
+					errs[i] = err
+					continue
+				}
+				prims[i], errs[i] = b.primitive(subs[i], layouts[i], nbones, remap)
+			}
+		}()
+	}
+	wg.Wait()
+	return prims, errs
 }
 
 // vertices is the number of whole vertex records VERT holds.
@@ -298,7 +345,7 @@ func clamp01(v float32) float32 {
 
 // primitive builds one submesh: only the vertices its faces reference,
 // numbered in order of first use, so padding vertices never appear.
-func (b *builder) primitive(s *Submesh, l layout, nbones int) (decode.Primitive, error) {
+func (b *builder) primitive(s *Submesh, l layout, nbones int, remap []int32) (decode.Primitive, error) {
 	var p decode.Primitive
 	width := int64(2)
 	if b.idx.Wide {
@@ -314,16 +361,16 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int) (decode.Primitive,
 			return p, decode.Errorf(b.file, section(b.idx), fmt.Sprintf("indices[%d]", first+k),
 				b.idx.Offset+8+int64(first+k)*width, "index %d but VERT has %d vertices", v, count)
 		}
-		r := b.remap[v]
+		r := remap[v]
 		if r < 0 {
 			r = int32(len(order))
-			b.remap[v] = r
+			remap[v] = r
 			order = append(order, v)
 		}
 		p.Indices[k] = uint32(r)
 	}
 	for _, v := range order {
-		b.remap[v] = -1 // ready for the next primitive
+		remap[v] = -1 // ready for the next primitive
 	}
 	if (s.Kind != KindSUBMGEM3 && s.Flags&FlagMirrored != 0) || b.mirror {
 		// Mirrored meshes store counter-clockwise faces (their normals agree
