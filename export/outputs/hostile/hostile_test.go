@@ -43,14 +43,16 @@ import (
 // read and the vertex table it still builds); a binary file's fixed cost is
 // under 0.5 MiB. Lua's constant is the sandbox's budget: a script may build
 // 64 MiB of strings and 1M instructions' worth of tables and return 4 MiB
-// of strings, and a .msh runs twice (Scan and Decode); after the fixes the
-// corpus led to (see testdata/regress) the worst seen is about 140 MiB for
-// a 4 KiB script. Scripts cut by the sandbox's one-second deadline allocate
-// more on faster machines, which the constant leaves room for.
+// of strings, and a .msh runs twice (Scan and Decode). After the fixes the
+// corpus led to (testdata/regress), the worst seen is 239 MiB for a 4 KiB
+// script that fills 100 000 small tables: the interpreter's own cost, twice,
+// before the decoder refuses the result (tfever.MaxRegions). Scripts cut by
+// the sandbox's one-second deadline get further on faster machines, which
+// the constant leaves twice that room for.
 const (
 	heapMultiple   = 32
 	binaryConstant = 4 << 20
-	luaConstant    = 256 << 20
+	luaConstant    = 512 << 20
 )
 
 // bound is the most v's conversion may allocate.
