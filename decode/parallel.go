@@ -19,14 +19,37 @@ const ParallelGrain = 1 << 14
 // failing one runs to completion. Ranges above a failure may or may not run;
 // callers discard their results with the error.
 func Parallel(n int, fn func(lo, hi int) error) error {
-	workers := runtime.GOMAXPROCS(0)
-	if n < 2*ParallelGrain || workers < 2 {
+	if n < 2*ParallelGrain || runtime.GOMAXPROCS(0) < 2 {
 		if n <= 0 {
 			return nil
 		}
 		return fn(0, n)
 	}
-	chunk := ParallelGrain
+	return chunked(n, ParallelGrain, fn)
+}
+
+// ParallelEach calls fn(i) for each i in [0, n) on all CPUs, for items
+// each worth a goroutine (a file's surfaces), and returns the error of
+// the lowest i that failed: every item below it has run, as in a loop
+// that stops at the first error.
+func ParallelEach(n int, fn func(i int) error) error {
+	each := func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			if err := fn(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if n < 2 || runtime.GOMAXPROCS(0) < 2 {
+		return each(0, n)
+	}
+	return chunked(n, 1, each)
+}
+
+// chunked runs fn over [0, n) in ranges of chunk elements on all CPUs.
+func chunked(n, chunk int, fn func(lo, hi int) error) error {
+	workers := runtime.GOMAXPROCS(0)
 	chunks := (n + chunk - 1) / chunk
 	workers = min(workers, chunks)
 	var (

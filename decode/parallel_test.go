@@ -58,3 +58,32 @@ func TestParallelFirstError(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelEach: every item runs once; the error is the lowest failing
+// item's, and every item below it has run.
+func TestParallelEach(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, n := range []int{0, 1, 2, 7, 100} {
+		for bad := -1; bad < n; bad += 1 + n/5 {
+			ran := make([]int32, n)
+			err := ParallelEach(n, func(i int) error {
+				atomic.AddInt32(&ran[i], 1)
+				if bad >= 0 && (i == bad || i == n-1) {
+					return fmt.Errorf("item %d", i)
+				}
+				return nil
+			})
+			switch {
+			case bad < 0 && err != nil:
+				t.Fatalf("n=%d: %v", n, err)
+			case bad >= 0 && (err == nil || err.Error() != fmt.Sprintf("item %d", bad)):
+				t.Fatalf("n=%d bad=%d: error %v", n, bad, err)
+			}
+			for i, c := range ran {
+				if c > 1 || (c == 0 && (bad < 0 || i <= bad)) {
+					t.Fatalf("n=%d bad=%d: item %d ran %d times", n, bad, i, c)
+				}
+			}
+		}
+	}
+}
