@@ -23,13 +23,30 @@ func Read(ctx context.Context, src *decode.Source) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range f.Surfaces {
+	one := func(i int) error {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		if err := readSurface(src, h, l, i); err != nil {
-			return nil, err
+		return readSurface(src, h, l, i)
+	}
+	// Surfaces are independent blocks: large files read and parse them
+	// on all CPUs (ReaderAt allows concurrent reads), reporting the first
+	// surface's error as one pass would.
+	var packed int64
+	for _, b := range l.geom {
+		packed += b.packed
+	}
+	if packed >= 1<<20 {
+		err = decode.ParallelEach(len(f.Surfaces), one)
+	} else {
+		for i := range f.Surfaces {
+			if err = one(i); err != nil {
+				break
+			}
 		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	return f, nil
 }

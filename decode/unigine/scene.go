@@ -27,13 +27,31 @@ func Scene(f *File, file, name string) (*decode.Scene, error) {
 		return nil, err
 	}
 	m := decode.Mesh{Name: name, Skinned: sc.Skeleton != nil, TargetNames: targetNames, Transform: decode.Identity()}
-	for i := range f.Surfaces {
-		p, err := primitive(f, i, file, shift, targetNames, perSurface[i])
-		if err != nil {
-			return nil, err
-		}
-		m.Primitives = append(m.Primitives, p)
+	// Surfaces convert independently: large files do them on all CPUs,
+	// reporting the first surface's error.
+	prims := make([]decode.Primitive, len(f.Surfaces))
+	one := func(i int) (err error) {
+		prims[i], err = primitive(f, i, file, shift, targetNames, perSurface[i])
+		return err
 	}
+	corners := 0
+	for i := range f.Surfaces {
+		corners += len(f.Surfaces[i].CIndices)
+	}
+	var err error
+	if corners >= 2*decode.ParallelGrain {
+		err = decode.ParallelEach(len(prims), one)
+	} else {
+		for i := range prims {
+			if err = one(i); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.Primitives = append(m.Primitives, prims...)
 	if len(m.Primitives) > 0 {
 		sc.Meshes = append(sc.Meshes, m)
 	}
