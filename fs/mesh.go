@@ -53,6 +53,16 @@ func (m *meshDir) stat() (*syscall.Stat_t, cache.Fingerprint, error) {
 	if err := syscall.Stat(m.abs, &st); err != nil {
 		return nil, cache.Fingerprint{}, err
 	}
+	if uint64(st.Dev) != m.ident.dev || st.Ino != m.ident.ino {
+		// The source was replaced (a new file renamed over it, or deleted
+		// and written again). This node and its outputs' inodes stand for
+		// the old file, whose readers may still hold handles of its size:
+		// the kernel keeps one size per inode, so serving the new file
+		// here would cut their reads short (and fault their mappings).
+		// ESTALE makes the kernel look the name up again, which gives the
+		// new file fresh nodes.
+		return nil, cache.Fingerprint{}, syscall.ESTALE
+	}
 	fp := cache.FromStat(&st)
 	fp.Gen = m.parent.companionGen.Load()
 	return &st, fp, nil
@@ -280,9 +290,24 @@ func (m *meshDir) knownBroken(fp cache.Fingerprint, r *scanResult) bool {
 	return false
 }
 
+// replaced turns the ESTALE of a replaced source into what a folder that
+// was deleted while open answers: nothing in it (ENOENT). A reader that
+// walks by path gets ESTALE from an output instead, and the kernel walks
+// again to the new file; one that holds this folder open (grep -r, find)
+// would have no way to recover from ESTALE.
+func replaced(e syscall.Errno) syscall.Errno {
+	if e == syscall.ESTALE {
+		return syscall.ENOENT
+	}
+	return e
+}
+
 func (m *meshDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	m.fsys.touch()
 	_, fp, err := m.stat()
+	if errors.Is(err, syscall.ESTALE) {
+		return gofs.NewListDirStream(nil), 0
+	}
 	if err != nil {
 		return nil, errno(err)
 	}
@@ -322,7 +347,7 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	case outputs.ChunksDir:
 		st, fp, err := m.stat()
 		if err != nil {
-			return nil, errno(err)
+			return nil, replaced(errno(err))
 		}
 		r, err := m.scan(ctx, fp)
 		if err != nil {
@@ -339,7 +364,8 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	default:
 		return nil, syscall.ENOENT
 	}
-	return lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: kind}, out)
+	ch, e := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: kind}, out)
+	return ch, replaced(e)
 }
 
 // lookupOutput sizes an output (converting it if need be) and returns its
@@ -382,6 +408,9 @@ func (c *chunksDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.A
 
 func (c *chunksDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	_, fp, err := c.m.stat()
+	if errors.Is(err, syscall.ESTALE) {
+		return gofs.NewListDirStream(nil), 0
+	}
 	if err != nil {
 		return nil, errno(err)
 	}
@@ -397,7 +426,8 @@ func (c *chunksDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno)
 }
 
 func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return lookupOutput(ctx, &c.Inode, name, &outFile{m: c.m, kind: kChunk, chunk: name}, out)
+	ch, e := lookupOutput(ctx, &c.Inode, name, &outFile{m: c.m, kind: kChunk, chunk: name}, out)
+	return ch, replaced(e)
 }
 
 type outKind int

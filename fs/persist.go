@@ -209,7 +209,8 @@ func (f *FS) prewarmWalk(ctx context.Context, p *prewarmState) {
 		}
 		mesh := outputs.New(path, format)
 		mesh.Limits = f.limits
-		m := &meshDir{fsys: f, parent: parent, abs: path, mesh: mesh}
+		m := &meshDir{fsys: f, parent: parent, abs: path, mesh: mesh,
+			ident: srcID{kind: kindMesh, dev: uint64(st.Dev), ino: st.Ino}}
 		_, fp, err := m.stat()
 		if err != nil {
 			return nil
