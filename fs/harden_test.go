@@ -586,3 +586,52 @@ func fdList() string {
 	}
 	return strings.Join(l, " ")
 }
+
+// TestReplacedUnderOpenFile: a reader holds an output of a mesh open while
+// the source is replaced (written beside and renamed over, as tools save)
+// by a version whose output is smaller, and a second reader opens the same
+// path before the kernel forgot the old name (no watcher; within the entry
+// timeout). The first reader must still read its version whole, at its
+// size: the kernel keeps one size per inode, so the second open must not
+// resize the first one's inode (a read would be cut short, an mmap would
+// fault with SIGBUS).
+func TestReplacedUnderOpenFile(t *testing.T) {
+	src := t.TempDir()
+	p := filepath.Join(src, "m"+fakeExt)
+	big, small := fakeMesh(40, 1), fakeMesh(4, 2)
+	write(t, p, big)
+	_, mnt := mountT(t, src, Config{NoWatch: true, EntryTimeout: time.Minute, AttrTimeout: time.Minute})
+	out := filepath.Join(mnt, "m"+fakeExt, "m.obj")
+	wantOld, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+
+	tmp := filepath.Join(src, "m.tmp")
+	write(t, tmp, small)
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out) // the second reader: the new version
+	wantNew, _, nerr := outputs.New(p, fakeFormat{}).OBJFiles(context.Background())
+	if err != nil || nerr != nil || !bytes.Equal(b, wantNew) {
+		t.Errorf("second reader: %d bytes, %v; want the new version's %d (%v)", len(b), err, len(wantNew), nerr)
+	}
+	fi, err := a.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotOld, err := io.ReadAll(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() != int64(len(wantOld)) || !bytes.Equal(gotOld, wantOld) {
+		t.Errorf("the first reader got %d bytes at fstat size %d, want its version's %d (the second reader got %d)",
+			len(gotOld), fi.Size(), len(wantOld), len(b))
+	}
+}

@@ -230,7 +230,8 @@ func TestSoak(t *testing.T) {
 	dur := soakDuration(t)
 	st := newSoakTree(t)
 	mnt := mountDir(t)
-	d := startMount(t, "--cache-size", strconv.Itoa(soakBudget), st.src, mnt)
+	// The disk cache is on, as by default, in a folder of the test's own.
+	d := startMount(t, "--cache-size", strconv.Itoa(soakBudget), "--cache-dir", t.TempDir(), st.src, mnt)
 	var c soakCounts
 	var problems sync.Map // first message per kind
 	report := func(kind *atomic.Int64, format string, args ...any) {
@@ -495,7 +496,7 @@ func TestDaemonNoLeaks(t *testing.T) {
 		paths = append(paths, filepath.Join(name+".ply", "header.json"))
 	}
 	paths = append(paths, "notes.txt")
-	d := startMount(t, "--cache-size", "4MiB", src, mnt)
+	d := startMount(t, "--cache-size", "4MiB", "--cache-dir", t.TempDir(), src, mnt)
 	// Raw chunks (read from the source through a descriptor) too.
 	for i := range 50 {
 		ents, err := os.ReadDir(filepath.Join(mnt, fmt.Sprintf("m%02d.ply", i), "chunks"))
@@ -506,12 +507,22 @@ func TestDaemonNoLeaks(t *testing.T) {
 			paths = append(paths, filepath.Join(fmt.Sprintf("m%02d.ply", i), "chunks", e.Name()))
 		}
 	}
+	fdDir := fmt.Sprintf("/proc/%d/fd", d.pid)
 	fds := func() int {
-		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", d.pid))
+		ents, err := os.ReadDir(fdDir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return len(ents)
+	}
+	fdList := func() string {
+		ents, _ := os.ReadDir(fdDir)
+		var l []string
+		for _, e := range ents {
+			target, _ := os.Readlink(filepath.Join(fdDir, e.Name()))
+			l = append(l, e.Name()+"→"+target)
+		}
+		return strings.Join(l, " ")
 	}
 	cycles := func(total int) {
 		var wg sync.WaitGroup
@@ -540,7 +551,8 @@ func TestDaemonNoLeaks(t *testing.T) {
 		wg.Wait()
 	}
 	cycles(2 * len(paths))
-	base := fds()
+	time.Sleep(time.Second) // the disk cache's writes of the warm-up end
+	base, baseList := fds(), fdList()
 	cycles(10_000)
 	after := fds()
 	// Releases reach the daemon after close returns.
@@ -551,6 +563,6 @@ func TestDaemonNoLeaks(t *testing.T) {
 	}
 	t.Logf("%d output files; daemon descriptors: %d after the warm-up, %d after 10000 cycles", len(paths), base, after)
 	if after > base {
-		t.Errorf("daemon holds %d descriptors, %d after the warm-up", after, base)
+		t.Errorf("daemon holds %d descriptors, %d after the warm-up:\n%s\nwarm-up:\n%s", after, base, fdList(), baseList)
 	}
 }
