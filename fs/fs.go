@@ -236,6 +236,9 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.watch != nil {
+		f.watch.start()
+	}
 	return srv, nil
 }
 

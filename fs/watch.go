@@ -19,6 +19,12 @@ type watcher struct {
 	fsys *FS
 	w    *fsnotify.Watcher
 	done sync.WaitGroup
+	// ready is closed once the tree is mounted: events wait for it, since
+	// handling one touches the root inode, which go-fuse initialises while
+	// mounting (a data race the race detector caught when a source changed
+	// during the mount).
+	ready     chan struct{}
+	readyOnce sync.Once
 }
 
 func newWatcher(f *FS) (*watcher, error) {
@@ -26,19 +32,24 @@ func newWatcher(f *FS) (*watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	wt := &watcher{fsys: f, w: w}
+	wt := &watcher{fsys: f, w: w, ready: make(chan struct{})}
 	wt.done.Add(1)
 	go wt.loop()
 	return wt, nil
 }
 
+// start lets the watcher handle events (after the mount).
+func (wt *watcher) start() { wt.readyOnce.Do(func() { close(wt.ready) }) }
+
 func (wt *watcher) close() {
+	wt.start()
 	wt.w.Close()
 	wt.done.Wait()
 }
 
 func (wt *watcher) loop() {
 	defer wt.done.Done()
+	<-wt.ready
 	for {
 		select {
 		case ev, ok := <-wt.w.Events:
