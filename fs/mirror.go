@@ -335,6 +335,11 @@ var (
 
 func (p *passFile) id() srcID { return p.ident }
 
+// same reports whether st is the file this node was looked up as.
+func (p *passFile) same(st *syscall.Stat_t) bool {
+	return uint64(st.Dev) == p.ident.dev && st.Ino == p.ident.ino
+}
+
 func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	var st syscall.Stat_t
 	var err error
@@ -342,6 +347,10 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 		err = syscall.Fstat(int(h.f.Fd()), &st)
 	} else {
 		err = syscall.Lstat(p.abs, &st)
+		if err == nil && !p.same(&st) {
+			// Replaced: see meshDir.stat.
+			return syscall.ESTALE
+		}
 	}
 	if err != nil {
 		return gofs.ToErrno(err)
@@ -358,6 +367,14 @@ func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	f, err := os.Open(p.abs)
 	if err != nil {
 		return nil, 0, gofs.ToErrno(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || !p.same(&st) {
+		// Replaced since the lookup: this inode is the old file's, whose
+		// readers may hold its size (see meshDir.stat). ESTALE makes the
+		// kernel look the name up again.
+		f.Close()
+		return nil, 0, syscall.ESTALE
 	}
 	p.fsys.openHandles.Add(1)
 	// No FOPEN_KEEP_CACHE: the kernel drops this file's pages on each open,
