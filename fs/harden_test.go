@@ -635,3 +635,31 @@ func TestReplacedUnderOpenFile(t *testing.T) {
 			len(gotOld), fi.Size(), len(wantOld), len(b))
 	}
 }
+
+// TestPlainFileReplacedUnderOpenFile is TestReplacedUnderOpenFile for a
+// file the mount passes through (a companion, a texture).
+func TestPlainFileReplacedUnderOpenFile(t *testing.T) {
+	src := t.TempDir()
+	p := filepath.Join(src, "notes.txt")
+	old := bytes.Repeat([]byte("old version\n"), 1000)
+	write(t, p, old)
+	_, mnt := mountT(t, src, Config{NoWatch: true, EntryTimeout: time.Minute, AttrTimeout: time.Minute})
+	out := filepath.Join(mnt, "notes.txt")
+	a, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	tmp := filepath.Join(src, "notes.tmp")
+	write(t, tmp, []byte("new\n"))
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != "new\n" {
+		t.Errorf("second reader: %q, %v; want the new file", b, err)
+	}
+	got, err := io.ReadAll(a)
+	if err != nil || !bytes.Equal(got, old) {
+		t.Errorf("the first reader got %d bytes (%v), want its file's %d", len(got), err, len(old))
+	}
+}
