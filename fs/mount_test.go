@@ -757,9 +757,11 @@ func TestCompanionChangeReconverts(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(src, "m.fmesh.side"), []byte("v2"))
+	// Writing the companion is two events (truncate, write): a read between
+	// them may convert once more, so at least one reconversion is the claim.
 	if !waitFor(time.Second, func() bool {
 		os.ReadFile(glb)
-		return stats(t, mnt).Conversions["fake/glb"] == 2
+		return stats(t, mnt).Conversions["fake/glb"] >= 2
 	}) {
 		t.Fatalf("companion change did not reconvert: %v", stats(t, mnt).Conversions)
 	}
