@@ -113,6 +113,8 @@ type FS struct {
 	stopPrewarm context.CancelFunc
 	prewarmDone sync.WaitGroup
 	fallbacks   map[string]int64 // disk loads that converted after all (fallbackMu)
+	// companionSums maps a source folder to its companionSum (persist.go).
+	companionSums sync.Map
 }
 
 type sniffKey struct {

@@ -70,8 +70,56 @@ var exeHashOnce = sync.OnceValue(func() string {
 
 func exeHash() string { return exeHashOnce() }
 
-func diskKey(k cache.Key) diskcache.Key {
-	return diskcache.Key{Path: k.Path, Dev: k.FP.Dev, Ino: k.FP.Ino, Size: k.FP.Size, MtimeNs: k.FP.MtimeNs, Gen: k.FP.Gen, Output: k.Output}
+// diskKey is the disk cache key of a memory cache key. The memory key's Gen
+// counts companion changes seen by this mount's watcher and restarts at 0
+// with every mount, so it cannot tell a later mount that a companion (a
+// .msh.blob) changed while nothing was mounted. The disk key uses instead a
+// hash of the identity, size and mtime of every companion file in the
+// source's folder: any companion change there misses, for every mesh of the
+// folder (conservative, and cheap: computed once per folder and watcher
+// generation).
+func (f *FS) diskKey(k cache.Key) diskcache.Key {
+	return diskcache.Key{Path: k.Path, Dev: k.FP.Dev, Ino: k.FP.Ino, Size: k.FP.Size, MtimeNs: k.FP.MtimeNs,
+		Gen: f.companionHash(filepath.Dir(k.Path), k.FP.Gen), Output: k.Output}
+}
+
+type companionSum struct {
+	gen uint64
+	sum uint64
+}
+
+// companionHash hashes the companion files of the folder dir as they are
+// now; gen is the folder's watcher generation, which invalidates the
+// remembered hash.
+func (f *FS) companionHash(dir string, gen uint64) uint64 {
+	if v, ok := f.companionSums.Load(dir); ok && v.(companionSum).gen == gen {
+		return v.(companionSum).sum
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	names := make(map[string]bool, len(ents))
+	for _, e := range ents {
+		names[e.Name()] = true
+	}
+	siblings := func(n string) bool { return names[n] }
+	h := sha256.New()
+	for _, e := range ents { // ReadDir sorts by name: a stable order
+		if !e.Type().IsRegular() || !formats.IsCompanion(e.Name(), siblings) {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join(dir, e.Name()), &st) != nil {
+			continue
+		}
+		fmt.Fprintf(h, "%s\x00%d %d %d %d\n", e.Name(), st.Dev, st.Ino, st.Size, st.Mtim.Nano())
+	}
+	b := h.Sum(nil)
+	sum := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	f.companionSums.Store(dir, companionSum{gen, sum})
+	return sum
 }
 
 // loadFromDisk returns the disk cache's entry for key, checked, or nil.
@@ -84,7 +132,7 @@ func (f *FS) loadFromDisk(key cache.Key) *cache.Entry {
 	if f.disk == nil {
 		return nil
 	}
-	parts, ok := f.disk.Get(diskKey(key))
+	parts, ok := f.disk.Get(f.diskKey(key))
 	if !ok {
 		return nil
 	}
@@ -97,10 +145,11 @@ func (f *FS) saveToDisk(key cache.Key, e *cache.Entry) {
 	if f.disk == nil || e.Err != nil {
 		return
 	}
+	dk := f.diskKey(key)
 	f.diskWrites.Add(1)
 	go func() {
 		defer f.diskWrites.Done()
-		if err := f.disk.Put(diskKey(key), e.Parts); err != nil && err != diskcache.ErrTooBig {
+		if err := f.disk.Put(dk, e.Parts); err != nil && err != diskcache.ErrTooBig {
 			f.logOnce("disk-put-error", "meshfs: disk cache: %v", err)
 		}
 	}()
@@ -111,7 +160,7 @@ func (f *FS) diskSizes(key cache.Key) ([]int64, bool) {
 	if f.disk == nil {
 		return nil, false
 	}
-	return f.disk.Sizes(diskKey(key))
+	return f.disk.Sizes(f.diskKey(key))
 }
 
 // touch records a reader's request: the pre-warmer waits for a quiet moment.

@@ -228,3 +228,47 @@ func TestPrewarmFillsDiskCache(t *testing.T) {
 		t.Fatalf("second prewarm: conversions %v, %+v", s.Conversions, s.Prewarm)
 	}
 }
+
+// A companion (.msh.blob) changed while nothing was mounted: the next mount
+// must not serve the outputs converted from the old one.
+func TestDiskCacheCompanionChangedWhileUnmounted(t *testing.T) {
+	src := t.TempDir()
+	for _, n := range []string{"tf2_cube.msh", "tf2_cube.msh.blob"} {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "tfever", n))
+		if err != nil {
+			t.Skip(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	_, mnt, stop := mountDisk(t, src, dir, false)
+	if _, err := os.ReadFile(filepath.Join(mnt, "tf2_cube.msh", "tf2_cube.glb")); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	// Same mount again, nothing changed: served from the disk cache.
+	_, mnt, stop = mountDisk(t, src, dir, false)
+	if _, err := os.ReadFile(filepath.Join(mnt, "tf2_cube.msh", "tf2_cube.glb")); err != nil {
+		t.Fatal(err)
+	}
+	if n := conversions(stats(t, mnt)); n != 0 {
+		t.Fatalf("unchanged remount converted %d", n)
+	}
+	stop()
+	// Rewrite the blob (same bytes, new mtime is enough to count as a change).
+	blob := filepath.Join(src, "tf2_cube.msh.blob")
+	b, _ := os.ReadFile(blob)
+	os.Remove(blob)
+	if err := os.WriteFile(blob, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, mnt, _ = mountDisk(t, src, dir, false)
+	if _, err := os.ReadFile(filepath.Join(mnt, "tf2_cube.msh", "tf2_cube.glb")); err != nil {
+		t.Fatal(err)
+	}
+	if n := conversions(stats(t, mnt)); n != 1 {
+		t.Fatalf("after the companion changed: %d conversions, want 1", n)
+	}
+}
