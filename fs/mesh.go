@@ -73,11 +73,14 @@ func (m *meshDir) key(fp cache.Fingerprint, output string) cache.Key {
 }
 
 func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	st, _, err := m.stat()
-	if err != nil {
+	// No identity check (m.stat's ESTALE): a folder has no size to go
+	// stale, and a reader holding the old folder open (grep -r, find)
+	// fstats it and could not recover from ESTALE.
+	var st syscall.Stat_t
+	if err := syscall.Stat(m.abs, &st); err != nil {
 		return errno(err)
 	}
-	fillDirAttr(&out.Attr, st)
+	fillDirAttr(&out.Attr, &st)
 	return 0
 }
 
@@ -615,9 +618,10 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 		var st syscall.Stat_t
 		if err := syscall.Fstat(int(f.Fd()), &st); err != nil || cache.FromStat(&st).Ino != p.fp.Ino || st.Size != p.fp.Size || st.Mtim.Nano() != p.fp.MtimeNs {
 			// Replaced between the scan and the open: its chunk table is
-			// not this file's. The next open sees the new version.
+			// not this file's. ESTALE makes the kernel walk the path again
+			// (EAGAIN reached the reader); that open sees the new version.
 			f.Close()
-			return nil, 0, syscall.EAGAIN
+			return nil, 0, syscall.ESTALE
 		}
 		fh = &fdHandle{fsys: o.m.fsys, f: f, base: p.raw.Offset, length: p.raw.Length, st: p.st}
 	} else {
