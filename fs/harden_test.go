@@ -663,3 +663,47 @@ func TestPlainFileReplacedUnderOpenFile(t *testing.T) {
 		t.Errorf("the first reader got %d bytes (%v), want its file's %d", len(got), err, len(old))
 	}
 }
+
+// TestReplacedUnderOpenFolder: a reader holding a mesh folder and its
+// chunks/ open (grep -r, find) while the source is replaced still fstats
+// and lists them (the old file's outputs are gone from them, as from a
+// deleted folder), and a walk by path reaches the new file once the
+// watcher has told the kernel (until then a walk through the old folder
+// finds nothing, as one racing a rename on any file system may).
+func TestReplacedUnderOpenFolder(t *testing.T) {
+	src := t.TempDir()
+	p := filepath.Join(src, "m"+fakeExt)
+	write(t, p, fakeMesh(40, 1))
+	_, mnt := mountT(t, src, Config{EntryTimeout: time.Minute, AttrTimeout: time.Minute})
+	dir := filepath.Join(mnt, "m"+fakeExt)
+	var held []*os.File
+	for _, d := range []string{dir, filepath.Join(dir, outputs.ChunksDir)} {
+		f, err := os.Open(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		held = append(held, f)
+	}
+	tmp := filepath.Join(src, "m.tmp")
+	write(t, tmp, fakeMesh(4, 2))
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range held {
+		if fi, err := f.Stat(); err != nil || !fi.IsDir() {
+			t.Errorf("fstat of the held %s: %v", f.Name(), err)
+		}
+		if _, err := f.ReadDir(-1); err != nil {
+			t.Errorf("listing the held %s: %v", f.Name(), err)
+		}
+	}
+	var b []byte
+	var err error
+	if !waitFor(10*time.Second, func() bool {
+		b, err = os.ReadFile(filepath.Join(dir, outputs.ChunksDir, "POS"))
+		return err == nil && len(b) == 4*36
+	}) {
+		t.Errorf("chunks/POS by path after the replacement: %d bytes, %v; want the new file's %d", len(b), err, 4*36)
+	}
+}
