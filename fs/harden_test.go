@@ -674,7 +674,8 @@ func TestReplacedUnderOpenFolder(t *testing.T) {
 	src := t.TempDir()
 	p := filepath.Join(src, "m"+fakeExt)
 	write(t, p, fakeMesh(40, 1))
-	_, mnt := mountT(t, src, Config{EntryTimeout: time.Minute, AttrTimeout: time.Minute})
+	// Attributes uncached, so fstat of the held folders asks the daemon.
+	_, mnt := mountT(t, src, Config{EntryTimeout: time.Minute, AttrTimeout: -1})
 	dir := filepath.Join(mnt, "m"+fakeExt)
 	var held []*os.File
 	for _, d := range []string{dir, filepath.Join(dir, outputs.ChunksDir)} {
