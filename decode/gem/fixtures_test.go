@@ -6,12 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/gem fixtures from the encoder")
@@ -333,23 +333,7 @@ func TestFixtures(t *testing.T) {
 		if len(b) > 8<<10 {
 			t.Errorf("%s: %d bytes; keep fixtures small", fx.name, len(b))
 		}
-		path := fixturePath(fx.name)
-		if *update {
-			if err := os.MkdirAll(fixtureDir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		have, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./decode/gem -run TestFixtures -update)", err)
-		}
-		if !bytes.Equal(have, b) {
-			t.Errorf("%s is stale: the encoder now writes different bytes (run with -update)", path)
-		}
+		decodetest.Golden(t, fixturePath(fx.name), b, *update, "go test ./decode/gem -run TestFixtures -update")
 	}
 }
 

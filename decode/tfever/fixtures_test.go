@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the fixtures in testdata/tfever")
@@ -205,34 +206,8 @@ func fixtures(t testing.TB) map[string][]byte {
 }
 
 func TestFixtures(t *testing.T) {
-	want := fixtures(t)
-	if *update {
-		if err := os.MkdirAll(fixtureDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, b := range want {
-			if err := os.WriteFile(filepath.Join(fixtureDir, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	for name, b := range want {
-		got, err := os.ReadFile(filepath.Join(fixtureDir, name))
-		if err != nil {
-			t.Fatalf("%v (run go test ./decode/tfever -run TestFixtures -update)", err)
-		}
-		if !bytes.Equal(got, b) {
-			t.Errorf("%s is out of date: run go test ./decode/tfever -run TestFixtures -update", name)
-		}
-	}
-	entries, err := os.ReadDir(fixtureDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if _, ok := want[e.Name()]; !ok {
-			t.Errorf("%s in %s is not made by the encoder", e.Name(), fixtureDir)
-		}
+	for name, b := range fixtures(t) {
+		decodetest.Golden(t, filepath.Join(fixtureDir, name), b, *update, "go test ./decode/tfever -run TestFixtures -update")
 	}
 }
 

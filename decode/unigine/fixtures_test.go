@@ -1,12 +1,12 @@
 package unigine
 
 import (
-	"bytes"
 	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the fixtures in testdata/unigine")
@@ -33,23 +33,7 @@ func TestFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", fx.name, err)
 		}
-		path := filepath.Join(fixtureDir, fx.name)
-		if *update {
-			if err := os.MkdirAll(fixtureDir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		old, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./decode/unigine -run TestFixtures -update)", err)
-		}
-		if !bytes.Equal(old, b) {
-			t.Errorf("%s is out of date: run go test ./decode/unigine -run TestFixtures -update", path)
-		}
+		decodetest.Golden(t, filepath.Join(fixtureDir, fx.name), b, *update, "go test ./decode/unigine -run TestFixtures -update")
 	}
 }
 

@@ -1,13 +1,12 @@
 package clienttest
 
 import (
-	"bytes"
 	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/gem"
 	"github.com/meshfs/meshfs/decode/tfever"
 	"github.com/meshfs/meshfs/decode/unigine"
@@ -226,23 +225,8 @@ func tfeverOrientation(t *testing.T) map[string][]byte {
 func TestOrientationFixtures(t *testing.T) {
 	for _, fx := range orientationFixtures() {
 		for name, b := range fx.files(t) {
-			path := filepath.Join(orientationDir, name)
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			have, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./fs/clienttest -run TestOrientationFixtures -update)", err)
-			}
-			if !bytes.Equal(have, b) {
-				t.Errorf("%s is stale: the %s encoder now writes different bytes (run go test ./fs/clienttest -run TestOrientationFixtures -update)", path, fx.format)
-			}
+			decodetest.Golden(t, filepath.Join(orientationDir, name), b, *update,
+				"go test ./fs/clienttest -run TestOrientationFixtures -update")
 		}
 		s, err := decodeSource(filepath.Join(orientationDir, fx.main))
 		if err != nil {

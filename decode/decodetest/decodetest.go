@@ -1,0 +1,50 @@
+// Package decodetest holds what the decoders' and the mount's tests share:
+// where the repository and the real sample files are, and the check that a
+// committed fixture is what its encoder writes now. Only tests import it.
+package decodetest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// RepoRoot is the module root, found from this file's location.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// RealData returns ../shared/realdata/<sub> beside the repository root and
+// whether it exists (tests use real files when present and skip them only
+// when the folder is absent).
+func RealData(sub string) (string, bool) {
+	dir := filepath.Join(RepoRoot(), "..", "shared", "realdata", sub)
+	fi, err := os.Stat(dir)
+	return dir, err == nil && fi.IsDir()
+}
+
+// Golden compares the committed fixture at path with got, the bytes its
+// encoder writes now; with update set it rewrites the file instead. regen is
+// the command that rewrites it, for the failure message.
+func Golden(t testing.TB, path string, got []byte, update bool, regen string) {
+	t.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	have, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run %s)", err, regen)
+	}
+	if !bytes.Equal(have, got) {
+		t.Errorf("%s is stale: its encoder now writes different bytes (run %s)", path, regen)
+	}
+}
