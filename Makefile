@@ -4,7 +4,7 @@ BUILD   := build
 BIN     := $(BUILD)/meshfs
 VALIDATOR := export/gltf/validator
 
-.PHONY: all build test test-race test-clients test-hostile preview validator demo bench bench-go fuzz clean fixtures
+.PHONY: all build test test-race test-clients test-hostile soak preview validator demo bench bench-go fuzz clean fixtures
 
 all: build
 
@@ -37,6 +37,12 @@ HOSTILE_SEED ?=
 test-hostile:
 	MESHFS_HOSTILE=full MESHFS_HOSTILE_SEED=$(HOSTILE_SEED) MESHFS_HOSTILE_SAVE=$(CURDIR)/$(BUILD)/hostile \
 	  $(GO) test -count=1 -timeout 30m -v -run 'TestHostile|TestRegressions' ./export/outputs/hostile
+
+# The soak: 8 readers (cat, pread, mmap, grep -r) over a mounted tree of
+# 1 024 meshes while sources are rewritten, renamed and deleted every second.
+SOAK ?= 10m
+soak:
+	MESHFS_SOAK=$(SOAK) $(GO) test -count=1 -timeout 30m -run 'TestSoak$$' -v ./cmd/meshfs
 
 # Contact sheet of every .glb of the mounted testdata/, rendered by Blender Workbench.
 preview: build
