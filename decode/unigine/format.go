@@ -28,8 +28,13 @@
 //     chars, no RAM field; one unknown compact int after the bounds; counts
 //     of vertices and indices in the stream; no collision data. Bones, if
 //     an ms11 file has them, are read as in ms14 (unverified).
-//   - header.json comes from the header, the offset table and the block
-//     headers only: see Scan for what that leaves out.
+//   - header.json comes from the header, the offset table, the block
+//     headers and one cheap pass over the blocks for the counts inside them
+//     (triangle vertices, UV sets, colours, weights, morph target vertices,
+//     spatial tree nodes): each block decompressed once, one surface at a
+//     time into reused buffers, arrays skipped by arithmetic (see Scan).
+//     The real ms14 collision blocks write 63 as the over-long "bf 00";
+//     Scan counts compact ints by their last byte, which accepts it.
 package unigine
 
 import (

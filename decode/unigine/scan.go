@@ -9,15 +9,22 @@ import (
 )
 
 // Scan reads the header, the trailing offset table and the block headers,
-// never block data: header.json and chunks/ cost a few small reads however
-// large the mesh, and one surface's chunk decompresses that block only.
+// then each surface's blocks for the counts that only they hold: the
+// triangle-vertex (tangent) count, the UV sets, colours, weights and morph
+// target vertex counts in the geometry block, the spatial tree's node count
+// in the collision block. header.json needs them, and they cost a pass
+// over the file, so the pass is kept as cheap as it can be: each block is
+// read and decompressed once, one surface at a time, into two buffers that
+// every surface reuses (a scan holds one decompressed block, the largest,
+// never all of them); only the counts are read, arrays are stepped over by
+// arithmetic (compact indices by counting the bytes that end them), no
+// float is converted and no geometry is built. chunks/ stays lazy: one
+// surface's chunk decompresses that block only, when it is read.
 //
-// What header.json therefore leaves out: the counts that live inside the
-// compressed blocks (triangle vertices = tangent count, UV sets, colours,
-// weights; the spatial tree's node count in the collision block). They
-// would take decompressing every block; the decompressed blocks are in
-// chunks/ for whoever needs them. ms11/ms10 have no blocks, so their
-// stream is walked to find where each surface's bytes end.
+// A broken block ends the pass: header.json keeps the counts read so far
+// (the broken surface's up to the fault) and Scan returns the positioned
+// error. ms11/ms10 have no blocks: their stream is walked the same way,
+// which also finds where each surface's bytes end.
 func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, error) {
 	st := &decode.Structure{Format: Name}
 	r := newFileReader(src.Name, "header", src.R, src.Size)
@@ -31,17 +38,29 @@ func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, 
 		return nil, err
 	}
 	if err != nil {
-		st.Header = headerFields(h, nil)
+		st.Header = headerFields(h, nil, nil)
 		return st, err
 	}
 	if !h.lay.blocks {
 		return scanStream(ctx, src, r, h, st)
 	}
 	l, err := locate(src, h)
-	st.Header = headerFields(h, l)
+	st.Header = headerFields(h, l, nil)
 	if err != nil {
 		return st, err
 	}
+	counts := make([]*surfCounts, len(h.surf))
+	var bb blockBuffers
+	for i, sh := range h.surf {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		counts[i] = newSurfCounts(sh)
+		if err = scanSurface(src, h, l, i, &bb, counts[i]); err != nil {
+			break
+		}
+	}
+	st.Header = headerFields(h, l, counts)
 	n := len(h.surf)
 	width := len(fmt.Sprint(n + 1))
 	width = max(width, 2)
@@ -54,7 +73,7 @@ func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, 
 		}
 	}
 	st.Chunks = append(st.Chunks, decode.Chunk{Name: fmt.Sprintf("%0*d_offsets.bin", width, n+1), Offset: l.table, Length: 8 * int64(n), Size: 8 * int64(n)})
-	return st, nil
+	return st, err
 }
 
 // chunkSurfaceName makes a surface name safe for a chunk name and short
@@ -76,38 +95,34 @@ func blockChunk(src *decode.Source, name string, b block, section string) decode
 	}
 }
 
-// scanStream walks an ms11/ms10 stream to find each surface's bytes.
+// scanStream walks an ms11/ms10 stream to find each surface's bytes,
+// reading its counts on the way as the blocked formats' scan does.
 func scanStream(ctx context.Context, src *decode.Source, r *reader, h *header, st *decode.Structure) (*decode.Structure, error) {
-	st.Header = headerFields(h, nil)
 	n := len(h.surf)
 	width := max(len(fmt.Sprint(n)), 2)
 	st.Chunks = append(st.Chunks, decode.Chunk{Name: fmt.Sprintf("%0*d_header.bin", width, 0), Offset: 0, Length: h.end, Size: h.end})
 	f := &h.file
-	// The stream keeps its counts inside each surface's data, so the walk
-	// (which has to parse it anyway to find where a surface ends) fills in
-	// the summary counts the header could not give.
-	var tris, verts int
+	counts := make([]*surfCounts, n)
 	for i := range f.Surfaces {
 		if err := ctx.Err(); err != nil {
+			st.Header = headerFields(h, nil, counts)
 			return st, err
 		}
 		start := r.offset()
 		r.section = fmt.Sprintf("surface %d geometry", i)
-		var s Surface
-		parseGeometry(r, h.lay, h.surf[i], &s, len(f.Joints))
+		counts[i] = newSurfCounts(h.surf[i])
+		countGeometry(r, h.lay, h.surf[i], counts[i])
 		if r.err != nil {
-			return st, r.err
+			break
 		}
-		tris += len(s.CIndices) / 3
-		if len(s.Targets) > 0 {
-			verts += len(s.Targets[0].Positions)
-		}
-		setSummary(st.Header, "triangles", tris)
-		setSummary(st.Header, "vertices", verts)
 		st.Chunks = append(st.Chunks, decode.Chunk{
 			Name:   decode.SafeName(fmt.Sprintf("%0*d_%s.geometry.bin", width, i+1, chunkSurfaceName(f.Surfaces[i].Name))),
 			Offset: start, Length: r.offset() - start, Size: r.offset() - start,
 		})
+	}
+	st.Header = headerFields(h, nil, counts)
+	if r.err != nil {
+		return st, r.err
 	}
 	r.section = "end"
 	r.magic("final magic", f.Magic)
@@ -118,8 +133,10 @@ func scanStream(ctx context.Context, src *decode.Source, r *reader, h *header, s
 }
 
 // headerFields lists every header field for header.json, in file order,
-// then the derived counts. l may be nil (ms11, or a layout error).
-func headerFields(h *header, l *fileLayout) decode.Fields {
+// then the derived counts. l may be nil (ms11, or a layout error); counts
+// holds what Scan read from each surface's geometry (nil, or an entry nil
+// or −1, where it did not get that far).
+func headerFields(h *header, l *fileLayout, counts []*surfCounts) decode.Fields {
 	f := &h.file
 	var fs decode.Fields
 	fs.Add("magic", f.Magic)
@@ -164,6 +181,25 @@ func headerFields(h *header, l *fileLayout) decode.Fields {
 	surfs := make([]decode.Fields, len(f.Surfaces))
 	for i, s := range f.Surfaces {
 		sh := h.surf[i]
+		var c *surfCounts
+		if i < len(counts) {
+			c = counts[i]
+		}
+		// The header's counts where it has them (ms15, sk10, ms14), else
+		// the stream's (ms11/ms10).
+		ci, ti := sh.cIndices, sh.tIndices
+		if ci < 0 && c != nil {
+			ci, ti = c.cIndices, c.tIndices
+		}
+		vertices := func(k int) int {
+			if v := sh.targets[k].vertices; v >= 0 {
+				return v
+			}
+			if c != nil {
+				return c.targets[k].vertices
+			}
+			return -1
+		}
 		var sf decode.Fields
 		sf.Add("index", i)
 		sf.Add("name", s.Name)
@@ -171,25 +207,53 @@ func headerFields(h *header, l *fileLayout) decode.Fields {
 			sf.Add("lightmap_uv_channel", s.LightmapChannel)
 			sf.Add("lightmap_resolution", s.LightmapResolution)
 		}
-		if sh.cIndices >= 0 {
-			sf.Add("coordinate_indices", sh.cIndices)
-			sf.Add("triangle_indices", sh.tIndices)
-			sf.Add("triangles", sh.cIndices/3)
-			tris += int64(sh.cIndices / 3)
-			indices += int64(sh.cIndices)
+		if ci >= 0 && ti >= 0 {
+			sf.Add("coordinate_indices", ci)
+			sf.Add("triangle_indices", ti)
+			sf.Add("triangles", ci/3)
+			tris += int64(ci / 3)
+			indices += int64(ci)
 		}
 		sf.Add("bounds", boundsFields(s.Bounds))
-		if len(sh.targets) > 0 && sh.targets[0].vertices >= 0 {
-			sf.Add("coordinate_vertices", sh.targets[0].vertices)
-			verts += int64(sh.targets[0].vertices)
+		if len(sh.targets) > 0 && vertices(0) >= 0 {
+			sf.Add("coordinate_vertices", vertices(0))
+			verts += int64(vertices(0))
+		}
+		if c != nil {
+			addCount := func(key string, v int) {
+				if v >= 0 {
+					sf.Add(key, v)
+				}
+			}
+			if len(c.targets) > 0 {
+				addCount("triangle_vertices", c.targets[0].tangents)
+			}
+			if h.lay.weights {
+				addCount("weights", c.weights)
+			}
+			if c.uv0 >= 0 && c.uv1 >= 0 {
+				sets := 0
+				for _, n := range []int{c.uv0, c.uv1} {
+					if n > 0 {
+						sets++
+					}
+				}
+				sf.Add("uv_sets", sets)
+			}
+			addCount("uv0", c.uv0)
+			addCount("uv1", c.uv1)
+			addCount("colors", c.colors)
 		}
 		if h.lay.targets {
 			ts := make([]decode.Fields, len(sh.targets))
 			for k, t := range sh.targets {
 				var tf decode.Fields
 				tf.Add("name", t.name)
-				if t.vertices >= 0 {
-					tf.Add("vertices", t.vertices)
+				if v := vertices(k); v >= 0 {
+					tf.Add("vertices", v)
+				}
+				if c != nil && c.targets[k].tangents >= 0 {
+					tf.Add("tangents", c.targets[k].tangents)
 				}
 				ts[k] = tf
 			}
@@ -201,18 +265,20 @@ func headerFields(h *header, l *fileLayout) decode.Fields {
 				sf.Add("collision_block", blockFields(l.coll[i]))
 			}
 		}
+		if h.lay.collision && c != nil && c.nodes >= 0 {
+			sf.Add("spatial_tree_nodes", c.nodes)
+		}
 		surfs[i] = sf
 	}
 	fs.Add("surfaces", surfs)
 	if h.lay.blocks {
 		fs.Add("estimated_ram", f.RAM)
 	}
-	// Derived totals (ms11/ms10 keep their counts in the stream: left out).
-	if !h.lay.blockCounts {
-		fs.Add("coordinate_vertices", verts)
-		fs.Add("indices", indices)
-		fs.Add("triangles", tris)
-	}
+	// Derived totals: ms11/ms10's come from the walk of the stream, as far
+	// as it got.
+	fs.Add("coordinate_vertices", verts)
+	fs.Add("indices", indices)
+	fs.Add("triangles", tris)
 	// Morph targets are matched across surfaces by name; target 0 is the base.
 	targets := map[string]bool{}
 	for _, sh := range h.surf {
@@ -266,15 +332,4 @@ func blockFields(b block) decode.Fields {
 	f.Add("compressed_size", b.packed)
 	f.Add("lz4", !b.stored())
 	return f
-}
-
-// setSummary sets one key of the "counts" object of header fields h.
-func setSummary(h decode.Fields, key string, v int) {
-	if c, ok := h.Get("counts").(decode.Fields); ok {
-		for i := range c {
-			if c[i].Key == key {
-				c[i].Value = v
-			}
-		}
-	}
 }

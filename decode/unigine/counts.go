@@ -1,0 +1,274 @@
+package unigine
+
+import (
+	"fmt"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/pierrec/lz4/v4"
+)
+
+// surfCounts are the counts of one surface that live in its geometry block
+// (or ms11's stream) and collision block, as Scan reads them for
+// header.json. −1 means not read (yet): a broken block leaves the rest
+// unread, and header.json shows what was.
+type surfCounts struct {
+	cIndices, tIndices int
+	targets            []targetCounts // one per target; target 0 is the base
+	weights            int            // weighted coordinate vertices (0 or the coordinate-vertex count)
+	uv0, uv1, colors   int            // 0 or the triangle-vertex count each
+	nodes              int            // spatial tree nodes in the collision block
+}
+
+type targetCounts struct{ vertices, tangents int }
+
+func newSurfCounts(sh surfHeader) *surfCounts {
+	c := &surfCounts{cIndices: -1, tIndices: -1, weights: -1, uv0: -1, uv1: -1, colors: -1, nodes: -1}
+	c.targets = make([]targetCounts, len(sh.targets))
+	for k := range c.targets {
+		c.targets[k] = targetCounts{-1, -1}
+	}
+	return c
+}
+
+// skip steps over n bytes; a block in memory is only re-sliced.
+func (r *reader) skip(field string, n int64) { r.bytes(field, n) }
+
+// countGeometry walks one surface's geometry as parseGeometry reads it but
+// only reads the counts: arrays are skipped by arithmetic (compact indices
+// by counting their last bytes), no float is converted and nothing is
+// allocated for the geometry. It makes the same count checks as
+// parseGeometry, with the same fields and offsets; what it does not check
+// (finite floats, index and joint ranges, compact-int encodings) only
+// Decode finds.
+func countGeometry(r *reader, lay layout, sh surfHeader, c *surfCounts) {
+	for k, th := range sh.targets {
+		t := &c.targets[k]
+		tf := fmt.Sprintf("morph_target[%d]", k)
+		if !lay.targets {
+			tf = "surface"
+		}
+		nv := th.vertices
+		if nv < 0 {
+			nv = r.count(tf+".vertex_count", 12)
+		}
+		r.skip(tf+".vertices", 12*int64(nv))
+		if r.err != nil {
+			return
+		}
+		t.vertices = nv
+		nt := r.count(tf+".tangent_count", 8)
+		r.skip(tf+".tangents", 8*int64(nt))
+		if r.err != nil {
+			return
+		}
+		t.tangents = nt
+		if k > 0 {
+			base := c.targets[0]
+			if t.vertices != base.vertices {
+				r.fail(tf+".vertex_count", nil, "morph target %q has %d vertices, the base has %d", th.name, t.vertices, base.vertices)
+			} else if t.tangents != 0 && t.tangents != base.tangents {
+				r.fail(tf+".tangent_count", nil, "morph target %q has %d tangents, the base has %d", th.name, t.tangents, base.tangents)
+			}
+			if r.err != nil {
+				return
+			}
+		}
+	}
+	nc, ntv := c.targets[0].vertices, c.targets[0].tangents
+	if lay.weights {
+		if c.weights = r.skipWeights(nc); r.err != nil {
+			return
+		}
+	}
+	if c.uv0 = r.skipArray("uv0_count", "uv0", 8, ntv, "entries"); r.err != nil {
+		return
+	}
+	if c.uv1 = r.skipArray("uv1_count", "uv1", 8, ntv, "entries"); r.err != nil {
+		return
+	}
+	if c.colors = r.skipArray("color_count", "colors", 4, ntv, "colours"); r.err != nil {
+		return
+	}
+	ci, ti := sh.cIndices, sh.tIndices
+	if ci < 0 {
+		ci = r.count("coordinate_index_count", 1)
+	}
+	if r.skipIndices("coordinate_indices", ci, nc); r.err != nil {
+		return
+	}
+	c.cIndices = ci
+	if ti < 0 {
+		ti = r.count("triangle_index_count", 1)
+	}
+	if r.skipIndices("triangle_indices", ti, ntv); r.err != nil {
+		return
+	}
+	c.tIndices = ti
+	if ci != ti {
+		r.fail("triangle_index_count", nil, "%d coordinate indices but %d triangle indices", ci, ti)
+	} else if ci%3 != 0 {
+		r.fail("coordinate_index_count", nil, "%d indices is not a whole number of triangles", ci)
+	}
+}
+
+// skipArray reads the compact count of an array that is empty or has one
+// entry of size bytes per triangle vertex, and skips the entries.
+func (r *reader) skipArray(countField, field string, size int64, ntv int, what string) int {
+	at := r.pos
+	n := r.count(countField, size)
+	if r.err != nil || n == 0 {
+		return n
+	}
+	if n != ntv {
+		r.pos = at
+		r.fail(countField, nil, "%d %s for %d triangle vertices", n, what, ntv)
+		return 0
+	}
+	r.skip(field, size*int64(n))
+	return n
+}
+
+// skipWeights reads the weight count and steps over the per-vertex joint
+// lists (a u8 length, at most 4, each; the entries are not read).
+func (r *reader) skipWeights(nc int) int {
+	at := r.pos
+	n := r.count("weight_count", 1)
+	if r.err != nil || n == 0 {
+		return n
+	}
+	if n != nc {
+		r.pos = at
+		r.fail("weight_count", nil, "%d weights for %d coordinate vertices", n, nc)
+		return 0
+	}
+	for i := 0; i < n; i++ {
+		k := int(r.u8("weight.joint_count"))
+		if r.err != nil {
+			return 0
+		}
+		if k > 4 {
+			r.pos--
+			r.fail("weight.joint_count", nil, "vertex %d has %d joints, at most 4", i, k)
+			return 0
+		}
+		r.skip("weight.joints", 4*int64(k))
+	}
+	return n
+}
+
+// skipIndices steps over count indices into an array of n vertices, in the
+// width n selects. Compact indices are skipped by counting the bytes that
+// end them (bit 7 clear), without decoding them.
+func (r *reader) skipIndices(field string, count, n int) {
+	w := indexWidth(n)
+	if !r.need(field, int64(count), int64(max(w, 1))) || count == 0 {
+		return
+	}
+	if w > 0 {
+		r.skip(field, int64(w*count))
+		return
+	}
+	r.skipCompacts(field, count)
+}
+
+// skipCompacts steps over count compact ints.
+func (r *reader) skipCompacts(field string, count int) {
+	if count == 0 || !r.ensure(field, r.left()) {
+		return
+	}
+	end := afterTerminators(r.b[r.pos:int64(r.pos)+r.left()], count)
+	if end < 0 {
+		r.fail(field, decode.ErrTruncated, "%d compact ints do not fit in the %d bytes left", count, r.left())
+		return
+	}
+	r.pos += end
+}
+
+// countCollision reads the spatial tree's node count from a collision
+// block: the edge flags (one byte per triangle) and the node-index list
+// (compact ints) before it are skipped.
+func countCollision(r *reader, c *surfCounts) {
+	edges := r.count("edge_count", 1)
+	r.skip("edges", int64(edges))
+	ni := r.count("node_index_count", 1)
+	r.skipCompacts("node_indices", ni)
+	// A node is at least a u8 axis, four one-byte compact ints, six bound
+	// floats and a split float.
+	nodes := r.count("node_count", 1+4+6*4+4)
+	if r.err == nil {
+		c.nodes = nodes
+	}
+}
+
+// blockBuffers are the two buffers Scan reads every block through: the
+// compressed bytes and the decompressed ones. Each surface's blocks reuse
+// them, so a scan holds one decompressed block at a time, sized by the
+// largest.
+type blockBuffers struct{ packed, raw []byte }
+
+// grow returns b resized to n bytes, reallocated if too small. The result
+// is never nil: pierrec/lz4's assembly decoder, given a nil destination,
+// takes its fast path and writes through the nil pointer (a block that
+// claims 0 bytes uncompressed reaches it).
+func grow(b []byte, n int64) []byte {
+	if b == nil || int64(cap(b)) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
+// load reads and decompresses block b into the buffers and returns the
+// decompressed bytes, valid until the next load. The checks and errors
+// are loadBlock's.
+func (bb *blockBuffers) load(src *decode.Source, b block, section string) ([]byte, error) {
+	if b.stored() {
+		bb.raw = grow(bb.raw, b.raw)
+		if err := readAt(src, bb.raw, b.data()); err != nil {
+			return nil, &decode.FormatError{File: src.Name, Section: section, Field: "block data", Offset: b.data(), Msg: "read error", Err: err}
+		}
+		return bb.raw, nil
+	}
+	bb.packed = grow(bb.packed, b.packed)
+	if err := readAt(src, bb.packed, b.data()); err != nil {
+		return nil, &decode.FormatError{File: src.Name, Section: section, Field: "block data", Offset: b.data(), Msg: "read error", Err: err}
+	}
+	bb.raw = grow(bb.raw, b.raw)
+	n, err := lz4.UncompressBlock(bb.packed, bb.raw)
+	if err != nil {
+		return nil, &decode.FormatError{File: src.Name, Section: section, Field: "block data", Offset: b.data(),
+			Msg: fmt.Sprintf("LZ4 block of %d bytes does not decompress to the %d bytes claimed", b.packed, b.raw), Err: err}
+	}
+	if int64(n) != b.raw {
+		return nil, errf(src.Name, section, "uncompressed_size", b.off,
+			"LZ4 block decompresses to %d bytes, the header claims %d", n, b.raw)
+	}
+	return bb.raw, nil
+}
+
+// scanSurface reads surface i's counts from its geometry block, then its
+// collision block, one after the other through bb.
+func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockBuffers, c *surfCounts) error {
+	sec := geometrySection(i)
+	data, err := bb.load(src, l.geom[i], sec)
+	if err != nil {
+		return err
+	}
+	r := newMemReader(src.Name, blockSection(sec), data, 0)
+	countGeometry(r, h.lay, h.surf[i], c)
+	if r.err == nil && r.left() != 0 {
+		r.fail("", nil, "%d bytes left over after the surface's data", r.left())
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if !h.lay.collision {
+		return nil
+	}
+	sec = collisionSection(i)
+	if data, err = bb.load(src, l.coll[i], sec); err != nil {
+		return err
+	}
+	r = newMemReader(src.Name, blockSection(sec), data, 0)
+	countCollision(r, c)
+	return r.err
+}
