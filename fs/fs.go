@@ -48,7 +48,8 @@ type Config struct {
 	CacheSize int64
 	// EntryTimeout, AttrTimeout and NegativeTimeout are how long the kernel
 	// may trust a name, an attribute and a missing name. Zero means the
-	// defaults below; a negative value means "do not cache".
+	// defaults below (names and attributes: watchedTimeout while the source
+	// is watched); a negative value means "do not cache".
 	EntryTimeout, AttrTimeout, NegativeTimeout time.Duration
 	// Log receives one line per broken mesh and per watcher problem
 	// (nil: discard).
@@ -67,14 +68,23 @@ type Config struct {
 	DiskCache *diskcache.Cache
 }
 
-// Default kernel cache timeouts. One second bounds how long a missed inotify
-// event (queue overflow, a watch limit) could show stale attributes; inotify
-// makes the usual case immediate.
+// Default kernel cache timeouts without a watcher (NoWatch, or inotify
+// unavailable): one second bounds how long a change can go unseen.
 const (
 	defaultEntryTimeout    = time.Second
 	defaultAttrTimeout     = time.Second
 	defaultNegativeTimeout = time.Second
 )
+
+// watchedTimeout is the default entry and attribute timeout while the
+// source is watched. The watcher pushes every change to the kernel
+// (sourceChanged), so the timeout only bounds what a lost event could hide;
+// a walk of a big tree (grep -r, ls -lR) takes longer than one second, and
+// with one-second timeouts its second pass asked the daemon again for every
+// name. Folders whose watch could not be added keep the one-second defaults
+// for everything under them (shortTTL). Missing names keep one second: a
+// created file is pushed too, but negative entries are cheap to re-ask.
+const watchedTimeout = time.Minute
 
 // FS is one meshfs file system.
 type FS struct {
@@ -115,6 +125,9 @@ type FS struct {
 	fallbacks   map[string]int64 // disk loads that converted after all (fallbackMu)
 	// companionSums maps a source folder to its companionSum (persist.go).
 	companionSums sync.Map
+	// longTTL is set when the entry or attribute timeout is the watched
+	// default (see shortTTL).
+	longTTL bool
 }
 
 type sniffKey struct {
@@ -139,12 +152,6 @@ func New(cfg Config) (*FS, error) {
 	}
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = DefaultCacheSize
-	}
-	if cfg.EntryTimeout == 0 {
-		cfg.EntryTimeout = defaultEntryTimeout
-	}
-	if cfg.AttrTimeout == 0 {
-		cfg.AttrTimeout = defaultAttrTimeout
 	}
 	if cfg.NegativeTimeout == 0 {
 		cfg.NegativeTimeout = defaultNegativeTimeout
@@ -182,6 +189,48 @@ func (f *FS) Root() gofs.InodeEmbedder { return f.root }
 // Source is the absolute path of the mirrored folder.
 func (f *FS) Source() string { return f.source }
 
+// timeouts returns the entry and attribute timeouts in effect: the
+// configured ones, else watchedTimeout when the source is watched, else
+// one second.
+func (f *FS) timeouts() (entry, attr time.Duration) {
+	entry, attr = f.cfg.EntryTimeout, f.cfg.AttrTimeout
+	long := f.watch != nil
+	if entry == 0 {
+		entry = defaultEntryTimeout
+		if long {
+			entry = watchedTimeout
+		}
+	}
+	if attr == 0 {
+		attr = defaultAttrTimeout
+		if long {
+			attr = watchedTimeout
+		}
+	}
+	return entry, attr
+}
+
+// shortTTL caps the timeouts of an entry or attribute reply for a node in
+// (or below) source folder d when d is not watched although the defaults
+// assume it is: a change there would not be pushed, so it must show within
+// the unwatched default instead of a minute.
+func (f *FS) shortTTL(d *dirNode, entry *fuse.EntryOut, attr *fuse.AttrOut) {
+	if !f.longTTL || d == nil || !d.unwatched.Load() {
+		return
+	}
+	if entry != nil {
+		if f.cfg.EntryTimeout == 0 {
+			entry.SetEntryTimeout(defaultEntryTimeout)
+		}
+		if f.cfg.AttrTimeout == 0 {
+			entry.SetAttrTimeout(defaultAttrTimeout)
+		}
+	}
+	if attr != nil && f.cfg.AttrTimeout == 0 {
+		attr.SetTimeout(defaultAttrTimeout)
+	}
+}
+
 func timeout(d time.Duration) *time.Duration {
 	if d < 0 {
 		d = 0
@@ -213,10 +262,11 @@ func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 	// asking: a measured third of a warm `ls -lR` of a mesh tree.
 	mo.DisableXAttrs = true
 	mo.PanicHandler = f.panicHandler
+	entry, attr := f.timeouts()
 	return &gofs.Options{
 		MountOptions:    mo,
-		EntryTimeout:    timeout(f.cfg.EntryTimeout),
-		AttrTimeout:     timeout(f.cfg.AttrTimeout),
+		EntryTimeout:    timeout(entry),
+		AttrTimeout:     timeout(attr),
 		NegativeTimeout: timeout(f.cfg.NegativeTimeout),
 	}
 }
@@ -228,9 +278,10 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 	if !f.cfg.NoWatch && f.watch == nil {
 		w, err := newWatcher(f)
 		if err != nil {
-			f.log.Printf("meshfs: watching %s: %v (changes show after %v)", f.source, err, f.cfg.AttrTimeout)
+			f.log.Printf("meshfs: watching %s: %v (changes show after %v)", f.source, err, defaultAttrTimeout)
 		} else {
 			f.watch = w
+			f.longTTL = f.cfg.EntryTimeout == 0 || f.cfg.AttrTimeout == 0
 			f.watchDir(f.root)
 		}
 	}

@@ -81,6 +81,7 @@ func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 		return errno(err)
 	}
 	fillDirAttr(&out.Attr, &st)
+	m.fsys.shortTTL(m.parent, nil, out)
 	return 0
 }
 
@@ -360,6 +361,7 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 			return nil, syscall.ENOENT
 		}
 		fillDirAttr(&out.Attr, st)
+		m.fsys.shortTTL(m.parent, out, nil)
 		if ch := m.GetChild(name); ch != nil {
 			return ch, 0
 		}
@@ -368,6 +370,7 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		return nil, syscall.ENOENT
 	}
 	ch, e := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: kind}, out)
+	m.fsys.shortTTL(m.parent, out, nil)
 	return ch, replaced(e)
 }
 
@@ -430,6 +433,7 @@ func (c *chunksDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno)
 
 func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	ch, e := lookupOutput(ctx, &c.Inode, name, &outFile{m: c.m, kind: kChunk, chunk: name}, out)
+	c.m.fsys.shortTTL(c.m.parent, out, nil)
 	return ch, replaced(e)
 }
 
@@ -555,6 +559,7 @@ func outErrno(err error) syscall.Errno {
 }
 
 func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	defer o.m.fsys.shortTTL(o.m.parent, nil, out)
 	switch h := fh.(type) {
 	case *bytesHandle:
 		fillFileAttr(&out.Attr, h.st, int64(len(h.data)))

@@ -128,6 +128,8 @@ type dirNode struct {
 	// it is part of the fingerprint of the meshes here.
 	companionGen atomic.Uint64
 	watched      atomic.Bool
+	// unwatched is set when watching this folder failed (see shortTTL).
+	unwatched atomic.Bool
 }
 
 var (
@@ -145,7 +147,19 @@ func (d *dirNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 		return gofs.ToErrno(err)
 	}
 	fillDirAttr(&out.Attr, &st)
+	d.fsys.shortTTL(parentDir(&d.Inode), nil, out)
 	return 0
+}
+
+// parentDir is the source folder node n was looked up in (nil for the
+// root or a node already forgotten by its parent).
+func parentDir(n *gofs.Inode) *dirNode {
+	_, p := n.Parent()
+	if p == nil {
+		return nil
+	}
+	d, _ := p.Operations().(*dirNode)
+	return d
 }
 
 func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
@@ -230,12 +244,13 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		node, mode = &meshDir{fsys: d.fsys, parent: d, abs: p, ident: id, mesh: mesh}, syscall.S_IFDIR
 	case syscall.S_IFLNK:
 		out.Attr.FromStat(&st)
-		node, mode = &linkNode{abs: p, ident: id}, syscall.S_IFLNK
+		node, mode = &linkNode{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFLNK
 	default:
 		out.Attr.FromStat(&st)
 		out.Attr.Mode = syscall.S_IFREG | readOnlyMode(st.Mode, false)
 		node, mode = &passFile{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFREG
 	}
+	d.fsys.shortTTL(d, out, nil)
 	if ch := d.GetChild(name); ch != nil {
 		if s, ok := ch.Operations().(sourced); ok && s.id() == id {
 			if dn, ok := ch.Operations().(*dirNode); ok {
@@ -290,6 +305,7 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 // linkNode mirrors a symbolic link as it is.
 type linkNode struct {
 	roNode
+	fsys  *FS
 	abs   string
 	ident srcID
 }
@@ -315,6 +331,7 @@ func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 		return gofs.ToErrno(err)
 	}
 	out.Attr.FromStat(&st)
+	l.fsys.shortTTL(parentDir(&l.Inode), nil, out)
 	return 0
 }
 
@@ -357,6 +374,7 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 	}
 	out.Attr.FromStat(&st)
 	out.Attr.Mode = syscall.S_IFREG | readOnlyMode(st.Mode, false)
+	p.fsys.shortTTL(parentDir(&p.Inode), nil, out)
 	return 0
 }
 

@@ -83,7 +83,12 @@ func (f *FS) watchDir(d *dirNode) {
 	f.dirsMu.Unlock()
 	if err := f.watch.w.Add(d.abs); err != nil {
 		f.watchErrors.Add(1)
-		f.logOnce("watch-error", "meshfs: watching %s: %v (changes there show after %v; raise fs.inotify.max_user_watches)", d.abs, err, f.cfg.AttrTimeout)
+		d.unwatched.Store(true)
+		_, attr := f.timeouts()
+		if f.longTTL {
+			attr = defaultAttrTimeout // shortTTL
+		}
+		f.logOnce("watch-error", "meshfs: watching %s: %v (changes there show after %v; raise fs.inotify.max_user_watches)", d.abs, err, attr)
 	}
 }
 

@@ -74,6 +74,9 @@ type mountOpts struct {
 	cacheGiven bool
 	limits     outputs.Limits
 	jobs       int
+	// entryAuto and attrAuto: the timeout flags were not given, so the
+	// mount picks (see meshfs.Config).
+	entryAuto, attrAuto bool
 	// Disk cache and pre-warming (issue 8).
 	cacheDir      string
 	diskCacheSize int64
@@ -111,6 +114,8 @@ fstab (install the binary as /sbin/mount.meshfs, or link it there):
   /srv/game/assets  /mnt/assets  meshfs  ro,allow_other,cache_size=1G,nofail  0 0`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.entryAuto = !cmd.Flags().Changed("entry-timeout")
+			o.attrAuto = !cmd.Flags().Changed("attr-timeout")
 			if cmd.Flags().Changed("cache-size") {
 				n, err := parseSize(cacheSize)
 				if err != nil {
@@ -136,8 +141,11 @@ fstab (install the binary as /sbin/mount.meshfs, or link it there):
 	f.BoolVar(&o.debug, "debug", false, "log every FUSE operation")
 	f.StringVar(&o.logFile, "log", "", "append log lines to this file (default: standard error; with --daemon, none)")
 	f.StringArrayVarP(&o.options, "options", "o", nil, "mount options, comma-separated (see above)")
-	f.DurationVar(&o.entryTTL, "entry-timeout", time.Second, "how long the kernel trusts a name")
-	f.DurationVar(&o.attrTTL, "attr-timeout", time.Second, "how long the kernel trusts sizes and times")
+	// Unset, the entry and attribute timeouts are the mount's defaults:
+	// one minute while the source is watched (changes are pushed to the
+	// kernel), one second otherwise.
+	f.DurationVar(&o.entryTTL, "entry-timeout", 0, "how long the kernel trusts a name (default 1m while the source is watched, else 1s)")
+	f.DurationVar(&o.attrTTL, "attr-timeout", 0, "how long the kernel trusts sizes and times (default 1m while the source is watched, else 1s)")
 	f.DurationVar(&o.negTTL, "negative-timeout", time.Second, "how long the kernel trusts that a name is absent")
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "conversions run at once (others wait)")
 	f.StringVar(&o.cacheDir, "cache-dir", defaultCacheDir(), "folder of the persistent disk cache")
@@ -266,8 +274,8 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 	fsys, err := meshfs.New(meshfs.Config{
 		Source:          source,
 		CacheSize:       o.cacheSize,
-		EntryTimeout:    ttl(o.entryTTL),
-		AttrTimeout:     ttl(o.attrTTL),
+		EntryTimeout:    autoTTL(o.entryAuto, o.entryTTL),
+		AttrTimeout:     autoTTL(o.attrAuto, o.attrTTL),
 		NegativeTimeout: ttl(o.negTTL),
 		Log:             logger,
 		Limits:          &o.limits,
@@ -356,6 +364,15 @@ func openDiskCache(o *mountOpts, logger *log.Logger) *diskcache.Cache {
 		return nil
 	}
 	return dc
+}
+
+// autoTTL is a timeout flag's value for meshfs.Config: 0 (the mount's
+// default) when the flag was not given.
+func autoTTL(auto bool, d time.Duration) time.Duration {
+	if auto {
+		return 0
+	}
+	return ttl(d)
 }
 
 // ttl maps a flag's "0" (do not cache) onto the Config's "negative: none".
