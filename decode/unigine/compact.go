@@ -18,9 +18,11 @@ var (
 )
 
 // parseCompact decodes the compact int at the start of b and returns it with
-// its encoded length. Encodings longer than needed (a trailing zero
-// continuation byte, or more than five bytes) are rejected: a writer never
-// makes them, so they mean the reader is out of step with the file.
+// its encoded length. Encodings of more than five bytes are rejected: no
+// 32-bit value needs them, so they mean the reader is out of step with the
+// file. A longer-than-minimal encoding within five bytes is accepted, since
+// UNIGINE's own writer makes one: the real ms14_capsule_skinned.mesh stores 63
+// as `bf 00` in its collision block.
 func parseCompact(b []byte) (v int32, n int, err error) {
 	if len(b) == 0 {
 		return 0, 0, errCompactShort
@@ -39,11 +41,6 @@ func parseCompact(b []byte) (v int32, n int, err error) {
 		}
 		c = b[n]
 		n++
-		if c == 0 {
-			// A last byte of zero adds nothing: the previous byte should
-			// have ended the number.
-			return 0, n, errCompactOverlong
-		}
 		mag |= uint64(c&0x7f) << shift
 		shift += 7
 	}
