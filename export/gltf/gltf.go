@@ -26,7 +26,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/meshfs/meshfs/decode"
 	qgltf "github.com/qmuntal/gltf"
@@ -176,24 +175,10 @@ func runJobs(bin []byte, jobs []job, size int) {
 			tasks = append(tasks, task{j, lo, min(lo+chunkElems, j.n)})
 		}
 	}
-	workers = min(workers, len(tasks))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(tasks) {
-					return
-				}
-				t := tasks[i]
-				t.j.fn(bin, t.lo, t.hi)
-			}
-		}()
-	}
-	wg.Wait()
+	decode.ParallelEach(len(tasks), func(i int) error {
+		tasks[i].j.fn(bin, tasks[i].lo, tasks[i].hi)
+		return nil
+	})
 }
 
 // scene describes the whole document and schedules its data.

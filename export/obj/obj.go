@@ -22,8 +22,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode"
 
 	"github.com/meshfs/meshfs/decode"
@@ -207,24 +205,12 @@ func (s *segments) join() []byte {
 		}
 		return w.b
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(s.list) {
-					return
-				}
-				if g := &s.list[i]; g.fn != nil {
-					format(g)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	decode.ParallelEach(len(s.list), func(i int) error {
+		if g := &s.list[i]; g.fn != nil {
+			format(g)
+		}
+		return nil
+	})
 	// Join: each piece's place is known now, so the copies run on all
 	// CPUs too.
 	at := make([]int, len(s.list)+1)
@@ -232,24 +218,13 @@ func (s *segments) join() []byte {
 		at[i+1] = at[i] + len(s.list[i].text) + len(s.list[i].out)
 	}
 	out := make([]byte, at[len(s.list)])
-	next.Store(0)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(s.list) {
-					return
-				}
-				g := &s.list[i]
-				n := copy(out[at[i]:], g.text)
-				copy(out[at[i]+n:], g.out)
-				g.out = nil
-			}
-		}()
-	}
-	wg.Wait()
+	decode.ParallelEach(len(s.list), func(i int) error {
+		g := &s.list[i]
+		n := copy(out[at[i]:], g.text)
+		copy(out[at[i]+n:], g.out)
+		g.out = nil
+		return nil
+	})
 	return out
 }
 
