@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // RepoRoot is the module root, found from this file's location.
@@ -47,4 +49,21 @@ func Golden(t testing.TB, path string, got []byte, update bool, regen string) {
 	if !bytes.Equal(have, got) {
 		t.Errorf("%s is stale: its encoder now writes different bytes (run %s)", path, regen)
 	}
+}
+
+// CPUTime is the process's user + system CPU time: with cpu-ns/op beside
+// the wall-clock ns/op, a benchmark on a busy machine still shows the work
+// done, and the ratio shows how much ran in parallel.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ReportCPU reports the CPU time per op since start (a CPUTime reading
+// taken before the benchmark loop) as cpu-ns/op.
+func ReportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(CPUTime()-start)/float64(b.N), "cpu-ns/op")
 }

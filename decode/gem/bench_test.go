@@ -3,11 +3,10 @@ package gem
 import (
 	"bytes"
 	"context"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/gltf"
 )
 
@@ -42,17 +41,6 @@ func gridFile(tb testing.TB, n int) []byte {
 	return b
 }
 
-// cpuTime is the process's user + system CPU time: with cpu-ns/op beside
-// the wall-clock ns/op, a benchmark on a busy machine still shows the work
-// done, and the ratio shows how much ran in parallel.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func benchSource(src []byte) *decode.Source {
 	return &decode.Source{Name: "bench.ply", R: bytes.NewReader(src), Size: int64(len(src))}
 }
@@ -63,7 +51,7 @@ func BenchmarkConvertGEM(b *testing.B) {
 	src := benchFile(b)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := decodetest.CPUTime()
 	for b.Loop() {
 		sc, err := Format{}.Decode(context.Background(), benchSource(src))
 		if err != nil {
@@ -73,7 +61,7 @@ func BenchmarkConvertGEM(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	decodetest.ReportCPU(b, c0)
 }
 
 // BenchmarkDecodeGEM is the decode half alone.
@@ -81,13 +69,13 @@ func BenchmarkDecodeGEM(b *testing.B) {
 	src := benchFile(b)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := decodetest.CPUTime()
 	for b.Loop() {
 		if _, err := (Format{}).Decode(context.Background(), benchSource(src)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	decodetest.ReportCPU(b, c0)
 }
 
 // BenchmarkExportGEM is the .glb export half alone; MB/s is still of the
@@ -100,11 +88,11 @@ func BenchmarkExportGEM(b *testing.B) {
 	}
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := decodetest.CPUTime()
 	for b.Loop() {
 		if _, err := gltf.Encode(sc); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	decodetest.ReportCPU(b, c0)
 }

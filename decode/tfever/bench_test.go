@@ -3,11 +3,10 @@ package tfever
 import (
 	"context"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/gltf"
 )
 
@@ -79,24 +78,13 @@ func bigSource(b *testing.B) (*decode.Source, int64) {
 	return memSource("big.msh", map[string][]byte{"big.msh": script, "big.msh.blob": blob}), int64(len(script) + len(blob))
 }
 
-// cpuTime is the process's user + system CPU time: with cpu-ns/op beside
-// the wall-clock ns/op, a benchmark on a busy machine still shows the work
-// done, and the ratio shows how much ran in parallel.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkConvertBig is decode + .glb export of the ≈1 M-triangle grid;
 // MB/s is of source (script + blob) bytes.
 func BenchmarkConvertBig(b *testing.B) {
 	src, size := bigSource(b)
 	b.SetBytes(size)
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := decodetest.CPUTime()
 	for b.Loop() {
 		sc, err := (Msh{}).Decode(context.Background(), src)
 		if err != nil {
@@ -106,7 +94,7 @@ func BenchmarkConvertBig(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	decodetest.ReportCPU(b, c0)
 }
 
 // BenchmarkDecodeBig is the decode half alone.
@@ -114,13 +102,13 @@ func BenchmarkDecodeBig(b *testing.B) {
 	src, size := bigSource(b)
 	b.SetBytes(size)
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := decodetest.CPUTime()
 	for b.Loop() {
 		if _, err := (Msh{}).Decode(context.Background(), src); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	decodetest.ReportCPU(b, c0)
 }
 
 // BenchmarkExportBig is the .glb export half alone; MB/s is still of the
@@ -133,11 +121,11 @@ func BenchmarkExportBig(b *testing.B) {
 	}
 	b.SetBytes(size)
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := decodetest.CPUTime()
 	for b.Loop() {
 		if _, err := gltf.Encode(sc); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	decodetest.ReportCPU(b, c0)
 }

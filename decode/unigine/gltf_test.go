@@ -7,10 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/gltf"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 )
@@ -72,7 +71,7 @@ func BenchmarkConvertUnigine(b *testing.B) {
 	}
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := decodetest.CPUTime()
 	for b.Loop() {
 		sc, err := Format{}.Decode(context.Background(), memSource("bench.mesh", src))
 		if err != nil {
@@ -82,7 +81,7 @@ func BenchmarkConvertUnigine(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	decodetest.ReportCPU(b, c0)
 }
 
 // BenchmarkDecodeUnigine is the decode half alone.
@@ -93,13 +92,13 @@ func BenchmarkDecodeUnigine(b *testing.B) {
 	}
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := decodetest.CPUTime()
 	for b.Loop() {
 		if _, err := (Format{}).Decode(context.Background(), memSource("bench.mesh", src)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	decodetest.ReportCPU(b, c0)
 }
 
 // BenchmarkExportUnigine is the .glb export half alone; MB/s is still of
@@ -115,24 +114,13 @@ func BenchmarkExportUnigine(b *testing.B) {
 	}
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := decodetest.CPUTime()
 	for b.Loop() {
 		if _, err := gltf.Encode(sc); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
-}
-
-// cpuTime is the process's user + system CPU time: with cpu-ns/op beside
-// the wall-clock ns/op, a benchmark on a busy machine still shows the work
-// done, and the ratio shows how much ran in parallel.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	decodetest.ReportCPU(b, c0)
 }
 
 // TestGLBSkinAndTargets: the sk10 fixture's .glb has the file's joints plus

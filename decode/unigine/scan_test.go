@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -342,7 +343,7 @@ func BenchmarkScanUnigine(b *testing.B) {
 	}
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := decodetest.CPUTime()
 	for b.Loop() {
 		st, err := Format{}.Scan(context.Background(), memSource("bench.mesh", src))
 		if err != nil {
@@ -352,5 +353,5 @@ func BenchmarkScanUnigine(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	decodetest.ReportCPU(b, c0)
 }

@@ -10,11 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	qgltf "github.com/qmuntal/gltf"
 	"github.com/qmuntal/gltf/modeler"
@@ -917,13 +916,13 @@ func BenchmarkEncode1MTriangles(b *testing.B) {
 	b.SetBytes(int64(len(glb)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	c0 := cpuTime()
+	c0 := decodetest.CPUTime()
 	for b.Loop() {
 		if _, err := Encode(s); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	decodetest.ReportCPU(b, c0)
 }
 
 // randomScene builds a scene of random shape whose numbers are often
@@ -1115,15 +1114,4 @@ func TestRandomScenesValidate(t *testing.T) {
 		t.Errorf("random scenes too tame: %d draw calls, %d with skins, %d animations, %d with morph targets", draws, skins, anims, morphs)
 	}
 	t.Logf("%d draw calls, %d with skins, %d animations, %d with morph targets", draws, skins, anims, morphs)
-}
-
-// cpuTime is the process's user + system CPU time: with cpu-ns/op beside
-// the wall-clock ns/op, a benchmark on a busy machine still shows the work
-// done, and the ratio shows how much ran in parallel.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

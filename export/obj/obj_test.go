@@ -8,11 +8,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 // ---- a small OBJ/MTL reader for the tests ----
@@ -497,13 +496,13 @@ func BenchmarkEncode1MTriangles(b *testing.B) {
 	}
 	b.SetBytes(int64(len(o)))
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := decodetest.CPUTime()
 	for b.Loop() {
 		if _, _, err := Encode(s, "big.mtl"); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	decodetest.ReportCPU(b, c0)
 }
 
 // TestRandomScenes writes random scenes full of awkward values (NaN, ±Inf,
@@ -587,15 +586,4 @@ func TestRandomScenes(t *testing.T) {
 		}
 		parseMTL(t, mtlText)
 	}
-}
-
-// cpuTime is the process's user + system CPU time: with cpu-ns/op beside
-// the wall-clock ns/op, a benchmark on a busy machine still shows the work
-// done, and the ratio shows how much ran in parallel.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
