@@ -128,6 +128,9 @@ type FS struct {
 	// longTTL is set when the entry or attribute timeout is the watched
 	// default (see shortTTL).
 	longTTL bool
+	// listings counts folder listings made for the kernel (mesh folders
+	// and chunks/), for tests of the kernel's listing cache.
+	listings atomic.Int64
 }
 
 type sniffKey struct {

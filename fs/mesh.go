@@ -308,16 +308,28 @@ func replaced(e syscall.Errno) syscall.Errno {
 
 func (m *meshDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	m.fsys.touch()
+	list, _, e := m.listing(ctx)
+	if e != 0 {
+		return nil, e
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+// listing is the folder's entries, and whether they are final for this
+// source version: error.txt is listed once a conversion is known to fail,
+// so the listing is final when error.txt is listed or when both geometry
+// outputs are known to have converted (in memory or in the disk cache).
+func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, syscall.Errno) {
 	_, fp, err := m.stat()
 	if errors.Is(err, syscall.ESTALE) {
-		return gofs.NewListDirStream(nil), 0
+		return nil, false, 0
 	}
 	if err != nil {
-		return nil, errno(err)
+		return nil, false, errno(err)
 	}
 	r, err := m.scan(ctx, fp)
 	if err != nil {
-		return nil, errno(err)
+		return nil, false, errno(err)
 	}
 	list := []fuse.DirEntry{
 		{Name: m.mesh.GLBName(), Mode: syscall.S_IFREG, Ino: 1},
@@ -330,8 +342,21 @@ func (m *meshDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	}
 	if m.knownBroken(fp, r) {
 		list = append(list, fuse.DirEntry{Name: outputs.ErrorName, Mode: syscall.S_IFREG, Ino: 6})
+		return list, true, 0
 	}
-	return gofs.NewListDirStream(list), 0
+	return list, m.converted(fp, outGLB) && m.converted(fp, outOBJ), 0
+}
+
+// converted reports whether output converted without error for fp, as far
+// as the caches know.
+func (m *meshDir) converted(fp cache.Fingerprint, output string) bool {
+	key := m.key(fp, output)
+	if e, ok := m.fsys.cache.Peek(key); ok {
+		return e.Err == nil
+	}
+	// The disk cache keeps successful conversions only.
+	_, ok := m.fsys.diskSizes(key)
+	return ok
 }
 
 func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -413,9 +438,17 @@ func (c *chunksDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.A
 }
 
 func (c *chunksDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	list, e := c.listing(ctx)
+	if e != 0 {
+		return nil, e
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 	_, fp, err := c.m.stat()
 	if errors.Is(err, syscall.ESTALE) {
-		return gofs.NewListDirStream(nil), 0
+		return nil, 0
 	}
 	if err != nil {
 		return nil, errno(err)
@@ -428,7 +461,7 @@ func (c *chunksDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno)
 	for i, n := range r.chunks {
 		list[i] = fuse.DirEntry{Name: n, Mode: syscall.S_IFREG, Ino: uint64(i + 1)}
 	}
-	return gofs.NewListDirStream(list), 0
+	return list, 0
 }
 
 func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

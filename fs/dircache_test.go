@@ -1,0 +1,65 @@
+package fs
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/meshfs/meshfs/export/outputs"
+)
+
+// chunks/ and a mesh folder whose outputs are known are listed by the
+// daemon once; the kernel keeps the listing until the source changes.
+func TestListingCachedUntilChange(t *testing.T) {
+	src := t.TempDir()
+	sp := filepath.Join(src, "m.fmesh")
+	write(t, sp, fakeMesh(3, 1))
+	f, mnt := mountT(t, src, Config{})
+	dir := filepath.Join(mnt, "m.fmesh")
+	chunks := filepath.Join(dir, outputs.ChunksDir)
+
+	first := names(t, chunks)
+	n := f.listings.Load()
+	if got := names(t, chunks); !slices.Equal(got, first) {
+		t.Fatalf("second listing %v, first %v", got, first)
+	}
+	if d := f.listings.Load() - n; d != 0 {
+		t.Fatalf("second listing of chunks/ reached the daemon (%d listings)", d)
+	}
+	// The mesh folder: not final before its outputs converted...
+	names(t, dir)
+	n = f.listings.Load()
+	names(t, dir)
+	if f.listings.Load() == n {
+		t.Fatal("a mesh folder's listing was kept before its outputs were known")
+	}
+	// ...and final once they did.
+	if _, err := os.ReadFile(filepath.Join(dir, "m.glb")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadFile(filepath.Join(dir, "m.obj")); err != nil {
+		t.Fatal(err)
+	}
+	names(t, dir)
+	n = f.listings.Load()
+	names(t, dir)
+	if d := f.listings.Load() - n; d != 0 {
+		t.Fatalf("a converted mesh folder's listing reached the daemon again (%d)", d)
+	}
+
+	// The source becomes a mesh whose scan fails: chunks/ keeps only HEAD
+	// and the folder lists error.txt, within 1 s, in place (same inode).
+	fh, err := os.OpenFile(sp, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.Write(fakeScanBroken())
+	fh.Close()
+	if !waitFor(time.Second, func() bool {
+		return slices.Equal(names(t, chunks), []string{"HEAD"}) && slices.Contains(names(t, dir), outputs.ErrorName)
+	}) {
+		t.Fatalf("after 1 s: chunks/ %v, folder %v", names(t, chunks), names(t, dir))
+	}
+}
