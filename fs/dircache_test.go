@@ -63,3 +63,18 @@ func TestListingCachedUntilChange(t *testing.T) {
 		t.Fatalf("after 1 s: chunks/ %v, folder %v", names(t, chunks), names(t, dir))
 	}
 }
+
+// Closing an output sends no FLUSH round trip.
+func TestNoFlushOnClose(t *testing.T) {
+	src := t.TempDir()
+	write(t, filepath.Join(src, "m.fmesh"), fakeMesh(3, 1))
+	f, mnt := mountT(t, src, Config{})
+	for range 3 {
+		if _, err := os.ReadFile(filepath.Join(mnt, "m.fmesh", outputs.HeaderName)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.flushes.Load(); n != 0 {
+		t.Fatalf("%d FLUSH requests for 3 reads", n)
+	}
+}

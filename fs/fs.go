@@ -131,6 +131,8 @@ type FS struct {
 	// listings counts folder listings made for the kernel (mesh folders
 	// and chunks/), for tests of the kernel's listing cache.
 	listings atomic.Int64
+	// flushes counts FLUSH requests on outputs (see noFlush).
+	flushes atomic.Int64
 }
 
 type sniffKey struct {

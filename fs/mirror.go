@@ -397,7 +397,7 @@ func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	p.fsys.openHandles.Add(1)
 	// No FOPEN_KEEP_CACHE: the kernel drops this file's pages on each open,
 	// as for any file whose contents we do not control.
-	return &fdHandle{fsys: p.fsys, f: f, length: -1}, 0, 0
+	return &fdHandle{fsys: p.fsys, f: f, length: -1}, noFlush, 0
 }
 
 func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
