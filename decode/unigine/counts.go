@@ -114,31 +114,18 @@ func countGeometry(r *reader, lay layout, sh surfHeader, c *surfCounts) {
 // skipArray reads the compact count of an array that is empty or has one
 // entry of size bytes per triangle vertex, and skips the entries.
 func (r *reader) skipArray(countField, field string, size int64, ntv int, what string) int {
-	at := r.pos
-	n := r.count(countField, size)
-	if r.err != nil || n == 0 {
-		return n
+	n := r.optionalCount(countField, size, ntv, what, "triangle vertices")
+	if n > 0 {
+		r.skip(field, size*int64(n))
 	}
-	if n != ntv {
-		r.pos = at
-		r.fail(countField, nil, "%d %s for %d triangle vertices", n, what, ntv)
-		return 0
-	}
-	r.skip(field, size*int64(n))
 	return n
 }
 
 // skipWeights reads the weight count and steps over the per-vertex joint
 // lists (a u8 length, at most 4, each; the entries are not read).
 func (r *reader) skipWeights(nc int) int {
-	at := r.pos
-	n := r.count("weight_count", 1)
-	if r.err != nil || n == 0 {
-		return n
-	}
-	if n != nc {
-		r.pos = at
-		r.fail("weight_count", nil, "%d weights for %d coordinate vertices", n, nc)
+	n := r.optionalCount("weight_count", 1, nc, "weights", "coordinate vertices")
+	if n == 0 {
 		return 0
 	}
 	for i := 0; i < n; i++ {

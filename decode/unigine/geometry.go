@@ -127,14 +127,8 @@ func (r *reader) tangents(field string, n int) [][4]int16 {
 // uvs reads a compact count and that many float pairs; the count is 0 or the
 // triangle-vertex count.
 func (r *reader) uvs(field string, ntv int) [][2]float32 {
-	at := r.pos
-	n := r.count(field+"_count", 8)
-	if r.err != nil || n == 0 {
-		return nil
-	}
-	if n != ntv {
-		r.pos = at
-		r.fail(field+"_count", nil, "%d entries for %d triangle vertices", n, ntv)
+	n := r.optionalCount(field+"_count", 8, ntv, "entries", "triangle vertices")
+	if n == 0 {
 		return nil
 	}
 	b := r.bytes(field, 8*int64(n))
@@ -164,14 +158,8 @@ func (r *reader) uvs(field string, ntv int) [][2]float32 {
 }
 
 func (r *reader) colors(field string, ntv int) [][4]uint8 {
-	at := r.pos
-	n := r.count("color_count", 4)
-	if r.err != nil || n == 0 {
-		return nil
-	}
-	if n != ntv {
-		r.pos = at
-		r.fail("color_count", nil, "%d colours for %d triangle vertices", n, ntv)
+	n := r.optionalCount("color_count", 4, ntv, "colours", "triangle vertices")
+	if n == 0 {
 		return nil
 	}
 	b := r.bytes(field, 4*int64(n))
@@ -189,14 +177,8 @@ func (r *reader) colors(field string, ntv int) [][4]uint8 {
 // vertex), then per vertex a joint count (≤ 4) and (short joint, u16 weight)
 // pairs.
 func (r *reader) weights(nc, joints int) [][]Influence {
-	at := r.pos
-	n := r.count("weight_count", 1)
-	if r.err != nil || n == 0 {
-		return nil
-	}
-	if n != nc {
-		r.pos = at
-		r.fail("weight_count", nil, "%d weights for %d coordinate vertices", n, nc)
+	n := r.optionalCount("weight_count", 1, nc, "weights", "coordinate vertices")
+	if n == 0 {
 		return nil
 	}
 	ws := make([][]Influence, n)

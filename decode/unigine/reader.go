@@ -163,17 +163,8 @@ func (r *reader) compact(field string) int32 {
 // count reads a compact int that counts elements of at least size bytes each
 // and checks that they fit in what is left.
 func (r *reader) count(field string, size int64) int {
-	at := r.pos
-	v := r.compact(field)
-	if r.err != nil {
-		return 0
-	}
-	if v < 0 {
-		r.pos = at
-		r.fail(field, nil, "negative count %d", v)
-		return 0
-	}
-	if !r.need(field, int64(v), size) {
+	v, _, ok := r.nonNegative(field)
+	if !ok || !r.need(field, int64(v), size) {
 		return 0
 	}
 	return int(v)
@@ -184,14 +175,8 @@ func (r *reader) count(field string, size int64) int {
 // what the rest of the file could decompress to, not its raw size (a highly
 // compressible mesh, such as morph targets equal to the base, is legal).
 func (r *reader) blockCount(field string, size int64) int {
-	at := r.pos
-	v := r.compact(field)
-	if r.err != nil {
-		return 0
-	}
-	if v < 0 {
-		r.pos = at
-		r.fail(field, nil, "negative count %d", v)
+	v, at, ok := r.nonNegative(field)
+	if !ok {
 		return 0
 	}
 	if int64(v)*size > maxLZ4Ratio*r.left()+64 {
@@ -250,4 +235,37 @@ func (r *reader) vec3(field string) (v [3]float32) {
 // errf builds a FormatError outside a reader.
 func errf(file, section, field string, off int64, format string, args ...any) error {
 	return decode.Errorf(file, section, field, off, format, args...)
+}
+
+// nonNegative reads a compact int that must not be negative; at is where
+// it started, so a caller's error can point at the count.
+func (r *reader) nonNegative(field string) (v int32, at int, ok bool) {
+	at = r.pos
+	v = r.compact(field)
+	if r.err != nil {
+		return 0, at, false
+	}
+	if v < 0 {
+		r.pos = at
+		r.fail(field, nil, "negative count %d", v)
+		return 0, at, false
+	}
+	return v, at, true
+}
+
+// optionalCount reads the count of an array that is either empty or has
+// exactly want entries of at least size bytes (one per triangle or
+// coordinate vertex, named by per); anything else is an error at the count.
+func (r *reader) optionalCount(field string, size int64, want int, what, per string) int {
+	at := r.pos
+	n := r.count(field, size)
+	if r.err != nil || n == 0 {
+		return 0
+	}
+	if n != want {
+		r.pos = at
+		r.fail(field, nil, "%d %s for %d %s", n, what, want, per)
+		return 0
+	}
+	return n
 }
