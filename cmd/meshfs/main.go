@@ -30,7 +30,10 @@ NAME.glb, NAME.obj + NAME.mtl, header.json and chunks/. Every other file passes 
 }
 
 func main() {
-	if err := newRootCmd().Execute(); err != nil {
+	stopProfile := startProfile()
+	err := newRootCmd().Execute()
+	stopProfile()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "meshfs:", err)
 		os.Exit(exitCode(err))
 	}
