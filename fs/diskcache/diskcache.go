@@ -6,7 +6,8 @@
 // Layout of a cache folder:
 //
 //	lock        flock(2)ed by the one process using the folder
-//	index       append-only log: "put NAME CRC SIZE,SIZE…", "use NAME", "del NAME"
+//	index       append-only log: "put NAME CRC SIZE,SIZE…", "use NAME", "del NAME",
+//	            "meta NAME CRC SIZE,SIZE… MCRC :BLOB" (an entry with a metadata blob)
 //	data/NAME   an entry's parts, concatenated
 //	tmp/        entries being written (renamed into data/ when complete)
 //
@@ -18,6 +19,13 @@
 // discard on its next read. Entries are evicted least recently used first,
 // on insert, so the folder never holds more than its budget; an entry that is
 // pinned (being read, or held open by a caller) is never evicted.
+//
+// An entry may carry a small metadata blob (PutMeta) kept in memory and
+// inline in its index line, base64url-encoded with its own CRC-32C: a caller
+// answers questions about a source version from it without reading any file
+// (the mount keeps its structure scans there: chunk tables, scan errors),
+// while the entry's parts stay on disk until asked for. The blob counts
+// against the budget with the parts, and is evicted with them.
 package diskcache
 
 import (
@@ -25,6 +33,7 @@ import (
 	"bytes"
 	"container/list"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -53,6 +62,16 @@ var ErrTooBig = errors.New("entry does not fit in the disk cache")
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// MaxMeta bounds an entry's metadata blob: PutMeta refuses a bigger one
+// (ErrTooBig), and the index loader skips a longer line without buffering
+// it, so a hostile index cannot make Open allocate more than its records
+// justify.
+const MaxMeta = 1 << 20
+
+// maxLine is the longest index line the loader reads: a "meta" line of
+// MaxMeta bytes of blob, with room for its other fields.
+const maxLine = MaxMeta/3*4 + 8 + 256
+
 // Key names one output of one version of one source file.
 type Key struct {
 	Path     string
@@ -67,11 +86,17 @@ type Key struct {
 type entry struct {
 	name  string
 	sizes []int64
-	total int64
+	total int64 // bytes of the data file
 	sum   uint32
-	pins  int
-	elem  *list.Element
+	// meta is the entry's metadata blob (nil without one); never modified
+	// once set, so it is handed out without copying.
+	meta []byte
+	pins int
+	elem *list.Element
 }
+
+// cost is what the entry counts against the budget.
+func (e *entry) cost() int64 { return e.total + int64(len(e.meta)) }
 
 // Cache is one open cache folder. Its methods are safe for concurrent use.
 type Cache struct {
@@ -126,8 +151,9 @@ func Open(dir string, maxBytes int64, version string) (*Cache, error) {
 // temporary files, files of entries never indexed) and rewrites it compactly.
 func (c *Cache) load() error {
 	ip := filepath.Join(c.dir, "index")
-	if b, err := os.ReadFile(ip); err == nil {
-		c.replay(b)
+	if f, err := os.Open(ip); err == nil {
+		c.replay(f)
+		f.Close()
 	}
 	// Temporary files are never complete entries once no process holds
 	// the lock.
@@ -160,56 +186,123 @@ func (c *Cache) load() error {
 	return c.rewriteIndex()
 }
 
-func (c *Cache) replay(b []byte) {
-	lines := bytes.Split(b, []byte{'\n'})
-	if len(lines) == 0 || string(lines[0]) != layoutVersion {
-		return
-	}
-	// The last line may be torn (a crash mid-append): it has no newline
-	// after it and is ignored.
-	for _, ln := range lines[1 : len(lines)-1] {
-		f := strings.Fields(string(ln))
-		if len(f) < 2 || !validName(f[1]) {
+// replay reads the index line by line (never more than maxLine bytes at
+// once: a longer line is skipped unread) and applies each valid record; an
+// invalid one (unknown, malformed, or failing its checksum) is skipped.
+func (c *Cache) replay(r io.Reader) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	first := true
+	var long []byte // a line longer than the reader's buffer, assembled
+	skip := false   // the current line is longer than maxLine
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			if !skip && len(long)+len(chunk) > maxLine {
+				long, skip = nil, true
+			}
+			if !skip {
+				long = append(long, chunk...)
+			}
 			continue
 		}
-		switch {
-		case f[0] == "put" && len(f) == 4:
-			sum, err := strconv.ParseUint(f[2], 16, 32)
-			if err != nil {
-				continue
+		if err != nil {
+			// The last line may be torn (a crash mid-append): it has no
+			// newline after it and is ignored.
+			return
+		}
+		ln := chunk[:len(chunk)-1]
+		if long != nil {
+			ln = append(long, ln...)
+			long = nil
+		}
+		if skip || len(ln) > maxLine {
+			skip, ln = false, nil
+		}
+		if first {
+			if string(ln) != layoutVersion {
+				return
 			}
-			var sizes []int64
-			var total int64
-			ok := true
-			for _, s := range strings.Split(f[3], ",") {
-				n, err := strconv.ParseInt(s, 10, 64)
-				if err != nil || n < 0 || total+n < total {
-					ok = false
-					break
-				}
-				sizes = append(sizes, n)
-				total += n
-			}
-			if !ok {
-				continue
-			}
-			if old := c.ents[f[1]]; old != nil {
-				c.drop(old)
-			}
-			e := &entry{name: f[1], sizes: sizes, total: total, sum: uint32(sum)}
-			e.elem = c.lru.PushFront(e)
-			c.ents[e.name] = e
-			c.total += total
-		case f[0] == "use":
-			if e := c.ents[f[1]]; e != nil {
-				c.lru.MoveToFront(e.elem)
-			}
-		case f[0] == "del":
-			if e := c.ents[f[1]]; e != nil {
-				c.drop(e)
-			}
+			first = false
+			continue
+		}
+		if ln != nil {
+			c.apply(ln)
 		}
 	}
+}
+
+// apply replays one index line.
+func (c *Cache) apply(ln []byte) {
+	f := strings.Fields(string(ln))
+	if len(f) < 2 || !validName(f[1]) {
+		return
+	}
+	switch {
+	case f[0] == "put" && len(f) == 4:
+		sum, err := strconv.ParseUint(f[2], 16, 32)
+		if err != nil {
+			return
+		}
+		sizes, total, ok := parseSizes(f[3])
+		if !ok {
+			return
+		}
+		c.insert(&entry{name: f[1], sizes: sizes, total: total, sum: uint32(sum)})
+	case f[0] == "meta" && len(f) == 6:
+		sum, err := strconv.ParseUint(f[2], 16, 32)
+		if err != nil {
+			return
+		}
+		sizes, total, ok := parseSizes(f[3])
+		if !ok {
+			return
+		}
+		msum, err := strconv.ParseUint(f[4], 16, 32)
+		b64, ok := strings.CutPrefix(f[5], ":")
+		if err != nil || !ok || base64.RawURLEncoding.DecodedLen(len(b64)) > MaxMeta {
+			return
+		}
+		meta, err := base64.RawURLEncoding.DecodeString(b64)
+		if err != nil || crc32.Checksum(meta, castagnoli) != uint32(msum) {
+			return // a damaged line: never served
+		}
+		c.insert(&entry{name: f[1], sizes: sizes, total: total, sum: uint32(sum), meta: meta})
+	case f[0] == "use":
+		if e := c.ents[f[1]]; e != nil {
+			c.lru.MoveToFront(e.elem)
+		}
+	case f[0] == "del":
+		if e := c.ents[f[1]]; e != nil {
+			c.drop(e)
+		}
+	}
+}
+
+// parseSizes parses "SIZE,SIZE…" (each non-negative, the sum not
+// overflowing).
+func parseSizes(s string) ([]int64, int64, bool) {
+	var sizes []int64
+	var total int64
+	for _, s := range strings.Split(s, ",") {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 || total+n < total {
+			return nil, 0, false
+		}
+		sizes = append(sizes, n)
+		total += n
+	}
+	return sizes, total, true
+}
+
+// insert adds a replayed entry, replacing one of the same name (c.mu held
+// or not yet shared).
+func (c *Cache) insert(e *entry) {
+	if old := c.ents[e.name]; old != nil {
+		c.drop(old)
+	}
+	e.elem = c.lru.PushFront(e)
+	c.ents[e.name] = e
+	c.total += e.cost()
 }
 
 func validName(s string) bool {
@@ -249,12 +342,22 @@ func (c *Cache) rewriteIndex() error {
 
 func putRecord(e *entry) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "put %s %08x ", e.name, e.sum)
+	kind := "put"
+	if e.meta != nil {
+		kind = "meta"
+	}
+	fmt.Fprintf(&sb, "%s %s %08x ", kind, e.name, e.sum)
 	for i, s := range e.sizes {
 		if i > 0 {
 			sb.WriteByte(',')
 		}
 		sb.WriteString(strconv.FormatInt(s, 10))
+	}
+	if e.meta != nil {
+		// The blob's field starts with ':' so that an empty blob is still
+		// a field.
+		fmt.Fprintf(&sb, " %08x :", crc32.Checksum(e.meta, castagnoli))
+		sb.WriteString(base64.RawURLEncoding.EncodeToString(e.meta))
 	}
 	sb.WriteByte('\n')
 	return sb.String()
@@ -280,7 +383,7 @@ func (c *Cache) drop(e *entry) {
 	}
 	delete(c.ents, e.name)
 	c.lru.Remove(e.elem)
-	c.total -= e.total
+	c.total -= e.cost()
 }
 
 func (c *Cache) path(name string) string { return filepath.Join(c.dir, "data", name) }
@@ -321,6 +424,24 @@ func (c *Cache) Sizes(k Key) ([]int64, bool) {
 		return nil, false
 	}
 	return append([]int64(nil), e.sizes...), true
+}
+
+// Meta returns an entry's metadata blob (which the caller must not modify)
+// and part sizes from memory, without reading any file; ok is false when
+// the key has no entry, or one stored without a blob. The entry becomes the
+// most recently used, in memory only: the order reaches the index when it
+// is next rewritten (at Close), which spares a remount that looks up
+// thousands of blobs as many index appends.
+func (c *Cache) Meta(k Key) (meta []byte, sizes []int64, ok bool) {
+	name := c.name(k)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.ents[name]
+	if e == nil || e.meta == nil || c.closed {
+		return nil, nil, false
+	}
+	c.lru.MoveToFront(e.elem)
+	return e.meta, append([]int64(nil), e.sizes...), true
 }
 
 // Get returns an entry's parts, read whole and checked against the index. A
@@ -414,7 +535,22 @@ func (c *Cache) discard(e *entry) {
 
 // Put stores an entry's parts, replacing any previous entry of the key, and
 // evicts least recently used entries until the cache is within its budget.
-func (c *Cache) Put(k Key, parts [][]byte) error {
+func (c *Cache) Put(k Key, parts [][]byte) error { return c.put(k, parts, nil) }
+
+// PutMeta is Put for an entry that also carries the metadata blob meta
+// (at most MaxMeta bytes; nil is an empty blob), which Meta returns from
+// memory. The caller must not modify meta afterwards.
+func (c *Cache) PutMeta(k Key, parts [][]byte, meta []byte) error {
+	if len(meta) > MaxMeta {
+		return ErrTooBig
+	}
+	if meta == nil {
+		meta = []byte{}
+	}
+	return c.put(k, parts, meta)
+}
+
+func (c *Cache) put(k Key, parts [][]byte, meta []byte) error {
 	name := c.name(k)
 	var total int64
 	sum := uint32(0)
@@ -424,7 +560,7 @@ func (c *Cache) Put(k Key, parts [][]byte) error {
 		total += int64(len(p))
 		sum = crc32.Update(sum, castagnoli, p)
 	}
-	if total > c.max {
+	if total+int64(len(meta)) > c.max {
 		return ErrTooBig
 	}
 	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), name+".*")
@@ -453,9 +589,9 @@ func (c *Cache) Put(k Key, parts [][]byte) error {
 	// Make room first, never evicting a pinned entry (nor the one replaced:
 	// its file is renamed over, which open handles survive).
 	old := c.ents[name]
-	need := c.total + total
+	need := c.total + total + int64(len(meta))
 	if old != nil {
-		need -= old.total
+		need -= old.cost()
 	}
 	var victims []*entry
 	for el := c.lru.Back(); el != nil && need > c.max; el = el.Prev() {
@@ -464,7 +600,7 @@ func (c *Cache) Put(k Key, parts [][]byte) error {
 			continue
 		}
 		victims = append(victims, e)
-		need -= e.total
+		need -= e.cost()
 	}
 	if need > c.max {
 		os.Remove(f.Name())
@@ -480,14 +616,14 @@ func (c *Cache) Put(k Key, parts [][]byte) error {
 		os.Remove(f.Name())
 		return err
 	}
-	e := &entry{name: name, sizes: sizes, total: total, sum: sum}
+	e := &entry{name: name, sizes: sizes, total: total, sum: sum, meta: meta}
 	if old != nil {
 		e.pins = old.pins // the handles' Close unpins the newest entry
 		c.drop(old)
 	}
 	e.elem = c.lru.PushFront(e)
 	c.ents[name] = e
-	c.total += total
+	c.total += e.cost()
 	c.record(putRecord(e))
 	c.puts.Add(1)
 	return nil

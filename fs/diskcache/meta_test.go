@@ -1,0 +1,250 @@
+package diskcache
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func metaKey(i int) Key { k := key(i); k.Output = "scan"; return k }
+
+func TestMetaAcrossReopen(t *testing.T) {
+	dir := t.TempDir()
+	c := open(t, dir, 1<<20)
+	hdr := []byte("{\n  \"file\": \"m1.ply\"\n}\n")
+	// Bytes of every value, newlines and spaces included: the index line
+	// must carry them whole.
+	meta := []byte("chunk table\n\x00\xff with spaces")
+	if err := c.PutMeta(metaKey(1), [][]byte{hdr}, meta); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PutMeta(metaKey(2), [][]byte{{}}, nil); err != nil { // empty header, empty blob
+		t.Fatal(err)
+	}
+	if err := c.Put(key(3), [][]byte{payload(3, 10)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := c.Meta(key(3)); ok {
+		t.Error("an entry put without a blob has one")
+	}
+	c.Close()
+
+	c = open(t, dir, 1<<20)
+	got, sizes, ok := c.Meta(metaKey(1))
+	if !ok || !bytes.Equal(got, meta) || len(sizes) != 1 || sizes[0] != int64(len(hdr)) {
+		t.Fatalf("meta after reopen: %q %v %v", got, sizes, ok)
+	}
+	if got, sizes, ok := c.Meta(metaKey(2)); !ok || len(got) != 0 || len(sizes) != 1 || sizes[0] != 0 {
+		t.Fatalf("empty meta after reopen: %q %v %v", got, sizes, ok)
+	}
+	parts, ok := c.Get(metaKey(1))
+	if !ok || !bytes.Equal(parts[0], hdr) {
+		t.Fatalf("parts after reopen: %q %v", parts, ok)
+	}
+	if s := c.Stats(); s.Entries != 3 || s.Bytes != int64(len(hdr)+len(meta)+10) {
+		t.Errorf("stats: %+v (the blob counts against the budget)", s)
+	}
+	// Another version string misses.
+	c.Close()
+	c2, err := Open(dir, 1<<20, "v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, _, ok := c2.Meta(metaKey(1)); ok {
+		t.Fatal("a blob of another version is a hit")
+	}
+	// So does another source version.
+	k := metaKey(1)
+	k.MtimeNs++
+	c2.Close()
+	c = open(t, dir, 1<<20)
+	if _, _, ok := c.Meta(k); ok {
+		t.Fatal("a blob of another mtime is a hit")
+	}
+}
+
+// A damaged index line is skipped, and the lines around it still load.
+func TestMetaCorruptLine(t *testing.T) {
+	for _, damage := range []struct {
+		name string
+		edit func(ln string) string
+	}{
+		{"blob byte", func(ln string) string {
+			b := []byte(ln)
+			i := strings.LastIndexByte(ln, ' ') + 5
+			b[i] = map[bool]byte{true: 'B', false: 'A'}[b[i] == 'A']
+			return string(b)
+		}},
+		{"blob checksum", func(ln string) string {
+			f := strings.Fields(ln)
+			f[4] = "00000000"
+			return strings.Join(f, " ")
+		}},
+		{"blob cut", func(ln string) string { return ln[:len(ln)-3] }},
+		{"not base64", func(ln string) string { return ln[:len(ln)-1] + "*" }},
+		{"field missing", func(ln string) string { return ln[:strings.LastIndexByte(ln, ' ')] }},
+		{"bad size", func(ln string) string {
+			f := strings.Fields(ln)
+			f[3] = "-5"
+			return strings.Join(f, " ")
+		}},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := open(t, dir, 1<<20)
+			for i := 1; i <= 3; i++ {
+				if err := c.PutMeta(metaKey(i), [][]byte{payload(i, 20)}, payload(i+5, 40)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			victim := c.name(metaKey(2))
+			c.Close()
+			ip := filepath.Join(dir, "index")
+			b, err := os.ReadFile(ip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(string(b), "\n")
+			found := false
+			for i, ln := range lines {
+				if strings.Contains(ln, victim) {
+					lines[i], found = damage.edit(ln), true
+				}
+			}
+			if !found {
+				t.Fatal("no index line of the entry")
+			}
+			os.WriteFile(ip, []byte(strings.Join(lines, "\n")), 0o600)
+
+			c = open(t, dir, 1<<20)
+			if m, _, ok := c.Meta(metaKey(2)); ok {
+				t.Fatalf("a damaged line was served: %q", m)
+			}
+			for _, i := range []int{1, 3} {
+				if m, _, ok := c.Meta(metaKey(i)); !ok || !bytes.Equal(m, payload(i+5, 40)) {
+					t.Errorf("entry %d lost with its neighbour's damaged line: %q %v", i, m, ok)
+				}
+			}
+			// Its data file, no longer indexed, is gone.
+			if _, err := os.Stat(c.path(victim)); !os.IsNotExist(err) {
+				t.Errorf("the skipped entry's data file stays: %v", err)
+			}
+		})
+	}
+}
+
+// A blob's data file damaged: Get refuses it (and drops the blob with it).
+func TestMetaDamagedData(t *testing.T) {
+	c := open(t, t.TempDir(), 1<<20)
+	if err := c.PutMeta(metaKey(1), [][]byte{payload(1, 100)}, []byte("m")); err != nil {
+		t.Fatal(err)
+	}
+	p := c.path(c.name(metaKey(1)))
+	b, _ := os.ReadFile(p)
+	b[3] ^= 0x40
+	os.WriteFile(p, b, 0o600)
+	if _, ok := c.Get(metaKey(1)); ok {
+		t.Fatal("damaged data served")
+	}
+	if _, _, ok := c.Meta(metaKey(1)); ok {
+		t.Fatal("the blob of a damaged entry is still served")
+	}
+}
+
+// Blobs count against the budget and are evicted least recently used
+// first, Meta counting as a use; the order survives a reopen.
+func TestMetaEviction(t *testing.T) {
+	dir := t.TempDir()
+	c := open(t, dir, 1000)
+	for i := 0; i < 3; i++ {
+		// 100 bytes of data and 200 of blob: 300 against the budget.
+		if err := c.PutMeta(metaKey(i), [][]byte{payload(i, 100)}, payload(i, 200)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Meta(metaKey(0)) // 1 is now the least recently used
+	if err := c.PutMeta(metaKey(3), [][]byte{payload(3, 100)}, payload(3, 200)); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false, true, true} {
+		if _, _, ok := c.Meta(metaKey(i)); ok != want {
+			t.Errorf("entry %d present = %v, want %v", i, ok, want)
+		}
+	}
+	if s := c.Stats(); s.Bytes != 900 || s.Evictions != 1 {
+		t.Errorf("stats %+v", s)
+	}
+	// A blob alone over the budget is refused.
+	if err := c.PutMeta(metaKey(8), [][]byte{{}}, payload(8, 1001)); !errors.Is(err, ErrTooBig) {
+		t.Errorf("blob over the budget: %v", err)
+	}
+	if err := c.PutMeta(metaKey(9), nil, make([]byte, MaxMeta+1)); !errors.Is(err, ErrTooBig) {
+		t.Errorf("blob over MaxMeta: %v", err)
+	}
+	// The in-memory recency of Meta reaches the index at Close: 2 is the
+	// least recently used after these, and goes first after a reopen.
+	c.Meta(metaKey(0))
+	c.Meta(metaKey(3))
+	c.Close()
+	c = open(t, dir, 1000)
+	if err := c.PutMeta(metaKey(4), [][]byte{payload(4, 100)}, payload(4, 200)); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range map[int]bool{0: true, 2: false, 3: true, 4: true} {
+		if _, _, ok := c.Meta(metaKey(i)); ok != want {
+			t.Errorf("after reopen: entry %d present = %v, want %v", i, ok, want)
+		}
+	}
+}
+
+// A hostile index (one endless line, lines just over the bound, a blob
+// that claims more than MaxMeta) loads without allocating more than the
+// bound, and the valid lines after them still count.
+func TestMetaHostileIndex(t *testing.T) {
+	dir := t.TempDir()
+	c := open(t, dir, 1<<20)
+	if err := c.PutMeta(metaKey(1), [][]byte{payload(1, 10)}, []byte("ok")); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	ip := filepath.Join(dir, "index")
+	good, _ := os.ReadFile(ip)
+	head, rest, _ := strings.Cut(string(good), "\n")
+
+	name := c.name(metaKey(7))
+	var b bytes.Buffer
+	b.WriteString(head + "\n")
+	// 64 MiB in one line.
+	b.WriteString("meta " + name + " 00000000 10 00000000 :")
+	b.Write(bytes.Repeat([]byte("A"), 64<<20))
+	b.WriteString("\n")
+	// Just over the line bound.
+	b.WriteString("meta " + name + " 00000000 10 00000000 :")
+	b.Write(bytes.Repeat([]byte("A"), maxLine))
+	b.WriteString("\n")
+	b.WriteString(rest)
+	os.WriteFile(ip, b.Bytes(), 0o600)
+	os.WriteFile(c.path(name), payload(7, 10), 0o600)
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	c = open(t, dir, 1<<20)
+	runtime.ReadMemStats(&after)
+	// Each overlong line costs what assembling maxLine (≈ 1.3 MiB) by
+	// doubling costs, whatever its length: a quarter of this one line.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Errorf("loading a 64 MiB hostile line allocated %d MiB", got>>20)
+	}
+	if _, _, ok := c.Meta(metaKey(7)); ok {
+		t.Error("an overlong line was loaded")
+	}
+	if m, _, ok := c.Meta(metaKey(1)); !ok || string(m) != "ok" {
+		t.Errorf("the valid line after the hostile ones: %q %v", m, ok)
+	}
+}
