@@ -96,3 +96,75 @@ func BenchmarkExportGEM(b *testing.B) {
 	}
 	decodetest.ReportCPU(b, c0)
 }
+
+// mountFile is the file the mount benchmark (fs/bench) reads as big.ply,
+// built as fs/meshgen.GEM builds it (which this package cannot import): one
+// SUBM-AS2 submesh over an (n+1)² grid, declaration position, normal,
+// D3DCOLOR, float2 UV in 44-byte vertices, VERT flags 0 (colours stored
+// halved), 32-bit indices in a, c, b, a, d, c order.
+func mountFile(tb testing.TB, n int) []byte {
+	var vs []Vertex
+	for j := 0; j <= n; j++ {
+		for i := 0; i <= n; i++ {
+			vs = append(vs, Vertex{
+				Position: [3]float32{float32(i), float32(j), float32((i*j)%7) / 8},
+				Normal:   [3]float32{0, 0, 1},
+				UVs:      [][2]float32{{float32(i) / float32(n), float32(j) / float32(n)}},
+				Colors:   [][4]float32{{1, 1, 1, 1}},
+			})
+		}
+	}
+	at := func(i, j int) uint32 { return uint32(j*(n+1) + i) }
+	var idx []uint32
+	for j := 0; j < n; j++ {
+		for i := 0; i < n; i++ {
+			a, b, c, d := at(i, j), at(i+1, j), at(i+1, j+1), at(i, j+1)
+			idx = append(idx, a, c, b, a, d, c)
+		}
+	}
+	s := &Submesh{Kind: KindSUBMAS2, Elements: []Element{{TypeUsage: 0x02}, {TypeUsage: 0x12}, {TypeUsage: 0x26}, {TypeUsage: 0x31}},
+		Flags: 0x1404, Material: "ground.mtl", FaceCount: uint32(len(idx) / 3)}
+	data, err := PackVertices(s, 44, vs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := Encode(&File{Magic: MagicBPLY, Chunks: []Chunk{
+		&Bounds{Max: [3]float32{float32(n), float32(n), 1}}, s, &Vert{Size: 44, Data: data}, &Indices{Wide: true, Values: idx}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// BenchmarkConvertGEMMount is BenchmarkConvertGEM for the mount
+// benchmark's file: one submesh, so the decode cannot split by submesh.
+func BenchmarkConvertGEMMount(b *testing.B) {
+	src := mountFile(b, 707) // 2·707² ≈ 1.0 M triangles, 34.1 MB
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	c0 := decodetest.CPUTime()
+	for b.Loop() {
+		sc, err := Format{}.Decode(context.Background(), benchSource(src))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := gltf.Encode(sc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	decodetest.ReportCPU(b, c0)
+}
+
+// BenchmarkDecodeGEMMount is the decode half of BenchmarkConvertGEMMount.
+func BenchmarkDecodeGEMMount(b *testing.B) {
+	src := mountFile(b, 707)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	c0 := decodetest.CPUTime()
+	for b.Loop() {
+		if _, err := (Format{}).Decode(context.Background(), benchSource(src)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	decodetest.ReportCPU(b, c0)
+}
