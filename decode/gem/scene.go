@@ -2,6 +2,7 @@ package gem
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -496,6 +497,9 @@ func (f *filler) column(a *attr, vs []uint32, j0 int) error {
 		if b.basis != nil {
 			uv = p.UVs[f.uvSets][j0 : j0+len(vs)]
 		}
+		if typ == TypeFloat3 && uv == nil && positions3(pos, data, vs, size, off) {
+			return nil
+		}
 		for i, v := range vs {
 			val := read3(typ, data[int(v)*size+off:])
 			if !decode.Finite(val[0], val[1], val[2]) {
@@ -512,21 +516,29 @@ func (f *filler) column(a *attr, vs []uint32, j0 int) error {
 			return nil
 		}
 		nr := p.Normals[j0 : j0+len(vs)]
+		if typ == TypeFloat3 {
+			for i, v := range vs {
+				o := int(v)*size + off
+				e := data[o : o+12 : o+12]
+				nr[i] = unitNormal(convert(finite(f32(e)), finite(f32(e[4:])), finite(f32(e[8:]))))
+			}
+			return nil
+		}
 		unorm := typ == TypeByte4N || typ == TypeColor || typ == typeUByte3N
 		for i, v := range vs {
 			val := read3(typ, data[int(v)*size+off:])
 			if unorm {
 				val[0], val[1], val[2] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1
 			}
-			nr[i] = decode.Normalize3(convert(finite(val[0]), finite(val[1]), finite(val[2])))
+			nr[i] = unitNormal(convert(finite(val[0]), finite(val[1]), finite(val[2])))
 		}
 	case UsageTexcoord:
 		uv := p.UVs[a.Slot][j0 : j0+len(vs)]
 		if typ == TypeFloat2 {
 			for i, v := range vs {
-				e := data[int(v)*size+off:]
-				e = e[:8]
-				uv[i] = [2]float32{finite(f32(e)), finite(f32(e[4:]))}
+				o := int(v)*size + off
+				e := data[o : o+8 : o+8]
+				uv[i] = [2]float32{finiteBits(lsb.Uint32(e)), finiteBits(lsb.Uint32(e[4:]))}
 			}
 			return nil
 		}
@@ -536,17 +548,26 @@ func (f *filler) column(a *attr, vs []uint32, j0 int) error {
 		}
 	case UsageColor:
 		col := p.Colors[a.Slot][j0 : j0+len(vs)]
-		four := typeComps(typ) == 4
+		if typ == TypeColor || typ == TypeByte4N {
+			// Bytes: each component is one of 256 values, looked up in
+			// tables made by the generic loop's own arithmetic.
+			rgb := &unormColor
+			if f.halved {
+				rgb = &halvedColor
+			}
+			r, g, bl := 0, 1, 2 // BYTE4N: R, G, B, A
+			if typ == TypeColor {
+				r, bl = 2, 0 // D3DCOLOR: B, G, R, A
+			}
+			for i, v := range vs {
+				o := int(v)*size + off
+				e := data[o : o+4 : o+4]
+				col[i] = [4]float32{rgb[e[r]], rgb[e[g]], rgb[e[bl]], unormColor[e[3]]}
+			}
+			return nil
+		}
 		for i, v := range vs {
-			val := readElem(typ, data[int(v)*size+off:])
-			c := [4]float32{finite(val[0]), finite(val[1]), finite(val[2]), 1}
-			if four {
-				c[3] = finite(val[3])
-			}
-			if f.halved { // stored halved: the engine doubles on load (RGB; alpha is blend data)
-				c[0], c[1], c[2] = 2*c[0], 2*c[1], 2*c[2]
-			}
-			col[i] = [4]float32{clamp01(c[0]), clamp01(c[1]), clamp01(c[2]), clamp01(c[3])}
+			col[i] = colorOf(readElem(typ, data[int(v)*size+off:]), typeComps(typ) == 4, f.halved)
 		}
 	default:
 		// Tangents (rare, and each needs all four components) and usages
@@ -556,6 +577,76 @@ func (f *filler) column(a *attr, vs []uint32, j0 int) error {
 		}
 	}
 	return nil
+}
+
+// positions3 converts FLOAT3 positions on their bits: convert is a swap of
+// y and z (the Y mirror's negation and the rotation's cancel), and the
+// finiteness test needs no float conversion. It reports false, leaving the
+// error to the generic loop, when a position is not finite.
+func positions3(pos [][3]float32, data []byte, vs []uint32, size, off int) bool {
+	for i, v := range vs {
+		o := int(v)*size + off
+		e := data[o : o+12 : o+12]
+		x, y, z := lsb.Uint32(e), lsb.Uint32(e[4:]), lsb.Uint32(e[8:])
+		if x&expBits == expBits || y&expBits == expBits || z&expBits == expBits {
+			return false
+		}
+		pos[i] = [3]float32{math.Float32frombits(x), math.Float32frombits(z), math.Float32frombits(y)}
+	}
+	return true
+}
+
+var lsb = binary.LittleEndian
+
+// expBits are a float32's exponent bits: all set is NaN or ±Inf.
+const expBits = 0x7f800000
+
+// finiteBits is finite on a float32's bits.
+func finiteBits(u uint32) float32 {
+	if u&expBits == expBits {
+		return 0
+	}
+	return math.Float32frombits(u)
+}
+
+// unitNormal is decode.Normalize3 with a shortcut for a vector whose
+// squared length is exactly 1 (axis-aligned normals, common in maps): its
+// square root is 1 and dividing by it changes no bit, so v is the answer.
+func unitNormal(v [3]float32) [3]float32 {
+	x, y, z := float64(v[0]), float64(v[1]), float64(v[2])
+	if x*x+y*y+z*z == 1 {
+		return v
+	}
+	return decode.Normalize3(v)
+}
+
+// colorOf turns a decoded colour element into the scene's RGBA: non-finite
+// components become 0, a missing alpha 1; halved colours have RGB doubled
+// (the engine doubles them on load; alpha is blend data); all clamped to
+// [0, 1].
+func colorOf(val [4]float32, four, halved bool) [4]float32 {
+	c := [4]float32{finite(val[0]), finite(val[1]), finite(val[2]), 1}
+	if four {
+		c[3] = finite(val[3])
+	}
+	if halved {
+		c[0], c[1], c[2] = 2*c[0], 2*c[1], 2*c[2]
+	}
+	return [4]float32{clamp01(c[0]), clamp01(c[1]), clamp01(c[2]), clamp01(c[3])}
+}
+
+// unormColor and halvedColor are colorOf's RGB result for each byte of a
+// D3DCOLOR or BYTE4N element (stored as is, and stored halved); alpha is
+// never doubled, so it always comes from unormColor.
+var unormColor, halvedColor = colorTables()
+
+func colorTables() (full, halved [256]float32) {
+	for i := range 256 {
+		v := readElem(TypeByte4N, []byte{byte(i), 0, 0, 0})
+		full[i] = colorOf(v, true, false)[0]
+		halved[i] = colorOf(v, true, true)[0]
+	}
+	return full, halved
 }
 
 // read3 is readElem with the FLOAT3 case (positions, normals) inline.
@@ -615,20 +706,13 @@ func (f *filler) vertex(j int, v uint32) error {
 			if a.Type == TypeByte4N || a.Type == TypeColor || a.Type == typeUByte3N {
 				val[0], val[1], val[2] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1
 			}
-			p.Normals[j] = decode.Normalize3(convert(finite(val[0]), finite(val[1]), finite(val[2])))
+			p.Normals[j] = unitNormal(convert(finite(val[0]), finite(val[1]), finite(val[2])))
 		case UsageTangent:
 			f.tangent(&a, rec, j)
 		case UsageTexcoord:
 			p.UVs[a.Slot][j] = [2]float32{finite(val[0]), finite(val[1])}
 		case UsageColor:
-			c := [4]float32{finite(val[0]), finite(val[1]), finite(val[2]), 1}
-			if typeComps(a.Type) == 4 {
-				c[3] = finite(val[3])
-			}
-			if halved { // stored halved: the engine doubles on load (RGB; alpha is blend data)
-				c[0], c[1], c[2] = 2*c[0], 2*c[1], 2*c[2]
-			}
-			p.Colors[a.Slot][j] = [4]float32{clamp01(c[0]), clamp01(c[1]), clamp01(c[2]), clamp01(c[3])}
+			p.Colors[a.Slot][j] = colorOf(val, typeComps(a.Type) == 4, halved)
 		case UsageBlendWeight:
 			for q := 0; q < typeComps(a.Type) && nw < len(w); q++ {
 				w[nw] = finite(val[q])
