@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
@@ -209,5 +211,52 @@ func TestUnitNormal(t *testing.T) {
 	}
 	if shortcuts < 6 {
 		t.Errorf("only %d vectors came back as they were; the axis vectors alone are 6", shortcuts)
+	}
+}
+
+// TestNumberInParallel: a submesh large enough for its vertices to be
+// numbered on several CPUs gives the one-CPU result, mirrored winding
+// included, and of two bad indices in different parts the error names the
+// lower one.
+func TestNumberInParallel(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	els := []Element{{TypeUsage: 0x02}, {TypeUsage: 0x31}}
+	f, s := columnCase(r, els, false, false, 5000, 4*decode.ParallelGrain)
+	s.Flags |= FlagMirrored
+	build := func(procs int) (*decode.Scene, error) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		return BuildScene(context.Background(), f, "n.ply")
+	}
+	one, err := build(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, index := firstUse(f.Chunks[2].(*Indices).Values)
+	for k := 0; k+2 < len(index); k += 3 {
+		index[k+1], index[k+2] = index[k+2], index[k+1]
+	}
+	if !bytes.Equal(bits(t, one.Meshes[0].Primitives[0].Indices), bits(t, index)) {
+		t.Fatal("mirrored indices: not the first-use numbering with winding reversed")
+	}
+	for _, procs := range []int{2, 3, 4} {
+		got, err := build(procs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(bits(t, got.Meshes[0].Primitives[0].Indices), bits(t, index)) ||
+			!bytes.Equal(bits(t, got.Meshes[0].Primitives[0].Positions), bits(t, one.Meshes[0].Primitives[0].Positions)) {
+			t.Errorf("GOMAXPROCS %d: the scene differs from the one-CPU scene", procs)
+		}
+	}
+
+	vals := f.Chunks[2].(*Indices).Values
+	lowBad, highBad := len(vals)/3+1, len(vals)-2 // the first and the last part
+	vals[highBad], vals[lowBad] = 7000, 6000
+	for _, procs := range []int{1, 2, 4} {
+		_, err := build(procs)
+		var fe *decode.FormatError
+		if !errors.As(err, &fe) || fe.Field != fmt.Sprintf("indices[%d]", lowBad) || !strings.Contains(fe.Msg, "index 6000") {
+			t.Errorf("GOMAXPROCS %d: error %v, want indices[%d] (index 6000)", procs, err, lowBad)
+		}
 	}
 }

@@ -348,37 +348,15 @@ func clamp01(v float32) float32 {
 // numbered in order of first use, so padding vertices never appear.
 func (b *builder) primitive(s *Submesh, l layout, nbones int, remap []int32) (decode.Primitive, error) {
 	var p decode.Primitive
-	width := int64(2)
-	if b.idx.Wide {
-		width = 4
-	}
 	first := 3 * int(s.FaceStart)
 	faces := b.idx.Values[first : first+3*int(s.FaceCount)]
 	p.Indices = make([]uint32, len(faces))
-	order := make([]uint32, 0, min(len(faces), b.vertices()))
-	count := uint32(b.vertices())
-	for k, v := range faces {
-		if v >= count {
-			return p, decode.Errorf(b.file, section(b.idx), fmt.Sprintf("indices[%d]", first+k),
-				b.idx.Offset+8+int64(first+k)*width, "index %d but VERT has %d vertices", v, count)
-		}
-		r := remap[v]
-		if r < 0 {
-			r = int32(len(order))
-			remap[v] = r
-			order = append(order, v)
-		}
-		p.Indices[k] = uint32(r)
-	}
-	for _, v := range order {
-		remap[v] = -1 // ready for the next primitive
-	}
-	if (s.Kind != KindSUBMGEM3 && s.Flags&FlagMirrored != 0) || b.mirror {
-		// Mirrored meshes store counter-clockwise faces (their normals agree
-		// with (b−a)×(c−a)); after the Y mirror that turns clockwise.
-		for t := 0; t+2 < len(p.Indices); t += 3 {
-			p.Indices[t+1], p.Indices[t+2] = p.Indices[t+2], p.Indices[t+1]
-		}
+	// Mirrored meshes store counter-clockwise faces (their normals agree
+	// with (b−a)×(c−a)); after the Y mirror that turns clockwise.
+	flip := (s.Kind != KindSUBMGEM3 && s.Flags&FlagMirrored != 0) || b.mirror
+	order, err := b.number(faces, first, remap, p.Indices, flip)
+	if err != nil {
+		return p, err
 	}
 
 	n := len(order)
@@ -434,7 +412,7 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int, remap []int32) (de
 	// vertices convert in parallel; the error returned is the one the
 	// lowest vertex meets, as in a sequential loop.
 	byColumn := !skinned && l.count(UsagePosition, 0) == 1
-	err := decode.Parallel(len(order), func(lo, hi int) error {
+	err = decode.Parallel(len(order), func(lo, hi int) error {
 		if byColumn {
 			return f.columns(order[lo:hi], lo)
 		}
@@ -446,6 +424,119 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int, remap []int32) (de
 		return nil
 	})
 	return p, err
+}
+
+// badIndex is the error for index k of the index chunk, v, which is past
+// the count VERT records.
+func (b *builder) badIndex(k int, v, count uint32) error {
+	width := int64(2)
+	if b.idx.Wide {
+		width = 4
+	}
+	return decode.Errorf(b.file, section(b.idx), fmt.Sprintf("indices[%d]", k),
+		b.idx.Offset+8+int64(k)*width, "index %d but VERT has %d vertices", v, count)
+}
+
+// number numbers the vertices that faces (indices first, first+1, … of the
+// index chunk) reference in order of first use: it fills idx with the new
+// numbers, winding reversed when flip is set, and returns the VERT record
+// of each number. remap must hold −1 for every vertex, and does again on
+// return.
+//
+// Large lists are numbered on all CPUs in three passes: each part of the
+// list finds the vertices it uses in its own order of first use (a bitset
+// per part); one pass over those short lists, in part order, gives every
+// vertex the number a sequential walk would; then the parts write idx. The
+// error is the one for the lowest bad index, as in a sequential walk.
+func (b *builder) number(faces []uint32, first int, remap []int32, idx []uint32, flip bool) ([]uint32, error) {
+	count := uint32(b.vertices())
+	parts := 1
+	if len(faces) >= 2*decode.ParallelGrain {
+		parts = min(runtime.GOMAXPROCS(0), len(faces)/decode.ParallelGrain)
+	}
+	var order []uint32
+	if parts <= 1 {
+		order = make([]uint32, 0, min(len(faces), int(count)))
+		for k, v := range faces {
+			if v >= count {
+				return nil, b.badIndex(first+k, v, count)
+			}
+			r := remap[v]
+			if r < 0 {
+				r = int32(len(order))
+				remap[v] = r
+				order = append(order, v)
+			}
+			idx[k] = uint32(r)
+		}
+		if flip {
+			for t := 0; t+2 < len(idx); t += 3 {
+				idx[t+1], idx[t+2] = idx[t+2], idx[t+1]
+			}
+		}
+	} else {
+		// Parts end on whole triangles, so that the last pass can flip
+		// winding within its own part.
+		tris := len(faces) / 3
+		bound := func(r int) int { return 3 * (tris * r / parts) }
+		used := make([][]uint32, parts)
+		err := decode.ParallelEach(parts, func(r int) error {
+			lo, hi := bound(r), bound(r+1)
+			if r == parts-1 {
+				hi = len(faces)
+			}
+			seen := make([]uint64, (count+63)/64)
+			list := make([]uint32, 0, min(hi-lo, int(count)))
+			for k, v := range faces[lo:hi] {
+				if v >= count {
+					return b.badIndex(first+lo+k, v, count)
+				}
+				w, m := v>>6, uint64(1)<<(v&63)
+				if seen[w]&m == 0 {
+					seen[w] |= m
+					list = append(list, v)
+				}
+			}
+			used[r] = list
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, list := range used {
+			n += len(list)
+		}
+		order = make([]uint32, 0, min(n, int(count)))
+		for _, list := range used {
+			for _, v := range list {
+				if remap[v] < 0 {
+					remap[v] = int32(len(order))
+					order = append(order, v)
+				}
+			}
+		}
+		decode.ParallelEach(parts, func(r int) error {
+			lo, hi := bound(r), bound(r+1)
+			if r == parts-1 {
+				hi = len(faces)
+			}
+			d, f := idx[lo:hi], faces[lo:hi]
+			for k, v := range f {
+				d[k] = uint32(remap[v])
+			}
+			if flip {
+				for t := 0; t+2 < len(d); t += 3 {
+					d[t+1], d[t+2] = d[t+2], d[t+1]
+				}
+			}
+			return nil
+		})
+	}
+	for _, v := range order {
+		remap[v] = -1 // ready for the next primitive
+	}
+	return order, nil
 }
 
 // filler converts VERT records into a primitive's attributes.
