@@ -85,17 +85,54 @@ func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 	return 0
 }
 
-// scanResult is a cached structure scan of one source version.
+// scanResult is a cached structure scan of one source version, fresh or
+// persisted in the disk cache by an earlier mount (scanindex.go).
 type scanResult struct {
 	st      *decode.Structure
 	scanErr error
 	hdrErr  error
+	// header is header.json's bytes; use headerData, which reads those of
+	// a persisted scan on demand (hdrLoad, hdrSize) the first time.
 	header  []byte
+	hdrMu   sync.Mutex
+	hdrLoad func() ([]byte, error)
+	hdrSize int64
+	disk    bool // persisted by an earlier mount
 	// chunks are the names under chunks/, unique, in the order of the scan;
 	// chunkIdx picks the chunk a name shows (the last of that name, as
 	// `convert` would have overwritten the earlier ones).
 	chunks   []string
 	chunkIdx map[string]int
+}
+
+// persisted reports whether r came from the disk cache's index.
+func (r *scanResult) persisted() bool { return r.disk }
+
+// headerData returns header.json's bytes, or the error rendering it gave.
+func (r *scanResult) headerData() ([]byte, error) {
+	if r.hdrErr != nil {
+		return nil, r.hdrErr
+	}
+	r.hdrMu.Lock()
+	defer r.hdrMu.Unlock()
+	if r.hdrLoad != nil {
+		b, err := r.hdrLoad()
+		if err != nil {
+			return nil, err
+		}
+		r.header, r.hdrLoad = b, nil
+	}
+	return r.header, nil
+}
+
+// headerSize is header.json's size, known without reading it.
+func (r *scanResult) headerSize() int64 {
+	r.hdrMu.Lock()
+	defer r.hdrMu.Unlock()
+	if r.hdrLoad != nil {
+		return r.hdrSize
+	}
+	return int64(len(r.header))
 }
 
 func (r *scanResult) chunk(name string) (*decode.Chunk, bool) {
@@ -106,8 +143,28 @@ func (r *scanResult) chunk(name string) (*decode.Chunk, bool) {
 	return &r.st.Chunks[i], true
 }
 
+// scan returns the structure scan of source version fp: from memory, else
+// from the disk cache's index (an earlier mount's scan of this very
+// version: counted as a disk load, "fmt/scan" in disk_loads), else scanned
+// now and persisted on the way.
 func (m *meshDir) scan(ctx context.Context, fp cache.Fingerprint) (*scanResult, error) {
-	e, err := m.fsys.cache.Get(ctx, m.key(fp, outScan), m.label(outScan), func(ctx context.Context) (*cache.Entry, error) {
+	key, label := m.key(fp, outScan), m.label(outScan)
+	var rec *scanRecord
+	if _, ok := m.fsys.cache.Peek(key); !ok {
+		if rec = m.fsys.scanRecordOf(key); rec != nil {
+			label += diskSuffix
+		}
+	}
+	e, err := m.fsys.cache.Get(ctx, key, label, func(ctx context.Context) (*cache.Entry, error) {
+		if rec != nil {
+			r := m.fromRecord(fp, rec)
+			// Header bytes not in memory yet: weigh them in anyway.
+			aux := 512 + rec.hdrSize
+			for _, n := range r.chunks {
+				aux += 128 + int64(len(n))
+			}
+			return &cache.Entry{Aux: r, AuxWeight: aux}, nil
+		}
 		st, scanErr := m.mesh.Scan(ctx)
 		if st == nil && errors.Is(scanErr, os.ErrNotExist) {
 			return nil, scanErr // gone: nothing to cache
@@ -128,6 +185,7 @@ func (m *meshDir) scan(ctx context.Context, fp cache.Fingerprint) (*scanResult, 
 		if scanErr != nil {
 			m.fsys.logOnce(m.key(fp, "scan-error"), "meshfs: %v", scanErr)
 		}
+		m.fsys.saveScan(key, r)
 		return &cache.Entry{Parts: [][]byte{hdr}, Aux: r, AuxWeight: aux}, nil
 	})
 	if err != nil {
@@ -531,10 +589,9 @@ func (o *outFile) produce(ctx context.Context) (*produced, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r.hdrErr != nil {
-			return nil, r.hdrErr
+		if p.data, err = r.headerData(); err != nil {
+			return nil, err
 		}
-		p.data = r.header
 	case kError:
 		b, err := m.errorText(ctx, fp)
 		if err != nil {
@@ -625,6 +682,21 @@ func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 				o.mu.Unlock()
 				return 0
 			}
+		}
+	}
+	if o.kind == kHeader || o.kind == kChunk {
+		// header.json's and chunks' sizes come from the scan: stat'ing
+		// reads nothing more (a persisted scan's header stays on disk).
+		st, fp, err := o.m.stat()
+		if err != nil {
+			return errno(err)
+		}
+		if size, ok := o.m.knownSize(ctx, fp, o.kind, o.chunk); ok {
+			fillFileAttr(&out.Attr, st, size)
+			o.mu.Lock()
+			o.attrFP = fp
+			o.mu.Unlock()
+			return 0
 		}
 	}
 	p, err := o.produce(ctx)
