@@ -497,23 +497,13 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 	if maxIdx < math.MaxUint16 { // 65535 is the primitive restart value
 		off := b.alloc(2 * len(idx))
 		v := b.view(off, 2*len(idx), 0, qgltf.TargetElementArrayBuffer)
-		b.addJob(len(idx), func(bin []byte, lo, hi int) {
-			d := bin[off+2*lo : off+2*hi]
-			for i, x := range idx[lo:hi] {
-				binary.LittleEndian.PutUint16(d[2*i:], uint16(x))
-			}
-		})
+		b.addJob(len(idx), func(bin []byte, lo, hi int) { writeIndices16(bin[off+2*lo:off+2*hi], idx[lo:hi]) })
 		gp.Indices = qgltf.Index(b.accessor(&qgltf.Accessor{BufferView: qgltf.Index(v),
 			ComponentType: qgltf.ComponentUshort, Type: qgltf.AccessorScalar, Count: len(idx)}))
 	} else {
 		off := b.alloc(4 * len(idx))
 		v := b.view(off, 4*len(idx), 0, qgltf.TargetElementArrayBuffer)
-		b.addJob(len(idx), func(bin []byte, lo, hi int) {
-			d := bin[off+4*lo : off+4*hi]
-			for i, x := range idx[lo:hi] {
-				binary.LittleEndian.PutUint32(d[4*i:], x)
-			}
-		})
+		b.addJob(len(idx), func(bin []byte, lo, hi int) { writeIndices32(bin[off+4*lo:off+4*hi], idx[lo:hi]) })
 		gp.Indices = qgltf.Index(b.accessor(&qgltf.Accessor{BufferView: qgltf.Index(v),
 			ComponentType: qgltf.ComponentUint, Type: qgltf.AccessorScalar, Count: len(idx)}))
 	}
@@ -526,11 +516,7 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 
 	if nr := p.Normals; nr != nil {
 		gp.Attributes[qgltf.NORMAL] = b.vertexAccessor(n, 12, qgltf.ComponentFloat, qgltf.AccessorVec3, false, nil, nil,
-			func(d []byte, lo, hi int) {
-				for i, v := range nr[lo:hi] {
-					put3(d[12*i:], unit3(v))
-				}
-			})
+			func(d []byte, lo, hi int) { writeUnit3(d, nr[lo:hi]) })
 	}
 	// Tangents without normals are meaningless to glTF clients (validator
 	// MESH_PRIMITIVE_TANGENT_WITHOUT_NORMAL): they are left out.
@@ -556,10 +542,7 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 				if uv == nil { // a set left empty keeps the numbering; zeros
 					return
 				}
-				for i, v := range uv[lo:hi] {
-					putF(d[8*i:], fin(v[0]))
-					putF(d[8*i+4:], fin(v[1]))
-				}
+				writeFinite2(d, uv[lo:hi])
 			})
 	}
 	for k, col := range p.Colors {
@@ -576,13 +559,7 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 					}
 					return
 				}
-				for i, v := range col[lo:hi] {
-					e := d[16*i : 16*i+16]
-					putF(e[0:], clamp01(v[0]))
-					putF(e[4:], clamp01(v[1]))
-					putF(e[8:], clamp01(v[2]))
-					putF(e[12:], clamp01(v[3]))
-				}
+				writeClamped4(d, col[lo:hi])
 			})
 	}
 	if skin {
@@ -936,20 +913,4 @@ func bounds3(vs [][3]float32) (mn, mx []float64) {
 	}
 	return []float64{float64(lo[0]), float64(lo[1]), float64(lo[2])},
 		[]float64{float64(hi[0]), float64(hi[1]), float64(hi[2])}
-}
-
-func putF(b []byte, f float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(f)) }
-
-func put3(b []byte, v [3]float32) {
-	b = b[:12]
-	binary.LittleEndian.PutUint32(b[0:], math.Float32bits(v[0]))
-	binary.LittleEndian.PutUint32(b[4:], math.Float32bits(v[1]))
-	binary.LittleEndian.PutUint32(b[8:], math.Float32bits(v[2]))
-}
-
-func writeFinite3(d []byte, vs [][3]float32) {
-	d = d[:12*len(vs)]
-	for i, v := range vs {
-		put3(d[12*i:], [3]float32{fin(v[0]), fin(v[1]), fin(v[2])})
-	}
 }
