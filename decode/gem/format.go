@@ -2,9 +2,7 @@ package gem
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -46,32 +44,19 @@ func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, 
 	return structure(f), err
 }
 
-// Decode reads the whole file and builds its scene.
+// Decode reads the file, arrays included, and builds its scene. The
+// arrays are read straight into the slices the parse keeps (loadFile), and
+// since nothing else sees that parse, the scene may take its index values
+// over (see builder.own).
 func (Format) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, error) {
-	b, err := readAll(src)
-	if err != nil {
-		return nil, err
-	}
-	f, err := Parse(ctx, src.Name, b)
-	if err != nil {
-		return nil, err
-	}
-	return BuildScene(ctx, f, src.Name)
-}
-
-func readAll(src *decode.Source) ([]byte, error) {
 	if src.Size < 0 {
 		return nil, &decode.FormatError{File: src.Name, Msg: fmt.Sprintf("negative size %d", src.Size)}
 	}
-	b := make([]byte, src.Size)
-	n, err := src.R.ReadAt(b, 0)
-	if int64(n) == src.Size {
-		return b, nil
+	f, err := loadFile(ctx, src.Name, src.R, src.Size)
+	if err != nil {
+		return nil, err
 	}
-	if err == nil || errors.Is(err, io.EOF) {
-		err = io.ErrUnexpectedEOF
-	}
-	return nil, &decode.FormatError{File: src.Name, Offset: int64(n), Msg: fmt.Sprintf("reading %d bytes", src.Size), Err: err}
+	return buildOwned(ctx, f, src.Name)
 }
 
 // structure turns a (possibly partial) scan into header fields and chunks.

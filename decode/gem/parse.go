@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/meshfs/meshfs/decode"
 )
@@ -25,9 +29,20 @@ func scanFile(ctx context.Context, name string, r io.ReaderAt, size int64) (*Fil
 	return p.parse(ctx)
 }
 
+// loadFile reads the chunk sequence through r as scanFile does, but reads
+// the arrays too, each straight from r into the slice the File keeps: the
+// file is never held whole in memory, large arrays are read in parallel
+// pieces, and on a little-endian host IND4 values land in their []uint32
+// with no conversion pass.
+func loadFile(ctx context.Context, name string, r io.ReaderAt, size int64) (*File, error) {
+	p := &parser{file: name, size: size, r: r}
+	return p.parse(ctx)
+}
+
 // parser walks the chunk sequence. With data set it reads from memory;
 // otherwise it reads windows of the file through r, growing a window only
-// when a chunk of variable length (names, declarations) does not fit.
+// when a chunk of variable length (names, declarations) does not fit, and
+// either skips the arrays (lazy) or loads them (see loadFile).
 type parser struct {
 	file  string
 	size  int64
@@ -195,6 +210,15 @@ func (p *parser) body(fourcc string, c *decode.Cursor) Chunk {
 		if ix.Wide {
 			w = 4
 		}
+		if ix.Wide && hostLE && p.data == nil && !p.lazy {
+			if p.claim(c, "indices", int64(ix.Count), w) {
+				vals := make([]uint32, ix.Count)
+				if p.load(c, "indices", unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(vals))), 4*len(vals))) {
+					ix.Values = vals
+				}
+			}
+			return ix
+		}
 		if b := p.payload(c, "indices", int64(ix.Count), w); b != nil {
 			ix.Values = make([]uint32, ix.Count)
 			vals := ix.Values
@@ -314,8 +338,29 @@ func (p *parser) count32(c *decode.Cursor, field string) uint32 {
 // checking the claim against the bytes the file has left. In lazy mode it
 // only checks and records the length.
 func (p *parser) payload(c *decode.Cursor, field string, count, size int64) []byte {
-	if c.Err() != nil {
+	if !p.claim(c, field, count, size) {
 		return nil
+	}
+	n := count * size
+	switch {
+	case p.data != nil:
+		return c.Bytes(field, int(n))
+	case p.lazy:
+		p.skipped = n
+		return nil
+	}
+	b := make([]byte, n)
+	if !p.load(c, field, b) {
+		return nil
+	}
+	return b
+}
+
+// claim checks an array of count × size bytes at the cursor against the
+// bytes the file has left, before anything is allocated for it.
+func (p *parser) claim(c *decode.Cursor, field string, count, size int64) bool {
+	if c.Err() != nil {
+		return false
 	}
 	left := p.size - c.Offset()
 	if count < 0 || (size > 0 && count > left/size) {
@@ -323,15 +368,67 @@ func (p *parser) payload(c *decode.Cursor, field string, count, size int64) []by
 		c.SetErr(&decode.FormatError{File: c.File, Section: c.Section, Field: field, Offset: c.Offset(),
 			Msg: fmt.Sprintf("count %d × %d bytes exceeds the %d bytes left in the file", count, size, left),
 			Err: decode.ErrTruncated})
-		return nil
+		return false
 	}
-	n := count * size
-	if p.lazy {
-		p.skipped = n
-		return nil
-	}
-	return c.Bytes(field, int(n))
+	return true
 }
+
+// load fills b with the array at the cursor, read through r, and counts
+// it as part of the chunk. A short read is the chunk's error; the window
+// is not grown for it (the array's length was claimed, not read).
+func (p *parser) load(c *decode.Cursor, field string, b []byte) bool {
+	off := c.Offset()
+	p.skipped = int64(len(b))
+	if at, err := readAtParallel(p.r, b, off); err != nil {
+		p.payloadErr = true
+		c.SetErr(&decode.FormatError{File: p.file, Section: c.Section, Field: field, Offset: at,
+			Msg: fmt.Sprintf("reading %d bytes at 0x%x", len(b), off), Err: err})
+		return false
+	}
+	return true
+}
+
+// readPiece is the least a parallel read gives each CPU: below it the
+// goroutines cost more than the copy they share.
+const readPiece = 4 << 20
+
+// readAtParallel fills b from r at off, large reads in one piece per CPU
+// (io.ReaderAt allows parallel calls; a page-cache copy then runs on every
+// core). On failure it returns the offset where the lowest failing piece
+// stopped.
+func readAtParallel(r io.ReaderAt, b []byte, off int64) (int64, error) {
+	parts := 1
+	if len(b) >= 2*readPiece {
+		parts = min(runtime.GOMAXPROCS(0), len(b)/readPiece)
+	}
+	var at atomic.Int64
+	at.Store(math.MaxInt64)
+	err := decode.ParallelEach(parts, func(i int) error {
+		lo, hi := len(b)*i/parts, len(b)*(i+1)/parts
+		n, err := r.ReadAt(b[lo:hi], off+int64(lo))
+		if n == hi-lo {
+			return nil
+		}
+		for end := off + int64(lo+n); ; {
+			cur := at.Load()
+			if end >= cur || at.CompareAndSwap(cur, end) {
+				break
+			}
+		}
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	})
+	return at.Load(), err
+}
+
+// hostLE reports whether the host stores numbers little-endian, as the
+// file does: then IND4 values can be read straight into a []uint32.
+var hostLE = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
 
 // str8 reads a string8: a length byte, then that many bytes.
 func str8(c *decode.Cursor, field string) string {

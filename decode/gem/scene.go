@@ -1,12 +1,14 @@
 package gem
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -49,6 +51,13 @@ func BuildScene(ctx context.Context, f *File, file string) (*decode.Scene, error
 	return b.build(ctx)
 }
 
+// buildOwned is BuildScene for a File that nobody else uses (Decode's):
+// the scene may take over its index values (see builder.own).
+func buildOwned(ctx context.Context, f *File, file string) (*decode.Scene, error) {
+	b := &builder{file: file, f: f, own: true}
+	return b.build(ctx)
+}
+
 type builder struct {
 	file   string
 	f      *File
@@ -57,6 +66,11 @@ type builder struct {
 	skin   *Skin
 	basis  *Basis
 	mirror bool
+	// own is set when the File is the builder's to change: a submesh
+	// whose face range no other submesh shares then numbers its vertices
+	// in place, its primitive's Indices being its slice of the index
+	// chunk's values (one allocation of the file's size saved).
+	own bool
 }
 
 func section(c Chunk) string {
@@ -200,7 +214,8 @@ func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	prims, errs := b.primitives(ctx, subs, layouts, nbones)
+	inPlace := b.exclusive(subs)
+	prims, errs := b.primitives(ctx, subs, layouts, nbones, inPlace)
 	for i, s := range subs {
 		mat := material(i, s)
 		scene.Materials = append(scene.Materials, mat)
@@ -233,7 +248,7 @@ func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
 // many submeshes build several at once (each worker with its own remap
 // table); every submesh is attempted and errs[i] holds submesh i's error,
 // so the caller reports the first in file order.
-func (b *builder) primitives(ctx context.Context, subs []*Submesh, layouts []layout, nbones int) ([]decode.Primitive, []error) {
+func (b *builder) primitives(ctx context.Context, subs []*Submesh, layouts []layout, nbones int, inPlace []bool) ([]decode.Primitive, []error) {
 	prims := make([]decode.Primitive, len(subs))
 	errs := make([]error, len(subs))
 	var work []int
@@ -271,12 +286,42 @@ func (b *builder) primitives(ctx context.Context, subs []*Submesh, layouts []lay
 					errs[i] = err
 					continue
 				}
-				prims[i], errs[i] = b.primitive(subs[i], layouts[i], nbones, remap)
+				prims[i], errs[i] = b.primitive(subs[i], layouts[i], nbones, remap, inPlace[i])
 			}
 		}()
 	}
 	wg.Wait()
 	return prims, errs
+}
+
+// exclusive reports, per submesh, whether its vertices may be numbered in
+// place: the builder owns the File and no other submesh's face range
+// overlaps the submesh's (reading faces another primitive has already
+// renumbered would be wrong).
+func (b *builder) exclusive(subs []*Submesh) []bool {
+	out := make([]bool, len(subs))
+	if !b.own {
+		return out
+	}
+	type span struct {
+		lo, hi uint64
+		i      int
+	}
+	var spans []span
+	for i, s := range subs {
+		if s.FaceCount > 0 {
+			spans = append(spans, span{uint64(s.FaceStart), uint64(s.FaceStart) + uint64(s.FaceCount), i})
+		}
+	}
+	slices.SortFunc(spans, func(x, y span) int { return cmp.Compare(x.lo, y.lo) })
+	var reach uint64 // the furthest end of the spans before k
+	for k, sp := range spans {
+		if (k == 0 || reach <= sp.lo) && (k == len(spans)-1 || sp.hi <= spans[k+1].lo) {
+			out[sp.i] = true
+		}
+		reach = max(reach, sp.hi)
+	}
+	return out
 }
 
 // vertices is the number of whole vertex records VERT holds.
@@ -346,11 +391,15 @@ func clamp01(v float32) float32 {
 
 // primitive builds one submesh: only the vertices its faces reference,
 // numbered in order of first use, so padding vertices never appear.
-func (b *builder) primitive(s *Submesh, l layout, nbones int, remap []int32) (decode.Primitive, error) {
+func (b *builder) primitive(s *Submesh, l layout, nbones int, remap []int32, inPlace bool) (decode.Primitive, error) {
 	var p decode.Primitive
 	first := 3 * int(s.FaceStart)
 	faces := b.idx.Values[first : first+3*int(s.FaceCount)]
-	p.Indices = make([]uint32, len(faces))
+	if inPlace {
+		p.Indices = faces[:len(faces):len(faces)]
+	} else {
+		p.Indices = make([]uint32, len(faces))
+	}
 	// Mirrored meshes store counter-clockwise faces (their normals agree
 	// with (b−a)×(c−a)); after the Y mirror that turns clockwise.
 	flip := (s.Kind != KindSUBMGEM3 && s.Flags&FlagMirrored != 0) || b.mirror

@@ -1,0 +1,169 @@
+package gem
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// TestLoadMatchesParse: reading a file through its ReaderAt (Decode's
+// way, arrays read straight into their slices) gives the File that parsing
+// it in memory gives, or the same error, for every fixture and real file,
+// cut short at every chunk and with random bytes changed.
+func TestLoadMatchesParse(t *testing.T) {
+	files := allFixtureBytes(t)
+	if _, err := os.Stat(realDir); err == nil {
+		for _, p := range realFiles(t) {
+			b, _ := os.ReadFile(p)
+			files[p] = b
+		}
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	check := func(name string, b []byte) {
+		t.Helper()
+		want, werr := Parse(context.Background(), name, b)
+		got, gerr := loadFile(context.Background(), name, bytes.NewReader(b), int64(len(b)))
+		if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
+			t.Fatalf("%s (%d bytes): Parse error %v, load error %v", name, len(b), werr, gerr)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("%s (%d bytes): loaded File differs from the parsed one", name, len(b))
+		}
+	}
+	for name, b := range files {
+		check(name, b)
+		f, _ := Parse(context.Background(), name, b)
+		for _, c := range f.Chunks {
+			sp := c.Where()
+			for _, cut := range []int64{sp.Offset + 1, sp.Offset + 9, sp.Offset + sp.Length/2, sp.Offset + sp.Length - 1} {
+				if cut > sp.Offset && cut < int64(len(b)) {
+					check(name, b[:cut])
+				}
+			}
+		}
+		for range 100 {
+			c := bytes.Clone(b)
+			for range 1 + r.IntN(4) {
+				c[r.IntN(len(c))] = byte(r.UintN(256))
+			}
+			check(name, c)
+		}
+	}
+}
+
+// shortReader is a ReaderAt that stops early: the file shrank under us.
+type shortReader struct {
+	b   []byte
+	end int64
+}
+
+func (s shortReader) ReadAt(p []byte, off int64) (int, error) {
+	if off >= s.end {
+		return 0, io.EOF
+	}
+	n := copy(p, s.b[off:min(s.end, off+int64(len(p)))])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// TestLoadParallelRead: an array large enough to be read in pieces on
+// several CPUs loads as on one; a source that ends inside it fails with a
+// FormatError naming the array and the offset where the data stopped.
+func TestLoadParallelRead(t *testing.T) {
+	b := mountFile(t, 1000) // VERT of 44 MB, IND4 of 24 MB
+	want, err := Parse(context.Background(), "big.ply", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vert := want.Chunks[2].(*Vert)
+	for _, procs := range []int{1, 2, 3} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			got, err := loadFile(context.Background(), "big.ply", bytes.NewReader(b), int64(len(b)))
+			if err != nil || !reflect.DeepEqual(want, got) {
+				t.Errorf("GOMAXPROCS %d: loaded File differs (error %v)", procs, err)
+			}
+			stop := vert.Offset + 12 + int64(len(vert.Data))*3/4
+			_, err = loadFile(context.Background(), "big.ply", shortReader{b, stop}, int64(len(b)))
+			var fe *decode.FormatError
+			if !errors.As(err, &fe) || fe.Field != "vertices" || fe.Offset != stop || !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("GOMAXPROCS %d: source ending at %d: %v", procs, stop, err)
+			}
+		}()
+	}
+}
+
+// TestDecodeOwnsIndices: Decode, which numbers the vertices of submeshes
+// with a face range of their own in place, gives the scene that
+// BuildScene (which never changes its File) gives, for every fixture and
+// real file and for submeshes whose ranges overlap in every way: equal,
+// nested, staggered, one range inside a later-starting long one.
+func TestDecodeOwnsIndices(t *testing.T) {
+	files := allFixtureBytes(t)
+	if _, err := os.Stat(realDir); err == nil {
+		for _, p := range realFiles(t) {
+			b, _ := os.ReadFile(p)
+			files[p] = b
+		}
+	}
+	f, _ := manySubmeshes(t, 40, 6) // 3200 faces
+	subs := []*Submesh{}
+	for _, c := range f.Chunks {
+		if s, ok := c.(*Submesh); ok {
+			subs = append(subs, s)
+		}
+	}
+	ranges := [][2]uint32{{0, 100}, {0, 100}, {150, 1000}, {200, 50}, {1500, 100}, {1550, 1650}}
+	for k, s := range subs {
+		s.FaceStart, s.FaceCount = ranges[k][0], ranges[k][1]
+	}
+	b, err := Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["overlapping"] = b
+	f.Chunks = append(f.Chunks[:1], f.Chunks[5:]...) // subs 0 [0, 100) and 5 [1550, 3200): disjoint
+	if b, err = Encode(f); err != nil {
+		t.Fatal(err)
+	}
+	files["disjoint"] = b
+	for name, b := range files {
+		pf, err := Parse(context.Background(), name, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, werr := BuildScene(context.Background(), pf, name)
+		got, gerr := Format{}.Decode(context.Background(), &decode.Source{Name: name, R: bytes.NewReader(b), Size: int64(len(b))})
+		if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
+			t.Fatalf("%s: BuildScene error %v, Decode error %v", name, werr, gerr)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Errorf("%s: Decode's scene differs from BuildScene's", name)
+		}
+	}
+}
+
+// TestExclusive: which face ranges count as a submesh's own.
+func TestExclusive(t *testing.T) {
+	sub := func(start, count uint32) *Submesh { return &Submesh{FaceStart: start, FaceCount: count} }
+	subs := []*Submesh{sub(0, 10), sub(10, 5), sub(20, 100), sub(30, 5), sub(40, 5), sub(130, 0), sub(125, 1), sub(200, 3), sub(200, 3)}
+	got := (&builder{own: true}).exclusive(subs)
+	want := []bool{true, true, false, false, false, false, true, false, false}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("exclusive = %v, want %v", got, want)
+	}
+	if got := (&builder{}).exclusive(subs); slices.Contains(got, true) {
+		t.Errorf("a builder that does not own its File numbered in place: %v", got)
+	}
+}
