@@ -10,13 +10,15 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 )
 
-// chunks/ and a mesh folder whose outputs are known are listed by the
-// daemon once; the kernel keeps the listing until the source changes.
+// With handles, chunks/ and a mesh folder whose outputs are known are
+// listed by the daemon once; the kernel keeps the listing until the source
+// changes. (Under no_opendir the kernel keeps every listing: see
+// TestNoOpenListingCached.)
 func TestListingCachedUntilChange(t *testing.T) {
 	src := t.TempDir()
 	sp := filepath.Join(src, "m.fmesh")
 	write(t, sp, fakeMesh(3, 1))
-	f, mnt := mountT(t, src, Config{})
+	f, mnt := mountT(t, src, Config{OpenHandles: true})
 	dir := filepath.Join(mnt, "m.fmesh")
 	chunks := filepath.Join(dir, outputs.ChunksDir)
 
@@ -64,17 +66,26 @@ func TestListingCachedUntilChange(t *testing.T) {
 	}
 }
 
-// Closing an output sends no FLUSH round trip.
+// Closing an output sends no FLUSH round trip (under no_open, the first
+// close asks once and is told ENOSYS).
 func TestNoFlushOnClose(t *testing.T) {
-	src := t.TempDir()
-	write(t, filepath.Join(src, "m.fmesh"), fakeMesh(3, 1))
-	f, mnt := mountT(t, src, Config{})
-	for range 3 {
-		if _, err := os.ReadFile(filepath.Join(mnt, "m.fmesh", outputs.HeaderName)); err != nil {
-			t.Fatal(err)
+	bothModes(t, func(t *testing.T) {
+		src := t.TempDir()
+		write(t, filepath.Join(src, "m.fmesh"), fakeMesh(3, 1))
+		write(t, filepath.Join(src, "plain.txt"), []byte("plain"))
+		f, mnt := mountT(t, src, Config{})
+		for range 3 {
+			for _, p := range []string{filepath.Join("m.fmesh", outputs.HeaderName), "plain.txt"} {
+				if _, err := os.ReadFile(filepath.Join(mnt, p)); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
-	}
-	if n := f.flushes.Load(); n != 0 {
-		t.Fatalf("%d FLUSH requests for 3 reads", n)
-	}
+		if n := f.flushes.Load(); n != 0 {
+			t.Fatalf("%d FLUSH requests reached outputs for 3 reads", n)
+		}
+		if n := f.raw.requests()["FLUSH"]; n > 1 {
+			t.Fatalf("%d FLUSH requests for 6 reads", n)
+		}
+	})
 }

@@ -66,6 +66,11 @@ type Config struct {
 	// DiskCache, when set, keeps converted outputs across mounts (opened by
 	// the caller with DiskCacheVersion; closed by the caller after Close).
 	DiskCache *diskcache.Cache
+	// OpenHandles makes the kernel open every file and folder through the
+	// daemon (a handle per open, as before the no-open mode). By default
+	// OPEN and OPENDIR answer ENOSYS and the kernel sends neither again
+	// (see kernel.go): a warm walk costs no round trip per mesh.
+	OpenHandles bool
 }
 
 // Default kernel cache timeouts without a watcher (NoWatch, or inotify
@@ -133,6 +138,8 @@ type FS struct {
 	listings atomic.Int64
 	// flushes counts FLUSH requests on outputs (see noFlush).
 	flushes atomic.Int64
+	// raw is the request layer of the mount (nil before Mount).
+	raw *rawFS
 }
 
 type sniffKey struct {
@@ -266,6 +273,10 @@ func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 	// two or three round trips per file. ENOSYS makes the kernel stop
 	// asking: a measured third of a warm `ls -lR` of a mesh tree.
 	mo.DisableXAttrs = true
+	if !f.cfg.OpenHandles {
+		// The kernel offers no_opendir only to a daemon that asks.
+		mo.ExtraCapabilities |= fuse.CAP_NO_OPENDIR_SUPPORT
+	}
 	mo.PanicHandler = f.panicHandler
 	entry, attr := f.timeouts()
 	return &gofs.Options{
@@ -290,8 +301,15 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 			f.watchDir(f.root)
 		}
 	}
-	srv, err := gofs.Mount(mnt, f.root, f.Options(mo))
+	opts := f.Options(mo)
+	f.raw = newRawFS(gofs.NewNodeFS(f.root, opts), !f.cfg.OpenHandles)
+	srv, err := fuse.NewServer(f.raw, mnt, &opts.MountOptions)
 	if err != nil {
+		return nil, err
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		// As gofs.Mount: a failed mount leaves a serve loop that ends.
 		return nil, err
 	}
 	if f.watch != nil {
@@ -313,6 +331,10 @@ func (f *FS) Close() {
 	f.cache.Close()
 	f.sniffs.StopAllGoroutines()
 }
+
+// noOpen reports whether the kernel opens files and folders without us:
+// reads and listings then come without handles.
+func (f *FS) noOpen() bool { return !f.cfg.OpenHandles }
 
 // Cache exposes the output cache (for statistics and tests).
 func (f *FS) Cache() *cache.Cache { return f.cache }

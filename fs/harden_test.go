@@ -198,40 +198,42 @@ func countLines(s, substr string) int {
 // panic handler, which answers EIO and logs one line; the daemon serves
 // the next request, including the same file again (no load left waiting).
 func TestPanicIsEIO(t *testing.T) {
-	src := t.TempDir()
-	write(t, filepath.Join(src, "scan"+panicExt), []byte("PSCN...."))
-	write(t, filepath.Join(src, "dec"+panicExt), []byte("PDEC...."))
-	good := fakeMesh(4, 1)
-	write(t, filepath.Join(src, "good"+fakeExt), good)
-	_, mnt := mountT(t, src, Config{})
+	bothModes(t, func(t *testing.T) {
+		src := t.TempDir()
+		write(t, filepath.Join(src, "scan"+panicExt), []byte("PSCN...."))
+		write(t, filepath.Join(src, "dec"+panicExt), []byte("PDEC...."))
+		good := fakeMesh(4, 1)
+		write(t, filepath.Join(src, "good"+fakeExt), good)
+		_, mnt := mountT(t, src, Config{})
 
-	if got := names(t, mnt); len(got) != 3 {
-		t.Fatalf("listing: %q", got)
-	}
-	for range 2 { // twice: a panicked load must not leave the next one waiting
-		for _, p := range []string{"scan" + panicExt + "/header.json", "dec" + panicExt + "/dec.glb", "dec" + panicExt + "/dec.obj"} {
-			_, err := os.ReadFile(filepath.Join(mnt, p))
-			if !errors.Is(err, syscall.EIO) {
-				t.Errorf("%s: %v, want EIO", p, err)
+		if got := names(t, mnt); len(got) != 3 {
+			t.Fatalf("listing: %q", got)
+		}
+		for range 2 { // twice: a panicked load must not leave the next one waiting
+			for _, p := range []string{"scan" + panicExt + "/header.json", "dec" + panicExt + "/dec.glb", "dec" + panicExt + "/dec.obj"} {
+				_, err := os.ReadFile(filepath.Join(mnt, p))
+				if !errors.Is(err, syscall.EIO) {
+					t.Errorf("%s: %v, want EIO", p, err)
+				}
 			}
 		}
-	}
-	if b, err := os.ReadFile(filepath.Join(mnt, "dec"+panicExt, "header.json")); err != nil || !bytes.Contains(b, []byte("PDEC")) {
-		t.Errorf("header.json of the decode-panic mesh: %q, %v", b, err)
-	}
-	b, err := os.ReadFile(filepath.Join(mnt, "good"+fakeExt, "good.glb"))
-	if err != nil || !bytes.HasPrefix(b, []byte("glTF")) {
-		t.Fatalf("good mesh after the panics: %d bytes, %v", len(b), err)
-	}
-	lg := logOf(t)
-	n := countLines(lg, "internal error")
-	if n == 0 {
-		t.Fatalf("no panic logged:\n%s", lg)
-	}
-	if countLines(lg, "second line of the panic value") != 0 || countLines(lg, "goroutine ") != 0 {
-		t.Errorf("a panic took more than one log line:\n%s", lg)
-	}
-	t.Logf("%d panics answered EIO, log:\n%s", n, lg)
+		if b, err := os.ReadFile(filepath.Join(mnt, "dec"+panicExt, "header.json")); err != nil || !bytes.Contains(b, []byte("PDEC")) {
+			t.Errorf("header.json of the decode-panic mesh: %q, %v", b, err)
+		}
+		b, err := os.ReadFile(filepath.Join(mnt, "good"+fakeExt, "good.glb"))
+		if err != nil || !bytes.HasPrefix(b, []byte("glTF")) {
+			t.Fatalf("good mesh after the panics: %d bytes, %v", len(b), err)
+		}
+		lg := logOf(t)
+		n := countLines(lg, "internal error")
+		if n == 0 {
+			t.Fatalf("no panic logged:\n%s", lg)
+		}
+		if countLines(lg, "second line of the panic value") != 0 || countLines(lg, "goroutine ") != 0 {
+			t.Errorf("a panic took more than one log line:\n%s", lg)
+		}
+		t.Logf("%d panics answered EIO, log:\n%s", n, lg)
+	})
 }
 
 // variants writes hostile variants of every committed fixture (truncations,
@@ -337,132 +339,134 @@ func variants(t testing.TB, dir string) int {
 // folder, the daemon writes nothing into the source, and a good mesh is
 // served afterwards with the bytes `convert` writes.
 func TestHostileTree(t *testing.T) {
-	src := t.TempDir()
-	n := variants(t, src)
-	write(t, filepath.Join(src, "names"+namesExt), []byte("NMSH\n"+strings.Join(hostileNames(), "\x1f")))
-	good := fakeMesh(6, 3)
-	write(t, filepath.Join(src, "zgood"+fakeExt), good)
-	before := snapshot(t, src)
-	outside := filepath.Dir(src)
-	outBefore, _ := os.ReadDir(outside)
-	os.Remove("/tmp/meshfs-lua-escape")
+	bothModes(t, func(t *testing.T) {
+		src := t.TempDir()
+		n := variants(t, src)
+		write(t, filepath.Join(src, "names"+namesExt), []byte("NMSH\n"+strings.Join(hostileNames(), "\x1f")))
+		good := fakeMesh(6, 3)
+		write(t, filepath.Join(src, "zgood"+fakeExt), good)
+		before := snapshot(t, src)
+		outside := filepath.Dir(src)
+		outBefore, _ := os.ReadDir(outside)
+		os.Remove("/tmp/meshfs-lua-escape")
 
-	lim := outputs.DefaultLimits
-	lim.Timeout = 2 * time.Second // the Lua bombs that loop end here
-	f, mnt := mountT(t, src, Config{Limits: &lim})
+		lim := outputs.DefaultLimits
+		lim.Timeout = 2 * time.Second // the Lua bombs that loop end here
+		f, mnt := mountT(t, src, Config{Limits: &lim})
 
-	var meshes, headers, errTexts, geomOK, geomEIO, chunkFiles int
-	err := filepath.WalkDir(mnt, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			t.Errorf("walk %s: %v", p, err)
-			return nil
-		}
-		rel, _ := filepath.Rel(mnt, p)
-		name := d.Name()
-		if !utf8.ValidString(name) || strings.ContainsAny(name, "/\x00") || len(name) > 255 || name == "." || name == ".." {
-			t.Errorf("%s: unsafe name %q", rel, name)
-		}
-		if d.IsDir() {
-			return nil
-		}
-		b, rerr := os.ReadFile(p)
-		switch {
-		case name == outputs.HeaderName:
-			headers++
-			meshes++
-			if rerr != nil {
-				// Only a mesh whose error.txt says why may lack header.json.
-				if _, e := os.ReadFile(filepath.Join(filepath.Dir(p), outputs.ErrorName)); !errors.Is(rerr, syscall.EIO) || e != nil {
-					t.Errorf("%s: %v (error.txt: %v)", rel, rerr, e)
+		var meshes, headers, errTexts, geomOK, geomEIO, chunkFiles int
+		err := filepath.WalkDir(mnt, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Errorf("walk %s: %v", p, err)
+				return nil
+			}
+			rel, _ := filepath.Rel(mnt, p)
+			name := d.Name()
+			if !utf8.ValidString(name) || strings.ContainsAny(name, "/\x00") || len(name) > 255 || name == "." || name == ".." {
+				t.Errorf("%s: unsafe name %q", rel, name)
+			}
+			if d.IsDir() {
+				return nil
+			}
+			b, rerr := os.ReadFile(p)
+			switch {
+			case name == outputs.HeaderName:
+				headers++
+				meshes++
+				if rerr != nil {
+					// Only a mesh whose error.txt says why may lack header.json.
+					if _, e := os.ReadFile(filepath.Join(filepath.Dir(p), outputs.ErrorName)); !errors.Is(rerr, syscall.EIO) || e != nil {
+						t.Errorf("%s: %v (error.txt: %v)", rel, rerr, e)
+					}
+				}
+			case name == outputs.ErrorName:
+				errTexts++
+				if rerr != nil || len(b) == 0 {
+					t.Errorf("%s: %d bytes, %v", rel, len(b), rerr)
+				}
+			case filepath.Base(filepath.Dir(p)) == outputs.ChunksDir:
+				chunkFiles++
+				if rerr != nil && !errors.Is(rerr, syscall.EIO) {
+					t.Errorf("%s: %v, want bytes or EIO", rel, rerr)
+				}
+			default:
+				if rerr == nil {
+					geomOK++
+				} else if errors.Is(rerr, syscall.EIO) {
+					geomEIO++
+				} else if !strings.Contains(rel, string(filepath.Separator)) {
+					// a plain file of the source (a companion): passed through
+					t.Errorf("%s: %v", rel, rerr)
+				} else {
+					t.Errorf("%s: %v, want bytes or EIO", rel, rerr)
 				}
 			}
-		case name == outputs.ErrorName:
-			errTexts++
-			if rerr != nil || len(b) == 0 {
-				t.Errorf("%s: %d bytes, %v", rel, len(b), rerr)
-			}
-		case filepath.Base(filepath.Dir(p)) == outputs.ChunksDir:
-			chunkFiles++
-			if rerr != nil && !errors.Is(rerr, syscall.EIO) {
-				t.Errorf("%s: %v, want bytes or EIO", rel, rerr)
-			}
-		default:
-			if rerr == nil {
-				geomOK++
-			} else if errors.Is(rerr, syscall.EIO) {
-				geomEIO++
-			} else if !strings.Contains(rel, string(filepath.Separator)) {
-				// a plain file of the source (a companion): passed through
-				t.Errorf("%s: %v", rel, rerr)
-			} else {
-				t.Errorf("%s: %v, want bytes or EIO", rel, rerr)
-			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
+		t.Logf("%d variants: %d mesh folders, %d header.json, %d error.txt, %d outputs read, %d EIO, %d chunk files",
+			n, meshes, headers, errTexts, geomOK, geomEIO, chunkFiles)
+		// A few variants are no longer meshes (truncated to nothing, say): they
+		// show as plain files, checked above.
+		if n < 300 || meshes < 300 {
+			t.Errorf("%d variants, %d mesh folders listed", n, meshes)
+		}
+
+		// The hostile names: every chunk has its own file, and nothing is named
+		// outside the mesh's folder.
+		nm := filepath.Join(mnt, "names"+namesExt)
+		chunks := names(t, filepath.Join(nm, outputs.ChunksDir))
+		safe := map[string]bool{}
+		for _, h := range hostileNames() {
+			safe[decode.SafeName(h)] = true // "a/b" and "a_b" fold together, as in `convert`
+		}
+		for _, c := range chunks {
+			if !safe[c] {
+				t.Errorf("chunk %q is no sanitised name", c)
+			}
+			delete(safe, c)
+		}
+		if len(safe) != 0 {
+			t.Errorf("chunks missing from the listing: %v (listed %q)", safe, chunks)
+		}
+		if mtl, err := os.ReadFile(filepath.Join(nm, "names.mtl")); err == nil {
+			for _, l := range strings.Split(string(mtl), "\n") {
+				if strings.HasPrefix(l, "map_Kd /etc") || strings.HasPrefix(l, "newmtl injected") {
+					t.Errorf("names.mtl: injected statement %q", l)
+				}
+			}
+		} else {
+			t.Errorf("names.mtl: %v", err)
+		}
+		if _, err := os.Stat("/tmp/meshfs-escape"); err == nil {
+			t.Errorf("/tmp/meshfs-escape exists")
+		}
+		if _, err := os.Stat("/tmp/meshfs-lua-escape"); err == nil {
+			t.Errorf("a Lua script wrote /tmp/meshfs-lua-escape")
+		}
+
+		// The daemon still serves a good mesh, with `convert`'s bytes.
+		gotGLB, err := os.ReadFile(filepath.Join(mnt, "zgood"+fakeExt, "zgood.glb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := outputs.New(filepath.Join(src, "zgood"+fakeExt), fakeFormat{}).GLBFile(context.Background())
+		if err != nil || !bytes.Equal(gotGLB, want) {
+			t.Errorf("good mesh after the hostile tree: %d bytes, want %d (%v)", len(gotGLB), len(want), err)
+		}
+		// Releases reach the daemon after close returns.
+		if !waitFor(10*time.Second, func() bool { return f.Stats().OpenHandles == 0 }) {
+			t.Errorf("%d handles open after the walk", f.Stats().OpenHandles)
+		}
+
+		sameSnapshot(t, "source", before, snapshot(t, src))
+		outAfter, _ := os.ReadDir(outside)
+		if len(outAfter) != len(outBefore)+1 { // + the mount point
+			t.Errorf("the source's parent had %d entries, now %d (with the mount point)", len(outBefore), len(outAfter))
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d variants: %d mesh folders, %d header.json, %d error.txt, %d outputs read, %d EIO, %d chunk files",
-		n, meshes, headers, errTexts, geomOK, geomEIO, chunkFiles)
-	// A few variants are no longer meshes (truncated to nothing, say): they
-	// show as plain files, checked above.
-	if n < 300 || meshes < 300 {
-		t.Errorf("%d variants, %d mesh folders listed", n, meshes)
-	}
-
-	// The hostile names: every chunk has its own file, and nothing is named
-	// outside the mesh's folder.
-	nm := filepath.Join(mnt, "names"+namesExt)
-	chunks := names(t, filepath.Join(nm, outputs.ChunksDir))
-	safe := map[string]bool{}
-	for _, h := range hostileNames() {
-		safe[decode.SafeName(h)] = true // "a/b" and "a_b" fold together, as in `convert`
-	}
-	for _, c := range chunks {
-		if !safe[c] {
-			t.Errorf("chunk %q is no sanitised name", c)
-		}
-		delete(safe, c)
-	}
-	if len(safe) != 0 {
-		t.Errorf("chunks missing from the listing: %v (listed %q)", safe, chunks)
-	}
-	if mtl, err := os.ReadFile(filepath.Join(nm, "names.mtl")); err == nil {
-		for _, l := range strings.Split(string(mtl), "\n") {
-			if strings.HasPrefix(l, "map_Kd /etc") || strings.HasPrefix(l, "newmtl injected") {
-				t.Errorf("names.mtl: injected statement %q", l)
-			}
-		}
-	} else {
-		t.Errorf("names.mtl: %v", err)
-	}
-	if _, err := os.Stat("/tmp/meshfs-escape"); err == nil {
-		t.Errorf("/tmp/meshfs-escape exists")
-	}
-	if _, err := os.Stat("/tmp/meshfs-lua-escape"); err == nil {
-		t.Errorf("a Lua script wrote /tmp/meshfs-lua-escape")
-	}
-
-	// The daemon still serves a good mesh, with `convert`'s bytes.
-	gotGLB, err := os.ReadFile(filepath.Join(mnt, "zgood"+fakeExt, "zgood.glb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := outputs.New(filepath.Join(src, "zgood"+fakeExt), fakeFormat{}).GLBFile(context.Background())
-	if err != nil || !bytes.Equal(gotGLB, want) {
-		t.Errorf("good mesh after the hostile tree: %d bytes, want %d (%v)", len(gotGLB), len(want), err)
-	}
-	// Releases reach the daemon after close returns.
-	if !waitFor(10*time.Second, func() bool { return f.Stats().OpenHandles == 0 }) {
-		t.Errorf("%d handles open after the walk", f.Stats().OpenHandles)
-	}
-
-	sameSnapshot(t, "source", before, snapshot(t, src))
-	outAfter, _ := os.ReadDir(outside)
-	if len(outAfter) != len(outBefore)+1 { // + the mount point
-		t.Errorf("the source's parent had %d entries, now %d (with the mount point)", len(outBefore), len(outAfter))
-	}
 }
 
 // fdCount is how many descriptors this process has open, pipes aside:
@@ -488,79 +492,81 @@ func fdCount(t testing.TB) int {
 // goroutines and checks that the daemon's goroutines and descriptors
 // return to what they were after a warm-up pass of the same shape.
 func TestNoLeaks(t *testing.T) {
-	src := t.TempDir()
-	var paths []string
-	for i := range 40 {
-		name := fmt.Sprintf("m%02d", i)
-		write(t, filepath.Join(src, name+fakeExt), fakeMesh(3+i, float32(i)))
-		for _, o := range []string{name + ".glb", name + ".obj", name + ".mtl", "header.json", "chunks/POS", "chunks/POS.x2", "chunks/HEAD"} {
-			paths = append(paths, filepath.Join(name+fakeExt, o))
+	bothModes(t, func(t *testing.T) {
+		src := t.TempDir()
+		var paths []string
+		for i := range 40 {
+			name := fmt.Sprintf("m%02d", i)
+			write(t, filepath.Join(src, name+fakeExt), fakeMesh(3+i, float32(i)))
+			for _, o := range []string{name + ".glb", name + ".obj", name + ".mtl", "header.json", "chunks/POS", "chunks/POS.x2", "chunks/HEAD"} {
+				paths = append(paths, filepath.Join(name+fakeExt, o))
+			}
 		}
-	}
-	write(t, filepath.Join(src, "plain.txt"), []byte("plain\n"))
-	paths = append(paths, "plain.txt")
-	f, mnt := mountT(t, src, Config{CacheSize: 1 << 20})
+		write(t, filepath.Join(src, "plain.txt"), []byte("plain\n"))
+		paths = append(paths, "plain.txt")
+		f, mnt := mountT(t, src, Config{CacheSize: 1 << 20})
 
-	cycles := func(total int) {
-		var wg sync.WaitGroup
-		var failed sync.Once
-		for w := range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				buf := make([]byte, 512)
-				for i := w; i < total; i += 8 {
-					p := filepath.Join(mnt, paths[i%len(paths)])
-					fh, err := os.Open(p)
-					if err == nil {
-						_, err = fh.ReadAt(buf, int64(i%7))
-						if err == io.EOF {
-							err = nil
+		cycles := func(total int) {
+			var wg sync.WaitGroup
+			var failed sync.Once
+			for w := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					buf := make([]byte, 512)
+					for i := w; i < total; i += 8 {
+						p := filepath.Join(mnt, paths[i%len(paths)])
+						fh, err := os.Open(p)
+						if err == nil {
+							_, err = fh.ReadAt(buf, int64(i%7))
+							if err == io.EOF {
+								err = nil
+							}
+							fh.Close()
 						}
-						fh.Close()
+						if err != nil {
+							failed.Do(func() { t.Errorf("%s: %v", p, err) })
+						}
 					}
-					if err != nil {
-						failed.Do(func() { t.Errorf("%s: %v", p, err) })
-					}
-				}
-			}()
+				}()
+			}
+			wg.Wait()
 		}
-		wg.Wait()
-	}
-	cycles(2 * len(paths)) // warm-up: go-fuse starts its readers, caches fill
-	time.Sleep(100 * time.Millisecond)
-	baseG := runtime.NumGoroutine()
-	baseFD := fdCount(t)
-	// go-fuse's request readers come and go with the load (at most
-	// GOMAXPROCS, capped at 16, wait for requests); they are counted apart.
-	const fuseLoop = "github.com/hanwen/go-fuse/v2/fuse.(*Server).loop"
-	ignore := []goleak.Option{goleak.IgnoreCurrent(), goleak.IgnoreAnyFunction(fuseLoop)}
+		cycles(2 * len(paths)) // warm-up: go-fuse starts its readers, caches fill
+		time.Sleep(100 * time.Millisecond)
+		baseG := runtime.NumGoroutine()
+		baseFD := fdCount(t)
+		// go-fuse's request readers come and go with the load (at most
+		// GOMAXPROCS, capped at 16, wait for requests); they are counted apart.
+		const fuseLoop = "github.com/hanwen/go-fuse/v2/fuse.(*Server).loop"
+		ignore := []goleak.Option{goleak.IgnoreCurrent(), goleak.IgnoreAnyFunction(fuseLoop)}
 
-	cycles(10_000)
-	if t.Failed() {
-		t.FailNow()
-	}
-	// Releases reach the daemon after close returns: wait for them.
-	settled := waitFor(10*time.Second, func() bool {
-		return fdCount(t) <= baseFD && f.Stats().OpenHandles == 0
+		cycles(10_000)
+		if t.Failed() {
+			t.FailNow()
+		}
+		// Releases reach the daemon after close returns: wait for them.
+		settled := waitFor(10*time.Second, func() bool {
+			return fdCount(t) <= baseFD && f.Stats().OpenHandles == 0
+		})
+		t.Logf("baseline: %d goroutines, %d descriptors; after 10000 cycles: %d goroutines, %d descriptors, %d open handles",
+			baseG, baseFD, runtime.NumGoroutine(), fdCount(t), f.Stats().OpenHandles)
+		// goleak retries until the goroutines end (or gives up after a while).
+		if err := goleak.Find(ignore...); err != nil {
+			t.Errorf("goroutines left: %v", err)
+		}
+		if n := countStacks(fuseLoop); n > 17 {
+			t.Errorf("%d go-fuse readers left, want at most 17", n)
+		}
+		if !settled {
+			if n := fdCount(t); n > baseFD {
+				t.Errorf("%d descriptors open, baseline %d: %s", n, baseFD, fdList())
+			}
+			if h := f.Stats().OpenHandles; h != 0 {
+				t.Errorf("%d handles open", h)
+			}
+		}
 	})
-	t.Logf("baseline: %d goroutines, %d descriptors; after 10000 cycles: %d goroutines, %d descriptors, %d open handles",
-		baseG, baseFD, runtime.NumGoroutine(), fdCount(t), f.Stats().OpenHandles)
-	// goleak retries until the goroutines end (or gives up after a while).
-	if err := goleak.Find(ignore...); err != nil {
-		t.Errorf("goroutines left: %v", err)
-	}
-	if n := countStacks(fuseLoop); n > 17 {
-		t.Errorf("%d go-fuse readers left, want at most 17", n)
-	}
-	if !settled {
-		if n := fdCount(t); n > baseFD {
-			t.Errorf("%d descriptors open, baseline %d: %s", n, baseFD, fdList())
-		}
-		if h := f.Stats().OpenHandles; h != 0 {
-			t.Errorf("%d handles open", h)
-		}
-	}
 }
 
 // countStacks counts the goroutines with fn in their stack.
@@ -594,13 +600,15 @@ func fdList() string {
 // timeout). The first reader must still read its version whole, at its
 // size: the kernel keeps one size per inode, so the second open must not
 // resize the first one's inode (a read would be cut short, an mmap would
-// fault with SIGBUS).
+// fault with SIGBUS). This needs handles: under no_open no open reaches
+// the daemon, and without a watcher a change shows only once the kernel's
+// attributes expire (see TestNoOpenReplaced).
 func TestReplacedUnderOpenFile(t *testing.T) {
 	src := t.TempDir()
 	p := filepath.Join(src, "m"+fakeExt)
 	big, small := fakeMesh(40, 1), fakeMesh(4, 2)
 	write(t, p, big)
-	_, mnt := mountT(t, src, Config{NoWatch: true, EntryTimeout: time.Minute, AttrTimeout: time.Minute})
+	_, mnt := mountT(t, src, Config{NoWatch: true, EntryTimeout: time.Minute, AttrTimeout: time.Minute, OpenHandles: true})
 	out := filepath.Join(mnt, "m"+fakeExt, "m.obj")
 	wantOld, err := os.ReadFile(out)
 	if err != nil {
@@ -643,7 +651,7 @@ func TestPlainFileReplacedUnderOpenFile(t *testing.T) {
 	p := filepath.Join(src, "notes.txt")
 	old := bytes.Repeat([]byte("old version\n"), 1000)
 	write(t, p, old)
-	_, mnt := mountT(t, src, Config{NoWatch: true, EntryTimeout: time.Minute, AttrTimeout: time.Minute})
+	_, mnt := mountT(t, src, Config{NoWatch: true, EntryTimeout: time.Minute, AttrTimeout: time.Minute, OpenHandles: true})
 	out := filepath.Join(mnt, "notes.txt")
 	a, err := os.Open(out)
 	if err != nil {
@@ -671,40 +679,42 @@ func TestPlainFileReplacedUnderOpenFile(t *testing.T) {
 // watcher has told the kernel (until then a walk through the old folder
 // finds nothing, as one racing a rename on any file system may).
 func TestReplacedUnderOpenFolder(t *testing.T) {
-	src := t.TempDir()
-	p := filepath.Join(src, "m"+fakeExt)
-	write(t, p, fakeMesh(40, 1))
-	// Attributes uncached, so fstat of the held folders asks the daemon.
-	_, mnt := mountT(t, src, Config{EntryTimeout: time.Minute, AttrTimeout: -1})
-	dir := filepath.Join(mnt, "m"+fakeExt)
-	var held []*os.File
-	for _, d := range []string{dir, filepath.Join(dir, outputs.ChunksDir)} {
-		f, err := os.Open(d)
-		if err != nil {
+	bothModes(t, func(t *testing.T) {
+		src := t.TempDir()
+		p := filepath.Join(src, "m"+fakeExt)
+		write(t, p, fakeMesh(40, 1))
+		// Attributes uncached, so fstat of the held folders asks the daemon.
+		_, mnt := mountT(t, src, Config{EntryTimeout: time.Minute, AttrTimeout: -1})
+		dir := filepath.Join(mnt, "m"+fakeExt)
+		var held []*os.File
+		for _, d := range []string{dir, filepath.Join(dir, outputs.ChunksDir)} {
+			f, err := os.Open(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			held = append(held, f)
+		}
+		tmp := filepath.Join(src, "m.tmp")
+		write(t, tmp, fakeMesh(4, 2))
+		if err := os.Rename(tmp, p); err != nil {
 			t.Fatal(err)
 		}
-		defer f.Close()
-		held = append(held, f)
-	}
-	tmp := filepath.Join(src, "m.tmp")
-	write(t, tmp, fakeMesh(4, 2))
-	if err := os.Rename(tmp, p); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range held {
-		if fi, err := f.Stat(); err != nil || !fi.IsDir() {
-			t.Errorf("fstat of the held %s: %v", f.Name(), err)
+		for _, f := range held {
+			if fi, err := f.Stat(); err != nil || !fi.IsDir() {
+				t.Errorf("fstat of the held %s: %v", f.Name(), err)
+			}
+			if _, err := f.ReadDir(-1); err != nil {
+				t.Errorf("listing the held %s: %v", f.Name(), err)
+			}
 		}
-		if _, err := f.ReadDir(-1); err != nil {
-			t.Errorf("listing the held %s: %v", f.Name(), err)
+		var b []byte
+		var err error
+		if !waitFor(10*time.Second, func() bool {
+			b, err = os.ReadFile(filepath.Join(dir, outputs.ChunksDir, "POS"))
+			return err == nil && len(b) == 4*36
+		}) {
+			t.Errorf("chunks/POS by path after the replacement: %d bytes, %v; want the new file's %d", len(b), err, 4*36)
 		}
-	}
-	var b []byte
-	var err error
-	if !waitFor(10*time.Second, func() bool {
-		b, err = os.ReadFile(filepath.Join(dir, outputs.ChunksDir, "POS"))
-		return err == nil && len(b) == 4*36
-	}) {
-		t.Errorf("chunks/POS by path after the replacement: %d bytes, %v; want the new file's %d", len(b), err, 4*36)
-	}
+	})
 }

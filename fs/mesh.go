@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -214,7 +215,8 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 			return &cache.Entry{Err: r.scanErr}, nil
 		}
 	}
-	return m.fsys.cache.Get(ctx, key, label, func(ctx context.Context) (*cache.Entry, error) {
+	var failed atomic.Bool
+	e, err := m.fsys.cache.Get(ctx, key, label, func(ctx context.Context) (*cache.Entry, error) {
 		if onDisk {
 			if e := m.fsys.loadFromDisk(key); e != nil {
 				return e, nil
@@ -247,11 +249,43 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 			}
 			m.fsys.logOnce(m.key(fp, "error:"+err.Error()), "meshfs: %v", err)
 			e = &cache.Entry{Err: err}
+			failed.Store(true)
 		}
 		m.fsys.saveToDisk(key, e)
 		return e, nil
 	})
+	if failed.Load() {
+		m.brokenNow()
+	}
+	return e, err
 }
+
+// brokenNow tells the kernel that error.txt now exists (a conversion just
+// failed and its failure is cached): it may keep a listing of this folder
+// made before (always, under no_opendir) and a negative entry for the name.
+//
+// The listing is dropped before returning, so that the reader who saw the
+// failure sees error.txt when it lists next; its invalidation takes no lock
+// a request here could hold (LOOKUP holds the folder's, READ a page of
+// another inode) but, should one ever wait, the request goes on after
+// notifyWait and the notification completes beside it. The name's entry
+// invalidation locks the folder, which a LOOKUP in it holds: beside.
+func (m *meshDir) brokenNow() {
+	done := make(chan struct{})
+	go func() {
+		m.fsys.notifyContent(&m.Inode)
+		close(done)
+		m.fsys.notifies.Add(1)
+		m.NotifyEntry(outputs.ErrorName)
+	}()
+	select {
+	case <-done:
+	case <-time.After(notifyWait):
+	}
+}
+
+// notifyWait bounds how long a request waits for a notification it sent.
+const notifyWait = 100 * time.Millisecond
 
 // chunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
 // which is read from the source file itself.
@@ -780,8 +814,48 @@ func (o *outFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off
 		return h.Read(ctx, dest, off)
 	case *fdHandle:
 		return h.Read(ctx, dest, off)
+	case nil:
+		if o.m.fsys.noOpen() {
+			return o.readNoHandle(ctx, dest, off)
+		}
 	}
 	return nil, syscall.EBADF
+}
+
+// readNoHandle serves a READ without a handle (no_open): the output of the
+// source version of this moment, the whole request from that one version.
+func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if off < 0 {
+		return nil, syscall.EINVAL
+	}
+	p, err := o.produce(ctx)
+	if err != nil {
+		return nil, outErrno(err)
+	}
+	o.mu.Lock()
+	stale := (o.pagesSeen && o.pagesFP != p.fp) || (o.attrFP != (cache.Fingerprint{}) && o.attrFP != p.fp)
+	o.pagesFP, o.pagesSeen = p.fp, true
+	o.attrFP = p.fp
+	o.mu.Unlock()
+	if stale {
+		// The kernel may hold pages or a size of an older version (the
+		// watcher's notification is usually first; without a watcher the
+		// mtime shows it only after the attribute timeout). Drop them,
+		// beside this request: notifying from inside one risks a deadlock.
+		go o.m.fsys.notifyContent(&o.Inode)
+	}
+	if p.raw == nil {
+		if off >= int64(len(p.data)) {
+			return fuse.ReadResultData(nil), 0
+		}
+		end := min(off+int64(len(dest)), int64(len(p.data)))
+		return fuse.ReadResultData(p.data[off:end]), 0
+	}
+	// A raw chunk: read its window of the source, checking that the file
+	// opened is the version whose chunk table says where the window is.
+	return preadWindow(o.m.abs, dest, off, p.raw.Offset, p.raw.Length, func(st *syscall.Stat_t) bool {
+		return uint64(st.Dev) == o.m.ident.dev && st.Ino == p.fp.Ino && st.Size == p.fp.Size && st.Mtim.Nano() == p.fp.MtimeNs
+	})
 }
 
 // isConversion reports whether a statistics label counts as a conversion.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -36,10 +37,17 @@ type Stats struct {
 		Entries     int   `json:"entries"`
 	} `json:"cache"`
 	ConversionLatency cache.Latency `json:"conversion_latency"`
-	OpenHandles       int64         `json:"open_handles"`
-	Sniffs            int64         `json:"sniffs"`
-	Notifications     int64         `json:"kernel_notifications"`
-	WatchErrors       int64         `json:"watch_errors"`
+	// OpenHandles counts files open through the daemon; under no_open
+	// (OpenMode "no_open") the kernel opens files without asking, so it
+	// stays 0 and means nothing.
+	OpenHandles int64  `json:"open_handles"`
+	OpenMode    string `json:"open_mode"`
+	// Requests counts FUSE requests by kind since the mount (FORGET needs
+	// no answer; the others are round trips).
+	Requests      map[string]int64 `json:"fuse_requests,omitempty"`
+	Sniffs        int64            `json:"sniffs"`
+	Notifications int64            `json:"kernel_notifications"`
+	WatchErrors   int64            `json:"watch_errors"`
 	// DiskLoads counts geometry outputs loaded from the disk cache (not
 	// conversions), by "format/output".
 	DiskLoads map[string]int64 `json:"disk_loads"`
@@ -86,6 +94,13 @@ func (f *FS) Stats() Stats {
 	s.ConversionLatency = f.convLatency.Summary()
 	f.convMu.Unlock()
 	s.OpenHandles = f.openHandles.Load()
+	s.OpenMode = "handles"
+	if f.noOpen() {
+		s.OpenMode = "no_open"
+	}
+	if f.raw != nil {
+		s.Requests = f.raw.requests()
+	}
 	s.Sniffs = f.sniffCount.Load()
 	s.Notifications = f.notifies.Load()
 	s.WatchErrors = f.watchErrors.Load()
@@ -156,21 +171,38 @@ func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 	if name != statsName {
 		return nil, syscall.ENOENT
 	}
-	sf := &statsFile{fsys: s.fsys}
-	sf.fill(&out.Attr)
-	// The contents change with every read: never cache the size.
-	out.SetAttrTimeout(0)
+	// The contents change with every read: never cache the size, nor the
+	// name (so that every open asks LOOKUP: see statsFile).
+	out.SetAttrTimeout(uncachedAttr)
+	out.SetEntryTimeout(uncachedAttr)
 	if ch := s.GetChild(name); ch != nil {
-		return ch, 0
+		if sf, ok := ch.Operations().(*statsFile); ok {
+			sf.fill(&out.Attr, true) // the node reads will serve
+			return ch, 0
+		}
 	}
+	sf := &statsFile{fsys: s.fsys}
+	sf.fill(&out.Attr, true)
 	return s.NewInode(ctx, sf, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
 }
 
 // statsFile is stats.json: a fresh snapshot on every open, served with
 // direct I/O because its size changes between snapshots.
+//
+// Under no_open there is no open, and the kernel keeps pages. A snapshot is
+// then taken at each LOOKUP, which the kernel sends on every open by path
+// (the name is never cached), and GETATTR and READ serve that snapshot: a
+// reader that reads in several calls (each asks GETATTR: the attributes
+// are never cached either) sees one snapshot whole, and the next opener's
+// snapshot has a new mtime, which makes the kernel drop the old pages
+// (AUTO_INVAL_DATA). Two openers at the same moment may share one.
 type statsFile struct {
 	roNode
 	fsys *FS
+
+	mu   sync.Mutex
+	snap []byte
+	at   time.Time
 }
 
 var (
@@ -179,22 +211,30 @@ var (
 	_ = (gofs.NodeReader)((*statsFile)(nil))
 )
 
-func (s *statsFile) fill(a *fuse.Attr) {
+// fill describes the snapshot: a new one when fresh, else the current one.
+func (s *statsFile) fill(a *fuse.Attr, fresh bool) {
+	s.mu.Lock()
+	if fresh || s.snap == nil {
+		s.snap, s.at = s.fsys.statsJSON(), time.Now()
+	}
+	b, at := s.snap, s.at
+	s.mu.Unlock()
 	a.Mode = syscall.S_IFREG | 0o444
-	a.Size = uint64(len(s.fsys.statsJSON()))
+	a.Size = uint64(len(b))
 	a.Nlink = 1
-	now := time.Now()
-	a.SetTimes(&now, &now, &now)
+	a.SetTimes(&at, &at, &at)
 }
 
 func (s *statsFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	if h, ok := fh.(*bytesHandle); ok {
-		s.fill(&out.Attr)
+		s.fill(&out.Attr, false)
 		out.Size = uint64(len(h.data))
 		return 0
 	}
-	s.fill(&out.Attr)
-	out.SetTimeout(0)
+	// With handles, every GETATTR is a new snapshot (as it always was);
+	// without, the LOOKUP's (see statsFile).
+	s.fill(&out.Attr, !s.fsys.noOpen())
+	out.SetTimeout(uncachedAttr)
 	return 0
 }
 
@@ -210,5 +250,12 @@ func (s *statsFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, o
 	if h, ok := fh.(*bytesHandle); ok {
 		return h.Read(ctx, dest, off)
 	}
-	return nil, syscall.EBADF
+	if fh != nil || !s.fsys.noOpen() {
+		return nil, syscall.EBADF
+	}
+	s.mu.Lock()
+	b := s.snap
+	s.mu.Unlock()
+	h := bytesHandle{data: b}
+	return h.Read(ctx, dest, off)
 }

@@ -110,6 +110,11 @@ func (f *FS) sourceChanged(path string) {
 		return
 	}
 	f.invalidateName(d, name)
+	if f.noOpen() {
+		// Under no_opendir the kernel keeps every listing: drop the
+		// folder's (NotifyEntry alone leaves it).
+		f.notifyContent(&d.Inode)
+	}
 	if formats.IsCompanion(name, d.siblingExists) {
 		// A companion changed (or appeared, or went): the meshes beside it
 		// may read it, so their outputs are stale too.

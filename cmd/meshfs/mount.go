@@ -82,6 +82,9 @@ type mountOpts struct {
 	diskCacheSize int64
 	noDiskCache   bool
 	prewarm       bool
+	// openHandles: files and folders opened through the daemon (a handle
+	// per open) instead of the kernel's no-open modes.
+	openHandles bool
 }
 
 func newMountCmd() *cobra.Command {
@@ -152,6 +155,7 @@ fstab (install the binary as /sbin/mount.meshfs, or link it there):
 	f.StringVar(&diskCacheSize, "disk-cache-size", "2GiB", "disk space for converted outputs (bytes, or with K/M/G/KiB/MiB/GiB)")
 	f.BoolVar(&o.noDiskCache, "no-disk-cache", false, "keep converted outputs in memory only")
 	f.BoolVar(&o.prewarm, "prewarm", false, "convert every mesh in the background once mounted (low priority)")
+	f.BoolVar(&o.openHandles, "open-handles", false, "open every file and folder through the daemon (by default the kernel opens them itself, and keeps every listing, so warm walks never reach the daemon)")
 	addLimitFlags(cmd, &o.limits)
 	return cmd
 }
@@ -281,6 +285,7 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 		Limits:          &o.limits,
 		Concurrency:     o.jobs,
 		DiskCache:       disk,
+		OpenHandles:     o.openHandles,
 	})
 	if err != nil {
 		return err

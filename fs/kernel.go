@@ -1,0 +1,344 @@
+package fs
+
+import (
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// The kernel's no-open modes (Linux 5.1 and later, fs/fuse/file.c
+// fuse_file_open). When the daemon answers OPEN with ENOSYS the kernel sets
+// no_open for the whole connection: it never sends OPEN, RELEASE or FLUSH
+// again, every file behaves as if opened with FOPEN_KEEP_CACHE and READs
+// arrive with fh 0. ENOSYS to OPENDIR does the same for folders
+// (no_opendir): no OPENDIR or RELEASEDIR, READDIR with fh 0, and every
+// listing stays in the kernel (FOPEN_CACHE_DIR) until it is invalidated:
+// NotifyContent on the folder, or a changed mtime seen when its attributes
+// are refreshed at a rewind (AUTO_INVAL_DATA, which go-fuse negotiates).
+//
+// A warm walk (grep -r over header.json, ls -lR) then costs no round trip
+// at all per mesh, where per-open handles cost eight (OPENDIR, READDIR x2,
+// RELEASEDIR of the mesh folder, OPENDIR and RELEASEDIR of chunks/, OPEN
+// and RELEASE of header.json).
+//
+// What handles used to give is kept another way:
+//   - Reads: each READ looks its output up (memory cache, disk cache, or a
+//     conversion) for the source version of that moment, and serves one
+//     version per request, so no page mixes two versions. Pages of an older
+//     version are dropped by the watcher's NotifyContent, or, unwatched, by
+//     AUTO_INVAL_DATA once the one-second attributes show the new mtime.
+//   - Listings: the watcher notifies each changed folder; a mesh folder is
+//     notified when error.txt appears (a conversion failed after it was
+//     listed).
+//   - Writes: the mount is read-only (MS_RDONLY), so the kernel refuses
+//     write opens itself; OPEN with write flags still answers EROFS.
+//   - The disk cache: a read copies its entry into memory whole (Get), so
+//     eviction can never cut a read short; "open" now means "read recently"
+//     (the memory cache's recency) and evicted outputs convert again.
+//
+// go-fuse answers READ with fh 0 by calling the node's Read with a nil
+// handle, which every file node here copes with. It answers READDIR with
+// fh 0 with an empty listing, so rawFS opens a real handle for it.
+
+// rawFS wraps the go-fuse node file system: it counts requests (for tests
+// and stats.json) and, unless Config.OpenHandles, answers OPEN and OPENDIR
+// with ENOSYS and serves READDIR without a kernel handle.
+type rawFS struct {
+	fuse.RawFileSystem
+	noOpen bool
+	counts [numOps]atomic.Int64
+	// listOpens counts listings opened for handle-less READDIRs.
+	listOpens atomic.Int64
+
+	// held keeps the handle of a listing between its READDIRs, keyed by
+	// node and the offset the next READDIR of that listing asks for: a big
+	// folder read in many requests is listed once, not once per request.
+	mu     sync.Mutex
+	held   map[heldKey]*heldDir
+	closed bool
+}
+
+type heldKey struct{ node, off uint64 }
+
+type heldDir struct {
+	hdr   fuse.InHeader
+	fh    uint64
+	timer *time.Timer
+}
+
+// heldIdle is how long a listing's handle waits for its next READDIR. A
+// reader that stops half way (head, a killed ls) leaves it for this long.
+const heldIdle = 2 * time.Second
+
+// Request kinds counted.
+const (
+	opLookup = iota
+	opForget
+	opGetAttr
+	opOpen
+	opRead
+	opRelease
+	opFlush
+	opOpenDir
+	opReadDir
+	opReadDirPlus
+	opReleaseDir
+	opAccess
+	opStatFs
+	opGetXAttr
+	opListXAttr
+	opReadlink
+	opLseek
+	opStatx
+	numOps
+)
+
+var opNames = [numOps]string{"LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "FLUSH",
+	"OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "ACCESS", "STATFS", "GETXATTR", "LISTXATTR",
+	"READLINK", "LSEEK", "STATX"}
+
+func newRawFS(inner fuse.RawFileSystem, noOpen bool) *rawFS {
+	return &rawFS{RawFileSystem: inner, noOpen: noOpen, held: map[heldKey]*heldDir{}}
+}
+
+// requests returns the counts of requests by kind (kinds never asked are
+// left out); FORGET is not a round trip (the kernel waits for no answer).
+func (r *rawFS) requests() map[string]int64 {
+	m := map[string]int64{}
+	for i := range r.counts {
+		if n := r.counts[i].Load(); n != 0 {
+			m[opNames[i]] = n
+		}
+	}
+	return m
+}
+
+func (r *rawFS) count(op int) { r.counts[op].Add(1) }
+
+func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
+	r.count(opLookup)
+	st := r.RawFileSystem.Lookup(cancel, h, name, out)
+	if out.AttrValid == 0 && out.AttrValidNsec == uint32(uncachedAttr) {
+		out.AttrValidNsec = 0
+	}
+	if out.EntryValid == 0 && out.EntryValidNsec == uint32(uncachedAttr) {
+		out.EntryValidNsec = 0
+	}
+	return st
+}
+
+// uncachedAttr marks attributes the kernel must not keep at all (0, which
+// go-fuse would replace by the mount's default; see rawFS.GetAttr). One
+// nanosecond would still be one jiffy, and under no_open a read within it
+// would find stats.json's previous pages and size.
+const uncachedAttr = time.Nanosecond
+
+func (r *rawFS) Forget(nodeid, nlookup uint64) {
+	r.count(opForget)
+	r.RawFileSystem.Forget(nodeid, nlookup)
+}
+
+func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
+	r.count(opGetAttr)
+	st := r.RawFileSystem.GetAttr(cancel, in, out)
+	if out.AttrValid == 0 && out.AttrValidNsec == uint32(uncachedAttr) {
+		out.AttrValidNsec = 0
+	}
+	return st
+}
+
+// writeFlags are the open flags that would modify a file.
+const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall.O_APPEND | syscall.O_CREAT
+
+func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	r.count(opOpen)
+	if !r.noOpen {
+		return r.RawFileSystem.Open(cancel, in, out)
+	}
+	if in.Flags&writeFlags != 0 {
+		// The kernel refuses these on a read-only mount before asking;
+		// should one arrive (the first open of the connection), refuse it.
+		return fuse.Status(syscall.EROFS)
+	}
+	// ENOSYS: this open succeeds without a handle, and the kernel sends no
+	// OPEN for any file again.
+	return fuse.ENOSYS
+}
+
+func (r *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
+	r.count(opRead)
+	return r.RawFileSystem.Read(cancel, in, buf)
+}
+
+func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
+	r.count(opRelease)
+	r.RawFileSystem.Release(cancel, in)
+}
+
+func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
+	r.count(opFlush)
+	if r.noOpen {
+		// Files opened without us still flush on every close (their open
+		// flags cannot carry FOPEN_NOFLUSH); ENOSYS makes the kernel stop
+		// asking for the whole connection (fc->no_flush).
+		return fuse.ENOSYS
+	}
+	return r.RawFileSystem.Flush(cancel, in)
+}
+
+func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	r.count(opOpenDir)
+	if r.noOpen {
+		// As for OPEN: no OPENDIR or RELEASEDIR again, listings cached.
+		return fuse.ENOSYS
+	}
+	return r.RawFileSystem.OpenDir(cancel, in, out)
+}
+
+func (r *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	r.count(opReadDir)
+	if in.Fh != 0 {
+		return r.RawFileSystem.ReadDir(cancel, in, out)
+	}
+	return r.readDirNoHandle(cancel, in, out, false)
+}
+
+func (r *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	r.count(opReadDirPlus)
+	if in.Fh != 0 {
+		return r.RawFileSystem.ReadDirPlus(cancel, in, out)
+	}
+	return r.readDirNoHandle(cancel, in, out, true)
+}
+
+func (r *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
+	r.count(opReleaseDir)
+	r.RawFileSystem.ReleaseDir(in)
+}
+
+func (r *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
+	r.count(opAccess)
+	return r.RawFileSystem.Access(cancel, in)
+}
+
+func (r *rawFS) StatFs(cancel <-chan struct{}, in *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
+	r.count(opStatFs)
+	return r.RawFileSystem.StatFs(cancel, in, out)
+}
+
+func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
+	r.count(opGetXAttr)
+	return r.RawFileSystem.GetXAttr(cancel, h, attr, dest)
+}
+
+func (r *rawFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
+	r.count(opListXAttr)
+	return r.RawFileSystem.ListXAttr(cancel, h, dest)
+}
+
+func (r *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
+	r.count(opReadlink)
+	return r.RawFileSystem.Readlink(cancel, h)
+}
+
+func (r *rawFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
+	r.count(opLseek)
+	return r.RawFileSystem.Lseek(cancel, in, out)
+}
+
+func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
+	r.count(opStatx)
+	return r.RawFileSystem.Statx(cancel, in, out)
+}
+
+// readDirNoHandle serves a READDIR(PLUS) that came without a handle
+// (no_opendir): it takes the handle held for this listing at this offset,
+// or opens one through the node file system (which seeks it to the
+// offset), reads, and holds the handle for the next request until the
+// listing ends or heldIdle passes.
+func (r *rawFS) readDirNoHandle(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
+	k := heldKey{in.NodeId, in.Offset}
+	r.mu.Lock()
+	h := r.held[k]
+	if h != nil {
+		delete(r.held, k)
+		h.timer.Stop()
+	}
+	r.mu.Unlock()
+	if h == nil {
+		var oo fuse.OpenOut
+		oi := fuse.OpenIn{InHeader: in.InHeader, Flags: syscall.O_RDONLY | syscall.O_DIRECTORY}
+		if st := r.RawFileSystem.OpenDir(cancel, &oi, &oo); !st.Ok() {
+			return st
+		}
+		h = &heldDir{hdr: in.InHeader, fh: oo.Fh}
+		r.listOpens.Add(1)
+	}
+	rin := *in
+	rin.Fh = h.fh
+	var st fuse.Status
+	if plus {
+		st = r.RawFileSystem.ReadDirPlus(cancel, &rin, out)
+	} else {
+		st = r.RawFileSystem.ReadDir(cancel, &rin, out)
+	}
+	if !st.Ok() || out.Offset == in.Offset {
+		// An error, or the end of the listing (no entries).
+		r.releaseDir(h)
+		return st
+	}
+	next := heldKey{in.NodeId, out.Offset}
+	r.mu.Lock()
+	if r.closed || r.held[next] != nil {
+		// Unmounting, or a concurrent reader of the same listing at the
+		// same place already holds one: keep one.
+		r.mu.Unlock()
+		r.releaseDir(h)
+		return st
+	}
+	r.held[next] = h
+	h.timer = time.AfterFunc(heldIdle, func() {
+		r.mu.Lock()
+		mine := r.held[next] == h
+		if mine {
+			delete(r.held, next)
+		}
+		r.mu.Unlock()
+		if mine {
+			r.releaseDir(h)
+		}
+	})
+	r.mu.Unlock()
+	return st
+}
+
+func (r *rawFS) releaseDir(h *heldDir) {
+	r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: h.hdr, Fh: h.fh})
+}
+
+// heldCount is the number of listing handles held (for tests).
+func (r *rawFS) heldCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.held)
+}
+
+func (r *rawFS) OnUnmount() {
+	r.mu.Lock()
+	r.closed = true
+	hs := make([]*heldDir, 0, len(r.held))
+	for k, h := range r.held {
+		if h.timer.Stop() {
+			hs = append(hs, h)
+		}
+		delete(r.held, k)
+	}
+	r.mu.Unlock()
+	for _, h := range hs {
+		r.releaseDir(h)
+	}
+	r.RawFileSystem.OnUnmount()
+}
