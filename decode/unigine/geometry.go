@@ -342,29 +342,46 @@ func compactRun(b []byte, pos int, idx []uint32, n, corner0 int) (int, *compactE
 	outside := func(v int64, i int) *compactErr {
 		return &compactErr{msg: fmt.Sprintf("index %d of corner %d is outside the %d vertices", v, corner0+i, n)}
 	}
-	for i := range idx {
-		// Fast path: the non-negative one-, two- and three-byte forms
-		// (every index below 2²⁰), decoded from one 32-bit load without a
-		// branch on the length: the first byte with bit 7 clear among the
-		// first three ends the number. Anything else (negative, longer, a
-		// zero last byte, the last bytes of the data) goes through
-		// parseCompact, which also makes every error.
-		if pos+4 <= len(b) {
-			w := binary.LittleEndian.Uint32(b[pos:])
-			if ends := ^w & 0x808080; ends != 0 && w&0x40 == 0 {
-				k := uint(bits.TrailingZeros32(ends))/8 + 1 // 1, 2 or 3 bytes
-				last := w >> (8 * (k - 1)) & 0xff
-				if k == 1 || last != 0 {
-					v := (w&0x3f | (w>>8&0x7f)<<6 | (w>>16&0x7f)<<13) & (1<<(7*k-1) - 1)
-					if v >= uint32(n) {
-						return pos, outside(int64(v), i)
-					}
-					idx[i] = v
-					pos += int(k)
+	un := uint32(n)
+	for i := 0; i < len(idx); i++ {
+		// Two three-byte indices (the usual form between 2¹³ and 2²⁰
+		// vertices) from one 64-bit load: bit 7 set in bytes 0, 1, 3, 4
+		// and clear in bytes 2 and 5, sign bits (bit 6 of bytes 0 and 3)
+		// clear. Fixed shifts, no length to find.
+		if i+1 < len(idx) && pos+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[pos:])
+			if w&0x8080c08080c0 == 0x008080008080 {
+				v0 := uint32(w&0x3f | (w>>8&0x7f)<<6 | (w>>16&0x7f)<<13)
+				w >>= 24
+				v1 := uint32(w&0x3f | (w>>8&0x7f)<<6 | (w>>16&0x7f)<<13)
+				if v0 < un && v1 < un {
+					idx[i], idx[i+1] = v0, v1
+					pos += 6
+					i++
 					continue
 				}
 			}
 		}
+		// Fast path: the non-negative one-, two- and three-byte forms
+		// (every index below 2²⁰), decoded from one 32-bit load without a
+		// branch on the length: the first byte with bit 7 clear among the
+		// first three ends the number.
+		if pos+4 <= len(b) {
+			w := binary.LittleEndian.Uint32(b[pos:])
+			k := uint(bits.TrailingZeros32(^w&0x808080|1<<31))/8 + 1
+			v := (w&0x3f | (w>>8&0x7f)<<6 | (w>>16&0x7f)<<13) & (1<<(7*k-1) - 1)
+			last := w >> (8 * (k - 1)) & 0xff
+			if k <= 3 && w&0x40 == 0 && (k == 1 || last != 0) && v < un {
+				idx[i] = v
+				pos += int(k)
+				continue
+			}
+		}
+		// Anything else (negative, longer, a zero last byte, an index
+		// outside n, the last bytes of the data) goes through
+		// parseCompact, which also makes every error. (A zero last byte
+		// is an over-long form parseCompact accepts with the same value;
+		// it is rare enough to leave to it.)
 		v, k, err := parseCompact(b[pos:min(len(b), pos+maxCompactLen)])
 		if err != nil {
 			var cause error

@@ -327,11 +327,43 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 }
 
 // frameVectors decodes a tangent-frame quaternion into the glTF vertex's
-// unit normal and tangent (with the bitangent sign), in Y-up axes.
-func frameVectors(q [4]int16) ([3]float32, [4]float32) {
-	n, tg, sign := frame(q)
-	tt := decode.Normalize3(yup(tg))
-	return decode.Normalize3(yup(n)), [4]float32{tt[0], tt[1], tt[2], sign}
+// unit normal and tangent (with the bitangent sign), in Y-up axes. It is
+// frame, yup and decode.Normalize3 written out as one straight line: the
+// same float64 operations in the same order (so the same bits), but with
+// no calls and no arrays between them, which let the CPU overlap the
+// divisions and square roots of the two vectors; it runs once per vertex
+// and was the decoder's costliest step.
+func frameVectors(q [4]int16) (nrm [3]float32, tan [4]float32) {
+	x, y, z, w := float64(q[0])/32767, float64(q[1])/32767, float64(q[2])/32767, float64(q[3])/32767
+	l := math.Sqrt(x*x + y*y + z*z + w*w)
+	var nx, ny, nz, tx, ty, tz float64
+	if l < 1e-6 {
+		// No frame: the identity's (normal +Z, tangent +X).
+		nx, ny, nz, tx, ty, tz = 0, 0, 1, 1, 0, 0
+	} else {
+		x, y, z, w = x/l, y/l, z/l, w/l
+		nx, ny, nz = 2*(x*z+w*y), 2*(y*z-w*x), 1-2*(x*x+y*y)
+		tx, ty, tz = 1-2*(y*y+z*z), 2*(x*y+w*z), 2*(x*z-w*y)
+	}
+	sign := float32(1)
+	if q[3] < 0 && l >= 1e-6 {
+		sign = -1
+	}
+	// Z up to Y up: (x, y, z) → (x, z, −y), rounded to float32 first as
+	// yup does, then normalised in float64 as decode.Normalize3 does.
+	nrm = normalizeYUp(float32(nx), float32(ny), float32(nz))
+	t := normalizeYUp(float32(tx), float32(ty), float32(tz))
+	return nrm, [4]float32{t[0], t[1], t[2], sign}
+}
+
+// normalizeYUp is decode.Normalize3(decode.ZUpToYUp(v)) for v = (a, b, c).
+func normalizeYUp(a, b, c float32) [3]float32 {
+	v0, v1, v2 := float64(a), float64(c), float64(-b)
+	l := math.Sqrt(v0*v0 + v1*v1 + v2*v2)
+	if !(l > 1e-12) || l > math.MaxFloat64 {
+		return [3]float32{0, 1, 0}
+	}
+	return [3]float32{float32(v0 / l), float32(v1 / l), float32(v2 / l)}
 }
 
 // frameDeltas returns a target's normal and tangent deltas from the base
