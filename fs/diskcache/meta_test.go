@@ -3,6 +3,7 @@ package diskcache
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -75,18 +76,33 @@ func TestMetaCorruptLine(t *testing.T) {
 		edit func(ln string) string
 	}{
 		{"blob byte", func(ln string) string {
-			b := []byte(ln)
-			i := strings.LastIndexByte(ln, ' ') + 5
-			b[i] = map[bool]byte{true: 'B', false: 'A'}[b[i] == 'A']
-			return string(b)
+			f := strings.Fields(ln)
+			b := []byte(f[5])
+			b[5] = map[bool]byte{true: 'B', false: 'A'}[b[5] == 'A']
+			f[5] = string(b)
+			return strings.Join(f, " ")
 		}},
 		{"blob checksum", func(ln string) string {
 			f := strings.Fields(ln)
 			f[4] = "00000000"
 			return strings.Join(f, " ")
 		}},
-		{"blob cut", func(ln string) string { return ln[:len(ln)-3] }},
-		{"not base64", func(ln string) string { return ln[:len(ln)-1] + "*" }},
+		{"blob cut", func(ln string) string {
+			f := strings.Fields(ln)
+			f[5] = f[5][:len(f[5])-3]
+			return strings.Join(f, " ")
+		}},
+		{"not base64", func(ln string) string {
+			f := strings.Fields(ln)
+			f[5] += "*"
+			return strings.Join(f, " ")
+		}},
+		{"inline parts cut", func(ln string) string { return ln[:len(ln)-1] }},
+		{"inline parts without their colon", func(ln string) string {
+			f := strings.Fields(ln)
+			f[6] = f[6][1:]
+			return strings.Join(f, " ")
+		}},
 		{"field missing", func(ln string) string { return ln[:strings.LastIndexByte(ln, ' ')] }},
 		{"bad size", func(ln string) string {
 			f := strings.Fields(ln)
@@ -130,29 +146,66 @@ func TestMetaCorruptLine(t *testing.T) {
 					t.Errorf("entry %d lost with its neighbour's damaged line: %q %v", i, m, ok)
 				}
 			}
-			// Its data file, no longer indexed, is gone.
-			if _, err := os.Stat(c.path(victim)); !os.IsNotExist(err) {
-				t.Errorf("the skipped entry's data file stays: %v", err)
+			for _, i := range []int{1, 3} {
+				if p, ok := c.Get(metaKey(i)); !ok || !bytes.Equal(p[0], payload(i, 20)) {
+					t.Errorf("entry %d's inline parts after its neighbour's damage: %q %v", i, p, ok)
+				}
 			}
 		})
 	}
 }
 
-// A blob's data file damaged: Get refuses it (and drops the blob with it).
-func TestMetaDamagedData(t *testing.T) {
-	c := open(t, t.TempDir(), 1<<20)
-	if err := c.PutMeta(metaKey(1), [][]byte{payload(1, 100)}, []byte("m")); err != nil {
-		t.Fatal(err)
-	}
-	p := c.path(c.name(metaKey(1)))
-	b, _ := os.ReadFile(p)
-	b[3] ^= 0x40
-	os.WriteFile(p, b, 0o600)
-	if _, ok := c.Get(metaKey(1)); ok {
-		t.Fatal("damaged data served")
-	}
-	if _, _, ok := c.Meta(metaKey(1)); ok {
-		t.Fatal("the blob of a damaged entry is still served")
+// An entry's parts damaged, inline in the index or in a data file (parts
+// over MaxInline): Get refuses them, and drops the blob with them.
+func TestMetaDamagedParts(t *testing.T) {
+	for _, size := range []int{100, MaxInline + 1} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			c := open(t, t.TempDir(), 1<<20)
+			if err := c.PutMeta(metaKey(1), [][]byte{payload(1, size)}, []byte("m")); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.PutMeta(metaKey(2), [][]byte{payload(2, size)}, []byte("n")); err != nil {
+				t.Fatal(err)
+			}
+			e := c.ents[c.name(metaKey(1))]
+			if e.inline != (size <= MaxInline) {
+				t.Fatalf("inline = %v for %d bytes", e.inline, size)
+			}
+			if p, ok := c.Get(metaKey(1)); !ok || !bytes.Equal(p[0], payload(1, size)) {
+				t.Fatalf("before the damage: %v", ok)
+			}
+			p, off := c.path(e.name), int64(3)
+			if e.inline {
+				p, off = filepath.Join(c.dir, "index"), e.off+3
+			}
+			f, err := os.OpenFile(p, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := make([]byte, 1)
+			f.ReadAt(b, off)
+			b[0] = map[bool]byte{true: 'B', false: 'A'}[b[0] == 'A'] // still base64
+			f.WriteAt(b, off)
+			f.Close()
+			if _, ok := c.Get(metaKey(1)); ok {
+				t.Fatal("damaged parts served")
+			}
+			if _, _, ok := c.Meta(metaKey(1)); ok {
+				t.Fatal("the blob of a damaged entry is still served")
+			}
+			if s := c.Stats(); s.Damaged != 1 {
+				t.Errorf("damaged %d", s.Damaged)
+			}
+			// The neighbour, and a reopen, are unaffected.
+			c.Close()
+			c = open(t, c.dir, 1<<20)
+			if p, ok := c.Get(metaKey(2)); !ok || !bytes.Equal(p[0], payload(2, size)) {
+				t.Fatalf("neighbour after reopen: %v", ok)
+			}
+			if _, ok := c.Get(metaKey(1)); ok {
+				t.Fatal("the damaged entry is back after a reopen")
+			}
+		})
 	}
 }
 
@@ -247,4 +300,59 @@ func TestMetaHostileIndex(t *testing.T) {
 	if m, _, ok := c.Meta(metaKey(1)); !ok || string(m) != "ok" {
 		t.Errorf("the valid line after the hostile ones: %q %v", m, ok)
 	}
+}
+
+// Inline parts are found again by offset after every way the index
+// changes: appends after a reopen that did not rewrite it, compaction
+// while in use, a torn last line.
+func TestMetaInlineOffsets(t *testing.T) {
+	dir := t.TempDir()
+	ip := filepath.Join(dir, "index")
+	want := map[int][]byte{}
+	c := open(t, dir, 1<<24)
+	put := func(i int, b []byte) {
+		t.Helper()
+		if err := c.PutMeta(metaKey(i), [][]byte{b[:len(b)/2], b[len(b)/2:]}, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+		want[i] = b
+	}
+	check := func(when string) {
+		t.Helper()
+		for i, b := range want {
+			p, ok := c.Get(metaKey(i))
+			if !ok || !bytes.Equal(append(p[0], p[1]...), b) {
+				t.Fatalf("%s: entry %d: %v", when, i, ok)
+			}
+		}
+	}
+	for i := range 5 {
+		put(i, payload(i, 50+i))
+	}
+	check("first")
+	c.Close()
+	before, _ := os.Stat(ip)
+	c = open(t, dir, 1<<24)
+	if after, _ := os.Stat(ip); !os.SameFile(before, after) {
+		t.Error("a compact index was rewritten on open")
+	}
+	check("reopened")
+	put(5, payload(5, 77))
+	put(6, payload(6, 0))
+	check("appended after reopen")
+	for n := range 1500 { // enough lines to compact the index in use
+		put(1, payload(n, 10+n%40))
+	}
+	check("compacted")
+	c.Close()
+	f, _ := os.OpenFile(ip, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("meta 0123 torn")
+	f.Close()
+	c = open(t, dir, 1<<24)
+	check("torn last line")
+	put(7, payload(7, 33))
+	check("appended after a torn line")
+	c.Close()
+	c = open(t, dir, 1<<24)
+	check("last reopen")
 }
