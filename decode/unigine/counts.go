@@ -2,6 +2,7 @@ package unigine
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/pierrec/lz4/v4"
@@ -192,6 +193,25 @@ func countCollision(r *reader, c *surfCounts) {
 // them, so a scan holds one decompressed block at a time, sized by the
 // largest.
 type blockBuffers struct{ packed, raw []byte }
+
+// buffers keeps blockBuffers between scans and decodes: a fresh buffer of
+// tens of MB is zeroed before the read and the decompression overwrite it,
+// and that zeroing cost as much as a third of the decompression. sync.Pool
+// drops what it holds within two garbage collections, so the memory held
+// for reuse stays short-lived.
+var buffers = sync.Pool{New: func() any { return new(blockBuffers) }}
+
+// maxPooled bounds the buffers kept for reuse; larger ones (a huge block)
+// are left to the garbage collector.
+const maxPooled = 64 << 20
+
+func getBuffers() *blockBuffers { return buffers.Get().(*blockBuffers) }
+
+func putBuffers(bb *blockBuffers) {
+	if cap(bb.packed)+cap(bb.raw) <= maxPooled {
+		buffers.Put(bb)
+	}
+}
 
 // grow returns b resized to n bytes, reallocated if too small. The result
 // is never nil: pierrec/lz4's assembly decoder, given a nil destination,

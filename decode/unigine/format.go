@@ -35,6 +35,9 @@
 //     time into reused buffers, arrays skipped by arithmetic (see Scan).
 //     The real ms14 collision blocks write 63 as the over-long "bf 00";
 //     Scan counts compact ints by their last byte, which accepts it.
+//   - Decode does not read the collision blocks (the scene has no use for
+//     them): a broken one shows in Scan's error (error.txt), not as a
+//     failed .glb.
 package unigine
 
 import (
@@ -90,7 +93,7 @@ func (Format) StripExt(name string) string {
 
 // Decode reads the file and builds its scene.
 func (Format) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, error) {
-	f, err := Read(ctx, src)
+	f, err := read(ctx, src, false)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,11 @@
 package unigine
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
@@ -61,5 +64,78 @@ func BenchmarkFrameVectors(b *testing.B) {
 		for i, q := range qs {
 			ns[i], ts[i] = frameVectors(q)
 		}
+	}
+}
+
+// TestDecodeSkipsCollision: Decode does not read the collision blocks, so
+// a broken one fails Scan (error.txt) but leaves the scene as it was, while
+// Read, which keeps the blocks, still fails.
+func TestDecodeSkipsCollision(t *testing.T) {
+	good, err := Encode(bigGridFile(MagicMS15, 30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Format{}.Scan(context.Background(), memSource("g.mesh", good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var coll *decode.Chunk
+	for i, c := range st.Chunks {
+		if strings.HasSuffix(c.Name, ".collision.bin") {
+			coll = &st.Chunks[i]
+		}
+	}
+	if coll == nil || coll.Size == coll.Length-blockHeaderSize {
+		t.Fatal("no compressed collision block")
+	}
+	bad := append([]byte(nil), good...)
+	for i := coll.Offset + blockHeaderSize; i < coll.Offset+coll.Length; i++ {
+		bad[i] = 0xff // literal lengths that run past the block
+	}
+	if _, err := (Format{}).Scan(context.Background(), memSource("b.mesh", bad)); err == nil || !strings.Contains(err.Error(), "collision block") {
+		t.Errorf("scan of the broken collision block: %v", err)
+	}
+	if _, err := Read(context.Background(), memSource("b.mesh", bad)); err == nil {
+		t.Error("Read accepted the broken collision block")
+	}
+	want, err := Format{}.Decode(context.Background(), memSource("g.mesh", good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Format{}.Decode(context.Background(), memSource("g.mesh", bad))
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Error("the broken collision block changed the scene")
+	}
+}
+
+// TestScenesOwnTheirArrays: blocks are read through pooled buffers; a
+// scene must not keep any of their bytes, so decoding another file (which
+// reuses the buffers) leaves an earlier scene as it was.
+func TestScenesOwnTheirArrays(t *testing.T) {
+	a, _ := Encode(bigGridFile(MagicMS15, 40))
+	b, _ := Encode(bigGridFile(MagicSK10, 45))
+	scA, err := Format{}.Decode(context.Background(), memSource("a.mesh", a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fA, err := Read(context.Background(), memSource("a.mesh", a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keepSc, _ := Format{}.Decode(context.Background(), memSource("a.mesh", a))
+	keepF, _ := Read(context.Background(), memSource("a.mesh", a))
+	for range 3 {
+		if _, err := (Format{}).Decode(context.Background(), memSource("b.mesh", b)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (Format{}).Scan(context.Background(), memSource("b.mesh", b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(scA, keepSc) || !reflect.DeepEqual(fA, keepF) {
+		t.Error("decoding another file changed an earlier scene or model")
 	}
 }

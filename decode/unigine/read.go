@@ -10,6 +10,14 @@ import (
 // Read parses the whole file into the raw model: header, every surface's
 // geometry, and the collision blocks as bytes.
 func Read(ctx context.Context, src *decode.Source) (*File, error) {
+	return read(ctx, src, true)
+}
+
+// read is Read; without collision it leaves the collision blocks unread
+// (Surface.Collision nil): the scene has no use for them, and Decode saves
+// their reading and decompression (Scan still checks them, so error.txt
+// still reports a broken one).
+func read(ctx context.Context, src *decode.Source, collision bool) (*File, error) {
 	r := newFileReader(src.Name, "header", src.R, src.Size)
 	h, err := parseHeader(r)
 	if err != nil {
@@ -27,7 +35,7 @@ func Read(ctx context.Context, src *decode.Source) (*File, error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return readSurface(src, h, l, i)
+		return readSurface(src, h, l, i, collision)
 	}
 	// Surfaces are independent blocks: large files read and parse them
 	// on all CPUs (ReaderAt allows concurrent reads), reporting the first
@@ -55,12 +63,17 @@ func Read(ctx context.Context, src *decode.Source) (*File, error) {
 // count from the block's first decompressed byte.
 func blockSection(s string) string { return s + " (offsets within the decompressed data)" }
 
-// readSurface decompresses and parses surface i's geometry block and loads
-// its collision block.
-func readSurface(src *decode.Source, h *header, l *fileLayout, i int) error {
+// readSurface decompresses and parses surface i's geometry block and, if
+// asked, loads its collision block.
+func readSurface(src *decode.Source, h *header, l *fileLayout, i int, collision bool) error {
 	s := &h.file.Surfaces[i]
 	sec := geometrySection(i)
-	data, err := loadBlock(src, l.geom[i], sec)
+	// The geometry block is only parsed (every array is copied out of
+	// it), so it is read through pooled buffers: a large file's blocks
+	// are tens of MB that a fresh allocation would zero first.
+	bb := getBuffers()
+	defer putBuffers(bb)
+	data, err := bb.load(src, l.geom[i], sec)
 	if err != nil {
 		return err
 	}
@@ -73,7 +86,7 @@ func readSurface(src *decode.Source, h *header, l *fileLayout, i int) error {
 	if br.err != nil {
 		return br.err
 	}
-	if h.lay.collision {
+	if h.lay.collision && collision {
 		if s.Collision, err = loadBlock(src, l.coll[i], collisionSection(i)); err != nil {
 			return err
 		}

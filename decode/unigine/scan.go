@@ -50,13 +50,14 @@ func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, 
 		return st, err
 	}
 	counts := make([]*surfCounts, len(h.surf))
-	var bb blockBuffers
+	bb := getBuffers()
+	defer putBuffers(bb)
 	for i, sh := range h.surf {
 		if err = ctx.Err(); err != nil {
 			break
 		}
 		counts[i] = newSurfCounts(sh)
-		if err = scanSurface(src, h, l, i, &bb, counts[i]); err != nil {
+		if err = scanSurface(src, h, l, i, bb, counts[i]); err != nil {
 			break
 		}
 	}
