@@ -5,12 +5,16 @@
 // kernel cache invalidations.
 //
 // Kernel caching is deliberate. Entries and attributes are cached for
-// Config.EntryTimeout/AttrTimeout, and converted outputs are opened with
-// FOPEN_KEEP_CACHE so warm reads never reach the daemon. Staleness is handled
-// from our side: SOURCE is watched (inotify) and every change, appearance or
-// removal is pushed to the kernel (NotifyEntry/NotifyContent/NotifyDelete);
-// every open re-checks the source's fingerprint and drops the kernel's pages
-// when it changed since the bytes were last served.
+// Config.EntryTimeout/AttrTimeout, and the kernel opens files and folders
+// without asking (its no-open modes, kernel.go), keeping every page and
+// listing, so that warm walks and reads never reach the daemon. Staleness is
+// handled from our side: SOURCE is watched (inotify) and every change,
+// appearance or removal is pushed to the kernel (NotifyEntry/NotifyContent/
+// NotifyDelete); without the watcher the one-second attribute timeout and
+// a source mtime that changes with the content make the kernel drop what it
+// holds (AUTO_INVAL_DATA). With Config.OpenHandles every open reaches the
+// daemon instead, re-checks the source's fingerprint and drops the kernel's
+// pages when it changed since the bytes were last served.
 package fs
 
 import (

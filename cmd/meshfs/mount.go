@@ -101,6 +101,9 @@ header.json and chunks/ never convert a mesh. Converted outputs are kept in memo
 (--cache-size) and on disk (--cache-dir, --disk-cache-size), so that a remounted tree
 lists, stats and reads what an earlier mount converted without converting it again.
 --prewarm converts everything in the background, standing aside for readers.
+The kernel opens files and folders itself and keeps every listing and every page
+until the source changes (the watcher tells it), so a walk of a tree it has seen
+never reaches the daemon; --open-handles opens each through the daemon instead.
 .meshfs/stats.json at the root (hidden) shows what was converted.
 
 The command stays in the foreground and prints one line once the mount is ready;
@@ -109,7 +112,7 @@ as the mount is ready instead.
 
 Mount options (-o, comma-separated, repeatable): allow_other, allow_root,
 default_permissions, fsname=NAME, nosuid, nodev, noexec, suid, dev, exec,
-cache_size=SIZE, debug, log=FILE; the options mount(8) itself handles (ro, rw,
+cache_size=SIZE, debug, log=FILE, open_handles; the options mount(8) itself handles (ro, rw,
 defaults, auto, noauto, user, users, nouser, _netdev, nofail, noatime, relatime,
 x-*) are accepted and ignored. The mount is always read-only.
 
@@ -203,6 +206,8 @@ func (o *mountOpts) parseOptions() error {
 				o.cacheSize, o.cacheGiven = n, true
 			case key == "debug":
 				o.debug = true
+			case key == "open_handles":
+				o.openHandles = true
 			case key == "log" && hasVal:
 				o.logFile = val
 			case key == "ro", key == "rw", key == "defaults", key == "auto", key == "noauto",

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -417,5 +418,44 @@ func TestMemoryBound(t *testing.T) {
 	st, _ := os.ReadFile(filepath.Join(mnt, ".meshfs", "stats.json"))
 	if !bytes.Contains(st, []byte(`"gem-ply/glb": 12`)) {
 		t.Errorf("stats: %s", st)
+	}
+}
+
+// The kernel opens files itself by default; --open-handles and -o
+// open_handles make every open reach the daemon (stats.json says which,
+// and counts the OPEN requests).
+func TestMountOpenHandles(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		mode string
+	}{
+		{nil, "no_open"},
+		{[]string{"--open-handles"}, "handles"},
+		{[]string{"-o", "ro,open_handles"}, "handles"},
+	} {
+		src, mnt := sourceTree(t), mountDir(t)
+		d := startMount(t, append(c.args, src, mnt)...)
+		for range 3 {
+			readGLB(t, mnt)
+		}
+		var s struct {
+			OpenMode string           `json:"open_mode"`
+			Requests map[string]int64 `json:"fuse_requests"`
+		}
+		b, err := os.ReadFile(filepath.Join(mnt, ".meshfs", "stats.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &s)
+		}
+		if err != nil || s.OpenMode != c.mode {
+			t.Fatalf("%v: stats.json %v, open_mode %q, want %q\n%s", c.args, err, s.OpenMode, c.mode, b)
+		}
+		// Three reads of the .glb: three opens with handles; without, the
+		// first open of the connection is asked (and told ENOSYS), no other.
+		if opens := s.Requests["OPEN"]; (c.mode == "handles" && opens < 3) || (c.mode == "no_open" && opens > 1) {
+			t.Fatalf("%v: %d OPEN requests for 3 reads in mode %s: %v", c.args, opens, c.mode, s.Requests)
+		}
+		if err := d.stop(t, syscall.SIGTERM); err != nil {
+			t.Fatalf("exit: %v\n%s", err, d.stderr)
+		}
 	}
 }
