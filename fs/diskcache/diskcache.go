@@ -36,6 +36,7 @@ package diskcache
 
 import (
 	"bufio"
+	"bytes"
 	"container/list"
 	"crypto/sha256"
 	"encoding/base64"
@@ -284,57 +285,61 @@ func (c *Cache) replay(r io.Reader) (end int64, compact bool) {
 
 // apply replays one index line, which starts at offset start of the index.
 // It reports whether the line was the first valid record of an entry.
+// Fields are split by single spaces (as written) without copying the line:
+// an inline entry's parts, most of its line, are neither copied nor kept.
 func (c *Cache) apply(ln []byte, start int64) bool {
-	f := strings.Fields(string(ln))
-	if len(f) < 2 || !validName(f[1]) {
+	f := bytes.SplitN(ln, []byte{' '}, 8)
+	if len(f) < 2 || !validName(string(f[1])) {
 		return false
 	}
-	switch {
-	case f[0] == "put" && len(f) == 4:
-		sum, err := strconv.ParseUint(f[2], 16, 32)
+	name := string(f[1])
+	switch kind := string(f[0]); {
+	case kind == "put" && len(f) == 4:
+		sum, err := strconv.ParseUint(string(f[2]), 16, 32)
 		if err != nil {
 			return false
 		}
-		sizes, total, ok := parseSizes(f[3])
+		sizes, total, ok := parseSizes(string(f[3]))
 		if !ok {
 			return false
 		}
-		return c.insert(&entry{name: f[1], sizes: sizes, total: total, sum: uint32(sum)})
-	case f[0] == "meta" && (len(f) == 6 || len(f) == 7):
-		sum, err := strconv.ParseUint(f[2], 16, 32)
+		return c.insert(&entry{name: name, sizes: sizes, total: total, sum: uint32(sum)})
+	case kind == "meta" && (len(f) == 6 || len(f) == 7):
+		sum, err := strconv.ParseUint(string(f[2]), 16, 32)
 		if err != nil {
 			return false
 		}
-		sizes, total, ok := parseSizes(f[3])
+		sizes, total, ok := parseSizes(string(f[3]))
 		if !ok {
 			return false
 		}
-		msum, err := strconv.ParseUint(f[4], 16, 32)
-		b64, ok := strings.CutPrefix(f[5], ":")
+		msum, err := strconv.ParseUint(string(f[4]), 16, 32)
+		b64, ok := bytes.CutPrefix(f[5], []byte{':'})
 		if err != nil || !ok || base64.RawURLEncoding.DecodedLen(len(b64)) > MaxMeta {
 			return false
 		}
-		meta, err := base64.RawURLEncoding.DecodeString(b64)
-		if err != nil || crc32.Checksum(meta, castagnoli) != uint32(msum) {
+		meta := make([]byte, base64.RawURLEncoding.DecodedLen(len(b64)))
+		n, err := base64.RawURLEncoding.Decode(meta, b64)
+		if err != nil || crc32.Checksum(meta[:n], castagnoli) != uint32(msum) {
 			return false // a damaged line: never served
 		}
-		e := &entry{name: f[1], sizes: sizes, total: total, sum: uint32(sum), meta: meta}
+		e := &entry{name: name, sizes: sizes, total: total, sum: uint32(sum), meta: meta[:n:n]}
 		if len(f) == 7 {
 			// Inline parts: checked against sum when read (Get), as a
 			// data file is; here only their length.
-			data, ok := strings.CutPrefix(f[6], ":")
+			data, ok := bytes.CutPrefix(f[6], []byte{':'})
 			if !ok || total > MaxInline || int64(len(data)) != int64(base64.RawURLEncoding.EncodedLen(int(total))) {
 				return false
 			}
 			e.inline, e.off = true, start+int64(len(ln)-len(data))
 		}
 		return c.insert(e)
-	case f[0] == "use":
-		if e := c.ents[f[1]]; e != nil {
+	case kind == "use" && len(f) == 2:
+		if e := c.ents[name]; e != nil {
 			c.lru.MoveToFront(e.elem)
 		}
-	case f[0] == "del":
-		if e := c.ents[f[1]]; e != nil {
+	case kind == "del" && len(f) == 2:
+		if e := c.ents[name]; e != nil {
 			c.drop(e)
 		}
 	}
