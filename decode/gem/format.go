@@ -45,18 +45,19 @@ func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, 
 }
 
 // Decode reads the file, arrays included, and builds its scene. The
-// arrays are read straight into the slices the parse keeps (loadFile), and
-// since nothing else sees that parse, the scene may take its index values
-// over (see builder.own).
+// arrays are read straight into the slices the parse keeps (loadFile);
+// VERT's records stay in the file when one submesh uses them, to be
+// converted from there (builder.stream). Nothing else sees that parse, so
+// the scene may take its index values over (see builder.own).
 func (Format) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, error) {
 	if src.Size < 0 {
 		return nil, &decode.FormatError{File: src.Name, Msg: fmt.Sprintf("negative size %d", src.Size)}
 	}
-	f, err := loadFile(ctx, src.Name, src.R, src.Size)
+	f, err := loadFile(ctx, src.Name, src.R, src.Size, true)
 	if err != nil {
 		return nil, err
 	}
-	return buildOwned(ctx, f, src.Name)
+	return (&builder{file: src.Name, f: f, own: true, src: src.R}).build(ctx)
 }
 
 // structure turns a (possibly partial) scan into header fields and chunks.

@@ -3,6 +3,7 @@ package gem
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
@@ -31,7 +33,7 @@ func TestLoadMatchesParse(t *testing.T) {
 	check := func(name string, b []byte) {
 		t.Helper()
 		want, werr := Parse(context.Background(), name, b)
-		got, gerr := loadFile(context.Background(), name, bytes.NewReader(b), int64(len(b)))
+		got, gerr := loadFile(context.Background(), name, bytes.NewReader(b), int64(len(b)), false)
 		if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
 			t.Fatalf("%s (%d bytes): Parse error %v, load error %v", name, len(b), werr, gerr)
 		}
@@ -90,12 +92,12 @@ func TestLoadParallelRead(t *testing.T) {
 	for _, procs := range []int{1, 2, 3} {
 		func() {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			got, err := loadFile(context.Background(), "big.ply", bytes.NewReader(b), int64(len(b)))
+			got, err := loadFile(context.Background(), "big.ply", bytes.NewReader(b), int64(len(b)), false)
 			if err != nil || !reflect.DeepEqual(want, got) {
 				t.Errorf("GOMAXPROCS %d: loaded File differs (error %v)", procs, err)
 			}
 			stop := vert.Offset + 12 + int64(len(vert.Data))*3/4
-			_, err = loadFile(context.Background(), "big.ply", shortReader{b, stop}, int64(len(b)))
+			_, err = loadFile(context.Background(), "big.ply", shortReader{b, stop}, int64(len(b)), false)
 			var fe *decode.FormatError
 			if !errors.As(err, &fe) || fe.Field != "vertices" || fe.Offset != stop || !errors.Is(err, io.ErrUnexpectedEOF) {
 				t.Errorf("GOMAXPROCS %d: source ending at %d: %v", procs, stop, err)
@@ -166,4 +168,105 @@ func TestExclusive(t *testing.T) {
 	if got := (&builder{}).exclusive(subs); slices.Contains(got, true) {
 		t.Errorf("a builder that does not own its File numbered in place: %v", got)
 	}
+}
+
+// decodeBytes runs Decode on b.
+func decodeBytes(name string, b []byte) (*decode.Scene, error) {
+	return Format{}.Decode(context.Background(), &decode.Source{Name: name, R: bytes.NewReader(b), Size: int64(len(b))})
+}
+
+// TestStream: Decode, which converts a lone submesh's vertices straight
+// from the file a window at a time (in parallel ranges when large), gives
+// BuildScene's scene for every column layout, small and large, at 1-3
+// CPUs; with non-finite positions it names the vertex BuildScene names
+// (the first in order of use, not in file order); a source that ends
+// inside VERT is a FormatError about the vertices.
+func TestStream(t *testing.T) {
+	decls := [][]Element{
+		{{TypeUsage: 0x02}, {TypeUsage: 0x12}, {TypeUsage: 0x26}, {TypeUsage: 0x31}},
+		{{TypeUsage: 0x02}, {TypeUsage: 0x18}, {TypeUsage: 0x28}, {TypeUsage: 0x34}, {TypeUsage: 0x37, UsageIndex: 1}},
+		{{TypeUsage: 0x03}, {TypeUsage: 0x16}, {TypeUsage: 0x26}, {TypeUsage: 0x28, UsageIndex: 1}, {TypeUsage: 0x30},
+			{TypeUsage: 0x62}, {TypeUsage: 0x33, UsageIndex: 2}},
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	for di, els := range decls {
+		for _, size := range [][2]int{{300, 200}, {60000, 3 * decode.ParallelGrain}} {
+			f, _ := columnCase(r, els, di == 0, di == 1, size[0], size[1])
+			b, err := Encode(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := BuildScene(context.Background(), f, "s.ply")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, procs := range []int{1, 2, 3} {
+				func() {
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+					got, err := decodeBytes("s.ply", b)
+					if err != nil || !reflect.DeepEqual(want, got) {
+						t.Errorf("decl %d, %d vertices, GOMAXPROCS %d: Decode's scene differs from BuildScene's (error %v)",
+							di, size[0], procs, err)
+					}
+				}()
+			}
+		}
+	}
+
+	// Non-finite positions: record 5 is used late, record 40000 early.
+	f, _ := columnCase(r, decls[0], false, false, 60000, 3*decode.ParallelGrain)
+	vert, idx := f.Chunks[1].(*Vert), f.Chunks[2].(*Indices)
+	idx.Values[0], idx.Values[len(idx.Values)-1] = 40000, 5
+	for _, v := range []int{5, 40000} {
+		binary.LittleEndian.PutUint32(vert.Data[v*int(vert.Size)+4:], 0x7fc00000) // NaN y
+	}
+	b, err := Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := Parse(context.Background(), "s.ply", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, werr := BuildScene(context.Background(), pf, "s.ply")
+	for _, procs := range []int{1, 2} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			_, err := decodeBytes("s.ply", b)
+			if werr == nil || err == nil || err.Error() != werr.Error() || !strings.Contains(err.Error(), "vertex 40000") {
+				t.Errorf("GOMAXPROCS %d: Decode error %v, BuildScene error %v", procs, err, werr)
+			}
+		}()
+	}
+
+	// An I/O error inside VERT, which the parse no longer reads.
+	f, _ = columnCase(r, decls[0], false, false, 60000, 3*decode.ParallelGrain)
+	if b, err = Encode(f); err != nil {
+		t.Fatal(err)
+	}
+	if pf, err = Parse(context.Background(), "s.ply", b); err != nil {
+		t.Fatal(err)
+	}
+	sp := pf.Chunks[1].Where()
+	bad := sp.Offset + sp.Length/2
+	_, err = Format{}.Decode(context.Background(), &decode.Source{Name: "s.ply", R: failingReader{b, bad}, Size: int64(len(b))})
+	var fe *decode.FormatError
+	if !errors.As(err, &fe) || fe.Field != "vertices" || fe.Offset < sp.Offset || fe.Offset > bad || !errors.Is(err, errDisk) {
+		t.Errorf("I/O error at %d inside VERT at %d: %v", bad, sp.Offset, err)
+	}
+}
+
+var errDisk = errors.New("disk error")
+
+// failingReader fails every read that covers byte bad.
+type failingReader struct {
+	b   []byte
+	bad int64
+}
+
+func (f failingReader) ReadAt(p []byte, off int64) (int, error) {
+	if off <= f.bad && f.bad < off+int64(len(p)) {
+		return copy(p, f.b[off:f.bad]), errDisk
+	}
+	return bytes.NewReader(f.b).ReadAt(p, off)
 }

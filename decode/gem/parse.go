@@ -34,8 +34,11 @@ func scanFile(ctx context.Context, name string, r io.ReaderAt, size int64) (*Fil
 // file is never held whole in memory, large arrays are read in parallel
 // pieces, and on a little-endian host IND4 values land in their []uint32
 // with no conversion pass.
-func loadFile(ctx context.Context, name string, r io.ReaderAt, size int64) (*File, error) {
-	p := &parser{file: name, size: size, r: r}
+//
+// With deferVert set, VERT's records are left in the file (Data nil, the
+// claim checked): Decode's builder then reads them itself (see stream).
+func loadFile(ctx context.Context, name string, r io.ReaderAt, size int64, deferVert bool) (*File, error) {
+	p := &parser{file: name, size: size, r: r, deferVert: deferVert}
 	return p.parse(ctx)
 }
 
@@ -44,12 +47,14 @@ func loadFile(ctx context.Context, name string, r io.ReaderAt, size int64) (*Fil
 // when a chunk of variable length (names, declarations) does not fit, and
 // either skips the arrays (lazy) or loads them (see loadFile).
 type parser struct {
-	file  string
-	size  int64
-	data  []byte
-	r     io.ReaderAt
-	lazy  bool // skip arrays (Scan)
-	magic string
+	file string
+	size int64
+	data []byte
+	r    io.ReaderAt
+	lazy bool // skip arrays (Scan)
+	// deferVert: when loading, leave VERT's records in the file.
+	deferVert bool
+	magic     string
 
 	buf    []byte // lazy mode: the last bytes read, starting at bufOff
 	bufOff int64
@@ -243,6 +248,12 @@ func (p *parser) body(fourcc string, c *decode.Cursor) Chunk {
 		v.Flags = c.U16("vertex_flags")
 		if c.Err() == nil && v.Size == 0 && v.Count > 0 {
 			c.Fail("vertex_size", "vertex_size 0 with %d vertices", v.Count)
+		}
+		if p.deferVert && p.data == nil && !p.lazy {
+			if p.claim(c, "vertices", int64(v.Count), int64(v.Size)) {
+				p.skipped = int64(v.Count) * int64(v.Size)
+			}
+			return v
 		}
 		v.Data = p.payload(c, "vertices", int64(v.Count), int64(v.Size))
 		return v

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -51,13 +53,6 @@ func BuildScene(ctx context.Context, f *File, file string) (*decode.Scene, error
 	return b.build(ctx)
 }
 
-// buildOwned is BuildScene for a File that nobody else uses (Decode's):
-// the scene may take over its index values (see builder.own).
-func buildOwned(ctx context.Context, f *File, file string) (*decode.Scene, error) {
-	b := &builder{file: file, f: f, own: true}
-	return b.build(ctx)
-}
-
 type builder struct {
 	file   string
 	f      *File
@@ -71,6 +66,9 @@ type builder struct {
 	// in place, its primitive's Indices being its slice of the index
 	// chunk's values (one allocation of the file's size saved).
 	own bool
+	// src is the file, set by Decode: VERT's records may have been left in
+	// it (Vert.Data nil) to be read by stream or loadVert.
+	src io.ReaderAt
 }
 
 func section(c Chunk) string {
@@ -170,7 +168,7 @@ func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
 	// otherwise decode to far more memory than the file justifies.
 	var out, in int64
 	if b.vert != nil && b.idx != nil {
-		in = int64(len(b.vert.Data)) + 2*int64(len(b.idx.Values))
+		in = int64(b.vertices())*int64(b.vert.Size) + 2*int64(len(b.idx.Values))
 		var spans int64
 		for _, c := range b.f.Chunks {
 			spans += c.Where().Length
@@ -185,6 +183,12 @@ func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
 	if out > maxExpansion*in+1<<20 {
 		return nil, decode.Errorf(b.file, section(subs[0]), "face_count", subs[0].Offset,
 			"the submeshes would decode to about %d bytes from %d bytes of input", out, in)
+	}
+
+	if b.vert != nil && b.vert.Data == nil && b.src != nil && claimed > 0 && !streamable(subs, layouts) {
+		if err := b.loadVert(); err != nil {
+			return nil, err
+		}
 	}
 
 	nbones := 0
@@ -329,7 +333,44 @@ func (b *builder) vertices() int {
 	if b.vert.Size == 0 {
 		return 0
 	}
+	if b.vert.Data == nil && b.src != nil {
+		return int(b.vert.Count) // left in the file (see stream); the parse checked the claim
+	}
 	return len(b.vert.Data) / int(b.vert.Size)
+}
+
+// loadVert reads VERT's records, which the parse left in the file.
+func (b *builder) loadVert() error {
+	v := b.vert
+	data := make([]byte, int64(v.Count)*int64(v.Size))
+	off := v.Offset + 12
+	if at, err := readAtParallel(b.src, data, off); err != nil {
+		return &decode.FormatError{File: b.file, Section: section(v), Field: "vertices", Offset: at,
+			Msg: fmt.Sprintf("reading %d bytes at 0x%x", len(data), off), Err: err}
+	}
+	v.Data = data
+	return nil
+}
+
+// streamable reports whether the submeshes' vertices may be converted
+// straight from the file (stream) rather than from VERT's data in memory:
+// exactly one submesh has faces (so each record is read once) and its
+// layout converts by column (unskinned, one position).
+func streamable(subs []*Submesh, layouts []layout) bool {
+	one := -1
+	for i, s := range subs {
+		if s.FaceCount > 0 {
+			if one >= 0 {
+				return false
+			}
+			one = i
+		}
+	}
+	if one < 0 {
+		return false
+	}
+	l := &layouts[one]
+	return !l.has(UsageBlendWeight) && !l.has(UsageBlendIndices) && l.count(UsagePosition, 0) == 1
 }
 
 func formatDesc(s *Submesh) string {
@@ -460,7 +501,25 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int, remap []int32, inP
 	// Each vertex writes only its own element of p's slices, so ranges of
 	// vertices convert in parallel; the error returned is the one the
 	// lowest vertex meets, as in a sequential loop.
+	defer func() {
+		for _, v := range order {
+			remap[v] = -1 // ready for the next primitive
+		}
+	}()
 	byColumn := !skinned && l.count(UsagePosition, 0) == 1
+	if b.vert.Data == nil {
+		// Left in the file for this one column-converted submesh (see
+		// build and streamable).
+		err = f.stream(order, remap)
+		if !errors.Is(err, errStreamPosition) {
+			return p, err
+		}
+		// A position is not finite: load the records and convert them in
+		// order of use below, which names the first such vertex.
+		if err := b.loadVert(); err != nil {
+			return p, err
+		}
+	}
 	err = decode.Parallel(len(order), func(lo, hi int) error {
 		if byColumn {
 			return f.columns(order[lo:hi], lo)
@@ -489,8 +548,8 @@ func (b *builder) badIndex(k int, v, count uint32) error {
 // number numbers the vertices that faces (indices first, first+1, … of the
 // index chunk) reference in order of first use: it fills idx with the new
 // numbers, winding reversed when flip is set, and returns the VERT record
-// of each number. remap must hold −1 for every vertex, and does again on
-// return.
+// of each number, whose new number remap then holds. remap must hold −1
+// for every vertex; the caller sets those of order back to −1.
 //
 // Large lists are numbered on all CPUs in three passes: each part of the
 // list finds the vertices it uses in its own order of first use (a bitset
@@ -582,9 +641,6 @@ func (b *builder) number(faces []uint32, first int, remap []int32, idx []uint32,
 			return nil
 		})
 	}
-	for _, v := range order {
-		remap[v] = -1 // ready for the next primitive
-	}
 	return order, nil
 }
 
@@ -609,85 +665,183 @@ type filler struct {
 // non-finite position, and the lowest vertex with one is the one vertex
 // reports.
 func (f *filler) columns(vs []uint32, j0 int) error {
-	const block = 256
-	for lo := 0; lo < len(vs); lo += block {
-		blk := vs[lo:min(lo+block, len(vs))]
-		for k := range f.l.Attrs {
-			if err := f.column(&f.l.Attrs[k], blk, j0+lo); err != nil {
-				return err
-			}
+	size := int(f.b.vert.Size)
+	blk := block{data: f.b.vert.Data}
+	for lo := 0; lo < len(vs); lo += blockLen {
+		part := vs[lo:min(lo+blockLen, len(vs))]
+		blk.n = len(part)
+		for k, v := range part {
+			blk.recs[k], blk.offs[k], blk.outs[k] = v, int(v)*size, j0+lo+k
+		}
+		if err := f.block(&blk); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// column converts attribute a of the records vs into elements j0, ….
-func (f *filler) column(a *attr, vs []uint32, j0 int) error {
+// errStreamPosition is stream's report of a non-finite position.
+var errStreamPosition = errors.New("non-finite position")
+
+// streamWindow is the most bytes of records stream reads at once: a window
+// stays in cache while its records are converted.
+const streamWindow = 256 << 10
+
+// stream converts the vertices of order, whose elements remap gives, from
+// VERT's records in the file: the records from the lowest used to the
+// highest are read a window at a time (one range per CPU when there are
+// many), and each used one is converted into its element. Every record is
+// read once, from the file into a window in cache, instead of into a copy
+// of VERT the size of the file's vertex data and again from there. Records
+// come in file order, not order of use, so for a non-finite position it
+// returns errStreamPosition and the caller finds the first in order of
+// use.
+func (f *filler) stream(order []uint32, remap []int32) error {
+	if len(order) == 0 {
+		return nil
+	}
+	b := f.b
+	size := int(b.vert.Size)
+	lo, hi := order[0], order[0]
+	for _, v := range order {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	first, n := int(lo), int(hi-lo)+1
+	parts := 1
+	if len(order) >= 2*decode.ParallelGrain {
+		parts = min(runtime.GOMAXPROCS(0), len(order)/decode.ParallelGrain)
+	}
+	per := max(1, streamWindow/size) // records per window
+	return decode.ParallelEach(parts, func(r int) error {
+		from, to := first+n*r/parts, first+n*(r+1)/parts
+		buf := make([]byte, min(per, to-from)*size)
+		blk := &block{}
+		for w := from; w < to; w += per {
+			cnt := min(per, to-w)
+			d := buf[:cnt*size]
+			off := b.vert.Offset + 12 + int64(w)*int64(size)
+			if at, err := readAtParallel(b.src, d, off); err != nil {
+				return &decode.FormatError{File: b.file, Section: section(b.vert), Field: "vertices", Offset: at,
+					Msg: fmt.Sprintf("reading %d bytes at 0x%x", len(d), off), Err: err}
+			}
+			blk.data, blk.n = d, 0
+			for i, j := range remap[w : w+cnt] {
+				if j < 0 {
+					continue
+				}
+				blk.recs[blk.n], blk.offs[blk.n], blk.outs[blk.n] = uint32(w+i), i*size, int(j)
+				if blk.n++; blk.n == blockLen {
+					if f.block(blk) != nil {
+						return errStreamPosition
+					}
+					blk.n = 0
+				}
+			}
+			if blk.n > 0 && f.block(blk) != nil {
+				return errStreamPosition
+			}
+		}
+		return nil
+	})
+}
+
+// blockLen is the number of records a block converts attribute by
+// attribute: few enough that their bytes stay in cache between
+// attributes.
+const blockLen = 256
+
+// block is up to blockLen VERT records to convert: record recs[k] starts at
+// data[offs[k]] and becomes element outs[k] of the primitive. data is
+// VERT's data, or a window of it read from the file (see stream).
+type block struct {
+	n    int
+	data []byte
+	recs [blockLen]uint32
+	offs [blockLen]int
+	outs [blockLen]int
+}
+
+// block converts the records of blk, attribute by attribute in layout
+// order.
+func (f *filler) block(blk *block) error {
+	for k := range f.l.Attrs {
+		if err := f.column(&f.l.Attrs[k], blk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// column converts attribute a of the records of blk. The first record in
+// block order with a non-finite position is the error.
+func (f *filler) column(a *attr, blk *block) error {
 	b, p := f.b, f.p
 	size := int(b.vert.Size)
-	data := b.vert.Data
+	data := blk.data
+	n, recs, offs, outs := blk.n, &blk.recs, &blk.offs, &blk.outs
 	off, typ := a.Offset, a.Type
 	switch a.Usage {
 	case UsagePosition:
 		if a.Index != 0 {
 			return nil
 		}
-		pos := p.Positions[j0 : j0+len(vs)]
+		pos := p.Positions
 		var uv [][2]float32
 		if b.basis != nil {
-			uv = p.UVs[f.uvSets][j0 : j0+len(vs)]
+			uv = p.UVs[f.uvSets]
 		}
-		if typ == TypeFloat3 && uv == nil && positions3(pos, data, vs, size, off) {
+		if typ == TypeFloat3 && uv == nil && positions3(pos, blk, off) {
 			return nil
 		}
-		for i, v := range vs {
-			val := read3(typ, data[int(v)*size+off:])
+		for k := range n {
+			val := read3(typ, data[offs[k]+off:])
 			if !decode.Finite(val[0], val[1], val[2]) {
+				v := recs[k]
 				return decode.Errorf(b.file, section(b.vert), "vertices", b.vert.Offset+12+int64(v)*int64(size)+int64(off),
 					"vertex %d, used by %s, has position %v", v, section(f.s), [3]float32{val[0], val[1], val[2]})
 			}
-			pos[i] = convert(val[0], val[1], val[2])
+			pos[outs[k]] = convert(val[0], val[1], val[2])
 			if uv != nil {
-				uv[i] = basisUV(b.basis, val[0], val[1])
+				uv[outs[k]] = basisUV(b.basis, val[0], val[1])
 			}
 		}
 	case UsageNormal:
 		if a.Index != 0 {
 			return nil
 		}
-		nr := p.Normals[j0 : j0+len(vs)]
+		nr := p.Normals
 		if typ == TypeFloat3 {
-			for i, v := range vs {
-				o := int(v)*size + off
+			for k := range n {
+				o := offs[k] + off
 				e := data[o : o+12 : o+12]
-				nr[i] = unitNormal(convert(finite(f32(e)), finite(f32(e[4:])), finite(f32(e[8:]))))
+				nr[outs[k]] = unitNormal(convert(finite(f32(e)), finite(f32(e[4:])), finite(f32(e[8:]))))
 			}
 			return nil
 		}
 		unorm := typ == TypeByte4N || typ == TypeColor || typ == typeUByte3N
-		for i, v := range vs {
-			val := read3(typ, data[int(v)*size+off:])
+		for k := range n {
+			val := read3(typ, data[offs[k]+off:])
 			if unorm {
 				val[0], val[1], val[2] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1
 			}
-			nr[i] = unitNormal(convert(finite(val[0]), finite(val[1]), finite(val[2])))
+			nr[outs[k]] = unitNormal(convert(finite(val[0]), finite(val[1]), finite(val[2])))
 		}
 	case UsageTexcoord:
-		uv := p.UVs[a.Slot][j0 : j0+len(vs)]
+		uv := p.UVs[a.Slot]
 		if typ == TypeFloat2 {
-			for i, v := range vs {
-				o := int(v)*size + off
+			for k := range n {
+				o := offs[k] + off
 				e := data[o : o+8 : o+8]
-				uv[i] = [2]float32{finiteBits(lsb.Uint32(e)), finiteBits(lsb.Uint32(e[4:]))}
+				uv[outs[k]] = [2]float32{finiteBits(lsb.Uint32(e)), finiteBits(lsb.Uint32(e[4:]))}
 			}
 			return nil
 		}
-		for i, v := range vs {
-			val := readElem(typ, data[int(v)*size+off:])
-			uv[i] = [2]float32{finite(val[0]), finite(val[1])}
+		for k := range n {
+			val := readElem(typ, data[offs[k]+off:])
+			uv[outs[k]] = [2]float32{finite(val[0]), finite(val[1])}
 		}
 	case UsageColor:
-		col := p.Colors[a.Slot][j0 : j0+len(vs)]
+		col := p.Colors[a.Slot]
 		if typ == TypeColor || typ == TypeByte4N {
 			// Bytes: each component is one of 256 values, looked up in
 			// tables made by the generic loop's own arithmetic.
@@ -699,21 +853,21 @@ func (f *filler) column(a *attr, vs []uint32, j0 int) error {
 			if typ == TypeColor {
 				r, bl = 2, 0 // D3DCOLOR: B, G, R, A
 			}
-			for i, v := range vs {
-				o := int(v)*size + off
+			for k := range n {
+				o := offs[k] + off
 				e := data[o : o+4 : o+4]
-				col[i] = [4]float32{rgb[e[r]], rgb[e[g]], rgb[e[bl]], unormColor[e[3]]}
+				col[outs[k]] = [4]float32{rgb[e[r]], rgb[e[g]], rgb[e[bl]], unormColor[e[3]]}
 			}
 			return nil
 		}
-		for i, v := range vs {
-			col[i] = colorOf(readElem(typ, data[int(v)*size+off:]), typeComps(typ) == 4, f.halved)
+		for k := range n {
+			col[outs[k]] = colorOf(readElem(typ, data[offs[k]+off:]), typeComps(typ) == 4, f.halved)
 		}
 	default:
 		// Tangents (rare, and each needs all four components) and usages
 		// the scene does not use go element by element as in vertex.
-		for i, v := range vs {
-			f.tangent(a, data[int(v)*size:int(v)*size+size], j0+i)
+		for k := range n {
+			f.tangent(a, data[offs[k]:offs[k]+size], outs[k])
 		}
 	}
 	return nil
@@ -723,15 +877,16 @@ func (f *filler) column(a *attr, vs []uint32, j0 int) error {
 // y and z (the Y mirror's negation and the rotation's cancel), and the
 // finiteness test needs no float conversion. It reports false, leaving the
 // error to the generic loop, when a position is not finite.
-func positions3(pos [][3]float32, data []byte, vs []uint32, size, off int) bool {
-	for i, v := range vs {
-		o := int(v)*size + off
+func positions3(pos [][3]float32, blk *block, off int) bool {
+	data := blk.data
+	for k := range blk.n {
+		o := blk.offs[k] + off
 		e := data[o : o+12 : o+12]
 		x, y, z := lsb.Uint32(e), lsb.Uint32(e[4:]), lsb.Uint32(e[8:])
 		if x&expBits == expBits || y&expBits == expBits || z&expBits == expBits {
 			return false
 		}
-		pos[i] = [3]float32{math.Float32frombits(x), math.Float32frombits(z), math.Float32frombits(y)}
+		pos[blk.outs[k]] = [3]float32{math.Float32frombits(x), math.Float32frombits(z), math.Float32frombits(y)}
 	}
 	return true
 }
