@@ -13,7 +13,7 @@ package fs
 // keeping headers out of memory is what keeps a 10 000-mesh index small;
 // and inline rather than one data file each, as a data file costs 0.4 ms
 // to create and rename on ext4 (during the first walk, beside the reader)
-// against one append. The blob, little-endian, varints:
+// against 0.04 ms for the append. The blob, little-endian, varints:
 //
 //	byte     scanRecordVersion
 //	byte     flags: 1 structure present, 2 scan error, 4 header error
