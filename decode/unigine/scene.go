@@ -3,6 +3,7 @@ package unigine
 import (
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/meshfs/meshfs/decode"
 )
@@ -214,22 +215,17 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 			}
 		}
 	}
-	cOf, tOf, idx, bad := join(s.CIndices, s.TIndices, nc, ntv)
-	if bad >= 0 {
-		return p, decode.Errorf(file, fmt.Sprintf("surface %d", si), "indices", 0, "corner %d (%d, %d) outside %d coordinate and %d triangle vertices", bad, s.CIndices[bad], s.TIndices[bad], nc, ntv)
-	}
-	p.Indices = idx
-	nv := len(cOf)
-	p.Positions = make([][3]float32, nv)
-	p.Normals = make([][3]float32, nv)
-	p.Tangents = make([][4]float32, nv)
-	// A frame is decoded once per glTF vertex when there are no more of
-	// those than triangle vertices (the usual case: each triangle vertex
-	// has one coordinate vertex); otherwise once per triangle vertex into
-	// a table the vertices copy from.
+	// Frames are decoded once per triangle vertex into a table the glTF
+	// vertices copy from, or once per glTF vertex straight into the
+	// primitive. A large surface takes the table, filled on the other
+	// CPUs while join runs: join is one sequential pass and the frames are
+	// the costliest per-vertex step, so the two overlap. A small one takes
+	// the table only when it has fewer triangle vertices than glTF
+	// vertices (a triangle vertex shared by several coordinate vertices),
+	// so that no frame is decoded twice.
 	var normals [][3]float32
 	var tangents [][4]float32
-	if nv > ntv {
+	fillTable := func() {
 		normals = make([][3]float32, ntv)
 		tangents = make([][4]float32, ntv)
 		decode.Parallel(ntv, func(lo, hi int) error {
@@ -239,6 +235,29 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 			return nil
 		})
 	}
+	var tableDone chan struct{}
+	if ntv >= 2*decode.ParallelGrain && runtime.GOMAXPROCS(0) >= 2 {
+		tableDone = make(chan struct{})
+		go func() {
+			defer close(tableDone)
+			fillTable()
+		}()
+	}
+	cOf, tOf, idx, bad := join(s.CIndices, s.TIndices, nc, ntv)
+	if tableDone != nil {
+		<-tableDone
+	}
+	if bad >= 0 {
+		return p, decode.Errorf(file, fmt.Sprintf("surface %d", si), "indices", 0, "corner %d (%d, %d) outside %d coordinate and %d triangle vertices", bad, s.CIndices[bad], s.TIndices[bad], nc, ntv)
+	}
+	p.Indices = idx
+	nv := len(cOf)
+	if tableDone == nil && nv > ntv {
+		fillTable()
+	}
+	p.Positions = make([][3]float32, nv)
+	p.Normals = make([][3]float32, nv)
+	p.Tangents = make([][4]float32, nv)
 	// Per-vertex attribute sets, each taken from its triangle vertex; a nil
 	// source leaves its set zero (UV1 without UV0 keeps the set numbering).
 	var uvSrc [][][2]float32
@@ -263,31 +282,47 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 		p.Joints = make([][4]uint16, nv)
 		p.Weights = make([][4]float32, nv)
 	}
-	// Every glTF vertex is independent of the others: fill them in parallel.
+	// Every glTF vertex is independent of the others: fill them in
+	// parallel, one attribute at a time over each range (tight loops over
+	// local slices).
+	pos, nrm, tng := p.Positions, p.Normals, p.Tangents
+	bp, bt := base.Positions, base.Tangents
 	decode.Parallel(nv, func(lo, hi int) error {
 		for v := lo; v < hi; v++ {
-			c, t := cOf[v], tOf[v]
-			p.Positions[v] = decode.ZUpToYUp(base.Positions[c])
-			if normals != nil {
-				p.Normals[v], p.Tangents[v] = normals[t], tangents[t]
-			} else {
-				p.Normals[v], p.Tangents[v] = frameVectors(base.Tangents[t])
+			pos[v] = decode.ZUpToYUp(bp[cOf[v]])
+		}
+		if normals != nil {
+			for v := lo; v < hi; v++ {
+				t := tOf[v]
+				nrm[v], tng[v] = normals[t], tangents[t]
 			}
-			for k, src := range uvSrc {
-				if src != nil {
-					p.UVs[k][v] = src[t]
-				}
+		} else {
+			for v := lo; v < hi; v++ {
+				nrm[v], tng[v] = frameVectors(bt[tOf[v]])
 			}
-			if col != nil {
-				c := s.Colors[t]
+		}
+		for k, src := range uvSrc {
+			if src == nil {
+				continue
+			}
+			dst := p.UVs[k]
+			for v := lo; v < hi; v++ {
+				dst[v] = src[tOf[v]]
+			}
+		}
+		if col != nil {
+			for v := lo; v < hi; v++ {
+				c := s.Colors[tOf[v]]
 				col[v] = [4]float32{float32(c[0]) / 255, float32(c[1]) / 255, float32(c[2]) / 255, float32(c[3]) / 255}
 			}
-			if skinned {
+		}
+		if skinned {
+			for v := lo; v < hi; v++ {
 				var js [4]uint16
 				var ws [4]float32
 				var in []Influence
 				if len(s.Weights) > 0 {
-					in = s.Weights[c]
+					in = s.Weights[cOf[v]]
 				}
 				for k, x := range in {
 					js[k] = uint16(int(x.Joint) + shift)
