@@ -20,12 +20,14 @@ package gltf
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/meshfs/meshfs/decode"
 	qgltf "github.com/qmuntal/gltf"
@@ -39,9 +41,24 @@ const Generator = "meshfs"
 func Encode(s *decode.Scene) ([]byte, error) {
 	b := &builder{doc: &qgltf.Document{Asset: qgltf.Asset{Version: "2.0", Generator: Generator}}}
 	if err := b.scene(s); err != nil {
+		// An index out of range in this or an earlier primitive comes
+		// first, as when indices were checked before anything else.
+		if ierr := b.checkIndices(true); ierr != nil {
+			return nil, ierr
+		}
 		return nil, err
 	}
-	return b.glb()
+	out, err := b.glb()
+	if err != nil {
+		if ierr := b.checkIndices(true); ierr != nil {
+			return nil, ierr
+		}
+		return nil, err
+	}
+	if err := b.checkIndices(false); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // job writes elements [lo, hi) of one piece of buffer data into bin.
@@ -55,6 +72,47 @@ type builder struct {
 	doc    *qgltf.Document
 	binLen int
 	jobs   []job
+	// indices are the primitives' index lists, in scene order, checked
+	// against their vertex counts by the jobs that write them (one pass
+	// over the data instead of two) or, when the scene is refused for
+	// another reason, by checkIndices' own scan.
+	indices []*indexCheck
+}
+
+// indexCheck is one primitive's index list and the largest value its
+// write jobs have seen.
+type indexCheck struct {
+	idx      []uint32
+	n        int
+	mi, pi   int
+	mesh, pr string
+	max      atomic.Uint32
+}
+
+// see records the largest index of one written range.
+func (c *indexCheck) see(m uint32) {
+	for {
+		cur := c.max.Load()
+		if m <= cur || c.max.CompareAndSwap(cur, m) {
+			return
+		}
+	}
+}
+
+// checkIndices returns the error for the first primitive with an index
+// past its vertex count: from the maxima the write jobs recorded, or with
+// scan from the lists themselves.
+func (b *builder) checkIndices(scan bool) error {
+	for _, c := range b.indices {
+		m := c.max.Load()
+		if scan {
+			m = maxIndex(c.idx)
+		}
+		if int64(m) >= int64(c.n) {
+			return fmt.Errorf("mesh %d (%q) primitive %d (%q): index %d out of range for %d vertices", c.mi, c.mesh, c.pi, c.pr, m, c.n)
+		}
+	}
+	return nil
 }
 
 // alloc reserves n bytes of the binary chunk, 4-byte aligned, and returns
@@ -410,7 +468,7 @@ func (b *builder) mesh(s *decode.Scene, mi, nJoints int) (*qgltf.Mesh, error) {
 	gm := &qgltf.Mesh{Name: m.Name}
 	for pi := range m.Primitives {
 		p := &m.Primitives[pi]
-		gp, err := b.primitive(p, len(s.Materials), nTargets, skin, nJoints)
+		gp, err := b.primitive(p, len(s.Materials), nTargets, skin, nJoints, mi, m.Name, pi)
 		if err != nil {
 			return nil, fmt.Errorf("mesh %d (%q) primitive %d (%q): %w", mi, m.Name, pi, p.Name, err)
 		}
@@ -438,7 +496,7 @@ func (b *builder) mesh(s *decode.Scene, mi, nJoints int) (*qgltf.Mesh, error) {
 
 // primitive describes one primitive, or returns nil for one without
 // triangles (glTF has no valid empty primitive).
-func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin bool, nJoints int) (*qgltf.Primitive, error) {
+func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin bool, nJoints int, mi int, mesh string, pi int) (*qgltf.Primitive, error) {
 	n := len(p.Positions)
 	idx := p.Indices[:len(p.Indices)/3*3]
 	if len(idx) == 0 || n == 0 {
@@ -447,10 +505,14 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 		}
 		return nil, nil
 	}
-	maxIdx := maxIndex(idx)
-	if int64(maxIdx) >= int64(n) {
-		return nil, fmt.Errorf("index %d out of range for %d vertices", maxIdx, n)
-	}
+	// The indices are checked against n as they are written (see
+	// checkIndices). 16 bits hold them when every one is below 65535 (the
+	// primitive restart value): certainly so when n is at most 65535 and
+	// the check passes; above that only a search can tell, and it stops at
+	// the first larger index.
+	check := &indexCheck{idx: idx, n: n, mi: mi, mesh: mesh, pi: pi, pr: p.Name}
+	b.indices = append(b.indices, check)
+	short := n <= math.MaxUint16 || !anyAtLeast(idx, math.MaxUint16)
 	if err := checkLen("normals", len(p.Normals), n); err != nil {
 		return nil, err
 	}
@@ -494,16 +556,22 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 	}
 
 	// Indices.
-	if maxIdx < math.MaxUint16 { // 65535 is the primitive restart value
+	if short {
 		off := b.alloc(2 * len(idx))
 		v := b.view(off, 2*len(idx), 0, qgltf.TargetElementArrayBuffer)
-		b.addJob(len(idx), func(bin []byte, lo, hi int) { writeIndices16(bin[off+2*lo:off+2*hi], idx[lo:hi]) })
+		b.addJob(len(idx), func(bin []byte, lo, hi int) {
+			check.see(maxIndexSerial(idx[lo:hi]))
+			writeIndices16(bin[off+2*lo:off+2*hi], idx[lo:hi])
+		})
 		gp.Indices = qgltf.Index(b.accessor(&qgltf.Accessor{BufferView: qgltf.Index(v),
 			ComponentType: qgltf.ComponentUshort, Type: qgltf.AccessorScalar, Count: len(idx)}))
 	} else {
 		off := b.alloc(4 * len(idx))
 		v := b.view(off, 4*len(idx), 0, qgltf.TargetElementArrayBuffer)
-		b.addJob(len(idx), func(bin []byte, lo, hi int) { writeIndices32(bin[off+4*lo:off+4*hi], idx[lo:hi]) })
+		b.addJob(len(idx), func(bin []byte, lo, hi int) {
+			check.see(maxIndexSerial(idx[lo:hi])) // and the copy then reads the range from cache
+			writeIndices32(bin[off+4*lo:off+4*hi], idx[lo:hi])
+		})
 		gp.Indices = qgltf.Index(b.accessor(&qgltf.Accessor{BufferView: qgltf.Index(v),
 			ComponentType: qgltf.ComponentUint, Type: qgltf.AccessorScalar, Count: len(idx)}))
 	}
@@ -847,6 +915,31 @@ func unitQuat(q [4]float32) [4]float32 {
 		q[k] = float32(float64(q[k]) / l)
 	}
 	return q
+}
+
+// maxIndexSerial is the largest index of a list.
+func maxIndexSerial(idx []uint32) uint32 {
+	var m uint32
+	for _, v := range idx {
+		m = max(m, v)
+	}
+	return m
+}
+
+// errFound stops anyAtLeast's ranges once one has found an index.
+var errFound = errors.New("found")
+
+// anyAtLeast reports whether some index is lim or more, over the CPUs for
+// long lists; ranges after one that found it are not searched.
+func anyAtLeast(idx []uint32, lim uint32) bool {
+	return decode.Parallel(len(idx), func(lo, hi int) error {
+		for _, v := range idx[lo:hi] {
+			if v >= lim {
+				return errFound
+			}
+		}
+		return nil
+	}) != nil
 }
 
 // maxIndex is the largest index, over the CPUs for long lists.
