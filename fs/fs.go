@@ -75,6 +75,10 @@ type Config struct {
 	// OPEN and OPENDIR answer ENOSYS and the kernel sends neither again
 	// (see kernel.go): a warm walk costs no round trip per mesh.
 	OpenHandles bool
+	// NoPassthrough keeps reads in the daemon in the open-handles mode,
+	// where plain files and big .glb outputs are otherwise passed through
+	// (passthrough.go).
+	NoPassthrough bool
 }
 
 // Default kernel cache timeouts without a watcher (NoWatch, or inotify
@@ -144,6 +148,14 @@ type FS struct {
 	flushes atomic.Int64
 	// raw is the request layer of the mount (nil before Mount).
 	raw *rawFS
+	// passOff is set once a passthrough handle was asked for a read: the
+	// kernel did not take the backing file. passOpens counts passthrough
+	// handles handed out.
+	passOff   atomic.Bool
+	passOpens atomic.Int64
+	// verified holds the disk-cache keys whose files were checked for
+	// passthrough (diskVerified).
+	verified sync.Map
 }
 
 type sniffKey struct {

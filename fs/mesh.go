@@ -251,7 +251,13 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 			e = &cache.Entry{Err: err}
 			failed.Store(true)
 		}
-		m.fsys.saveToDisk(key, e)
+		if output == outGLB && m.fsys.passthroughWanted() && e.Err == nil && len(e.Part(0)) >= passMin {
+			// Opens pass the disk-cache file through: it must be there
+			// before the first open returns (passthrough.go).
+			m.fsys.saveToDiskNow(key, e)
+		} else {
+			m.fsys.saveToDisk(key, e)
+		}
 		return e, nil
 	})
 	if failed.Load() {
@@ -502,6 +508,13 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 			ch = nil
 		}
 	}
+	if ch != nil && f.kind == kGLB {
+		if _, fp, err := f.m.stat(); err == nil && f.pass.busyOther(fp) {
+			// Its inode is passed through to another version's file
+			// and still open: this version needs an inode of its own.
+			ch, f = nil, &outFile{m: f.m, kind: kGLB}
+		}
+	}
 	var a fuse.AttrOut
 	if e := f.Getattr(ctx, nil, &a); e != 0 {
 		return nil, e
@@ -586,6 +599,8 @@ type outFile struct {
 	attrFP    cache.Fingerprint
 	pagesFP   cache.Fingerprint
 	pagesSeen bool
+
+	pass passState // passthrough of the .glb (passthrough.go)
 }
 
 var (
@@ -691,6 +706,9 @@ func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 	case *fdHandle:
 		fillFileAttr(&out.Attr, h.st, h.length)
 		return 0
+	case *passHandle:
+		fillFileAttr(&out.Attr, h.st, h.size)
+		return 0
 	}
 	o.m.fsys.touch()
 	if o.kind == kGLB || o.kind == kOBJ || o.kind == kMTL {
@@ -749,9 +767,29 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND|syscall.O_CREAT) != 0 {
 		return nil, 0, syscall.EROFS
 	}
+	ptNode := o.kind == kGLB && o.m.fsys.passthroughWanted() && o.m.fsys.disk != nil
+	if ptNode {
+		if fh, fp, ok := o.openPassthrough(ctx); ok {
+			o.opened(fp)
+			return fh, noFlush, 0
+		}
+	}
 	p, err := o.produce(ctx)
 	if err != nil {
 		return nil, 0, outErrno(err)
+	}
+	if ptNode {
+		// Not passed through: see passState for why the io mode matters.
+		stale, done := o.pass.fallback(p.fp)
+		if stale {
+			return nil, 0, syscall.ESTALE
+		}
+		o.m.fsys.openHandles.Add(1)
+		fh := &bytesHandle{fsys: o.m.fsys, data: p.data, st: p.st, done: done}
+		if o.opened(p.fp) {
+			return fh, fuse.FOPEN_KEEP_CACHE | noFlush, 0
+		}
+		return fh, noFlush, 0
 	}
 	var fh gofs.FileHandle
 	if p.raw != nil {
@@ -772,20 +810,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 		fh = &bytesHandle{fsys: o.m.fsys, data: p.data, st: p.st}
 	}
 	o.m.fsys.openHandles.Add(1)
-
-	o.mu.Lock()
-	keep := o.pagesSeen && o.pagesFP == p.fp
-	staleAttr := o.attrFP != (cache.Fingerprint{}) && o.attrFP != p.fp
-	o.pagesFP, o.pagesSeen = p.fp, true
-	o.attrFP = p.fp
-	o.mu.Unlock()
-	if staleAttr {
-		// The kernel may still hold the old size; it must not cut or pad
-		// the new bytes by it. Notifying from inside a request risks a
-		// deadlock with the kernel, so do it beside this one.
-		go o.m.fsys.notifyContent(&o.Inode)
-	}
-	if keep {
+	if o.opened(p.fp) {
 		// Same source version as the pages the kernel may hold: keep them,
 		// so warm reads never reach this daemon.
 		return fh, fuse.FOPEN_KEEP_CACHE | noFlush, 0
@@ -793,6 +818,56 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	// A new version (or the first open): no KEEP_CACHE, so the kernel drops
 	// any pages it holds for this file.
 	return fh, noFlush, 0
+}
+
+// opened records that an open serves version fp and reports whether the
+// kernel's pages of the file are of that version (so may be kept).
+func (o *outFile) opened(fp cache.Fingerprint) (keep bool) {
+	o.mu.Lock()
+	keep = o.pagesSeen && o.pagesFP == fp
+	staleAttr := o.attrFP != (cache.Fingerprint{}) && o.attrFP != fp
+	o.pagesFP, o.pagesSeen = fp, true
+	o.attrFP = fp
+	o.mu.Unlock()
+	if staleAttr {
+		// The kernel may still hold the old size; it must not cut or pad
+		// the new bytes by it. Notifying from inside a request risks a
+		// deadlock with the kernel, so do it beside this one.
+		go o.m.fsys.notifyContent(&o.Inode)
+	}
+	return keep
+}
+
+// openPassthrough opens the .glb on its disk-cache file for the kernel's
+// passthrough, converting first (and saving synchronously) when the disk
+// cache does not have it. ok is false when this open must be served by the
+// daemon: a conversion error (produce reports it), an output below passMin
+// or not in the disk cache, a damaged entry, or another version passed
+// through and still open.
+func (o *outFile) openPassthrough(ctx context.Context) (fh gofs.FileHandle, fp cache.Fingerprint, ok bool) {
+	m, fsys := o.m, o.m.fsys
+	st, fp, err := m.stat()
+	if err != nil {
+		return nil, fp, false
+	}
+	key := m.key(fp, outGLB)
+	dk := fsys.diskKey(key)
+	if _, onDisk := fsys.disk.Sizes(dk); !onDisk {
+		if e, err := m.geometry(ctx, fp, outGLB); err != nil || e.Err != nil {
+			return nil, fp, false
+		}
+	}
+	h, pinned := fsys.disk.Pin(dk)
+	if !pinned {
+		return nil, fp, false
+	}
+	sizes := h.Sizes()
+	if len(sizes) != 1 || sizes[0] < passMin || !fsys.diskVerified(dk, h) {
+		h.Close()
+		return nil, fp, false
+	}
+	fh = fsys.passthroughHandle(&o.pass, fp, h.File, sizes[0], st, func() { h.Close() })
+	return fh, fp, fh != nil
 }
 
 // noFlush spares the kernel's FLUSH on every close of a read-only file (a
@@ -813,6 +888,8 @@ func (o *outFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off
 	case *bytesHandle:
 		return h.Read(ctx, dest, off)
 	case *fdHandle:
+		return h.Read(ctx, dest, off)
+	case *passHandle:
 		return h.Read(ctx, dest, off)
 	case nil:
 		if o.m.fsys.noOpen() {

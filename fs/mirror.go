@@ -362,6 +362,8 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 	var err error
 	if h, ok := fh.(*fdHandle); ok {
 		err = syscall.Fstat(int(h.f.Fd()), &st)
+	} else if h, ok := fh.(*passHandle); ok {
+		err = syscall.Fstat(int(h.f.Fd()), &st)
 	} else {
 		err = syscall.Lstat(p.abs, &st)
 		if err == nil && !p.same(&st) {
@@ -394,6 +396,11 @@ func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		f.Close()
 		return nil, 0, syscall.ESTALE
 	}
+	if p.fsys.passthroughWanted() {
+		// The kernel reads the source itself: plain files as fast as
+		// outside the mount.
+		return p.fsys.passthroughHandle(nil, cache.Fingerprint{}, f, -1, nil, func() { f.Close() }), noFlush, 0
+	}
 	p.fsys.openHandles.Add(1)
 	// No FOPEN_KEEP_CACHE: the kernel drops this file's pages on each open,
 	// as for any file whose contents we do not control.
@@ -401,6 +408,9 @@ func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 }
 
 func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if h, ok := fh.(*passHandle); ok {
+		return h.Read(ctx, dest, off)
+	}
 	h, ok := fh.(*fdHandle)
 	if !ok {
 		if fh == nil && p.fsys.noOpen() {
@@ -506,6 +516,8 @@ type bytesHandle struct {
 	st       *syscall.Stat_t // the source's stat when the bytes were made
 	data     []byte
 	released atomic.Bool
+	// done, if set, is called once on release (passState.fallback).
+	done func()
 }
 
 var (
@@ -527,6 +539,9 @@ func (h *bytesHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Re
 func (h *bytesHandle) Release(ctx context.Context) syscall.Errno {
 	if h.released.CompareAndSwap(false, true) {
 		h.fsys.openHandles.Add(-1)
+		if h.done != nil {
+			h.done()
+		}
 	}
 	return 0
 }

@@ -155,6 +155,24 @@ func (f *FS) saveToDisk(key cache.Key, e *cache.Entry) {
 	}()
 }
 
+// saveToDiskNow is saveToDisk done before returning, for an output that is
+// about to be passed through from its disk-cache file; it reports whether
+// the entry is there.
+func (f *FS) saveToDiskNow(key cache.Key, e *cache.Entry) bool {
+	if f.disk == nil || e.Err != nil {
+		return false
+	}
+	if err := f.disk.Put(f.diskKey(key), e.Parts); err != nil {
+		if err != diskcache.ErrTooBig {
+			f.logOnce("disk-put-error", "meshfs: disk cache: %v", err)
+		}
+		return false
+	}
+	// Written whole by this process: passthrough needs no check of it.
+	f.verified.Store(f.diskKey(key), struct{}{})
+	return true
+}
+
 // diskSizes returns an output's part sizes from the disk cache index.
 func (f *FS) diskSizes(key cache.Key) ([]int64, bool) {
 	if f.disk == nil {

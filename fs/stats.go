@@ -42,6 +42,11 @@ type Stats struct {
 	// stays 0 and means nothing.
 	OpenHandles int64  `json:"open_handles"`
 	OpenMode    string `json:"open_mode"`
+	// PassthroughOpens counts opens handed to the kernel's passthrough (the
+	// open-handles mode, as root, Linux ≥ 6.9); Passthrough is false once
+	// the kernel was seen not to take them.
+	PassthroughOpens int64 `json:"passthrough_opens"`
+	Passthrough      bool  `json:"passthrough"`
 	// Requests counts FUSE requests by kind since the mount (FORGET needs
 	// no answer; the others are round trips).
 	Requests      map[string]int64 `json:"fuse_requests,omitempty"`
@@ -95,6 +100,8 @@ func (f *FS) Stats() Stats {
 	f.convMu.Unlock()
 	s.OpenHandles = f.openHandles.Load()
 	s.OpenMode = "handles"
+	s.PassthroughOpens = f.passOpens.Load()
+	s.Passthrough = f.passthroughWanted()
 	if f.noOpen() {
 		s.OpenMode = "no_open"
 	}

@@ -85,6 +85,9 @@ type mountOpts struct {
 	// openHandles: files and folders opened through the daemon (a handle
 	// per open) instead of the kernel's no-open modes.
 	openHandles bool
+	// noPassthrough: in the open-handles mode, serve every read from the
+	// daemon instead of the kernel's passthrough.
+	noPassthrough bool
 }
 
 func newMountCmd() *cobra.Command {
@@ -158,7 +161,8 @@ fstab (install the binary as /sbin/mount.meshfs, or link it there):
 	f.StringVar(&diskCacheSize, "disk-cache-size", "2GiB", "disk space for converted outputs (bytes, or with K/M/G/KiB/MiB/GiB)")
 	f.BoolVar(&o.noDiskCache, "no-disk-cache", false, "keep converted outputs in memory only")
 	f.BoolVar(&o.prewarm, "prewarm", false, "convert every mesh in the background once mounted (low priority)")
-	f.BoolVar(&o.openHandles, "open-handles", false, "open every file and folder through the daemon (by default the kernel opens them itself, and keeps every listing, so warm walks never reach the daemon)")
+	f.BoolVar(&o.openHandles, "open-handles", false, "open every file and folder through the daemon (by default the kernel opens them itself, and keeps every listing, so warm walks never reach the daemon); as root on Linux ≥ 6.9 plain files and big .glb files are then passed through (the kernel reads them itself)")
+	f.BoolVar(&o.noPassthrough, "no-passthrough", false, "with --open-handles, serve every read from the daemon instead of the kernel's passthrough")
 	addLimitFlags(cmd, &o.limits)
 	return cmd
 }
@@ -291,6 +295,7 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 		Concurrency:     o.jobs,
 		DiskCache:       disk,
 		OpenHandles:     o.openHandles,
+		NoPassthrough:   o.noPassthrough,
 	})
 	if err != nil {
 		return err

@@ -294,3 +294,36 @@ func TestLock(t *testing.T) {
 	}
 	c2.Close()
 }
+
+func TestHandleVerify(t *testing.T) {
+	c, err := Open(t.TempDir(), 1<<20, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	k := Key{Path: "a.ply", Output: "glb"}
+	if err := c.Put(k, [][]byte{[]byte("0123456789")}); err != nil {
+		t.Fatal(err)
+	}
+	h, ok := c.Pin(k)
+	if !ok {
+		t.Fatal("entry not found")
+	}
+	if !h.Verify() {
+		t.Fatal("an intact entry failed Verify")
+	}
+	h.Close()
+
+	// Damage the file behind the index's back: same size, other bytes.
+	h, _ = c.Pin(k)
+	if err := os.WriteFile(h.Name(), []byte("0123456788"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if h.Verify() {
+		t.Fatal("a damaged entry passed Verify")
+	}
+	h.Close()
+	if _, ok := c.Sizes(k); ok {
+		t.Fatal("a damaged entry is still in the index")
+	}
+}
