@@ -6,6 +6,8 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/meshfs/meshfs/export/outputs"
 )
 
 // Mesh folders and their chunks/ are listed from the structure scan of one
@@ -27,12 +29,76 @@ type listHandle struct {
 	list []fuse.DirEntry
 	next int
 	read bool
+	// lookup answers an entry of a READDIRPLUS (see plainLookup).
+	lookup func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno)
 }
 
 var (
 	_ = (gofs.FileReaddirenter)((*listHandle)(nil))
 	_ = (gofs.FileSeekdirer)((*listHandle)(nil))
+	_ = (gofs.FileLookuper)((*listHandle)(nil))
 )
+
+// Lookup answers the entry just listed for READDIRPLUS. An errno leaves
+// the entry a plain dirent (node id 0: the kernel takes no attributes from
+// it and looks the name up itself when asked).
+func (h *listHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return h.lookup(ctx, name, out)
+}
+
+// notCheap is the errno of a READDIRPLUS entry left for a LOOKUP: its
+// attributes would cost a conversion or a decompression.
+const notCheap = syscall.EAGAIN
+
+// plainLookup is the READDIRPLUS answer of a mesh folder: header.json and
+// chunks/ (from the scan the listing made), and the geometry outputs whose
+// sizes are known without converting (in memory, or in the disk cache's
+// index: a remount's `ls -lR`). error.txt is never answered: its text may
+// need the conversions.
+func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	var output string
+	switch name {
+	case outputs.HeaderName, outputs.ChunksDir:
+		return m.Lookup(ctx, name, out)
+	case m.mesh.GLBName():
+		output = outGLB
+	case m.mesh.OBJName(), m.mesh.MTLName():
+		output = outOBJ
+	default:
+		return nil, notCheap
+	}
+	_, fp, err := m.stat()
+	if err != nil {
+		return nil, replaced(errno(err))
+	}
+	if !m.converted(fp, output) {
+		return nil, notCheap
+	}
+	return m.Lookup(ctx, name, out)
+}
+
+// plainLookup is the READDIRPLUS answer of chunks/: raw chunks (their
+// sizes are in the chunk table) and loaded chunks already in memory.
+func (c *chunksDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	_, fp, err := c.m.stat()
+	if err != nil {
+		return nil, replaced(errno(err))
+	}
+	r, err := c.m.scan(ctx, fp)
+	if err != nil {
+		return nil, errno(err)
+	}
+	ch, ok := r.chunk(name)
+	if !ok {
+		return nil, syscall.ENOENT
+	}
+	if ch.Load != nil {
+		if _, ok := c.m.fsys.cache.Peek(c.m.key(fp, outChunk+"/"+name)); !ok {
+			return nil, notCheap
+		}
+	}
+	return c.Lookup(ctx, name, out)
+}
 
 func (h *listHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
 	if !h.read {
@@ -69,7 +135,7 @@ func (m *meshDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHan
 	if e != 0 {
 		return nil, 0, e
 	}
-	return &listHandle{fsys: m.fsys, list: list}, m.fsys.cacheDir(final), 0
+	return &listHandle{fsys: m.fsys, list: list, lookup: m.plainLookup}, m.fsys.cacheDir(final), 0
 }
 
 func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
@@ -79,5 +145,5 @@ func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 		return nil, 0, e
 	}
 	// A replaced source lists nothing here; not worth keeping.
-	return &listHandle{fsys: c.m.fsys, list: list}, c.m.fsys.cacheDir(len(list) > 0), 0
+	return &listHandle{fsys: c.m.fsys, list: list, lookup: c.plainLookup}, c.m.fsys.cacheDir(len(list) > 0), 0
 }

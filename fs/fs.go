@@ -280,10 +280,12 @@ func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 	if mo.FsName == "" {
 		mo.FsName = f.source
 	}
-	// READDIRPLUS would make every listing look up (and so stat, and so
-	// convert) every entry: exact sizes of outputs are only known after
-	// conversion, so listings must stay plain READDIR.
-	mo.DisableReadDirPlus = true
+	// READDIRPLUS answers each entry's LOOKUP inside the listing (a cold
+	// `ls -lR` asks one per entry). Exact sizes of outputs are only known
+	// after conversion, so mesh folders and chunks/ answer only the entries
+	// whose attributes are cheap (plainLookup) and leave the others plain
+	// dirents. With handles, listings stay plain READDIR, as they were.
+	mo.DisableReadDirPlus = f.cfg.OpenHandles
 	// No node has extended attributes, and answering "none" (ENODATA) for
 	// each one `ls -l` asks about (security.selinux, the POSIX ACLs) costs
 	// two or three round trips per file. ENOSYS makes the kernel stop
