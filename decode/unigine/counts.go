@@ -235,10 +235,39 @@ func (bb *blockBuffers) load(src *decode.Source, b block, section string) ([]byt
 		}
 		return bb.raw, nil
 	}
+	if err := bb.readPacked(src, b, section); err != nil {
+		return nil, err
+	}
+	return bb.decompress(src, b, section)
+}
+
+// loadScanned is load for a decoder: a large compressed block that a scan
+// of the same file has just decompressed (see handoff.go) is taken from
+// it after its compressed bytes compare equal. The result is read-only.
+func (bb *blockBuffers) loadScanned(src *decode.Source, b block, section string) ([]byte, error) {
+	if b.stored() || b.raw < minHandoff {
+		return bb.load(src, b, section)
+	}
+	if err := bb.readPacked(src, b, section); err != nil {
+		return nil, err
+	}
+	if raw := takeBlock(src.Name, b, bb.packed); raw != nil {
+		return raw, nil
+	}
+	return bb.decompress(src, b, section)
+}
+
+// readPacked reads compressed block b's bytes into bb.packed.
+func (bb *blockBuffers) readPacked(src *decode.Source, b block, section string) error {
 	bb.packed = grow(bb.packed, b.packed)
 	if err := readAt(src, bb.packed, b.data()); err != nil {
-		return nil, &decode.FormatError{File: src.Name, Section: section, Field: "block data", Offset: b.data(), Msg: "read error", Err: err}
+		return &decode.FormatError{File: src.Name, Section: section, Field: "block data", Offset: b.data(), Msg: "read error", Err: err}
 	}
+	return nil
+}
+
+// decompress decompresses bb.packed (block b's bytes) into bb.raw.
+func (bb *blockBuffers) decompress(src *decode.Source, b block, section string) ([]byte, error) {
 	bb.raw = grow(bb.raw, b.raw)
 	n, err := lz4.UncompressBlock(bb.packed, bb.raw)
 	if err != nil {
@@ -267,6 +296,9 @@ func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockB
 	}
 	if r.err != nil {
 		return r.err
+	}
+	if b := l.geom[i]; !b.stored() && b.raw >= minHandoff {
+		leaveBlock(src.Name, b, bb) // for a decode that may follow (handoff.go)
 	}
 	if !h.lay.collision {
 		return nil

@@ -69,11 +69,12 @@ func readSurface(src *decode.Source, h *header, l *fileLayout, i int, collision 
 	s := &h.file.Surfaces[i]
 	sec := geometrySection(i)
 	// The geometry block is only parsed (every array is copied out of
-	// it), so it is read through pooled buffers: a large file's blocks
-	// are tens of MB that a fresh allocation would zero first.
+	// it), so it is read through pooled buffers (a large file's blocks
+	// are tens of MB that a fresh allocation would zero first), or taken
+	// from a scan of the same file that has just decompressed it.
 	bb := getBuffers()
 	defer putBuffers(bb)
-	data, err := bb.load(src, l.geom[i], sec)
+	data, err := bb.loadScanned(src, l.geom[i], sec)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,72 @@
+package unigine
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"runtime"
+	"testing"
+	"weak"
+)
+
+// TestHandoff: Scan leaves a large geometry block for Decode, which takes
+// it only while the file's compressed bytes are those Scan read: the
+// scene is the same as without the handoff, and a file changed between
+// the scan and the decode (same name, same sizes, one compressed byte
+// different) decodes from its own bytes.
+func TestHandoff(t *testing.T) {
+	ctx := context.Background()
+	src, err := Encode(bigGridFile(MagicMS15, 200)) // a 1.9 MB geometry block
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear := func() {
+		handoff.Lock()
+		handoff.p = weak.Pointer[scannedBlock]{}
+		handoff.Unlock()
+	}
+	clear()
+	want, err := Format{}.Decode(ctx, memSource("a.mesh", src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Format{}).Scan(ctx, memSource("a.mesh", src)); err != nil {
+		t.Fatal(err)
+	}
+	sb := handoff.p.Value() // held, so that no collection takes it during the test
+	if sb == nil || sb.b.raw < minHandoff {
+		t.Fatal("scan left no block")
+	}
+	if raw, err := loadBlock(memSource("a.mesh", src), sb.b, "g"); err != nil || !bytes.Equal(raw, sb.raw) {
+		t.Fatalf("the block left differs from the file's: %v", err)
+	}
+	got, err := Format{}.Decode(ctx, memSource("a.mesh", src))
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("decode after the scan differs (%v)", err)
+	}
+	if takeBlock("other.mesh", sb.b, sb.packed) != nil {
+		t.Error("taken for another file name")
+	}
+
+	// One literal byte of the compressed block changed: the first
+	// position's first byte.
+	changed := append([]byte(nil), src...)
+	changed[sb.b.data()+1] ^= 0x55
+	clear()
+	wantChanged, err := Format{}.Decode(ctx, memSource("a.mesh", changed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect.DeepEqual(wantChanged, want) {
+		t.Fatal("the change does not show in the scene")
+	}
+	if _, err := (Format{}).Scan(ctx, memSource("a.mesh", src)); err != nil {
+		t.Fatal(err)
+	}
+	sb = handoff.p.Value()
+	got, err = Format{}.Decode(ctx, memSource("a.mesh", changed))
+	if err != nil || !reflect.DeepEqual(got, wantChanged) {
+		t.Fatalf("a file changed after the scan decoded from the scan's block (%v)", err)
+	}
+	runtime.KeepAlive(sb)
+}
