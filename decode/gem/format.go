@@ -2,7 +2,9 @@ package gem
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -44,20 +46,53 @@ func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, 
 	return structure(f), err
 }
 
-// Decode reads the file, arrays included, and builds its scene. The
-// arrays are read straight into the slices the parse keeps (loadFile);
-// VERT's records stay in the file when one submesh uses them, to be
-// converted from there (builder.stream). Nothing else sees that parse, so
-// the scene may take its index values over (see builder.own).
+// Decode reads the file, arrays included, and builds its scene. A small
+// file is read whole and parsed in memory. A larger one is walked through
+// its reader (loadFile): the arrays are read straight into the slices the
+// parse keeps, and VERT's records stay in the file when one submesh uses
+// them, to be converted from there (builder.stream). Nothing else sees the
+// parse, so the scene may take its index values over (see builder.own).
 func (Format) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, error) {
+	return decodeSource(ctx, src, src.Size <= smallFile)
+}
+
+// decodeSource is Decode, reading the file whole or through its reader.
+func decodeSource(ctx context.Context, src *decode.Source, whole bool) (*decode.Scene, error) {
 	if src.Size < 0 {
 		return nil, &decode.FormatError{File: src.Name, Msg: fmt.Sprintf("negative size %d", src.Size)}
+	}
+	if whole {
+		b, err := readAll(src)
+		if err != nil {
+			return nil, err
+		}
+		f, err := Parse(ctx, src.Name, b)
+		if err != nil {
+			return nil, err
+		}
+		return (&builder{file: src.Name, f: f, own: true}).build(ctx)
 	}
 	f, err := loadFile(ctx, src.Name, src.R, src.Size, true)
 	if err != nil {
 		return nil, err
 	}
 	return (&builder{file: src.Name, f: f, own: true, src: src.R}).build(ctx)
+}
+
+// smallFile is the size up to which Decode reads the whole file at once:
+// one read costs less than the several of a walk through the reader.
+const smallFile = 256 << 10
+
+func readAll(src *decode.Source) ([]byte, error) {
+	b := make([]byte, src.Size)
+	n, err := src.R.ReadAt(b, 0)
+	if int64(n) == src.Size {
+		return b, nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, &decode.FormatError{File: src.Name, Offset: int64(n), Msg: fmt.Sprintf("reading %d bytes", src.Size), Err: err}
 }
 
 // structure turns a (possibly partial) scan into header fields and chunks.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
@@ -44,6 +45,12 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		sc, err := Format{}.Decode(context.Background(), src)
+		// Large files are decoded through the reader, not read whole:
+		// that way must give the same scene or the same error.
+		sc2, err2 := decodeSource(context.Background(), src, false)
+		if (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) || !reflect.DeepEqual(sc, sc2) {
+			t.Fatalf("read whole: %v; through the reader: %v (or the scenes differ)", err, err2)
+		}
 		if err != nil {
 			if !errors.As(err, &fe) {
 				t.Fatalf("Decode: %v is not a FormatError", err)

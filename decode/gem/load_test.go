@@ -146,12 +146,14 @@ func TestDecodeOwnsIndices(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, werr := BuildScene(context.Background(), pf, name)
-		got, gerr := Format{}.Decode(context.Background(), &decode.Source{Name: name, R: bytes.NewReader(b), Size: int64(len(b))})
-		if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
-			t.Fatalf("%s: BuildScene error %v, Decode error %v", name, werr, gerr)
-		}
-		if !reflect.DeepEqual(want, got) {
-			t.Errorf("%s: Decode's scene differs from BuildScene's", name)
+		for _, whole := range []bool{true, false} {
+			got, gerr := decodeSource(context.Background(), &decode.Source{Name: name, R: bytes.NewReader(b), Size: int64(len(b))}, whole)
+			if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
+				t.Fatalf("%s (whole %v): BuildScene error %v, Decode error %v", name, whole, werr, gerr)
+			}
+			if !reflect.DeepEqual(want, got) {
+				t.Errorf("%s (whole %v): Decode's scene differs from BuildScene's", name, whole)
+			}
 		}
 	}
 }
@@ -170,9 +172,9 @@ func TestExclusive(t *testing.T) {
 	}
 }
 
-// decodeBytes runs Decode on b.
+// decodeBytes runs Decode on b, through the reader however small b is.
 func decodeBytes(name string, b []byte) (*decode.Scene, error) {
-	return Format{}.Decode(context.Background(), &decode.Source{Name: name, R: bytes.NewReader(b), Size: int64(len(b))})
+	return decodeSource(context.Background(), &decode.Source{Name: name, R: bytes.NewReader(b), Size: int64(len(b))}, false)
 }
 
 // TestStream: Decode, which converts a lone submesh's vertices straight
@@ -249,7 +251,7 @@ func TestStream(t *testing.T) {
 	}
 	sp := pf.Chunks[1].Where()
 	bad := sp.Offset + sp.Length/2
-	_, err = Format{}.Decode(context.Background(), &decode.Source{Name: "s.ply", R: failingReader{b, bad}, Size: int64(len(b))})
+	_, err = decodeSource(context.Background(), &decode.Source{Name: "s.ply", R: failingReader{b, bad}, Size: int64(len(b))}, false)
 	var fe *decode.FormatError
 	if !errors.As(err, &fe) || fe.Field != "vertices" || fe.Offset < sp.Offset || fe.Offset > bad || !errors.Is(err, errDisk) {
 		t.Errorf("I/O error at %d inside VERT at %d: %v", bad, sp.Offset, err)
