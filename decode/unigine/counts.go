@@ -282,8 +282,9 @@ func (bb *blockBuffers) decompress(src *decode.Source, b block, section string) 
 }
 
 // scanSurface reads surface i's counts from its geometry block, then its
-// collision block, one after the other through bb.
-func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockBuffers, c *surfCounts) error {
+// collision block, one after the other through bb. With leave (the last
+// surface), a large geometry block is left for a decode that may follow.
+func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockBuffers, c *surfCounts, leave bool) error {
 	sec := geometrySection(i)
 	data, err := bb.load(src, l.geom[i], sec)
 	if err != nil {
@@ -297,8 +298,10 @@ func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockB
 	if r.err != nil {
 		return r.err
 	}
-	if b := l.geom[i]; !b.stored() && b.raw >= minHandoff {
-		leaveBlock(src.Name, b, bb) // for a decode that may follow (handoff.go)
+	if b := l.geom[i]; leave && !b.stored() && b.raw >= minHandoff {
+		// For a decode that may follow (handoff.go); the collision block
+		// gets buffers of its own size.
+		leaveBlock(src.Name, b, bb)
 	}
 	if !h.lay.collision {
 		return nil

@@ -37,6 +37,9 @@ var handoff struct {
 	p weak.Pointer[scannedBlock]
 }
 
+// leftHook, when set (by tests), is given every block left.
+var leftHook func(*scannedBlock)
+
 // leaveBlock hands block b of file name, just decompressed into bb by a
 // scan, to a decode that may follow; bb's buffers go with it.
 func leaveBlock(name string, b block, bb *blockBuffers) {
@@ -45,6 +48,9 @@ func leaveBlock(name string, b block, bb *blockBuffers) {
 	handoff.Lock()
 	handoff.p = weak.Make(sb)
 	handoff.Unlock()
+	if leftHook != nil {
+		leftHook(sb)
+	}
 }
 
 // takeBlock returns the decompressed bytes of block b of file name when a

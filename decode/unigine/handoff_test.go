@@ -25,6 +25,11 @@ func TestHandoff(t *testing.T) {
 		handoff.p = weak.Pointer[scannedBlock]{}
 		handoff.Unlock()
 	}
+	// Hold every block left, so that no collection takes one during the
+	// test (the weak pointer lets one go at any time).
+	var left []*scannedBlock
+	leftHook = func(sb *scannedBlock) { left = append(left, sb) }
+	defer func() { leftHook = nil }()
 	clear()
 	want, err := Format{}.Decode(ctx, memSource("a.mesh", src))
 	if err != nil {
@@ -33,7 +38,7 @@ func TestHandoff(t *testing.T) {
 	if _, err := (Format{}).Scan(ctx, memSource("a.mesh", src)); err != nil {
 		t.Fatal(err)
 	}
-	sb := handoff.p.Value() // held, so that no collection takes it during the test
+	sb := handoff.p.Value()
 	if sb == nil || sb.b.raw < minHandoff {
 		t.Fatal("scan left no block")
 	}
@@ -63,10 +68,12 @@ func TestHandoff(t *testing.T) {
 	if _, err := (Format{}).Scan(ctx, memSource("a.mesh", src)); err != nil {
 		t.Fatal(err)
 	}
-	sb = handoff.p.Value()
+	if handoff.p.Value() == nil {
+		t.Fatal("scan left no block")
+	}
 	got, err = Format{}.Decode(ctx, memSource("a.mesh", changed))
 	if err != nil || !reflect.DeepEqual(got, wantChanged) {
 		t.Fatalf("a file changed after the scan decoded from the scan's block (%v)", err)
 	}
-	runtime.KeepAlive(sb)
+	runtime.KeepAlive(left)
 }

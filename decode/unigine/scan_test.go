@@ -249,8 +249,14 @@ func TestScanHoldsOneBlock(t *testing.T) {
 	if raw < 100_000 {
 		t.Fatalf("block of %d bytes: too small to tell", raw)
 	}
-	if limit := uint64(raw+packed) + 256<<10; alloc > limit {
-		t.Errorf("scan of 8 surfaces (blocks of %d bytes, %d compressed) allocated %d bytes, more than one block's %d", raw, packed, alloc, limit)
+	// The last surface's geometry block is left for a decode (handoff.go)
+	// with the buffers it was read into, so its collision block gets
+	// buffers of its own.
+	c, _ := surfaceHeader(t, st, 7).Get("collision_block").(decode.Fields)
+	craw, _ := c.Get("uncompressed_size").(int64)
+	cpacked, _ := c.Get("compressed_size").(int64)
+	if limit := uint64(raw+packed+craw+cpacked) + 256<<10; alloc > limit {
+		t.Errorf("scan of 8 surfaces (blocks of %d bytes, %d compressed) allocated %d bytes, more than one geometry and one collision block's %d", raw, packed, alloc, limit)
 	}
 }
 
