@@ -243,18 +243,23 @@ func (bb *blockBuffers) load(src *decode.Source, b block, section string) ([]byt
 
 // loadScanned is load for a decoder: a large compressed block that a scan
 // of the same file has just decompressed (see handoff.go) is taken from
-// it after its compressed bytes compare equal. The result is read-only.
+// it, buffers and all, after its compressed bytes compare equal to the
+// file's.
 func (bb *blockBuffers) loadScanned(src *decode.Source, b block, section string) ([]byte, error) {
 	if b.stored() || b.raw < minHandoff {
 		return bb.load(src, b, section)
 	}
-	if err := bb.readPacked(src, b, section); err != nil {
-		return nil, err
+	if sb := takeBlock(src.Name, b); sb != nil {
+		same, err := sameBytes(src, b.data(), sb.packed, bb)
+		if err != nil {
+			return nil, &decode.FormatError{File: src.Name, Section: section, Field: "block data", Offset: b.data(), Msg: "read error", Err: err}
+		}
+		if same {
+			bb.packed, bb.raw = sb.packed, sb.raw
+			return bb.raw, nil
+		}
 	}
-	if raw := takeBlock(src.Name, b, bb.packed); raw != nil {
-		return raw, nil
-	}
-	return bb.decompress(src, b, section)
+	return bb.load(src, b, section)
 }
 
 // readPacked reads compressed block b's bytes into bb.packed.

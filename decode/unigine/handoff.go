@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"sync"
 	"weak"
+
+	"github.com/meshfs/meshfs/decode"
 )
 
 // A cold first read of a mesh's .glb through the mount scans the file (for
@@ -17,8 +19,9 @@ import (
 // and every compressed byte are those Scan saw (a file changed in between
 // fails the comparison), and decompresses otherwise.
 //
-// A block left here is never written again: Scan gives up its buffers to
-// it, and decoders only read it, so concurrent decodes may share it.
+// Scan gives up its buffers to the block it leaves; the decode that takes
+// the block removes it from here and owns the buffers, which then return
+// to the pool (so the next scan reuses them rather than zeroing new ones).
 
 // scannedBlock is one geometry block as Scan read and decompressed it.
 type scannedBlock struct {
@@ -53,14 +56,34 @@ func leaveBlock(name string, b block, bb *blockBuffers) {
 	}
 }
 
-// takeBlock returns the decompressed bytes of block b of file name when a
-// scan left them and its compressed bytes equal packed; otherwise nil.
-func takeBlock(name string, b block, packed []byte) []byte {
+// takeBlock returns the block a scan left for block b of file name, if
+// any, and removes it: the caller owns its buffers from then on (it must
+// still compare the compressed bytes, see sameBytes).
+func takeBlock(name string, b block) *scannedBlock {
 	handoff.Lock()
+	defer handoff.Unlock()
 	sb := handoff.p.Value()
-	handoff.Unlock()
-	if sb == nil || sb.name != name || sb.b != b || !bytes.Equal(sb.packed, packed) {
+	if sb == nil || sb.name != name || sb.b != b {
 		return nil
 	}
-	return sb.raw
+	handoff.p = weak.Pointer[scannedBlock]{}
+	return sb
+}
+
+// sameBytes reports whether the source holds want at off, reading it a
+// chunk at a time through bb.packed (so no second copy of a large block
+// is allocated).
+func sameBytes(src *decode.Source, off int64, want []byte, bb *blockBuffers) (bool, error) {
+	bb.packed = grow(bb.packed, min(int64(len(want)), 1<<20))
+	chunk := bb.packed
+	for at := 0; at < len(want); at += len(chunk) {
+		n := min(len(chunk), len(want)-at)
+		if err := readAt(src, chunk[:n], off+int64(at)); err != nil {
+			return false, err
+		}
+		if !bytes.Equal(chunk[:n], want[at:at+n]) {
+			return false, nil
+		}
+	}
+	return true, nil
 }

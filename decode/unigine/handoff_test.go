@@ -49,8 +49,19 @@ func TestHandoff(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("decode after the scan differs (%v)", err)
 	}
-	if takeBlock("other.mesh", sb.b, sb.packed) != nil {
-		t.Error("taken for another file name")
+	if handoff.p.Value() != nil {
+		t.Error("the decode did not take the block")
+	}
+
+	// Another file's decode leaves it.
+	if _, err := (Format{}).Scan(ctx, memSource("a.mesh", src)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Format{}).Decode(ctx, memSource("b.mesh", src)); err != nil {
+		t.Fatal(err)
+	}
+	if handoff.p.Value() == nil {
+		t.Error("taken by another file's decode")
 	}
 
 	// One literal byte of the compressed block changed: the first
