@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -271,4 +272,90 @@ func (f failingReader) ReadAt(p []byte, off int64) (int, error) {
 		return copy(p, f.b[off:f.bad]), errDisk
 	}
 	return bytes.NewReader(f.b).ReadAt(p, off)
+}
+
+// TestStreamSubmeshes: submeshes over disjoint (and slightly overlapping)
+// ranges of records are converted from the file each over its own range,
+// several at once; the scene is BuildScene's, and with non-finite
+// positions in two submeshes the error is the earlier submesh's first
+// vertex in order of use. Skinned layouts and ranges that overlap much
+// read VERT whole instead, with the same results.
+func TestStreamSubmeshes(t *testing.T) {
+	f, _ := manySubmeshes(t, 200, 3) // 80 000 faces, 40 401 records
+	b, err := Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := Parse(context.Background(), "m.ply", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := BuildScene(context.Background(), pf, "m.ply")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subs []*Submesh
+	for _, c := range pf.Chunks {
+		if s, ok := c.(*Submesh); ok {
+			subs = append(subs, s)
+		}
+	}
+	orders := make([][]uint32, len(subs))
+	layouts := make([]layout, len(subs))
+	vals := pf.Chunks[len(pf.Chunks)-1].(*Indices).Values
+	for i, s := range subs {
+		orders[i], _ = firstUse(vals[3*s.FaceStart : 3*(s.FaceStart+s.FaceCount)])
+		layouts[i], _ = layoutOf(s, 36)
+	}
+	if !streamable([]int{0, 1, 2}, layouts, orders, 40401) {
+		t.Fatal("three submeshes over consecutive rows of a grid are not streamed")
+	}
+	if streamable([]int{0, 0, 1, 2}, layouts, [][]uint32{orders[0], orders[0], orders[1], orders[2]}, 40401) {
+		t.Error("ranges read 4/3 times over are streamed")
+	}
+	for _, procs := range []int{1, 2, 3} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			got, err := decodeBytes("m.ply", b)
+			if err != nil || !reflect.DeepEqual(want, got) {
+				t.Errorf("GOMAXPROCS %d: Decode's scene differs from BuildScene's (error %v)", procs, err)
+			}
+		}()
+	}
+
+	// Non-finite positions: in the last submesh, and in the second at two
+	// records, the one used first stored after the other.
+	vert := f.Chunks[3].(*Vert)
+	var usedFirst, usedLater uint32
+	o := orders[1]
+	for k := len(o) / 2; k+1 < len(o); k++ { // away from the rows shared with the neighbours
+		if o[k+1] < o[k] {
+			usedFirst, usedLater = o[k], o[k+1]
+			break
+		}
+	}
+	if usedFirst == 0 {
+		t.Fatal("no record of the second submesh is used before one stored earlier")
+	}
+	for _, v := range []uint32{usedFirst, usedLater, orders[2][0]} {
+		binary.LittleEndian.PutUint32(vert.Data[int(v)*36:], 0x7f800000) // +Inf x
+	}
+	if b, err = Encode(f); err != nil {
+		t.Fatal(err)
+	}
+	if pf, err = Parse(context.Background(), "m.ply", b); err != nil {
+		t.Fatal(err)
+	}
+	_, werr := BuildScene(context.Background(), pf, "m.ply")
+	if werr == nil || !strings.Contains(werr.Error(), fmt.Sprintf("vertex %d, used by MESH (chunk 1)", usedFirst)) {
+		t.Fatalf("BuildScene: %v, want an error about vertex %d of the second submesh", werr, usedFirst)
+	}
+	for _, procs := range []int{1, 2} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			if _, err := decodeBytes("m.ply", b); err == nil || err.Error() != werr.Error() {
+				t.Errorf("GOMAXPROCS %d: Decode error %v, BuildScene error %v", procs, err, werr)
+			}
+		}()
+	}
 }

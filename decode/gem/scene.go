@@ -185,12 +185,6 @@ func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
 			"the submeshes would decode to about %d bytes from %d bytes of input", out, in)
 	}
 
-	if b.vert != nil && b.vert.Data == nil && b.src != nil && claimed > 0 && !streamable(subs, layouts) {
-		if err := b.loadVert(); err != nil {
-			return nil, err
-		}
-	}
-
 	nbones := 0
 	if b.skin != nil {
 		nbones = len(b.skin.Bones)
@@ -270,32 +264,115 @@ func (b *builder) primitives(ctx context.Context, subs []*Submesh, layouts []lay
 	if len(work) > 1 && corners >= 2*decode.ParallelGrain {
 		workers = min(runtime.GOMAXPROCS(0), len(work))
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			remap := make([]int32, b.vertices())
-			for k := range remap {
-				remap[k] = -1
-			}
-			for {
-				w := int(next.Add(1)) - 1
-				if w >= len(work) {
-					return
+	nv := b.vertices()
+	// each runs fn for every submesh with faces, several at once on large
+	// files; each worker has its own remap table, −1 between calls.
+	each := func(fn func(i int, remap []int32) error) {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				remap := make([]int32, nv)
+				for k := range remap {
+					remap[k] = -1
 				}
-				i := work[w]
-				if err := ctx.Err(); err != nil {
-					errs[i] = err
-					continue
+				for {
+					w := int(next.Add(1)) - 1
+					if w >= len(work) {
+						return
+					}
+					i := work[w]
+					if errs[i] != nil {
+						continue
+					}
+					if err := ctx.Err(); err != nil {
+						errs[i] = err
+						continue
+					}
+					errs[i] = fn(i, remap)
 				}
-				prims[i], errs[i] = b.primitive(subs[i], layouts[i], nbones, remap, inPlace[i])
-			}
-		}()
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+
+	// First every submesh's vertices are numbered, which tells which
+	// records each uses; then the records are converted, from the file
+	// when the submeshes read (almost) disjoint ranges of them.
+	orders := make([][]uint32, len(subs))
+	each(func(i int, remap []int32) error {
+		var err error
+		prims[i].Indices, orders[i], err = b.numberSub(subs[i], remap, inPlace[i])
+		for _, v := range orders[i] {
+			remap[v] = -1
+		}
+		return err
+	})
+	for _, i := range work {
+		if errs[i] != nil {
+			return prims, errs // build reports the first submesh's
+		}
+	}
+	stream := false
+	if b.vert.Data == nil {
+		if stream = streamable(work, layouts, orders, nv); !stream {
+			if err := b.loadVert(); err != nil {
+				errs[work[0]] = err
+				return prims, errs
+			}
+		}
+	}
+	each(func(i int, remap []int32) error {
+		return b.fill(&prims[i], subs[i], &layouts[i], nbones, orders[i], remap, stream)
+	})
+	// A non-finite position met while streaming: records come in file
+	// order there, so convert that submesh again in order of use, which
+	// names its first such vertex.
+	for _, i := range work {
+		if errs[i] == nil {
+			continue
+		}
+		if errors.Is(errs[i], errStreamPosition) {
+			if errs[i] = b.loadVert(); errs[i] == nil {
+				errs[i] = b.fill(&prims[i], subs[i], &layouts[i], nbones, orders[i], nil, false)
+			}
+		}
+		break
+	}
 	return prims, errs
+}
+
+// streamable reports whether the submeshes' records may be converted
+// straight from the file (stream) rather than from VERT's data in memory:
+// every layout converts by column (unskinned, one position), and the
+// ranges of records the submeshes use overlap so little that reading each
+// range reads VERT about once.
+func streamable(work []int, layouts []layout, orders [][]uint32, nv int) bool {
+	total := 0
+	for _, i := range work {
+		l := &layouts[i]
+		if l.has(UsageBlendWeight) || l.has(UsageBlendIndices) || l.count(UsagePosition, 0) != 1 {
+			return false
+		}
+		if lo, hi, ok := span(orders[i]); ok {
+			total += int(hi-lo) + 1
+		}
+	}
+	return total <= nv+nv/4
+}
+
+// span returns the lowest and highest record of order.
+func span(order []uint32) (lo, hi uint32, ok bool) {
+	if len(order) == 0 {
+		return 0, 0, false
+	}
+	lo, hi = order[0], order[0]
+	for _, v := range order {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return lo, hi, true
 }
 
 // exclusive reports, per submesh, whether its vertices may be numbered in
@@ -350,27 +427,6 @@ func (b *builder) loadVert() error {
 	}
 	v.Data = data
 	return nil
-}
-
-// streamable reports whether the submeshes' vertices may be converted
-// straight from the file (stream) rather than from VERT's data in memory:
-// exactly one submesh has faces (so each record is read once) and its
-// layout converts by column (unskinned, one position).
-func streamable(subs []*Submesh, layouts []layout) bool {
-	one := -1
-	for i, s := range subs {
-		if s.FaceCount > 0 {
-			if one >= 0 {
-				return false
-			}
-			one = i
-		}
-	}
-	if one < 0 {
-		return false
-	}
-	l := &layouts[one]
-	return !l.has(UsageBlendWeight) && !l.has(UsageBlendIndices) && l.count(UsagePosition, 0) == 1
 }
 
 func formatDesc(s *Submesh) string {
@@ -430,25 +486,32 @@ func clamp01(v float32) float32 {
 	return v
 }
 
-// primitive builds one submesh: only the vertices its faces reference,
-// numbered in order of first use, so padding vertices never appear.
-func (b *builder) primitive(s *Submesh, l layout, nbones int, remap []int32, inPlace bool) (decode.Primitive, error) {
-	var p decode.Primitive
+// numberSub and fill build one submesh's primitive: only the vertices its
+// faces reference, numbered in order of first use, so padding vertices
+// never appear.
+//
+// numberSub numbers submesh s's vertices (see number) and returns its
+// primitive's indices and the record of each vertex. In place, the indices
+// are the submesh's own slice of the index chunk's values.
+func (b *builder) numberSub(s *Submesh, remap []int32, inPlace bool) (idx, order []uint32, err error) {
 	first := 3 * int(s.FaceStart)
 	faces := b.idx.Values[first : first+3*int(s.FaceCount)]
 	if inPlace {
-		p.Indices = faces[:len(faces):len(faces)]
+		idx = faces[:len(faces):len(faces)]
 	} else {
-		p.Indices = make([]uint32, len(faces))
+		idx = make([]uint32, len(faces))
 	}
 	// Mirrored meshes store counter-clockwise faces (their normals agree
 	// with (b−a)×(c−a)); after the Y mirror that turns clockwise.
 	flip := (s.Kind != KindSUBMGEM3 && s.Flags&FlagMirrored != 0) || b.mirror
-	order, err := b.number(faces, first, remap, p.Indices, flip)
-	if err != nil {
-		return p, err
-	}
+	order, err = b.number(faces, first, remap, idx, flip)
+	return idx, order, err
+}
 
+// fill makes p's attributes for the records of order, reading them from
+// the file (stream) or from VERT's data. remap must hold −1 for every
+// vertex and does again on return.
+func (b *builder) fill(p *decode.Primitive, s *Submesh, l *layout, nbones int, order []uint32, remap []int32, stream bool) error {
 	n := len(order)
 	var (
 		uvSets   = l.uvCount()
@@ -456,6 +519,7 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int, remap []int32, inP
 		weights  []attr
 		indices  *attr
 	)
+	p.Normals, p.Tangents, p.UVs, p.Colors, p.Joints, p.Weights = nil, nil, nil, nil, nil, nil
 	for k, a := range l.Attrs {
 		switch a.Usage {
 		case UsageNormal:
@@ -496,31 +560,23 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int, remap []int32, inP
 		p.Joints = make([][4]uint16, n)
 		p.Weights = make([][4]float32, n)
 	}
-	f := &filler{b: b, p: &p, s: s, l: &l, uvSets: uvSets, nbones: nbones, skinned: skinned,
+	f := &filler{b: b, p: p, s: s, l: l, uvSets: uvSets, nbones: nbones, skinned: skinned,
 		halved: b.vert.Flags&VertFullColor == 0, indices: indices}
+	if stream {
+		for j, v := range order {
+			remap[v] = int32(j)
+		}
+		err := f.stream(order, remap)
+		for _, v := range order {
+			remap[v] = -1
+		}
+		return err
+	}
 	// Each vertex writes only its own element of p's slices, so ranges of
 	// vertices convert in parallel; the error returned is the one the
 	// lowest vertex meets, as in a sequential loop.
-	defer func() {
-		for _, v := range order {
-			remap[v] = -1 // ready for the next primitive
-		}
-	}()
 	byColumn := !skinned && l.count(UsagePosition, 0) == 1
-	if b.vert.Data == nil {
-		// Left in the file for this one column-converted submesh (see
-		// build and streamable).
-		err = f.stream(order, remap)
-		if !errors.Is(err, errStreamPosition) {
-			return p, err
-		}
-		// A position is not finite: load the records and convert them in
-		// order of use below, which names the first such vertex.
-		if err := b.loadVert(); err != nil {
-			return p, err
-		}
-	}
-	err = decode.Parallel(len(order), func(lo, hi int) error {
+	return decode.Parallel(len(order), func(lo, hi int) error {
 		if byColumn {
 			return f.columns(order[lo:hi], lo)
 		}
@@ -531,7 +587,6 @@ func (b *builder) primitive(s *Submesh, l layout, nbones int, remap []int32, inP
 		}
 		return nil
 	})
-	return p, err
 }
 
 // badIndex is the error for index k of the index chunk, v, which is past
