@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,5 +138,61 @@ func TestScenesOwnTheirArrays(t *testing.T) {
 	}
 	if !reflect.DeepEqual(scA, keepSc) || !reflect.DeepEqual(fA, keepF) {
 		t.Error("decoding another file changed an earlier scene or model")
+	}
+}
+
+// refJoin is join's definition as a plain map over (coordinate, triangle)
+// pairs: one glTF vertex per unique pair, numbered in order of first use.
+func refJoin(ci, ti []uint32, nc, ntv int) (cOf, tOf, idx []uint32, bad int) {
+	seen := map[[2]uint32]uint32{}
+	for k := range ci {
+		c, t := ci[k], ti[k]
+		if int(c) >= nc || int(t) >= ntv {
+			return nil, nil, nil, k
+		}
+		v, ok := seen[[2]uint32{c, t}]
+		if !ok {
+			v = uint32(len(cOf))
+			seen[[2]uint32{c, t}] = v
+			cOf, tOf = append(cOf, c), append(tOf, t)
+		}
+		idx = append(idx, v)
+	}
+	return cOf, tOf, idx, -1
+}
+
+// TestJoin: join agrees with refJoin on random corners, with triangle
+// vertices mostly of one coordinate vertex, some shared by several (more
+// glTF vertices than triangle vertices), unused ones, and a corner out of
+// range.
+func TestJoin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	for trial := range 300 {
+		nc, ntv := 1+rng.IntN(50), 1+rng.IntN(50)
+		owner := make([]uint32, ntv)
+		for i := range owner {
+			owner[i] = uint32(rng.IntN(nc))
+		}
+		n := 3 * rng.IntN(40)
+		ci, ti := make([]uint32, n), make([]uint32, n)
+		for k := range n {
+			ti[k] = uint32(rng.IntN(ntv))
+			ci[k] = owner[ti[k]]
+			if rng.IntN(4) == 0 {
+				ci[k] = uint32(rng.IntN(nc))
+			}
+		}
+		if trial%10 == 0 && n > 0 {
+			if k := rng.IntN(n); rng.IntN(2) == 0 {
+				ci[k] = uint32(nc)
+			} else {
+				ti[k] = uint32(ntv + rng.IntN(3))
+			}
+		}
+		c1, t1, i1, b1 := join(ci, ti, nc, ntv)
+		c2, t2, i2, b2 := refJoin(ci, ti, nc, ntv)
+		if b1 != b2 || (b1 < 0 && (!slices.Equal(c1, c2) || !slices.Equal(t1, t2) || !slices.Equal(i1, i2))) {
+			t.Fatalf("trial %d: join %v %v %v %d, want %v %v %v %d", trial, c1, t1, i1, b1, c2, t2, i2, b2)
+		}
 	}
 }

@@ -118,22 +118,24 @@ func checkMorphFill(f *File, file string, union int) error {
 // (−1 when every corner is in range).
 func join(ci, ti []uint32, nc, ntv int) (cOf, tOf, idx []uint32, bad int) {
 	idx = make([]uint32, len(ci))
-	byT := make([]int32, ntv)
-	for i := range byT {
-		byT[i] = -1
-	}
+	// byT holds a triangle vertex's first glTF vertex plus one, so that
+	// the zeroed allocation already means "none yet".
+	byT := make([]uint32, ntv)
 	var extra map[uint64]uint32
-	cOf = make([]uint32, 0, ntv)
-	tOf = make([]uint32, 0, ntv)
+	// Usually one glTF vertex per triangle vertex: written in place up to
+	// ntv, appended beyond (a triangle vertex shared by coordinate vertices).
+	cOf = make([]uint32, ntv)
+	tOf = make([]uint32, ntv)
+	n := uint32(0)
 	ti = ti[:len(ci)]
-	for k := range ci {
-		c, t := ci[k], ti[k]
+	for k, c := range ci {
+		t := ti[k]
 		if uint64(c) >= uint64(nc) || uint64(t) >= uint64(ntv) {
 			return nil, nil, nil, k
 		}
-		if v := byT[t]; v >= 0 {
-			if cOf[v] == c {
-				idx[k] = uint32(v)
+		if v := byT[t]; v != 0 {
+			if cOf[v-1] == c {
+				idx[k] = v - 1
 				continue
 			}
 			key := uint64(c)<<32 | uint64(t)
@@ -144,15 +146,20 @@ func join(ci, ti []uint32, nc, ntv int) (cOf, tOf, idx []uint32, bad int) {
 				idx[k] = w
 				continue
 			}
-			extra[key] = uint32(len(cOf))
+			extra[key] = n
 		} else {
-			byT[t] = int32(len(cOf))
+			byT[t] = n + 1
 		}
-		idx[k] = uint32(len(cOf))
-		cOf = append(cOf, c)
-		tOf = append(tOf, t)
+		idx[k] = n
+		if int(n) < len(cOf) {
+			cOf[n], tOf[n] = c, t
+		} else {
+			cOf = append(cOf, c)
+			tOf = append(tOf, t)
+		}
+		n++
 	}
-	return cOf, tOf, idx, -1
+	return cOf[:n], tOf[:n], idx, -1
 }
 
 // frame decodes a tangent-frame quaternion (FORMATS.md §3.1) into a unit
