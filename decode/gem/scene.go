@@ -267,16 +267,21 @@ func (b *builder) primitives(ctx context.Context, subs []*Submesh, layouts []lay
 	nv := b.vertices()
 	// each runs fn for every submesh with faces, several at once on large
 	// files; each worker has its own remap table, −1 between calls.
+	remaps := make([][]int32, workers)
 	each := func(fn func(i int, remap []int32) error) {
 		var next atomic.Int64
 		var wg sync.WaitGroup
-		for range workers {
+		for wk := range workers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				remap := make([]int32, nv)
-				for k := range remap {
-					remap[k] = -1
+				remap := remaps[wk]
+				if remap == nil {
+					remap = make([]int32, nv)
+					for k := range remap {
+						remap[k] = -1
+					}
+					remaps[wk] = remap
 				}
 				for {
 					w := int(next.Add(1)) - 1
