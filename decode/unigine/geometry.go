@@ -79,13 +79,10 @@ func (r *reader) positions(field string, n int) [][3]float32 {
 	// The first non-finite vertex, found over the CPUs as one pass would.
 	bad := decode.Parallel(n, func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
-			q := b[12*i:]
-			p[i] = [3]float32{
-				math.Float32frombits(binary.LittleEndian.Uint32(q)),
-				math.Float32frombits(binary.LittleEndian.Uint32(q[4:])),
-				math.Float32frombits(binary.LittleEndian.Uint32(q[8:])),
-			}
-			if !finite(p[i][:]...) {
+			q := b[12*i : 12*i+12]
+			x, y, z := binary.LittleEndian.Uint32(q), binary.LittleEndian.Uint32(q[4:]), binary.LittleEndian.Uint32(q[8:])
+			p[i] = [3]float32{math.Float32frombits(x), math.Float32frombits(y), math.Float32frombits(z)}
+			if nonFinite(x) || nonFinite(y) || nonFinite(z) {
 				return badItem(i)
 			}
 		}
@@ -100,6 +97,10 @@ func (r *reader) positions(field string, n int) [][3]float32 {
 	return p
 }
 
+// nonFinite reports whether the float32 with these bits is NaN or ±Inf
+// (all exponent bits set), as decode.Finite tests, without the call.
+func nonFinite(bits uint32) bool { return bits&0x7f800000 == 0x7f800000 }
+
 // badItem is the index of the item a parallel loop stopped at.
 type badItem int
 
@@ -113,7 +114,7 @@ func (r *reader) tangents(field string, n int) [][4]int16 {
 	t := make([][4]int16, n)
 	decode.Parallel(n, func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
-			q := b[8*i:]
+			q := b[8*i : 8*i+8]
 			t[i] = [4]int16{
 				int16(binary.LittleEndian.Uint16(q)), int16(binary.LittleEndian.Uint16(q[2:])),
 				int16(binary.LittleEndian.Uint16(q[4:])), int16(binary.LittleEndian.Uint16(q[6:])),
@@ -138,11 +139,10 @@ func (r *reader) uvs(field string, ntv int) [][2]float32 {
 	uv := make([][2]float32, n)
 	bad := decode.Parallel(n, func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
-			uv[i] = [2]float32{
-				math.Float32frombits(binary.LittleEndian.Uint32(b[8*i:])),
-				math.Float32frombits(binary.LittleEndian.Uint32(b[8*i+4:])),
-			}
-			if !finite(uv[i][:]...) {
+			q := b[8*i : 8*i+8]
+			u, v := binary.LittleEndian.Uint32(q), binary.LittleEndian.Uint32(q[4:])
+			uv[i] = [2]float32{math.Float32frombits(u), math.Float32frombits(v)}
+			if nonFinite(u) || nonFinite(v) {
 				return badItem(i)
 			}
 		}
