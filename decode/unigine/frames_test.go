@@ -2,6 +2,8 @@ package unigine
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -193,6 +195,42 @@ func TestJoin(t *testing.T) {
 		c2, t2, i2, b2 := refJoin(ci, ti, nc, ntv)
 		if b1 != b2 || (b1 < 0 && (!slices.Equal(c1, c2) || !slices.Equal(t1, t2) || !slices.Equal(i1, i2))) {
 			t.Fatalf("trial %d: join %v %v %v %d, want %v %v %v %d", trial, c1, t1, i1, b1, c2, t2, i2, b2)
+		}
+	}
+}
+
+// TestNonFiniteArrays: a NaN or infinite coordinate in positions or UVs,
+// small arrays and ones large enough to be read over the CPUs, fails at
+// the first bad entry's offset, naming it.
+func TestNonFiniteArrays(t *testing.T) {
+	for _, n := range []int{5, 3 * decode.ParallelGrain} {
+		for _, bad := range []int{0, n / 2, n - 1} {
+			for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+				pos := make([]byte, 12*n)
+				binary.LittleEndian.PutUint32(pos[12*bad+4:], math.Float32bits(v))
+				if n > 5 {
+					binary.LittleEndian.PutUint32(pos[12*(n-1)+8:], math.Float32bits(v)) // a later one too
+				}
+				r := newMemReader("f", "s", pos, 1000)
+				if got := r.positions("vertices", n); got != nil || r.err == nil {
+					t.Fatalf("n %d, bad %d: no error", n, bad)
+				}
+				fe := r.err.(*decode.FormatError)
+				if fe.Offset != 1000+12*int64(bad) || !strings.Contains(fe.Msg, fmt.Sprintf("vertex %d is not finite", bad)) {
+					t.Errorf("n %d, bad %d, %v: %v at %d", n, bad, v, fe.Msg, fe.Offset)
+				}
+				uv := appendCompact(nil, int32(n))
+				uv = append(uv, make([]byte, 8*n)...)
+				binary.LittleEndian.PutUint32(uv[len(uv)-8*n+8*bad:], math.Float32bits(v))
+				r = newMemReader("f", "s", uv, 0)
+				if got := r.uvs("uv0", n); got != nil || r.err == nil {
+					t.Fatalf("uv n %d, bad %d: no error", n, bad)
+				}
+				fe = r.err.(*decode.FormatError)
+				if want := int64(len(uv) - 8*n + 8*bad); fe.Offset != want || !strings.Contains(fe.Msg, fmt.Sprintf("entry %d is not finite", bad)) {
+					t.Errorf("uv n %d, bad %d, %v: %v at %d, want %d", n, bad, v, fe.Msg, fe.Offset, want)
+				}
+			}
 		}
 	}
 }
