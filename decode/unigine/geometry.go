@@ -345,9 +345,10 @@ func compactRun(b []byte, pos int, idx []uint32, n, corner0 int) (int, *compactE
 	un := uint32(n)
 	for i := 0; i < len(idx); i++ {
 		// Two three-byte indices (the usual form between 2¹³ and 2²⁰
-		// vertices) from one 64-bit load: bit 7 set in bytes 0, 1, 3, 4
-		// and clear in bytes 2 and 5, sign bits (bit 6 of bytes 0 and 3)
-		// clear. Fixed shifts, no length to find.
+		// vertices) or two four-byte ones (up to 2²⁷) from one 64-bit
+		// load: bit 7 set in every byte but each index's last, sign bits
+		// (bit 6 of each first byte) clear. Fixed shifts, no length to
+		// find.
 		if i+1 < len(idx) && pos+8 <= len(b) {
 			w := binary.LittleEndian.Uint64(b[pos:])
 			if w&0x8080c08080c0 == 0x008080008080 {
@@ -360,18 +361,27 @@ func compactRun(b []byte, pos int, idx []uint32, n, corner0 int) (int, *compactE
 					i++
 					continue
 				}
+			} else if w&0x808080c0808080c0 == 0x0080808000808080 {
+				v0 := uint32(w&0x3f | (w>>8&0x7f)<<6 | (w>>16&0x7f)<<13 | (w>>24&0x7f)<<20)
+				w >>= 32
+				v1 := uint32(w&0x3f | (w>>8&0x7f)<<6 | (w>>16&0x7f)<<13 | (w>>24&0x7f)<<20)
+				if v0 < un && v1 < un {
+					idx[i], idx[i+1] = v0, v1
+					pos += 8
+					i++
+					continue
+				}
 			}
 		}
-		// Fast path: the non-negative one-, two- and three-byte forms
-		// (every index below 2²⁰), decoded from one 32-bit load without a
-		// branch on the length: the first byte with bit 7 clear among the
-		// first three ends the number.
+		// One non-negative index of one to four bytes (below 2²⁷) from
+		// one 32-bit load without a branch on the length: the first byte
+		// with bit 7 clear ends the number.
 		if pos+4 <= len(b) {
 			w := binary.LittleEndian.Uint32(b[pos:])
-			k := uint(bits.TrailingZeros32(^w&0x808080|1<<31))/8 + 1
-			v := (w&0x3f | (w>>8&0x7f)<<6 | (w>>16&0x7f)<<13) & (1<<(7*k-1) - 1)
+			k := uint(bits.TrailingZeros32(^w&0x80808080))/8 + 1 // 5: none ends it
+			v := (w&0x3f | (w>>8&0x7f)<<6 | (w>>16&0x7f)<<13 | (w>>24&0x7f)<<20) & (1<<(7*k-1) - 1)
 			last := w >> (8 * (k - 1)) & 0xff
-			if k <= 3 && w&0x40 == 0 && (k == 1 || last != 0) && v < un {
+			if k <= 4 && w&0x40 == 0 && (k == 1 || last != 0) && v < un {
 				idx[i] = v
 				pos += int(k)
 				continue

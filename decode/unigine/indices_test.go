@@ -37,10 +37,17 @@ func refIndices(b []byte, count, n int) ([]uint32, int, string) {
 // refIndices: same values, or an error at the same offset with the same
 // message.
 func TestCompactIndicesFastPath(t *testing.T) {
-	const n = 70000 // compact indices: ≥ 65536 vertices
+	// Compact indices need ≥ 65536 vertices; with 2²⁶ the four-byte forms
+	// are in range too.
+	for _, n := range []int{70000, 1 << 26} {
+		compactIndicesFastPath(t, n)
+	}
+}
+
+func compactIndicesFastPath(t *testing.T, n int) {
 	pieces := [][]byte{
 		appendCompact(nil, 0), appendCompact(nil, 5), appendCompact(nil, 63), appendCompact(nil, 64),
-		appendCompact(nil, 8191), appendCompact(nil, 8192), appendCompact(nil, n-1), appendCompact(nil, n),
+		appendCompact(nil, 8191), appendCompact(nil, 8192), appendCompact(nil, int32(n-1)), appendCompact(nil, int32(n)),
 		appendCompact(nil, 1<<20-1), appendCompact(nil, 1<<20), appendCompact(nil, 1<<27), appendCompact(nil, -1),
 		appendCompact(nil, -70000),
 		{0x80, 0x80, 0x01},       // 8192, with a zero middle payload
@@ -48,6 +55,8 @@ func TestCompactIndicesFastPath(t *testing.T) {
 		{0x81, 0x80, 0x00},       // over-long, zero last byte
 		{0x80, 0x80, 0x80, 0x01}, // four bytes
 		{0x80},                   // continuation running into the next piece (or the end)
+		{0x81, 0x80, 0x80, 0x00}, // over-long four bytes, zero last byte
+		{0xc1, 0x80, 0x80, 0x01}, // negative four bytes
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 3000 {
