@@ -780,8 +780,11 @@ func (f *filler) stream(order []uint32, remap []int32) error {
 			cnt := min(per, to-w)
 			d := buf[:cnt*size]
 			off := b.vert.Offset + 12 + int64(w)*int64(size)
-			if at, err := readAtParallel(b.src, d, off); err != nil {
-				return &decode.FormatError{File: b.file, Section: section(b.vert), Field: "vertices", Offset: at,
+			if got, err := b.src.ReadAt(d, off); got < len(d) {
+				if err == nil || errors.Is(err, io.EOF) {
+					err = io.ErrUnexpectedEOF
+				}
+				return &decode.FormatError{File: b.file, Section: section(b.vert), Field: "vertices", Offset: off + int64(got),
 					Msg: fmt.Sprintf("reading %d bytes at 0x%x", len(d), off), Err: err}
 			}
 			blk.data, blk.n = d, 0
