@@ -590,18 +590,7 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 	// MESH_PRIMITIVE_TANGENT_WITHOUT_NORMAL): they are left out.
 	if tg := p.Tangents; tg != nil && p.Normals != nil {
 		gp.Attributes[qgltf.TANGENT] = b.vertexAccessor(n, 16, qgltf.ComponentFloat, qgltf.AccessorVec4, false, nil, nil,
-			func(d []byte, lo, hi int) {
-				for i, v := range tg[lo:hi] {
-					xyz := unit3([3]float32{v[0], v[1], v[2]})
-					w := float32(1)
-					if v[3] < 0 {
-						w = -1
-					}
-					e := d[16*i : 16*i+16]
-					put3(e, xyz)
-					putF(e[12:], w)
-				}
-			})
+			func(d []byte, lo, hi int) { writeTangents(d, tg[lo:hi]) })
 	}
 	for k, uv := range p.UVs {
 		name := "TEXCOORD_" + strconv.Itoa(k)

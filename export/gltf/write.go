@@ -111,6 +111,32 @@ func writeUnit3(d []byte, vs [][3]float32) {
 	}
 }
 
+// writeTangents writes tangents as glTF wants them: xyz through unit3,
+// w ±1 (−1 for a negative w, 1 otherwise).
+func writeTangents(d []byte, vs [][4]float32) {
+	if w := view[float32](d, 4*len(vs)); w != nil {
+		for i, v := range vs {
+			u := unit3([3]float32{v[0], v[1], v[2]})
+			e := w[4*i : 4*i+4 : 4*i+4]
+			e[0], e[1], e[2], e[3] = u[0], u[1], u[2], 1
+			if v[3] < 0 {
+				e[3] = -1
+			}
+		}
+		return
+	}
+	for i, v := range vs {
+		xyz := unit3([3]float32{v[0], v[1], v[2]})
+		w := float32(1)
+		if v[3] < 0 {
+			w = -1
+		}
+		e := d[16*i : 16*i+16]
+		put3(e, xyz)
+		putF(e[12:], w)
+	}
+}
+
 // writeClamped4 writes colours with each component clamped to [0, 1].
 func writeClamped4(d []byte, vs [][4]float32) {
 	if w := view[float32](d, 4*len(vs)); w != nil {

@@ -12,7 +12,7 @@ import (
 // fallback (a destination one byte off, as a big-endian host would get
 // for every destination), for data full of NaN, ±Inf, −0 and values out
 // of range; and those bytes are the little-endian encoding of what the
-// scalar helpers (fin, unit3, clamp01) say.
+// scalar helpers (fin, unit3, clamp01, the tangent w rule) say.
 func TestWritersFallback(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	f := func() float32 {
@@ -45,13 +45,19 @@ func TestWritersFallback(t *testing.T) {
 		}
 		return out
 	}
-	var want2, want3, wantU, want4, want16, want32 []byte
+	var want2, want3, wantU, want4, wantT, want16, want32 []byte
 	for i := range n {
 		want2 = append(want2, le(fin(v2[i][0]), fin(v2[i][1]))...)
 		want3 = append(want3, le(fin(v3[i][0]), fin(v3[i][1]), fin(v3[i][2]))...)
 		u := unit3(v3[i])
 		wantU = append(wantU, le(u[0], u[1], u[2])...)
 		want4 = append(want4, le(clamp01(v4[i][0]), clamp01(v4[i][1]), clamp01(v4[i][2]), clamp01(v4[i][3]))...)
+		t := unit3([3]float32{v4[i][0], v4[i][1], v4[i][2]})
+		sign := float32(1)
+		if v4[i][3] < 0 {
+			sign = -1
+		}
+		wantT = append(wantT, le(t[0], t[1], t[2], sign)...)
 		want16 = append(want16, byte(idx[i]), byte(idx[i]>>8))
 		want32 = append(want32, byte(idx[i]), byte(idx[i]>>8), byte(idx[i]>>16), byte(idx[i]>>24))
 	}
@@ -65,6 +71,7 @@ func TestWritersFallback(t *testing.T) {
 		{"finite3", 12, func(d []byte) { writeFinite3(d, v3) }, want3},
 		{"unit3", 12, func(d []byte) { writeUnit3(d, v3) }, wantU},
 		{"clamped4", 16, func(d []byte) { writeClamped4(d, v4) }, want4},
+		{"tangents", 16, func(d []byte) { writeTangents(d, v4) }, wantT},
 		{"indices16", 2, func(d []byte) { writeIndices16(d, idx) }, want16},
 		{"indices32", 4, func(d []byte) { writeIndices32(d, idx) }, want32},
 	} {
