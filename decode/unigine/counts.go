@@ -303,10 +303,10 @@ func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockB
 	if r.err != nil {
 		return r.err
 	}
-	if b := l.geom[i]; leave && !b.stored() && b.raw >= minHandoff {
+	if leave && leaves(l) {
 		// For a decode that may follow (handoff.go); the collision block
 		// gets buffers of its own size.
-		leaveBlock(src.Name, b, bb)
+		leaveBlock(src.Name, l.geom[i], bb)
 	}
 	if !h.lay.collision {
 		return nil

@@ -56,6 +56,36 @@ func leaveBlock(name string, b block, bb *blockBuffers) {
 	}
 }
 
+// leaves reports whether a scan of layout l will leave a block: its last
+// surface's geometry block is compressed and large.
+func leaves(l *fileLayout) bool {
+	if len(l.geom) == 0 {
+		return false
+	}
+	b := l.geom[len(l.geom)-1]
+	return !b.stored() && b.raw >= minHandoff
+}
+
+// reclaimBlock gives bb the buffers of a block an earlier scan left and no
+// decode has taken, for a scan that is about to leave its own block in
+// its place anyway: a run of scans (header.json of one mesh after another)
+// then reuses one set of buffers instead of zeroing new ones each time.
+func reclaimBlock(bb *blockBuffers) {
+	handoff.Lock()
+	sb := handoff.p.Value()
+	handoff.p = weak.Pointer[scannedBlock]{}
+	handoff.Unlock()
+	if sb == nil {
+		return
+	}
+	if cap(sb.packed) > cap(bb.packed) {
+		bb.packed = sb.packed
+	}
+	if cap(sb.raw) > cap(bb.raw) {
+		bb.raw = sb.raw
+	}
+}
+
 // takeBlock returns the block a scan left for block b of file name, if
 // any, and removes it: the caller owns its buffers from then on (it must
 // still compare the compressed bytes, see sameBytes).

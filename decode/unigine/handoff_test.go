@@ -88,3 +88,36 @@ func TestHandoff(t *testing.T) {
 	}
 	runtime.KeepAlive(left)
 }
+
+// TestScansReuseTheBlockLeft: scans with no decode after them (header.json
+// of one mesh after another) take back the buffers the previous scan left,
+// instead of allocating a new geometry block each.
+func TestScansReuseTheBlockLeft(t *testing.T) {
+	src, err := Encode(bigGridFile(MagicMS15, 200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []*scannedBlock
+	leftHook = func(sb *scannedBlock) { left = append(left, sb) }
+	defer func() { leftHook = nil }()
+	scan := func() uint64 {
+		var m runtimeMem
+		m.start()
+		if _, err := (Format{}).Scan(context.Background(), memSource("a.mesh", src)); err != nil {
+			t.Fatal(err)
+		}
+		return m.stop()
+	}
+	scan()
+	if len(left) != 1 {
+		t.Fatalf("%d blocks left", len(left))
+	}
+	raw := uint64(left[0].b.raw)
+	if alloc := scan(); alloc >= raw {
+		t.Errorf("second scan allocated %d bytes, the %d-byte block again", alloc, raw)
+	}
+	if len(left) != 2 || &left[1].raw[0] != &left[0].raw[0] {
+		t.Error("the second scan did not reuse the first one's block")
+	}
+	runtime.KeepAlive(left)
+}

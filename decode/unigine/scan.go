@@ -53,6 +53,9 @@ func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, 
 	counts := make([]*surfCounts, len(h.surf))
 	bb := getBuffers()
 	defer putBuffers(bb)
+	if leaves(l) {
+		reclaimBlock(bb)
+	}
 	for i, sh := range h.surf {
 		if err = ctx.Err(); err != nil {
 			break
