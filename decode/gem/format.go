@@ -49,9 +49,10 @@ func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, 
 // Decode reads the file, arrays included, and builds its scene. A small
 // file is read whole and parsed in memory. A larger one is walked through
 // its reader (loadFile): the arrays are read straight into the slices the
-// parse keeps, and VERT's records stay in the file when one submesh uses
-// them, to be converted from there (builder.stream). Nothing else sees the
-// parse, so the scene may take its index values over (see builder.own).
+// parse keeps, and VERT's records stay in the file, to be converted from
+// there when the submeshes use (nearly) disjoint ranges of them
+// (builder.stream) or read whole otherwise. Nothing else sees the parse,
+// so the scene may take its index values over (see builder.own).
 func (Format) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, error) {
 	return decodeSource(ctx, src, src.Size <= smallFile)
 }

@@ -321,7 +321,7 @@ func (b *builder) primitives(ctx context.Context, subs []*Submesh, layouts []lay
 		}
 	}
 	stream := false
-	if b.vert.Data == nil {
+	if b.vert.Data == nil && b.src != nil {
 		if stream = streamable(work, layouts, orders, nv); !stream {
 			if err := b.loadVert(); err != nil {
 				errs[work[0]] = err
@@ -627,6 +627,9 @@ func (b *builder) number(faces []uint32, first int, remap []int32, idx []uint32,
 		order = make([]uint32, 0, min(len(faces), int(count)))
 		for k, v := range faces {
 			if v >= count {
+				for _, v := range order {
+					remap[v] = -1
+				}
 				return nil, b.badIndex(first+k, v, count)
 			}
 			r := remap[v]
