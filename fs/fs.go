@@ -148,6 +148,8 @@ type FS struct {
 	flushes atomic.Int64
 	// raw is the request layer of the mount (nil before Mount).
 	raw *rawFS
+	// srcFDs are source descriptors kept for handle-less reads (srcfd.go).
+	srcFDs *srcFDs
 	// passOff is set once a passthrough handle was asked for a read: the
 	// kernel did not take the backing file. passOpens counts passthrough
 	// handles handed out.
@@ -198,7 +200,7 @@ func New(cfg Config) (*FS, error) {
 		lg = log.New(io.Discard, "", 0)
 	}
 	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffs: sn, dirs: map[string]*dirNode{}, start: time.Now(),
-		limits: outputs.DefaultLimits, disk: cfg.DiskCache}
+		limits: outputs.DefaultLimits, disk: cfg.DiskCache, srcFDs: newSrcFDs()}
 	if cfg.Limits != nil {
 		f.limits = *cfg.Limits
 	}
@@ -347,6 +349,7 @@ func (f *FS) Close() {
 		f.watch.close()
 	}
 	f.cache.Close()
+	f.srcFDs.close()
 	f.sniffs.StopAllGoroutines()
 }
 

@@ -497,3 +497,42 @@ func TestReadDirPlusCheapEntries(t *testing.T) {
 		}
 	}
 }
+
+// Handle-less reads of plain files keep a bounded number of source
+// descriptors open: a cold read of a big file opens its source once, not
+// once per request; reading more files than maxSrcFDs leaves no more than
+// that open; all are closed with the mount.
+func TestNoOpenSourceDescriptors(t *testing.T) {
+	src := t.TempDir()
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB: 8 READs at least
+	write(t, filepath.Join(src, "big.bin"), big)
+	for i := range maxSrcFDs + 36 {
+		write(t, filepath.Join(src, "many", fmt.Sprintf("f%03d", i)), []byte(fmt.Sprint(i)))
+	}
+	base := fdCount(t)
+	f, mnt := mountT(t, src, Config{})
+	before := f.raw.requests()["READ"]
+	opens := f.srcFDs.opens.Load()
+	if b, err := os.ReadFile(filepath.Join(mnt, "big.bin")); err != nil || !bytes.Equal(b, big) {
+		t.Fatalf("big.bin: %d bytes %v", len(b), err)
+	}
+	reads := f.raw.requests()["READ"] - before
+	if o := f.srcFDs.opens.Load() - opens; reads < 8 || o != 1 {
+		t.Fatalf("%d READs opened the source %d times", reads, o)
+	}
+	for i := range maxSrcFDs + 36 {
+		if b, err := os.ReadFile(filepath.Join(mnt, "many", fmt.Sprintf("f%03d", i))); err != nil || string(b) != fmt.Sprint(i) {
+			t.Fatalf("f%03d: %q %v", i, b, err)
+		}
+	}
+	// The mount's own descriptors (/dev/fuse, the watcher) are a few.
+	if n := fdCount(t) - base; n > maxSrcFDs+8 {
+		t.Fatalf("%d descriptors open after reading %d files", n, maxSrcFDs+37)
+	}
+	f.srcFDs.mu.Lock()
+	held := f.srcFDs.lru.Len()
+	f.srcFDs.mu.Unlock()
+	if held != maxSrcFDs {
+		t.Fatalf("%d source descriptors held, want %d", held, maxSrcFDs)
+	}
+}

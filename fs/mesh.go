@@ -930,9 +930,10 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	}
 	// A raw chunk: read its window of the source, checking that the file
 	// opened is the version whose chunk table says where the window is.
-	return preadWindow(o.m.abs, dest, off, p.raw.Offset, p.raw.Length, func(st *syscall.Stat_t) bool {
-		return uint64(st.Dev) == o.m.ident.dev && st.Ino == p.fp.Ino && st.Size == p.fp.Size && st.Mtim.Nano() == p.fp.MtimeNs
-	})
+	k := srcKey{path: o.m.abs, dev: o.m.ident.dev, ino: p.fp.Ino, size: p.fp.Size, mtimeNs: p.fp.MtimeNs}
+	return o.m.fsys.srcFDs.readWindow(k, func(st *syscall.Stat_t) bool {
+		return uint64(st.Dev) == k.dev && st.Ino == k.ino && st.Size == k.size && st.Mtim.Nano() == k.mtimeNs
+	}, len(dest), off, p.raw.Offset, p.raw.Length)
 }
 
 // isConversion reports whether a statistics label counts as a conversion.

@@ -416,59 +416,12 @@ func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		if fh == nil && p.fsys.noOpen() {
 			// no_open: read the source itself, if it is still the file
 			// this node was looked up as.
-			return preadWindow(p.abs, dest, off, 0, -1, p.same)
+			k := srcKey{path: p.abs, dev: p.ident.dev, ino: p.ident.ino}
+			return p.fsys.srcFDs.readWindow(k, p.same, len(dest), off, 0, -1)
 		}
 		return nil, syscall.EBADF
 	}
 	return h.Read(ctx, dest, off)
-}
-
-// preadWindow reads dest from [base+off, base+length) of the file at path
-// (length -1: to its end) through a descriptor opened for this read only,
-// after checking with same that the file opened is the expected version
-// (ESTALE if not: the kernel then looks the name up again).
-//
-// Opening per read costs an open, an fstat and a close (a few
-// microseconds); reads reach the daemon only when the kernel's pages miss,
-// so a descriptor cache would save little and hold source files open.
-func preadWindow(path string, dest []byte, off, base, length int64, same func(*syscall.Stat_t) bool) (fuse.ReadResult, syscall.Errno) {
-	if off < 0 {
-		return nil, syscall.EINVAL
-	}
-	n := int64(len(dest))
-	if length >= 0 {
-		if off >= length {
-			return fuse.ReadResultData(nil), 0
-		}
-		n = min(n, length-off)
-	}
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, gofs.ToErrno(err)
-	}
-	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil, gofs.ToErrno(err)
-	}
-	if !same(&st) {
-		return nil, syscall.ESTALE
-	}
-	got := 0
-	for int64(got) < n {
-		k, err := syscall.Pread(fd, dest[got:n], base+off+int64(got))
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, gofs.ToErrno(err)
-		}
-		if k == 0 {
-			break // the end of the file
-		}
-		got += k
-	}
-	return fuse.ReadResultData(dest[:got]), 0
 }
 
 // fdHandle reads a window of an open source file: the whole file for a pass-
