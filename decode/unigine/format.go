@@ -97,5 +97,7 @@ func (Format) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, er
 	if err != nil {
 		return nil, err
 	}
-	return Scene(f, src.Name, Format{}.StripExt(filepath.Base(src.Name)))
+	sc, err := Scene(f, src.Name, Format{}.StripExt(filepath.Base(src.Name)))
+	release(f)
+	return sc, err
 }

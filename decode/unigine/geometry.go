@@ -236,7 +236,9 @@ func (r *reader) indices(field string, count, n int) []uint32 {
 	if !r.need(field, int64(count), int64(max(w, 1))) || count == 0 {
 		return nil
 	}
-	idx := make([]uint32, count)
+	// Every element is written below (or the array is dropped with the
+	// error), so a stale scratch array does; Decode returns it.
+	idx := indexScratch.get(count)
 	switch w {
 	case 1, 2:
 		b := r.bytes(field, int64(w*count))

@@ -233,8 +233,10 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 	var normals [][3]float32
 	var tangents [][4]float32
 	fillTable := func() {
-		normals = make([][3]float32, ntv)
-		tangents = make([][4]float32, ntv)
+		// Every entry is written: stale scratch arrays do, and they go
+		// back once the vertices have copied from them.
+		normals = normalScratch.get(ntv)
+		tangents = tangentScratch.get(ntv)
 		decode.Parallel(ntv, func(lo, hi int) error {
 			for t := lo; t < hi; t++ {
 				normals[t], tangents[t] = frameVectors(base.Tangents[t])
@@ -340,6 +342,10 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 		}
 		return nil
 	})
+	if normals != nil {
+		normalScratch.put(normals)
+		tangentScratch.put(tangents)
+	}
 	// Morph targets: deltas from the base, by name across surfaces; a
 	// surface without a target of some name gets zero deltas for it.
 	if len(allTargets) > 0 {
