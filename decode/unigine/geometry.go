@@ -75,7 +75,7 @@ func (r *reader) positions(field string, n int) [][3]float32 {
 	if b == nil || n == 0 {
 		return nil
 	}
-	p := make([][3]float32, n)
+	p := positionScratch.get(n) // every entry written before any is read
 	// The first non-finite vertex, found over the CPUs as one pass would.
 	bad := decode.Parallel(n, func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
@@ -111,7 +111,7 @@ func (r *reader) tangents(field string, n int) [][4]int16 {
 	if b == nil || n == 0 {
 		return nil
 	}
-	t := make([][4]int16, n)
+	t := tangentQScratch.get(n) // every entry written
 	decode.Parallel(n, func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			q := b[8*i : 8*i+8]
@@ -136,7 +136,7 @@ func (r *reader) uvs(field string, ntv int) [][2]float32 {
 	if b == nil {
 		return nil
 	}
-	uv := make([][2]float32, n)
+	uv := uvScratch.get(n) // every entry written before any is read
 	bad := decode.Parallel(n, func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			q := b[8*i : 8*i+8]

@@ -124,8 +124,8 @@ func join(ci, ti []uint32, nc, ntv int) (cOf, tOf, idx []uint32, bad int) {
 	var extra map[uint64]uint32
 	// Usually one glTF vertex per triangle vertex: written in place up to
 	// ntv, appended beyond (a triangle vertex shared by coordinate vertices).
-	cOf = make([]uint32, ntv)
-	tOf = make([]uint32, ntv)
+	cOf = indexScratch.get(ntv) // written up to n before being read
+	tOf = indexScratch.get(ntv)
 	n := uint32(0)
 	ti = ti[:len(ci)]
 	for k, c := range ci {
@@ -371,6 +371,9 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 			p.Targets[ti] = mt
 		}
 	}
+	// The vertex pairs are join's working arrays; the primitive keeps none.
+	indexScratch.put(cOf)
+	indexScratch.put(tOf)
 	return p, nil
 }
 

@@ -31,18 +31,27 @@ func (s *scratch[T]) put(b []T) {
 }
 
 var (
-	indexScratch   scratch[uint32]     // coordinate and triangle indices
-	normalScratch  scratch[[3]float32] // frame table: normals
-	tangentScratch scratch[[4]float32] // frame table: tangents
+	indexScratch    scratch[uint32]     // indices; join's vertex pairs
+	positionScratch scratch[[3]float32] // the raw model's positions
+	tangentQScratch scratch[[4]int16]   // the raw model's tangent frames
+	uvScratch       scratch[[2]float32] // the raw model's UVs
+	normalScratch   scratch[[3]float32] // frame table: normals
+	tangentScratch  scratch[[4]float32] // frame table: tangents
 )
 
-// release returns f's index arrays to indexScratch: Decode calls it once
-// the scene is built, which keeps none of them.
+// release returns f's geometry arrays to the pools: Decode calls it once
+// the scene is built, which copies from them and keeps none.
 func release(f *File) {
 	for i := range f.Surfaces {
 		s := &f.Surfaces[i]
 		indexScratch.put(s.CIndices)
 		indexScratch.put(s.TIndices)
-		s.CIndices, s.TIndices = nil, nil
+		for k := range s.Targets {
+			positionScratch.put(s.Targets[k].Positions)
+			tangentQScratch.put(s.Targets[k].Tangents)
+		}
+		uvScratch.put(s.UV0)
+		uvScratch.put(s.UV1)
+		*s = Surface{}
 	}
 }
