@@ -54,7 +54,8 @@ type Stats struct {
 	Notifications int64            `json:"kernel_notifications"`
 	WatchErrors   int64            `json:"watch_errors"`
 	// DiskLoads counts geometry outputs loaded from the disk cache (not
-	// conversions), by "format/output".
+	// conversions), by "format/output", and structure scans an earlier
+	// mount persisted there ("format/scan": not scans).
 	DiskLoads map[string]int64 `json:"disk_loads"`
 	// DiskCache is the persistent cache's state (absent without one).
 	DiskCache *diskcache.Stats `json:"disk_cache,omitempty"`
