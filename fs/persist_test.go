@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -24,7 +25,8 @@ func mountDisk(t *testing.T, src, dir string, prewarm bool) (*FS, string, func()
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := New(Config{Source: src, Log: testLogger(t), DiskCache: dc})
+	f, err := New(Config{Source: src, Log: testLogger(t), DiskCache: dc,
+		OpenHandles: strings.Contains(t.Name(), "/"+handlesMode)})
 	if err != nil {
 		dc.Close()
 		t.Fatal(err)

@@ -117,7 +117,9 @@ func sameView(t *testing.T, what string, got, want treeView) {
 // A remount answers ls -lR, every header.json and chunks/ listing, and a
 // broken mesh's error.txt, from the scans persisted by the first mount:
 // no scan, no conversion, the same bytes and sizes.
-func TestScanIndexRemount(t *testing.T) {
+func TestScanIndexRemount(t *testing.T) { bothModes(t, testScanIndexRemount) }
+
+func testScanIndexRemount(t *testing.T) {
 	src := scanTree(t)
 	dir := t.TempDir()
 	f, mnt, stop := mountDisk(t, src, dir, false)
@@ -219,7 +221,9 @@ func editMetaLines(t *testing.T, dir string, edit func(fields []string) []string
 // Damaged scan records are never served: a damaged index line makes the
 // mesh scan again; a damaged header.json file makes its read scan again;
 // either way the mount shows what it showed before.
-func TestScanIndexDamaged(t *testing.T) {
+func TestScanIndexDamaged(t *testing.T) { bothModes(t, testScanIndexDamaged) }
+
+func testScanIndexDamaged(t *testing.T) {
 	src := scanTree(t)
 	dir := t.TempDir()
 	_, mnt, stop := mountDisk(t, src, dir, false)
