@@ -133,7 +133,7 @@ func run() error {
 		body.WriteString("- MISS " + s + "\n")
 	}
 	if len(r.profiles) > 0 {
-		body.WriteString("\n## CPU profiles\n\n`go tool pprof -top` of the daemon (`MESHFS_CPUPROFILE`), for the time the targets measure.\n\n")
+		body.WriteString("\n## CPU profiles\n\n`go tool pprof -top -cum` of the daemon (`MESHFS_CPUPROFILE`), for the time the targets measure.\n\n")
 		for _, p := range r.profiles {
 			body.WriteString(p + "\n")
 		}
@@ -539,7 +539,7 @@ func minDur(ds []time.Duration) time.Duration {
 
 // profile appends the top of a CPU profile to the report's profiles section.
 func (r *report) profile(what, bin, path string) {
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=15", bin, path).CombinedOutput()
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=25", bin, path).CombinedOutput()
 	if err != nil {
 		r.profiles = append(r.profiles, fmt.Sprintf("### %s\n\npprof failed: %v\n", what, err))
 		return
