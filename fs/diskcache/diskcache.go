@@ -389,7 +389,7 @@ func validName(s string) bool {
 // dropped.
 func (c *Cache) rewriteIndex() error {
 	tmp := filepath.Join(c.dir, "index.tmp")
-	f, err := os.Create(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("disk cache index: %w", err)
 	}
