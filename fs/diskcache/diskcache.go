@@ -733,29 +733,52 @@ func (c *Cache) PutMeta(k Key, parts [][]byte, meta []byte) error {
 	return c.put(k, parts, meta)
 }
 
+// parallelSum is the entry size from which put checksums beside the write.
+const parallelSum = 4 << 20
+
 func (c *Cache) put(k Key, parts [][]byte, meta []byte) error {
 	name := c.name(k)
 	var total int64
-	sum := uint32(0)
 	sizes := make([]int64, len(parts))
 	for i, p := range parts {
 		sizes[i] = int64(len(p))
 		total += int64(len(p))
-		sum = crc32.Update(sum, castagnoli, p)
 	}
 	if total+int64(len(meta)) > c.max {
 		return ErrTooBig
 	}
-	e := &entry{name: name, sizes: sizes, total: total, sum: sum, meta: meta}
+	checksum := func() uint32 {
+		sum := uint32(0)
+		for _, p := range parts {
+			sum = crc32.Update(sum, castagnoli, p)
+		}
+		return sum
+	}
+	e := &entry{name: name, sizes: sizes, total: total, meta: meta}
 	var f *os.File
 	var line string
-	if e.inline = meta != nil && total <= MaxInline; e.inline {
+	e.inline = meta != nil && total <= MaxInline
+	if !e.inline && total >= parallelSum {
+		// A big entry (a .glb about to be passed through, waited for by
+		// its first reader): checksum on another CPU while this one writes.
+		sumc := make(chan uint32, 1)
+		go func() { sumc <- checksum() }()
+		var err error
+		f, err = c.writeTemp(name, parts)
+		e.sum = <-sumc
+		if err != nil {
+			return err
+		}
+	} else {
+		e.sum = checksum()
+	}
+	if e.inline {
 		data := make([]byte, 0, total)
 		for _, p := range parts {
 			data = append(data, p...)
 		}
 		line = recordLine(e) + " :" + base64.RawURLEncoding.EncodeToString(data) + "\n"
-	} else {
+	} else if f == nil {
 		var err error
 		if f, err = c.writeTemp(name, parts); err != nil {
 			return err

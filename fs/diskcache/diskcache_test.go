@@ -327,3 +327,38 @@ func TestHandleVerify(t *testing.T) {
 		t.Fatal("a damaged entry is still in the index")
 	}
 }
+
+// A big entry is checksummed beside its write (parallelSum): the sum must
+// still be that of its bytes, so Get and Verify accept it and a flipped
+// byte is refused.
+func TestBigEntryChecksum(t *testing.T) {
+	c, err := Open(t.TempDir(), 64<<20, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a := bytes.Repeat([]byte("glTF"), parallelSum/4+1000)
+	b := []byte("mtl")
+	k := Key{Path: "big.ply", Output: "obj"}
+	if err := c.Put(k, [][]byte{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := c.Get(k)
+	if !ok || len(got) != 2 || !bytes.Equal(got[0], a) || !bytes.Equal(got[1], b) {
+		t.Fatal("big entry did not read back")
+	}
+	h, _ := c.Pin(k)
+	if !h.Verify() {
+		t.Fatal("big entry failed Verify")
+	}
+	f, err := os.OpenFile(h.Name(), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte("X"), parallelSum/2)
+	f.Close()
+	if h.Verify() {
+		t.Fatal("a flipped byte passed Verify")
+	}
+	h.Close()
+}
