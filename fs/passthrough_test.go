@@ -13,10 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/diskcache"
 	"github.com/meshfs/meshfs/fs/meshgen"
 )
 
@@ -46,30 +43,21 @@ func kernelPassthrough() bool {
 // mountHandles mounts src in the open-handles mode with a disk cache.
 func mountHandles(t *testing.T, src string, noPassthrough bool) (*FS, string) {
 	t.Helper()
-	dc, err := diskcache.Open(t.TempDir(), 1<<30, DiskCacheVersion(outputs.DefaultLimits))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := New(Config{Source: src, Log: testLogger(t), DiskCache: dc, OpenHandles: true, NoPassthrough: noPassthrough})
-	if err != nil {
-		dc.Close()
-		t.Fatal(err)
-	}
-	mnt := t.TempDir()
-	srv, err := f.Mount(mnt, fuse.MountOptions{DirectMount: os.Geteuid() == 0, Debug: *fuseDebug})
-	if err != nil {
-		f.Close()
-		dc.Close()
-		cannotMount(t, err)
-	}
-	t.Cleanup(func() {
-		if err := Unmount(srv, mnt); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-		f.Close()
-		dc.Close()
-	})
+	f, mnt, _ := mountDiskConfig(t, Config{Source: src, OpenHandles: true, NoPassthrough: noPassthrough}, t.TempDir(), false)
 	return f, mnt
+}
+
+// waitBytes waits until path reads want (the watcher's event landed).
+func waitBytes(t *testing.T, path string, want []byte, what string) {
+	t.Helper()
+	var got []byte
+	var err error
+	if !waitFor(5*time.Second, func() bool {
+		got, err = os.ReadFile(path)
+		return err == nil && bytes.Equal(got, want)
+	}) {
+		t.Fatalf("%s reads %d bytes (%v), not the %d expected", what, len(got), err, len(want))
+	}
 }
 
 // glbOf converts a GEM source the way `meshfs convert` does.
@@ -154,14 +142,7 @@ func TestPassthrough(t *testing.T) {
 	if bytes.Equal(want1, want2) {
 		t.Fatal("the two versions convert to the same bytes")
 	}
-	var got2 []byte
-	if !waitFor(5*time.Second, func() bool {
-		b, err := os.ReadFile(glb)
-		got2 = b
-		return err == nil && bytes.Equal(b, want2)
-	}) {
-		t.Fatalf("after the change the .glb reads %d bytes, not version 2's %d", len(got2), len(want2))
-	}
+	waitBytes(t, glb, want2, "after the change, the .glb")
 	// g1 may be on the replaced source's inode, whose outputs the daemon
 	// no longer serves (ESTALE-free reads of what was opened are all it
 	// owes): what it returns must be version 1, whole.
@@ -212,14 +193,7 @@ func TestPassthroughSameInodeNewVersion(t *testing.T) {
 	later := time.Now().Add(time.Minute)
 	os.Chtimes(sp, later, later)
 	want2 := glbOf(t, sp)
-	var got []byte
-	var rerr error
-	if !waitFor(5*time.Second, func() bool {
-		got, rerr = os.ReadFile(glb)
-		return rerr == nil && bytes.Equal(got, want2)
-	}) {
-		t.Fatalf("the new version's .glb reads %d bytes (%v), not its %d", len(got), rerr, len(want2))
-	}
+	waitBytes(t, glb, want2, "the new version's .glb")
 	// The handle opened before the change still reads version 1 whole
 	// (passed through, it reads the disk-cache file of version 1).
 	if got := readHandle(t, g1); kernelPassthrough() && !bytes.Equal(got, want1) {

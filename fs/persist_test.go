@@ -21,12 +21,18 @@ import (
 // unmounts and closes everything (idempotent).
 func mountDisk(t *testing.T, src, dir string, prewarm bool) (*FS, string, func()) {
 	t.Helper()
+	return mountDiskConfig(t, Config{Source: src, OpenHandles: strings.Contains(t.Name(), "/"+handlesMode)}, dir, prewarm)
+}
+
+// mountDiskConfig is mountDisk with the rest of the configuration given.
+func mountDiskConfig(t *testing.T, cfg Config, dir string, prewarm bool) (*FS, string, func()) {
+	t.Helper()
 	dc, err := diskcache.Open(dir, 1<<30, DiskCacheVersion(outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := New(Config{Source: src, Log: testLogger(t), DiskCache: dc,
-		OpenHandles: strings.Contains(t.Name(), "/"+handlesMode)})
+	cfg.Log, cfg.DiskCache = testLogger(t), dc
+	f, err := New(cfg)
 	if err != nil {
 		dc.Close()
 		t.Fatal(err)
