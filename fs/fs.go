@@ -158,6 +158,8 @@ type FS struct {
 	// verified holds the disk-cache keys whose files were checked for
 	// passthrough (diskVerified).
 	verified sync.Map
+	// ahead scans a folder's meshes ahead of a walker (readahead.go).
+	ahead *scanAhead
 }
 
 type sniffKey struct {
@@ -200,7 +202,7 @@ func New(cfg Config) (*FS, error) {
 		lg = log.New(io.Discard, "", 0)
 	}
 	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffs: sn, dirs: map[string]*dirNode{}, start: time.Now(),
-		limits: outputs.DefaultLimits, disk: cfg.DiskCache, srcFDs: newSrcFDs()}
+		limits: outputs.DefaultLimits, disk: cfg.DiskCache, srcFDs: newSrcFDs(), ahead: newScanAhead()}
 	if cfg.Limits != nil {
 		f.limits = *cfg.Limits
 	}
@@ -344,6 +346,8 @@ func (f *FS) Close() {
 		f.stopPrewarm()
 		f.prewarmDone.Wait()
 	}
+	// Scans ahead save to the disk cache: stop them first.
+	f.ahead.close()
 	f.diskWrites.Wait()
 	if f.watch != nil {
 		f.watch.close()

@@ -50,6 +50,9 @@ type rawFS struct {
 	fuse.RawFileSystem
 	noOpen bool
 	counts [numOps]atomic.Int64
+	// nanos adds up the time from each request's dispatch to its reply, by
+	// kind: where a walk's wall time goes in the daemon (stats.json).
+	nanos [numOps]atomic.Int64
 	// listOpens counts listings opened for handle-less READDIRs.
 	listOpens atomic.Int64
 
@@ -116,10 +119,31 @@ func (r *rawFS) requests() map[string]int64 {
 	return m
 }
 
+// requestMillis returns the time spent answering requests by kind, in
+// milliseconds (kinds never asked are left out).
+func (r *rawFS) requestMillis() map[string]float64 {
+	m := map[string]float64{}
+	for i := range r.nanos {
+		if r.counts[i].Load() != 0 {
+			m[opNames[i]] = float64(r.nanos[i].Load()) / 1e6
+		}
+	}
+	return m
+}
+
 func (r *rawFS) count(op int) { r.counts[op].Add(1) }
 
+// timed counts a request of kind op and, deferred with the request's start,
+// adds its time: defer r.timed(op, r.begin(op)).
+func (r *rawFS) begin(op int) time.Time {
+	r.counts[op].Add(1)
+	return time.Now()
+}
+
+func (r *rawFS) timed(op int, start time.Time) { r.nanos[op].Add(int64(time.Since(start))) }
+
 func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
-	r.count(opLookup)
+	defer r.timed(opLookup, r.begin(opLookup))
 	st := r.RawFileSystem.Lookup(cancel, h, name, out)
 	if out.AttrValid == 0 && out.AttrValidNsec == uint32(uncachedAttr) {
 		out.AttrValidNsec = 0
@@ -142,7 +166,7 @@ func (r *rawFS) Forget(nodeid, nlookup uint64) {
 }
 
 func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
-	r.count(opGetAttr)
+	defer r.timed(opGetAttr, r.begin(opGetAttr))
 	st := r.RawFileSystem.GetAttr(cancel, in, out)
 	if out.AttrValid == 0 && out.AttrValidNsec == uint32(uncachedAttr) {
 		out.AttrValidNsec = 0
@@ -154,7 +178,7 @@ func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.At
 const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall.O_APPEND | syscall.O_CREAT
 
 func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	r.count(opOpen)
+	defer r.timed(opOpen, r.begin(opOpen))
 	if !r.noOpen {
 		return r.RawFileSystem.Open(cancel, in, out)
 	}
@@ -169,17 +193,17 @@ func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 }
 
 func (r *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
-	r.count(opRead)
+	defer r.timed(opRead, r.begin(opRead))
 	return r.RawFileSystem.Read(cancel, in, buf)
 }
 
 func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
-	r.count(opRelease)
+	defer r.timed(opRelease, r.begin(opRelease))
 	r.RawFileSystem.Release(cancel, in)
 }
 
 func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
-	r.count(opFlush)
+	defer r.timed(opFlush, r.begin(opFlush))
 	if r.noOpen {
 		// Files opened without us still flush on every close (their open
 		// flags cannot carry FOPEN_NOFLUSH); ENOSYS makes the kernel stop
@@ -190,7 +214,7 @@ func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 }
 
 func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	r.count(opOpenDir)
+	defer r.timed(opOpenDir, r.begin(opOpenDir))
 	if r.noOpen {
 		// As for OPEN: no OPENDIR or RELEASEDIR again, listings cached.
 		return fuse.ENOSYS
@@ -199,7 +223,7 @@ func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenO
 }
 
 func (r *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	r.count(opReadDir)
+	defer r.timed(opReadDir, r.begin(opReadDir))
 	if in.Fh != 0 {
 		return r.RawFileSystem.ReadDir(cancel, in, out)
 	}
@@ -207,7 +231,7 @@ func (r *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEn
 }
 
 func (r *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	r.count(opReadDirPlus)
+	defer r.timed(opReadDirPlus, r.begin(opReadDirPlus))
 	if in.Fh != 0 {
 		return r.RawFileSystem.ReadDirPlus(cancel, in, out)
 	}
@@ -215,42 +239,42 @@ func (r *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.D
 }
 
 func (r *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
-	r.count(opReleaseDir)
+	defer r.timed(opReleaseDir, r.begin(opReleaseDir))
 	r.RawFileSystem.ReleaseDir(in)
 }
 
 func (r *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
-	r.count(opAccess)
+	defer r.timed(opAccess, r.begin(opAccess))
 	return r.RawFileSystem.Access(cancel, in)
 }
 
 func (r *rawFS) StatFs(cancel <-chan struct{}, in *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
-	r.count(opStatFs)
+	defer r.timed(opStatFs, r.begin(opStatFs))
 	return r.RawFileSystem.StatFs(cancel, in, out)
 }
 
 func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
-	r.count(opGetXAttr)
+	defer r.timed(opGetXAttr, r.begin(opGetXAttr))
 	return r.RawFileSystem.GetXAttr(cancel, h, attr, dest)
 }
 
 func (r *rawFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
-	r.count(opListXAttr)
+	defer r.timed(opListXAttr, r.begin(opListXAttr))
 	return r.RawFileSystem.ListXAttr(cancel, h, dest)
 }
 
 func (r *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
-	r.count(opReadlink)
+	defer r.timed(opReadlink, r.begin(opReadlink))
 	return r.RawFileSystem.Readlink(cancel, h)
 }
 
 func (r *rawFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
-	r.count(opLseek)
+	defer r.timed(opLseek, r.begin(opLseek))
 	return r.RawFileSystem.Lseek(cancel, in, out)
 }
 
 func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
-	r.count(opStatx)
+	defer r.timed(opStatx, r.begin(opStatx))
 	return r.RawFileSystem.Statx(cancel, in, out)
 }
 

@@ -536,3 +536,31 @@ func TestNoOpenSourceDescriptors(t *testing.T) {
 		t.Fatalf("%d source descriptors held, want %d", held, maxSrcFDs)
 	}
 }
+
+// stats.json's fuse_request_ms has the kinds fuse_requests counts (less
+// FORGET, which has no reply), and READDIRPLUS, which lists and scans the
+// mesh folder, took time.
+func TestRequestMillis(t *testing.T) {
+	src := fakeTree(t, 3)
+	_, mnt := mountT(t, src, Config{})
+	if _, err := os.ReadFile(filepath.Join(mnt, "d00", "m001"+fakeExt, outputs.HeaderName)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadDir(filepath.Join(mnt, "d00", "m002"+fakeExt)); err != nil {
+		t.Fatal(err)
+	}
+	s := stats(t, mnt)
+	for op, n := range s.Requests {
+		if _, ok := s.RequestMillis[op]; !ok && op != "FORGET" && n > 0 {
+			t.Errorf("%s: %d requests, no time: %v", op, n, s.RequestMillis)
+		}
+	}
+	for op, ms := range s.RequestMillis {
+		if s.Requests[op] == 0 || ms < 0 {
+			t.Errorf("%s: %v ms for %d requests", op, ms, s.Requests[op])
+		}
+	}
+	if s.RequestMillis["READDIRPLUS"] <= 0 && s.RequestMillis["READDIR"] <= 0 {
+		t.Errorf("listings took no time: %v", s.RequestMillis)
+	}
+}

@@ -425,9 +425,14 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, syscall.E
 	if err != nil {
 		return nil, false, errno(err)
 	}
+	_, warm := m.fsys.cache.Peek(m.key(fp, outScan))
 	r, err := m.scan(ctx, fp)
 	if err != nil {
 		return nil, false, errno(err)
+	}
+	if !warm {
+		// A walker is probably entering this folder's siblings next.
+		m.fsys.scanSiblings(m)
 	}
 	list := []fuse.DirEntry{
 		{Name: m.mesh.GLBName(), Mode: syscall.S_IFREG, Ino: 1},

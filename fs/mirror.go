@@ -130,6 +130,9 @@ type dirNode struct {
 	watched      atomic.Bool
 	// unwatched is set when watching this folder failed (see shortTTL).
 	unwatched atomic.Bool
+	// scanningAhead is set while a pass scans this folder's meshes ahead
+	// of a walker (readahead.go).
+	scanningAhead atomic.Bool
 }
 
 var (

@@ -49,10 +49,16 @@ type Stats struct {
 	Passthrough      bool  `json:"passthrough"`
 	// Requests counts FUSE requests by kind since the mount (FORGET needs
 	// no answer; the others are round trips).
-	Requests      map[string]int64 `json:"fuse_requests,omitempty"`
-	Sniffs        int64            `json:"sniffs"`
-	Notifications int64            `json:"kernel_notifications"`
-	WatchErrors   int64            `json:"watch_errors"`
+	Requests map[string]int64 `json:"fuse_requests,omitempty"`
+	// RequestMillis is the time the daemon spent answering them, by kind
+	// (from dispatch to reply; requests answered at once overlap).
+	RequestMillis map[string]float64 `json:"fuse_request_ms,omitempty"`
+	Sniffs        int64              `json:"sniffs"`
+	// ScansAhead counts scans made in the background ahead of a walker
+	// (part of scans or disk_loads' "format/scan").
+	ScansAhead    int64 `json:"scans_ahead"`
+	Notifications int64 `json:"kernel_notifications"`
+	WatchErrors   int64 `json:"watch_errors"`
 	// DiskLoads counts geometry outputs loaded from the disk cache (not
 	// conversions), by "format/output", and structure scans an earlier
 	// mount persisted there ("format/scan": not scans).
@@ -108,8 +114,10 @@ func (f *FS) Stats() Stats {
 	}
 	if f.raw != nil {
 		s.Requests = f.raw.requests()
+		s.RequestMillis = f.raw.requestMillis()
 	}
 	s.Sniffs = f.sniffCount.Load()
+	s.ScansAhead = f.ahead.scans.Load()
 	s.Notifications = f.notifies.Load()
 	s.WatchErrors = f.watchErrors.Load()
 	if f.disk != nil {
