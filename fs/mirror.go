@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -286,24 +287,58 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 		names[e.Name()] = true
 	}
 	siblings := func(n string) bool { return names[n] }
-	list := make([]fuse.DirEntry, 0, len(ents))
-	for _, e := range ents {
+	// What each entry shows as needs its stat and, for a file not seen
+	// before, a sniff: an open and a read of its first bytes, from the
+	// disk when the walk is cold. Done one after the other they made the
+	// first listing of a folder of 100 meshes take about 8 ms; several at
+	// once keep the disk's queue busy instead (sniffs are cached, so a
+	// warm listing only stats).
+	kinds := make([]fuse.DirEntry, len(ents))
+	entry := func(i int) {
+		name := ents[i].Name()
 		var st syscall.Stat_t
-		if err := syscall.Lstat(filepath.Join(d.abs, e.Name()), &st); err != nil {
-			continue // gone since the listing
+		if err := syscall.Lstat(filepath.Join(d.abs, name), &st); err != nil {
+			return // gone since the listing: kind 0, left out
 		}
-		kind, _ := d.entryKind(e.Name(), &st, siblings)
-		mode := kind
-		switch kind {
-		case 0:
-			continue
-		case kindMesh:
-			mode = syscall.S_IFDIR
+		kind, _ := d.entryKind(name, &st, siblings)
+		if kind == kindMesh {
+			kind = syscall.S_IFDIR
 		}
-		list = append(list, fuse.DirEntry{Name: e.Name(), Mode: mode, Ino: st.Ino})
+		kinds[i] = fuse.DirEntry{Name: name, Mode: kind, Ino: st.Ino}
+	}
+	if w := min(listWorkers, len(ents)/listPerWorker); w > 1 {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range w {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1) - 1); i < len(ents); i = int(next.Add(1) - 1) {
+					entry(i)
+				}
+			}()
+		}
+		wg.Wait()
+	} else {
+		for i := range ents {
+			entry(i)
+		}
+	}
+	list := kinds[:0]
+	for _, e := range kinds {
+		if e.Mode != 0 {
+			list = append(list, e)
+		}
 	}
 	return gofs.NewListDirStream(list), 0
 }
+
+// A source folder's entries are sized up by up to listWorkers goroutines,
+// one per listPerWorker entries.
+const (
+	listWorkers   = 8
+	listPerWorker = 8
+)
 
 // linkNode mirrors a symbolic link as it is.
 type linkNode struct {

@@ -94,3 +94,56 @@ func TestScanAhead(t *testing.T) {
 		}
 	})
 }
+
+// A folder big enough to be sized up by several goroutines lists what one
+// would: meshes as folders, plain files, links and subfolders with their
+// kinds, companions left out, in the source's order; each file is sniffed
+// once, and a second listing sniffs nothing.
+func TestListingManyEntries(t *testing.T) {
+	src := t.TempDir()
+	want := map[string]os.FileMode{}
+	for i := range 70 {
+		name := fmt.Sprintf("m%03d%s", i, fakeExt)
+		write(t, filepath.Join(src, name), fakeMesh(3+i%4, float32(i)))
+		want[name] = os.ModeDir
+		if i%10 == 0 {
+			write(t, filepath.Join(src, name+".side"), []byte("companion")) // hidden
+			write(t, filepath.Join(src, fmt.Sprintf("n%03d.txt", i)), []byte("plain"))
+			want[fmt.Sprintf("n%03d.txt", i)] = 0
+			// Named like a mesh, not one: a plain file.
+			write(t, filepath.Join(src, fmt.Sprintf("x%03d%s", i, fakeExt)), []byte("nope"))
+			want[fmt.Sprintf("x%03d%s", i, fakeExt)] = 0
+		}
+	}
+	if err := os.Mkdir(filepath.Join(src, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want["sub"] = os.ModeDir
+	if err := os.Symlink("m001"+fakeExt, filepath.Join(src, "link")); err != nil {
+		t.Fatal(err)
+	}
+	want["link"] = os.ModeSymlink
+	f, mnt := mountT(t, src, Config{})
+	for pass := range 2 {
+		ents, err := os.ReadDir(mnt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]os.FileMode{}
+		for _, e := range ents {
+			got[e.Name()] = e.Type()
+		}
+		if len(got) != len(want) {
+			t.Fatalf("pass %d: %d entries, want %d: %v", pass, len(got), len(want), got)
+		}
+		for n, m := range want {
+			if g, ok := got[n]; !ok || g != m {
+				t.Errorf("pass %d: %s: %v (listed %v), want %v", pass, n, g, ok, m)
+			}
+		}
+		// 70 meshes, 7 plain .txt, 7 fake-named plain files.
+		if s := f.Stats(); s.Sniffs != 84 {
+			t.Errorf("pass %d: %d sniffs, want 84 (each file once)", pass, s.Sniffs)
+		}
+	}
+}
