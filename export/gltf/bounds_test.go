@@ -39,13 +39,29 @@ func TestBoundsParallel(t *testing.T) {
 		for i := range vs {
 			for c := range 3 {
 				vs[i][c] = vals[rng.IntN(len(vals))]
-				if trial%3 == 0 {
+				switch trial % 3 {
+				case 0:
 					vs[i][c] = vals[rng.IntN(3)] // only zeros and NaN: ties everywhere
+				case 1:
+					// Finite only (zeros of both signs among them): the fast loop's answer.
+					vs[i][c] = vals[rng.IntN(2)]
+					if rng.IntN(4) != 0 {
+						vs[i][c] = float32(rng.NormFloat64())
+					}
 				}
 			}
 		}
-		mn, mx := bounds3(vs)
+		mn, mx, finite := bounds3(vs)
 		wl, wh := refBounds3(vs)
+		wantFinite := true
+		for _, v := range vs {
+			for _, x := range v {
+				wantFinite = wantFinite && fin(x) == x
+			}
+		}
+		if finite != wantFinite {
+			t.Fatalf("trial %d: finite = %v, want %v", trial, finite, wantFinite)
+		}
 		for c := range 3 {
 			if math.Float64bits(mn[c]) != math.Float64bits(float64(wl[c])) || math.Float64bits(mx[c]) != math.Float64bits(float64(wh[c])) {
 				t.Fatalf("trial %d, %d vertices, component %d: bounds %v..%v, want %v..%v", trial, n, c, mn[c], mx[c], wl[c], wh[c])

@@ -578,9 +578,9 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 
 	// POSITION, with the bounds the spec requires.
 	pos := p.Positions
-	mn, mx := bounds3(pos)
+	mn, mx, finite := bounds3(pos)
 	gp.Attributes[qgltf.POSITION] = b.vertexAccessor(n, 12, qgltf.ComponentFloat, qgltf.AccessorVec3, false, mn, mx,
-		func(d []byte, lo, hi int) { writeFinite3(d, pos[lo:hi]) })
+		func(d []byte, lo, hi int) { writeFinite3Known(d, pos[lo:hi], finite) })
 
 	if nr := p.Normals; nr != nil {
 		gp.Attributes[qgltf.NORMAL] = b.vertexAccessor(n, 12, qgltf.ComponentFloat, qgltf.AccessorVec3, false, nil, nil,
@@ -737,15 +737,16 @@ func (b *builder) target(p *decode.Primitive, t, n int) qgltf.PrimitiveAttribute
 	attrs := qgltf.PrimitiveAttributes{}
 	pos := mt.Positions
 	var mn, mx []float64
+	finite := false
 	if pos != nil {
-		mn, mx = bounds3(pos)
+		mn, mx, finite = bounds3(pos)
 	} else {
 		mn, mx = []float64{0, 0, 0}, []float64{0, 0, 0}
 	}
 	attrs[qgltf.POSITION] = b.vertexAccessor(n, 12, qgltf.ComponentFloat, qgltf.AccessorVec3, false, mn, mx,
 		func(d []byte, lo, hi int) {
 			if pos != nil {
-				writeFinite3(d, pos[lo:hi])
+				writeFinite3Known(d, pos[lo:hi], finite)
 			}
 		})
 	if nr := mt.Normals; nr != nil && p.Normals != nil {
@@ -881,7 +882,7 @@ func clamp01(f float32) float32 {
 // normalised ((0, 1, 0) for a zero or non-finite vector).
 func unit3(v [3]float32) [3]float32 {
 	l2 := float64(v[0])*float64(v[0]) + float64(v[1])*float64(v[1]) + float64(v[2])*float64(v[2])
-	if l2 >= 1-4e-6 && l2 <= 1+4e-6 {
+	if unitWindow(l2) {
 		return v
 	}
 	return decode.Normalize3(v)
@@ -906,13 +907,20 @@ func unitQuat(q [4]float32) [4]float32 {
 	return q
 }
 
-// maxIndexSerial is the largest index of a list.
+// maxIndexSerial is the largest index of a list. Four running maxima
+// instead of one: each max waits for the previous one in its chain, so one
+// chain would run at the latency of a compare and move, not its throughput.
 func maxIndexSerial(idx []uint32) uint32 {
-	var m uint32
-	for _, v := range idx {
-		m = max(m, v)
+	var m0, m1, m2, m3 uint32
+	i := 0
+	for ; i+4 <= len(idx); i += 4 {
+		q := idx[i : i+4 : i+4]
+		m0, m1, m2, m3 = max(m0, q[0]), max(m1, q[1]), max(m2, q[2]), max(m3, q[3])
 	}
-	return m
+	for _, v := range idx[i:] {
+		m0 = max(m0, v)
+	}
+	return max(m0, m1, m2, m3)
 }
 
 // errFound stops anyAtLeast's ranges once one has found an index.
@@ -949,41 +957,32 @@ func maxIndex(idx []uint32) uint32 {
 }
 
 // bounds3 returns the per-component min and max of vs after fin, exactly
-// as written (the validator compares declared and actual bounds). Long
-// lists are split over the CPUs; the ranges' results are merged in order
-// with the same strict comparisons, so that of equal values (0 and −0) the
-// first is kept, as in one pass.
-func bounds3(vs [][3]float32) (mn, mx []float64) {
+// as written (the validator compares declared and actual bounds), and
+// whether every component is finite (then the positions are written with
+// a plain copy). Long lists are split over the CPUs; the ranges' results
+// are merged in order with the same strict comparisons, so that of equal
+// values (0 and −0) the first is kept, as in one pass.
+func bounds3(vs [][3]float32) (mn, mx []float64, finite bool) {
 	type part struct {
 		at     int
 		lo, hi [3]float32
+		finite bool
 	}
 	var (
 		mu    sync.Mutex
 		parts []part
 	)
 	decode.Parallel(len(vs), func(a, b int) error {
-		lo := [3]float32{fin(vs[a][0]), fin(vs[a][1]), fin(vs[a][2])}
-		hi := lo
-		for _, v := range vs[a+1 : b] {
-			for c := range 3 {
-				x := fin(v[c])
-				if x < lo[c] {
-					lo[c] = x
-				}
-				if x > hi[c] {
-					hi[c] = x
-				}
-			}
-		}
+		lo, hi, ok := boundsRange(vs[a:b])
 		mu.Lock()
-		parts = append(parts, part{a, lo, hi})
+		parts = append(parts, part{a, lo, hi, ok})
 		mu.Unlock()
 		return nil
 	})
 	slices.SortFunc(parts, func(p, q part) int { return p.at - q.at })
-	lo, hi := parts[0].lo, parts[0].hi
+	lo, hi, finite := parts[0].lo, parts[0].hi, parts[0].finite
 	for _, p := range parts[1:] {
+		finite = finite && p.finite
 		for c := range 3 {
 			if p.lo[c] < lo[c] {
 				lo[c] = p.lo[c]
@@ -994,5 +993,54 @@ func bounds3(vs [][3]float32) (mn, mx []float64) {
 		}
 	}
 	return []float64{float64(lo[0]), float64(lo[1]), float64(lo[2])},
-		[]float64{float64(hi[0]), float64(hi[1]), float64(hi[2])}
+		[]float64{float64(hi[0]), float64(hi[1]), float64(hi[2])}, finite
+}
+
+// boundsRange is one range of bounds3 (vs not empty). It first assumes
+// every number is finite, as decoded positions are: no fin per component,
+// only an OR of the exponent bits that are all ones somewhere. If one is,
+// the range is done again with fin, since a NaN or ±Inf would have
+// skewed or been skipped by the comparisons.
+func boundsRange(vs [][3]float32) (lo, hi [3]float32, finite bool) {
+	lo, hi = vs[0], vs[0]
+	var bad uint32
+	for _, v := range vs {
+		x, y, z := v[0], v[1], v[2]
+		bad |= ((math.Float32bits(x) & 0x7f800000) + 0x00800000) | ((math.Float32bits(y) & 0x7f800000) + 0x00800000) | ((math.Float32bits(z) & 0x7f800000) + 0x00800000)
+		if x < lo[0] {
+			lo[0] = x
+		}
+		if x > hi[0] {
+			hi[0] = x
+		}
+		if y < lo[1] {
+			lo[1] = y
+		}
+		if y > hi[1] {
+			hi[1] = y
+		}
+		if z < lo[2] {
+			lo[2] = z
+		}
+		if z > hi[2] {
+			hi[2] = z
+		}
+	}
+	if bad&0x80000000 == 0 {
+		return lo, hi, true
+	}
+	lo = [3]float32{fin(vs[0][0]), fin(vs[0][1]), fin(vs[0][2])}
+	hi = lo
+	for _, v := range vs[1:] {
+		for c := range 3 {
+			x := fin(v[c])
+			if x < lo[c] {
+				lo[c] = x
+			}
+			if x > hi[c] {
+				hi[c] = x
+			}
+		}
+	}
+	return lo, hi, false
 }

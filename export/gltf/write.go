@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"unsafe"
+
+	"github.com/meshfs/meshfs/decode"
 )
 
 // The writers below put scene data into the binary chunk. glTF stores
@@ -63,15 +65,25 @@ func writeIndices32(d []byte, idx []uint32) {
 }
 
 // finiteWords copies float32 bits, non-finite ones (all exponent bits
-// set) as 0: fin on bits.
+// set) as 0: fin on bits, without a branch (UVs are copied through it, and
+// a branch per word cost more than the arithmetic).
 func finiteWords(w, src []uint32) {
 	w = w[:len(src)]
 	for i, x := range src {
-		if x&0x7f800000 == 0x7f800000 {
-			x = 0
-		}
-		w[i] = x
+		// An exponent of all ones plus one carries into bit 31: keep is
+		// then 0 (all zero bits), else all ones.
+		keep := ((x&0x7f800000)+0x00800000)>>31 - 1
+		w[i] = x & keep
 	}
+}
+
+// floats returns the components of vs, arrays of N float32s, as one flat
+// slice.
+func floats[A [3]float32 | [4]float32](vs []A, n int) []float32 {
+	if len(vs) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(vs))), n*len(vs))
 }
 
 func writeFinite3(d []byte, vs [][3]float32) {
@@ -85,6 +97,16 @@ func writeFinite3(d []byte, vs [][3]float32) {
 	}
 }
 
+// writeFinite3Known is writeFinite3 for data already known to be all
+// finite (bounds3 said so): then fin changes nothing and a copy does.
+func writeFinite3Known(d []byte, vs [][3]float32, finite bool) {
+	if w := view[uint32](d, 3*len(vs)); w != nil && finite {
+		copy(w, comps(vs, 3))
+		return
+	}
+	writeFinite3(d, vs)
+}
+
 func writeFinite2(d []byte, vs [][2]float32) {
 	if w := view[uint32](d, 2*len(vs)); w != nil {
 		finiteWords(w, comps(vs, 2))
@@ -96,13 +118,26 @@ func writeFinite2(d []byte, vs [][2]float32) {
 	}
 }
 
+// unitWindow reports whether a squared length, computed in float64 from
+// float32 components, is close enough to 1 that unit3 keeps the vector as
+// it is. It is unit3's own test; the fast loops below inline it and call
+// decode.Normalize3 only for the vectors outside (decoders hand over unit
+// normals, so nearly never).
+func unitWindow(l2 float64) bool { return l2 >= 1-4e-6 && l2 <= 1+4e-6 }
+
 // writeUnit3 writes unit3 of each vector.
 func writeUnit3(d []byte, vs [][3]float32) {
 	if w := view[float32](d, 3*len(vs)); w != nil {
-		for i, v := range vs {
-			u := unit3(v)
-			e := w[3*i : 3*i+3 : 3*i+3]
-			e[0], e[1], e[2] = u[0], u[1], u[2]
+		src := floats(vs, 3)
+		w = w[:len(src)]
+		for i := 0; i+2 < len(src); i += 3 {
+			x, y, z := src[i], src[i+1], src[i+2]
+			if !unitWindow(float64(x)*float64(x) + float64(y)*float64(y) + float64(z)*float64(z)) {
+				u := decode.Normalize3([3]float32{x, y, z})
+				x, y, z = u[0], u[1], u[2]
+			}
+			e := w[i : i+3 : i+3]
+			e[0], e[1], e[2] = x, y, z
 		}
 		return
 	}
@@ -115,13 +150,21 @@ func writeUnit3(d []byte, vs [][3]float32) {
 // w ±1 (−1 for a negative w, 1 otherwise).
 func writeTangents(d []byte, vs [][4]float32) {
 	if w := view[float32](d, 4*len(vs)); w != nil {
-		for i, v := range vs {
-			u := unit3([3]float32{v[0], v[1], v[2]})
-			e := w[4*i : 4*i+4 : 4*i+4]
-			e[0], e[1], e[2], e[3] = u[0], u[1], u[2], 1
-			if v[3] < 0 {
-				e[3] = -1
+		src := floats(vs, 4)
+		w = w[:len(src)]
+		for i := 0; i+3 < len(src); i += 4 {
+			s := src[i : i+4 : i+4]
+			x, y, z := s[0], s[1], s[2]
+			if !unitWindow(float64(x)*float64(x) + float64(y)*float64(y) + float64(z)*float64(z)) {
+				u := decode.Normalize3([3]float32{x, y, z})
+				x, y, z = u[0], u[1], u[2]
 			}
+			tw := float32(1)
+			if s[3] < 0 {
+				tw = -1
+			}
+			e := w[i : i+4 : i+4]
+			e[0], e[1], e[2], e[3] = x, y, z, tw
 		}
 		return
 	}
@@ -139,10 +182,17 @@ func writeTangents(d []byte, vs [][4]float32) {
 
 // writeClamped4 writes colours with each component clamped to [0, 1].
 func writeClamped4(d []byte, vs [][4]float32) {
-	if w := view[float32](d, 4*len(vs)); w != nil {
-		for i, v := range vs {
-			e := w[4*i : 4*i+4 : 4*i+4]
-			e[0], e[1], e[2], e[3] = clamp01(v[0]), clamp01(v[1]), clamp01(v[2]), clamp01(v[3])
+	if w := view[uint32](d, 4*len(vs)); w != nil {
+		src := comps(vs, 4)
+		w = w[:len(src)]
+		for i, x := range src {
+			// +0 up to 1 are the bit patterns 0 to 0x3f800000: clamp01
+			// keeps those (decoded colours nearly always are); anything
+			// else (negative, −0, above 1, NaN) goes through it.
+			if x > 0x3f800000 {
+				x = math.Float32bits(clamp01(math.Float32frombits(x)))
+			}
+			w[i] = x
 		}
 		return
 	}

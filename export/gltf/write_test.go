@@ -2,9 +2,12 @@ package gltf
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/meshfs/meshfs/decode"
 )
 
 // TestWritersFallback: each writer gives the same bytes through its view
@@ -89,5 +92,129 @@ func TestWritersFallback(t *testing.T) {
 				t.Errorf("%s, destination offset %d: bytes differ from the scalar encoding", c.name, shift)
 			}
 		}
+	}
+}
+
+// oldUnit3 is unit3 as it was before the writers inlined its test: the
+// bytes of every normal and tangent must stay what it gave.
+func oldUnit3(v [3]float32) [3]float32 {
+	l2 := float64(v[0])*float64(v[0]) + float64(v[1])*float64(v[1]) + float64(v[2])*float64(v[2])
+	if l2 >= 1-4e-6 && l2 <= 1+4e-6 {
+		return v
+	}
+	return decode.Normalize3(v)
+}
+
+// TestUnitFastPath: normals and tangents that are unit length, or just
+// inside or just outside unit3's window (|v|² within 4e-6 of 1), or not
+// unit at all, or zero, NaN or infinite, are written bit for bit as the
+// old per-vector unit3 wrote them, through the view and the fallback.
+func TestUnitFastPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	const n = 20000
+	v3, v4 := make([][3]float32, n), make([][4]float32, n)
+	for i := range n {
+		d := [3]float64{r.NormFloat64(), r.NormFloat64(), r.NormFloat64()}
+		l := math.Sqrt(d[0]*d[0] + d[1]*d[1] + d[2]*d[2])
+		// Scale so that |v|² lands at 1, near the window's edges
+		// (1 ± 4e-6, where the float32 rounding decides) or far out.
+		var s float64
+		switch r.IntN(6) {
+		case 0:
+			s = 1
+		case 1:
+			s = math.Sqrt(1 + 4e-6*(1+(r.Float64()-0.5)*1e-3))
+		case 2:
+			s = math.Sqrt(1 - 4e-6*(1+(r.Float64()-0.5)*1e-3))
+		case 3:
+			s = math.Sqrt(1 + (r.Float64()*2-1)*1e-5)
+		case 4:
+			s = r.Float64() * 3
+		case 5:
+			s = []float64{0, math.NaN(), math.Inf(1), 1e-30}[r.IntN(4)]
+		}
+		for c := range 3 {
+			v3[i][c] = float32(d[c] / l * s)
+		}
+		v4[i] = [4]float32{v3[i][0], v3[i][1], v3[i][2], []float32{1, -1, 0, float32(math.Copysign(0, -1)), float32(math.NaN()), 0.5, -3}[r.IntN(7)]}
+	}
+	var wantU, wantT []byte
+	var inside int
+	for i := range n {
+		u := oldUnit3(v3[i])
+		if u == v3[i] {
+			inside++
+		}
+		for _, x := range u {
+			wantU = binary.LittleEndian.AppendUint32(wantU, math.Float32bits(x))
+		}
+		tu := oldUnit3([3]float32(v4[i][:3]))
+		tw := float32(1)
+		if v4[i][3] < 0 {
+			tw = -1
+		}
+		for _, x := range [4]float32{tu[0], tu[1], tu[2], tw} {
+			wantT = binary.LittleEndian.AppendUint32(wantT, math.Float32bits(x))
+		}
+	}
+	if inside < n/3 || inside > n*3/4 {
+		t.Fatalf("%d of %d vectors kept as they are: the data do not test both sides of the window", inside, n)
+	}
+	for _, shift := range []int{0, 1} {
+		buf := make([]byte, 16*n+8)
+		d := buf[shift : shift+12*n]
+		writeUnit3(d, v3)
+		if !bytes.Equal(d, wantU) {
+			t.Errorf("normals, destination offset %d: bytes differ from the old unit3's", shift)
+		}
+		d = buf[shift : shift+16*n]
+		writeTangents(d, v4)
+		if !bytes.Equal(d, wantT) {
+			t.Errorf("tangents, destination offset %d: bytes differ from the old unit3's", shift)
+		}
+	}
+}
+
+// TestMaxIndexSerial: the four-chain maximum is the plain one for every
+// length around the unrolled step, wherever the largest value sits.
+func TestMaxIndexSerial(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for n := range 40 {
+		for at := range n {
+			idx := make([]uint32, n)
+			for i := range idx {
+				idx[i] = r.Uint32N(1000)
+			}
+			idx[at] = 5000 + uint32(at)
+			if got := maxIndexSerial(idx); got != idx[at] {
+				t.Fatalf("n %d, largest at %d: got %d, want %d", n, at, got, idx[at])
+			}
+		}
+	}
+	if got := maxIndexSerial(nil); got != 0 {
+		t.Fatalf("empty list: %d", got)
+	}
+}
+
+// TestClampedFastPath: colours in [0, 1] (copied as bits) and out of it
+// (through clamp01) give clamp01's bytes, −0 becoming +0.
+func TestClampedFastPath(t *testing.T) {
+	vals := []float32{0, float32(math.Copysign(0, -1)), 1, math.Nextafter32(1, 2), math.Nextafter32(0, 1), 0.5,
+		-0.5, 2, float32(math.NaN()), -float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+	var vs [][4]float32
+	var want []byte
+	for i := range vals {
+		for j := range vals {
+			v := [4]float32{vals[i], vals[j], vals[(i+j)%len(vals)], vals[(i*j)%len(vals)]}
+			vs = append(vs, v)
+			for _, x := range v {
+				want = binary.LittleEndian.AppendUint32(want, math.Float32bits(clamp01(x)))
+			}
+		}
+	}
+	d := make([]byte, 16*len(vs))
+	writeClamped4(d, vs)
+	if !bytes.Equal(d, want) {
+		t.Fatal("bytes differ from clamp01's")
 	}
 }
