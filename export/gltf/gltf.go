@@ -77,6 +77,10 @@ type builder struct {
 	// over the data instead of two) or, when the scene is refused for
 	// another reason, by checkIndices' own scan.
 	indices []*indexCheck
+	// pads are the offsets of the alignment padding after each
+	// reservation whose length is not a multiple of 4 (it runs to the
+	// next multiple of 4).
+	pads []int
 }
 
 // indexCheck is one primitive's index list and the largest value its
@@ -120,6 +124,11 @@ func (b *builder) checkIndices(scan bool) error {
 func (b *builder) alloc(n int) int {
 	off := b.binLen
 	b.binLen += (n + 3) &^ 3
+	if n&3 != 0 {
+		// The output is not zeroed (see newOutput): glb clears the
+		// padding itself.
+		b.pads = append(b.pads, off+n)
+	}
 	return off
 }
 
@@ -189,7 +198,10 @@ func (b *builder) glb() ([]byte, error) {
 	if total > math.MaxUint32 {
 		return nil, fmt.Errorf("GLB of %d bytes exceeds the 4 GiB limit", total)
 	}
-	out := make([]byte, total)
+	// Every byte of out is written below: header, JSON and its padding,
+	// the jobs' data and the alignment padding, so it need not be zeroed
+	// first (36 MB for a million triangles: 3–4 ms of CPU).
+	out := newOutput(total)
 	le := binary.LittleEndian
 	le.PutUint32(out[0:], 0x46546C67) // "glTF"
 	le.PutUint32(out[4:], 2)
@@ -204,7 +216,11 @@ func (b *builder) glb() ([]byte, error) {
 		p := 20 + jsonLen
 		le.PutUint32(out[p:], uint32(b.binLen))
 		le.PutUint32(out[p+4:], 0x004E4942) // "BIN\0"
-		runJobs(out[p+8:], b.jobs, b.binLen)
+		bin := out[p+8:]
+		for _, at := range b.pads {
+			clear(bin[at : (at+3)&^3])
+		}
+		runJobs(bin, b.jobs, b.binLen)
 	}
 	return out, nil
 }
@@ -597,6 +613,7 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 		gp.Attributes[name] = b.vertexAccessor(n, 8, qgltf.ComponentFloat, qgltf.AccessorVec2, false, nil, nil,
 			func(d []byte, lo, hi int) {
 				if uv == nil { // a set left empty keeps the numbering; zeros
+					clear(d)
 					return
 				}
 				writeFinite2(d, uv[lo:hi])
@@ -745,9 +762,11 @@ func (b *builder) target(p *decode.Primitive, t, n int) qgltf.PrimitiveAttribute
 	}
 	attrs[qgltf.POSITION] = b.vertexAccessor(n, 12, qgltf.ComponentFloat, qgltf.AccessorVec3, false, mn, mx,
 		func(d []byte, lo, hi int) {
-			if pos != nil {
-				writeFinite3Known(d, pos[lo:hi], finite)
+			if pos == nil {
+				clear(d)
+				return
 			}
+			writeFinite3Known(d, pos[lo:hi], finite)
 		})
 	if nr := mt.Normals; nr != nil && p.Normals != nil {
 		attrs[qgltf.NORMAL] = b.vertexAccessor(n, 12, qgltf.ComponentFloat, qgltf.AccessorVec3, false, nil, nil,

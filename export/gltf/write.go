@@ -3,6 +3,7 @@ package gltf
 import (
 	"encoding/binary"
 	"math"
+	"strings"
 	"unsafe"
 
 	"github.com/meshfs/meshfs/decode"
@@ -212,4 +213,21 @@ func put3(b []byte, v [3]float32) {
 	binary.LittleEndian.PutUint32(b[0:], math.Float32bits(v[0]))
 	binary.LittleEndian.PutUint32(b[4:], math.Float32bits(v[1]))
 	binary.LittleEndian.PutUint32(b[8:], math.Float32bits(v[2]))
+}
+
+// newOutput returns a slice of n bytes whose contents are unspecified: the
+// caller must write every one of them. make would zero them first, a
+// pass over the whole .glb that glb's writes then repeat. A
+// strings.Builder grown to n bytes holds memory allocated without zeroing
+// (its bytes are only ever read after being written); the slice is made
+// over that allocation, which Grow guarantees is at least n bytes. If a
+// future Builder zeroed it, this would only be slower.
+var newOutput = func(n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	sb.WriteByte(0) // a string of length 1: its data is the allocation's start
+	return unsafe.Slice(unsafe.StringData(sb.String()), n)
 }
