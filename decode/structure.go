@@ -182,11 +182,15 @@ func appendFieldsIndented(b []byte, f Fields, prefix string) ([]byte, bool) {
 		}
 		b = append(b, '\n')
 		b = append(b, inner...)
-		k, err := json.Marshal(kv.Key)
-		if err != nil {
-			return b, false
+		if b2, ok := appendPlainString(b, kv.Key); ok {
+			b = b2
+		} else {
+			k, err := json.Marshal(kv.Key)
+			if err != nil {
+				return b, false
+			}
+			b = append(b, k...)
 		}
-		b = append(b, k...)
 		b = append(b, ':', ' ')
 		var ok bool
 		if b, ok = appendValueIndented(b, kv.Value, inner); !ok {
