@@ -576,8 +576,7 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 		off := b.alloc(2 * len(idx))
 		v := b.view(off, 2*len(idx), 0, qgltf.TargetElementArrayBuffer)
 		b.addJob(len(idx), func(bin []byte, lo, hi int) {
-			check.see(maxIndexSerial(idx[lo:hi]))
-			writeIndices16(bin[off+2*lo:off+2*hi], idx[lo:hi])
+			check.see(writeIndices16(bin[off+2*lo:off+2*hi], idx[lo:hi]))
 		})
 		gp.Indices = qgltf.Index(b.accessor(&qgltf.Accessor{BufferView: qgltf.Index(v),
 			ComponentType: qgltf.ComponentUshort, Type: qgltf.AccessorScalar, Count: len(idx)}))
@@ -585,8 +584,7 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 		off := b.alloc(4 * len(idx))
 		v := b.view(off, 4*len(idx), 0, qgltf.TargetElementArrayBuffer)
 		b.addJob(len(idx), func(bin []byte, lo, hi int) {
-			check.see(maxIndexSerial(idx[lo:hi])) // and the copy then reads the range from cache
-			writeIndices32(bin[off+4*lo:off+4*hi], idx[lo:hi])
+			check.see(writeIndices32(bin[off+4*lo:off+4*hi], idx[lo:hi]))
 		})
 		gp.Indices = qgltf.Index(b.accessor(&qgltf.Accessor{BufferView: qgltf.Index(v),
 			ComponentType: qgltf.ComponentUint, Type: qgltf.AccessorScalar, Count: len(idx)}))

@@ -49,7 +49,9 @@ func TestWritersFallback(t *testing.T) {
 		return out
 	}
 	var want2, want3, wantU, want4, wantT, want16, want32 []byte
+	var maxIdx uint32
 	for i := range n {
+		maxIdx = max(maxIdx, idx[i])
 		want2 = append(want2, le(fin(v2[i][0]), fin(v2[i][1]))...)
 		want3 = append(want3, le(fin(v3[i][0]), fin(v3[i][1]), fin(v3[i][2]))...)
 		u := unit3(v3[i])
@@ -75,8 +77,16 @@ func TestWritersFallback(t *testing.T) {
 		{"unit3", 12, func(d []byte) { writeUnit3(d, v3) }, wantU},
 		{"clamped4", 16, func(d []byte) { writeClamped4(d, v4) }, want4},
 		{"tangents", 16, func(d []byte) { writeTangents(d, v4) }, wantT},
-		{"indices16", 2, func(d []byte) { writeIndices16(d, idx) }, want16},
-		{"indices32", 4, func(d []byte) { writeIndices32(d, idx) }, want32},
+		{"indices16", 2, func(d []byte) {
+			if m := writeIndices16(d, idx); m != maxIdx {
+				t.Errorf("writeIndices16 returned largest index %d, want %d", m, maxIdx)
+			}
+		}, want16},
+		{"indices32", 4, func(d []byte) {
+			if m := writeIndices32(d, idx); m != maxIdx {
+				t.Errorf("writeIndices32 returned largest index %d, want %d", m, maxIdx)
+			}
+		}, want32},
 	} {
 		for _, shift := range []int{0, 1} {
 			buf := make([]byte, c.size*n+8)
@@ -175,8 +185,9 @@ func TestUnitFastPath(t *testing.T) {
 	}
 }
 
-// TestMaxIndexSerial: the four-chain maximum is the plain one for every
-// length around the unrolled step, wherever the largest value sits.
+// TestMaxIndexSerial: the four-chain maximum, and the index writers'
+// maxima, are the plain one for every length around the unrolled steps,
+// wherever the largest value sits, through the view and the fallback.
 func TestMaxIndexSerial(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	for n := range 40 {
@@ -188,6 +199,15 @@ func TestMaxIndexSerial(t *testing.T) {
 			idx[at] = 5000 + uint32(at)
 			if got := maxIndexSerial(idx); got != idx[at] {
 				t.Fatalf("n %d, largest at %d: got %d, want %d", n, at, got, idx[at])
+			}
+			for _, shift := range []int{0, 1} {
+				buf := make([]byte, 4*n+8)
+				if got := writeIndices16(buf[shift:shift+2*n], idx); got != idx[at] {
+					t.Fatalf("writeIndices16, n %d, largest at %d, offset %d: got %d, want %d", n, at, shift, got, idx[at])
+				}
+				if got := writeIndices32(buf[shift:shift+4*n], idx); got != idx[at] {
+					t.Fatalf("writeIndices32, n %d, largest at %d, offset %d: got %d, want %d", n, at, shift, got, idx[at])
+				}
 			}
 		}
 	}
@@ -216,5 +236,28 @@ func TestClampedFastPath(t *testing.T) {
 	writeClamped4(d, vs)
 	if !bytes.Equal(d, want) {
 		t.Fatal("bytes differ from clamp01's")
+	}
+}
+
+// BenchmarkWriteIndices32 writes 3 M indices (a million triangles) into a
+// fresh output in the ranges runJobs gives one task, taking their maximum.
+func BenchmarkWriteIndices32(b *testing.B) {
+	const n = 3 << 20
+	src := make([]uint32, n)
+	for i := range src {
+		src[i] = uint32(i * 7 % 500000)
+	}
+	b.SetBytes(4 * n)
+	b.ReportAllocs()
+	for b.Loop() {
+		w := newOutput(4 * n)
+		var m uint32
+		for lo := 0; lo < n; lo += chunkElems {
+			hi := min(lo+chunkElems, n)
+			m = max(m, writeIndices32(w[4*lo:4*hi], src[lo:hi]))
+		}
+		if m != 499999 {
+			b.Fatal(m)
+		}
 	}
 }
