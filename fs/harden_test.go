@@ -20,7 +20,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,6 +30,7 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/fs/readcycles"
 )
 
 func init() {
@@ -506,32 +506,7 @@ func TestNoLeaks(t *testing.T) {
 		paths = append(paths, "plain.txt")
 		f, mnt := mountT(t, src, Config{CacheSize: 1 << 20})
 
-		cycles := func(total int) {
-			var wg sync.WaitGroup
-			var failed sync.Once
-			for w := range 8 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					buf := make([]byte, 512)
-					for i := w; i < total; i += 8 {
-						p := filepath.Join(mnt, paths[i%len(paths)])
-						fh, err := os.Open(p)
-						if err == nil {
-							_, err = fh.ReadAt(buf, int64(i%7))
-							if err == io.EOF {
-								err = nil
-							}
-							fh.Close()
-						}
-						if err != nil {
-							failed.Do(func() { t.Errorf("%s: %v", p, err) })
-						}
-					}
-				}()
-			}
-			wg.Wait()
-		}
+		cycles := func(total int) { readcycles.Run(t, mnt, paths, total, 7) }
 		cycles(2 * len(paths)) // warm-up: go-fuse starts its readers, caches fill
 		time.Sleep(100 * time.Millisecond)
 		baseG := runtime.NumGoroutine()

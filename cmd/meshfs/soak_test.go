@@ -29,6 +29,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/fs/readcycles"
 )
 
 const (
@@ -529,32 +530,7 @@ func TestDaemonNoLeaks(t *testing.T) {
 		}
 		return strings.Join(l, " ")
 	}
-	cycles := func(total int) {
-		var wg sync.WaitGroup
-		var once sync.Once
-		for w := range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				buf := make([]byte, 512)
-				for i := w; i < total; i += 8 {
-					p := filepath.Join(mnt, paths[i%len(paths)])
-					f, err := os.Open(p)
-					if err == nil {
-						_, err = f.ReadAt(buf, int64(i%13))
-						if err == io.EOF {
-							err = nil
-						}
-						f.Close()
-					}
-					if err != nil {
-						once.Do(func() { t.Errorf("%s: %v", p, err) })
-					}
-				}
-			}()
-		}
-		wg.Wait()
-	}
+	cycles := func(total int) { readcycles.Run(t, mnt, paths, total, 13) }
 	cycles(2 * len(paths))
 	time.Sleep(time.Second) // the disk cache's writes of the warm-up end
 	base, baseList := fds(), fdList()
