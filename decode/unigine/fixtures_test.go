@@ -43,28 +43,6 @@ func cross(a, b vec3) vec3 {
 	return vec3{a[1]*b[2] - a[2]*b[1], a[2]*b[0] - a[0]*b[2], a[0]*b[1] - a[1]*b[0]}
 }
 
-func boundsOf(ps [][3]float32) Bounds {
-	var b Bounds
-	if len(ps) == 0 {
-		return b
-	}
-	b.Min, b.Max = ps[0], ps[0]
-	for _, p := range ps {
-		for k := range 3 {
-			b.Min[k] = min(b.Min[k], p[k])
-			b.Max[k] = max(b.Max[k], p[k])
-		}
-	}
-	var r2 float64
-	for k := range 3 {
-		b.SphereCenter[k] = (b.Min[k] + b.Max[k]) / 2
-		d := float64(b.Max[k]-b.Min[k]) / 2
-		r2 += d * d
-	}
-	b.SphereRadius = float32(math.Sqrt(r2))
-	return b
-}
-
 // cube is a closed unit cube centred on (0, 0, z0) in the file's Z-up axes:
 // 8 coordinate vertices shared by the faces, 24 triangle vertices (a frame
 // and UV per face corner), counter-clockwise seen from outside.
@@ -108,7 +86,7 @@ func cube(size, z0 float32) Surface {
 		s.TIndices = append(s.TIndices[:n-4], t4[0], t4[1], t4[2], t4[0], t4[2], t4[3])
 	}
 	s.Targets = []Target{base}
-	s.Bounds = boundsOf(base.Positions)
+	s.Bounds = BoundsOf(base.Positions)
 	return s
 }
 
@@ -135,7 +113,7 @@ func grid(n int, size float32) Surface {
 	}
 	s.TIndices = append([]uint32(nil), s.CIndices...)
 	s.Targets = []Target{base}
-	s.Bounds = boundsOf(base.Positions)
+	s.Bounds = BoundsOf(base.Positions)
 	return s
 }
 
@@ -149,7 +127,7 @@ func fileBounds(ss []Surface) Bounds {
 	for _, s := range ss {
 		all = append(all, s.Targets[0].Positions...)
 	}
-	return boundsOf(all)
+	return BoundsOf(all)
 }
 
 func cubeFile() *File {
@@ -231,7 +209,7 @@ func characterFile() *File {
 		blink.Tangents = append(blink.Tangents, FrameQuat(vec3{0, 0.6, 0.8}, vec3{1, 0, 0}, 1))
 	}
 	body.Targets = append(body.Targets, smile, blink)
-	body.Bounds = boundsOf(body.Targets[0].Positions)
+	body.Bounds = BoundsOf(body.Targets[0].Positions)
 
 	prop := cube(0.25, 0)
 	prop.Name = "prop"
@@ -245,7 +223,7 @@ func characterFile() *File {
 		grow.Positions = append(grow.Positions, vec3{p[0] * 1.5, p[1] * 1.5, p[2] * 1.5})
 	}
 	prop.Targets = append(prop.Targets, grow)
-	prop.Bounds = boundsOf(prop.Targets[0].Positions)
+	prop.Bounds = BoundsOf(prop.Targets[0].Positions)
 	prop.Stored = true
 	f.Surfaces = []Surface{body, prop}
 	f.Bounds = fileBounds(f.Surfaces)

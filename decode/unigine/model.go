@@ -1,5 +1,7 @@
 package unigine
 
+import "math"
+
 // The raw model: what a UNIGINE mesh file holds, field for field, in the
 // file's own conventions (Z up, tangent frames as quaternion shorts, weights
 // as u16). The reader parses into it, the writer writes from it, and the
@@ -42,6 +44,30 @@ type Bounds struct {
 	Min, Max     [3]float32
 	SphereCenter [3]float32
 	SphereRadius float32
+}
+
+// BoundsOf is the box around ps and the sphere around that box, as the
+// encoder's callers (fixtures, generated meshes) fill a header.
+func BoundsOf(ps [][3]float32) Bounds {
+	var b Bounds
+	if len(ps) == 0 {
+		return b
+	}
+	b.Min, b.Max = ps[0], ps[0]
+	for _, p := range ps {
+		for k := range 3 {
+			b.Min[k] = min(b.Min[k], p[k])
+			b.Max[k] = max(b.Max[k], p[k])
+		}
+	}
+	var r2 float64
+	for k := range 3 {
+		b.SphereCenter[k] = (b.Min[k] + b.Max[k]) / 2
+		d := float64(b.Max[k]-b.Min[k]) / 2
+		r2 += d * d
+	}
+	b.SphereRadius = float32(math.Sqrt(r2))
+	return b
 }
 
 // Joint is one joint (bone) of a skinned mesh.

@@ -60,7 +60,7 @@ func Unigine(triangles int, seed float32) ([]byte, error) {
 		}
 	}
 	s.TIndices = s.CIndices // one triangle vertex per coordinate vertex: no seams
-	s.Bounds = bounds(base.Positions)
+	s.Bounds = unigine.BoundsOf(base.Positions)
 	s.Collision = unigine.CollisionBlock(len(s.CIndices)/3, s.Bounds)
 	f := &unigine.File{Magic: unigine.MagicMS15, SpatialTreeTriangles: int32(len(s.CIndices) / 3),
 		Bounds: s.Bounds, Surfaces: []unigine.Surface{s}, RAM: int64(len(base.Positions)) * 48}
@@ -77,26 +77,3 @@ func unit(v [3]float64) [3]float64 {
 }
 
 func f32(v [3]float64) [3]float32 { return [3]float32{float32(v[0]), float32(v[1]), float32(v[2])} }
-
-// bounds is the box and a sphere around it, as UNIGINE's header stores them.
-func bounds(ps [][3]float32) unigine.Bounds {
-	var b unigine.Bounds
-	if len(ps) == 0 {
-		return b
-	}
-	b.Min, b.Max = ps[0], ps[0]
-	for _, p := range ps {
-		for k := range 3 {
-			b.Min[k] = min(b.Min[k], p[k])
-			b.Max[k] = max(b.Max[k], p[k])
-		}
-	}
-	var r2 float64
-	for k := range 3 {
-		b.SphereCenter[k] = (b.Min[k] + b.Max[k]) / 2
-		d := float64(b.Max[k] - b.Min[k])
-		r2 += d * d / 4
-	}
-	b.SphereRadius = float32(math.Sqrt(r2))
-	return b
-}
