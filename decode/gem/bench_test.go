@@ -45,10 +45,9 @@ func benchSource(src []byte) *decode.Source {
 	return &decode.Source{Name: "bench.ply", R: bytes.NewReader(src), Size: int64(len(src))}
 }
 
-// BenchmarkConvertGEM measures decode + .glb export of a ≈1 M-triangle file;
-// MB/s is of source bytes.
-func BenchmarkConvertGEM(b *testing.B) {
-	src := benchFile(b)
+// benchConvert measures decode + .glb export of src; MB/s is of source
+// bytes.
+func benchConvert(b *testing.B, src []byte) {
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	c0 := decodetest.CPUTime()
@@ -64,9 +63,8 @@ func BenchmarkConvertGEM(b *testing.B) {
 	decodetest.ReportCPU(b, c0)
 }
 
-// BenchmarkDecodeGEM is the decode half alone.
-func BenchmarkDecodeGEM(b *testing.B) {
-	src := benchFile(b)
+// benchDecode measures the decode of src alone.
+func benchDecode(b *testing.B, src []byte) {
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	c0 := decodetest.CPUTime()
@@ -76,6 +74,19 @@ func BenchmarkDecodeGEM(b *testing.B) {
 		}
 	}
 	decodetest.ReportCPU(b, c0)
+}
+
+// BenchmarkConvertGEM measures decode + .glb export of a ≈1 M-triangle file;
+// MB/s is of source bytes.
+func BenchmarkConvertGEM(b *testing.B) {
+	src := benchFile(b)
+	benchConvert(b, src)
+}
+
+// BenchmarkDecodeGEM is the decode half alone.
+func BenchmarkDecodeGEM(b *testing.B) {
+	src := benchFile(b)
+	benchDecode(b, src)
 }
 
 // BenchmarkExportGEM is the .glb export half alone; MB/s is still of the
@@ -97,39 +108,9 @@ func BenchmarkExportGEM(b *testing.B) {
 	decodetest.ReportCPU(b, c0)
 }
 
-// mountFile is the file the mount benchmark (fs/bench) reads as big.ply,
-// built as fs/meshgen.GEM builds it (which this package cannot import): one
-// SUBM-AS2 submesh over an (n+1)² grid, declaration position, normal,
-// D3DCOLOR, float2 UV in 44-byte vertices, VERT flags 0 (colours stored
-// halved), 32-bit indices in a, c, b, a, d, c order.
+// mountFile is the file the mount benchmark (fs/bench) reads as big.ply.
 func mountFile(tb testing.TB, n int) []byte {
-	var vs []Vertex
-	for j := 0; j <= n; j++ {
-		for i := 0; i <= n; i++ {
-			vs = append(vs, Vertex{
-				Position: [3]float32{float32(i), float32(j), float32((i*j)%7) / 8},
-				Normal:   [3]float32{0, 0, 1},
-				UVs:      [][2]float32{{float32(i) / float32(n), float32(j) / float32(n)}},
-				Colors:   [][4]float32{{1, 1, 1, 1}},
-			})
-		}
-	}
-	at := func(i, j int) uint32 { return uint32(j*(n+1) + i) }
-	var idx []uint32
-	for j := 0; j < n; j++ {
-		for i := 0; i < n; i++ {
-			a, b, c, d := at(i, j), at(i+1, j), at(i+1, j+1), at(i, j+1)
-			idx = append(idx, a, c, b, a, d, c)
-		}
-	}
-	s := &Submesh{Kind: KindSUBMAS2, Elements: []Element{{TypeUsage: 0x02}, {TypeUsage: 0x12}, {TypeUsage: 0x26}, {TypeUsage: 0x31}},
-		Flags: 0x1404, Material: "ground.mtl", FaceCount: uint32(len(idx) / 3)}
-	data, err := PackVertices(s, 44, vs)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	b, err := Encode(&File{Magic: MagicBPLY, Chunks: []Chunk{
-		&Bounds{Max: [3]float32{float32(n), float32(n), 1}}, s, &Vert{Size: 44, Data: data}, &Indices{Wide: true, Values: idx}}})
+	b, err := GridFile(n, 0)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -140,31 +121,11 @@ func mountFile(tb testing.TB, n int) []byte {
 // benchmark's file: one submesh, so the decode cannot split by submesh.
 func BenchmarkConvertGEMMount(b *testing.B) {
 	src := mountFile(b, 707) // 2·707² ≈ 1.0 M triangles, 34.1 MB
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
-		sc, err := Format{}.Decode(context.Background(), benchSource(src))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := gltf.Encode(sc); err != nil {
-			b.Fatal(err)
-		}
-	}
-	decodetest.ReportCPU(b, c0)
+	benchConvert(b, src)
 }
 
 // BenchmarkDecodeGEMMount is the decode half of BenchmarkConvertGEMMount.
 func BenchmarkDecodeGEMMount(b *testing.B) {
 	src := mountFile(b, 707)
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
-		if _, err := (Format{}).Decode(context.Background(), benchSource(src)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	decodetest.ReportCPU(b, c0)
+	benchDecode(b, src)
 }
