@@ -47,6 +47,20 @@ func mountHandles(t *testing.T, src string, noPassthrough bool) (*FS, string) {
 	return f, mnt
 }
 
+// openWant opens path and checks that it reads want; the file stays open.
+func openWant(t *testing.T, path string, want []byte) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readHandle(t, f); !bytes.Equal(got, want) {
+		f.Close()
+		t.Fatalf("%s: %d bytes differ from convert's %d", path, len(got), len(want))
+	}
+	return f
+}
+
 // waitBytes waits until path reads want (the watcher's event landed).
 func waitBytes(t *testing.T, path string, want []byte, what string) {
 	t.Helper()
@@ -106,14 +120,8 @@ func TestPassthrough(t *testing.T) {
 
 	fsys, mnt := mountHandles(t, src, false)
 	glb := filepath.Join(mnt, "big.ply", "big.glb")
-	g1, err := os.Open(glb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g1 := openWant(t, glb, want1)
 	defer g1.Close()
-	if got := readHandle(t, g1); !bytes.Equal(got, want1) {
-		t.Fatalf(".glb: %d bytes differ from convert's %d", len(got), len(want1))
-	}
 	if got, err := os.ReadFile(filepath.Join(mnt, "big.dds")); err != nil || !bytes.Equal(got, tex) {
 		t.Fatalf("plain file: %d bytes, %v", len(got), err)
 	}
@@ -178,14 +186,8 @@ func TestPassthroughSameInodeNewVersion(t *testing.T) {
 	want1 := glbOf(t, sp)
 	_, mnt := mountHandles(t, src, false)
 	glb := filepath.Join(mnt, "big.ply", "big.glb")
-	g1, err := os.Open(glb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g1 := openWant(t, glb, want1)
 	defer g1.Close()
-	if got := readHandle(t, g1); !bytes.Equal(got, want1) {
-		t.Fatal("version 1 differs from convert's")
-	}
 	// In place: same inode.
 	if err := os.WriteFile(sp, v2, 0o644); err != nil {
 		t.Fatal(err)

@@ -293,23 +293,24 @@ func (c *Cache) apply(ln []byte, start int64) bool {
 		return false
 	}
 	name := string(f[1])
+	// put and meta lines start with the entry's CRC and part sizes.
+	entryFields := func() (sum uint32, sizes []int64, total int64, ok bool) {
+		s, err := strconv.ParseUint(string(f[2]), 16, 32)
+		if err != nil {
+			return 0, nil, 0, false
+		}
+		sizes, total, ok = parseSizes(string(f[3]))
+		return uint32(s), sizes, total, ok
+	}
 	switch kind := string(f[0]); {
 	case kind == "put" && len(f) == 4:
-		sum, err := strconv.ParseUint(string(f[2]), 16, 32)
-		if err != nil {
-			return false
-		}
-		sizes, total, ok := parseSizes(string(f[3]))
+		sum, sizes, total, ok := entryFields()
 		if !ok {
 			return false
 		}
-		return c.insert(&entry{name: name, sizes: sizes, total: total, sum: uint32(sum)})
+		return c.insert(&entry{name: name, sizes: sizes, total: total, sum: sum})
 	case kind == "meta" && (len(f) == 6 || len(f) == 7):
-		sum, err := strconv.ParseUint(string(f[2]), 16, 32)
-		if err != nil {
-			return false
-		}
-		sizes, total, ok := parseSizes(string(f[3]))
+		sum, sizes, total, ok := entryFields()
 		if !ok {
 			return false
 		}
@@ -323,7 +324,7 @@ func (c *Cache) apply(ln []byte, start int64) bool {
 		if err != nil || crc32.Checksum(meta[:n], castagnoli) != uint32(msum) {
 			return false // a damaged line: never served
 		}
-		e := &entry{name: name, sizes: sizes, total: total, sum: uint32(sum), meta: meta[:n:n]}
+		e := &entry{name: name, sizes: sizes, total: total, sum: sum, meta: meta[:n:n]}
 		if len(f) == 7 {
 			// Inline parts: checked against sum when read (Get), as a
 			// data file is; here only their length.
