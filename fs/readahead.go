@@ -20,15 +20,23 @@ import (
 // of the daemon's CPU in a cold grep, all of it on the walker's path.
 //
 // So the first cold mesh folder listed in a source folder starts one
-// background pass that scans that folder's other meshes (from the one after
-// it, in listing order) while the walker reads the first. The walker then
+// background pass that scans that folder's next meshes (from the one after
+// it, in listing order, scanAheadWindow of them) while the walker reads the
+// first. The walker then
 // finds most scans done, or joins the one in progress (the cache shares a
 // load between callers). Only scans: a listing never converts. Sources over
 // scanAheadMax are left to be scanned on demand, one pass runs at a time for
 // the whole mount (one CPU at most), and a pass stops at unmount.
 
-// scanAheadMax is the largest source scanned ahead (a var for tests).
-var scanAheadMax int64 = 4 << 20
+// scanAheadMax is the largest source scanned ahead, and scanAheadWindow
+// how many meshes after the one entered a pass covers: a walker that gets
+// past them misses again and starts the next pass from there, so a huge
+// folder is not scanned whole into memory for a walker that stops early
+// (vars for tests).
+var (
+	scanAheadMax    int64 = 4 << 20
+	scanAheadWindow       = 256
+)
 
 // scanAhead is the mount's background scanning state.
 type scanAhead struct {
@@ -114,8 +122,9 @@ func (d *dirNode) scanAhead(ctx context.Context, after string) {
 		}
 		return known[n]
 	}
+	meshes := 0
 	for i := range names {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || meshes >= scanAheadWindow {
 			return
 		}
 		name := names[(start+i)%len(names)]
@@ -132,6 +141,7 @@ func (d *dirNode) scanAhead(ctx context.Context, after string) {
 		if kind != kindMesh {
 			continue
 		}
+		meshes++
 		m := d.meshChild(name, &st)
 		if m == nil {
 			mesh := outputs.New(p, format)

@@ -95,6 +95,46 @@ func TestScanAhead(t *testing.T) {
 	})
 }
 
+// A pass covers scanAheadWindow meshes after the one entered; a walker
+// that gets past them starts the next pass when it misses.
+func TestScanAheadWindow(t *testing.T) {
+	src := fakeTree(t, 10) // d00: ten meshes
+	old := scanAheadWindow
+	scanAheadWindow = 3
+	t.Cleanup(func() { scanAheadWindow = old })
+	f, mnt := mountT(t, src, Config{})
+	enter := func(name string) {
+		t.Helper()
+		if _, err := os.ReadDir(filepath.Join(mnt, "d00", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The pass flag clears when a pass ends: wait for that, not a time.
+	idle := func() bool {
+		d := f.root.GetChild("d00")
+		return d != nil && !d.Operations().(*dirNode).scanningAhead.Load()
+	}
+	enter("m000" + fakeExt)
+	if !waitFor(10*time.Second, func() bool { return f.Stats().ScansAhead >= 3 && idle() }) {
+		t.Fatalf("scans ahead: %d, want 3", f.Stats().ScansAhead)
+	}
+	if s := f.Stats(); s.ScansAhead != 3 || totalScans(s) != 4 {
+		t.Fatalf("one pass: %d scans, %d ahead; want 4, 3", totalScans(s), s.ScansAhead)
+	}
+	// Enter every mesh: each miss (no pass running) starts a pass of at
+	// most three more, and every mesh is scanned exactly once in all.
+	for i := range 10 {
+		enter(fmt.Sprintf("m%03d%s", i, fakeExt))
+		waitFor(10*time.Second, idle)
+	}
+	if s := f.Stats(); totalScans(s) != 10 || s.ScansAhead < 3 || s.ScansAhead > 9 {
+		t.Fatalf("walk: %d scans (%d ahead), want 10", totalScans(s), s.ScansAhead)
+	}
+	if c := conversions(f.Stats()); c != 0 {
+		t.Fatalf("scanning ahead converted %d outputs", c)
+	}
+}
+
 // A folder big enough to be sized up by several goroutines lists what one
 // would: meshes as folders, plain files, links and subfolders with their
 // kinds, companions left out, in the source's order; each file is sniffed
