@@ -155,10 +155,19 @@ func writeFinite2(d []byte, vs [][2]float32) {
 
 // unitWindow reports whether a squared length, computed in float64 from
 // float32 components, is close enough to 1 that unit3 keeps the vector as
-// it is. It is unit3's own test; the fast loops below inline it and call
-// decode.Normalize3 only for the vectors outside (decoders hand over unit
-// normals, so nearly never).
+// it is. It is unit3's own test.
 func unitWindow(l2 float64) bool { return l2 >= 1-4e-6 && l2 <= 1+4e-6 }
+
+// surelyUnit is a cheaper test the fast loops below make first, on the
+// squared length computed in float32 (no conversions): when it holds, so
+// does unitWindow, so the vector is kept as unit3 would keep it. Each of
+// the three products and two sums rounds by at most 2⁻²⁴ relative, so
+// near 1 the float32 sum is within 3·10⁻⁷ of the exact one (the float64
+// sum of exact products is within 10⁻¹⁵); and 1 ± 3.5·10⁻⁶ as float32 is
+// within 6·10⁻⁸ of itself: |l2f − 1| ≤ 3.5·10⁻⁶ puts the exact |v|² within
+// 3.9·10⁻⁶ of 1. When it fails, unitWindow decides (decoders hand over
+// unit normals, so nearly never) and, outside it, decode.Normalize3.
+func surelyUnit(l2f float32) bool { return l2f >= 1-3.5e-6 && l2f <= 1+3.5e-6 }
 
 // writeUnit3 writes unit3 of each vector.
 func writeUnit3(d []byte, vs [][3]float32) {
@@ -167,7 +176,7 @@ func writeUnit3(d []byte, vs [][3]float32) {
 		w = w[:len(src)]
 		for i := 0; i+2 < len(src); i += 3 {
 			x, y, z := src[i], src[i+1], src[i+2]
-			if !unitWindow(float64(x)*float64(x) + float64(y)*float64(y) + float64(z)*float64(z)) {
+			if !surelyUnit(x*x+y*y+z*z) && !unitWindow(float64(x)*float64(x)+float64(y)*float64(y)+float64(z)*float64(z)) {
 				u := decode.Normalize3([3]float32{x, y, z})
 				x, y, z = u[0], u[1], u[2]
 			}
@@ -190,7 +199,7 @@ func writeTangents(d []byte, vs [][4]float32) {
 		for i := 0; i+3 < len(src); i += 4 {
 			s := src[i : i+4 : i+4]
 			x, y, z := s[0], s[1], s[2]
-			if !unitWindow(float64(x)*float64(x) + float64(y)*float64(y) + float64(z)*float64(z)) {
+			if !surelyUnit(x*x+y*y+z*z) && !unitWindow(float64(x)*float64(x)+float64(y)*float64(y)+float64(z)*float64(z)) {
 				u := decode.Normalize3([3]float32{x, y, z})
 				x, y, z = u[0], u[1], u[2]
 			}

@@ -261,3 +261,67 @@ func BenchmarkWriteIndices32(b *testing.B) {
 		}
 	}
 }
+
+// unitNormals returns n random unit vectors, as decoders hand them over.
+func unitNormals(n int) [][3]float32 {
+	r := rand.New(rand.NewPCG(19, 20))
+	vs := make([][3]float32, n)
+	for i := range vs {
+		vs[i] = decode.Normalize3([3]float32{float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())})
+	}
+	return vs
+}
+
+// BenchmarkWriteUnit3 writes the normals of a million-triangle mesh
+// (501 264 unit vectors) into a fresh output in runJobs' task ranges.
+func BenchmarkWriteUnit3(b *testing.B) {
+	vs := unitNormals(501264)
+	b.SetBytes(int64(12 * len(vs)))
+	b.ReportAllocs()
+	for b.Loop() {
+		w := newOutput(12 * len(vs))
+		for lo := 0; lo < len(vs); lo += chunkElems {
+			hi := min(lo+chunkElems, len(vs))
+			writeUnit3(w[12*lo:12*hi], vs[lo:hi])
+		}
+	}
+}
+
+// TestSurelyUnitImpliesWindow: whenever the float32 prefilter keeps a
+// vector, unit3's float64 window keeps it too, for a million vectors whose
+// float32 squared length lies at the prefilter's edges (where its rounding
+// matters) or in between; and the prefilter keeps most exactly
+// normalised vectors, or it would save nothing.
+func TestSurelyUnitImpliesWindow(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	kept, unitKept := 0, 0
+	const n = 1000000
+	for i := range n {
+		d := [3]float64{r.NormFloat64(), r.NormFloat64(), r.NormFloat64()}
+		if i%4 == 0 { // axis-heavy vectors, as flat surfaces give
+			d[r.IntN(3)] *= 1e3
+		}
+		l := math.Sqrt(d[0]*d[0] + d[1]*d[1] + d[2]*d[2])
+		s := 1.0
+		if i%2 == 1 {
+			s = math.Sqrt(1 + float64(1-2*r.IntN(2))*3.5e-6*(1+(r.Float64()-0.5)*0.6))
+		}
+		x, y, z := float32(d[0]/l*s), float32(d[1]/l*s), float32(d[2]/l*s)
+		if !surelyUnit(x*x + y*y + z*z) {
+			continue
+		}
+		kept++
+		if i%2 == 0 {
+			unitKept++
+		}
+		if l2 := float64(x)*float64(x) + float64(y)*float64(y) + float64(z)*float64(z); !unitWindow(l2) {
+			t.Fatalf("(%v, %v, %v): prefilter keeps it, window (|v|² = %v) does not", x, y, z, l2)
+		}
+	}
+	if unitKept < n/2*99/100 {
+		t.Fatalf("prefilter keeps only %d of %d normalised vectors", unitKept, n/2)
+	}
+	if kept == unitKept {
+		t.Fatal("no vector at the prefilter's edges was kept: the edges are not tested")
+	}
+}
