@@ -325,3 +325,54 @@ func TestSurelyUnitImpliesWindow(t *testing.T) {
 		t.Fatal("no vector at the prefilter's edges was kept: the edges are not tested")
 	}
 }
+
+// TestCheckThenCopy: finiteWords and writeClamped4 copy ranges that need
+// no repair and repair the others, giving fin's and clamp01's bits either
+// way: for every length up to 40 words, at both alignments of the source,
+// with one bad word at each position or none.
+func TestCheckThenCopy(t *testing.T) {
+	bad := []uint32{0x7f800000, 0xff800000, 0x7fc00001, 0xffffffff, 0x7f800001}
+	for n := range 41 {
+		for at := -1; at < n; at++ {
+			backing := make([]uint32, n+1)
+			for shift := range 2 {
+				src := backing[shift : shift+n]
+				for i := range src {
+					src[i] = math.Float32bits(float32(i) / 64) // finite, in [0, 1)
+				}
+				if at >= 0 {
+					src[at] = bad[(n+at)%len(bad)]
+				}
+				w := make([]uint32, n)
+				finiteWords(w, src)
+				for i, x := range src {
+					if want := math.Float32bits(fin(math.Float32frombits(x))); w[i] != want {
+						t.Fatalf("finiteWords, %d words from offset %d, bad at %d: word %d = %#x, want %#x", n, shift, at, i, w[i], want)
+					}
+				}
+				if n%4 != 0 {
+					continue
+				}
+				vs := make([][4]float32, n/4)
+				for i := range vs {
+					for c := range 4 {
+						vs[i][c] = math.Float32frombits(src[4*i+c])
+					}
+				}
+				if at >= 0 && at%3 == 1 {
+					vs[at/4][at%4] = 1.5 // finite but out of range
+				}
+				d := make([]byte, 4*n)
+				writeClamped4(d, vs)
+				for i, v := range vs {
+					for c := range 4 {
+						got := binary.LittleEndian.Uint32(d[16*i+4*c:])
+						if want := math.Float32bits(clamp01(v[c])); got != want {
+							t.Fatalf("writeClamped4, %d colours, bad at %d: component %d.%d = %#x, want %#x", n/4, at, i, c, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
