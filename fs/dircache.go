@@ -56,25 +56,27 @@ const notCheap = syscall.EAGAIN
 // index: a remount's `ls -lR`). error.txt is never answered: its text may
 // need the conversions.
 func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	var output string
+	var kind outKind
 	switch name {
 	case outputs.HeaderName, outputs.ChunksDir:
 		return m.Lookup(ctx, name, out)
 	case m.mesh.GLBName():
-		output = outGLB
-	case m.mesh.OBJName(), m.mesh.MTLName():
-		output = outOBJ
+		kind = kGLB
+	case m.mesh.OBJName():
+		kind = kOBJ
+	case m.mesh.MTLName():
+		kind = kMTL
 	default:
 		return nil, notCheap
 	}
-	_, fp, err := m.stat()
-	if err != nil {
-		return nil, replaced(errno(err))
+	// One stat and one look at the caches: the size if it is known,
+	// notCheap if it would take a conversion.
+	ch, e := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: kind}, out, true)
+	m.fsys.shortTTL(m.parent, out, nil)
+	if e == notCheap {
+		return nil, e
 	}
-	if !m.converted(fp, output) {
-		return nil, notCheap
-	}
-	return m.Lookup(ctx, name, out)
+	return ch, replaced(e)
 }
 
 // plainLookup is the READDIRPLUS answer of chunks/: raw chunks (their

@@ -497,14 +497,15 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	default:
 		return nil, syscall.ENOENT
 	}
-	ch, e := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: kind}, out)
+	ch, e := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: kind}, out, false)
 	m.fsys.shortTTL(m.parent, out, nil)
 	return ch, replaced(e)
 }
 
-// lookupOutput sizes an output (converting it if need be) and returns its
-// node, reusing the existing one.
-func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+// lookupOutput sizes an output (converting it if need be, unless cheapOnly:
+// then a geometry output whose size is not known yet answers notCheap) and
+// returns its node, reusing the existing one.
+func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, cheapOnly bool) (*gofs.Inode, syscall.Errno) {
 	ch := parent.GetChild(name)
 	if ch != nil {
 		if of, ok := ch.Operations().(*outFile); ok {
@@ -521,7 +522,7 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 		}
 	}
 	var a fuse.AttrOut
-	if e := f.Getattr(ctx, nil, &a); e != 0 {
+	if e := f.getattr(ctx, &a, cheapOnly); e != 0 {
 		return nil, e
 	}
 	out.Attr = a.Attr
@@ -575,7 +576,7 @@ func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, syscall.Errno
 }
 
 func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	ch, e := lookupOutput(ctx, &c.Inode, name, &outFile{m: c.m, kind: kChunk, chunk: name}, out)
+	ch, e := lookupOutput(ctx, &c.Inode, name, &outFile{m: c.m, kind: kChunk, chunk: name}, out, false)
 	c.m.fsys.shortTTL(c.m.parent, out, nil)
 	return ch, replaced(e)
 }
@@ -715,6 +716,13 @@ func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 		fillFileAttr(&out.Attr, h.st, h.size)
 		return 0
 	}
+	return o.getattr(ctx, out, false)
+}
+
+// getattr sizes the output without a handle; with cheapOnly, a geometry
+// output converts nothing: its size comes from a conversion in memory or in
+// the disk cache, else notCheap (plainLookup).
+func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool) syscall.Errno {
 	o.m.fsys.touch()
 	if o.kind == kGLB || o.kind == kOBJ || o.kind == kMTL {
 		// Sizes of outputs converted by an earlier mount come from the
@@ -731,14 +739,24 @@ func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 			part = 1
 		}
 		key := o.m.key(fp, output)
-		if _, inMem := o.m.fsys.cache.Peek(key); !inMem {
+		size := int64(-1)
+		if e, inMem := o.m.fsys.cache.Peek(key); !inMem {
 			if sizes, ok := o.m.fsys.diskSizes(key); ok && part < len(sizes) {
-				fillFileAttr(&out.Attr, st, sizes[part])
-				o.mu.Lock()
-				o.attrFP = fp
-				o.mu.Unlock()
-				return 0
+				size = sizes[part]
 			}
+		} else if cheapOnly && e.Err == nil {
+			// What produce would serve: this version's bytes.
+			size = int64(len(e.Part(part)))
+		}
+		if size >= 0 {
+			fillFileAttr(&out.Attr, st, size)
+			o.mu.Lock()
+			o.attrFP = fp
+			o.mu.Unlock()
+			return 0
+		}
+		if cheapOnly {
+			return notCheap
 		}
 	}
 	if o.kind == kHeader || o.kind == kChunk {

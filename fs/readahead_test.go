@@ -187,3 +187,61 @@ func TestListingManyEntries(t *testing.T) {
 		}
 	}
 }
+
+// READDIRPLUS of a mesh folder answers the geometry outputs converted in
+// memory (no disk cache) with their exact sizes, and leaves those not
+// converted to a LOOKUP (which converts them, as a stat must).
+func TestReadDirPlusConvertedInMemory(t *testing.T) {
+	src := fakeTree(t, 2)
+	f, mnt := mountT(t, src, Config{})
+	name := "m000" + fakeExt
+	m := outputs.New(filepath.Join(src, "d00", name), fakeFormat{})
+	glb, err := m.GLBFile(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(mnt, "d00", name)
+	if b, err := os.ReadFile(filepath.Join(dir, m.GLBName())); err != nil || len(b) != len(glb) {
+		t.Fatalf(".glb: %d bytes %v, want %d", len(b), err, len(glb))
+	}
+	// Make the kernel forget the folder's listing and entries.
+	md := f.root.GetChild("d00").GetChild(name)
+	if md == nil {
+		t.Fatal("no mesh folder node")
+	}
+	md.NotifyContent(0, 0)
+	for _, n := range []string{m.GLBName(), m.OBJName(), m.MTLName(), outputs.HeaderName} {
+		md.NotifyEntry(n)
+	}
+	before := f.raw.requests()
+	before2 := conversions(f.Stats())
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() == m.GLBName() {
+			fi, err := e.Info()
+			if err != nil || fi.Size() != int64(len(glb)) {
+				t.Fatalf(".glb listed with size %v %v, want %d", fi, err, len(glb))
+			}
+		}
+	}
+	_, d := requestsSince(f, before)
+	if d["READDIRPLUS"] == 0 {
+		t.Fatalf("no READDIRPLUS: %v", d)
+	}
+	if d["LOOKUP"] != 0 {
+		t.Errorf("stat of a converted .glb after READDIRPLUS: %v", d)
+	}
+	if c := conversions(f.Stats()) - before2; c != 0 {
+		t.Errorf("listing converted %d outputs", c)
+	}
+	// The .obj was not converted: its stat is a LOOKUP, which converts it.
+	if _, err := os.Stat(filepath.Join(dir, m.OBJName())); err != nil {
+		t.Fatal(err)
+	}
+	if _, d := requestsSince(f, before); d["LOOKUP"] != 1 {
+		t.Errorf("stat of the unconverted .obj: %v, want one LOOKUP", d)
+	}
+}
