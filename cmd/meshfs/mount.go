@@ -279,6 +279,12 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 		// Converted outputs are the daemon's memory: let the collector
 		// work harder rather than let the heap grow past the budget.
 		debug.SetMemoryLimit(o.cacheSize + 96<<20)
+		if os.Getenv("GOGC") == "" {
+			// The limit bounds the heap; below it, collecting at 4 × the
+			// live heap instead of 2 × spares a walk of a cold tree about
+			// 15 % of the daemon's CPU (garbage from listings and scans).
+			debug.SetGCPercent(400)
+		}
 	}
 	disk := openDiskCache(o, logger)
 	if disk != nil {
