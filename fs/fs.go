@@ -14,7 +14,8 @@
 // a source mtime that changes with the content make the kernel drop what it
 // holds (AUTO_INVAL_DATA). With Config.OpenHandles every open reaches the
 // daemon instead, re-checks the source's fingerprint and drops the kernel's
-// pages when it changed since the bytes were last served.
+// pages when it changed since the bytes were last served; there, as root,
+// plain files and big .glb files are passed through (passthrough.go).
 package fs
 
 import (
