@@ -3,8 +3,10 @@
 // The document is described with github.com/qmuntal/gltf's types, but the
 // binary chunk is laid out and written here: every accessor's place in the
 // buffer is reserved first, the JSON is marshalled, and only then is the
-// output allocated once, at its final size, and the vertex data written
-// straight into it (in parallel for large scenes). The modeler helpers would
+// output allocated once, at its final size and without zeroing (every byte
+// is written), and the vertex data written straight into it (in parallel for
+// large scenes), each attribute range checked and then copied when it needs
+// no repair (unit normals, finite numbers, colours in [0, 1]). The modeler helpers would
 // copy the whole buffer on every append and encode element by element via
 // reflection.
 //
