@@ -277,8 +277,11 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Converted outputs are the daemon's memory: let the collector
-		// work harder rather than let the heap grow past the budget.
-		debug.SetMemoryLimit(o.cacheSize + 96<<20)
+		// work harder rather than let the heap grow past the budget. 64 MiB
+		// over it leaves room below budget + 100 MiB of RSS for what is not
+		// heap (stacks, the runtime, FUSE buffers): with GOGC 400 the heap
+		// does reach the limit.
+		debug.SetMemoryLimit(o.cacheSize + 64<<20)
 		if os.Getenv("GOGC") == "" {
 			// The limit bounds the heap; below it, collecting at 4 × the
 			// live heap instead of 2 × spares a walk of a cold tree about
