@@ -691,6 +691,37 @@ func treeBench(r *report, bin, work string) error {
 	r.f("\n")
 	nm, ns := lineCount("ls -lR "+mnt), lineCount("ls -lR "+src)
 	r.f("`ls -lR` prints %d lines for the mount and %d for the source tree (%.1f ×): each mesh is a folder of outputs plus a `chunks/` folder.\n\n", nm, ns, float64(nm)/float64(max(ns, 1)))
+	// The same shape on the plain disk: every folder and (empty) file the
+	// mount lists, so ls has the same lines to print.
+	shape := filepath.Join(work, "shape")
+	err = filepath.WalkDir(mnt, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(mnt, p)
+		if de.IsDir() {
+			return os.MkdirAll(filepath.Join(shape, rel), 0o755)
+		}
+		var b []byte
+		if de.Name() == outputs.HeaderName {
+			if b, err = os.ReadFile(p); err != nil {
+				return err
+			}
+		}
+		return os.WriteFile(filepath.Join(shape, rel), b, 0o644)
+	})
+	if err == nil {
+		grepShape := sh("grep", "-r", "--include=header.json", "-c", "vertex", shape)
+		grepShape()
+		tGrepShape, _ := timeIt(grepShape)
+		r.f("`grep -r --include=header.json` (warm) of a plain folder of the mount's shape (every folder and file it lists; header.json with its bytes, the rest empty) takes %s, against %s for the header.json files alone: the walk of the extra folders (`chunks/`) and names costs %.2f ×, before any FUSE overhead.\n\n",
+			ms(tGrepShape), ms(tPlain), float64(tGrepShape)/float64(tPlain))
+		lsShape := shPipe("ls -lR " + shape + " > /dev/null")
+		lsShape()
+		tShape, _ := timeIt(lsShape)
+		r.f("`ls -lR` of a plain folder of the mount's shape (the same %d lines, empty files) takes %s: the remount's `ls -lR` is %.2f × that, the warm one %.2f ×.\n\n",
+			lineCount("ls -lR "+shape), ms(tShape), float64(tLs)/float64(tShape), float64(tLs2)/float64(tShape))
+	}
 	d.stop()
 	r.profile("the daemon over the remount and both `ls -lR` (section 4)", bin, profLs)
 
