@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -32,6 +33,12 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/meshgen"
 )
+
+// whyMD is the hand-written analysis appended to every report: what the
+// measurements say about the targets that miss.
+//
+//go:embed why.md
+var whyMD string
 
 var (
 	bin       = flag.String("meshfs", "build/meshfs", "meshfs binary to benchmark")
@@ -133,11 +140,12 @@ func run() error {
 		body.WriteString("- MISS " + s + "\n")
 	}
 	if len(r.profiles) > 0 {
-		body.WriteString("\n## CPU profiles\n\n`go tool pprof -top -cum` of the daemon (`MESHFS_CPUPROFILE`), for the time the targets measure.\n\n")
+		body.WriteString("\n## CPU profiles\n\n`go tool pprof -top` (flat: where the CPU goes) of the daemon (`MESHFS_CPUPROFILE`), for the time the targets measure.\n\n")
 		for _, p := range r.profiles {
 			body.WriteString(p + "\n")
 		}
 	}
+	body.WriteString("\n" + whyMD)
 	if err := os.WriteFile(*outPath, body.Bytes(), 0o644); err != nil {
 		return err
 	}
@@ -539,7 +547,7 @@ func minDur(ds []time.Duration) time.Duration {
 
 // profile appends the top of a CPU profile to the report's profiles section.
 func (r *report) profile(what, bin, path string) {
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=25", bin, path).CombinedOutput()
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=20", bin, path).CombinedOutput()
 	if err != nil {
 		r.profiles = append(r.profiles, fmt.Sprintf("### %s\n\npprof failed: %v\n", what, err))
 		return
