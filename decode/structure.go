@@ -155,6 +155,12 @@ func HeaderJSON(f Fields) ([]byte, error) {
 		return append(b, '\n'), nil
 	}
 	// A value that does not marshal: the general path, for its error.
+	return headerJSONMarshal(f)
+}
+
+// headerJSONMarshal is HeaderJSON by encoding/json: marshal, then indent.
+// It is the fallback, and the reference the direct writer is tested against.
+func headerJSONMarshal(f Fields) ([]byte, error) {
 	compact, err := json.Marshal(f)
 	if err != nil {
 		return nil, err
