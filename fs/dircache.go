@@ -56,17 +56,11 @@ const notCheap = syscall.EAGAIN
 // index: a remount's `ls -lR`). error.txt is never answered: its text may
 // need the conversions.
 func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	var kind outKind
-	switch name {
-	case outputs.HeaderName, outputs.ChunksDir:
+	if name == outputs.HeaderName || name == outputs.ChunksDir {
 		return m.Lookup(ctx, name, out)
-	case m.mesh.GLBName():
-		kind = kGLB
-	case m.mesh.OBJName():
-		kind = kOBJ
-	case m.mesh.MTLName():
-		kind = kMTL
-	default:
+	}
+	kind, geometry := m.geometryKind(name)
+	if !geometry {
 		return nil, notCheap
 	}
 	// One stat and one look at the caches: the size if it is known,

@@ -462,21 +462,30 @@ func (m *meshDir) converted(fp cache.Fingerprint, output string) bool {
 	return ok
 }
 
-func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	m.fsys.touch()
-	var kind outKind
+// geometryKind tells whether name is one of the mesh's converted outputs
+// (.glb, .obj, .mtl), and which.
+func (m *meshDir) geometryKind(name string) (outKind, bool) {
 	switch name {
 	case m.mesh.GLBName():
-		kind = kGLB
+		return kGLB, true
 	case m.mesh.OBJName():
-		kind = kOBJ
+		return kOBJ, true
 	case m.mesh.MTLName():
-		kind = kMTL
-	case outputs.HeaderName:
+		return kMTL, true
+	}
+	return 0, false
+}
+
+func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	m.fsys.touch()
+	kind, geometry := m.geometryKind(name)
+	switch {
+	case geometry:
+	case name == outputs.HeaderName:
 		kind = kHeader
-	case outputs.ErrorName:
+	case name == outputs.ErrorName:
 		kind = kError
-	case outputs.ChunksDir:
+	case name == outputs.ChunksDir:
 		st, fp, err := m.stat()
 		if err != nil {
 			return nil, replaced(errno(err))
