@@ -136,7 +136,17 @@ type Cache struct {
 	closed  bool
 
 	hits, misses, damaged, evictions, puts atomic.Int64
+
+	// names memoizes name: a listing asks the sizes of the same few keys
+	// several times within a moment (each output's stat, then the
+	// listing's finality), and a SHA-256 with its hex string costs more
+	// than the rest of the lookup. Bounded by emptying it when full.
+	namesMu sync.Mutex
+	names   map[Key]string
 }
+
+// maxNames bounds the memo of entry names (about 200 bytes each).
+const maxNames = 4096
 
 // Open opens (creating it if need be) the cache folder dir, holding at most
 // maxBytes of entries, for outputs made by converter version (and options)
@@ -527,8 +537,27 @@ func (c *Cache) drop(e *entry) {
 
 func (c *Cache) path(name string) string { return filepath.Join(c.dir, "data", name) }
 
-// name hashes a key with the cache's version.
+// name hashes a key with the cache's version, remembered for the next
+// lookups of the same key.
 func (c *Cache) name(k Key) string {
+	c.namesMu.Lock()
+	n, ok := c.names[k]
+	c.namesMu.Unlock()
+	if ok {
+		return n
+	}
+	n = c.hashName(k)
+	c.namesMu.Lock()
+	if len(c.names) >= maxNames || c.names == nil {
+		c.names = make(map[Key]string, 64)
+	}
+	c.names[k] = n
+	c.namesMu.Unlock()
+	return n
+}
+
+// hashName is name without the memo.
+func (c *Cache) hashName(k Key) string {
 	h := sha256.New()
 	var num [8]byte
 	w := func(s string) {

@@ -362,3 +362,57 @@ func TestBigEntryChecksum(t *testing.T) {
 	}
 	h.Close()
 }
+
+// The memo of entry names answers what the hash does, for keys differing in
+// any field and past its bound (where it starts over).
+func TestNameMemo(t *testing.T) {
+	c := open(t, t.TempDir(), 1<<20)
+	defer c.Close()
+	seen := map[string]Key{}
+	for i := 0; i < maxNames+100; i++ {
+		k := Key{Path: fmt.Sprintf("/src/m%d.gem", i%700), Dev: 1, Ino: uint64(i % 3), Size: int64(i % 5), Gen: uint64(i % 2), Output: "glb"}
+		want := c.hashName(k)
+		if got := c.name(k); got != want {
+			t.Fatalf("name(%+v) = %s, hash %s", k, got, want)
+		}
+		if got := c.name(k); got != want {
+			t.Fatalf("memoized name(%+v) = %s, hash %s", k, got, want)
+		}
+		if o, ok := seen[want]; ok && o != k {
+			t.Fatalf("%+v and %+v name the same entry", o, k)
+		}
+		seen[want] = k
+		if len(c.names) > maxNames {
+			t.Fatalf("memo holds %d names, bound %d", len(c.names), maxNames)
+		}
+	}
+	// Entries put under a memoized name are found by a fresh hash of the
+	// key after a reopen (the memo is not persisted).
+	k := Key{Path: "/src/a.gem", Dev: 2, Ino: 3, Output: "obj"}
+	if err := c.Put(k, [][]byte{[]byte("abc")}); err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := c.Sizes(k); !ok || s[0] != 3 {
+		t.Fatalf("sizes %v %v", s, ok)
+	}
+}
+
+// BenchmarkSizes is the size lookup a listing makes per geometry output.
+func BenchmarkSizes(b *testing.B) {
+	c, err := Open(b.TempDir(), 1<<20, "v1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	keys := make([]Key, 64)
+	for i := range keys {
+		keys[i] = Key{Path: fmt.Sprintf("/assets/levels/area%d/mesh%d.gem", i/8, i), Dev: 2049, Ino: uint64(1000 + i), Size: 4096, MtimeNs: 1e18, Output: "glb"}
+		c.Put(keys[i], [][]byte{[]byte("x")})
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, ok := c.Sizes(keys[i%len(keys)]); !ok {
+			b.Fatal("miss")
+		}
+	}
+}
