@@ -36,6 +36,53 @@ type meshDir struct {
 	abs    string
 	ident  srcID
 	mesh   *outputs.Mesh
+	// recent is the source's last stat, which the requests of one burst
+	// (a walker's lookup, listing, READDIRPLUS of 4 outputs and chunks/)
+	// share instead of stat'ing the source ≈ 6 times (sourceStat).
+	recent atomic.Pointer[recentStat]
+}
+
+// recentStat is a stat of a mesh folder's source, taken at nanotime at
+// while the parent folder's change count was gen.
+type recentStat struct {
+	st  syscall.Stat_t
+	at  int64
+	gen uint64
+}
+
+// statReuse is how long a source stat stands for the next requests. Only
+// while the source folder is watched, so a change within it is also pushed
+// to the kernel: the reuse only spares the stats of
+// requests already on their way, it does not delay a change. Any change the
+// watcher reports in the folder bumps its change count: a stat taken before
+// the bump (so possibly before the change) is never reused after it.
+const statReuse = 200 * time.Millisecond
+
+// sourceStat stats the source, or reuses a stat taken within statReuse.
+func (m *meshDir) sourceStat() (*syscall.Stat_t, error) {
+	reuse := m.parent.watched.Load() && !m.parent.unwatched.Load()
+	gen := m.parent.changes.Load()
+	now := time.Now().UnixNano()
+	if reuse {
+		if r := m.recent.Load(); r != nil && r.gen == gen && now-r.at >= 0 && now-r.at < int64(statReuse) {
+			st := r.st
+			return &st, nil
+		}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(m.abs, &st); err != nil {
+		return nil, err
+	}
+	if reuse {
+		m.remember(&st, gen, now)
+	}
+	return &st, nil
+}
+
+// remember keeps st, taken at now while the parent folder's change count
+// was gen, for sourceStat.
+func (m *meshDir) remember(st *syscall.Stat_t, gen uint64, now int64) {
+	m.recent.Store(&recentStat{st: *st, at: now, gen: gen})
 }
 
 var (
@@ -50,8 +97,8 @@ func (m *meshDir) label(output string) string { return m.mesh.Format.Name() + "/
 
 // stat returns the source's stat and fingerprint now.
 func (m *meshDir) stat() (*syscall.Stat_t, cache.Fingerprint, error) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(m.abs, &st); err != nil {
+	st, err := m.sourceStat()
+	if err != nil {
 		return nil, cache.Fingerprint{}, err
 	}
 	if uint64(st.Dev) != m.ident.dev || st.Ino != m.ident.ino {
@@ -64,9 +111,9 @@ func (m *meshDir) stat() (*syscall.Stat_t, cache.Fingerprint, error) {
 		// new file fresh nodes.
 		return nil, cache.Fingerprint{}, syscall.ESTALE
 	}
-	fp := cache.FromStat(&st)
+	fp := cache.FromStat(st)
 	fp.Gen = m.parent.companionGen.Load()
-	return &st, fp, nil
+	return st, fp, nil
 }
 
 func (m *meshDir) key(fp cache.Fingerprint, output string) cache.Key {
@@ -77,11 +124,11 @@ func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 	// No identity check (m.stat's ESTALE): a folder has no size to go
 	// stale, and a reader holding the old folder open (grep -r, find)
 	// fstats it and could not recover from ESTALE.
-	var st syscall.Stat_t
-	if err := syscall.Stat(m.abs, &st); err != nil {
+	st, err := m.sourceStat()
+	if err != nil {
 		return errno(err)
 	}
-	fillDirAttr(&out.Attr, &st)
+	fillDirAttr(&out.Attr, st)
 	m.fsys.shortTTL(m.parent, nil, out)
 	return 0
 }

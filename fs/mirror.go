@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -131,6 +132,9 @@ type dirNode struct {
 	watched      atomic.Bool
 	// unwatched is set when watching this folder failed (see shortTTL).
 	unwatched atomic.Bool
+	// changes counts the changes the watcher reported here (any name):
+	// a mesh's stat is reused only within one count (meshDir.sourceStat).
+	changes atomic.Uint64
 	// scanningAhead is set while a pass scans this folder's meshes ahead
 	// of a walker (readahead.go).
 	scanningAhead atomic.Bool
@@ -226,6 +230,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		return d.lookupStats(ctx, out)
 	}
 	p := filepath.Join(d.abs, name)
+	gen, now := d.changes.Load(), time.Now().UnixNano()
 	var st syscall.Stat_t
 	if err := syscall.Lstat(p, &st); err != nil {
 		return nil, gofs.ToErrno(err)
@@ -245,7 +250,11 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		fillDirAttr(&out.Attr, &st)
 		mesh := outputs.New(p, format)
 		mesh.Limits = d.fsys.limits
-		node, mode = &meshDir{fsys: d.fsys, parent: d, abs: p, ident: id, mesh: mesh}, syscall.S_IFDIR
+		md := &meshDir{fsys: d.fsys, parent: d, abs: p, ident: id, mesh: mesh}
+		// A regular file (a mesh is never a link): this Lstat is the Stat
+		// the listing and lookups that follow need.
+		md.remember(&st, gen, now)
+		node, mode = md, syscall.S_IFDIR
 	case syscall.S_IFLNK:
 		out.Attr.FromStat(&st)
 		node, mode = &linkNode{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFLNK
@@ -257,8 +266,11 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	d.fsys.shortTTL(d, out, nil)
 	if ch := d.GetChild(name); ch != nil {
 		if s, ok := ch.Operations().(sourced); ok && s.id() == id {
-			if dn, ok := ch.Operations().(*dirNode); ok {
-				d.fsys.watchDir(dn)
+			switch n := ch.Operations().(type) {
+			case *dirNode:
+				d.fsys.watchDir(n)
+			case *meshDir:
+				n.remember(&st, gen, now)
 			}
 			return ch, 0
 		}

@@ -109,6 +109,7 @@ func (f *FS) sourceChanged(path string) {
 	if d == nil {
 		return
 	}
+	d.changes.Add(1) // before the kernel is told: no stat of before is reused
 	f.invalidateName(d, name)
 	if f.noOpen() {
 		// Under no_opendir the kernel keeps every listing: drop the
@@ -176,6 +177,7 @@ func (f *FS) invalidateAll() {
 	}
 	f.dirsMu.Unlock()
 	for _, d := range dirs {
+		d.changes.Add(1)
 		d.companionGen.Add(1)
 		for name := range d.Children() {
 			f.invalidateName(d, name)
