@@ -135,6 +135,9 @@ type dirNode struct {
 	// changes counts the changes the watcher reported here (any name):
 	// a mesh's stat is reused only within one count (meshDir.sourceStat).
 	changes atomic.Uint64
+	// listed is the stats of the last listing's entries, which the
+	// READDIRPLUS lookups that follow it reuse (see statReuse).
+	listed atomic.Pointer[listedStats]
 	// scanningAhead is set while a pass scans this folder's meshes ahead
 	// of a walker (readahead.go).
 	scanningAhead atomic.Bool
@@ -218,6 +221,29 @@ func (f *FS) sniff(path string, st *syscall.Stat_t) decode.Format {
 	return fm
 }
 
+// listedStats are a listing's entry stats, taken from nanotime at while the
+// folder's change count was gen.
+type listedStats struct {
+	at  int64
+	gen uint64
+	st  map[string]*syscall.Stat_t
+}
+
+// lstat is Lstat of the entry name, or its stat from a listing made within
+// statReuse while the folder is watched and saw no change since (the
+// lookups of a READDIRPLUS follow its listing at once).
+func (d *dirNode) lstat(name string, st *syscall.Stat_t, gen uint64, now int64) error {
+	if d.watched.Load() && !d.unwatched.Load() {
+		if l := d.listed.Load(); l != nil && l.gen == gen && now-l.at >= 0 && now-l.at < int64(statReuse) {
+			if s := l.st[name]; s != nil {
+				*st = *s
+				return nil
+			}
+		}
+	}
+	return syscall.Lstat(filepath.Join(d.abs, name), st)
+}
+
 func (d *dirNode) siblingExists(name string) bool {
 	var st syscall.Stat_t
 	return syscall.Lstat(filepath.Join(d.abs, name), &st) == nil
@@ -232,7 +258,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	p := filepath.Join(d.abs, name)
 	gen, now := d.changes.Load(), time.Now().UnixNano()
 	var st syscall.Stat_t
-	if err := syscall.Lstat(p, &st); err != nil {
+	if err := d.lstat(name, &st, gen, now); err != nil {
 		return nil, gofs.ToErrno(err)
 	}
 	kind, format := d.entryKind(name, &st, d.siblingExists)
@@ -306,13 +332,15 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	// once keep the disk's queue busy instead (sniffs are cached, so a
 	// warm listing only stats).
 	kinds := make([]fuse.DirEntry, len(ents))
+	stats := make([]syscall.Stat_t, len(ents))
+	gen, now := d.changes.Load(), time.Now().UnixNano()
 	entry := func(i int) {
 		name := ents[i].Name()
-		var st syscall.Stat_t
-		if err := syscall.Lstat(filepath.Join(d.abs, name), &st); err != nil {
+		st := &stats[i]
+		if err := syscall.Lstat(filepath.Join(d.abs, name), st); err != nil {
 			return // gone since the listing: kind 0, left out
 		}
-		kind, _ := d.entryKind(name, &st, siblings)
+		kind, _ := d.entryKind(name, st, siblings)
 		if kind == kindMesh {
 			kind = syscall.S_IFDIR
 		}
@@ -337,11 +365,14 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 		}
 	}
 	list := kinds[:0]
-	for _, e := range kinds {
+	listed := &listedStats{at: now, gen: gen, st: make(map[string]*syscall.Stat_t, len(ents))}
+	for i, e := range kinds {
 		if e.Mode != 0 {
 			list = append(list, e)
+			listed.st[e.Name] = &stats[i]
 		}
 	}
+	d.listed.Store(listed)
 	return gofs.NewListDirStream(list), 0
 }
 

@@ -3,7 +3,9 @@ package fs
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // A mesh's source stat is reused by the requests that follow it only while
@@ -79,5 +81,48 @@ func TestSourceStatReuse(t *testing.T) {
 	os.Remove(p)
 	if _, err := m.sourceStat(); err == nil {
 		t.Fatal("stat of a removed source succeeded")
+	}
+}
+
+// A folder's lookups reuse its listing's entry stats under the same rules.
+func TestListedStatReuse(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.bin")
+	if err := os.WriteFile(p, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := &dirNode{abs: dir}
+	var listedSt syscall.Stat_t
+	if err := syscall.Lstat(p, &listedSt); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixNano()
+	d.listed.Store(&listedStats{at: now, gen: 0, st: map[string]*syscall.Stat_t{"a.bin": &listedSt}})
+	if err := os.WriteFile(p, make([]byte, 5), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	size := func(name string, gen uint64, at int64) int64 {
+		t.Helper()
+		var st syscall.Stat_t
+		if err := d.lstat(name, &st, gen, at); err != nil {
+			return -1
+		}
+		return st.Size
+	}
+	if got := size("a.bin", 0, now); got != 5 {
+		t.Fatalf("unwatched folder: size %d, want 5", got)
+	}
+	d.watched.Store(true)
+	if got := size("a.bin", 0, now); got != 3 {
+		t.Fatalf("watched, same burst: size %d, want the listing's 3", got)
+	}
+	if got := size("a.bin", 1, now); got != 5 {
+		t.Fatalf("after a change event: size %d, want 5", got)
+	}
+	if got := size("a.bin", 0, now+int64(statReuse)); got != 5 {
+		t.Fatalf("after statReuse: size %d, want 5", got)
+	}
+	if got := size("b.bin", 0, now); got != -1 {
+		t.Fatalf("name not listed and absent: size %d, want an error", got)
 	}
 }
