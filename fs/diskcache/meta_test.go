@@ -2,8 +2,10 @@ package diskcache
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -355,4 +357,34 @@ func TestMetaInlineOffsets(t *testing.T) {
 	c.Close()
 	c = open(t, dir, 1<<24)
 	check("last reopen")
+}
+
+// The hand-built index line is the fmt-formatted one the index syntax
+// describes, for entries with and without a blob and checksums of every
+// width.
+func TestRecordLineFormat(t *testing.T) {
+	for _, e := range []*entry{
+		{name: "ab", sum: 0, sizes: []int64{0}},
+		{name: "cd", sum: 0xf, sizes: []int64{1, 22, 333}},
+		{name: "ef", sum: 0xdeadbeef, sizes: nil, meta: []byte{}},
+		{name: "0123456789abcdef0123456789abcdef01234567", sum: 0x00a0b0c0, sizes: []int64{1 << 40, 7}, meta: []byte("blob\x00\xff")},
+	} {
+		kind := "put"
+		if e.meta != nil {
+			kind = "meta"
+		}
+		want := fmt.Sprintf("%s %s %08x ", kind, e.name, e.sum)
+		for i, s := range e.sizes {
+			if i > 0 {
+				want += ","
+			}
+			want += fmt.Sprint(s)
+		}
+		if e.meta != nil {
+			want += fmt.Sprintf(" %08x :%s", crc32.Checksum(e.meta, castagnoli), base64.RawURLEncoding.EncodeToString(e.meta))
+		}
+		if got := recordLine(e); got != want {
+			t.Errorf("recordLine = %q, want %q", got, want)
+		}
+	}
 }
