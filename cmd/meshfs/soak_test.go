@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -369,7 +370,7 @@ func soakCat(p, rel string, want [][]byte, c *soakCounts, report func(*atomic.In
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	switch {
-	case err != nil && strings.Contains(stderr.String(), "No such file"):
+	case err != nil && (strings.Contains(stderr.String(), "No such file") || strings.Contains(stderr.String(), "Stale file handle")):
 		c.gone.Add(1)
 	case err != nil:
 		report(&c.errors, "cat %s: %v: %s", rel, err, stderr.String())
@@ -398,6 +399,10 @@ func soakRead(p, rel string, want [][]byte, mmap bool, rng *rand.Rand, c *soakCo
 	}
 	defer f.Close()
 	fi, err := f.Stat()
+	if gone(err) {
+		c.gone.Add(1)
+		return
+	}
 	if err != nil {
 		report(&c.errors, "fstat %s: %v", rel, err)
 		return
@@ -423,8 +428,23 @@ func soakRead(p, rel string, want [][]byte, mmap bool, rng *rand.Rand, c *soakCo
 			report(&c.errors, "mmap %s: %v", rel, err)
 			return
 		}
-		ok := oneOf(m, sized)
+		// A page the kernel must fetch after the source was replaced
+		// faults (SIGBUS: the read behind it got ESTALE): gone, as for
+		// read.
+		ok, faulted := func() (ok, faulted bool) {
+			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+			defer func() {
+				if recover() != nil {
+					faulted = true
+				}
+			}()
+			return oneOf(m, sized), false
+		}()
 		syscall.Munmap(m)
+		if faulted {
+			c.gone.Add(1)
+			return
+		}
 		if !ok {
 			report(&c.stale, "mmap %s: %d bytes, none of the versions of that size", rel, size)
 		}
@@ -434,6 +454,10 @@ func soakRead(p, rel string, want [][]byte, mmap bool, rng *rand.Rand, c *soakCo
 		for range 8 {
 			off := rng.Int64N(size + 1)
 			n, err := f.ReadAt(buf, off)
+			if gone(err) {
+				c.gone.Add(1)
+				return
+			}
 			if err != nil && err != io.EOF {
 				report(&c.errors, "pread %s at %d: %v", rel, off, err)
 				return
@@ -451,6 +475,10 @@ func soakRead(p, rel string, want [][]byte, mmap bool, rng *rand.Rand, c *soakCo
 		}
 	default:
 		b, err := io.ReadAll(f)
+		if gone(err) {
+			c.gone.Add(1)
+			return
+		}
 		if err != nil {
 			report(&c.errors, "read %s: %v", rel, err)
 			return
