@@ -67,3 +67,18 @@ func CPUTime() time.Duration {
 func ReportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric(float64(CPUTime()-start)/float64(b.N), "cpu-ns/op")
 }
+
+// Loop is the body of the project's throughput benchmarks: it runs op in
+// b's loop and reports MB/s of size bytes (the source), allocations and
+// CPU time per op; an error from op fails the benchmark.
+func Loop(b *testing.B, size int64, op func() error) {
+	b.SetBytes(size)
+	b.ReportAllocs()
+	c0 := CPUTime()
+	for b.Loop() {
+		if err := op(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ReportCPU(b, c0)
+}

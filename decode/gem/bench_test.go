@@ -48,32 +48,26 @@ func benchSource(src []byte) *decode.Source {
 // benchConvert measures decode + .glb export of src; MB/s is of source
 // bytes.
 func benchConvert(b *testing.B, src []byte) {
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
+	decodetest.Loop(b, int64(len(src)), func() error {
 		sc, err := Format{}.Decode(context.Background(), benchSource(src))
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		if _, err := gltf.Encode(sc); err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	decodetest.ReportCPU(b, c0)
+		return nil
+	})
 }
 
 // benchDecode measures the decode of src alone.
 func benchDecode(b *testing.B, src []byte) {
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
+	decodetest.Loop(b, int64(len(src)), func() error {
 		if _, err := (Format{}).Decode(context.Background(), benchSource(src)); err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	decodetest.ReportCPU(b, c0)
+		return nil
+	})
 }
 
 // BenchmarkConvertGEM measures decode + .glb export of a ≈1 M-triangle file;
@@ -97,15 +91,12 @@ func BenchmarkExportGEM(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
+	decodetest.Loop(b, int64(len(src)), func() error {
 		if _, err := gltf.Encode(sc); err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	decodetest.ReportCPU(b, c0)
+		return nil
+	})
 }
 
 // mountFile is the file the mount benchmark (fs/bench) reads as big.ply.

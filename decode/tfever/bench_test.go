@@ -82,33 +82,27 @@ func bigSource(b *testing.B) (*decode.Source, int64) {
 // MB/s is of source (script + blob) bytes.
 func BenchmarkConvertBig(b *testing.B) {
 	src, size := bigSource(b)
-	b.SetBytes(size)
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
+	decodetest.Loop(b, size, func() error {
 		sc, err := (Msh{}).Decode(context.Background(), src)
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		if _, err := gltf.Encode(sc); err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	decodetest.ReportCPU(b, c0)
+		return nil
+	})
 }
 
 // BenchmarkDecodeBig is the decode half alone.
 func BenchmarkDecodeBig(b *testing.B) {
 	src, size := bigSource(b)
-	b.SetBytes(size)
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
+	decodetest.Loop(b, size, func() error {
 		if _, err := (Msh{}).Decode(context.Background(), src); err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	decodetest.ReportCPU(b, c0)
+		return nil
+	})
 }
 
 // BenchmarkExportBig is the .glb export half alone; MB/s is still of the
@@ -119,13 +113,10 @@ func BenchmarkExportBig(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(size)
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
+	decodetest.Loop(b, size, func() error {
 		if _, err := gltf.Encode(sc); err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	decodetest.ReportCPU(b, c0)
+		return nil
+	})
 }

@@ -70,19 +70,16 @@ func BenchmarkConvertUnigine(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
+	decodetest.Loop(b, int64(len(src)), func() error {
 		sc, err := Format{}.Decode(context.Background(), memSource("bench.mesh", src))
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		if _, err := gltf.Encode(sc); err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	decodetest.ReportCPU(b, c0)
+		return nil
+	})
 }
 
 // BenchmarkColdPathUnigine is what the mount does on the cold first read
@@ -105,30 +102,27 @@ func BenchmarkColdPathUnigine(b *testing.B) {
 		}
 		return f, &decode.Source{Name: p, R: f, Size: int64(len(src))}
 	}
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
+	decodetest.Loop(b, int64(len(src)), func() error {
 		f, s := open()
 		st, err := Format{}.Scan(context.Background(), s)
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		if _, err := decode.HeaderJSON(st.Header); err != nil {
-			b.Fatal(err)
+			return err
 		}
 		f.Close()
 		f, s = open()
 		sc, err := Format{}.Decode(context.Background(), s)
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		f.Close()
 		if _, err := gltf.Encode(sc); err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	decodetest.ReportCPU(b, c0)
+		return nil
+	})
 }
 
 // BenchmarkDecodeUnigine is the decode half alone.
@@ -137,15 +131,12 @@ func BenchmarkDecodeUnigine(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
+	decodetest.Loop(b, int64(len(src)), func() error {
 		if _, err := (Format{}).Decode(context.Background(), memSource("bench.mesh", src)); err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	decodetest.ReportCPU(b, c0)
+		return nil
+	})
 }
 
 // BenchmarkExportUnigine is the .glb export half alone; MB/s is still of
@@ -159,15 +150,12 @@ func BenchmarkExportUnigine(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
+	decodetest.Loop(b, int64(len(src)), func() error {
 		if _, err := gltf.Encode(sc); err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	decodetest.ReportCPU(b, c0)
+		return nil
+	})
 }
 
 // TestGLBSkinAndTargets: the sk10 fixture's .glb has the file's joints plus

@@ -347,17 +347,14 @@ func BenchmarkScanUnigine(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
+	decodetest.Loop(b, int64(len(src)), func() error {
 		st, err := Format{}.Scan(context.Background(), memSource("bench.mesh", src))
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		if _, err := decode.HeaderJSON(st.Header); err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	decodetest.ReportCPU(b, c0)
+		return nil
+	})
 }

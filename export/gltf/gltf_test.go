@@ -913,16 +913,13 @@ func BenchmarkEncode1MTriangles(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(glb)))
-	b.ReportAllocs()
 	b.ResetTimer()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
+	decodetest.Loop(b, int64(len(glb)), func() error {
 		if _, err := Encode(s); err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	decodetest.ReportCPU(b, c0)
+		return nil
+	})
 }
 
 // randomScene builds a scene of random shape whose numbers are often

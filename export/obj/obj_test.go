@@ -494,15 +494,12 @@ func BenchmarkEncode1MTriangles(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(o)))
-	b.ReportAllocs()
-	c0 := decodetest.CPUTime()
-	for b.Loop() {
+	decodetest.Loop(b, int64(len(o)), func() error {
 		if _, _, err := Encode(s, "big.mtl"); err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	decodetest.ReportCPU(b, c0)
+		return nil
+	})
 }
 
 // TestRandomScenes writes random scenes full of awkward values (NaN, ±Inf,
