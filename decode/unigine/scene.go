@@ -117,7 +117,7 @@ func checkMorphFill(f *File, file string, union int) error {
 // nc coordinate or ntv triangle vertices stops the join: bad is its index
 // (−1 when every corner is in range).
 func join(ci, ti []uint32, nc, ntv int) (cOf, tOf, idx []uint32, bad int) {
-	idx = make([]uint32, len(ci))
+	idx = unzeroed[uint32](len(ci)) // every corner is written (or idx dropped)
 	// byT holds a triangle vertex's first glTF vertex plus one, so that
 	// the zeroed allocation already means "none yet".
 	byT := make([]uint32, ntv)
@@ -264,9 +264,12 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 	if tableDone == nil && nv > ntv {
 		fillTable()
 	}
-	p.Positions = make([][3]float32, nv)
-	p.Normals = make([][3]float32, nv)
-	p.Tangents = make([][4]float32, nv)
+	// The vertex fill below writes every element of these arrays (and of
+	// the UV sets with a source, the colours, joints and weights), so
+	// they are not zeroed first.
+	p.Positions = unzeroed[[3]float32](nv)
+	p.Normals = unzeroed[[3]float32](nv)
+	p.Tangents = unzeroed[[4]float32](nv)
 	// Per-vertex attribute sets, each taken from its triangle vertex; a nil
 	// source leaves its set zero (UV1 without UV0 keeps the set numbering).
 	var uvSrc [][][2]float32
@@ -278,18 +281,18 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 			}
 			continue
 		}
-		p.UVs = append(p.UVs, make([][2]float32, nv))
+		p.UVs = append(p.UVs, unzeroed[[2]float32](nv))
 		uvSrc = append(uvSrc, uvs)
 	}
 	var col [][4]float32
 	if len(s.Colors) > 0 {
-		col = make([][4]float32, nv)
+		col = unzeroed[[4]float32](nv)
 		p.Colors = [][][4]float32{col}
 	}
 	skinned := shift >= 0 && len(f.Joints) > 0
 	if skinned {
-		p.Joints = make([][4]uint16, nv)
-		p.Weights = make([][4]float32, nv)
+		p.Joints = unzeroed[[4]uint16](nv)
+		p.Weights = unzeroed[[4]float32](nv)
 	}
 	// Every glTF vertex is independent of the others: fill them in
 	// parallel, one attribute at a time over each range (tight loops over

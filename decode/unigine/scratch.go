@@ -1,6 +1,7 @@
 package unigine
 
 import (
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -55,3 +56,38 @@ func release(f *File) {
 		*s = Surface{}
 	}
 }
+
+// noZeroMin is the size from which unzeroed returns memory that is not
+// zeroed first; below it make's zeroing costs next to nothing.
+const noZeroMin = 64 << 10
+
+// unzeroed returns n elements of a pointer-free type T whose contents are
+// unspecified, for arrays the scene keeps (so they cannot come from a
+// pool) and whose every element the caller writes before any is read:
+// make would zero them first, a pass over tens of MB for a large mesh
+// that the writes then repeat, on the goroutine that allocates (serial).
+// A strings.Builder grown to the byte size holds memory allocated
+// without zeroing (as export/gltf's output); the array is made over it:
+// an allocation this large is page-aligned, enough for any T. T must hold
+// no pointers (the memory is a []byte's, which the collector does not
+// scan). If a future Builder zeroed its memory, this would only be slower.
+func unzeroed[T any](n int) []T {
+	var zero T
+	size := uintptr(n) * unsafe.Sizeof(zero)
+	if size < noZeroMin {
+		return make([]T, n)
+	}
+	var sb strings.Builder
+	sb.Grow(int(size))
+	sb.WriteByte(0) // a string of length 1: its data is the allocation's start
+	p := unsafe.StringData(sb.String())
+	if poisonHook != nil {
+		poisonHook(unsafe.Slice(p, size))
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(p)), n)
+}
+
+// poisonHook, when set (by tests), is given the bytes of every array
+// unzeroed returns, to fill with garbage: a result that changes shows an
+// element read before it was written.
+var poisonHook func([]byte)
