@@ -248,8 +248,13 @@ func (m *meshDir) scan(ctx context.Context, fp cache.Fingerprint) (*scanResult, 
 func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output string) (*cache.Entry, error) {
 	key, label := m.key(fp, output), m.label(output)
 	// An output in the disk cache was converted from this very source
-	// version (so its scan succeeded): load it instead of converting.
+	// version (so its scan succeeded): load it instead of converting. So
+	// is a conversion that failed: its error comes back without a retry.
 	_, onDisk := m.fsys.diskSizes(key)
+	var diskErr error
+	if !onDisk {
+		diskErr, onDisk = m.fsys.diskFailure(key)
+	}
 	if onDisk {
 		label += diskSuffix
 	} else {
@@ -264,6 +269,10 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 	}
 	var failed atomic.Bool
 	e, err := m.fsys.cache.Get(ctx, key, label, func(ctx context.Context) (*cache.Entry, error) {
+		if diskErr != nil {
+			// Listings already show error.txt (knownBroken): no notice.
+			return &cache.Entry{Err: diskErr}, nil
+		}
 		if onDisk {
 			if e := m.fsys.loadFromDisk(key); e != nil {
 				return e, nil
@@ -426,14 +435,22 @@ func (m *meshDir) errorText(ctx context.Context, fp cache.Fingerprint) ([]byte, 
 }
 
 // knownBroken reports, without converting anything, whether error.txt is
-// known to exist: the scan failed, or a conversion already failed.
+// known to exist: the scan failed, or a conversion already failed (in this
+// mount or, for this source version, in an earlier one).
 func (m *meshDir) knownBroken(fp cache.Fingerprint, r *scanResult) bool {
 	if r.scanErr != nil || r.hdrErr != nil {
 		return true
 	}
 	for _, out := range []string{outGLB, outOBJ} {
-		if e, ok := m.fsys.cache.Peek(m.key(fp, out)); ok && e.Err != nil {
+		key := m.key(fp, out)
+		e, ok := m.fsys.cache.Peek(key)
+		if ok && e.Err != nil {
 			return true
+		}
+		if !ok {
+			if _, failed := m.fsys.diskFailure(key); failed {
+				return true
+			}
 		}
 	}
 	return false
@@ -504,7 +521,7 @@ func (m *meshDir) converted(fp cache.Fingerprint, output string) bool {
 	if e, ok := m.fsys.cache.Peek(key); ok {
 		return e.Err == nil
 	}
-	// The disk cache keeps successful conversions only.
+	// diskSizes knows successful conversions only (not failure records).
 	_, ok := m.fsys.diskSizes(key)
 	return ok
 }

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -140,19 +141,52 @@ func (f *FS) loadFromDisk(key cache.Key) *cache.Entry {
 }
 
 // saveToDisk writes a converted entry to the disk cache beside the reader
-// (Close waits for it).
+// (Close waits for it). A failed conversion is kept too, as its error's
+// text (failureRecord), when the failure belongs to the source version:
+// otherwise a remount's `ls -lR` would convert every broken mesh again just
+// to learn that it still fails, and to list its error.txt.
 func (f *FS) saveToDisk(key cache.Key, e *cache.Entry) {
-	if f.disk == nil || e.Err != nil {
+	if f.disk == nil || (e.Err != nil && !persistable(e.Err)) {
 		return
 	}
 	dk := f.diskKey(key)
 	f.diskWrites.Add(1)
 	go func() {
 		defer f.diskWrites.Done()
-		if err := f.disk.Put(dk, e.Parts); err != nil && err != diskcache.ErrTooBig {
+		var err error
+		if e.Err != nil {
+			err = f.disk.PutMeta(dk, nil, failureRecord(e.Err))
+		} else {
+			err = f.disk.Put(dk, e.Parts)
+		}
+		if err != nil && err != diskcache.ErrTooBig {
 			f.logOnce("disk-put-error", "meshfs: disk cache: %v", err)
 		}
 	}()
+}
+
+// A failure record is the metadata blob of a geometry output's disk-cache
+// entry that has no parts: failureRecordVersion, then the error's text.
+// Successful conversions are stored without a blob, so a blob on a
+// geometry output's key always means a failure.
+const failureRecordVersion = 1
+
+func failureRecord(err error) []byte {
+	return append([]byte{failureRecordVersion}, err.Error()...)
+}
+
+// diskFailure returns the conversion failure the disk cache holds for a
+// geometry output's key: the error of an earlier mount's conversion of this
+// very source version, with its text.
+func (f *FS) diskFailure(key cache.Key) (error, bool) {
+	if f.disk == nil {
+		return nil, false
+	}
+	meta, _, ok := f.disk.Meta(f.diskKey(key))
+	if !ok || len(meta) < 1 || meta[0] != failureRecordVersion {
+		return nil, false
+	}
+	return errors.New(string(meta[1:])), true
 }
 
 // saveToDiskNow is saveToDisk done before returning, for an output that is
@@ -173,12 +207,17 @@ func (f *FS) saveToDiskNow(key cache.Key, e *cache.Entry) bool {
 	return true
 }
 
-// diskSizes returns an output's part sizes from the disk cache index.
+// diskSizes returns the part sizes of an output converted successfully by
+// an earlier mount, from the disk cache index (a failure record has none).
 func (f *FS) diskSizes(key cache.Key) ([]int64, bool) {
 	if f.disk == nil {
 		return nil, false
 	}
-	return f.disk.Sizes(f.diskKey(key))
+	sizes, ok := f.disk.Sizes(f.diskKey(key))
+	if !ok || len(sizes) == 0 {
+		return nil, false
+	}
+	return sizes, true
 }
 
 // touch records a reader's request: the pre-warmer waits for a quiet moment.

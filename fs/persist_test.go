@@ -2,12 +2,14 @@ package fs
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -281,5 +283,84 @@ func TestDiskCacheCompanionChangedWhileUnmounted(t *testing.T) {
 	}
 	if n := conversions(stats(t, mnt)); n != 1 {
 		t.Fatalf("after the companion changed: %d conversions, want 1", n)
+	}
+}
+
+// A conversion that failed is remembered by the disk cache like one that
+// succeeded: after a remount the broken mesh lists error.txt, its .glb
+// fails with EIO and error.txt reads the same, all without converting.
+func TestDiskCacheRemembersFailures(t *testing.T) {
+	src := t.TempDir()
+	write(t, filepath.Join(src, "bad"+fakeExt), fakeDecodeBroken())
+	write(t, filepath.Join(src, "good"+fakeExt), fakeMesh(20, 1))
+	dir := t.TempDir()
+	bad := filepath.Join("bad"+fakeExt, "bad.glb")
+	errTxt := filepath.Join("bad"+fakeExt, outputs.ErrorName)
+
+	_, mnt, stop := mountDisk(t, src, dir, false)
+	if _, err := os.ReadFile(filepath.Join(mnt, bad)); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("first mount: %s gives %v, want EIO", bad, err)
+	}
+	want, err := os.ReadFile(filepath.Join(mnt, errTxt))
+	if err != nil || !bytes.Contains(want, []byte("offset")) {
+		t.Fatalf("first mount: error.txt %q, %v", want, err)
+	}
+	for _, name := range []string{"good.glb", "good.obj"} {
+		if _, err := os.ReadFile(filepath.Join(mnt, "good"+fakeExt, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := conversions(stats(t, mnt)); got != 4 {
+		t.Fatalf("first mount: %d conversions, want 4 (the failing glb and obj, the good ones)", got)
+	}
+	stop()
+
+	_, mnt, stop = mountDisk(t, src, dir, false)
+	// ls -lR: the broken folder lists error.txt at once; stat'ing its
+	// outputs converts nothing.
+	if ls := strings.Join(names(t, filepath.Join(mnt, "bad"+fakeExt)), " "); !strings.Contains(ls, outputs.ErrorName) {
+		t.Fatalf("remount: error.txt not listed: %s", ls)
+	}
+	if ls, err := exec.LookPath("ls"); err == nil {
+		// Exit status 1: ls cannot stat the broken outputs (EIO).
+		out, _ := exec.Command(ls, "-lR", mnt).CombinedOutput()
+		if !bytes.Contains(out, []byte("bad.glb")) || !bytes.Contains(out, []byte("good.glb")) {
+			t.Fatalf("ls -lR after remount:\n%s", out)
+		}
+	}
+	for _, name := range []string{"bad.glb", "bad.obj", "bad.mtl"} {
+		if _, err := os.Stat(filepath.Join(mnt, "bad"+fakeExt, name)); !errors.Is(err, syscall.EIO) {
+			t.Fatalf("remount: stat %s gives %v, want EIO", name, err)
+		}
+	}
+	if _, err := os.ReadFile(filepath.Join(mnt, bad)); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("remount: %s gives %v, want EIO", bad, err)
+	}
+	got, err := os.ReadFile(filepath.Join(mnt, errTxt))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("remount: error.txt %q, %v; want %q", got, err, want)
+	}
+	s := stats(t, mnt)
+	if n := conversions(s); n != 0 {
+		t.Fatalf("remount converted %d outputs: %+v", n, s.Conversions)
+	}
+	if s.DiskLoads["fake/glb"] != 1 || s.DiskLoads["fake/obj"] != 1 {
+		t.Fatalf("disk loads %v, want the two failures", s.DiskLoads)
+	}
+	stop()
+
+	// Fixed while unmounted: a new source version converts, and succeeds.
+	write(t, filepath.Join(src, "bad"+fakeExt), fakeMesh(3, 2))
+	_, mnt, _ = mountDisk(t, src, dir, false)
+	if _, err := os.ReadFile(filepath.Join(mnt, bad)); err != nil {
+		t.Fatalf("fixed source: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(mnt, errTxt)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("fixed source still has error.txt: %v", err)
+	}
+	// 2: asking for error.txt converts the obj too (it holds that
+	// export's errors).
+	if n := conversions(stats(t, mnt)); n != 2 {
+		t.Fatalf("fixed source: %d conversions, want 2", n)
 	}
 }

@@ -357,9 +357,15 @@ func (c *Cache) apply(ln []byte, start int64) bool {
 	return false
 }
 
+// noParts is the sizes field of an entry without parts (a blob alone).
+const noParts = "-"
+
 // parseSizes parses "SIZE,SIZE…" (each non-negative, the sum not
-// overflowing).
+// overflowing), or noParts.
 func parseSizes(s string) ([]int64, int64, bool) {
+	if s == noParts {
+		return []int64{}, 0, true
+	}
 	var sizes []int64
 	var total int64
 	for _, s := range strings.Split(s, ",") {
@@ -494,6 +500,9 @@ func appendRecord(b []byte, e *entry) []byte {
 	b = append(b, ' ')
 	b = appendHex8(b, e.sum)
 	b = append(b, ' ')
+	if len(e.sizes) == 0 {
+		b = append(b, noParts...)
+	}
 	for i, s := range e.sizes {
 		if i > 0 {
 			b = append(b, ',')

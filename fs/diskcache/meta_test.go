@@ -34,6 +34,10 @@ func TestMetaAcrossReopen(t *testing.T) {
 	if _, _, ok := c.Meta(key(3)); ok {
 		t.Error("an entry put without a blob has one")
 	}
+	// A blob without parts (the mount's record of a failed conversion).
+	if err := c.PutMeta(metaKey(4), nil, []byte("failed")); err != nil {
+		t.Fatal(err)
+	}
 	c.Close()
 
 	c = open(t, dir, 1<<20)
@@ -44,11 +48,17 @@ func TestMetaAcrossReopen(t *testing.T) {
 	if got, sizes, ok := c.Meta(metaKey(2)); !ok || len(got) != 0 || len(sizes) != 1 || sizes[0] != 0 {
 		t.Fatalf("empty meta after reopen: %q %v %v", got, sizes, ok)
 	}
+	if got, sizes, ok := c.Meta(metaKey(4)); !ok || string(got) != "failed" || len(sizes) != 0 {
+		t.Fatalf("a blob without parts after reopen: %q %v %v", got, sizes, ok)
+	}
+	if parts, ok := c.Get(metaKey(4)); !ok || len(parts) != 0 {
+		t.Fatalf("a blob without parts: Get gives %q %v", parts, ok)
+	}
 	parts, ok := c.Get(metaKey(1))
 	if !ok || !bytes.Equal(parts[0], hdr) {
 		t.Fatalf("parts after reopen: %q %v", parts, ok)
 	}
-	if s := c.Stats(); s.Entries != 3 || s.Bytes != int64(len(hdr)+len(meta)+10) {
+	if s := c.Stats(); s.Entries != 4 || s.Bytes != int64(len(hdr)+len(meta)+10+len("failed")) {
 		t.Errorf("stats: %+v (the blob counts against the budget)", s)
 	}
 	// Another version string misses.
@@ -374,6 +384,9 @@ func TestRecordLineFormat(t *testing.T) {
 			kind = "meta"
 		}
 		want := fmt.Sprintf("%s %s %08x ", kind, e.name, e.sum)
+		if len(e.sizes) == 0 {
+			want += "-"
+		}
 		for i, s := range e.sizes {
 			if i > 0 {
 				want += ","
