@@ -1,6 +1,7 @@
 package unigine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -57,11 +58,24 @@ func parseGeometry(r *reader, lay layout, sh surfHeader, s *Surface, joints int)
 	if ci < 0 {
 		ci = r.count("coordinate_index_count", 1)
 	}
+	cAt := r.pos
 	s.CIndices = r.indices("coordinate_indices", ci, nc)
+	cEnd := r.pos
 	if ti < 0 {
 		ti = r.count("triangle_index_count", 1)
 	}
-	s.TIndices = r.indices("triangle_indices", ti, ntv)
+	if r.sameIndices(cAt, cEnd, ci, ti, nc, ntv) {
+		// A surface without seams (every triangle vertex of one
+		// coordinate vertex, numbered alike) stores the same index list
+		// twice: the bytes compare equal, so the values are the
+		// coordinate indices, each below nc ≤ ntv. One array serves
+		// both (release and the scene's join know), and the second
+		// list is neither decoded nor allocated.
+		r.pos += cEnd - cAt
+		s.TIndices = s.CIndices
+	} else {
+		s.TIndices = r.indices("triangle_indices", ti, ntv)
+	}
 	if r.err == nil && len(s.CIndices) != len(s.TIndices) {
 		r.fail("triangle_index_count", nil, "%d coordinate indices but %d triangle indices", len(s.CIndices), len(s.TIndices))
 	}
@@ -212,6 +226,20 @@ func (r *reader) weights(nc, joints int) [][]Influence {
 		ws[i] = backing[start:len(backing):len(backing)]
 	}
 	return ws
+}
+
+// sameIndices reports whether the triangle indices that start at r.pos
+// are the same ti values as the coordinate indices just read from
+// r.b[cAt:cEnd]: the same count and width, nc ≤ ntv (so every value is in
+// range for both) and the same bytes. It reads nothing when they are not
+// all there (the ordinary read then reports the shortage).
+func (r *reader) sameIndices(cAt, cEnd, ci, ti, nc, ntv int) bool {
+	n := cEnd - cAt
+	if r.err != nil || ci != ti || ci == 0 || nc > ntv || indexWidth(nc) != indexWidth(ntv) ||
+		int64(n) > r.left() || !r.ensure("triangle_indices", int64(n)) {
+		return false
+	}
+	return bytes.Equal(r.b[cAt:cEnd], r.b[r.pos:r.pos+n])
 }
 
 // indexWidth is the byte width of an index array addressing n vertices:

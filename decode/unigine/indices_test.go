@@ -1,10 +1,13 @@
 package unigine
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
@@ -164,5 +167,73 @@ func BenchmarkCompactIndices(b *testing.B) {
 		if _, err := compactRun(enc, 0, idx, n, 0); err != nil {
 			b.Fatal(err.msg)
 		}
+	}
+}
+
+// TestSharedIndexLists: a surface that stores the same index list twice
+// (the generated grids: no seams) is read into one array for both, in
+// every index width; the model is still the one written, and its scene
+// the one from two separate arrays. When the bytes are equal but the
+// triangle vertices are fewer than the coordinate vertices (so a value
+// could be out of range for them), or the lists differ, they are read
+// apart.
+func TestSharedIndexLists(t *testing.T) {
+	for _, n := range []int{10, 100, 300} { // u8, u16 and compact indices
+		want := bigGridFile(MagicMS15, n)
+		b, err := Encode(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(context.Background(), memSource("g.mesh", b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := got.Surfaces[0]
+		if !sameArray(s.CIndices, s.TIndices) {
+			t.Errorf("n=%d: the two equal lists were read into two arrays", n)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("n=%d: round trip differs: %s", n, diff(got, want))
+		}
+		sc, err := Scene(got, "g.mesh", "g")
+		if err != nil {
+			t.Fatal(err)
+		}
+		apart := *got
+		apart.Surfaces = []Surface{s}
+		apart.Surfaces[0].TIndices = slices.Clone(s.TIndices)
+		ref, err := Scene(&apart, "g.mesh", "g")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(sc, ref) {
+			t.Errorf("n=%d: the scene from the shared array differs from the one from two arrays", n)
+		}
+	}
+	// Fewer triangle vertices than coordinate vertices, both lists equal:
+	// the last coordinate vertex is out of range for the triangle list.
+	f := bigGridFile(MagicMS15, 300)
+	s := &f.Surfaces[0]
+	s.Targets[0].Tangents = s.Targets[0].Tangents[:len(s.Targets[0].Tangents)-1]
+	s.UV0 = s.UV0[:len(s.UV0)-1]
+	b, err := Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Read(context.Background(), memSource("short.mesh", b))
+	if err == nil || !strings.Contains(err.Error(), "triangle_indices") {
+		t.Errorf("an index past the triangle vertices: got %v", err)
+	}
+	// Different lists stay apart.
+	f = bigGridFile(MagicMS15, 300)
+	s = &f.Surfaces[0]
+	s.TIndices[0], s.TIndices[1] = s.TIndices[1], s.TIndices[0]
+	b, _ = Encode(f)
+	got, err := Read(context.Background(), memSource("swap.mesh", b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sameArray(got.Surfaces[0].CIndices, got.Surfaces[0].TIndices) || !reflect.DeepEqual(got, f) {
+		t.Error("different lists: shared, or not read as written")
 	}
 }

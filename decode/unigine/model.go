@@ -100,7 +100,9 @@ type Surface struct {
 	Colors  [][4]uint8
 	// CIndices index the coordinate vertices (Targets[0].Positions),
 	// TIndices the triangle vertices (tangents, UVs, colours); corner k of
-	// the surface is (CIndices[k], TIndices[k]).
+	// the surface is (CIndices[k], TIndices[k]). The reader gives both
+	// the same array when the file stores the same list twice (a surface
+	// without seams): treat them as read-only.
 	CIndices, TIndices []uint32
 	// Collision is the decompressed collision block (edges and spatial
 	// tree; ms15 and ms14), kept as bytes.

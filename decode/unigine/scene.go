@@ -116,7 +116,15 @@ func checkMorphFill(f *File, file string, union int) error {
 // a map holds only the pairs that share a triangle vertex. A corner outside
 // nc coordinate or ntv triangle vertices stops the join: bad is its index
 // (−1 when every corner is in range).
+//
+// When ci and ti are one array (the reader's sameIndices: a surface
+// without seams), every pair is (v, v): see joinSame. cOf and tOf are then
+// one array too.
 func join(ci, ti []uint32, nc, ntv int) (cOf, tOf, idx []uint32, bad int) {
+	if sameArray(ci, ti) && len(ti) >= len(ci) {
+		vOf, idx, bad := joinSame(ci, min(nc, ntv))
+		return vOf, vOf, idx, bad
+	}
 	idx = unzeroed[uint32](len(ci)) // every corner is written (or idx dropped)
 	// byT holds a triangle vertex's first glTF vertex plus one, so that
 	// the zeroed allocation already means "none yet".
@@ -160,6 +168,34 @@ func join(ci, ti []uint32, nc, ntv int) (cOf, tOf, idx []uint32, bad int) {
 		n++
 	}
 	return cOf[:n], tOf[:n], idx, -1
+}
+
+// joinSame is join for corners whose coordinate and triangle indices are
+// the same list ci, over n = min(nc, ntv) vertices: each glTF vertex is
+// one index value, numbered in order of first use, so one table by value
+// answers every corner (no pair to compare, no map). A corner at n or
+// beyond stops it, as in join.
+func joinSame(ci []uint32, n int) (vOf, idx []uint32, bad int) {
+	idx = unzeroed[uint32](len(ci)) // every corner is written (or idx dropped)
+	byV := make([]uint32, n)         // first-use number plus one; zero: none yet
+	vOf = indexScratch.get(n)        // written up to the vertex count before being read
+	nv := uint32(0)
+	un := uint32(n)
+	for k, c := range ci {
+		if c >= un {
+			indexScratch.put(vOf)
+			return nil, nil, k
+		}
+		v := byV[c]
+		if v == 0 {
+			vOf[nv] = c
+			nv++
+			byV[c] = nv
+			v = nv
+		}
+		idx[k] = v - 1
+	}
+	return vOf[:nv], idx, -1
 }
 
 // frame decodes a tangent-frame quaternion (FORMATS.md §3.1) into a unit
@@ -376,7 +412,9 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 	}
 	// The vertex pairs are join's working arrays; the primitive keeps none.
 	indexScratch.put(cOf)
-	indexScratch.put(tOf)
+	if !sameArray(tOf, cOf) {
+		indexScratch.put(tOf)
+	}
 	return p, nil
 }
 

@@ -46,7 +46,9 @@ func release(f *File) {
 	for i := range f.Surfaces {
 		s := &f.Surfaces[i]
 		indexScratch.put(s.CIndices)
-		indexScratch.put(s.TIndices)
+		if !sameArray(s.TIndices, s.CIndices) { // one array for both (sameIndices): put once
+			indexScratch.put(s.TIndices)
+		}
 		for k := range s.Targets {
 			positionScratch.put(s.Targets[k].Positions)
 			tangentQScratch.put(s.Targets[k].Tangents)
@@ -91,3 +93,6 @@ func unzeroed[T any](n int) []T {
 // unzeroed returns, to fill with garbage: a result that changes shows an
 // element read before it was written.
 var poisonHook func([]byte)
+
+// sameArray reports whether a and b start at the same element.
+func sameArray(a, b []uint32) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
