@@ -177,8 +177,8 @@ func join(ci, ti []uint32, nc, ntv int) (cOf, tOf, idx []uint32, bad int) {
 // beyond stops it, as in join.
 func joinSame(ci []uint32, n int) (vOf, idx []uint32, bad int) {
 	idx = unzeroed[uint32](len(ci)) // every corner is written (or idx dropped)
-	byV := make([]uint32, n)         // first-use number plus one; zero: none yet
-	vOf = indexScratch.get(n)        // written up to the vertex count before being read
+	byV := make([]uint32, n)        // first-use number plus one; zero: none yet
+	vOf = indexScratch.get(n)       // written up to the vertex count before being read
 	nv := uint32(0)
 	un := uint32(n)
 	for k, c := range ci {
