@@ -141,6 +141,9 @@ type dirNode struct {
 	// scanningAhead is set while a pass scans this folder's meshes ahead
 	// of a walker (readahead.go).
 	scanningAhead atomic.Bool
+	// listedAhead is set by the first listing, which starts a pass that
+	// sniffs the folders after this one (listahead.go).
+	listedAhead atomic.Bool
 }
 
 var (
@@ -207,18 +210,25 @@ func (d *dirNode) entryKind(name string, st *syscall.Stat_t, siblings func(strin
 
 // sniff returns the format of the source file at path, or nil.
 func (f *FS) sniff(path string, st *syscall.Stat_t) decode.Format {
+	fm, _ := f.sniffNew(path, st)
+	return fm
+}
+
+// sniffNew is sniff, also reporting whether the file was read (no sniff of
+// this version was cached).
+func (f *FS) sniffNew(path string, st *syscall.Stat_t) (decode.Format, bool) {
 	k := sniffKey{path, cache.FromStat(st)}
 	if r, ok := f.sniffs.GetIfPresent(k); ok {
-		return r.format
+		return r.format, false
 	}
 	f.sniffCount.Add(1)
 	fm, err := formats.SniffFile(path)
 	if err != nil {
 		// Unreadable: show it as a plain file, whose open reports the error.
-		return nil
+		return nil, true
 	}
 	f.sniffs.Set(k, sniffResult{fm})
-	return fm
+	return fm, true
 }
 
 // listedStats are a listing's entry stats, taken from nanotime at while the
@@ -310,6 +320,8 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 
 func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	d.fsys.touch()
+	// After this listing (its own sniffs first): the next folders'.
+	defer d.fsys.listAhead(d)
 	d.fsys.watchDir(d)
 	f, err := os.Open(d.abs)
 	if err != nil {

@@ -48,13 +48,17 @@ type scanAhead struct {
 	// one serializes passes: a walker moving on to the next folder
 	// queues its pass behind the current one.
 	one chan struct{}
-	// scans counts scans made ahead (stats.json scans_ahead).
-	scans atomic.Int64
+	// listOne serializes the passes of listAhead (listahead.go).
+	listOne chan struct{}
+	// scans counts scans made ahead (stats.json scans_ahead), sniffs the
+	// sniffs (sniffs_ahead).
+	sniffs atomic.Int64
+	scans  atomic.Int64
 }
 
 func newScanAhead() *scanAhead {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &scanAhead{ctx: ctx, cancel: cancel, one: make(chan struct{}, 1)}
+	return &scanAhead{ctx: ctx, cancel: cancel, one: make(chan struct{}, 1), listOne: make(chan struct{}, 1)}
 }
 
 // close stops the passes and waits for them.

@@ -56,7 +56,10 @@ type Stats struct {
 	Sniffs        int64              `json:"sniffs"`
 	// ScansAhead counts scans made in the background ahead of a walker
 	// (part of scans or disk_loads' "format/scan").
-	ScansAhead    int64 `json:"scans_ahead"`
+	ScansAhead int64 `json:"scans_ahead"`
+	// SniffsAhead counts sniffs made in the background for the folders a
+	// walker enters next (listahead.go).
+	SniffsAhead   int64 `json:"sniffs_ahead"`
 	Notifications int64 `json:"kernel_notifications"`
 	WatchErrors   int64 `json:"watch_errors"`
 	// DiskLoads counts geometry outputs loaded from the disk cache (not
@@ -118,6 +121,7 @@ func (f *FS) Stats() Stats {
 	}
 	s.Sniffs = f.sniffCount.Load()
 	s.ScansAhead = f.ahead.scans.Load()
+	s.SniffsAhead = f.ahead.sniffs.Load()
 	s.Notifications = f.notifies.Load()
 	s.WatchErrors = f.watchErrors.Load()
 	if f.disk != nil {

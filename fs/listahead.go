@@ -1,0 +1,134 @@
+package fs
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/meshfs/meshfs/decode/formats"
+)
+
+// Listing ahead. The first listing of a source folder sniffs every file in
+// it that was not sniffed before (an open and a read of its first bytes:
+// which format, if any, makes it a mesh folder). On a cold disk that took
+// 4 ms for a folder of 100 meshes even with the sniffs in parallel, which a
+// walker (grep -r, find, ls -lR) waited for at every folder: measured on a
+// cold grep of 10 000 meshes in 100 folders, 0.41 of 3.1 s.
+//
+// So a folder's first listing starts a background pass that sniffs the
+// files of the folders the walker enters next: the listAheadWindow folders
+// after it among its parent's entries, in the parent's listing order (that
+// of dirNode.Readdir and of a walker that does not sort). The walker then
+// finds the sniffs cached, and the small files' bytes in the page cache for
+// the scans that follow. Only sniffs: nothing is scanned or converted, and
+// no node is made. One pass runs at a time for the whole mount, and it
+// stops at unmount (the scanAhead lifecycle).
+
+// listAheadWindow is how many folders after the one listed a pass covers,
+// and listAheadWorkers how many sniffs it keeps in flight (the disk's
+// queue, not the CPU, is what they wait for).
+var (
+	listAheadWindow  = 2
+	listAheadWorkers = 4
+)
+
+// listAhead sniffs ahead of a walker that has just listed d for the first
+// time. It returns at once.
+func (f *FS) listAhead(d *dirNode) {
+	if d.abs == f.source || !d.listedAhead.CompareAndSwap(false, true) {
+		return
+	}
+	a := f.ahead
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return
+	}
+	a.wg.Add(1)
+	a.mu.Unlock()
+	go func() {
+		defer a.wg.Done()
+		select {
+		case a.listOne <- struct{}{}:
+		case <-a.ctx.Done():
+			return
+		}
+		defer func() { <-a.listOne }()
+		f.sniffFolders(filepath.Dir(d.abs), filepath.Base(d.abs))
+	}()
+}
+
+// sniffFolders sniffs the files of the listAheadWindow folders after the
+// entry named after in the folder parent.
+func (f *FS) sniffFolders(parent, after string) {
+	fd, err := os.Open(parent)
+	if err != nil {
+		return
+	}
+	ents, _ := fd.ReadDir(-1)
+	fd.Close()
+	start := len(ents)
+	for i, e := range ents {
+		if e.Name() == after {
+			start = i + 1
+			break
+		}
+	}
+	done := 0
+	for _, e := range ents[start:] {
+		if done >= listAheadWindow || f.ahead.ctx.Err() != nil {
+			return
+		}
+		if !e.IsDir() {
+			continue
+		}
+		done++
+		f.sniffFolder(filepath.Join(parent, e.Name()))
+	}
+}
+
+// sniffFolder sniffs the regular files of dir that are not companions.
+func (f *FS) sniffFolder(dir string) {
+	fd, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	names, _ := fd.Readdirnames(-1)
+	fd.Close()
+	var known map[string]bool
+	var knownOnce sync.Once
+	siblings := func(n string) bool {
+		knownOnce.Do(func() {
+			known = make(map[string]bool, len(names))
+			for _, s := range names {
+				known[s] = true
+			}
+		})
+		return known[n]
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(listAheadWorkers, max(1, len(names)/listPerWorker)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(names); i = int(next.Add(1) - 1) {
+				if f.ahead.ctx.Err() != nil {
+					return
+				}
+				p := filepath.Join(dir, names[i])
+				var st syscall.Stat_t
+				if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG ||
+					formats.IsCompanion(names[i], siblings) {
+					continue
+				}
+				if _, read := f.sniffNew(p, &st); read {
+					f.ahead.sniffs.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
