@@ -1,6 +1,7 @@
 package unigine
 
 import (
+	"bytes"
 	"fmt"
 	"sync"
 
@@ -94,14 +95,22 @@ func countGeometry(r *reader, lay layout, sh surfHeader, c *surfCounts) {
 	if ci < 0 {
 		ci = r.count("coordinate_index_count", 1)
 	}
+	cAt := r.pos
 	if r.skipIndices("coordinate_indices", ci, nc); r.err != nil {
 		return
 	}
+	cEnd := r.pos
 	c.cIndices = ci
 	if ti < 0 {
 		ti = r.count("triangle_index_count", 1)
 	}
-	if r.skipIndices("triangle_indices", ti, ntv); r.err != nil {
+	if n := cEnd - cAt; ti == ci && ti > 0 && indexWidth(ntv) == indexWidth(nc) && int64(n) <= r.left() &&
+		r.ensure("triangle_indices", int64(n)) && bytes.Equal(r.b[cAt:cEnd], r.b[r.pos:r.pos+n]) {
+		// The same list stored twice (a surface without seams, see
+		// sameIndices): it ends as far on as the first did, no need
+		// to count its terminators again.
+		r.pos += n
+	} else if r.skipIndices("triangle_indices", ti, ntv); r.err != nil {
 		return
 	}
 	c.tIndices = ti

@@ -349,6 +349,21 @@ func compactIndices(b []byte, pos int, idx []uint32, n int) (int, *compactErr) {
 // with bit 7 clear, the last of them ending it, or −1 when b has fewer.
 func afterTerminators(b []byte, k int) int {
 	seen, i := 0, 0
+	// 32 bytes a step: each word's terminator flags (bit 7 of each byte)
+	// shifted into distinct bit positions, so that one population count
+	// covers four words; the step that would reach k is redone below a
+	// word at a time.
+	const hi = 0x8080808080808080
+	le := binary.LittleEndian
+	for ; i+32 <= len(b); i += 32 {
+		q := b[i : i+32 : i+32]
+		t := (^le.Uint64(q)&hi)>>7 | (^le.Uint64(q[8:])&hi)>>6 | (^le.Uint64(q[16:])&hi)>>5 | (^le.Uint64(q[24:])&hi)>>4
+		c := bits.OnesCount64(t)
+		if seen+c >= k {
+			break
+		}
+		seen += c
+	}
 	for ; i+8 <= len(b); i += 8 {
 		c := bits.OnesCount64(^binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080)
 		if seen+c >= k {
