@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -65,7 +66,46 @@ func FuzzDecode(f *testing.F) {
 		if err == nil {
 			checkScene(t, sc)
 		}
+		// ScanDecode accepts only what both accept, and then gives what
+		// they give.
+		st1, sc1, err1 := Format{}.ScanDecode(context.Background(), src)
+		if err1 == nil {
+			sameScanDecode(t, st, sc, st1, sc1)
+		}
 	})
+}
+
+// sameScanDecode fails unless ScanDecode's structure and scene (st1, sc1)
+// are those of Scan and Decode (st, sc): header.json's bytes, the chunk
+// list (names, places, sizes) and the scene.
+func sameScanDecode(t *testing.T, st *decode.Structure, sc *decode.Scene, st1 *decode.Structure, sc1 *decode.Scene) {
+	t.Helper()
+	if st == nil || sc == nil {
+		t.Fatalf("ScanDecode succeeded where Scan (%v) or Decode (%v) failed", st != nil, sc != nil)
+	}
+	j, err := decode.HeaderJSON(st.Header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j1, err := decode.HeaderJSON(st1.Header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(j) != string(j1) {
+		t.Fatalf("header.json differs:\n%s\nScanDecode:\n%s", j, j1)
+	}
+	if st.Format != st1.Format || len(st.Chunks) != len(st1.Chunks) {
+		t.Fatalf("chunks: %d, ScanDecode %d", len(st.Chunks), len(st1.Chunks))
+	}
+	for i, c := range st.Chunks {
+		c1 := st1.Chunks[i]
+		if c.Name != c1.Name || c.Offset != c1.Offset || c.Length != c1.Length || c.Size != c1.Size || (c.Load == nil) != (c1.Load == nil) {
+			t.Fatalf("chunk %d: %+v, ScanDecode %+v", i, c, c1)
+		}
+	}
+	if !reflect.DeepEqual(sc, sc1) {
+		t.Fatal("ScanDecode's scene differs from Decode's")
+	}
 }
 
 // checkScene checks the scene contract exporters rely on.

@@ -31,11 +31,18 @@ func read(ctx context.Context, src *decode.Source, collision bool) (*File, error
 	if err != nil {
 		return nil, err
 	}
+	return f, readBlocks(ctx, src, h, l, func(i int) error { return readSurface(src, h, l, i, collision) })
+}
+
+// readBlocks calls one for each surface of a blocked file, on all CPUs
+// when the blocks are large.
+func readBlocks(ctx context.Context, src *decode.Source, h *header, l *fileLayout, surface func(i int) error) error {
+	f := &h.file
 	one := func(i int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return readSurface(src, h, l, i, collision)
+		return surface(i)
 	}
 	// Surfaces are independent blocks: large files read and parse them
 	// on all CPUs (ReaderAt allows concurrent reads), reporting the first
@@ -45,18 +52,14 @@ func read(ctx context.Context, src *decode.Source, collision bool) (*File, error
 		packed += b.packed
 	}
 	if packed >= 1<<20 {
-		err = decode.ParallelEach(len(f.Surfaces), one)
-	} else {
-		for i := range f.Surfaces {
-			if err = one(i); err != nil {
-				break
-			}
+		return decode.ParallelEach(len(f.Surfaces), one)
+	}
+	for i := range f.Surfaces {
+		if err := one(i); err != nil {
+			return err
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
+	return nil
 }
 
 // blockSection names a decompressed block in errors; offsets in such errors

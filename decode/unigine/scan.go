@@ -66,19 +66,26 @@ func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, 
 		}
 	}
 	st.Header = headerFields(h, l, counts)
+	st.Chunks = blockChunks(src, h, l)
+	return st, err
+}
+
+// blockChunks lists a blocked file's chunks: the header, each surface's
+// geometry and collision blocks, the offset table.
+func blockChunks(src *decode.Source, h *header, l *fileLayout) []decode.Chunk {
+	var cs []decode.Chunk
 	n := len(h.surf)
 	width := len(fmt.Sprint(n + 1))
 	width = max(width, 2)
-	st.Chunks = append(st.Chunks, decode.Chunk{Name: fmt.Sprintf("%0*d_header.bin", width, 0), Offset: 0, Length: h.end, Size: h.end})
+	cs = append(cs, decode.Chunk{Name: fmt.Sprintf("%0*d_header.bin", width, 0), Offset: 0, Length: h.end, Size: h.end})
 	for i, s := range h.file.Surfaces {
 		prefix := fmt.Sprintf("%0*d_%s", width, i+1, chunkSurfaceName(s.Name))
-		st.Chunks = append(st.Chunks, blockChunk(src, prefix+".geometry.bin", l.geom[i], geometrySection(i)))
+		cs = append(cs, blockChunk(src, prefix+".geometry.bin", l.geom[i], geometrySection(i)))
 		if h.lay.collision {
-			st.Chunks = append(st.Chunks, blockChunk(src, prefix+".collision.bin", l.coll[i], collisionSection(i)))
+			cs = append(cs, blockChunk(src, prefix+".collision.bin", l.coll[i], collisionSection(i)))
 		}
 	}
-	st.Chunks = append(st.Chunks, decode.Chunk{Name: fmt.Sprintf("%0*d_offsets.bin", width, n+1), Offset: l.table, Length: 8 * int64(n), Size: 8 * int64(n)})
-	return st, err
+	return append(cs, decode.Chunk{Name: fmt.Sprintf("%0*d_offsets.bin", width, n+1), Offset: l.table, Length: 8 * int64(n), Size: 8 * int64(n)})
 }
 
 // chunkSurfaceName makes a surface name safe for a chunk name and short
