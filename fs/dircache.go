@@ -55,7 +55,25 @@ const notCheap = syscall.EAGAIN
 // sizes are known without converting (in memory, or in the disk cache's
 // index: a remount's `ls -lR`). error.txt is never answered: its text may
 // need the conversions.
-func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+//
+// snap is the listing's source stat and scan (nil: none), which header.json
+// and chunks/ are answered from.
+func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
+	if snap != nil && name == outputs.HeaderName {
+		if size, ok := m.knownSizeIn(snap.r, snap.fp, kHeader, ""); ok {
+			ch := lookupKnown(ctx, &m.Inode, name, &outFile{m: m, kind: kHeader}, out, snap.st, snap.fp, size)
+			m.fsys.shortTTL(m.parent, out, nil)
+			return ch, 0
+		}
+	}
+	if snap != nil && name == outputs.ChunksDir && len(snap.r.chunks) > 0 {
+		fillDirAttr(&out.Attr, snap.st)
+		m.fsys.shortTTL(m.parent, out, nil)
+		if ch := m.GetChild(name); ch != nil {
+			return ch, 0
+		}
+		return m.NewInode(ctx, &chunksDir{m: m}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
+	}
 	if name == outputs.HeaderName || name == outputs.ChunksDir {
 		return m.Lookup(ctx, name, out)
 	}
@@ -74,8 +92,17 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 }
 
 // plainLookup is the READDIRPLUS answer of chunks/: raw chunks (their
-// sizes are in the chunk table) and loaded chunks already in memory.
-func (c *chunksDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+// sizes are in the chunk table), loaded chunks whose size a persisted scan
+// records, and loaded chunks already in memory. snap is the listing's
+// source stat and scan (nil: none).
+func (c *chunksDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
+	if snap != nil {
+		if size, ok := c.m.knownSizeIn(snap.r, snap.fp, kChunk, name); ok {
+			ch := lookupKnown(ctx, &c.Inode, name, &outFile{m: c.m, kind: kChunk, chunk: name}, out, snap.st, snap.fp, size)
+			c.m.fsys.shortTTL(c.m.parent, out, nil)
+			return ch, 0
+		}
+	}
 	_, fp, err := c.m.stat()
 	if err != nil {
 		return nil, replaced(errno(err))
@@ -127,19 +154,25 @@ func (f *FS) cacheDir(keep bool) uint32 {
 
 func (m *meshDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	m.fsys.touch()
-	list, final, e := m.listing(ctx)
+	list, final, snap, e := m.listing(ctx)
 	if e != 0 {
 		return nil, 0, e
 	}
-	return &listHandle{fsys: m.fsys, list: list, lookup: m.plainLookup}, m.fsys.cacheDir(final), 0
+	lookup := func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+		return m.plainLookup(ctx, name, out, snap)
+	}
+	return &listHandle{fsys: m.fsys, list: list, lookup: lookup}, m.fsys.cacheDir(final), 0
 }
 
 func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	c.m.fsys.touch()
-	list, e := c.listing(ctx)
+	list, snap, e := c.listing(ctx)
 	if e != 0 {
 		return nil, 0, e
 	}
+	lookup := func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+		return c.plainLookup(ctx, name, out, snap)
+	}
 	// A replaced source lists nothing here; not worth keeping.
-	return &listHandle{fsys: c.m.fsys, list: list, lookup: c.plainLookup}, c.m.fsys.cacheDir(len(list) > 0), 0
+	return &listHandle{fsys: c.m.fsys, list: list, lookup: lookup}, c.m.fsys.cacheDir(len(list) > 0), 0
 }

@@ -470,7 +470,7 @@ func replaced(e syscall.Errno) syscall.Errno {
 
 func (m *meshDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	m.fsys.touch()
-	list, _, e := m.listing(ctx)
+	list, _, _, e := m.listing(ctx)
 	if e != 0 {
 		return nil, e
 	}
@@ -481,19 +481,20 @@ func (m *meshDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 // source version: error.txt is listed once a conversion is known to fail,
 // so the listing is final when error.txt is listed or when both geometry
 // outputs are known to have converted (in memory or in the disk cache).
-func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, syscall.Errno) {
-	_, fp, err := m.stat()
+func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedScan, syscall.Errno) {
+	st, fp, err := m.stat()
 	if errors.Is(err, syscall.ESTALE) {
-		return nil, false, 0
+		return nil, false, nil, 0
 	}
 	if err != nil {
-		return nil, false, errno(err)
+		return nil, false, nil, errno(err)
 	}
 	_, warm := m.fsys.cache.Peek(m.key(fp, outScan))
 	r, err := m.scan(ctx, fp)
 	if err != nil {
-		return nil, false, errno(err)
+		return nil, false, nil, errno(err)
 	}
+	snap := &listedScan{st: st, fp: fp, r: r}
 	if !warm {
 		// A walker is probably entering this folder's siblings next.
 		m.fsys.scanSiblings(m)
@@ -509,9 +510,19 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, syscall.E
 	}
 	if m.knownBroken(fp, r) {
 		list = append(list, fuse.DirEntry{Name: outputs.ErrorName, Mode: syscall.S_IFREG, Ino: 6})
-		return list, true, 0
+		return list, true, snap, 0
 	}
-	return list, m.converted(fp, outGLB) && m.converted(fp, outOBJ), 0
+	return list, m.converted(fp, outGLB) && m.converted(fp, outOBJ), snap, 0
+}
+
+// listedScan is what a listing was made from: the source's stat and the
+// scan of that version. The READDIRPLUS lookups that follow the listing in
+// the same request answer from it instead of stat'ing and looking the scan
+// up again for every entry (chunks/ has one entry per chunk).
+type listedScan struct {
+	st *syscall.Stat_t
+	fp cache.Fingerprint
+	r  *scanResult
 }
 
 // converted reports whether output converted without error for fp, as far
@@ -605,6 +616,27 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 	return parent.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
 }
 
+// lookupKnown is lookupOutput for an output other than the .glb whose
+// size the caller knows for source version fp (stat st).
+func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, st *syscall.Stat_t, fp cache.Fingerprint, size int64) *gofs.Inode {
+	ch := parent.GetChild(name)
+	if ch != nil {
+		if of, ok := ch.Operations().(*outFile); ok {
+			f = of
+		} else {
+			ch = nil
+		}
+	}
+	fillFileAttr(&out.Attr, st, size)
+	f.mu.Lock()
+	f.attrFP = fp
+	f.mu.Unlock()
+	if ch != nil {
+		return ch
+	}
+	return parent.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG})
+}
+
 // chunksDir is chunks/ of a mesh folder.
 type chunksDir struct {
 	roDir
@@ -622,30 +654,30 @@ func (c *chunksDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.A
 }
 
 func (c *chunksDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	list, e := c.listing(ctx)
+	list, _, e := c.listing(ctx)
 	if e != 0 {
 		return nil, e
 	}
 	return gofs.NewListDirStream(list), 0
 }
 
-func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
-	_, fp, err := c.m.stat()
+func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, *listedScan, syscall.Errno) {
+	st, fp, err := c.m.stat()
 	if errors.Is(err, syscall.ESTALE) {
-		return nil, 0
+		return nil, nil, 0
 	}
 	if err != nil {
-		return nil, errno(err)
+		return nil, nil, errno(err)
 	}
 	r, err := c.m.scan(ctx, fp)
 	if err != nil {
-		return nil, errno(err)
+		return nil, nil, errno(err)
 	}
 	list := make([]fuse.DirEntry, len(r.chunks))
 	for i, n := range r.chunks {
 		list[i] = fuse.DirEntry{Name: n, Mode: syscall.S_IFREG, Ino: uint64(i + 1)}
 	}
-	return list, 0
+	return list, &listedScan{st: st, fp: fp, r: r}, 0
 }
 
 func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

@@ -409,6 +409,11 @@ func (m *meshDir) knownSize(ctx context.Context, fp cache.Fingerprint, kind outK
 	if err != nil {
 		return 0, false
 	}
+	return m.knownSizeIn(r, fp, kind, chunk)
+}
+
+// knownSizeIn is knownSize given the scan r of version fp.
+func (m *meshDir) knownSizeIn(r *scanResult, fp cache.Fingerprint, kind outKind, chunk string) (int64, bool) {
 	switch kind {
 	case kHeader:
 		if r.hdrErr != nil {
