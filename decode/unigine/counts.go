@@ -252,13 +252,18 @@ func (bb *blockBuffers) load(src *decode.Source, b block, section string) ([]byt
 
 // loadScanned is load for a decoder: a large compressed block that a scan
 // of the same file has just decompressed (see handoff.go) is taken from
-// it, buffers and all, after its compressed bytes compare equal to the
-// file's.
+// it, buffers and all, when the file is the version the scan read or,
+// for a source that is not an open file, after its compressed bytes
+// compare equal to the file's.
 func (bb *blockBuffers) loadScanned(src *decode.Source, b block, section string) ([]byte, error) {
 	if b.stored() || b.raw < minHandoff {
 		return bb.load(src, b, section)
 	}
 	if sb := takeBlock(src.Name, b); sb != nil {
+		if sameVersion(sb.version, src.R) {
+			bb.packed, bb.raw = sb.packed, sb.raw
+			return bb.raw, nil
+		}
 		same, err := sameBytes(src, b.data(), sb.packed, bb)
 		if err != nil {
 			return nil, &decode.FormatError{File: src.Name, Section: section, Field: "block data", Offset: b.data(), Msg: "read error", Err: err}
@@ -315,7 +320,7 @@ func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockB
 	if leave && leaves(l) {
 		// For a decode that may follow (handoff.go); the collision block
 		// gets buffers of its own size.
-		leaveBlock(src.Name, l.geom[i], bb)
+		leaveBlock(src, l.geom[i], bb)
 	}
 	if !h.lay.collision {
 		return nil

@@ -2,6 +2,8 @@ package unigine
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"sync"
 	"weak"
 
@@ -14,10 +16,13 @@ import (
 // the largest serial step of each. So Scan leaves the last large geometry
 // block it decompressed for a Decode that follows, through a weak pointer:
 // the garbage collector may take it at any time, so no memory is held for
-// long. Decode reads the block's compressed bytes anyway; it takes the
-// decompressed ones only when the file name, the block's place and sizes
-// and every compressed byte are those Scan saw (a file changed in between
-// fails the comparison), and decompresses otherwise.
+// long. Decode takes the decompressed bytes only when the file name and
+// the block's place and sizes are those Scan saw and the file is still the
+// version Scan read: when the source is an open file (the mount's and the
+// CLI's), the same file (device and inode) with the same size and
+// modification time, the mount's own test of a changed source (its cache
+// key); otherwise every compressed byte must compare equal (a file
+// changed in between fails the comparison). It decompresses otherwise.
 //
 // Scan gives up its buffers to the block it leaves; the decode that takes
 // the block removes it from here and owns the buffers, which then return
@@ -25,10 +30,38 @@ import (
 
 // scannedBlock is one geometry block as Scan read and decompressed it.
 type scannedBlock struct {
-	name   string
-	b      block
-	packed []byte // the compressed bytes
-	raw    []byte // what they decompress to
+	name    string
+	b       block
+	packed  []byte      // the compressed bytes
+	raw     []byte      // what they decompress to
+	version os.FileInfo // the file's when the source is an open file, else nil
+}
+
+// statter is an open file's Stat (an *os.File's).
+type statter interface{ Stat() (os.FileInfo, error) }
+
+// versionOf returns the FileInfo of the file r reads, or nil when r is
+// not an open file or cannot tell.
+func versionOf(r io.ReaderAt) os.FileInfo {
+	f, ok := r.(statter)
+	if !ok {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	return fi
+}
+
+// sameVersion reports whether r reads the very file version v describes:
+// the same file (device and inode), size and modification time.
+func sameVersion(v os.FileInfo, r io.ReaderAt) bool {
+	if v == nil {
+		return false
+	}
+	now := versionOf(r)
+	return now != nil && os.SameFile(v, now) && now.Size() == v.Size() && now.ModTime().Equal(v.ModTime())
 }
 
 // minHandoff is the smallest block worth leaving: below it, decompressing
@@ -45,8 +78,8 @@ var leftHook func(*scannedBlock)
 
 // leaveBlock hands block b of file name, just decompressed into bb by a
 // scan, to a decode that may follow; bb's buffers go with it.
-func leaveBlock(name string, b block, bb *blockBuffers) {
-	sb := &scannedBlock{name: name, b: b, packed: bb.packed[:b.packed], raw: bb.raw[:b.raw]}
+func leaveBlock(src *decode.Source, b block, bb *blockBuffers) {
+	sb := &scannedBlock{name: src.Name, b: b, packed: bb.packed[:b.packed], raw: bb.raw[:b.raw], version: versionOf(src.R)}
 	bb.packed, bb.raw = nil, nil
 	handoff.Lock()
 	handoff.p = weak.Make(sb)
