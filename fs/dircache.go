@@ -31,6 +31,12 @@ type listHandle struct {
 	read bool
 	// lookup answers an entry of a READDIRPLUS (see plainLookup).
 	lookup func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno)
+	// ends counts the times the end was reached. The second is in a
+	// request of its own, after the kernel took in every entry (and made
+	// an inode of each entry answered with attributes): atEnd, when set,
+	// runs then, before that request is answered.
+	ends  int
+	atEnd func()
 }
 
 var (
@@ -63,6 +69,7 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 		if size, ok := m.knownSizeIn(snap.r, snap.fp, kHeader, ""); ok {
 			ch := lookupKnown(ctx, &m.Inode, name, &outFile{m: m, kind: kHeader}, out, snap.st, snap.fp, size)
 			m.fsys.shortTTL(m.parent, out, nil)
+			snap.header = ch
 			return ch, 0
 		}
 	}
@@ -130,6 +137,10 @@ func (h *listHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Er
 		h.fsys.listings.Add(1)
 	}
 	if h.next >= len(h.list) {
+		if h.ends++; h.ends == 2 && h.atEnd != nil {
+			h.atEnd()
+			h.atEnd = nil
+		}
 		return nil, 0
 	}
 	e := h.list[h.next]
@@ -161,7 +172,11 @@ func (m *meshDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHan
 	lookup := func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 		return m.plainLookup(ctx, name, out, snap)
 	}
-	return &listHandle{fsys: m.fsys, list: list, lookup: lookup}, m.fsys.cacheDir(final), 0
+	h := &listHandle{fsys: m.fsys, list: list, lookup: lookup}
+	if snap != nil && m.fsys.noOpen() {
+		h.atEnd = func() { m.pushHeader(snap) }
+	}
+	return h, m.fsys.cacheDir(final), 0
 }
 
 func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
@@ -175,4 +190,47 @@ func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 	}
 	// A replaced source lists nothing here; not worth keeping.
 	return &listHandle{fsys: c.m.fsys, list: list, lookup: lookup}, c.m.fsys.cacheDir(len(list) > 0), 0
+}
+
+// pushHeaderMax bounds the header.json pushed into the kernel's cache.
+const pushHeaderMax = 64 << 10
+
+// pushHeader stores header.json's bytes in the kernel's page cache
+// (FUSE_NOTIFY_STORE) at the end of a cold listing of the mesh folder, so
+// that a walker reading it next (grep -r) is answered from that cache
+// instead of sending a READ: of the 5 round trips a cold grep made per mesh
+// (2 listings of the folder, 2 of chunks/, 1 READ), the READ is the one
+// whose answer is known already. Only under no_open (the kernel keeps the
+// pages across opens), only a header in memory (a persisted one would be
+// read from the disk cache for a reader who may never come), and only while
+// the source is still the version listed.
+func (m *meshDir) pushHeader(snap *listedScan) {
+	if snap.header == nil {
+		return
+	}
+	of, ok := snap.header.Operations().(*outFile)
+	if !ok {
+		return
+	}
+	r := snap.r
+	r.hdrMu.Lock()
+	data := r.header
+	inMemory := r.hdrLoad == nil && r.hdrErr == nil
+	r.hdrMu.Unlock()
+	if !inMemory || len(data) == 0 || len(data) > pushHeaderMax {
+		return
+	}
+	if _, fp, err := m.stat(); err != nil || fp != snap.fp {
+		return
+	}
+	of.mu.Lock()
+	defer of.mu.Unlock()
+	if of.pagesSeen && of.pagesFP == snap.fp {
+		return // the kernel has them already
+	}
+	if of.WriteCache(0, data) != 0 {
+		return // no inode for it (an entry without attributes), or gone
+	}
+	of.pagesFP, of.pagesSeen, of.attrFP = snap.fp, true, snap.fp
+	m.fsys.headerPushes.Add(1)
 }

@@ -145,6 +145,9 @@ type FS struct {
 	// listings counts folder listings made for the kernel (mesh folders
 	// and chunks/), for tests of the kernel's listing cache.
 	listings atomic.Int64
+	// headerPushes counts header.json files stored in the kernel's cache
+	// with their folder's listing (pushHeader).
+	headerPushes atomic.Int64
 	// flushes counts FLUSH requests on outputs (see noFlush).
 	flushes atomic.Int64
 	// raw is the request layer of the mount (nil before Mount).

@@ -564,3 +564,49 @@ func TestRequestMillis(t *testing.T) {
 		t.Errorf("listings took no time: %v", s.RequestMillis)
 	}
 }
+
+// Under no_open a cold listing of a mesh folder stores header.json in the
+// kernel's page cache: reading it next sends no READ and gives the bytes a
+// READ would; after the source changes, the new header is read.
+func TestHeaderPushedWithListing(t *testing.T) {
+	for _, watched := range []bool{true, false} {
+		t.Run(fmt.Sprintf("watched=%v", watched), func(t *testing.T) {
+			src := t.TempDir()
+			mesh := filepath.Join(src, "m"+fakeExt)
+			write(t, mesh, fakeMesh(3, 1))
+			f, mnt := mountT(t, src, Config{NoWatch: !watched})
+			hdr := filepath.Join(mnt, "m"+fakeExt, outputs.HeaderName)
+			header := func() []byte {
+				t.Helper()
+				m := outputs.New(mesh, fakeFormat{})
+				b, err := m.Header(m.Scan(t.Context()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			}
+			names(t, filepath.Join(mnt, "m"+fakeExt))
+			if s := f.Stats(); s.HeaderPushes != 1 {
+				t.Fatalf("header pushes %d after the listing, want 1", s.HeaderPushes)
+			}
+			before := f.raw.requests()
+			got, err := os.ReadFile(hdr)
+			if err != nil || !bytes.Equal(got, header()) {
+				t.Fatalf("header.json %q %v, want %q", got, err, header())
+			}
+			if _, d := requestsSince(f, before); d["READ"] != 0 {
+				t.Fatalf("reading the pushed header.json sent %v", d)
+			}
+
+			write(t, mesh, fakeMesh(40, 2)) // more triangles: another header
+			want := header()
+			if !waitFor(5*time.Second, func() bool {
+				b, err := os.ReadFile(hdr)
+				return err == nil && bytes.Equal(b, want)
+			}) {
+				b, err := os.ReadFile(hdr)
+				t.Fatalf("header.json after the change: %q %v, want %q", b, err, want)
+			}
+		})
+	}
+}

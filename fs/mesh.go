@@ -523,6 +523,8 @@ type listedScan struct {
 	st *syscall.Stat_t
 	fp cache.Fingerprint
 	r  *scanResult
+	// header is header.json's node when the lookups answered it.
+	header *gofs.Inode
 }
 
 // converted reports whether output converted without error for fp, as far

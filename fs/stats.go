@@ -59,7 +59,11 @@ type Stats struct {
 	ScansAhead int64 `json:"scans_ahead"`
 	// SniffsAhead counts sniffs made in the background for the folders a
 	// walker enters next (listahead.go).
-	SniffsAhead   int64 `json:"sniffs_ahead"`
+	SniffsAhead int64 `json:"sniffs_ahead"`
+	// HeaderPushes counts header.json files stored in the kernel's page
+	// cache with their folder's listing, so a reader's first read needs
+	// no request (dircache.go pushHeader).
+	HeaderPushes  int64 `json:"header_pushes"`
 	Notifications int64 `json:"kernel_notifications"`
 	WatchErrors   int64 `json:"watch_errors"`
 	// DiskLoads counts geometry outputs loaded from the disk cache (not
@@ -122,6 +126,7 @@ func (f *FS) Stats() Stats {
 	s.Sniffs = f.sniffCount.Load()
 	s.ScansAhead = f.ahead.scans.Load()
 	s.SniffsAhead = f.ahead.sniffs.Load()
+	s.HeaderPushes = f.headerPushes.Load()
 	s.Notifications = f.notifies.Load()
 	s.WatchErrors = f.watchErrors.Load()
 	if f.disk != nil {
