@@ -3,6 +3,7 @@ package unigine
 import (
 	"bytes"
 	"fmt"
+	"runtime/debug"
 	"sync"
 
 	"github.com/meshfs/meshfs/decode"
@@ -201,7 +202,17 @@ func countCollision(r *reader, c *surfCounts) {
 // compressed bytes and the decompressed ones. Each surface's blocks reuse
 // them, so a scan holds one decompressed block at a time, sized by the
 // largest.
-type blockBuffers struct{ packed, raw []byte }
+type blockBuffers struct {
+	packed, raw []byte
+	// mapped: the last block load decompressed from a mapping of the
+	// file (mapBlock), so packed does not hold its compressed bytes.
+	mapped bool
+}
+
+// minMapped is the smallest compressed block decompressed from a mapping
+// of the file rather than read into a buffer: below it the mapping costs
+// more than the copy it saves.
+const minMapped = 1 << 20
 
 // buffers keeps blockBuffers between scans and decodes: a fresh buffer of
 // tens of MB is zeroed before the read and the decompression overwrite it,
@@ -244,11 +255,43 @@ func (bb *blockBuffers) load(src *decode.Source, b block, section string) ([]byt
 		}
 		return bb.raw, nil
 	}
+	if packed, unmap, ok := mapBlock(src, b); ok {
+		defer unmap()
+		bb.mapped = true
+		return bb.decompressMapped(src, b, section, packed)
+	}
+	bb.mapped = false
 	if err := bb.readPacked(src, b, section); err != nil {
 		return nil, err
 	}
 	return bb.decompress(src, b, section)
 }
+
+// decompressMapped decompresses block b from packed, a mapping of the
+// file's bytes. A file cut short since it was opened makes the access
+// past its new end fault (SIGBUS); the fault is turned into a panic for
+// this goroutine (debug.SetPanicOnFault) and the panic into the read
+// error a read of the missing bytes would have given.
+func (bb *blockBuffers) decompressMapped(src *decode.Source, b block, section string, packed []byte) (raw []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			raw, err = nil, &decode.FormatError{File: src.Name, Section: section, Field: "block data", Offset: b.data(),
+				Msg: "read error: the file was cut short while it was read", Err: decode.ErrTruncated}
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	if mappedHook != nil {
+		mappedHook()
+	}
+	return bb.decompressFrom(src, b, section, packed)
+}
+
+// mappedHook, when set (by tests), runs between mapping a block and
+// reading it.
+var mappedHook func()
 
 // loadScanned is load for a decoder: a large compressed block that a scan
 // of the same file has just decompressed (see handoff.go) is taken from
@@ -263,6 +306,13 @@ func (bb *blockBuffers) loadScanned(src *decode.Source, b block, section string)
 		if sameVersion(sb.version, src.R) {
 			bb.packed, bb.raw = sb.packed, sb.raw
 			return bb.raw, nil
+		}
+		if sb.packed == nil {
+			// Scanned from a mapping: no compressed bytes to compare,
+			// and the file is not the version scanned. Decompress into
+			// the block's buffer.
+			bb.raw = sb.raw
+			return bb.load(src, b, section)
 		}
 		same, err := sameBytes(src, b.data(), sb.packed, bb)
 		if err != nil {
@@ -287,8 +337,13 @@ func (bb *blockBuffers) readPacked(src *decode.Source, b block, section string) 
 
 // decompress decompresses bb.packed (block b's bytes) into bb.raw.
 func (bb *blockBuffers) decompress(src *decode.Source, b block, section string) ([]byte, error) {
+	return bb.decompressFrom(src, b, section, bb.packed)
+}
+
+// decompressFrom decompresses packed (block b's bytes) into bb.raw.
+func (bb *blockBuffers) decompressFrom(src *decode.Source, b block, section string, packed []byte) ([]byte, error) {
 	bb.raw = grow(bb.raw, b.raw)
-	n, err := lz4.UncompressBlock(bb.packed, bb.raw)
+	n, err := lz4.UncompressBlock(packed, bb.raw)
 	if err != nil {
 		return nil, &decode.FormatError{File: src.Name, Section: section, Field: "block data", Offset: b.data(),
 			Msg: fmt.Sprintf("LZ4 block of %d bytes does not decompress to the %d bytes claimed", b.packed, b.raw), Err: err}

@@ -32,7 +32,7 @@ import (
 type scannedBlock struct {
 	name    string
 	b       block
-	packed  []byte      // the compressed bytes
+	packed  []byte      // the compressed bytes; nil when decompressed from a mapping of the file
 	raw     []byte      // what they decompress to
 	version os.FileInfo // the file's when the source is an open file, else nil
 }
@@ -79,7 +79,10 @@ var leftHook func(*scannedBlock)
 // leaveBlock hands block b of file name, just decompressed into bb by a
 // scan, to a decode that may follow; bb's buffers go with it.
 func leaveBlock(src *decode.Source, b block, bb *blockBuffers) {
-	sb := &scannedBlock{name: src.Name, b: b, packed: bb.packed[:b.packed], raw: bb.raw[:b.raw], version: versionOf(src.R)}
+	sb := &scannedBlock{name: src.Name, b: b, raw: bb.raw[:b.raw], version: versionOf(src.R)}
+	if !bb.mapped {
+		sb.packed = bb.packed[:b.packed]
+	}
 	bb.packed, bb.raw = nil, nil
 	handoff.Lock()
 	handoff.p = weak.Make(sb)
