@@ -712,10 +712,8 @@ type outFile struct {
 	attrFP    cache.Fingerprint
 	pagesFP   cache.Fingerprint
 	pagesSeen bool
-	// readFP and readEnd are where the last READ without a handle ended,
-	// and pushFP the version whose rest pushRest stores (pushahead.go).
-	readFP, pushFP cache.Fingerprint
-	readEnd        int64
+	// pushFP is the version whose rest pushRest stores (pushahead.go).
+	pushFP cache.Fingerprint
 
 	pass passState // passthrough of the .glb (passthrough.go)
 }

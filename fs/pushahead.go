@@ -4,8 +4,8 @@ package fs
 // output reaches the daemon: a 36 MB .glb read by cp or Blender is about
 // 290 requests of 128 KiB, ≈ 50 ms on this machine after the conversion,
 // while the kernel could copy the same bytes into its page cache in a few
-// milliseconds. So once a reader shows it reads on (its second READ starts
-// where the first ended), the rest of the output is stored in the kernel's
+// milliseconds. So once a reader shows it reads on (a READ past the first
+// request's bytes), the rest of the output is stored in the kernel's
 // page cache (FUSE_NOTIFY_STORE) by one goroutine, in pushChunk pieces from
 // where the reader is; the reader's next reads are then answered by the
 // kernel. READs already on their way are answered as before: the store of a
@@ -26,17 +26,17 @@ const (
 )
 
 // readOn records a READ without a handle of p's bytes [off, end) and starts
-// pushing the rest when this READ continues the last one.
+// pushing the rest from end when this is the first READ of this version
+// past the first request's bytes: the reader reads on. (Not "the READ that
+// continues the last one": the kernel's readahead sends several READs at
+// once, and they may reach us in any order.)
 func (o *outFile) readOn(p *produced, off, end int64) {
-	if int64(len(p.data)) < pushMin || end >= int64(len(p.data)) {
+	if int64(len(p.data)) < pushMin || end >= int64(len(p.data)) || off == 0 {
 		return
 	}
 	o.mu.Lock()
-	start := off > 0 && o.readFP == p.fp && o.readEnd == off && o.pushFP != p.fp
-	o.readFP, o.readEnd = p.fp, end
-	if start {
-		o.pushFP = p.fp
-	}
+	start := o.pushFP != p.fp
+	o.pushFP = p.fp
 	o.mu.Unlock()
 	if !start {
 		return
