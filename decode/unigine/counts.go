@@ -236,10 +236,12 @@ func putBuffers(bb *blockBuffers) {
 // grow returns b resized to n bytes, reallocated if too small. The result
 // is never nil: pierrec/lz4's assembly decoder, given a nil destination,
 // takes its fast path and writes through the nil pointer (a block that
-// claims 0 bytes uncompressed reaches it).
+// claims 0 bytes uncompressed reaches it). A new buffer is not zeroed:
+// every use overwrites all n bytes (a read of them all, a decompression
+// checked to produce exactly n) or fails and leaves them unread.
 func grow(b []byte, n int64) []byte {
 	if b == nil || int64(cap(b)) < n {
-		return make([]byte, n)
+		return unzeroed[byte](int(n))
 	}
 	return b[:n]
 }

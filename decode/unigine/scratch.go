@@ -21,7 +21,7 @@ func (s *scratch[T]) get(n int) []T {
 		}
 		s.p.Put(v) // too small for this one; may fit another
 	}
-	return make([]T, n)
+	return unzeroed[T](n) // stale contents are the contract anyway
 }
 
 func (s *scratch[T]) put(b []T) {
