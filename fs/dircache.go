@@ -233,4 +233,9 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	}
 	of.pagesFP, of.pagesSeen, of.attrFP = snap.fp, true, snap.fp
 	m.fsys.headerPushes.Add(1)
+	if _, fp, err := m.stat(); err == nil && fp != snap.fp {
+		// Changed meanwhile: the watcher's invalidation may have come
+		// before our store.
+		go m.fsys.notifyContent(&of.Inode)
+	}
 }

@@ -54,7 +54,7 @@ func (o *outFile) readOn(p *produced, off, end int64) {
 func (o *outFile) pushRest(p *produced, off int64) {
 	for n := int64(len(p.data)); off < n; off += pushChunk {
 		if _, fp, err := o.m.stat(); err != nil || fp != p.fp {
-			return
+			break
 		}
 		end := min(off+pushChunk, n)
 		if errno := o.WriteCache(off, p.data[off:end]); errno != 0 {
@@ -65,5 +65,10 @@ func (o *outFile) pushRest(p *produced, off int64) {
 			return
 		}
 		o.m.fsys.pushedBytes.Add(end - off)
+	}
+	// The source changed while we stored (the watcher's invalidation may
+	// have come before our last store): drop what we stored.
+	if _, fp, err := o.m.stat(); err == nil && fp != p.fp {
+		o.m.fsys.notifyContent(&o.Inode)
 	}
 }
