@@ -3,6 +3,7 @@ package unigine
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
 
@@ -360,7 +361,43 @@ func (bb *blockBuffers) decompressFrom(src *decode.Source, b block, section stri
 // scanSurface reads surface i's counts from its geometry block, then its
 // collision block, one after the other through bb. With leave (the last
 // surface), a large geometry block is left for a decode that may follow.
+//
+// A large collision block is read and counted on another CPU meanwhile,
+// through buffers of its own (the geometry block's error, if any, still
+// comes first, as in one pass).
 func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockBuffers, c *surfCounts, leave bool) error {
+	if h.lay.collision && l.coll[i].raw >= minConcurrentCollision && runtime.GOMAXPROCS(0) >= 2 {
+		cc := surfCounts{nodes: -1}
+		done := make(chan error, 1)
+		go func() {
+			cb := getBuffers()
+			defer putBuffers(cb)
+			done <- scanCollision(src, l, i, cb, &cc)
+		}()
+		err := scanGeometry(src, h, l, i, bb, c, leave)
+		cerr := <-done // also when the geometry failed: the source must not be read after Scan returns
+		if err != nil {
+			return err
+		}
+		c.nodes = cc.nodes
+		return cerr
+	}
+	if err := scanGeometry(src, h, l, i, bb, c, leave); err != nil {
+		return err
+	}
+	if !h.lay.collision {
+		return nil
+	}
+	return scanCollision(src, l, i, bb, c)
+}
+
+// minConcurrentCollision is the collision block size from which Scan reads
+// it beside the geometry block: below it a goroutine costs more than the
+// block.
+const minConcurrentCollision = 1 << 20
+
+// scanGeometry is scanSurface's geometry block.
+func scanGeometry(src *decode.Source, h *header, l *fileLayout, i int, bb *blockBuffers, c *surfCounts, leave bool) error {
 	sec := geometrySection(i)
 	data, err := bb.load(src, l.geom[i], sec)
 	if err != nil {
@@ -379,14 +416,18 @@ func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockB
 		// gets buffers of its own size.
 		leaveBlock(src, l.geom[i], bb)
 	}
-	if !h.lay.collision {
-		return nil
-	}
-	sec = collisionSection(i)
-	if data, err = bb.load(src, l.coll[i], sec); err != nil {
+	return nil
+}
+
+// scanCollision is scanSurface's collision block: the spatial tree's node
+// count into c.nodes.
+func scanCollision(src *decode.Source, l *fileLayout, i int, bb *blockBuffers, c *surfCounts) error {
+	sec := collisionSection(i)
+	data, err := bb.load(src, l.coll[i], sec)
+	if err != nil {
 		return err
 	}
-	r = newMemReader(src.Name, blockSection(sec), data, 0)
+	r := newMemReader(src.Name, blockSection(sec), data, 0)
 	countCollision(r, c)
 	return r.err
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -357,4 +358,58 @@ func BenchmarkScanUnigine(b *testing.B) {
 		}
 		return nil
 	})
+}
+
+// TestScanCollisionBeside: a large collision block, read beside its
+// geometry block, gives the header.json and the error of one pass (as on
+// one CPU): intact, with the collision block broken, with the geometry
+// block broken (its error first), and with both.
+func TestScanCollisionBeside(t *testing.T) {
+	b, err := Encode(bigGridFile(MagicMS15, 400))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Format{}.Scan(context.Background(), memSource("c.mesh", b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(name string) (off int64) {
+		f, _ := surfaceHeader(t, st, 0).Get(name).(decode.Fields)
+		off, _ = f.Get("offset").(int64)
+		if raw, _ := f.Get("uncompressed_size").(int64); name == "collision_block" && raw < minConcurrentCollision {
+			t.Fatalf("collision block of %d bytes: not read beside", raw)
+		}
+		return off
+	}
+	geom, coll := block("geometry_block"), block("collision_block")
+	breakAt := func(b []byte, off int64) []byte {
+		bad := bytes.Clone(b)
+		bad[off+blockHeaderSize] = 0xf0 // literals running past the block
+		for i := int64(1); i < 8; i++ {
+			bad[off+blockHeaderSize+i] = 0xff
+		}
+		return bad
+	}
+	for _, c := range []struct {
+		name string
+		b    []byte
+	}{{"intact", b}, {"collision", breakAt(b, coll)}, {"geometry", breakAt(b, geom)}, {"both", breakAt(breakAt(b, coll), geom)}} {
+		scan := func(procs int) (string, string) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			st, err := Format{}.Scan(context.Background(), memSource("c.mesh", c.b))
+			j, jerr := decode.HeaderJSON(st.Header)
+			if jerr != nil {
+				t.Fatal(jerr)
+			}
+			return string(j), fmt.Sprint(err)
+		}
+		j1, e1 := scan(1)
+		j2, e2 := scan(2)
+		if j1 != j2 || e1 != e2 {
+			t.Errorf("%s: beside: %s\n%s\none pass: %s\n%s", c.name, e2, j2, e1, j1)
+		}
+		if (c.name == "intact") != (e1 == "<nil>") {
+			t.Errorf("%s: error %s", c.name, e1)
+		}
+	}
 }
