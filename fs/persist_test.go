@@ -364,3 +364,26 @@ func TestDiskCacheRemembersFailures(t *testing.T) {
 		t.Fatalf("fixed source: %d conversions, want 2", n)
 	}
 }
+
+// A big output is saved once its readers pause, and at the latest at
+// unmount: a remount reads it without converting.
+func TestDiskCacheSavesBigOutput(t *testing.T) {
+	src := t.TempDir()
+	write(t, filepath.Join(src, "big"+fakeExt), fakeMesh(100000, 3))
+	dir := t.TempDir()
+	glb := filepath.Join("big"+fakeExt, "big.glb")
+	_, mnt, stop := mountDisk(t, src, dir, false)
+	want, err := os.ReadFile(filepath.Join(mnt, glb))
+	if err != nil || len(want) < saveQuietMin {
+		t.Fatalf("%d bytes, %v", len(want), err)
+	}
+	stop()
+	_, mnt, _ = mountDisk(t, src, dir, false)
+	got, err := os.ReadFile(filepath.Join(mnt, glb))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("after remount: %d bytes, %v", len(got), err)
+	}
+	if n := conversions(stats(t, mnt)); n != 0 {
+		t.Fatalf("after remount: %d conversions", n)
+	}
+}
