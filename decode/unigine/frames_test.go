@@ -243,3 +243,59 @@ func TestNonFiniteArrays(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameVectors2Bits: two frames at once give frameVectors' bits for
+// each, random pairs of every magnitude with zero (no frame) and
+// degenerate ones among them.
+func TestFrameVectors2Bits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	special := [][4]int16{{}, {0, 0, 0, -1}, {1, 0, 0, 0}, {0, 0, 0, 32767}, {-32767, -32767, -32767, -32767}, {0, 1, 0, 0}}
+	random := func() [4]int16 {
+		if rng.IntN(20) == 0 {
+			return special[rng.IntN(len(special))]
+		}
+		var q [4]int16
+		for k := range q {
+			q[k] = int16(rng.IntN(65535)-32767) >> rng.IntN(16)
+		}
+		return q
+	}
+	for range 400000 {
+		q0, q1 := random(), random()
+		var n0, n1 [3]float32
+		var t0, t1 [4]float32
+		frameVectors2(q0, q1, &n0, &n1, &t0, &t1)
+		w0n, w0t := frameVectors(q0)
+		w1n, w1t := frameVectors(q1)
+		if !bitsEqual(n0[:], w0n[:]) || !bitsEqual(n1[:], w1n[:]) || !bitsEqual(t0[:], w0t[:]) || !bitsEqual(t1[:], w1t[:]) {
+			t.Fatalf("%v %v: got %v %v %v %v, want %v %v %v %v", q0, q1, n0, t0, n1, t1, w0n, w0t, w1n, w1t)
+		}
+	}
+}
+
+func bitsEqual(a, b []float32) bool {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// BenchmarkFrameVectors2 is BenchmarkFrameVectors two frames at a time.
+func BenchmarkFrameVectors2(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	qs := make([][4]int16, 1<<16)
+	for i := range qs {
+		for k := range qs[i] {
+			qs[i][k] = int16(rng.IntN(65535) - 32767)
+		}
+	}
+	ns := make([][3]float32, len(qs))
+	ts := make([][4]float32, len(qs))
+	for b.Loop() {
+		for i := 0; i+1 < len(qs); i += 2 {
+			frameVectors2(qs[i], qs[i+1], &ns[i], &ns[i+1], &ts[i], &ts[i+1])
+		}
+	}
+}

@@ -274,8 +274,13 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 		normals = normalScratch.get(ntv)
 		tangents = tangentScratch.get(ntv)
 		decode.Parallel(ntv, func(lo, hi int) error {
-			for t := lo; t < hi; t++ {
-				normals[t], tangents[t] = frameVectors(base.Tangents[t])
+			bt := base.Tangents
+			t := lo
+			for ; t+1 < hi; t += 2 {
+				frameVectors2(bt[t], bt[t+1], &normals[t], &normals[t+1], &tangents[t], &tangents[t+1])
+			}
+			if t < hi {
+				normals[t], tangents[t] = frameVectors(bt[t])
 			}
 			return nil
 		})
@@ -345,7 +350,11 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 				nrm[v], tng[v] = normals[t], tangents[t]
 			}
 		} else {
-			for v := lo; v < hi; v++ {
+			v := lo
+			for ; v+1 < hi; v += 2 {
+				frameVectors2(bt[tOf[v]], bt[tOf[v+1]], &nrm[v], &nrm[v+1], &tng[v], &tng[v+1])
+			}
+			if v < hi {
 				nrm[v], tng[v] = frameVectors(bt[tOf[v]])
 			}
 		}
@@ -484,4 +493,53 @@ func frameDeltas(qs [][4]int16, baseN [][3]float32, baseT [][4]float32, tOf []ui
 		dt = nil
 	}
 	return dn, dt
+}
+
+// frameVectors2 is frameVectors of two frames at once, their operations
+// interleaved: one frame is a chain of divisions and square roots each
+// waiting on the one before, too long for the CPU to overlap with the
+// next frame's on its own; two independent chains side by side do
+// (65 536 frames: ≈ 4.7 → 3.0 ms, BenchmarkFrameVectors2). The operations on
+// each frame are frameVectors' own, in the same order, so the bits are
+// the same. A frame of near-zero length (no frame) or whose vectors
+// normalizeYUp would treat as degenerate takes the one-frame path.
+func frameVectors2(q0, q1 [4]int16, n0, n1 *[3]float32, t0, t1 *[4]float32) {
+	x0, y0, z0, w0 := float64(q0[0])/32767, float64(q0[1])/32767, float64(q0[2])/32767, float64(q0[3])/32767
+	x1, y1, z1, w1 := float64(q1[0])/32767, float64(q1[1])/32767, float64(q1[2])/32767, float64(q1[3])/32767
+	l0 := math.Sqrt(x0*x0 + y0*y0 + z0*z0 + w0*w0)
+	l1 := math.Sqrt(x1*x1 + y1*y1 + z1*z1 + w1*w1)
+	if l0 < 1e-6 || l1 < 1e-6 {
+		*n0, *t0 = frameVectors(q0)
+		*n1, *t1 = frameVectors(q1)
+		return
+	}
+	x0, y0, z0, w0 = x0/l0, y0/l0, z0/l0, w0/l0
+	x1, y1, z1, w1 = x1/l1, y1/l1, z1/l1, w1/l1
+	// Normal and tangent in Z-up, rounded to float32 (as frameVectors),
+	// then to Y up: (x, y, z) → (x, z, −y), back in float64.
+	na0, nb0, nc0 := float64(float32(2*(x0*z0+w0*y0))), float64(float32(1-2*(x0*x0+y0*y0))), float64(-float32(2*(y0*z0-w0*x0)))
+	na1, nb1, nc1 := float64(float32(2*(x1*z1+w1*y1))), float64(float32(1-2*(x1*x1+y1*y1))), float64(-float32(2*(y1*z1-w1*x1)))
+	ta0, tb0, tc0 := float64(float32(1-2*(y0*y0+z0*z0))), float64(float32(2*(x0*z0-w0*y0))), float64(-float32(2*(x0*y0+w0*z0)))
+	ta1, tb1, tc1 := float64(float32(1-2*(y1*y1+z1*z1))), float64(float32(2*(x1*z1-w1*y1))), float64(-float32(2*(x1*y1+w1*z1)))
+	ln0 := math.Sqrt(na0*na0 + nb0*nb0 + nc0*nc0)
+	ln1 := math.Sqrt(na1*na1 + nb1*nb1 + nc1*nc1)
+	lt0 := math.Sqrt(ta0*ta0 + tb0*tb0 + tc0*tc0)
+	lt1 := math.Sqrt(ta1*ta1 + tb1*tb1 + tc1*tc1)
+	if !(ln0 > 1e-12) || !(ln1 > 1e-12) || !(lt0 > 1e-12) || !(lt1 > 1e-12) ||
+		ln0 > math.MaxFloat64 || ln1 > math.MaxFloat64 || lt0 > math.MaxFloat64 || lt1 > math.MaxFloat64 {
+		*n0, *t0 = frameVectors(q0)
+		*n1, *t1 = frameVectors(q1)
+		return
+	}
+	*n0 = [3]float32{float32(na0 / ln0), float32(nb0 / ln0), float32(nc0 / ln0)}
+	*n1 = [3]float32{float32(na1 / ln1), float32(nb1 / ln1), float32(nc1 / ln1)}
+	s0, s1 := float32(1), float32(1)
+	if q0[3] < 0 {
+		s0 = -1
+	}
+	if q1[3] < 0 {
+		s1 = -1
+	}
+	*t0 = [4]float32{float32(ta0 / lt0), float32(tb0 / lt0), float32(tc0 / lt0), s0}
+	*t1 = [4]float32{float32(ta1 / lt1), float32(tb1 / lt1), float32(tc1 / lt1), s1}
 }
