@@ -132,10 +132,6 @@ type FS struct {
 
 	disk        *diskcache.Cache
 	diskWrites  sync.WaitGroup
-	// pushes are the pushRest goroutines (pushahead.go).
-	pushes sync.WaitGroup
-	// pushedBytes counts the bytes they stored in the kernel's cache.
-	pushedBytes atomic.Int64
 	lastRequest atomic.Int64 // unix ns of the last reader request (see touch)
 	prewarm     *prewarmState
 	stopPrewarm context.CancelFunc
@@ -357,7 +353,6 @@ func (f *FS) Close() {
 	// Scans ahead save to the disk cache: stop them first.
 	f.ahead.close()
 	f.diskWrites.Wait()
-	f.pushes.Wait()
 	if f.watch != nil {
 		f.watch.close()
 	}

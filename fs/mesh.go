@@ -712,8 +712,6 @@ type outFile struct {
 	attrFP    cache.Fingerprint
 	pagesFP   cache.Fingerprint
 	pagesSeen bool
-	// pushFP is the version whose rest pushRest stores (pushahead.go).
-	pushFP cache.Fingerprint
 
 	pass passState // passthrough of the .glb (passthrough.go)
 }
@@ -1058,7 +1056,6 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 			return fuse.ReadResultData(nil), 0
 		}
 		end := min(off+int64(len(dest)), int64(len(p.data)))
-		o.readOn(p, off, end)
 		return fuse.ReadResultData(p.data[off:end]), 0
 	}
 	// A raw chunk: read its window of the source, checking that the file

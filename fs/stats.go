@@ -130,7 +130,6 @@ func (f *FS) Stats() Stats {
 	s.ScansAhead = f.ahead.scans.Load()
 	s.SniffsAhead = f.ahead.sniffs.Load()
 	s.HeaderPushes = f.headerPushes.Load()
-	s.PushedBytes = f.pushedBytes.Load()
 	s.Notifications = f.notifies.Load()
 	s.WatchErrors = f.watchErrors.Load()
 	if f.disk != nil {
