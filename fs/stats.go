@@ -63,10 +63,7 @@ type Stats struct {
 	// HeaderPushes counts header.json files stored in the kernel's page
 	// cache with their folder's listing, so a reader's first read needs
 	// no request (dircache.go pushHeader).
-	HeaderPushes int64 `json:"header_pushes"`
-	// PushedBytes counts output bytes stored in the kernel's page cache
-	// ahead of a sequential reader (pushahead.go).
-	PushedBytes   int64 `json:"pushed_bytes"`
+	HeaderPushes  int64 `json:"header_pushes"`
 	Notifications int64 `json:"kernel_notifications"`
 	WatchErrors   int64 `json:"watch_errors"`
 	// DiskLoads counts geometry outputs loaded from the disk cache (not
