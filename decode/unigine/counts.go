@@ -1,7 +1,6 @@
 package unigine
 
 import (
-	"bytes"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -107,7 +106,7 @@ func countGeometry(r *reader, lay layout, sh surfHeader, c *surfCounts) {
 		ti = r.count("triangle_index_count", 1)
 	}
 	if n := cEnd - cAt; ti == ci && ti > 0 && indexWidth(ntv) == indexWidth(nc) && int64(n) <= r.left() &&
-		r.ensure("triangle_indices", int64(n)) && bytes.Equal(r.b[cAt:cEnd], r.b[r.pos:r.pos+n]) {
+		r.ensure("triangle_indices", int64(n)) && equalBytes(r.b[cAt:cEnd], r.b[r.pos:r.pos+n]) {
 		// The same list stored twice (a surface without seams, see
 		// sameIndices): it ends as far on as the first did, no need
 		// to count its terminators again.

@@ -3,6 +3,7 @@ package unigine
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -239,7 +240,29 @@ func (r *reader) sameIndices(cAt, cEnd, ci, ti, nc, ntv int) bool {
 		int64(n) > r.left() || !r.ensure("triangle_indices", int64(n)) {
 		return false
 	}
-	return bytes.Equal(r.b[cAt:cEnd], r.b[r.pos:r.pos+n])
+	return equalBytes(r.b[cAt:cEnd], r.b[r.pos:r.pos+n])
+}
+
+// errDiffer stops equalBytes' ranges once one has found a difference.
+var errDiffer = errors.New("differ")
+
+// equalBytes is bytes.Equal, over the CPUs for long slices (a large
+// mesh's index lists are megabytes).
+func equalBytes(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	const grain = 1 << 20 // bytes per range
+	if len(a) < 2*grain {
+		return bytes.Equal(a, b)
+	}
+	return decode.ParallelEach((len(a)+grain-1)/grain, func(i int) error {
+		lo, hi := i*grain, min((i+1)*grain, len(a))
+		if !bytes.Equal(a[lo:hi], b[lo:hi]) {
+			return errDiffer
+		}
+		return nil
+	}) == nil
 }
 
 // indexWidth is the byte width of an index array addressing n vertices:

@@ -283,3 +283,33 @@ func BenchmarkAfterTerminators(b *testing.B) {
 		}
 	}
 }
+
+// TestEqualBytes: equalBytes is bytes.Equal, for slices split over the
+// CPUs and not, with one difference anywhere or none.
+func TestEqualBytes(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 1000, 2<<20 - 1, 2 << 20, 5<<20 + 3} {
+		a := make([]byte, n)
+		for i := range a {
+			a[i] = byte(rng.IntN(256))
+		}
+		b := slices.Clone(a)
+		if !equalBytes(a, b) {
+			t.Fatalf("%d equal bytes: unequal", n)
+		}
+		for _, at := range []int{0, n / 2, n - 1, rng.IntN(max(n, 1))} {
+			if n == 0 {
+				break
+			}
+			b[at] ^= 1
+			if equalBytes(a, b) {
+				t.Fatalf("%d bytes, byte %d differs: equal", n, at)
+			}
+			b[at] ^= 1
+		}
+		if n > 0 && equalBytes(a, b[:n-1]) {
+			t.Fatalf("%d bytes against %d: equal", n, n-1)
+		}
+	}
+}
