@@ -54,6 +54,9 @@ var (
 	bigModes  = flag.String("big-modes", "default,--open-handles", "mount modes of the big-mesh reads, comma-separated: default, or extra mount arguments")
 	skipTree  = flag.Bool("skip-tree", false, "skip the many-file tree")
 	skipServe = flag.Bool("skip-serve", false, "skip the serving strategies (fs/servebench)")
+	coldRuns  = 3 // cold greps of the tree, each side
+	warmRuns  = 5 // warm greps of the tree, each side
+	treeRuns  string
 )
 
 func main() {
@@ -585,14 +588,10 @@ func treeBench(r *report, bin, work string) error {
 	cacheDir := filepath.Join(work, "cache-tree")
 	mnt := filepath.Join(work, "mnt-tree")
 	r.f("## 4. A tree of %d small GEM meshes (100 folders; generated in %v)\n\n", *treeN, gen.Round(time.Millisecond))
-	r.f("Single runs. Cold: first time through this daemon (page cache dropped before it when root). The remount row runs on the OS page cache as the earlier steps left it; every baseline runs on a warm page cache.\n\n")
+	r.f("The greps are medians of interleaved runs (each listed below the table); the other steps are single runs. Cold: a new daemon with an empty cache folder, the page cache dropped before each side when root. The remount row runs on the OS page cache as the earlier steps left it; its baseline and those of find and the warm grep run on a warm page cache.\n\n")
 	r.f("| step | mount | baseline | ratio | geometry conversions | scans | daemon peak RSS |\n|---|---:|---:|---:|---:|---:|---:|\n")
 
 	profWalk := filepath.Join(work, "cpu-tree-walks.prof")
-	d, err := mountEnv(bin, src, mnt, []string{"MESHFS_CPUPROFILE=" + profWalk}, "--cache-dir", cacheDir)
-	if err != nil {
-		return err
-	}
 	row := func(name string, tm, tb time.Duration, before, s stats, peak float64) (float64, int64) {
 		conv := sum(s.Conversions) - sum(before.Conversions)
 		scans := sum(s.Scans) - sum(before.Scans)
@@ -603,7 +602,7 @@ func treeBench(r *report, bin, work string) error {
 	// The baseline: the same header.json files written to a plain folder
 	// by the outputs package (not through the mount, which would warm it).
 	plain := filepath.Join(work, "headers")
-	err = filepath.WalkDir(src, func(p string, de fs.DirEntry, err error) error {
+	err := filepath.WalkDir(src, func(p string, de fs.DirEntry, err error) error {
 		if err != nil || de.IsDir() {
 			return err
 		}
@@ -624,29 +623,71 @@ func treeBench(r *report, bin, work string) error {
 		return err
 	}
 	grepPlain := sh("grep", "-r", "--include=header.json", "-c", "vertex", plain)
-	// Cold against cold: the page cache dropped before each.
-	cold := dropCaches()
-	tPlainCold, _ := timeIt(grepPlain)
-	dropCaches()
-	before := d.stats()
-	d.resetPeak()
-	tCold, err := timeIt(sh("grep", "-r", "--include=header.json", "-c", "vertex", mnt))
-	if err != nil {
-		return err
+	grepMnt := sh("grep", "-r", "--include=header.json", "-c", "vertex", mnt)
+	// Cold against cold: the page cache dropped before each, each mount
+	// run on a daemon of its own with an empty cache folder (the last one
+	// stays for the steps after), the two sides interleaved and their
+	// medians compared, so that a burst of load on this shared machine
+	// skews one run, not the figure.
+	var tColds, tPlainColds []time.Duration
+	var d *daemon
+	var before, afterCold stats
+	var peak float64
+	cold := false
+	for i := range coldRuns {
+		dir, env := filepath.Join(work, fmt.Sprintf("cache-tree-cold-%d", i)), []string(nil)
+		if i == coldRuns-1 {
+			dir, env = cacheDir, []string{"MESHFS_CPUPROFILE=" + profWalk}
+		}
+		var err error
+		if d, err = mountEnv(bin, src, mnt, env, "--cache-dir", dir); err != nil {
+			return err
+		}
+		cold = dropCaches()
+		t, _ := timeIt(grepPlain)
+		tPlainColds = append(tPlainColds, t)
+		dropCaches()
+		before = d.stats()
+		d.resetPeak()
+		t, err = timeIt(grepMnt)
+		if err != nil {
+			return err
+		}
+		tColds = append(tColds, t)
+		peak = max(peak, d.peakMiB())
+		afterCold = d.stats()
+		if i < coldRuns-1 {
+			d.stop()
+		}
 	}
-	peak := d.peakMiB()
-	afterCold := d.stats()
-	grepPlain()
-	tPlain, _ := timeIt(grepPlain)
-	coldName := "`grep -r --include=header.json` cold (baseline: the plain files, page cache dropped before each)"
+	tCold, tPlainCold := median(tColds), median(tPlainColds)
+	coldName := fmt.Sprintf("`grep -r --include=header.json` cold (baseline: the plain files, page cache dropped before each; medians of %d interleaved runs, each on a new daemon)", coldRuns)
 	if !cold {
 		coldName = "`grep -r --include=header.json` cold (page cache not dropped: not root)"
 	}
 	coldRatio, coldConv := row(coldName, tCold, tPlainCold, before, afterCold, peak)
+	// Warm: interleaved too.
+	grepPlain()
 	before = d.stats()
 	d.resetPeak()
-	tWarm, _ := timeIt(sh("grep", "-r", "--include=header.json", "-c", "vertex", mnt))
-	warmRatio, warmConv := row("`grep -r --include=header.json` warm (baseline: the plain files, warm)", tWarm, tPlain, before, d.stats(), d.peakMiB())
+	var tWarms, tPlains []time.Duration
+	for range warmRuns {
+		t, _ := timeIt(grepMnt)
+		tWarms = append(tWarms, t)
+		t, _ = timeIt(grepPlain)
+		tPlains = append(tPlains, t)
+	}
+	tWarm, tPlain := median(tWarms), median(tPlains)
+	warmRatio, warmConv := row(fmt.Sprintf("`grep -r --include=header.json` warm (baseline: the plain files, warm; medians of %d interleaved runs)", warmRuns), tWarm, tPlain, before, d.stats(), d.peakMiB())
+	runsLine := func(ts []time.Duration) string {
+		var s []string
+		for _, t := range ts {
+			s = append(s, ms(t))
+		}
+		return strings.Join(s, ", ")
+	}
+	treeRuns = fmt.Sprintf("Runs: cold grep through the mount %s; of the plain files %s. Warm grep through the mount %s; of the plain files %s.\n\n",
+		runsLine(tColds), runsLine(tPlainColds), runsLine(tWarms), runsLine(tPlains))
 
 	before = d.stats()
 	d.resetPeak()
@@ -696,7 +737,7 @@ func treeBench(r *report, bin, work string) error {
 	before = d.stats()
 	tLs2, _ := timeIt(shPipe("ls -lR " + mnt + " > /dev/null"))
 	row("`ls -lR` again (warm)", tLs2, tLsPlain, before, d.stats(), d.peakMiB())
-	r.f("\n")
+	r.f("\n%s", treeRuns)
 	nm, ns := lineCount("ls -lR "+mnt), lineCount("ls -lR "+src)
 	r.f("`ls -lR` prints %d lines for the mount and %d for the source tree (%.1f ×): each mesh is a folder of outputs plus a `chunks/` folder.\n\n", nm, ns, float64(nm)/float64(max(ns, 1)))
 	// The same shape on the plain disk: every folder and (empty) file the
