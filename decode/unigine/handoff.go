@@ -76,8 +76,9 @@ var handoff struct {
 // leftHook, when set (by tests), is given every block left.
 var leftHook func(*scannedBlock)
 
-// leaveBlock hands block b of file name, just decompressed into bb by a
-// scan, to a decode that may follow; bb's buffers go with it.
+// leaveBlock hands block b of file src, just decompressed into bb by a
+// scan, to a decode that may follow; bb's buffers go with it, and the
+// file's version when src is an open file.
 func leaveBlock(src *decode.Source, b block, bb *blockBuffers) {
 	sb := &scannedBlock{name: src.Name, b: b, raw: bb.raw[:b.raw], version: versionOf(src.R)}
 	if !bb.mapped {

@@ -31,7 +31,10 @@ func read(ctx context.Context, src *decode.Source, collision bool) (*File, error
 	if err != nil {
 		return nil, err
 	}
-	return f, readBlocks(ctx, src, h, l, func(i int) error { return readSurface(src, h, l, i, collision) })
+	if err := readBlocks(ctx, src, h, l, func(i int) error { return readSurface(src, h, l, i, collision) }); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // readBlocks calls one for each surface of a blocked file, on all CPUs
