@@ -37,6 +37,16 @@ type Format interface {
 	Decode(ctx context.Context, src *Source) (*Scene, error)
 }
 
+// ScanDecoder is implemented by a format that can Scan and Decode a file in
+// one pass, which costs less than the two calls when both are wanted (the
+// first conversion of a file: header.json's scan and the scene). It
+// returns exactly what Scan and Decode return for a file both accept; on
+// any error it returns (nil, nil, err) and the caller runs Scan and Decode
+// as usual, which give partial structures and errors in their own terms.
+type ScanDecoder interface {
+	ScanDecode(ctx context.Context, src *Source) (*Structure, *Scene, error)
+}
+
 // Companion is implemented by formats whose files come in groups: it names
 // the sibling files that belong to a main file, so a directory listing can
 // hide them (".msh.blob" beside ".msh").

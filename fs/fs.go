@@ -148,6 +148,9 @@ type FS struct {
 	// headerPushes counts header.json files stored in the kernel's cache
 	// with their folder's listing (pushHeader).
 	headerPushes atomic.Int64
+	// onePass counts scans made in one pass with a .glb's decoding
+	// (meshDir.scanAnd).
+	onePass atomic.Int64
 	// flushes counts FLUSH requests on outputs (see noFlush).
 	flushes atomic.Int64
 	// raw is the request layer of the mount (nil before Mount).

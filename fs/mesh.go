@@ -196,6 +196,22 @@ func (r *scanResult) chunk(name string) (*decode.Chunk, bool) {
 // version: counted as a disk load, "fmt/scan" in disk_loads), else scanned
 // now and persisted on the way.
 func (m *meshDir) scan(ctx context.Context, fp cache.Fingerprint) (*scanResult, error) {
+	return m.scanAnd(ctx, fp, nil)
+}
+
+// oneScene is the scene of a scan made in one pass with the decoding, and
+// how long that pass took.
+type oneScene struct {
+	scene *decode.Scene
+	took  time.Duration
+}
+
+// scanAnd is scan. With sc, a scan made now (in memory nor on disk) is
+// made in one pass with the decoding where the format can
+// (outputs.Mesh.ScanDecode), under the conversions' semaphore, and sc
+// receives the scene: the first read of a .glb then reads and decompresses
+// the source once, not once for the scan and once for the scene.
+func (m *meshDir) scanAnd(ctx context.Context, fp cache.Fingerprint, sc *oneScene) (*scanResult, error) {
 	key, label := m.key(fp, outScan), m.label(outScan)
 	var rec *scanRecord
 	if _, ok := m.fsys.cache.Peek(key); !ok {
@@ -213,7 +229,23 @@ func (m *meshDir) scan(ctx context.Context, fp cache.Fingerprint) (*scanResult, 
 			}
 			return &cache.Entry{Aux: r, AuxWeight: aux}, nil
 		}
-		st, scanErr := m.mesh.Scan(ctx)
+		var st *decode.Structure
+		var scanErr error
+		if sc != nil {
+			if err := m.fsys.sem.Acquire(ctx); err != nil {
+				return nil, err
+			}
+			start := time.Now()
+			s, scene, ok := m.mesh.ScanDecode(ctx)
+			m.fsys.sem.Release()
+			if ok {
+				st, sc.scene, sc.took = s, scene, time.Since(start)
+				m.fsys.onePass.Add(1)
+			}
+		}
+		if st == nil {
+			st, scanErr = m.mesh.Scan(ctx)
+		}
 		if st == nil && errors.Is(scanErr, os.ErrNotExist) {
 			return nil, scanErr // gone: nothing to cache
 		}
@@ -255,10 +287,14 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 	if !onDisk {
 		diskErr, onDisk = m.fsys.diskFailure(key)
 	}
+	var sc *oneScene
 	if onDisk {
 		label += diskSuffix
 	} else {
-		r, err := m.scan(ctx, fp)
+		if output == outGLB && m.mesh.CanScanDecode() {
+			sc = &oneScene{}
+		}
+		r, err := m.scanAnd(ctx, fp, sc)
 		if err != nil {
 			return nil, err
 		}
@@ -291,7 +327,12 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 		switch output {
 		case outGLB:
 			var b []byte
-			b, err = m.mesh.GLBFile(ctx)
+			if sc != nil && sc.scene != nil {
+				b, err = m.mesh.GLBOf(sc.scene)
+				sc.scene, start = nil, start.Add(-sc.took)
+			} else {
+				b, err = m.mesh.GLBFile(ctx)
+			}
 			e = &cache.Entry{Parts: [][]byte{b}}
 		case outOBJ:
 			var o, l []byte

@@ -63,7 +63,10 @@ type Stats struct {
 	// HeaderPushes counts header.json files stored in the kernel's page
 	// cache with their folder's listing, so a reader's first read needs
 	// no request (dircache.go pushHeader).
-	HeaderPushes  int64 `json:"header_pushes"`
+	HeaderPushes int64 `json:"header_pushes"`
+	// OnePass counts first .glb conversions whose scan was made in the
+	// same pass as the decoding (formats that can: UNIGINE).
+	OnePass       int64 `json:"one_pass_scans"`
 	Notifications int64 `json:"kernel_notifications"`
 	WatchErrors   int64 `json:"watch_errors"`
 	// DiskLoads counts geometry outputs loaded from the disk cache (not
@@ -127,6 +130,7 @@ func (f *FS) Stats() Stats {
 	s.ScansAhead = f.ahead.scans.Load()
 	s.SniffsAhead = f.ahead.sniffs.Load()
 	s.HeaderPushes = f.headerPushes.Load()
+	s.OnePass = f.onePass.Load()
 	s.Notifications = f.notifies.Load()
 	s.WatchErrors = f.watchErrors.Load()
 	if f.disk != nil {

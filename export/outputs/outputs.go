@@ -129,6 +129,41 @@ func (m *Mesh) Scan(ctx context.Context) (*decode.Structure, error) {
 	return st, finish(err)
 }
 
+// ScanDecode scans and decodes m in one pass when its format can
+// (decode.ScanDecoder), within MaxSourceSize and Limits.Timeout. ok is false
+// when it cannot or the pass failed: the caller then runs Scan and Decode
+// (or GLBFile), which report any error in their own terms.
+func (m *Mesh) ScanDecode(ctx context.Context) (st *decode.Structure, scene *decode.Scene, ok bool) {
+	sd, can := m.Format.(decode.ScanDecoder)
+	if !can {
+		return nil, nil, false
+	}
+	src, done, err := m.source()
+	if err != nil {
+		return nil, nil, false
+	}
+	defer done()
+	if m.limitSource(src) != nil {
+		return nil, nil, false
+	}
+	ctx, finish := m.deadline(ctx, "scan and decode")
+	st, scene, err = sd.ScanDecode(ctx, src)
+	if finish(err) != nil || st == nil || scene == nil {
+		return nil, nil, false
+	}
+	return st, scene, true
+}
+
+// CanScanDecode reports whether m's format scans and decodes in one pass.
+func (m *Mesh) CanScanDecode() bool {
+	_, can := m.Format.(decode.ScanDecoder)
+	return can
+}
+
+// GLBOf exports NAME.glb from m's scene (from ScanDecode), failing with the
+// error GLBFile would give for it.
+func (m *Mesh) GLBOf(scene *decode.Scene) ([]byte, error) { return m.exportGLB(scene) }
+
 // Decode builds the scene, within Limits.Timeout and MaxSourceSize.
 func (m *Mesh) Decode(ctx context.Context) (*decode.Scene, error) {
 	ctx, finish := m.deadline(ctx, "decode")

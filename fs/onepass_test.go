@@ -1,0 +1,77 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/meshfs/meshfs/export/outputs"
+)
+
+// The first read of a .glb whose format scans and decodes in one pass
+// (UNIGINE's blocked versions) makes that one pass, and everything the folder shows is what
+// `convert` writes: header.json from the pass's scan, the .glb from its
+// scene. Fixtures, and the real files when ../shared/realdata is there.
+func TestOnePassFirstRead(t *testing.T) {
+	src := t.TempDir()
+	var meshes []string
+	add := func(dir string) {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			m, err := outputs.Open(p)
+			if err != nil || m == nil || !m.CanScanDecode() {
+				continue
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(src, e.Name()), b)
+			meshes = append(meshes, e.Name())
+		}
+	}
+	add(filepath.Join(repoRoot(t), "testdata", "unigine"))
+	add(filepath.Join(repoRoot(t), "..", "shared", "realdata", "unigine"))
+	if len(meshes) < 4 {
+		t.Fatalf("%d one-pass meshes found", len(meshes))
+	}
+	f, mnt := mountT(t, src, Config{})
+	onePass := 0
+	for _, name := range meshes {
+		m, _ := outputs.Open(filepath.Join(src, name))
+		want := t.TempDir()
+		convErr := m.WriteDir(context.Background(), want)
+		mdir := filepath.Join(mnt, name)
+		glb := filepath.Join(mdir, m.GLBName())
+		got, err := os.ReadFile(glb) // first: the glb, before anything scans
+		if convErr != nil {
+			if err == nil {
+				t.Errorf("%s: convert fails (%v), the mount's glb reads", name, convErr)
+			}
+			continue
+		}
+		if _, _, ok := m.ScanDecode(context.Background()); ok {
+			onePass++
+		}
+		if w, _ := os.ReadFile(filepath.Join(want, m.GLBName())); err != nil || !bytes.Equal(got, w) {
+			t.Errorf("%s: glb %d bytes (%v), convert's %d", name, len(got), err, len(w))
+		}
+		for _, rel := range []string{outputs.HeaderName, m.OBJName()} {
+			w, _ := os.ReadFile(filepath.Join(want, rel))
+			if g, err := os.ReadFile(filepath.Join(mdir, rel)); err != nil || !bytes.Equal(g, w) {
+				t.Errorf("%s: %s differs from convert's (%v)", name, rel, err)
+			}
+		}
+		if n := len(names(t, filepath.Join(mdir, outputs.ChunksDir))); n == 0 {
+			t.Errorf("%s: no chunks listed", name)
+		}
+	}
+	s := f.Stats()
+	if s.OnePass != int64(onePass) || totalScans(s) != int64(len(meshes)) {
+		t.Fatalf("%d one-pass scans and %d scans for %d meshes (%d in one pass outside the mount): want one scan each, in one pass where the format makes one",
+			s.OnePass, totalScans(s), len(meshes), onePass)
+	}
+}
