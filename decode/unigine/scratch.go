@@ -83,6 +83,9 @@ func unzeroed[T any](n int) []T {
 	sb.Grow(int(size))
 	sb.WriteByte(0) // a string of length 1: its data is the allocation's start
 	p := unsafe.StringData(sb.String())
+	if size >= 4<<20 {
+		adviseHuge(unsafe.Pointer(p), size) // before the first write faults it in
+	}
 	if poisonHook != nil {
 		poisonHook(unsafe.Slice(p, size))
 	}

@@ -297,7 +297,8 @@ func put3(b []byte, v [3]float32) {
 // strings.Builder grown to n bytes holds memory allocated without zeroing
 // (its bytes are only ever read after being written); the slice is made
 // over that allocation, which Grow guarantees is at least n bytes. If a
-// future Builder zeroed it, this would only be slower.
+// future Builder zeroed it, this would only be slower. A large output is
+// advised into huge pages before its first write (adviseHuge).
 var newOutput = func(n int) []byte {
 	if n == 0 {
 		return nil
@@ -305,5 +306,9 @@ var newOutput = func(n int) []byte {
 	var sb strings.Builder
 	sb.Grow(n)
 	sb.WriteByte(0) // a string of length 1: its data is the allocation's start
-	return unsafe.Slice(unsafe.StringData(sb.String()), n)
+	p := unsafe.StringData(sb.String())
+	if n >= 4<<20 {
+		adviseHuge(unsafe.Pointer(p), uintptr(n))
+	}
+	return unsafe.Slice(p, n)
 }
