@@ -633,14 +633,7 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 // then a geometry output whose size is not known yet answers notCheap) and
 // returns its node, reusing the existing one.
 func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, cheapOnly bool) (*gofs.Inode, syscall.Errno) {
-	ch := parent.GetChild(name)
-	if ch != nil {
-		if of, ok := ch.Operations().(*outFile); ok {
-			f = of
-		} else {
-			ch = nil
-		}
-	}
+	ch, f := outputChild(parent, name, f)
 	if ch != nil && f.kind == kGLB {
 		if _, fp, err := f.m.stat(); err == nil && f.pass.busyOther(fp) {
 			// Its inode is passed through to another version's file
@@ -659,17 +652,21 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 	return parent.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
 }
 
+// outputChild returns parent's existing output node called name and its
+// outFile, or (nil, f) when there is none.
+func outputChild(parent *gofs.Inode, name string, f *outFile) (*gofs.Inode, *outFile) {
+	if ch := parent.GetChild(name); ch != nil {
+		if of, ok := ch.Operations().(*outFile); ok {
+			return ch, of
+		}
+	}
+	return nil, f
+}
+
 // lookupKnown is lookupOutput for an output other than the .glb whose
 // size the caller knows for source version fp (stat st).
 func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, st *syscall.Stat_t, fp cache.Fingerprint, size int64) *gofs.Inode {
-	ch := parent.GetChild(name)
-	if ch != nil {
-		if of, ok := ch.Operations().(*outFile); ok {
-			f = of
-		} else {
-			ch = nil
-		}
-	}
+	ch, f := outputChild(parent, name, f)
 	fillFileAttr(&out.Attr, st, size)
 	f.mu.Lock()
 	f.attrFP = fp
