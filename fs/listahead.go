@@ -27,10 +27,13 @@ import (
 // stops at unmount (the scanAhead lifecycle).
 
 // listAheadWindow is how many folders after the one listed a pass covers,
-// and listAheadWorkers how many sniffs it keeps in flight (the disk's
-// queue, not the CPU, is what they wait for).
+// listAheadMax how many files it sniffs at most (a listing is not always a
+// walk: `ls` of one folder must not make the daemon read a huge sibling
+// folder's files), and listAheadWorkers how many sniffs it keeps in flight
+// (the disk's queue, not the CPU, is what they wait for).
 var (
 	listAheadWindow  = 2
+	listAheadMax     = 1024
 	listAheadWorkers = 4
 )
 
@@ -76,26 +79,27 @@ func (f *FS) sniffFolders(parent, after string) {
 			break
 		}
 	}
-	done := 0
+	done, budget := 0, listAheadMax
 	for _, e := range ents[start:] {
-		if done >= listAheadWindow || f.ahead.ctx.Err() != nil {
+		if done >= listAheadWindow || budget <= 0 || f.ahead.ctx.Err() != nil {
 			return
 		}
 		if !e.IsDir() {
 			continue
 		}
 		done++
-		f.sniffFolder(filepath.Join(parent, e.Name()))
+		budget -= f.sniffFolder(filepath.Join(parent, e.Name()), budget)
 	}
 }
 
-// sniffFolder sniffs the regular files of dir that are not companions.
-func (f *FS) sniffFolder(dir string) {
+// sniffFolder sniffs the regular files of dir that are not companions,
+// among its first limit entries; it returns how many entries it looked at.
+func (f *FS) sniffFolder(dir string, limit int) int {
 	fd, err := os.Open(dir)
 	if err != nil {
-		return
+		return 0
 	}
-	names, _ := fd.Readdirnames(-1)
+	names, _ := fd.Readdirnames(limit)
 	fd.Close()
 	var known map[string]bool
 	var knownOnce sync.Once
@@ -131,4 +135,5 @@ func (f *FS) sniffFolder(dir string) {
 		}()
 	}
 	wg.Wait()
+	return len(names)
 }
