@@ -154,7 +154,15 @@ func (f *FS) saveToDisk(key cache.Key, e *cache.Entry) {
 	go func() {
 		defer f.diskWrites.Done()
 		if e.Err == nil && e.Weight() >= saveQuietMin {
+			// A big one at the lowest priority (on a thread of its own:
+			// not worth it for the many small ones): its write and
+			// checksum, ≈ 15 ms of CPU for a 36 MB .glb, take what the
+			// readers and conversions leave of the CPUs.
+			lowPriority()
 			f.waitSaveQuiet()
+			if !stillSource(key) {
+				return // replaced while waiting: never to be served
+			}
 		}
 		var err error
 		if e.Err != nil {
@@ -168,14 +176,36 @@ func (f *FS) saveToDisk(key cache.Key, e *cache.Entry) {
 	}()
 }
 
+// lowPriority runs the calling goroutine, until it returns, on a thread of
+// its own at the lowest scheduling priority. The thread is never handed
+// back to the runtime (no UnlockOSThread): a goroutine that exits locked
+// takes its thread with it, so no request is ever served on a niced thread.
+func lowPriority() {
+	runtime.LockOSThread()
+	syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), 19)
+}
+
+// stillSource reports whether the source of key is still the version key
+// names (its companions aside).
+func stillSource(key cache.Key) bool {
+	var st syscall.Stat_t
+	if syscall.Stat(key.Path, &st) != nil {
+		return false
+	}
+	fp := cache.FromStat(&st)
+	fp.Gen = key.FP.Gen
+	return fp == key.FP
+}
+
 // A big entry is saved once the mount's readers have paused (at most
 // saveQuietMax later): its write and checksum (≈ 20 ms of CPU for a 36 MB
 // .glb) would otherwise run beside the reader that asked for it, who is
 // still reading it on a 2-CPU machine.
-const (
-	saveQuietMin = 1 << 20
+const saveQuietMin = 1 << 20
+
+var (
 	saveQuiet    = 50 * time.Millisecond
-	saveQuietMax = 2 * time.Second
+	saveQuietMax = 2 * time.Second // (vars for tests)
 )
 
 // waitSaveQuiet waits until no request came for saveQuiet, for at most
@@ -299,9 +329,7 @@ func (f *FS) Prewarm() {
 		// This goroutine's thread runs at the lowest priority; the
 		// conversion's own helper goroutines do not inherit it, hence also
 		// the quiet-time wait.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), 19)
+		lowPriority()
 		start := time.Now()
 		f.log.Printf("meshfs: prewarm: started on %s", f.source)
 		f.prewarmWalk(ctx, p)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
@@ -385,5 +386,32 @@ func TestDiskCacheSavesBigOutput(t *testing.T) {
 	}
 	if n := conversions(stats(t, mnt)); n != 0 {
 		t.Fatalf("after remount: %d conversions", n)
+	}
+}
+
+// A big output whose source changes before it is saved is not saved: it
+// could never be served.
+func TestDiskCacheSkipsReplacedBigOutput(t *testing.T) {
+	oldQuiet, oldMax := saveQuiet, saveQuietMax
+	saveQuiet, saveQuietMax = time.Hour, time.Hour // saved only at unmount
+	t.Cleanup(func() { saveQuiet, saveQuietMax = oldQuiet, oldMax })
+	src := t.TempDir()
+	sp := filepath.Join(src, "big"+fakeExt)
+	write(t, sp, fakeMesh(100000, 3))
+	dir := t.TempDir()
+	_, mnt, stop := mountDisk(t, src, dir, false)
+	if b, err := os.ReadFile(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || len(b) < saveQuietMin {
+		t.Fatalf("%d bytes, %v", len(b), err)
+	}
+	write(t, sp, fakeMesh(100000, 4))
+	stop()
+	dc, err := diskcache.Open(dir, 1<<30, DiskCacheVersion(outputs.DefaultLimits))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dc.Close()
+	// The old version's scan only (small outputs are saved at once).
+	if n := dc.Stats().Entries; n != 1 {
+		t.Fatalf("%d disk cache entries, want 1 (the scan): the replaced .glb was saved", n)
 	}
 }
