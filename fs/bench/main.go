@@ -495,7 +495,7 @@ func bigRead(r *report, bin, work string, b bigSource, section, mode string) err
 	r.f("| warm read through the mount | %s | %.2f × plain | %.0f MiB |\n", ms(median(wm)), ratio, warmPeak)
 	r.f("| warm read of a plain file of the same size | %s | %.0f MB/s | |\n", ms(median(wp)), float64(glbSize)/1e6/median(wp).Seconds())
 
-	r.f("\nOpens passed through to a backing file (stats.json `passthrough_opens`): %d of the %d first reads, %d in all.\n", passFirst, len(firsts), passAll)
+	r.f("\nFirst reads in order: %s. Opens passed through to a backing file (stats.json `passthrough_opens`): %d of the %d first reads, %d in all.\n", runsLine(firsts), passFirst, len(firsts), passAll)
 
 	// After a remount the .glb comes from the disk cache.
 	if err := d.stop(); err != nil {
@@ -679,13 +679,6 @@ func treeBench(r *report, bin, work string) error {
 	}
 	tWarm, tPlain := median(tWarms), median(tPlains)
 	warmRatio, warmConv := row(fmt.Sprintf("`grep -r --include=header.json` warm (baseline: the plain files, warm; medians of %d interleaved runs)", warmRuns), tWarm, tPlain, before, d.stats(), d.peakMiB())
-	runsLine := func(ts []time.Duration) string {
-		var s []string
-		for _, t := range ts {
-			s = append(s, ms(t))
-		}
-		return strings.Join(s, ", ")
-	}
 	treeRuns = fmt.Sprintf("Runs: cold grep through the mount %s; of the plain files %s. Warm grep through the mount %s; of the plain files %s.\n\n",
 		runsLine(tColds), runsLine(tPlainColds), runsLine(tWarms), runsLine(tPlains))
 
@@ -845,4 +838,13 @@ func gitRev() string {
 		return "?"
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// runsLine lists timings in milliseconds.
+func runsLine(ts []time.Duration) string {
+	var s []string
+	for _, t := range ts {
+		s = append(s, ms(t))
+	}
+	return strings.Join(s, ", ")
 }
