@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
@@ -224,4 +225,12 @@ func TestGLBSkinAndTargets(t *testing.T) {
 			t.Errorf("primitive with %d targets", len(p.Targets))
 		}
 	}
+}
+
+// BenchmarkColdPathFresh is BenchmarkColdPathUnigine with the memory the
+// runtime has freed given back to the system before each conversion, as
+// on a first conversion in a new mount: every large array then faults its
+// pages in on its first write.
+func BenchmarkColdPathFresh(b *testing.B) {
+	benchColdPath(b, func() { debug.FreeOSMemory() })
 }

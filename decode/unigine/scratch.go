@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/meshfs/meshfs/decode"
 )
 
 // scratch keeps large arrays of one element type between decodes: the
@@ -84,7 +86,7 @@ func unzeroed[T any](n int) []T {
 	sb.WriteByte(0) // a string of length 1: its data is the allocation's start
 	p := unsafe.StringData(sb.String())
 	if size >= 4<<20 {
-		adviseHuge(unsafe.Pointer(p), size) // before the first write faults it in
+		decode.AdviseHuge(unsafe.Pointer(p), size) // before the first write faults it in
 	}
 	if poisonHook != nil {
 		poisonHook(unsafe.Slice(p, size))

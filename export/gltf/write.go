@@ -298,7 +298,7 @@ func put3(b []byte, v [3]float32) {
 // (its bytes are only ever read after being written); the slice is made
 // over that allocation, which Grow guarantees is at least n bytes. If a
 // future Builder zeroed it, this would only be slower. A large output is
-// advised into huge pages before its first write (adviseHuge).
+// advised into huge pages before its first write (decode.AdviseHuge).
 var newOutput = func(n int) []byte {
 	if n == 0 {
 		return nil
@@ -308,7 +308,7 @@ var newOutput = func(n int) []byte {
 	sb.WriteByte(0) // a string of length 1: its data is the allocation's start
 	p := unsafe.StringData(sb.String())
 	if n >= 4<<20 {
-		adviseHuge(unsafe.Pointer(p), uintptr(n))
+		decode.AdviseHuge(unsafe.Pointer(p), uintptr(n))
 	}
 	return unsafe.Slice(p, n)
 }

@@ -1,7 +1,6 @@
-package unigine
+package decode
 
 import (
-	"runtime/debug"
 	"testing"
 	"unsafe"
 )
@@ -31,18 +30,10 @@ func TestAdviseHugeKeepsContents(t *testing.T) {
 	for i := range b {
 		b[i] = byte(i * 7)
 	}
-	adviseHuge(unsafe.Pointer(&b[0]), uintptr(len(b)))
+	AdviseHuge(unsafe.Pointer(&b[0]), uintptr(len(b)))
 	for i := range b {
 		if b[i] != byte(i*7) {
 			t.Fatalf("byte %d changed", i)
 		}
 	}
-}
-
-// BenchmarkColdPathFresh is BenchmarkColdPathUnigine with the memory the
-// runtime has freed given back to the system before each conversion, as
-// on a first conversion in a new mount: every large array then faults its
-// pages in on its first write.
-func BenchmarkColdPathFresh(b *testing.B) {
-	benchColdPath(b, func() { debug.FreeOSMemory() })
 }

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package unigine
-
-import "unsafe"
-
-// adviseHuge does nothing here: see huge_linux.go.
-func adviseHuge(p unsafe.Pointer, size uintptr) {}
