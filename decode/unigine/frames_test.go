@@ -54,15 +54,7 @@ func TestFrameVectorsBits(t *testing.T) {
 
 // BenchmarkFrameVectors decodes 65 536 random tangent frames.
 func BenchmarkFrameVectors(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	qs := make([][4]int16, 1<<16)
-	for i := range qs {
-		for k := range qs[i] {
-			qs[i][k] = int16(rng.IntN(65535) - 32767)
-		}
-	}
-	ns := make([][3]float32, len(qs))
-	ts := make([][4]float32, len(qs))
+	qs, ns, ts := benchFrames()
 	for b.Loop() {
 		for i, q := range qs {
 			ns[i], ts[i] = frameVectors(q)
@@ -284,18 +276,23 @@ func bitsEqual(a, b []float32) bool {
 
 // BenchmarkFrameVectors2 is BenchmarkFrameVectors two frames at a time.
 func BenchmarkFrameVectors2(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	qs := make([][4]int16, 1<<16)
-	for i := range qs {
-		for k := range qs[i] {
-			qs[i][k] = int16(rng.IntN(65535) - 32767)
-		}
-	}
-	ns := make([][3]float32, len(qs))
-	ts := make([][4]float32, len(qs))
+	qs, ns, ts := benchFrames()
 	for b.Loop() {
 		for i := 0; i+1 < len(qs); i += 2 {
 			frameVectors2(qs[i], qs[i+1], &ns[i], &ns[i+1], &ts[i], &ts[i+1])
 		}
 	}
+}
+
+// benchFrames returns 65 536 random tangent frames and room for their
+// vectors.
+func benchFrames() (qs [][4]int16, ns [][3]float32, ts [][4]float32) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	qs = make([][4]int16, 1<<16)
+	for i := range qs {
+		for k := range qs[i] {
+			qs[i][k] = int16(rng.IntN(65535) - 32767)
+		}
+	}
+	return qs, make([][3]float32, len(qs)), make([][4]float32, len(qs))
 }

@@ -96,17 +96,7 @@ func benchColdPath(b *testing.B, before func()) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := filepath.Join(b.TempDir(), "bench.mesh")
-	if err := os.WriteFile(p, src, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	open := func() (*os.File, *decode.Source) {
-		f, err := os.Open(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return f, &decode.Source{Name: p, R: f, Size: int64(len(src))}
-	}
+	open := benchOpener(b, src)
 	decodetest.Loop(b, int64(len(src)), func() error {
 		if before != nil {
 			b.StopTimer()
@@ -233,4 +223,21 @@ func TestGLBSkinAndTargets(t *testing.T) {
 // pages in on its first write.
 func BenchmarkColdPathFresh(b *testing.B) {
 	benchColdPath(b, func() { debug.FreeOSMemory() })
+}
+
+// benchOpener writes src to a file and returns a function that opens it
+// as a decode.Source (each call a new open, as the mount's Scan and Decode
+// do).
+func benchOpener(b *testing.B, src []byte) func() (*os.File, *decode.Source) {
+	p := filepath.Join(b.TempDir(), "bench.mesh")
+	if err := os.WriteFile(p, src, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return func() (*os.File, *decode.Source) {
+		f, err := os.Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return f, &decode.Source{Name: p, R: f, Size: int64(len(src))}
+	}
 }

@@ -143,17 +143,7 @@ func fourSurfaces() []byte {
 // file src from disk: Scan then Decode (each opening the file, as the
 // mount does), or ScanDecode; then header.json and the .glb export.
 func benchFirstRead(b *testing.B, src []byte, one bool) {
-	p := filepath.Join(b.TempDir(), "bench.mesh")
-	if err := os.WriteFile(p, src, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	open := func() (*os.File, *decode.Source) {
-		f, err := os.Open(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return f, &decode.Source{Name: p, R: f, Size: int64(len(src))}
-	}
+	open := benchOpener(b, src)
 	decodetest.Loop(b, int64(len(src)), func() error {
 		var st *decode.Structure
 		var sc *decode.Scene
