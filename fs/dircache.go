@@ -224,14 +224,19 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 		return
 	}
 	of.mu.Lock()
-	defer of.mu.Unlock()
-	if of.pagesSeen && of.pagesFP == snap.fp {
+	have := of.pagesSeen && of.pagesFP == snap.fp
+	of.mu.Unlock()
+	if have {
 		return // the kernel has them already
 	}
+	// Not under of.mu: the store waits for the lock of a page a READ of
+	// this file may hold in flight, and that READ's answer takes of.mu.
 	if of.WriteCache(0, data) != 0 {
 		return // no inode for it (an entry without attributes), or gone
 	}
+	of.mu.Lock()
 	of.pagesFP, of.pagesSeen, of.attrFP = snap.fp, true, snap.fp
+	of.mu.Unlock()
 	m.fsys.headerPushes.Add(1)
 	if _, fp, err := m.stat(); err == nil && fp != snap.fp {
 		// Changed meanwhile: the watcher's invalidation may have come

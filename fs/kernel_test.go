@@ -610,3 +610,50 @@ func TestHeaderPushedWithListing(t *testing.T) {
 		})
 	}
 }
+
+// Listings that push header.json race reads of it: both finish (no lock
+// held across the store, which waits for pages a READ in flight holds),
+// and every read gives the header's bytes.
+func TestHeaderPushRacesReads(t *testing.T) {
+	const meshes = 200
+	src := fakeTree(t, meshes)
+	_, mnt := mountT(t, src, Config{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*meshes)
+	for i := range meshes {
+		rel := filepath.Join(fmt.Sprintf("d%02d", i/10), fmt.Sprintf("m%03d%s", i, fakeExt))
+		m := outputs.New(filepath.Join(src, rel), fakeFormat{})
+		want, err := m.Header(m.Scan(t.Context()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if _, err := os.ReadDir(filepath.Join(mnt, rel)); err != nil {
+				errs <- err
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			b, err := os.ReadFile(filepath.Join(mnt, rel, outputs.HeaderName))
+			if err == nil && !bytes.Equal(b, want) {
+				err = fmt.Errorf("%s: header.json %q, want %q", rel, b, want)
+			}
+			if err != nil {
+				errs <- err
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("listings and reads of header.json did not finish: deadlock")
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
