@@ -19,8 +19,9 @@ import (
 //
 // So a folder's first listing starts a background pass that sniffs the
 // files of the folders the walker enters next: the listAheadWindow folders
-// after it among its parent's entries, in the parent's listing order (that
-// of dirNode.Readdir and of a walker that does not sort). The walker then
+// after it in its parent's last listing, in that order (that of
+// dirNode.Readdir and of a walker that does not sort; kept by the parent,
+// so that a pass costs nothing in a parent of 100 000 folders). The walker then
 // finds the sniffs cached, and the small files' bytes in the page cache for
 // the scans that follow. Only sniffs: nothing is scanned or converted, and
 // no node is made. One pass runs at a time for the whole mount, and it
@@ -43,6 +44,10 @@ func (f *FS) listAhead(d *dirNode) {
 	if d.abs == f.source || !d.listedAhead.CompareAndSwap(false, true) {
 		return
 	}
+	next := foldersAfter(d)
+	if len(next) == 0 {
+		return
+	}
 	a := f.ahead
 	a.mu.Lock()
 	if a.closed {
@@ -59,36 +64,58 @@ func (f *FS) listAhead(d *dirNode) {
 			return
 		}
 		defer func() { <-a.listOne }()
-		f.sniffFolders(filepath.Dir(d.abs), filepath.Base(d.abs))
+		f.sniffFolders(filepath.Dir(d.abs), next)
 	}()
 }
 
-// sniffFolders sniffs the files of the listAheadWindow folders after the
-// entry named after in the folder parent.
-func (f *FS) sniffFolders(parent, after string) {
-	fd, err := os.Open(parent)
-	if err != nil {
-		return
+// folderOrder is the source folders of a listing, in its order (which is
+// the order of a walker that does not sort), with each one's place.
+type folderOrder struct {
+	names []string
+	at    map[string]int
+}
+
+// add appends name (o may be nil).
+func (o *folderOrder) add(name string) *folderOrder {
+	if o == nil {
+		o = &folderOrder{at: map[string]int{}}
 	}
-	ents, _ := fd.ReadDir(-1)
-	fd.Close()
-	start := len(ents)
-	for i, e := range ents {
-		if e.Name() == after {
-			start = i + 1
-			break
-		}
+	o.at[name] = len(o.names)
+	o.names = append(o.names, name)
+	return o
+}
+
+// foldersAfter returns the names of the folders that follow d in its
+// parent's last listing (at most listAheadWindow), or none when the parent
+// was not listed: no walker is going through it.
+func foldersAfter(d *dirNode) []string {
+	name, parent := d.Parent()
+	if parent == nil {
+		return nil
 	}
-	done, budget := 0, listAheadMax
-	for _, e := range ents[start:] {
-		if done >= listAheadWindow || budget <= 0 || f.ahead.ctx.Err() != nil {
+	pd, ok := parent.Operations().(*dirNode)
+	if !ok {
+		return nil
+	}
+	o := pd.subdirs.Load()
+	if o == nil {
+		return nil
+	}
+	i, ok := o.at[name]
+	if !ok {
+		return nil
+	}
+	return o.names[i+1 : min(i+1+listAheadWindow, len(o.names))]
+}
+
+// sniffFolders sniffs the files of the folders names in the folder parent.
+func (f *FS) sniffFolders(parent string, names []string) {
+	budget := listAheadMax
+	for _, n := range names {
+		if budget <= 0 || f.ahead.ctx.Err() != nil {
 			return
 		}
-		if !e.IsDir() {
-			continue
-		}
-		done++
-		budget -= f.sniffFolder(filepath.Join(parent, e.Name()), budget)
+		budget -= f.sniffFolder(filepath.Join(parent, n), budget)
 	}
 }
 

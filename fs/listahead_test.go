@@ -68,3 +68,45 @@ func TestListAhead(t *testing.T) {
 		}
 	})
 }
+
+// A pass sniffs at most listAheadMax files (an `ls` of one folder must not
+// make the daemon read a huge sibling folder), and none when the parent
+// was never listed (no walker goes through it).
+func TestListAheadBounded(t *testing.T) {
+	src := fakeTree(t, 40)
+	old := listAheadMax
+	listAheadMax = 5
+	t.Cleanup(func() { listAheadMax = old })
+	f, mnt := mountT(t, src, Config{})
+	// Not listed: the root. A folder looked up by path and listed starts
+	// no pass.
+	if _, err := os.ReadDir(filepath.Join(mnt, "d01")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.Open(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := root.ReadDir(-1)
+	root.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := f.Stats().SniffsAhead; n != 0 {
+		t.Fatalf("%d sniffs ahead before the parent was listed", n)
+	}
+	// A folder followed by one not sniffed yet.
+	for i := 0; i+1 < len(ents); i++ {
+		if ents[i].Name() != "d01" && ents[i+1].Name() != "d01" {
+			if _, err := os.ReadDir(filepath.Join(mnt, ents[i].Name())); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	waitFor(10*time.Second, func() bool { return f.Stats().SniffsAhead > 0 })
+	f.ahead.close() // waits for the pass
+	if n := f.Stats().SniffsAhead; n > 5 || n == 0 {
+		t.Fatalf("%d sniffs ahead, want 1 to 5", n)
+	}
+}

@@ -142,8 +142,10 @@ type dirNode struct {
 	// of a walker (readahead.go).
 	scanningAhead atomic.Bool
 	// listedAhead is set by the first listing, which starts a pass that
-	// sniffs the folders after this one (listahead.go).
+	// sniffs the folders after this one (listahead.go); subdirs is the
+	// last listing's source folders, in its order.
 	listedAhead atomic.Bool
+	subdirs     atomic.Pointer[folderOrder]
 }
 
 var (
@@ -378,13 +380,18 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	}
 	list := kinds[:0]
 	listed := &listedStats{at: now, gen: gen, st: make(map[string]*syscall.Stat_t, len(ents))}
+	var subdirs *folderOrder
 	for i, e := range kinds {
 		if e.Mode != 0 {
 			list = append(list, e)
 			listed.st[e.Name] = &stats[i]
+			if stats[i].Mode&syscall.S_IFMT == syscall.S_IFDIR {
+				subdirs = subdirs.add(e.Name)
+			}
 		}
 	}
 	d.listed.Store(listed)
+	d.subdirs.Store(subdirs)
 	return gofs.NewListDirStream(list), 0
 }
 
