@@ -130,13 +130,16 @@ type FS struct {
 	notifies    atomic.Int64
 	watchErrors atomic.Int64
 
-	disk        *diskcache.Cache
-	diskWrites  sync.WaitGroup
-	lastRequest atomic.Int64 // unix ns of the last reader request (see touch)
-	prewarm     *prewarmState
-	stopPrewarm context.CancelFunc
-	prewarmDone sync.WaitGroup
-	fallbacks   map[string]int64 // disk loads that converted after all (fallbackMu)
+	disk       *diskcache.Cache
+	diskWrites sync.WaitGroup
+	// savesPending counts converted outputs not yet in the disk cache
+	// (saveToDisk; stats.json disk_saves_pending).
+	savesPending atomic.Int64
+	lastRequest  atomic.Int64 // unix ns of the last reader request (see touch)
+	prewarm      *prewarmState
+	stopPrewarm  context.CancelFunc
+	prewarmDone  sync.WaitGroup
+	fallbacks    map[string]int64 // disk loads that converted after all (fallbackMu)
 	// companionSums maps a source folder to its companionSum (persist.go).
 	companionSums sync.Map
 	// longTTL is set when the entry or attribute timeout is the watched

@@ -151,8 +151,10 @@ func (f *FS) saveToDisk(key cache.Key, e *cache.Entry) {
 	}
 	dk := f.diskKey(key)
 	f.diskWrites.Add(1)
+	f.savesPending.Add(1)
 	go func() {
 		defer f.diskWrites.Done()
+		defer f.savesPending.Add(-1)
 		if e.Err == nil && e.Weight() >= saveQuietMin {
 			// A big one at the lowest priority (on a thread of its own:
 			// not worth it for the many small ones): its write and

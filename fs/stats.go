@@ -64,6 +64,9 @@ type Stats struct {
 	// cache with their folder's listing, so a reader's first read needs
 	// no request (dircache.go pushHeader).
 	HeaderPushes int64 `json:"header_pushes"`
+	// DiskSavesPending counts converted outputs still being saved to the
+	// disk cache (a big one waits for the readers to pause).
+	DiskSavesPending int64 `json:"disk_saves_pending"`
 	// OnePass counts first .glb conversions whose scan was made in the
 	// same pass as the decoding (formats that can: UNIGINE).
 	OnePass       int64 `json:"one_pass_scans"`
@@ -130,6 +133,7 @@ func (f *FS) Stats() Stats {
 	s.ScansAhead = f.ahead.scans.Load()
 	s.SniffsAhead = f.ahead.sniffs.Load()
 	s.HeaderPushes = f.headerPushes.Load()
+	s.DiskSavesPending = f.savesPending.Load()
 	s.OnePass = f.onePass.Load()
 	s.Notifications = f.notifies.Load()
 	s.WatchErrors = f.watchErrors.Load()
