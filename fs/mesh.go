@@ -292,7 +292,11 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 		label += diskSuffix
 	} else {
 		if output == outGLB && m.mesh.CanScanDecode() {
-			sc = &oneScene{}
+			// One pass only for a conversion to come: a .glb in memory
+			// whose scan was evicted wants the scan alone.
+			if _, inMem := m.fsys.cache.Peek(key); !inMem {
+				sc = &oneScene{}
+			}
 		}
 		r, err := m.scanAnd(ctx, fp, sc)
 		if err != nil {
