@@ -10,6 +10,7 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
 	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/export/outputs"
 )
 
 // watcher pushes source changes to the kernel. Folders are watched as the
@@ -155,8 +156,21 @@ func (f *FS) invalidateNode(n *gofs.Inode) {
 		f.notifyContent(n)
 		return
 	}
-	for name, ch := range n.Children() {
-		f.invalidateNode(ch)
+	// header.json last: the kernel takes the notifications in order, so a
+	// reader who sees the new header.json (the version a walker greps)
+	// finds every other file of the folder dropped already.
+	children := n.Children()
+	names := make([]string, 0, len(children))
+	for name := range children {
+		if name != outputs.HeaderName {
+			names = append(names, name)
+		}
+	}
+	if _, ok := children[outputs.HeaderName]; ok {
+		names = append(names, outputs.HeaderName)
+	}
+	for _, name := range names {
+		f.invalidateNode(children[name])
 		f.notifies.Add(1)
 		n.NotifyEntry(name)
 	}
