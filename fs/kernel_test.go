@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
+	"golang.org/x/sys/unix"
 )
 
 // fakeTree writes n fake meshes in folders of ten, with a plain file in
@@ -655,5 +657,53 @@ func TestHeaderPushRacesReads(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// As root the mount's readahead is raised to 1 MiB, so a sequential
+// reader's READs come 1 MiB at a time (MaxWrite).
+func TestMountReadahead(t *testing.T) {
+	src := t.TempDir()
+	write(t, filepath.Join(src, "big"+fakeExt), fakeMesh(100000, 1))
+	f, mnt := mountT(t, src, Config{})
+	var st syscall.Stat_t
+	if err := syscall.Stat(mnt, &st); err != nil {
+		t.Fatal(err)
+	}
+	knob := fmt.Sprintf("/sys/class/bdi/%d:%d/read_ahead_kb", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)))
+	b, err := os.ReadFile(knob)
+	if err != nil {
+		t.Skipf("no bdi knob: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skipf("not root: readahead %s KiB", strings.TrimSpace(string(b)))
+	}
+	if got := strings.TrimSpace(string(b)); got != strconv.Itoa(mountReadaheadKB) {
+		t.Fatalf("readahead %s KiB, want %d", got, mountReadaheadKB)
+	}
+	glb := filepath.Join(mnt, "big"+fakeExt, "big.glb")
+	fi, err := os.Stat(glb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := f.raw.requests()
+	fd, err := os.Open(glb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	buf := make([]byte, 8<<10)
+	var n int64
+	for {
+		k, err := fd.Read(buf)
+		n += int64(k)
+		if err != nil {
+			break
+		}
+	}
+	_, d := requestsSince(f, before)
+	// 128 KiB READs would be size/128 KiB of them.
+	if n != fi.Size() || d["READ"] > fi.Size()/(256<<10)+2 {
+		t.Fatalf("read %d of %d bytes in %d READs", n, fi.Size(), d["READ"])
 	}
 }
