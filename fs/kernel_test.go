@@ -506,7 +506,7 @@ func TestReadDirPlusCheapEntries(t *testing.T) {
 // that open; all are closed with the mount.
 func TestNoOpenSourceDescriptors(t *testing.T) {
 	src := t.TempDir()
-	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB: 8 READs at least
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<19) // 8 MiB: 8 READs at least (1 MiB each)
 	write(t, filepath.Join(src, "big.bin"), big)
 	for i := range maxSrcFDs + 36 {
 		write(t, filepath.Join(src, "many", fmt.Sprintf("f%03d", i)), []byte(fmt.Sprint(i)))
