@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -36,7 +37,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/maypok86/otter/v2"
-	"golang.org/x/sys/unix"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
@@ -370,14 +370,55 @@ const mountReadaheadKB = 1024
 // under no_open) was sent 128 KiB READs even though they may be 1 MiB
 // (MaxWrite): with 1 MiB, a 36 MB .glb read 8 KiB at a time took 38
 // READs instead of 278 and ≈ 20 ms instead of ≈ 25.
+//
+// The device comes from /proc/self/mountinfo, not from a stat of mnt: that
+// would put the root's attributes in the kernel's cache, and a stat of a
+// mount whose daemon was killed would then succeed instead of telling
+// ENOTCONN, which is how the next mount finds a stale one to clear.
 func raiseReadahead(mnt string) {
-	var st syscall.Stat_t
-	if syscall.Stat(mnt, &st) != nil {
+	dev := mountDevice(mnt)
+	if dev == "" {
 		return
 	}
-	dev := uint64(st.Dev)
-	knob := fmt.Sprintf("/sys/class/bdi/%d:%d/read_ahead_kb", unix.Major(dev), unix.Minor(dev))
+	knob := "/sys/class/bdi/" + dev + "/read_ahead_kb"
 	os.WriteFile(knob, []byte(strconv.Itoa(mountReadaheadKB)), 0) // not root, or no sysfs: the default stays
+}
+
+// mountDevice returns the "major:minor" of the last mount at mnt in
+// /proc/self/mountinfo, or "".
+func mountDevice(mnt string) string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	dev := ""
+	for _, ln := range strings.Split(string(b), "\n") {
+		// ID parentID major:minor root mountpoint options ...
+		f := strings.Fields(ln)
+		if len(f) >= 5 && unescapeMountinfo(f[4]) == mnt {
+			dev = f[2]
+		}
+	}
+	return dev
+}
+
+// unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // Close stops the watcher and frees the cache. Call it after unmounting.

@@ -707,3 +707,16 @@ func TestMountReadahead(t *testing.T) {
 		t.Fatalf("read %d of %d bytes in %d READs", n, fi.Size(), d["READ"])
 	}
 }
+
+func TestUnescapeMountinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		`/tmp/a`:             "/tmp/a",
+		`/tmp/my\040models`:  "/tmp/my models",
+		`/tmp/tab\011x\134y`: "/tmp/tab\tx\\y",
+		`/tmp/short\04`:      `/tmp/short\04`,
+	} {
+		if got := unescapeMountinfo(in); got != want {
+			t.Errorf("unescapeMountinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
