@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/meshfs/meshfs/decode/formats"
@@ -139,28 +138,19 @@ func (f *FS) sniffFolder(dir string, limit int) int {
 		})
 		return known[n]
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(listAheadWorkers, max(1, len(names)/listPerWorker)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(names); i = int(next.Add(1) - 1) {
-				if f.ahead.ctx.Err() != nil {
-					return
-				}
-				p := filepath.Join(dir, names[i])
-				var st syscall.Stat_t
-				if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG ||
-					formats.IsCompanion(names[i], siblings) {
-					continue
-				}
-				if _, read := f.sniffNew(p, &st); read {
-					f.ahead.sniffs.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	eachConcurrently(len(names), min(listAheadWorkers, len(names)/listPerWorker), func(i int) {
+		if f.ahead.ctx.Err() != nil {
+			return
+		}
+		p := filepath.Join(dir, names[i])
+		var st syscall.Stat_t
+		if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG ||
+			formats.IsCompanion(names[i], siblings) {
+			return
+		}
+		if _, read := f.sniffNew(p, &st); read {
+			f.ahead.sniffs.Add(1)
+		}
+	})
 	return len(names)
 }

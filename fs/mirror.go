@@ -360,24 +360,7 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 		}
 		kinds[i] = fuse.DirEntry{Name: name, Mode: kind, Ino: st.Ino}
 	}
-	if w := min(listWorkers, len(ents)/listPerWorker); w > 1 {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range w {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := int(next.Add(1) - 1); i < len(ents); i = int(next.Add(1) - 1) {
-					entry(i)
-				}
-			}()
-		}
-		wg.Wait()
-	} else {
-		for i := range ents {
-			entry(i)
-		}
-	}
+	eachConcurrently(len(ents), min(listWorkers, len(ents)/listPerWorker), entry)
 	list := kinds[:0]
 	listed := &listedStats{at: now, gen: gen, st: make(map[string]*syscall.Stat_t, len(ents))}
 	var subdirs *folderOrder
@@ -393,6 +376,30 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	d.listed.Store(listed)
 	d.subdirs.Store(subdirs)
 	return gofs.NewListDirStream(list), 0
+}
+
+// eachConcurrently calls fn(i) for every i in [0, n) on workers goroutines
+// taking the next i in turn (one loop when workers < 2). For file system
+// calls that wait on the disk, so more workers than CPUs.
+func eachConcurrently(n, workers int, fn func(i int)) {
+	if workers < 2 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // A source folder's entries are sized up by up to listWorkers goroutines,
