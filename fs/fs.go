@@ -312,6 +312,10 @@ func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 		mo.ExtraCapabilities |= fuse.CAP_NO_OPENDIR_SUPPORT
 	}
 	mo.PanicHandler = f.panicHandler
+	if mo.Logger == nil {
+		// go-fuse's own notices belong in the mount's log.
+		mo.Logger = f.log
+	}
 	if mo.MaxWrite == 0 {
 		// READs of up to 1 MiB (the kernel's max_pages limit) instead of
 		// go-fuse's 128 KiB: a first read of a 36 MB .glb from the

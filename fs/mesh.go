@@ -1095,17 +1095,17 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	}
 	if p.raw == nil {
 		if off >= int64(len(p.data)) {
-			return fuse.ReadResultData(nil), 0
+			return memResult(nil), 0
 		}
 		end := min(off+int64(len(dest)), int64(len(p.data)))
-		return fuse.ReadResultData(p.data[off:end]), 0
+		return memResult(p.data[off:end]), 0
 	}
 	// A raw chunk: read its window of the source, checking that the file
 	// opened is the version whose chunk table says where the window is.
 	k := srcKey{path: o.m.abs, dev: o.m.ident.dev, ino: p.fp.Ino, size: p.fp.Size, mtimeNs: p.fp.MtimeNs}
 	return o.m.fsys.srcFDs.readWindow(k, func(st *syscall.Stat_t) bool {
 		return uint64(st.Dev) == k.dev && st.Ino == k.ino && st.Size == k.size && st.Mtim.Nano() == k.mtimeNs
-	}, len(dest), off, p.raw.Offset, p.raw.Length)
+	}, dest, off, p.raw.Offset, p.raw.Length)
 }
 
 // isConversion reports whether a statistics label counts as a conversion.

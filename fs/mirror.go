@@ -524,7 +524,7 @@ func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 			// no_open: read the source itself, if it is still the file
 			// this node was looked up as.
 			k := srcKey{path: p.abs, dev: p.ident.dev, ino: p.ident.ino}
-			return p.fsys.srcFDs.readWindow(k, p.same, len(dest), off, 0, -1)
+			return p.fsys.srcFDs.readWindow(k, p.same, dest, off, 0, -1)
 		}
 		return nil, syscall.EBADF
 	}
@@ -554,12 +554,11 @@ func (h *fdHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadR
 	n := int64(len(dest))
 	if h.length >= 0 {
 		if off >= h.length {
-			return fuse.ReadResultData(nil), 0
+			return memResult(nil), 0
 		}
 		n = min(n, h.length-off)
 	}
-	// ReadResultFd lets go-fuse splice straight from the source file.
-	return fuse.ReadResultFd(h.f.Fd(), h.base+off, int(n)), 0
+	return fdResult(int(h.f.Fd()), h.base+off, int(n), dest)
 }
 
 func (h *fdHandle) Release(ctx context.Context) syscall.Errno {
@@ -590,10 +589,10 @@ func (h *bytesHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Re
 		return nil, syscall.EINVAL
 	}
 	if off >= int64(len(h.data)) {
-		return fuse.ReadResultData(nil), 0
+		return memResult(nil), 0
 	}
 	end := min(off+int64(len(dest)), int64(len(h.data)))
-	return fuse.ReadResultData(h.data[off:end]), 0
+	return memResult(h.data[off:end]), 0
 }
 
 func (h *bytesHandle) Release(ctx context.Context) syscall.Errno {

@@ -131,11 +131,11 @@ func (h *passHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Rea
 	n := int64(len(dest))
 	if h.size >= 0 {
 		if off >= h.size {
-			return fuse.ReadResultData(nil), 0
+			return memResult(nil), 0
 		}
 		n = min(n, h.size-off)
 	}
-	return fuse.ReadResultFd(h.f.Fd(), off, int(n)), 0
+	return fdResult(int(h.f.Fd()), off, int(n), dest)
 }
 
 func (h *passHandle) Release(ctx context.Context) syscall.Errno {

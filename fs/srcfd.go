@@ -135,20 +135,25 @@ func (c *srcFDs) close() {
 
 // readWindow replies to a READ of [base+off, base+length) of k's file
 // (length -1: to its end), at most want bytes.
-func (c *srcFDs) readWindow(k srcKey, same func(*syscall.Stat_t) bool, want int, off, base, length int64) (fuse.ReadResult, syscall.Errno) {
+func (c *srcFDs) readWindow(k srcKey, same func(*syscall.Stat_t) bool, dest []byte, off, base, length int64) (fuse.ReadResult, syscall.Errno) {
 	if off < 0 {
 		return nil, syscall.EINVAL
 	}
-	n := int64(want)
+	n := int64(len(dest))
 	if length >= 0 {
 		if off >= length {
-			return fuse.ReadResultData(nil), 0
+			return memResult(nil), 0
 		}
 		n = min(n, length-off)
 	}
 	e, errno := c.get(k, same)
 	if errno != 0 {
 		return nil, errno
+	}
+	if !spliceFits(int(n)) {
+		// Too big to splice (see readresult.go): read it here.
+		defer c.release(e)
+		return fdResult(e.fd, base+off, int(n), dest)
 	}
 	r := &fileResult{c: c, e: e, off: base + off, size: int(n)}
 	// go-fuse skips Done for a request the kernel interrupted: the cleanup
@@ -179,19 +184,9 @@ func (r *fileResult) Bytes(buf []byte) ([]byte, fuse.Status) {
 	if len(buf) < r.size {
 		buf = make([]byte, r.size)
 	}
-	got := 0
-	for got < r.size {
-		k, err := syscall.Pread(r.e.fd, buf[got:r.size], r.off+int64(got))
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, fuse.ToStatus(err)
-		}
-		if k == 0 {
-			break // the end of the file
-		}
-		got += k
+	got, err := preadFull(r.e.fd, buf[:r.size], r.off)
+	if err != nil {
+		return nil, fuse.ToStatus(err)
 	}
 	return buf[:got], fuse.OK
 }

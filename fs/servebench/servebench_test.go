@@ -104,12 +104,16 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 	h.hf.reads.Add(1)
 	end := min(off+int64(len(dest)), size)
 	if off >= end {
-		return fuse.ReadResultData(nil), 0
+		return fuse.ReadResultVector(nil), 0
 	}
 	switch h.hf.how {
 	case memory, memfdPassthrough:
-		return fuse.ReadResultData(h.hf.data[off:end]), 0
+		// A slice list goes out with one writev; go-fuse would try to
+		// splice a fuse.ReadResultData first (see fs/readresult.go).
+		return fuse.ReadResultVector([][]byte{h.hf.data[off:end]}), 0
 	default:
+		// A 1 MiB reply does not fit in a pipe: go-fuse then logs and
+		// falls back to pread and write, which is what this measures.
 		return fuse.ReadResultFd(h.hf.f.Fd(), off, int(end-off)), 0
 	}
 }
