@@ -82,6 +82,9 @@ type Config struct {
 	// where plain files and big .glb outputs are otherwise passed through
 	// (passthrough.go).
 	NoPassthrough bool
+	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
+	// converts (gcpace.go); the process's own setting is restored after.
+	ConvertGOGC int
 }
 
 // Default kernel cache timeouts without a watcher (NoWatch, or inotify
@@ -114,6 +117,7 @@ type FS struct {
 	root   *dirNode
 	limits outputs.Limits
 	sem    *outputs.Semaphore
+	gc     gcPacer
 
 	watch *watcher
 
@@ -223,6 +227,7 @@ func New(cfg Config) (*FS, error) {
 		n = runtime.NumCPU()
 	}
 	f.sem = outputs.NewSemaphore(n)
+	f.gc.during = cfg.ConvertGOGC
 	f.root = &dirNode{fsys: f, abs: src}
 	return f, nil
 }

@@ -236,7 +236,9 @@ func (m *meshDir) scanAnd(ctx context.Context, fp cache.Fingerprint, sc *oneScen
 				return nil, err
 			}
 			start := time.Now()
+			endGC := m.fsys.gc.begin(fp.Size)
 			s, scene, ok := m.mesh.ScanDecode(ctx)
+			endGC()
 			m.fsys.sem.Release()
 			if ok {
 				st, sc.scene, sc.took = s, scene, time.Since(start)
@@ -325,6 +327,7 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 			return nil, err
 		}
 		defer m.fsys.sem.Release()
+		defer m.fsys.gc.begin(fp.Size)()
 		start := time.Now()
 		var e *cache.Entry
 		var err error

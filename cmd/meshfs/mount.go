@@ -275,6 +275,7 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 	if err := meshfs.CheckNesting(source, absMnt); err != nil {
 		return err
 	}
+	convertGOGC := 0
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Converted outputs are the daemon's memory: let the collector
 		// work harder rather than let the heap grow past the budget. 64 MiB
@@ -286,7 +287,11 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 			// The limit bounds the heap; below it, collecting at 4 × the
 			// live heap instead of 2 × spares a walk of a cold tree about
 			// 15 % of the daemon's CPU (garbage from listings and scans).
+			// A big conversion wants the opposite: its intermediates
+			// reuse the last one's memory rather than fresh pages
+			// (fs/gcpace.go), so it runs at the default 100.
 			debug.SetGCPercent(400)
+			convertGOGC = 100
 		}
 	}
 	disk := openDiskCache(o, logger)
@@ -305,6 +310,7 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 		DiskCache:       disk,
 		OpenHandles:     o.openHandles,
 		NoPassthrough:   o.noPassthrough,
+		ConvertGOGC:     convertGOGC,
 	})
 	if err != nil {
 		return err

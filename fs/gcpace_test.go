@@ -1,0 +1,42 @@
+package fs
+
+import (
+	"runtime/debug"
+	"testing"
+)
+
+// TestGCPacer: GOGC is the pacer's while at least one big conversion runs
+// and the process's own again after the last ends; small conversions and a
+// pacer without a setting leave it alone, and an end called twice counts once.
+func TestGCPacer(t *testing.T) {
+	orig := debug.SetGCPercent(400)
+	defer debug.SetGCPercent(orig)
+	gogc := func() int { v := debug.SetGCPercent(-1); debug.SetGCPercent(v); return v }
+
+	p := &gcPacer{during: 100}
+	small := p.begin(bigConversionSize - 1)
+	if got := gogc(); got != 400 {
+		t.Fatalf("a small conversion set GOGC %d", got)
+	}
+	a := p.begin(bigConversionSize)
+	b := p.begin(64 << 20)
+	if got := gogc(); got != 100 {
+		t.Fatalf("GOGC %d during big conversions, want 100", got)
+	}
+	a()
+	a()
+	if got := gogc(); got != 100 {
+		t.Fatalf("GOGC %d while one big conversion still runs, want 100", got)
+	}
+	b()
+	small()
+	if got := gogc(); got != 400 {
+		t.Fatalf("GOGC %d after the big conversions, want 400 again", got)
+	}
+
+	off := &gcPacer{}
+	off.begin(64 << 20)()
+	if got := gogc(); got != 400 {
+		t.Fatalf("a pacer without a setting changed GOGC to %d", got)
+	}
+}
