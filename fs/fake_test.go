@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/meshfs/meshfs/decode"
 )
@@ -71,7 +72,12 @@ func (fakeFormat) Scan(ctx context.Context, src *decode.Source) (*decode.Structu
 	return st, nil
 }
 
+// fakeDecodeDelay makes every fake decode take that much longer (tests
+// that need a slow conversion set it and reset it).
+var fakeDecodeDelay time.Duration
+
 func (fakeFormat) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, error) {
+	time.Sleep(fakeDecodeDelay)
 	b := make([]byte, src.Size)
 	if _, err := src.R.ReadAt(b, 0); err != nil && err != io.EOF {
 		return nil, err

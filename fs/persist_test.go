@@ -389,6 +389,33 @@ func TestDiskCacheSavesBigOutput(t *testing.T) {
 	}
 }
 
+// A big output's save waits for the quiet after its conversion, not after
+// the request that converted began: a conversion longer than the quiet
+// used to start its own save at once, beside its reader's READs.
+func TestDiskCacheSaveWaitsAfterSlowConversion(t *testing.T) {
+	oldQuiet, oldMax := saveQuiet, saveQuietMax
+	saveQuiet, saveQuietMax = time.Second, time.Minute
+	fakeDecodeDelay = 1500 * time.Millisecond
+	t.Cleanup(func() { saveQuiet, saveQuietMax, fakeDecodeDelay = oldQuiet, oldMax, 0 })
+	src := t.TempDir()
+	write(t, filepath.Join(src, "big"+fakeExt), fakeMesh(100000, 3))
+	_, mnt, _ := mountDisk(t, src, t.TempDir(), false)
+	if b, err := os.ReadFile(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || len(b) < saveQuietMin {
+		t.Fatalf("%d bytes, %v", len(b), err)
+	}
+	time.Sleep(200 * time.Millisecond) // a small save would be done by now
+	s := stats(t, mnt)
+	if s.DiskCache.Puts != 1 || s.DiskSavesPending != 1 {
+		t.Fatalf("just after the read: %d disk-cache puts (want 1, the scan), %d saves pending (want 1): the .glb's save did not wait",
+			s.DiskCache.Puts, s.DiskSavesPending)
+	}
+	for deadline := time.Now().Add(10 * time.Second); stats(t, mnt).DiskCache.Puts != 2; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the .glb was never saved: %+v", stats(t, mnt).DiskCache)
+		}
+	}
+}
+
 // A big output whose source changes before it is saved is not saved: it
 // could never be served.
 func TestDiskCacheSkipsReplacedBigOutput(t *testing.T) {
