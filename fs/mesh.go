@@ -350,7 +350,9 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 		// The reader who asked reads the output next: the quiet that a
 		// big disk-cache save (and the pre-warmer) wait for starts now,
 		// not when the request that converted began.
-		m.fsys.touch()
+		if !isPrewarm(ctx) {
+			m.fsys.touch()
+		}
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, err

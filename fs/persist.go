@@ -285,6 +285,13 @@ func (f *FS) diskSizes(key cache.Key) ([]int64, bool) {
 // touch records a reader's request: the pre-warmer waits for a quiet moment.
 func (f *FS) touch() { f.lastRequest.Store(time.Now().UnixNano()) }
 
+// prewarmKey marks the context of the pre-warmer's conversions, which are
+// no reader's activity: were their ends touches, the pre-warmer would wait
+// out the quiet after each of its own conversions.
+type prewarmKey struct{}
+
+func isPrewarm(ctx context.Context) bool { return ctx.Value(prewarmKey{}) != nil }
+
 // prewarmQuiet is how long no reader must have asked anything before the
 // pre-warmer starts its next conversion.
 const prewarmQuiet = 100 * time.Millisecond
@@ -342,6 +349,7 @@ func (f *FS) Prewarm() {
 }
 
 func (f *FS) prewarmWalk(ctx context.Context, p *prewarmState) {
+	ctx = context.WithValue(ctx, prewarmKey{}, true)
 	lastLog := time.Now()
 	filepath.WalkDir(f.source, func(path string, de fs.DirEntry, err error) error {
 		if ctx.Err() != nil {

@@ -233,6 +233,11 @@ func TestPrewarmFillsDiskCache(t *testing.T) {
 	if got := conversions(s); got != 10 {
 		t.Fatalf("prewarm made %d conversions, want 10", got)
 	}
+	// Nobody read: the pre-warmer must not stand aside for its own
+	// conversions (at most once, for the mount's first requests).
+	if s.Prewarm.Waits > 1 {
+		t.Fatalf("prewarm stood aside %d times with no reader", s.Prewarm.Waits)
+	}
 	stop()
 	// Everything is on disk: a new mount's pre-warmer converts nothing.
 	f, mnt, _ = mountDisk(t, src, dir, true)
