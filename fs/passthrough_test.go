@@ -74,6 +74,22 @@ func waitBytes(t *testing.T, path string, want []byte, what string) {
 	}
 }
 
+// bigSources writes a 60 000-triangle GEM mesh (big.ply, seed 0) and a
+// random plain file of texSize bytes (big.dds) to a new folder.
+func bigSources(t *testing.T, texSize int) (src string, mesh, tex []byte) {
+	t.Helper()
+	src = t.TempDir()
+	mesh, err := meshgen.GEM(60000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(src, "big.ply"), mesh)
+	tex = make([]byte, texSize)
+	rand.Read(tex)
+	write(t, filepath.Join(src, "big.dds"), tex)
+	return src, mesh, tex
+}
+
 // glbOf converts a GEM source the way `meshfs convert` does.
 func glbOf(t *testing.T, path string) []byte {
 	t.Helper()
@@ -103,16 +119,8 @@ func readHandle(t *testing.T, f *os.File) []byte {
 // and still open is served by the daemon (direct io) with the new
 // version's bytes, while the old handle keeps reading the old version.
 func TestPassthrough(t *testing.T) {
-	src := t.TempDir()
-	v1, err := meshgen.GEM(60000, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, _, tex := bigSources(t, 3<<20)
 	sp := filepath.Join(src, "big.ply")
-	write(t, sp, v1)
-	tex := make([]byte, 3<<20)
-	rand.Read(tex)
-	write(t, filepath.Join(src, "big.dds"), tex)
 	want1 := glbOf(t, sp)
 	if len(want1) < passMin {
 		t.Fatalf("the test's .glb is %d bytes, below passMin", len(want1))

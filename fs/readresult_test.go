@@ -2,13 +2,10 @@ package fs
 
 import (
 	"bytes"
-	"crypto/rand"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/meshfs/meshfs/fs/meshgen"
 )
 
 // TestBigReadsWithoutSpliceNoise: READs of up to 1 MiB (the mount's
@@ -17,17 +14,8 @@ import (
 // not fit in a pipe, and go-fuse used to try (and log) for every such READ.
 func TestBigReadsWithoutSpliceNoise(t *testing.T) {
 	bothModes(t, func(t *testing.T) {
-		src := t.TempDir()
-		mesh, err := meshgen.GEM(60000, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sp := filepath.Join(src, "big.ply")
-		write(t, sp, mesh)
-		tex := make([]byte, 5<<20+123)
-		rand.Read(tex)
-		write(t, filepath.Join(src, "big.dds"), tex)
-		want := glbOf(t, sp)
+		src, mesh, tex := bigSources(t, 5<<20+123)
+		want := glbOf(t, filepath.Join(src, "big.ply"))
 		if len(want) <= 1<<20 {
 			t.Fatalf("the test's .glb is %d bytes: too small for 1 MiB READs", len(want))
 		}
