@@ -134,7 +134,8 @@ func (c *srcFDs) close() {
 }
 
 // readWindow replies to a READ of [base+off, base+length) of k's file
-// (length -1: to its end), at most want bytes.
+// (length -1: to its end), at most len(dest) bytes; dest is the request's
+// buffer, read into when the reply is too big to splice (readresult.go).
 func (c *srcFDs) readWindow(k srcKey, same func(*syscall.Stat_t) bool, dest []byte, off, base, length int64) (fuse.ReadResult, syscall.Errno) {
 	if off < 0 {
 		return nil, syscall.EINVAL
