@@ -361,13 +361,10 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 			e = &cache.Entry{Err: err}
 			failed.Store(true)
 		}
-		if output == outGLB && m.fsys.passthroughWanted() && e.Err == nil && len(e.Part(0)) >= passMin {
-			// Opens pass the disk-cache file through: it must be there
-			// before the first open returns (passthrough.go).
-			m.fsys.saveToDiskNow(key, e)
-		} else {
-			m.fsys.saveToDisk(key, e)
-		}
+		// Passthrough opens (passthrough.go) wait for this save: the
+		// opens before it is done read from the daemon, which for a first
+		// read is faster than writing the disk-cache file first.
+		m.fsys.saveToDisk(key, e)
 		return e, nil
 	})
 	if failed.Load() {
@@ -1020,11 +1017,11 @@ func (o *outFile) opened(fp cache.Fingerprint) (keep bool) {
 }
 
 // openPassthrough opens the .glb on its disk-cache file for the kernel's
-// passthrough, converting first (and saving synchronously) when the disk
-// cache does not have it. ok is false when this open must be served by the
-// daemon: a conversion error (produce reports it), an output below passMin
-// or not in the disk cache, a damaged entry, or another version passed
-// through and still open.
+// passthrough, converting first when neither cache has it. ok is false
+// when this open must be served by the daemon: a conversion error (produce
+// reports it), an output below passMin or not in the disk cache (yet: a
+// fresh conversion is saved once its readers pause), a damaged entry, or
+// another version passed through and still open.
 func (o *outFile) openPassthrough(ctx context.Context) (fh gofs.FileHandle, fp cache.Fingerprint, ok bool) {
 	m, fsys := o.m, o.m.fsys
 	st, fp, err := m.stat()

@@ -61,6 +61,32 @@ func openWant(t *testing.T, path string, want []byte) *os.File {
 	return f
 }
 
+// openSaved opens glb (of the mount at mnt) twice: the first open converts
+// and reads from the daemon, since the disk-cache file is written only once
+// the readers pause; once it is and that open is released, the second open
+// may pass it through (and is returned, open).
+func openSaved(t *testing.T, mnt, glb string, want []byte) *os.File {
+	t.Helper()
+	openWant(t, glb, want).Close()
+	if kernelPassthrough() && stats(t, mnt).PassthroughOpens != 0 {
+		t.Fatalf("the first open of a fresh conversion was passed through: it must not wait for the disk-cache write")
+	}
+	waitSaved(t, mnt)
+	return openWant(t, glb, want)
+}
+
+// waitSaved waits until the mount at mnt has saved every conversion to its
+// disk cache and every handle but the one reading stats.json is released.
+func waitSaved(t *testing.T, mnt string) {
+	t.Helper()
+	if !waitFor(5*time.Second, func() bool {
+		s := stats(t, mnt)
+		return s.DiskSavesPending == 0 && s.OpenHandles <= 1 // stats.json itself
+	}) {
+		t.Fatalf("conversions never saved to the disk cache, or handles never released: %+v", stats(t, mnt))
+	}
+}
+
 // waitBytes waits until path reads want (the watcher's event landed).
 func waitBytes(t *testing.T, path string, want []byte, what string) {
 	t.Helper()
@@ -128,7 +154,7 @@ func TestPassthrough(t *testing.T) {
 
 	fsys, mnt := mountHandles(t, src, false)
 	glb := filepath.Join(mnt, "big.ply", "big.glb")
-	g1 := openWant(t, glb, want1)
+	g1 := openSaved(t, mnt, glb, want1)
 	defer g1.Close()
 	if got, err := os.ReadFile(filepath.Join(mnt, "big.dds")); err != nil || !bytes.Equal(got, tex) {
 		t.Fatalf("plain file: %d bytes, %v", len(got), err)
@@ -167,7 +193,9 @@ func TestPassthrough(t *testing.T) {
 	}
 	g1.Close()
 
-	// Every handle closed: the next open passes version 2 through.
+	// Every handle closed and version 2 saved (its first reads came from
+	// the daemon): the next open passes version 2 through.
+	waitSaved(t, mnt)
 	before := stats(t, mnt).PassthroughOpens
 	g3, err := os.Open(glb)
 	if err != nil {
@@ -194,7 +222,7 @@ func TestPassthroughSameInodeNewVersion(t *testing.T) {
 	want1 := glbOf(t, sp)
 	_, mnt := mountHandles(t, src, false)
 	glb := filepath.Join(mnt, "big.ply", "big.glb")
-	g1 := openWant(t, glb, want1)
+	g1 := openSaved(t, mnt, glb, want1)
 	defer g1.Close()
 	// In place: same inode.
 	if err := os.WriteFile(sp, v2, 0o644); err != nil {

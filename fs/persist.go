@@ -175,6 +175,10 @@ func (f *FS) saveToDisk(key cache.Key, e *cache.Entry) {
 		if err != nil && err != diskcache.ErrTooBig {
 			f.logOnce("disk-put-error", "meshfs: disk cache: %v", err)
 		}
+		if err == nil && e.Err == nil && e.Weight() >= passMin {
+			// Written whole by this process: passthrough needs no check.
+			f.verified.Store(dk, struct{}{})
+		}
 	}()
 }
 
@@ -249,24 +253,6 @@ func (f *FS) diskFailure(key cache.Key) (error, bool) {
 		return nil, false
 	}
 	return errors.New(string(meta[1:])), true
-}
-
-// saveToDiskNow is saveToDisk done before returning, for an output that is
-// about to be passed through from its disk-cache file; it reports whether
-// the entry is there.
-func (f *FS) saveToDiskNow(key cache.Key, e *cache.Entry) bool {
-	if f.disk == nil || e.Err != nil {
-		return false
-	}
-	if err := f.disk.Put(f.diskKey(key), e.Parts); err != nil {
-		if err != diskcache.ErrTooBig {
-			f.logOnce("disk-put-error", "meshfs: disk cache: %v", err)
-		}
-		return false
-	}
-	// Written whole by this process: passthrough needs no check of it.
-	f.verified.Store(f.diskKey(key), struct{}{})
-	return true
 }
 
 // diskSizes returns the part sizes of an output converted successfully by
