@@ -180,15 +180,24 @@ func TestAfterTerminators(t *testing.T) {
 	}
 }
 
+// The index benchmarks' list: benchIndexCount random compact indices below
+// benchIndexVertices, the counts of a 1 M-triangle mesh.
+const benchIndexVertices, benchIndexCount = 501264, 3 << 20
+
+func benchCompactIndices() []byte {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var enc []byte
+	for range benchIndexCount {
+		enc = appendCompact(enc, int32(rng.IntN(benchIndexVertices)))
+	}
+	return enc
+}
+
 // BenchmarkCompactIndices decodes 3 M compact indices below 501 264 (a
 // 1 M-triangle mesh's index array) in one pass; MB/s is of encoded bytes.
 func BenchmarkCompactIndices(b *testing.B) {
-	const n, count = 501264, 3 << 20
-	rng := rand.New(rand.NewPCG(9, 10))
-	var enc []byte
-	for range count {
-		enc = appendCompact(enc, int32(rng.IntN(n)))
-	}
+	const n, count = benchIndexVertices, benchIndexCount
+	enc := benchCompactIndices()
 	idx := make([]uint32, count)
 	b.SetBytes(int64(len(enc)))
 	for b.Loop() {
@@ -270,12 +279,8 @@ func TestSharedIndexLists(t *testing.T) {
 // 501 264 (a 1 M-triangle mesh's list, as Scan skips it); MB/s is of
 // encoded bytes.
 func BenchmarkAfterTerminators(b *testing.B) {
-	const n, count = 501264, 3 << 20
-	rng := rand.New(rand.NewPCG(9, 10))
-	var enc []byte
-	for range count {
-		enc = appendCompact(enc, int32(rng.IntN(n)))
-	}
+	const count = benchIndexCount
+	enc := benchCompactIndices()
 	b.SetBytes(int64(len(enc)))
 	for b.Loop() {
 		if afterTerminators(enc, count) != len(enc) {
