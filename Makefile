@@ -4,7 +4,7 @@ BUILD   := build
 BIN     := $(BUILD)/meshfs
 VALIDATOR := export/gltf/validator
 
-.PHONY: all build test test-race test-clients test-hostile soak preview validator demo bench bench-go fuzz clean fixtures
+.PHONY: setup all build test test-race test-clients test-hostile soak preview validator demo bench bench-go fuzz clean fixtures
 
 all: build
 
@@ -71,6 +71,9 @@ bench: build
 # Only the Go benchmarks of every package.
 bench-go:
 	mkdir -p $(BUILD) && $(GO) test -run XXX -bench . -benchmem ./... | tee $(BUILD)/bench.txt
+
+setup:
+	bash .ci/setup
 
 demo: build validator
 	bash cmd/meshfs/demo.sh $(BIN)

@@ -6,10 +6,12 @@ set -euo pipefail
 bin=$(realpath "${1:-build/meshfs}")
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mnt=$(mktemp -d /tmp/meshfs-demo.XXXXXX)
-cleanup() { fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" 2>/dev/null || true; rmdir "$mnt" 2>/dev/null || true; }
+# A cache folder of its own: the demo never touches the user's real one.
+cache=$(mktemp -d /tmp/meshfs-demo-cache.XXXXXX)
+cleanup() { fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" 2>/dev/null || true; rmdir "$mnt" 2>/dev/null || true; rm -rf "$cache"; }
 trap cleanup EXIT
 
-"$bin" mount --daemon "$root/testdata" "$mnt"
+"$bin" mount --daemon --cache-dir "$cache" "$root/testdata" "$mnt"
 echo "== the mounted tree: each mesh file is a folder"
 (cd "$mnt" && find . -mindepth 2 -maxdepth 2 | sort)
 dir="$mnt/gem/eply_skinned_0x800.ply"
