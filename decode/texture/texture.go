@@ -1,0 +1,235 @@
+// Package texture decodes the image files that game materials name (DDS,
+// TGA, PNG, JPEG) into 8-bit RGBA pixels, and encodes them as PNG, the
+// lossless one of the two image formats glTF allows.
+//
+// Only the top mip level of the first face is read. Rows come out top-down,
+// the first row the top of the picture: DDS stores them so, a TGA says in
+// its origin bit (honoured), PNG and JPEG always do. glTF puts UV (0,0) at
+// the top-left of the image, so a texture's rows go into the .glb as they
+// come from here; a decoder whose format puts V=0 at the bottom (as
+// OpenGL-era engines do) flips V in its UVs, never the image.
+//
+// Every size a file claims is checked against the bytes it has before
+// anything is allocated for it: a decoded image is at most 4 bytes per
+// pixel, and the densest encoding read here (BC1) holds 2 pixels a byte,
+// so a picture never costs more than 8 times its file's size.
+package texture
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"image"
+	"image/draw"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/ftrvxmtrx/tga"
+	"github.com/woozymasta/bcn"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// MaxSide is the largest width or height accepted (Direct3D's limit).
+const MaxSide = 16384
+
+// Image is a decoded texture.
+type Image struct {
+	*image.NRGBA
+	// Encoding names what the file held: "DXT1", "BC7", "RGBA8", "TGA", ...
+	Encoding string
+	// Mips is the number of mip levels the file declares (1 for TGA, PNG,
+	// JPEG).
+	Mips int
+}
+
+// Is reports whether a file of this name is a texture this package reads.
+func Is(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".dds", ".tga", ".png", ".jpg", ".jpeg":
+		return true
+	}
+	return false
+}
+
+// Decode reads the texture file name (its bytes in r, size long). The
+// format is told by the file's first bytes where it has a magic number
+// (DDS, PNG, JPEG), by the name's extension otherwise (TGA).
+func Decode(name string, r io.ReaderAt, size int64) (*Image, error) {
+	var head [4]byte
+	n, _ := r.ReadAt(head[:], 0)
+	switch {
+	case n == 4 && string(head[:]) == "DDS ":
+		return decodeDDS(name, r, size)
+	case n == 4 && string(head[:]) == "\x89PNG":
+		return decodeStd(name, r, size, "PNG", png.DecodeConfig, png.Decode)
+	case n >= 3 && head[0] == 0xff && head[1] == 0xd8 && head[2] == 0xff:
+		return decodeStd(name, r, size, "JPEG", jpeg.DecodeConfig, jpeg.Decode)
+	case strings.EqualFold(filepath.Ext(name), ".tga"):
+		return decodeTGA(name, r, size)
+	}
+	return nil, decode.Errorf(name, "", "magic", 0, "not a DDS, PNG or JPEG file, and not named .tga")
+}
+
+// checkSide reports a width or height out of range or more pixels than
+// size bytes can encode at perByte pixels a byte.
+func checkSide(name, field string, off int64, w, h int, size int64, perByte int64) error {
+	if w <= 0 || h <= 0 || w > MaxSide || h > MaxSide {
+		return decode.Errorf(name, "header", field, off, "%d×%d pixels: each side must be 1 to %d", w, h, MaxSide)
+	}
+	if int64(w)*int64(h) > perByte*size {
+		return &decode.FormatError{File: name, Section: "header", Field: field, Offset: off,
+			Msg: fmt.Sprintf("%d×%d pixels cannot fit in a %d-byte file", w, h, size), Err: decode.ErrTruncated}
+	}
+	return nil
+}
+
+// DDS layout: "DDS ", a 124-byte header, a 20-byte DX10 header when the
+// pixel format's FourCC is "DX10", then the mips of each face.
+const (
+	ddsHeaderEnd = 4 + 124
+	ddsDX10Size  = 20
+	offHeight    = 4 + 8
+	offWidth     = 4 + 12
+	offMipCount  = 4 + 24
+	offPFFlags   = 4 + 76
+	offFourCC    = 4 + 80
+	offCaps2     = 4 + 108
+)
+
+func decodeDDS(name string, r io.ReaderAt, size int64) (*Image, error) {
+	if size < ddsHeaderEnd {
+		return nil, &decode.FormatError{File: name, Section: "header", Offset: 0,
+			Msg: fmt.Sprintf("%d bytes, a DDS header needs %d", size, ddsHeaderEnd), Err: decode.ErrTruncated}
+	}
+	hdr := make([]byte, ddsHeaderEnd+ddsDX10Size)
+	n, err := r.ReadAt(hdr, 0)
+	if n < ddsHeaderEnd {
+		return nil, &decode.FormatError{File: name, Section: "header", Msg: "read error", Err: err}
+	}
+	hdr = hdr[:n]
+	le := binary.LittleEndian
+	w, h := int(le.Uint32(hdr[offWidth:])), int(le.Uint32(hdr[offHeight:]))
+	if err := checkSide(name, "width", offWidth, w, h, size, 2); err != nil {
+		return nil, err
+	}
+	mips := max(int(le.Uint32(hdr[offMipCount:])), 1)
+	start := int64(ddsHeaderEnd)
+	fourCC := ""
+	if le.Uint32(hdr[offPFFlags:])&bcn.DDSPFFourCC != 0 {
+		fourCC = string(hdr[offFourCC : offFourCC+4])
+		if fourCC == "DX10" {
+			start += ddsDX10Size
+		}
+	}
+	// bcn reads every mip of every face; only mip 0 of face 0 is wanted,
+	// so it is given a header that declares just that, and the data after
+	// it. The data it then reads is at most 4 bytes a pixel, which
+	// checkSide bounded by the file's size.
+	one := bytes.Clone(hdr[:start])
+	le.PutUint32(one[offMipCount:], 1)
+	le.PutUint32(one[offCaps2:], le.Uint32(one[offCaps2:])&^bcn.DDSCaps2Cubemap)
+	d, err := bcn.ReadDDS(io.MultiReader(bytes.NewReader(one), io.NewSectionReader(r, start, size-start)))
+	if err != nil {
+		return nil, ddsError(name, start, fourCC, err)
+	}
+	img, err := bcn.DecodeImageWithOptions(d.Faces[0].Mipmaps[0], d.Width, d.Height, d.Format, &bcn.DecodeOptions{Workers: 1})
+	if err != nil {
+		return nil, ddsError(name, start, fourCC, err)
+	}
+	enc := d.Format.String()
+	if fourCC != "" && fourCC != "DX10" {
+		enc = fourCC
+	}
+	return &Image{NRGBA: img, Encoding: enc, Mips: mips}, nil
+}
+
+func ddsError(name string, dataOff int64, fourCC string, err error) error {
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return &decode.FormatError{File: name, Section: "mip 0", Offset: dataOff, Msg: "pixel data ends early", Err: decode.ErrTruncated}
+	case fourCC != "" && fourCC != "DX10":
+		return &decode.FormatError{File: name, Section: "header", Field: "fourcc", Offset: offFourCC, Msg: fmt.Sprintf("pixel format %q", fourCC), Err: err}
+	}
+	return &decode.FormatError{File: name, Section: "header", Field: "pixel format", Offset: offPFFlags, Msg: "cannot decode", Err: err}
+}
+
+// TGA header fields used for the size check.
+const (
+	tgaHeaderSize = 18
+	tgaOffWidth   = 12
+	tgaOffHeight  = 14
+	tgaOffType    = 2
+)
+
+func decodeTGA(name string, r io.ReaderAt, size int64) (*Image, error) {
+	var hdr [tgaHeaderSize]byte
+	if n, err := r.ReadAt(hdr[:], 0); n < tgaHeaderSize {
+		return nil, &decode.FormatError{File: name, Section: "header", Msg: fmt.Sprintf("%d bytes, a TGA header needs %d", size, tgaHeaderSize), Err: errOr(err, decode.ErrTruncated)}
+	}
+	w, h := int(binary.LittleEndian.Uint16(hdr[tgaOffWidth:])), int(binary.LittleEndian.Uint16(hdr[tgaOffHeight:]))
+	// Run-length TGA (types 9-11) packs up to 128 pixels in 2 bytes.
+	perByte := int64(1)
+	if hdr[tgaOffType] >= 9 {
+		perByte = 64
+	}
+	if err := checkSide(name, "width", tgaOffWidth, w, h, size, perByte); err != nil {
+		return nil, err
+	}
+	img, err := tga.Decode(io.NewSectionReader(r, 0, size))
+	if err != nil {
+		return nil, &decode.FormatError{File: name, Section: "image", Offset: tgaHeaderSize, Msg: "cannot decode", Err: err}
+	}
+	return &Image{NRGBA: toNRGBA(img), Encoding: "TGA", Mips: 1}, nil
+}
+
+// decodeStd decodes a format of the standard library (PNG, JPEG) after
+// checking its claimed size: both compress, so the check is only the side
+// limit and a generous ratio.
+func decodeStd(name string, r io.ReaderAt, size int64, enc string,
+	config func(io.Reader) (image.Config, error), dec func(io.Reader) (image.Image, error)) (*Image, error) {
+	cfg, err := config(io.NewSectionReader(r, 0, size))
+	if err != nil {
+		return nil, &decode.FormatError{File: name, Section: "header", Msg: "cannot read the " + enc + " header", Err: err}
+	}
+	// A deflate stream expands at most about 1032:1.
+	if err := checkSide(name, "width", 0, cfg.Width, cfg.Height, size, 1032); err != nil {
+		return nil, err
+	}
+	img, err := dec(io.NewSectionReader(r, 0, size))
+	if err != nil {
+		return nil, &decode.FormatError{File: name, Section: "image", Msg: "cannot decode", Err: err}
+	}
+	return &Image{NRGBA: toNRGBA(img), Encoding: enc, Mips: 1}, nil
+}
+
+func errOr(err, def error) error {
+	if err != nil && err != io.EOF {
+		return err
+	}
+	return def
+}
+
+// toNRGBA returns img as non-premultiplied 8-bit RGBA, converting only when
+// it is another type.
+func toNRGBA(img image.Image) *image.NRGBA {
+	if n, ok := img.(*image.NRGBA); ok && n.Rect.Min == (image.Point{}) {
+		return n
+	}
+	b := img.Bounds()
+	n := image.NewNRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	draw.Draw(n, n.Rect, img, b.Min, draw.Src)
+	return n
+}
+
+// PNG encodes m as PNG: 8-bit RGB when every pixel is opaque (png checks
+// NRGBA.Opaque), RGBA otherwise. Compression favours speed, since the file
+// is made on first access.
+func PNG(w io.Writer, m *Image) error {
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	return enc.Encode(w, m.NRGBA)
+}
