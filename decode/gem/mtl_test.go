@@ -134,3 +134,11 @@ func TestRealMTL(t *testing.T) {
 		t.Errorf("%d texture names resolved to files, want 9", found)
 	}
 }
+
+func FuzzParseMTL(f *testing.F) {
+	f.Add([]byte("{material bump {diffuse \"$/a\"} {color \"1 2 3 4\"} {alpharef 9} {blend test}}"))
+	f.Add([]byte("{Skeleton {bone \"basis\" {Orientation 1 0 0 0 -1 0 0 0 1} {VolumeView \"a.ply\"}}} ; c"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ParseMTL("f.mtl", b)
+	})
+}
