@@ -170,6 +170,23 @@ func errorf(kind error, format string, args ...any) *Error {
 // returns the converted result: nil, bool, float64, string, *Table or
 // Function. The caller's ctx cancels it too.
 func Run(ctx context.Context, name string, script []byte, lim Limits) (result any, err error) {
+	return RunRequire(ctx, name, script, lim, nil)
+}
+
+// Loader returns the source of a module that a script requires, and the
+// name to give it in messages. Module names are as written in the script
+// ("dir/mod" or "dir.mod"); the loader decides where they live.
+type Loader func(module string) (name string, script []byte, err error)
+
+// maxModules bounds the modules one run may require.
+const maxModules = 64
+
+// RunRequire is Run with require: each module the script (or a module)
+// requires is loaded once through load, checked like the script itself
+// (size, shape), run in the same interpreter under the same budget, and
+// its value returned to every require of it. A module that requires itself,
+// directly or not, is an error. With a nil load, require fails as in Run.
+func RunRequire(ctx context.Context, name string, script []byte, lim Limits, load Loader) (result any, err error) {
 	lim = lim.withDefaults()
 	if len(script) > lim.MaxScript {
 		return nil, errorf(ErrLimit, "script is %d bytes, more than the limit of %d", len(script), lim.MaxScript)
@@ -202,6 +219,9 @@ func Run(ctx context.Context, name string, script []byte, lim Limits) (result an
 
 	if err := openLibs(L, b); err != nil {
 		return nil, b.classify(err)
+	}
+	if load != nil {
+		L.G.Global.RawSetString("require", L.NewFunction(b.require(load)))
 	}
 	fn, err := L.Load(strings.NewReader(string(script)), name)
 	if err != nil {
@@ -800,4 +820,49 @@ func formatNumber(f float64) string {
 		return strconv.FormatInt(int64(f), 10)
 	}
 	return strconv.FormatFloat(f, 'g', 14, 64)
+}
+
+// require returns the sandbox's require function for modules from load.
+func (b *budget) require(load Loader) lua.LGFunction {
+	loaded := map[string]lua.LValue{}
+	loading := map[string]bool{}
+	return func(L *lua.LState) int {
+		mod := L.CheckString(1)
+		if v, ok := loaded[mod]; ok {
+			L.Push(v)
+			return 1
+		}
+		if loading[mod] {
+			L.RaiseError("require %q: the module requires itself", mod)
+		}
+		if len(loaded)+len(loading) >= maxModules {
+			L.RaiseError("require %q: more than %d modules", mod, maxModules)
+		}
+		name, src, err := load(mod)
+		if err != nil {
+			L.RaiseError("require %q: %v", mod, err)
+		}
+		if len(src) > b.lim.MaxScript {
+			L.RaiseError("require %q: %s is %d bytes, more than the limit of %d", mod, name, len(src), b.lim.MaxScript)
+		}
+		if err := checkShape(src); err != nil {
+			L.RaiseError("require %q: %s: %v", mod, name, err)
+		}
+		fn, err := L.Load(strings.NewReader(string(src)), name)
+		if err != nil {
+			L.RaiseError("require %q: %v", mod, err)
+		}
+		loading[mod] = true
+		L.Push(fn)
+		L.Call(0, 1)
+		delete(loading, mod)
+		v := L.Get(-1)
+		L.Pop(1)
+		if v == lua.LNil {
+			v = lua.LTrue
+		}
+		loaded[mod] = v
+		L.Push(v)
+		return 1
+	}
 }
