@@ -3,9 +3,9 @@ package tfever
 import (
 	"context"
 	"maps"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
