@@ -84,10 +84,11 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 	if name == outputs.HeaderName || name == outputs.ChunksDir {
 		return m.Lookup(ctx, name, out)
 	}
-	kind, geometry := m.geometryKind(name)
-	if !geometry {
+	ent, ok := m.mesh.Entry(name)
+	if !ok || !ent.Converted() {
 		return nil, notCheap
 	}
+	kind := outKindOf(ent)
 	// One stat and one look at the caches: the size if it is known,
 	// notCheap if it would take a conversion.
 	ch, e := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: kind}, out, true)
@@ -219,6 +220,9 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	r.hdrMu.Unlock()
 	if !inMemory || len(data) == 0 || len(data) > pushHeaderMax {
 		return
+	}
+	if err, scan := m.failure(snap.fp, r); err != nil && !scan {
+		return // header.json carries the conversion's error, not these bytes
 	}
 	if _, fp, err := m.stat(); err != nil || fp != snap.fp {
 		return

@@ -16,6 +16,17 @@
 // daemon instead, re-checks the source's fingerprint and drops the kernel's
 // pages when it changed since the bytes were last served; there, as root,
 // plain files and big .glb files are passed through (passthrough.go).
+//
+// A mesh folder shows what is known of its mesh without converting it
+// (the folder table of export/outputs). A mesh not converted yet lists
+// NAME.glb, NAME.obj and NAME.mtl; the first stat or open converts. Once its
+// scan or a conversion is known to have failed (in this mount, in an
+// earlier one through the disk cache's records, or by the pre-warmer), it
+// is broken: it lists error.txt and no geometry, header.json carries the
+// error, and the kernel's listing, entries and header.json are invalidated
+// so it sees the new shape at once. The request whose conversion failed
+// gets EIO; later lookups of the geometry ENOENT. .meshfs/errors.txt and
+// stats.json list the broken meshes known (failures.go).
 package fs
 
 import (
@@ -118,6 +129,8 @@ type FS struct {
 	limits outputs.Limits
 	sem    *outputs.Semaphore
 	gc     gcPacer
+	// failed lists the meshes known to be broken (failures.go).
+	failed failureList
 
 	watch *watcher
 

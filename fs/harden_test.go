@@ -394,6 +394,10 @@ func TestHostileTree(t *testing.T) {
 					geomOK++
 				} else if errors.Is(rerr, syscall.EIO) {
 					geomEIO++
+				} else if errors.Is(rerr, os.ErrNotExist) && isBrokenFolder(filepath.Dir(p)) {
+					// Listed before the other export's conversion failed:
+					// the folder is broken now, and has no geometry.
+					geomEIO++
 				} else if !strings.Contains(rel, string(filepath.Separator)) {
 					// a plain file of the source (a companion): passed through
 					t.Errorf("%s: %v", rel, rerr)

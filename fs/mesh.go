@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -273,7 +274,13 @@ func (m *meshDir) scanAnd(ctx context.Context, fp cache.Fingerprint, sc *oneScen
 	if err != nil {
 		return nil, err
 	}
-	return e.Aux.(*scanResult), nil
+	r := e.Aux.(*scanResult)
+	if r.scanErr != nil {
+		m.fsys.failed.note(m.abs, fp, true, r.scanErr)
+	} else if r.hdrErr != nil {
+		m.fsys.failed.note(m.abs, fp, true, r.hdrErr)
+	}
+	return r, nil
 }
 
 // geometry returns the cached entry of a geometry output (outGLB: one part;
@@ -367,29 +374,54 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 		m.fsys.saveToDisk(key, e)
 		return e, nil
 	})
+	if err == nil && e.Err != nil {
+		m.fsys.failed.note(m.abs, fp, false, e.Err)
+	}
 	if failed.Load() {
 		m.brokenNow()
 	}
 	return e, err
 }
 
-// brokenNow tells the kernel that error.txt now exists (a conversion just
-// failed and its failure is cached): it may keep a listing of this folder
-// made before (always, under no_opendir) and a negative entry for the name.
+// brokenNow tells the kernel that the folder changed shape (a conversion
+// just failed and its failure is cached): error.txt is in it, the geometry
+// outputs are not, and header.json carries the error. The kernel may keep
+// a listing of this folder made before (always, under no_opendir),
+// entries for those names and header.json's size and pages. m may be a
+// node the kernel never saw (the pre-warmer's): the node it knows under
+// the mesh's name is notified, if any.
 //
 // The listing is dropped before returning, so that the reader who saw the
 // failure sees error.txt when it lists next; its invalidation takes no lock
 // a request here could hold (LOOKUP holds the folder's, READ a page of
 // another inode) but, should one ever wait, the request goes on after
-// notifyWait and the notification completes beside it. The name's entry
-// invalidation locks the folder, which a LOOKUP in it holds: beside.
+// notifyWait and the notification completes beside it. The names' entry
+// invalidations lock the folder, which a LOOKUP in it holds: beside.
 func (m *meshDir) brokenNow() {
+	if m.parent == nil {
+		return
+	}
+	ch := m.parent.GetChild(filepath.Base(m.abs))
+	if ch == nil {
+		return
+	}
+	live, ok := ch.Operations().(*meshDir)
+	if !ok {
+		return
+	}
 	done := make(chan struct{})
 	go func() {
-		m.fsys.notifyContent(&m.Inode)
+		m.fsys.notifyContent(&live.Inode)
 		close(done)
-		m.fsys.notifies.Add(1)
-		m.NotifyEntry(outputs.ErrorName)
+		if hdr := live.GetChild(outputs.HeaderName); hdr != nil {
+			m.fsys.notifyContent(hdr)
+		}
+		for _, e := range live.mesh.Entries() {
+			if e.Converted() || e.Output == outputs.OutError {
+				m.fsys.notifies.Add(1)
+				live.NotifyEntry(e.Name)
+			}
+		}
 	}()
 	select {
 	case <-done:
@@ -485,26 +517,42 @@ func (m *meshDir) errorText(ctx context.Context, fp cache.Fingerprint) ([]byte, 
 	return outputs.ErrorText(errs...), nil
 }
 
-// knownBroken reports, without converting anything, whether error.txt is
-// known to exist: the scan failed, or a conversion already failed (in this
-// mount or, for this source version, in an earlier one).
-func (m *meshDir) knownBroken(fp cache.Fingerprint, r *scanResult) bool {
-	if r.scanErr != nil || r.hdrErr != nil {
-		return true
-	}
-	for _, out := range []string{outGLB, outOBJ} {
-		key := m.key(fp, out)
-		e, ok := m.fsys.cache.Peek(key)
-		if ok && e.Err != nil {
-			return true
-		}
-		if !ok {
-			if _, failed := m.fsys.diskFailure(key); failed {
-				return true
+// failure returns what broke source version fp of the mesh (scan r), as
+// far as is known without converting anything: the scan's or header's
+// error (scan true), else a conversion that failed in this mount or, for
+// this version, in an earlier one. nil: nothing known to fail. A failure
+// found is entered in the mount's failure list (.meshfs/errors.txt).
+func (m *meshDir) failure(fp cache.Fingerprint, r *scanResult) (err error, scan bool) {
+	switch {
+	case r.scanErr != nil:
+		err, scan = r.scanErr, true
+	case r.hdrErr != nil:
+		err, scan = r.hdrErr, true
+	default:
+		for _, out := range []string{outGLB, outOBJ} {
+			key := m.key(fp, out)
+			if e, ok := m.fsys.cache.Peek(key); ok {
+				err = e.Err
+			} else {
+				err, _ = m.fsys.diskFailure(key)
+			}
+			if err != nil {
+				break
 			}
 		}
 	}
-	return false
+	if err != nil {
+		m.fsys.failed.note(m.abs, fp, scan, err)
+	}
+	return err, scan
+}
+
+// knownBroken reports whether the folder of version fp is broken (the
+// folder table's rule: error.txt listed, no geometry outputs), as far as is
+// known without converting anything.
+func (m *meshDir) knownBroken(fp cache.Fingerprint, r *scanResult) bool {
+	err, _ := m.failure(fp, r)
+	return err != nil
 }
 
 // replaced turns the ESTALE of a replaced source into what a folder that
@@ -550,20 +598,17 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 		// A walker is probably entering this folder's siblings next.
 		m.fsys.scanSiblings(m)
 	}
-	list := []fuse.DirEntry{
-		{Name: m.mesh.GLBName(), Mode: syscall.S_IFREG, Ino: 1},
-		{Name: m.mesh.OBJName(), Mode: syscall.S_IFREG, Ino: 2},
-		{Name: m.mesh.MTLName(), Mode: syscall.S_IFREG, Ino: 3},
-		{Name: outputs.HeaderName, Mode: syscall.S_IFREG, Ino: 4},
+	broken := m.knownBroken(fp, r)
+	files := m.mesh.Files(outputs.State{Chunks: len(r.chunks) > 0, Broken: broken})
+	list := make([]fuse.DirEntry, len(files))
+	for i, e := range files {
+		mode := uint32(syscall.S_IFREG)
+		if e.Dir {
+			mode = syscall.S_IFDIR
+		}
+		list[i] = fuse.DirEntry{Name: e.Name, Mode: mode, Ino: e.Ino}
 	}
-	if len(r.chunks) > 0 {
-		list = append(list, fuse.DirEntry{Name: outputs.ChunksDir, Mode: syscall.S_IFDIR, Ino: 5})
-	}
-	if m.knownBroken(fp, r) {
-		list = append(list, fuse.DirEntry{Name: outputs.ErrorName, Mode: syscall.S_IFREG, Ino: 6})
-		return list, true, snap, 0
-	}
-	return list, m.converted(fp, outGLB) && m.converted(fp, outOBJ), snap, 0
+	return list, broken || (m.converted(fp, outGLB) && m.converted(fp, outOBJ)), snap, 0
 }
 
 // listedScan is what a listing was made from: the source's stat and the
@@ -590,30 +635,65 @@ func (m *meshDir) converted(fp cache.Fingerprint, output string) bool {
 	return ok
 }
 
-// geometryKind tells whether name is one of the mesh's converted outputs
-// (.glb, .obj, .mtl), and which.
-func (m *meshDir) geometryKind(name string) (outKind, bool) {
-	switch name {
-	case m.mesh.GLBName():
-		return kGLB, true
-	case m.mesh.OBJName():
-		return kOBJ, true
-	case m.mesh.MTLName():
-		return kMTL, true
+// outKindOf maps an entry of the folder table to the node kind serving it.
+func outKindOf(e outputs.Entry) outKind {
+	switch {
+	case e.Output == outputs.OutGLB:
+		return kGLB
+	case e.Output == outputs.OutOBJ && e.Part == 1:
+		return kMTL
+	case e.Output == outputs.OutOBJ:
+		return kOBJ
+	case e.Output == outputs.OutError:
+		return kError
 	}
-	return 0, false
+	return kHeader
+}
+
+// geometryGone reports whether the geometry outputs are not in the folder
+// of the source's present version because it is known broken (lookups of
+// their names answer ENOENT, as the listing shows). Errors are left to the
+// output's own lookup.
+func (m *meshDir) geometryGone(ctx context.Context) bool {
+	_, fp, err := m.stat()
+	if err != nil {
+		return false
+	}
+	if _, ok := m.fsys.cache.Peek(m.key(fp, outScan)); !ok && !m.failedOnDisk(fp) {
+		// Nothing known: the lookup's conversion will tell. A scan made
+		// here would be made apart from that conversion's decoding,
+		// which makes it in one pass where it can (scanAnd).
+		return false
+	}
+	r, err := m.scan(ctx, fp)
+	return err == nil && m.knownBroken(fp, r)
+}
+
+// failedOnDisk reports whether the disk cache records a failure of version
+// fp: a scan's, or a conversion's.
+func (m *meshDir) failedOnDisk(fp cache.Fingerprint) bool {
+	if m.fsys.disk == nil {
+		return false
+	}
+	for _, out := range []string{outGLB, outOBJ} {
+		if _, failed := m.fsys.diskFailure(m.key(fp, out)); failed {
+			return true
+		}
+	}
+	rec := m.fsys.scanRecordOf(m.key(fp, outScan))
+	return rec != nil && (rec.hasScanErr || rec.hasHdrErr)
 }
 
 func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m.fsys.touch()
-	kind, geometry := m.geometryKind(name)
-	switch {
-	case geometry:
-	case name == outputs.HeaderName:
-		kind = kHeader
-	case name == outputs.ErrorName:
-		kind = kError
-	case name == outputs.ChunksDir:
+	e, ok := m.mesh.Entry(name)
+	if !ok {
+		return nil, syscall.ENOENT
+	}
+	if e.Converted() && m.geometryGone(ctx) {
+		return nil, syscall.ENOENT
+	}
+	if e.Output == outputs.OutChunks {
 		st, fp, err := m.stat()
 		if err != nil {
 			return nil, replaced(errno(err))
@@ -631,12 +711,10 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 			return ch, 0
 		}
 		return m.NewInode(ctx, &chunksDir{m: m}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
-	default:
-		return nil, syscall.ENOENT
 	}
-	ch, e := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: kind}, out, false)
+	ch, en := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: outKindOf(e)}, out, false)
 	m.fsys.shortTTL(m.parent, out, nil)
-	return ch, replaced(e)
+	return ch, replaced(en)
 }
 
 // lookupOutput sizes an output (converting it if need be, unless cheapOnly:
@@ -801,6 +879,9 @@ func (o *outFile) produce(ctx context.Context) (*produced, error) {
 		}
 		if p.data, err = r.headerData(); err != nil {
 			return nil, err
+		}
+		if ferr, scan := m.failure(fp, r); ferr != nil && !scan {
+			p.data = outputs.HeaderWithError(p.data, ferr)
 		}
 	case kError:
 		b, err := m.errorText(ctx, fp)

@@ -419,6 +419,11 @@ func (m *meshDir) knownSizeIn(r *scanResult, fp cache.Fingerprint, kind outKind,
 		if r.hdrErr != nil {
 			return 0, false
 		}
+		if err, scan := m.failure(fp, r); err != nil && !scan {
+			// It carries the conversion's error: its size is known by
+			// rendering it.
+			return 0, false
+		}
 		return r.headerSize(), true
 	case kChunk:
 		c, ok := r.chunk(chunk)

@@ -29,7 +29,16 @@ type Stats struct {
 	// splits them by "format/output".
 	Errors   int64            `json:"errors"`
 	ErrorsBy map[string]int64 `json:"errors_by"`
-	Cache    struct {
+	// ScanFailures and ConversionFailures count the meshes known to be
+	// broken (their present version), by what failed: the structure scan,
+	// or the conversion (the scan succeeded). Failing lists them, relative
+	// to the source; .meshfs/errors.txt gives each one's error. Known means
+	// failed in this mount (a reader, a listing, the pre-warmer) or in an
+	// earlier one for a mesh listed in this one (the disk cache's records).
+	ScanFailures       int      `json:"scan_failures"`
+	ConversionFailures int      `json:"conversion_failures"`
+	Failing            []string `json:"failing"`
+	Cache              struct {
 		Hits        int64 `json:"hits"`
 		Misses      int64 `json:"misses"`
 		BytesCached int64 `json:"bytes_cached"`
@@ -113,6 +122,15 @@ func (f *FS) Stats() Stats {
 			s.ChunkLoads[label] = n
 		}
 	}
+	s.Failing = []string{}
+	for _, fl := range f.failed.current(f.source) {
+		if fl.scan {
+			s.ScanFailures++
+		} else {
+			s.ConversionFailures++
+		}
+		s.Failing = append(s.Failing, fl.rel)
+	}
 	s.Cache.Hits, s.Cache.Misses = cs.Hits, cs.Misses
 	s.Cache.BytesCached, s.Cache.Budget, s.Cache.Entries = cs.BytesCached, cs.Budget, cs.Entries
 	f.convMu.Lock()
@@ -176,13 +194,27 @@ func (d *dirNode) lookupStats(ctx context.Context, out *fuse.EntryOut) (*gofs.In
 	return d.NewInode(ctx, &statsDir{fsys: d.fsys}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
 }
 
-// statsDir is .meshfs: it holds stats.json.
+// statsDir is .meshfs: it holds stats.json and errors.txt.
 type statsDir struct {
 	roDir
 	fsys *FS
 }
 
-const statsName = "stats.json"
+const (
+	statsName  = "stats.json"
+	errorsName = "errors.txt" // one line per broken mesh (failures.go)
+)
+
+// statsFiles renders the files of .meshfs, by name.
+func (f *FS) statsFiles(name string) (func() []byte, bool) {
+	switch name {
+	case statsName:
+		return f.statsJSON, true
+	case errorsName:
+		return func() []byte { return errorsText(f.source, f.failed.current(f.source)) }, true
+	}
+	return nil, false
+}
 
 var (
 	_ = (gofs.NodeLookuper)((*statsDir)(nil))
@@ -197,11 +229,15 @@ func (s *statsDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 }
 
 func (s *statsDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	return gofs.NewListDirStream([]fuse.DirEntry{{Name: statsName, Mode: syscall.S_IFREG, Ino: 1}}), 0
+	return gofs.NewListDirStream([]fuse.DirEntry{
+		{Name: statsName, Mode: syscall.S_IFREG, Ino: 1},
+		{Name: errorsName, Mode: syscall.S_IFREG, Ino: 2},
+	}), 0
 }
 
 func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	if name != statsName {
+	render, ok := s.fsys.statsFiles(name)
+	if !ok {
 		return nil, syscall.ENOENT
 	}
 	// The contents change with every read: never cache the size, nor the
@@ -214,12 +250,12 @@ func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 			return ch, 0
 		}
 	}
-	sf := &statsFile{fsys: s.fsys}
+	sf := &statsFile{fsys: s.fsys, render: render}
 	sf.fill(&out.Attr, true)
 	return s.NewInode(ctx, sf, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
 }
 
-// statsFile is stats.json: a fresh snapshot on every open, served with
+// statsFile is stats.json or errors.txt: a fresh snapshot on every open, served with
 // direct I/O because its size changes between snapshots.
 //
 // Under no_open there is no open, and the kernel keeps pages. A snapshot is
@@ -231,7 +267,8 @@ func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 // (AUTO_INVAL_DATA). Two openers at the same moment may share one.
 type statsFile struct {
 	roNode
-	fsys *FS
+	fsys   *FS
+	render func() []byte // the file's contents now
 
 	mu   sync.Mutex
 	snap []byte
@@ -248,7 +285,7 @@ var (
 func (s *statsFile) fill(a *fuse.Attr, fresh bool) {
 	s.mu.Lock()
 	if fresh || s.snap == nil {
-		s.snap, s.at = s.fsys.statsJSON(), time.Now()
+		s.snap, s.at = s.render(), time.Now()
 	}
 	b, at := s.snap, s.at
 	s.mu.Unlock()
@@ -276,7 +313,7 @@ func (s *statsFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		return nil, 0, syscall.EROFS
 	}
 	s.fsys.openHandles.Add(1)
-	return &bytesHandle{fsys: s.fsys, data: s.fsys.statsJSON()}, fuse.FOPEN_DIRECT_IO, 0
+	return &bytesHandle{fsys: s.fsys, data: s.render()}, fuse.FOPEN_DIRECT_IO, 0
 }
 
 func (s *statsFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {

@@ -124,8 +124,13 @@ func TestMaxOutputSize(t *testing.T) {
 	}
 	dir, err := convertDir(t, m)
 	wantLimitError(t, dir, err, outputs.FlagMaxOutputSize, m.GLBName())
-	if _, err := os.Stat(filepath.Join(dir, m.OBJName())); err != nil {
-		t.Errorf("the smaller .obj was not written: %v", err)
+	// A broken mesh's folder has no geometry, not even the smaller .obj
+	// (the folder table's rule); its header.json says why.
+	if _, err := os.Stat(filepath.Join(dir, m.OBJName())); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the .obj of a broken mesh was written: %v", err)
+	}
+	if h, err := os.ReadFile(filepath.Join(dir, outputs.HeaderName)); err != nil || !strings.Contains(string(h), outputs.FlagMaxOutputSize) {
+		t.Errorf("header.json does not name the limit: %q %v", h, err)
 	}
 
 	// Chunks are refused before they are loaded.

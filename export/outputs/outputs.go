@@ -316,11 +316,13 @@ func (m *Mesh) WriteDir(ctx context.Context, dir string) error {
 	})
 }
 
-// Produce makes every output of m, in the order WriteDir writes them, and
-// hands each to emit by its slash-separated name under the mesh's folder
-// ("header.json", "chunks/00_BNDS.bin"). A folder is announced first as its
-// name with a trailing slash and nil data. Errors of emit and of the outputs
-// are joined into the returned error, and emitted last as error.txt.
+// Produce makes every output of m, in the order WriteDir writes them (the
+// folder table's, Entries), and hands each to emit by its slash-separated
+// name under the mesh's folder ("header.json", "chunks/00_BNDS.bin"). A
+// folder is announced first as its name with a trailing slash and nil
+// data. A broken mesh gets no geometry files (the rule for error.txt, in
+// folder.go). Errors of emit and of the outputs are joined into the
+// returned error, and emitted last as error.txt.
 func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) error) error {
 	var errs []error
 	put := func(name string, b []byte) {
@@ -333,12 +335,14 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 	if scanErr != nil {
 		errs = append(errs, scanErr)
 	}
-	if hdr, err := m.Header(st, scanErr); err == nil {
-		put(HeaderName, hdr)
-	} else {
-		errs = append(errs, err)
+	hdr, hdrErr := m.Header(st, scanErr)
+	if hdrErr != nil {
+		errs = append(errs, hdrErr)
 	}
-	if st != nil && len(st.Chunks) > 0 {
+	// Chunks are written as they load (they never depend on the
+	// conversion), a later chunk of a name over an earlier one.
+	hasChunks := st != nil && len(st.Chunks) > 0
+	if hasChunks {
 		put(ChunksDir+"/", nil)
 		for i := range st.Chunks {
 			c := &st.Chunks[i]
@@ -351,24 +355,48 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 		}
 	}
 
+	// The conversion: its first error goes into header.json too.
+	var geometry [2][][]byte // by output: OutGLB, OutOBJ
+	var convErr error
 	if scanErr == nil {
 		dctx, finish := m.deadline(ctx, "decode and export")
 		scene, err := m.decode(dctx)
 		if err != nil {
-			errs = append(errs, finish(err))
+			convErr = finish(err)
+			errs = append(errs, convErr)
 		} else {
 			if b, err := m.exportGLB(scene); err != nil {
 				errs = append(errs, err)
+				convErr = err
 			} else {
-				put(m.GLBName(), b)
+				geometry[0] = [][]byte{b}
 			}
 			if o, l, err := m.exportOBJ(scene); err != nil {
 				errs = append(errs, err)
+				if convErr == nil {
+					convErr = err
+				}
 			} else {
-				put(m.OBJName(), o)
-				put(m.MTLName(), l)
+				geometry[1] = [][]byte{o, l}
 			}
 			finish(nil)
+		}
+	}
+	state := State{Chunks: hasChunks, Broken: scanErr != nil || convErr != nil}
+	for _, e := range m.Files(state) {
+		switch e.Output {
+		case OutHeader:
+			if hdrErr == nil {
+				put(e.Name, HeaderWithError(hdr, convErr))
+			}
+		case OutChunks:
+			// Written above.
+		case OutGLB:
+			put(e.Name, geometry[0][e.Part])
+		case OutOBJ:
+			put(e.Name, geometry[1][e.Part])
+		case OutError:
+			// Last, below: it holds emit's errors too.
 		}
 	}
 	if len(errs) > 0 {

@@ -1,0 +1,122 @@
+package outputs
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// The folder table: the files a mesh's folder holds, for `convert` (which
+// writes them) and the mount (which lists and looks them up). Adding an
+// output file is one entry here.
+//
+// The rule for error.txt: a mesh whose scan failed, or whose conversion
+// (decoding, or the export of NAME.glb or of NAME.obj and NAME.mtl) failed,
+// is broken. A broken mesh's folder holds header.json (which carries the
+// error under "error"), chunks/ when the scan found any, and error.txt; it
+// holds no NAME.glb, NAME.obj or NAME.mtl, not even the export that did
+// succeed, so that a folder either has all of its geometry or says why it
+// has none. A chunk that fails to load is named in error.txt too, but
+// does not take the geometry away.
+
+// Output is what produces a file of the folder.
+type Output int
+
+const (
+	OutHeader Output = iota // header.json, rendered from the scan
+	OutChunks               // chunks/, from the scan
+	OutGLB                  // NAME.glb, a conversion
+	OutOBJ                  // NAME.obj (part 0) and NAME.mtl (part 1): one conversion
+	OutError                // error.txt
+)
+
+// Entry is one file (or folder) of a mesh's folder.
+type Entry struct {
+	Name   string
+	Dir    bool
+	Output Output
+	Part   int    // which file of Output: 1 for NAME.mtl, else 0
+	Ino    uint64 // its number within the folder, stable for the mesh
+}
+
+// Converted reports whether the entry's bytes need the mesh decoded (a
+// conversion); the others come from the cheap structure scan.
+func (e Entry) Converted() bool { return e.Output == OutGLB || e.Output == OutOBJ }
+
+// State is what is known of a mesh when its folder is listed.
+type State struct {
+	Chunks bool // the scan found chunks
+	Broken bool // the scan or a conversion failed
+}
+
+// Entries is every file a folder of m may hold, in the order `convert`
+// writes them (error.txt, holding every failure, last).
+func (m *Mesh) Entries() []Entry {
+	return []Entry{
+		{Name: HeaderName, Output: OutHeader, Ino: 4},
+		{Name: ChunksDir, Dir: true, Output: OutChunks, Ino: 5},
+		{Name: m.GLBName(), Output: OutGLB, Ino: 1},
+		{Name: m.OBJName(), Output: OutOBJ, Ino: 2},
+		{Name: m.MTLName(), Output: OutOBJ, Part: 1, Ino: 3},
+		{Name: ErrorName, Output: OutError, Ino: 6},
+	}
+}
+
+// Files is the folder of m in state s: Entries without those s rules out
+// (see the rule for error.txt above).
+func (m *Mesh) Files(s State) []Entry {
+	all := m.Entries()
+	list := all[:0]
+	for _, e := range all {
+		if s.Holds(e) {
+			list = append(list, e)
+		}
+	}
+	return list
+}
+
+// Holds reports whether a folder in state s holds e.
+func (s State) Holds(e Entry) bool {
+	switch {
+	case e.Output == OutChunks:
+		return s.Chunks
+	case e.Output == OutError:
+		return s.Broken
+	case e.Converted():
+		return !s.Broken
+	}
+	return true
+}
+
+// Entry returns the entry of m's folder called name, whatever the state.
+func (m *Mesh) Entry(name string) (Entry, bool) {
+	for _, e := range m.Entries() {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// HeaderWithError is header.json hdr (as Header renders it) with the
+// conversion error err added under "error": a broken mesh's header says
+// why, for the scan and the conversion alike.
+func HeaderWithError(hdr []byte, err error) []byte {
+	if err == nil {
+		return hdr
+	}
+	end := bytes.LastIndexByte(hdr, '}')
+	if end < 0 {
+		return hdr
+	}
+	msg, _ := json.Marshal(err.Error())
+	head := bytes.TrimRight(hdr[:end], " \n")
+	var b bytes.Buffer
+	b.Write(head)
+	if len(head) > 0 && head[len(head)-1] != '{' {
+		b.WriteByte(',')
+	}
+	b.WriteString("\n  \"error\": ")
+	b.Write(msg)
+	b.WriteString("\n}\n")
+	return b.Bytes()
+}

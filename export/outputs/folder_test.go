@@ -1,0 +1,122 @@
+package outputs_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/meshfs/meshfs/export/outputs"
+)
+
+// TestFolderTable: a healthy folder holds the geometry and no error.txt; a
+// broken one holds error.txt and no geometry; chunks/ only when the scan
+// found chunks. WriteDir writes exactly the table's files.
+func TestFolderTable(t *testing.T) {
+	m := openFixture(t, "gem/pm01_gem3.ply")
+	names := func(s outputs.State) []string {
+		var out []string
+		for _, e := range m.Files(s) {
+			out = append(out, e.Name)
+		}
+		return out
+	}
+	base := strings.TrimSuffix(m.GLBName(), ".glb")
+	if got, want := names(outputs.State{Chunks: true}), []string{"header.json", "chunks", base + ".glb", base + ".obj", base + ".mtl"}; !slices.Equal(got, want) {
+		t.Errorf("healthy: %v, want %v", got, want)
+	}
+	if got, want := names(outputs.State{Broken: true}), []string{"header.json", "error.txt"}; !slices.Equal(got, want) {
+		t.Errorf("broken: %v, want %v", got, want)
+	}
+	inos := map[uint64]bool{}
+	for _, e := range m.Entries() {
+		if inos[e.Ino] || e.Ino == 0 {
+			t.Errorf("%s: inode number %d not unique", e.Name, e.Ino)
+		}
+		inos[e.Ino] = true
+		if got, ok := m.Entry(e.Name); !ok || got != e {
+			t.Errorf("Entry(%q) = %+v, %v", e.Name, got, ok)
+		}
+	}
+
+	// WriteDir writes the table's files, no more.
+	dir := t.TempDir()
+	if err := m.WriteDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	var written []string
+	for _, e := range ents {
+		written = append(written, e.Name())
+	}
+	want := names(outputs.State{Chunks: true})
+	slices.Sort(want)
+	if !slices.Equal(written, want) {
+		t.Errorf("WriteDir wrote %v, want %v", written, want)
+	}
+}
+
+// TestHeaderWithError: adding a conversion error to header.json gives the
+// bytes Header renders for that error, valid JSON ending in a newline.
+func TestHeaderWithError(t *testing.T) {
+	m := openFixture(t, "gem/pm01_gem3.ply")
+	st, err := m.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr, _ := m.Header(st, nil)
+	cause := errors.New(`decoding failed: "quoted" <tag> & more`)
+	want, _ := m.Header(st, cause)
+	got := outputs.HeaderWithError(hdr, cause)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("HeaderWithError:\n%s\nwant\n%s", got, want)
+	}
+	var h map[string]any
+	if err := json.Unmarshal(got, &h); err != nil || h["error"] != cause.Error() || !bytes.HasSuffix(got, []byte("}\n")) {
+		t.Fatalf("%v %v", h["error"], err)
+	}
+	if !bytes.Equal(outputs.HeaderWithError(hdr, nil), hdr) {
+		t.Fatal("no error changed the header")
+	}
+}
+
+// TestEveryTextEndsWithNewline: every text file a folder holds (header.json,
+// error.txt, .obj, .mtl) ends with a newline, for every fixture and a
+// broken file.
+func TestEveryTextEndsWithNewline(t *testing.T) {
+	dirs := []string{filepath.Join(repoRoot(t), "testdata")}
+	meshes := meshFiles(t, dirs[0])
+	good := openFixture(t, "gem/pm01_gem3.ply")
+	data, err := os.ReadFile(good.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(t.TempDir(), "broken.ply")
+	os.WriteFile(broken, data[:len(data)/2], 0o644)
+	bm, err := outputs.Open(broken)
+	if err != nil || bm == nil {
+		t.Fatalf("broken: %v", err)
+	}
+	meshes = append(meshes, bm)
+	texts := 0
+	for _, m := range meshes {
+		m.Produce(context.Background(), func(name string, b []byte) error {
+			switch filepath.Ext(name) {
+			case ".json", ".txt", ".obj", ".mtl":
+				texts++
+				if !bytes.HasSuffix(b, []byte("\n")) {
+					t.Errorf("%s: %s does not end with a newline: …%q", m.Path, name, b[max(0, len(b)-20):])
+				}
+			}
+			return nil
+		})
+	}
+	if texts != 3*(len(meshes)-1)+2 { // header, obj, mtl; the broken one: header, error.txt
+		t.Fatalf("%d text files for %d meshes", texts, len(meshes))
+	}
+}

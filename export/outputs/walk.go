@@ -1,0 +1,76 @@
+package outputs
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/meshfs/meshfs/decode/formats"
+)
+
+// Walk calls fn for every mesh file under root, by the mount's rule of
+// what shows as a mesh folder: a regular file that a format claims (its
+// first bytes sniffed), except companion files (a .msh.blob beside its
+// .msh). Symbolic links are not followed and special files are never
+// opened. Files come in lexical order; rel is the path relative to root,
+// slash-separated ("." when root is itself a mesh file). A folder or file
+// that cannot be read is handed to fn with its error and no mesh. Walk
+// returns fn's first error, or root's own.
+func Walk(root string, fn func(rel string, m *Mesh, err error) error) error {
+	return filepath.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
+		rel, rerr := filepath.Rel(root, path)
+		if rerr != nil {
+			rel = path
+		}
+		rel = filepath.ToSlash(rel)
+		if err != nil {
+			if path == root {
+				return err
+			}
+			return fn(rel, nil, err)
+		}
+		if !de.Type().IsRegular() {
+			return nil
+		}
+		dir := filepath.Dir(path)
+		siblings := func(n string) bool {
+			_, err := os.Lstat(filepath.Join(dir, n))
+			return err == nil
+		}
+		if formats.IsCompanion(de.Name(), siblings) {
+			return nil
+		}
+		m, err := Open(path)
+		if err != nil {
+			return fn(rel, nil, err)
+		}
+		if m == nil {
+			return nil
+		}
+		return fn(rel, m, nil)
+	})
+}
+
+// IsCompanion reports whether the file at path is a companion of another
+// file beside it (a .msh.blob beside its .msh): it belongs to that mesh's
+// folder and has none of its own.
+func IsCompanion(path string) bool {
+	dir := filepath.Dir(path)
+	return formats.IsCompanion(filepath.Base(path), func(n string) bool {
+		_, err := os.Lstat(filepath.Join(dir, n))
+		return err == nil
+	})
+}
+
+// ErrorLine renders err, the failure of the source at path, on one line
+// for a list of failures (.meshfs/errors.txt, `meshfs check`): name, then
+// the errors separated by "; ", each without its own leading copy of
+// abs (the source's path as the error names it).
+func ErrorLine(name, abs string, err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(strings.TrimSpace(l), abs+": ")
+	}
+	return name + ": " + strings.Join(lines, "; ")
+}

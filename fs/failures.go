@@ -1,0 +1,91 @@
+package fs
+
+import (
+	"errors"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/fs/cache"
+)
+
+// failureList is every mesh the mount knows to be broken: its scan or a
+// conversion failed, in this mount (a reader, a listing, the pre-warmer) or
+// in an earlier one (the disk cache's records, found when the mesh is
+// listed or looked at). A mesh not yet listed, scanned or converted is not
+// in it. stats.json counts it and .meshfs/errors.txt prints it.
+type failureList struct {
+	mu sync.Mutex
+	m  map[string]failureRec // by source path
+}
+
+type failureRec struct {
+	fp   cache.Fingerprint // the source version that failed (Gen cleared)
+	scan bool              // the scan failed (else a conversion)
+	msg  string
+}
+
+// note records that source version fp of the mesh at abs failed.
+func (l *failureList) note(abs string, fp cache.Fingerprint, scan bool, err error) {
+	fp.Gen = 0
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r, ok := l.m[abs]; ok && r.fp == fp && (r.scan || !scan) {
+		return
+	}
+	if l.m == nil {
+		l.m = map[string]failureRec{}
+	}
+	l.m[abs] = failureRec{fp: fp, scan: scan, msg: err.Error()}
+}
+
+// failure is one line of the list: the mesh's path relative to the source.
+type failure struct {
+	rel  string
+	scan bool
+	msg  string
+}
+
+// current returns the failures of the source versions still in place,
+// sorted by path, dropping those whose source changed or went away.
+func (l *failureList) current(root string) []failure {
+	l.mu.Lock()
+	recs := make(map[string]failureRec, len(l.m))
+	for k, v := range l.m {
+		recs[k] = v
+	}
+	l.mu.Unlock()
+	var out []failure
+	for abs, r := range recs {
+		var st syscall.Stat_t
+		if syscall.Stat(abs, &st) != nil || cache.FromStat(&st) != r.fp {
+			l.mu.Lock()
+			if l.m[abs] == r {
+				delete(l.m, abs)
+			}
+			l.mu.Unlock()
+			continue
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil {
+			rel = abs
+		}
+		out = append(out, failure{rel: filepath.ToSlash(rel), scan: r.scan, msg: r.msg})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].rel < out[j].rel })
+	return out
+}
+
+// errorsText is .meshfs/errors.txt: one line per broken mesh, its path
+// relative to the source, then the error (outputs.ErrorLine).
+func errorsText(root string, list []failure) []byte {
+	var b strings.Builder
+	for _, f := range list {
+		b.WriteString(outputs.ErrorLine(f.rel, filepath.Join(root, filepath.FromSlash(f.rel)), errors.New(f.msg)))
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
+}
