@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,12 +26,16 @@ func newConvertCmd() *cobra.Command {
 	var jobs int
 	var limits outputs.Limits
 	cmd := &cobra.Command{
-		Use:   "convert [-o DIR] FILE...",
+		Use:   "convert [-o OUT] FILE|DIR...",
 		Short: "Write each mesh file's folder (NAME.glb, NAME.obj, NAME.mtl, header.json, chunks/) to disk",
-		Long: `convert writes, for each FILE, the folder DIR/<file name>/ holding exactly what the
-mount shows for it: NAME.glb, NAME.obj, NAME.mtl, header.json, chunks/, and error.txt
-in place of the outputs that failed. Files convert in parallel. The exit status is 1
-when any file failed.
+		Long: `convert writes, for each mesh FILE, the folder OUT/<file name>/ holding exactly what
+the mount shows for it: NAME.glb, NAME.obj, NAME.mtl, header.json, chunks/, or, for a
+broken mesh, header.json (with the error), chunks/ and error.txt. A DIR is mirrored
+like the mount shows it: every mesh file under it gets its folder at the same place
+under OUT/<DIR name>/; other files are not copied. Companion files (a .msh.blob) are
+part of their mesh's folder and are skipped without a word. Meshes convert in
+parallel. The exit status is 1 when any mesh failed (or a FILE is missing or not a
+mesh), 2 on a usage error.
 
 The limits (--max-source-size, --timeout, --max-output-size) are those of the mount:
 a file that exceeds one gets an error.txt naming the limit.`,
@@ -40,79 +45,131 @@ a file that exceeds one gets an error.txt naming the limit.`,
 		},
 	}
 	cmd.Flags().StringVarP(&outDir, "output", "o", ".", "folder to write the converted folders into")
-	cmd.Flags().IntVarP(&jobs, "jobs", "j", runtime.NumCPU(), "files converted at once")
+	cmd.Flags().IntVarP(&jobs, "jobs", "j", runtime.NumCPU(), "meshes converted at once")
 	addLimitFlags(cmd, &limits)
 	return cmd
 }
 
-func runConvert(ctx context.Context, files []string, outDir string, jobs int, limits outputs.Limits, stderr io.Writer) error {
-	if ctx == nil {
-		ctx = context.Background()
+// meshJob is one source a command works on: a mesh (m), or a path given
+// that is not one (err: missing, unreadable, not a supported mesh file).
+type meshJob struct {
+	path string // the source, as given or found under a DIR argument
+	rel  string // where its folder goes, relative to the output folder
+	m    *outputs.Mesh
+	err  error
+}
+
+// errNotMesh is the failure of a FILE argument that no format claims.
+var errNotMesh = errors.New("not a supported mesh file")
+
+// collectMeshes turns arguments into jobs: a folder gives every mesh under
+// it, by the mount's rule (outputs.Walk), placed under the folder's name;
+// a file gives itself, placed under its name. Companion files given are
+// left out; so are the plain files of a folder.
+func collectMeshes(args []string) []meshJob {
+	var jobs []meshJob
+	for _, arg := range args {
+		abs, err := filepath.Abs(arg)
+		if err != nil {
+			abs = arg
+		}
+		fi, err := os.Stat(arg)
+		switch {
+		case err != nil:
+			// The full path, whichever of its components is missing.
+			jobs = append(jobs, meshJob{path: arg, err: fmt.Errorf("%s: %w", abs, errors.Unwrap(err))})
+		case fi.IsDir():
+			base := filepath.Base(abs)
+			werr := outputs.Walk(arg, func(rel string, m *outputs.Mesh, err error) error {
+				jobs = append(jobs, meshJob{path: filepath.Join(arg, filepath.FromSlash(rel)), rel: filepath.Join(base, filepath.FromSlash(rel)), m: m, err: err})
+				return nil
+			})
+			if werr != nil {
+				jobs = append(jobs, meshJob{path: arg, err: werr})
+			}
+		case outputs.IsCompanion(arg):
+		default:
+			m, err := outputs.Open(arg)
+			if err == nil && m == nil {
+				err = fmt.Errorf("%s: %w", arg, errNotMesh)
+			}
+			jobs = append(jobs, meshJob{path: arg, rel: filepath.Base(arg), m: m, err: err})
+		}
 	}
-	if jobs < 1 {
-		jobs = 1
+	return jobs
+}
+
+// runMeshes runs do on every job that is a mesh, on workers goroutines,
+// with a progress bar (described verb) on stderr when it is a terminal,
+// and calls fail, one call at a time, for each job that failed: those that
+// are no mesh, and those do failed. It returns the number of failures.
+func runMeshes(ctx context.Context, jobs []meshJob, workers int, verb string, stderr io.Writer,
+	do func(ctx context.Context, j meshJob) error, fail func(j meshJob, err error)) int64 {
+	if workers < 1 {
+		workers = 1
 	}
-	start := time.Now()
 	var bar *progressbar.ProgressBar
-	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && len(files) > 1 {
-		bar = progressbar.NewOptions(len(files), progressbar.OptionSetWriter(stderr),
-			progressbar.OptionSetDescription("converting"), progressbar.OptionShowCount(),
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && len(jobs) > 1 {
+		bar = progressbar.NewOptions(len(jobs), progressbar.OptionSetWriter(stderr),
+			progressbar.OptionSetDescription(verb), progressbar.OptionShowCount(),
 			progressbar.OptionClearOnFinish())
 	}
-	var failed, skipped atomic.Int64
-	var mu sync.Mutex // serialises error lines with the bar
-	report := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		if bar != nil {
-			bar.Clear()
-		}
-		fmt.Fprintf(stderr, format, args...)
-	}
-
-	work := make(chan string)
+	var failed atomic.Int64
+	var mu sync.Mutex // serialises failure reports with the bar
+	work := make(chan meshJob)
 	var wg sync.WaitGroup
-	for range jobs {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for path := range work {
-				m, err := outputs.Open(path)
-				switch {
-				case err != nil:
+			for j := range work {
+				err := j.err
+				if err == nil {
+					err = do(ctx, j)
+				}
+				mu.Lock()
+				if err != nil {
 					failed.Add(1)
-					report("meshfs: %v\n", err)
-				case m == nil:
-					skipped.Add(1)
-					report("meshfs: %s: not a supported mesh file, skipped\n", path)
-				default:
-					m.Limits = limits
-					if err := m.WriteDir(ctx, filepath.Join(outDir, filepath.Base(path))); err != nil {
-						failed.Add(1)
-						report("meshfs: %v\n", err)
+					if bar != nil {
+						bar.Clear()
 					}
+					fail(j, err)
 				}
 				if bar != nil {
-					mu.Lock()
 					bar.Add(1)
-					mu.Unlock()
 				}
+				mu.Unlock()
 			}
 		}()
 	}
-	for _, f := range files {
-		work <- f
+	for _, j := range jobs {
+		work <- j
 	}
 	close(work)
 	wg.Wait()
 	if bar != nil {
 		bar.Finish()
 	}
-	n := int64(len(files))
-	fmt.Fprintf(stderr, "converted %d of %d files (%d failed, %d skipped) into %s in %s\n",
-		n-failed.Load()-skipped.Load(), n, failed.Load(), skipped.Load(), outDir, time.Since(start).Round(time.Millisecond))
-	if failed.Load() > 0 || skipped.Load() > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d of %d files did not convert", failed.Load()+skipped.Load(), n)}
+	return failed.Load()
+}
+
+func runConvert(ctx context.Context, args []string, outDir string, jobs int, limits outputs.Limits, stderr io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	start := time.Now()
+	list := collectMeshes(args)
+	failed := runMeshes(ctx, list, jobs, "converting", stderr, func(ctx context.Context, j meshJob) error {
+		j.m.Limits = limits
+		return j.m.WriteDir(ctx, filepath.Join(outDir, j.rel))
+	}, func(j meshJob, err error) {
+		fmt.Fprintf(stderr, "meshfs: %v\n", err)
+	})
+	n := int64(len(list))
+	fmt.Fprintf(stderr, "converted %d of %d files (%d failed) into %s in %s\n",
+		n-failed, n, failed, outDir, time.Since(start).Round(time.Millisecond))
+	if failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d files did not convert", failed, n)}
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func TestConvertCommand(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("exit %v, want status 1; output:\n%s", err, stderr)
 	}
-	if !strings.Contains(string(stderr), "converted 1 of 2 files (1 failed, 0 skipped)") {
+	if !strings.Contains(string(stderr), "converted 1 of 2 files (1 failed)") {
 		t.Errorf("no one-line summary in:\n%s", stderr)
 	}
 	for _, name := range []string{"eply_skinned_0x800.glb", "eply_skinned_0x800.obj", "eply_skinned_0x800.mtl", "header.json", "chunks/00_BNDS.bin"} {

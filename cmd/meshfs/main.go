@@ -24,9 +24,27 @@ NAME.glb, NAME.obj + NAME.mtl, header.json and chunks/. Every other file passes 
 		SilenceErrors: true,
 	}
 	for _, sub := range subcommands {
-		root.AddCommand(sub())
+		root.AddCommand(withUsage(sub()))
 	}
 	return root
+}
+
+// withUsage makes c's argument and flag errors end with its usage line
+// (SilenceUsage keeps the whole help text for --help).
+func withUsage(c *cobra.Command) *cobra.Command {
+	usage := func(cmd *cobra.Command, err error) error {
+		return fmt.Errorf("%w\nUsage: %s (see %s --help)", err, cmd.UseLine(), cmd.CommandPath())
+	}
+	if args := c.Args; args != nil {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				return usage(cmd, err)
+			}
+			return nil
+		}
+	}
+	c.SetFlagErrorFunc(usage)
+	return c
 }
 
 func main() {

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshfs/meshfs/decode/decodetest"
+	"github.com/meshfs/meshfs/export/outputs"
+)
+
+// runBin runs the meshfs binary under a deadline and returns its combined
+// output and exit status.
+func runBin(t *testing.T, dir string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, meshfsBin, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("meshfs %v did not finish: %s", args, out)
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+// copyTree copies the regular files under from to to.
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return writeFile(filepath.Join(to, rel), b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeFile(p string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, b, 0o644)
+}
+
+// hostileTree writes broken variants of every fixture under dir (each in a
+// folder of its own with the fixture's companion), and the hostile
+// corpus's regression fixtures.
+func hostileTree(t *testing.T, dir string) {
+	t.Helper()
+	root := decodetest.RepoRoot()
+	var mains []string
+	for _, g := range []string{"testdata/gem/*.ply", "testdata/unigine/*.mesh*", "testdata/tfever/*.msh", "testdata/tfever/*.ani"} {
+		m, _ := filepath.Glob(filepath.Join(root, g))
+		mains = append(mains, m...)
+	}
+	if len(mains) < 10 {
+		t.Fatalf("only %d fixtures found", len(mains))
+	}
+	rng := rand.New(rand.NewPCG(19, 19))
+	n := 0
+	for _, main := range mains {
+		b, err := os.ReadFile(main)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blob, _ := os.ReadFile(main + ".blob")
+		var vs [][]byte
+		for k := range 4 {
+			vs = append(vs, b[:len(b)*k/4])
+		}
+		for range 3 {
+			c := bytes.Clone(b)
+			c[rng.IntN(len(c))] ^= byte(1 + rng.IntN(255))
+			vs = append(vs, c)
+		}
+		vs = append(vs, b) // one intact copy
+		for _, v := range vs {
+			d := filepath.Join(dir, fmt.Sprintf("v%03d", n))
+			n++
+			if err := writeFile(filepath.Join(d, filepath.Base(main)), v); err != nil {
+				t.Fatal(err)
+			}
+			if blob != nil {
+				if err := writeFile(filepath.Join(d, filepath.Base(main)+".blob"), blob); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	copyTree(t, filepath.Join(root, "export/outputs/hostile/testdata/regress"), filepath.Join(dir, "regress"))
+	// A plain file is no mesh, and no failure.
+	if err := writeFile(filepath.Join(dir, "readme.txt"), []byte("not a mesh\n")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckCommand: `meshfs check` over testdata/ and a tree of hostile
+// variants reports exactly the meshes whose conversion (by export/outputs,
+// as convert and the mount make it) fails, one line each, and a summary;
+// exit status 1. Over testdata/ alone it reports none, exit status 0.
+func TestCheckCommand(t *testing.T) {
+	root := decodetest.RepoRoot()
+	testdata := filepath.Join(root, "testdata")
+	if out, code := runBin(t, root, "check", "-j", "2", testdata); code != 0 || !strings.Contains(out, "0 failed") {
+		t.Fatalf("check testdata: status %d\n%s", code, out)
+	}
+
+	hostile := t.TempDir()
+	hostileTree(t, hostile)
+	lim := outputs.DefaultLimits
+	lim.Timeout = 10 * time.Second
+	var want []string
+	meshes := 0
+	for _, dir := range []string{testdata, hostile} {
+		err := outputs.Walk(dir, func(rel string, m *outputs.Mesh, err error) error {
+			if err != nil {
+				return err
+			}
+			meshes++
+			m.Limits = lim
+			if m.Produce(context.Background(), func(string, []byte) error { return nil }) != nil {
+				want = append(want, m.Path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(want) < 20 || len(want) > meshes-20 {
+		t.Fatalf("%d of %d meshes fail: not a test of telling them apart", len(want), meshes)
+	}
+
+	out, code := runBin(t, root, "check", "-j", "2", "--timeout", "10s", testdata, hostile)
+	if code != 1 {
+		t.Fatalf("check: status %d, want 1\n%s", code, out)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if p, _, ok := strings.Cut(line, ": "); ok && strings.HasPrefix(p, "/") {
+			got = append(got, p)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("check reported %d meshes, outputs fails %d:\nreported %q\nwant %q\n%s", len(got), len(want), got, want, out)
+	}
+	summary := fmt.Sprintf("checked %d meshes: %d failed", meshes, len(want))
+	if !strings.Contains(out, summary) {
+		t.Fatalf("no %q in:\n%s", summary, out)
+	}
+}
+
+// TestConvertDir: `convert -o OUT DIR` mirrors DIR's meshes under
+// OUT/<DIR name>/ as the mount shows them (each mesh a folder, companions
+// inside their mesh's, plain files not copied); a .msh given with its
+// .msh.blob is one file; a missing file is named in full; a usage error
+// prints the usage line.
+func TestConvertDir(t *testing.T) {
+	root := decodetest.RepoRoot()
+	src := filepath.Join(t.TempDir(), "assets")
+	copyTree(t, filepath.Join(root, "testdata", "gem"), filepath.Join(src, "gem"))
+	copyTree(t, filepath.Join(root, "testdata", "tfever"), filepath.Join(src, "deep", "tfever"))
+	if err := writeFile(filepath.Join(src, "readme.txt"), []byte("plain\n")); err != nil {
+		t.Fatal(err)
+	}
+	var meshes []string
+	outputs.Walk(src, func(rel string, m *outputs.Mesh, err error) error {
+		meshes = append(meshes, rel)
+		return err
+	})
+	out := t.TempDir()
+	msg, code := runBin(t, root, "convert", "-o", out, src)
+	if code != 0 || !strings.Contains(msg, fmt.Sprintf("converted %d of %d files (0 failed)", len(meshes), len(meshes))) {
+		t.Fatalf("convert DIR: status %d\n%s", code, msg)
+	}
+	for _, rel := range meshes {
+		m, _ := outputs.Open(filepath.Join(src, rel))
+		dir := filepath.Join(out, "assets", rel)
+		for _, name := range []string{outputs.HeaderName, m.GLBName(), m.OBJName(), m.MTLName()} {
+			if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+				t.Errorf("%s/%s: %v", rel, name, err)
+			}
+		}
+	}
+	for _, absent := range []string{"readme.txt", "deep/tfever/tf2_cube.msh.blob"} {
+		if _, err := os.Stat(filepath.Join(out, "assets", absent)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s written: %v", absent, err)
+		}
+	}
+
+	// A .msh and its .msh.blob, both given (as a shell glob does): one file.
+	tf := filepath.Join(root, "testdata", "tfever")
+	msg, code = runBin(t, root, "convert", "-o", t.TempDir(), filepath.Join(tf, "tf2_cube.msh"), filepath.Join(tf, "tf2_cube.msh.blob"))
+	if code != 0 || !strings.Contains(msg, "converted 1 of 1 files (0 failed)") {
+		t.Fatalf("convert .msh .msh.blob: status %d\n%s", code, msg)
+	}
+
+	// A missing file: its full path, whichever folder is missing.
+	cwd := t.TempDir()
+	msg, code = runBin(t, cwd, "convert", "-o", t.TempDir(), "no/such/dir/x.ply")
+	if code != 1 || !strings.Contains(msg, filepath.Join(cwd, "no/such/dir/x.ply")+": no such file or directory") {
+		t.Fatalf("missing file: status %d\n%s", code, msg)
+	}
+	// No argument: the usage line, status 2.
+	msg, code = runBin(t, cwd, "convert")
+	if code != 2 || !strings.Contains(msg, "Usage: meshfs convert") {
+		t.Fatalf("no argument: status %d\n%s", code, msg)
+	}
+}
