@@ -91,7 +91,7 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 	kind := outKindOf(ent)
 	// One stat and one look at the caches: the size if it is known,
 	// notCheap if it would take a conversion.
-	ch, e := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: kind}, out, true)
+	ch, e := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: kind, ent: ent}, out, true)
 	m.fsys.shortTTL(m.parent, out, nil)
 	if e == notCheap {
 		return nil, e

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -355,6 +356,7 @@ func TestHostileTree(t *testing.T) {
 		f, mnt := mountT(t, src, Config{Limits: &lim})
 
 		var meshes, headers, errTexts, geomOK, geomEIO, chunkFiles int
+		var meshDirs []string
 		err := filepath.WalkDir(mnt, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				t.Errorf("walk %s: %v", p, err)
@@ -373,6 +375,7 @@ func TestHostileTree(t *testing.T) {
 			case name == outputs.HeaderName:
 				headers++
 				meshes++
+				meshDirs = append(meshDirs, filepath.Dir(rel))
 				if rerr != nil {
 					// Only a mesh whose error.txt says why may lack header.json.
 					if _, e := os.ReadFile(filepath.Join(filepath.Dir(p), outputs.ErrorName)); !errors.Is(rerr, syscall.EIO) || e != nil {
@@ -412,6 +415,30 @@ func TestHostileTree(t *testing.T) {
 		}
 		t.Logf("%d variants: %d mesh folders, %d header.json, %d error.txt, %d outputs read, %d EIO, %d chunk files",
 			n, meshes, headers, errTexts, geomOK, geomEIO, chunkFiles)
+		// Every output was asked for: every broken mesh is known. Its
+		// folder lists error.txt now, and .meshfs/errors.txt names exactly
+		// those, as many as stats.json counts.
+		var broken []string
+		for _, d := range meshDirs {
+			if slices.Contains(names(t, filepath.Join(mnt, d)), outputs.ErrorName) {
+				broken = append(broken, filepath.ToSlash(d))
+			}
+		}
+		var listed []string
+		errs, err := os.ReadFile(filepath.Join(mnt, statsDirName, errorsName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(string(errs), "\n"), "\n") {
+			p, _, _ := strings.Cut(l, ": ")
+			listed = append(listed, p)
+		}
+		slices.Sort(broken)
+		s := f.Stats()
+		if !slices.Equal(listed, broken) || len(broken) != s.ScanFailures+s.ConversionFailures || len(broken) < 100 {
+			t.Errorf("errors.txt names %d meshes, %d folders list error.txt, stats count %d+%d\n%s",
+				len(listed), len(broken), s.ScanFailures, s.ConversionFailures, errs)
+		}
 		// A few variants are no longer meshes (truncated to nothing, say): they
 		// show as plain files, checked above.
 		if n < 300 || meshes < 300 {

@@ -712,7 +712,7 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		}
 		return m.NewInode(ctx, &chunksDir{m: m}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
 	}
-	ch, en := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: outKindOf(e)}, out, false)
+	ch, en := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: outKindOf(e), ent: e}, out, false)
 	m.fsys.shortTTL(m.parent, out, nil)
 	return ch, replaced(en)
 }
@@ -726,7 +726,7 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 		if _, fp, err := f.m.stat(); err == nil && f.pass.busyOther(fp) {
 			// Its inode is passed through to another version's file
 			// and still open: this version needs an inode of its own.
-			ch, f = nil, &outFile{m: f.m, kind: kGLB}
+			ch, f = nil, &outFile{m: f.m, kind: kGLB, ent: f.ent}
 		}
 	}
 	var a fuse.AttrOut
@@ -831,6 +831,7 @@ type outFile struct {
 	m     *meshDir
 	kind  outKind
 	chunk string
+	ent   outputs.Entry // its entry in the folder table (not for chunks)
 
 	// What the kernel was last told: the fingerprint whose size it holds
 	// (attr) and whose bytes may be in its page cache (pages).
@@ -847,6 +848,16 @@ var (
 	_ = (gofs.NodeGetattrer)((*outFile)(nil))
 	_ = (gofs.NodeReader)((*outFile)(nil))
 )
+
+// conversion names the conversion a geometry output's bytes come from
+// (its cache output) and which of that conversion's files it is: the
+// folder table's Output and Part.
+func (o *outFile) conversion() (output string, part int) {
+	if o.ent.Output == outputs.OutOBJ {
+		return outOBJ, o.ent.Part
+	}
+	return outGLB, 0
+}
 
 // produced is an output's content: bytes in memory, or a window of the
 // source file (raw chunks).
@@ -893,13 +904,7 @@ func (o *outFile) produce(ctx context.Context) (*produced, error) {
 		}
 		p.data = b
 	case kGLB, kOBJ, kMTL:
-		output, part := outGLB, 0
-		if o.kind != kGLB {
-			output = outOBJ
-		}
-		if o.kind == kMTL {
-			part = 1
-		}
+		output, part := o.conversion()
 		e, err := m.geometry(ctx, fp, output)
 		if err != nil {
 			return nil, err
@@ -967,13 +972,7 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 		if err != nil {
 			return errno(err)
 		}
-		output, part := outGLB, 0
-		if o.kind != kGLB {
-			output = outOBJ
-		}
-		if o.kind == kMTL {
-			part = 1
-		}
+		output, part := o.conversion()
 		key := o.m.key(fp, output)
 		size := int64(-1)
 		if e, inMem := o.m.fsys.cache.Peek(key); !inMem {
