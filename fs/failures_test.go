@@ -115,6 +115,21 @@ func TestBrokenMeshShows(t *testing.T) {
 		if got := readErrors(t, mnt); !slices.Equal(got, errs) {
 			t.Fatalf("remount: errors.txt %q, want %q", got, errs)
 		}
+		// Fixed: the folder has its geometry again, and the lists forget it.
+		write(t, filepath.Join(src, "models", "bad"+fakeExt), fakeMesh(3, 2))
+		fixed := filepath.Join(models(mnt), "bad"+fakeExt)
+		if !waitFor(10*time.Second, func() bool { return slices.Contains(names(t, fixed), "bad.glb") }) {
+			t.Fatalf("fixed mesh lists %v", names(t, fixed))
+		}
+		if _, err := os.ReadFile(filepath.Join(fixed, "bad.glb")); err != nil {
+			t.Fatal(err)
+		}
+		if got := readErrors(t, mnt); len(got) != 1 || !strings.HasPrefix(got[0], "models/broken"+fakeExt) {
+			t.Fatalf("errors.txt after the fix: %q", got)
+		}
+		if s := stats(t, mnt); s.ConversionFailures != 0 || s.ScanFailures != 1 {
+			t.Fatalf("after the fix: scan_failures %d, conversion_failures %d", s.ScanFailures, s.ConversionFailures)
+		}
 	})
 }
 

@@ -635,6 +635,10 @@ func (m *meshDir) converted(fp cache.Fingerprint, output string) bool {
 	return ok
 }
 
+// noNegative is the entry timeout of an ENOENT the kernel must not keep
+// (go-fuse then answers the error itself, which the kernel never caches).
+const noNegative = time.Nanosecond
+
 // outKindOf maps an entry of the folder table to the node kind serving it.
 func outKindOf(e outputs.Entry) outKind {
 	switch {
@@ -691,6 +695,10 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		return nil, syscall.ENOENT
 	}
 	if e.Converted() && m.geometryGone(ctx) {
+		// Not kept by the kernel as a negative entry: the folder gets its
+		// geometry back as soon as a fixed source converts, and no event
+		// may come to drop such an entry.
+		out.SetEntryTimeout(noNegative)
 		return nil, syscall.ENOENT
 	}
 	if e.Output == outputs.OutChunks {

@@ -174,6 +174,17 @@ func (f *FS) invalidateNode(n *gofs.Inode) {
 		f.notifies.Add(1)
 		n.NotifyEntry(name)
 	}
+	if m, ok := n.Operations().(*meshDir); ok {
+		// The kernel may hold a negative entry for any name of the folder
+		// table (error.txt of a healthy mesh, the .glb of a broken one):
+		// the new version may have it.
+		for _, e := range m.mesh.Entries() {
+			if _, ok := children[e.Name]; !ok {
+				f.notifies.Add(1)
+				n.NotifyEntry(e.Name)
+			}
+		}
+	}
 	f.notifyContent(n)
 }
 
