@@ -215,6 +215,19 @@ func TestConvertDir(t *testing.T) {
 		}
 	}
 
+	// A link to the folder is followed.
+	link := filepath.Join(t.TempDir(), "linked")
+	if err := os.Symlink(src, link); err != nil {
+		t.Fatal(err)
+	}
+	out2 := t.TempDir()
+	if msg, code := runBin(t, root, "convert", "-o", out2, link); code != 0 || !strings.Contains(msg, fmt.Sprintf("converted %d of %d", len(meshes), len(meshes))) {
+		t.Fatalf("convert LINK: status %d\n%s", code, msg)
+	}
+	if _, err := os.Stat(filepath.Join(out2, "linked", meshes[0], outputs.HeaderName)); err != nil {
+		t.Fatal(err)
+	}
+
 	// A .msh and its .msh.blob, both given (as a shell glob does): one file.
 	tf := filepath.Join(root, "testdata", "tfever")
 	msg, code = runBin(t, root, "convert", "-o", t.TempDir(), filepath.Join(tf, "tf2_cube.msh"), filepath.Join(tf, "tf2_cube.msh.blob"))

@@ -16,16 +16,25 @@ import (
 // opened. Files come in lexical order; rel is the path relative to root,
 // slash-separated ("." when root is itself a mesh file). A folder or file
 // that cannot be read is handed to fn with its error and no mesh. Walk
-// returns fn's first error, or root's own.
+// returns fn's first error, or root's own. A root that is a symbolic link
+// to a folder is followed.
 func Walk(root string, fn func(rel string, m *Mesh, err error) error) error {
-	return filepath.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
+	walkRoot := root
+	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// A link given as the root is followed (as ls and find -H do);
+		// the trailing slash makes WalkDir read the folder it names.
+		if fi, err := os.Stat(root); err == nil && fi.IsDir() {
+			walkRoot = root + string(filepath.Separator)
+		}
+	}
+	return filepath.WalkDir(walkRoot, func(path string, de fs.DirEntry, err error) error {
 		rel, rerr := filepath.Rel(root, path)
 		if rerr != nil {
 			rel = path
 		}
 		rel = filepath.ToSlash(rel)
 		if err != nil {
-			if path == root {
+			if path == walkRoot {
 				return err
 			}
 			return fn(rel, nil, err)
