@@ -32,7 +32,8 @@ type Stats struct {
 	// ScanFailures and ConversionFailures count the meshes known to be
 	// broken (their present version), by what failed: the structure scan,
 	// or the conversion (the scan succeeded). Failing lists them, relative
-	// to the source; .meshfs/errors.txt gives each one's error. Known means
+	// to the source, in order, the first failingMax of them;
+	// .meshfs/errors.txt lists all, with each one's error. Known means
 	// failed in this mount (a reader, a listing, the pre-warmer) or in an
 	// earlier one for a mesh listed in this one (the disk cache's records).
 	ScanFailures       int      `json:"scan_failures"`
@@ -91,6 +92,10 @@ type Stats struct {
 	Prewarm *PrewarmStats `json:"prewarm,omitempty"`
 }
 
+// failingMax bounds stats.json's list of broken meshes (errors.txt has
+// them all).
+const failingMax = 100
+
 func (f *FS) recordConversion(d time.Duration) {
 	f.convMu.Lock()
 	f.convLatency.Add(d)
@@ -129,7 +134,9 @@ func (f *FS) Stats() Stats {
 		} else {
 			s.ConversionFailures++
 		}
-		s.Failing = append(s.Failing, fl.rel)
+		if len(s.Failing) < failingMax {
+			s.Failing = append(s.Failing, fl.rel)
+		}
 	}
 	s.Cache.Hits, s.Cache.Misses = cs.Hits, cs.Misses
 	s.Cache.BytesCached, s.Cache.Budget, s.Cache.Entries = cs.BytesCached, cs.Budget, cs.Entries
