@@ -135,12 +135,15 @@ func TestBrokenMeshShows(t *testing.T) {
 
 // The pre-warmer's failures show like a reader's: the folder of a mesh it
 // failed to convert lists error.txt (the kernel's cached listing of it
-// dropped), and errors.txt names it.
+// dropped), and errors.txt names it. So does a mesh in a folder nobody
+// listed (the kernel has no node to tell: the daemon must not crash
+// trying).
 func TestBrokenMeshShowsAfterPrewarm(t *testing.T) {
 	underDeadline(t, 2*time.Minute)
 	src := t.TempDir()
 	write(t, filepath.Join(src, "good"+fakeExt), fakeMesh(3, 1))
 	write(t, filepath.Join(src, "bad"+fakeExt), fakeDecodeBroken())
+	write(t, filepath.Join(src, "unlisted", "bad2"+fakeExt), fakeDecodeBroken())
 	f, mnt := mountT(t, src, Config{})
 	bad := filepath.Join(mnt, "bad"+fakeExt)
 	if ls := names(t, bad); !slices.Contains(ls, "bad.glb") {
@@ -150,11 +153,13 @@ func TestBrokenMeshShowsAfterPrewarm(t *testing.T) {
 	if !waitFor(30*time.Second, func() bool { return !f.prewarm.running.Load() }) {
 		t.Fatal("prewarm did not finish")
 	}
-	if f.prewarm.failed.Load() != 1 {
+	if f.prewarm.failed.Load() != 2 {
 		t.Fatalf("prewarm: %+v", f.prewarm.stats())
 	}
 	brokenShape(t, bad, "bad")
-	if errs := readErrors(t, mnt); len(errs) != 1 || !strings.HasPrefix(errs[0], "bad"+fakeExt+": ") {
+	brokenShape(t, filepath.Join(mnt, "unlisted", "bad2"+fakeExt), "bad2")
+	if errs := readErrors(t, mnt); len(errs) != 2 || !strings.HasPrefix(errs[0], "bad"+fakeExt+": ") ||
+		!strings.HasPrefix(errs[1], "unlisted/bad2"+fakeExt+": ") {
 		t.Fatalf("errors.txt: %q", errs)
 	}
 }
