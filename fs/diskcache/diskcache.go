@@ -3,14 +3,15 @@
 // be listed and stat'ed without converting anything. It knows nothing of FUSE
 // or of file formats.
 //
-// Layout of a cache folder:
+// Layout of a cache folder (see Prepare: the folder is meshfs's own):
 //
-//	lock        flock(2)ed by the one process using the folder
-//	index       append-only log: "put NAME CRC SIZE,SIZE…", "use NAME", "del NAME",
-//	            "meta NAME CRC SIZE,SIZE… MCRC :BLOB [:DATA]" (an entry with a
-//	            metadata blob, and its parts inline when small)
-//	data/NAME   an entry's parts, concatenated (unless inline)
-//	tmp/        entries being written (renamed into data/ when complete)
+//	meshfs-cache   the marker ("meshfs-cache 1"); CACHEDIR.TAG beside it
+//	lock           flock(2)ed by the one process using the folder
+//	index          append-only log: "put NAME CRC SIZE,SIZE…", "use NAME", "del NAME",
+//	               "meta NAME CRC SIZE,SIZE… MCRC :BLOB [:DATA]" (an entry with a
+//	               metadata blob, and its parts inline when small)
+//	data/NAME      an entry's parts, concatenated (unless inline)
+//	tmp/NAME.N     entries being written (renamed into data/ when complete)
 //
 // NAME is a hash of the key (source path, its dev, ino, size and mtime, the
 // output) and of the cache's version string (converter version and options),
@@ -58,7 +59,7 @@ import (
 )
 
 // layoutVersion changes when the folder layout or index syntax changes; a
-// folder of another layout is emptied on Open.
+// folder of another layout has its entries (only those) dropped on Open.
 const layoutVersion = "meshfs-diskcache 1"
 
 // ErrLocked is returned by Open when another process uses the folder.
@@ -148,14 +149,19 @@ type Cache struct {
 // maxNames bounds the memo of entry names (about 200 bytes each).
 const maxNames = 4096
 
-// Open opens (creating it if need be) the cache folder dir, holding at most
-// maxBytes of entries, for outputs made by converter version (and options)
-// version. It fails with ErrLocked when another process holds the folder.
+// Open opens the cache folder dir (made or adopted by Prepare first),
+// holding at most maxBytes of entries, for outputs made by converter
+// version (and options) version. It fails with ErrLocked when another
+// process holds the folder, and with ErrNotCache for a folder meshfs did
+// not make.
 func Open(dir string, maxBytes int64, version string) (*Cache, error) {
 	if maxBytes <= 0 {
 		return nil, fmt.Errorf("disk cache size must be positive, got %d", maxBytes)
 	}
-	for _, d := range []string{dir, filepath.Join(dir, "data"), filepath.Join(dir, "tmp")} {
+	if err := Prepare(dir); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{filepath.Join(dir, "data"), filepath.Join(dir, "tmp")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("disk cache: %w", err)
 		}
@@ -181,7 +187,8 @@ func Open(dir string, maxBytes int64, version string) (*Cache, error) {
 
 // load replays the index, drops what it does not describe (leftover
 // temporary files, files of entries never indexed) and rewrites it compactly
-// unless it already is.
+// unless it already is. Only names of the cache's own patterns are removed:
+// anything else in data/ or tmp/ is left as it is, and never served.
 func (c *Cache) load() error {
 	ip := filepath.Join(c.dir, "index")
 	compact := false
@@ -197,12 +204,17 @@ func (c *Cache) load() error {
 	// the lock.
 	if ents, err := os.ReadDir(filepath.Join(c.dir, "tmp")); err == nil {
 		for _, e := range ents {
-			os.Remove(filepath.Join(c.dir, "tmp", e.Name()))
+			if e.Type().IsRegular() && isTempName(e.Name()) {
+				os.Remove(filepath.Join(c.dir, "tmp", e.Name()))
+			}
 		}
 	}
 	present := map[string]bool{}
 	if ents, err := os.ReadDir(filepath.Join(c.dir, "data")); err == nil {
 		for _, e := range ents {
+			if !e.Type().IsRegular() || !validName(e.Name()) {
+				continue // not an entry file: not ours to remove or serve
+			}
 			if _, ok := c.ents[e.Name()]; !ok {
 				os.Remove(filepath.Join(c.dir, "data", e.Name()))
 				continue
@@ -918,7 +930,7 @@ func (c *Cache) put(k Key, parts [][]byte, meta []byte) error {
 
 // writeTemp writes parts to a new temporary file, closed.
 func (c *Cache) writeTemp(name string, parts [][]byte) (*os.File, error) {
-	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), name+".*")
+	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), name+tempSuffix)
 	if err != nil {
 		return nil, err
 	}

@@ -221,7 +221,7 @@ func TestTornIndexAndLeftovers(t *testing.T) {
 	f, _ := os.OpenFile(filepath.Join(dir, "index"), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("put 0123")
 	f.Close()
-	os.WriteFile(filepath.Join(dir, "tmp", "x.123"), []byte("partial"), 0o600)
+	os.WriteFile(filepath.Join(dir, "tmp", "00000000000000000000000000000000000000ee.123"), []byte("partial"), 0o600)
 	stray := filepath.Join(dir, "data", "00000000000000000000000000000000000000ff")
 	os.WriteFile(stray, []byte("stray"), 0o600)
 	c = open(t, dir, 1<<20)
