@@ -38,6 +38,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -230,6 +231,10 @@ func New(cfg Config) (*FS, error) {
 	if lg == nil {
 		lg = log.New(io.Discard, "", 0)
 	}
+	if _, err := os.Lstat(filepath.Join(src, statsDirName)); err == nil {
+		lg.Printf("meshfs: %s is hidden: the mount shows its own %s (statistics) at the root in its place",
+			filepath.Join(src, statsDirName), statsDirName)
+	}
 	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffs: sn, dirs: map[string]*dirNode{}, start: time.Now(),
 		limits: outputs.DefaultLimits, disk: cfg.DiskCache, srcFDs: newSrcFDs(), ahead: newScanAhead()}
 	if cfg.Limits != nil {
@@ -409,19 +414,37 @@ func raiseReadahead(mnt string) {
 // mountDevice returns the "major:minor" of the last mount at mnt in
 // /proc/self/mountinfo, or "".
 func mountDevice(mnt string) string {
+	m, _ := lastMount(mnt)
+	return m.dev
+}
+
+// mountinfo is what /proc/self/mountinfo says of one mount.
+type mountinfo struct {
+	dev            string // "major:minor"
+	fstype, source string
+}
+
+// lastMount returns the last (topmost) mount at mnt in
+// /proc/self/mountinfo, if any.
+func lastMount(mnt string) (mountinfo, bool) {
+	var m mountinfo
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return ""
+		return m, false
 	}
-	dev := ""
+	found := false
 	for _, ln := range strings.Split(string(b), "\n") {
-		// ID parentID major:minor root mountpoint options ...
+		// ID parentID major:minor root mountpoint options [optional...] - fstype source superoptions
 		f := strings.Fields(ln)
-		if len(f) >= 5 && unescapeMountinfo(f[4]) == mnt {
-			dev = f[2]
+		if len(f) < 5 || unescapeMountinfo(f[4]) != mnt {
+			continue
+		}
+		m, found = mountinfo{dev: f[2]}, true
+		if i := slices.Index(f, "-"); i > 0 && i+2 < len(f) {
+			m.fstype, m.source = f[i+1], unescapeMountinfo(f[i+2])
 		}
 	}
-	return dev
+	return m, found
 }
 
 // unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).

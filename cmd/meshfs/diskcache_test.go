@@ -17,14 +17,14 @@ func TestOpenDiskCache(t *testing.T) {
 	lg := log.New(&logs, "", 0)
 	o := &mountOpts{cacheDir: dir, diskCacheSize: 1 << 20, limits: outputs.DefaultLimits}
 
-	dc := openDiskCache(o, lg)
+	dc := openDiskCache(o, dir, lg)
 	if dc == nil {
 		t.Fatalf("no disk cache: %s", logs.String())
 	}
 	defer dc.Close()
 
 	// A second daemon on the same folder runs without one, and says so.
-	if second := openDiskCache(o, lg); second != nil {
+	if second := openDiskCache(o, dir, lg); second != nil {
 		second.Close()
 		t.Fatal("two daemons share one cache folder")
 	}
@@ -34,7 +34,7 @@ func TestOpenDiskCache(t *testing.T) {
 
 	o2 := *o
 	o2.noDiskCache = true
-	if openDiskCache(&o2, lg) != nil {
+	if openDiskCache(&o2, dir, lg) != nil {
 		t.Error("--no-disk-cache opened one")
 	}
 	// The version string changes with the options that shape outputs.

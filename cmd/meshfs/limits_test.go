@@ -12,30 +12,6 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 )
 
-func TestByteSize(t *testing.T) {
-	for in, want := range map[string]int64{
-		"0": 0, "1048576": 1 << 20, "512MiB": 512 << 20, "2GiB": 2 << 30, "1M": 1 << 20,
-		"1MB": 1e6, "3 KiB": 3 << 10, "10b": 10, "1tib": 1 << 40,
-	} {
-		var s byteSize
-		if err := s.Set(in); err != nil || int64(s) != want {
-			t.Errorf("Set(%q) = %d, %v; want %d", in, s, err, want)
-		}
-	}
-	for _, in := range []string{"", "-1", "1.5GiB", "12QB", "9999999999999TiB", "MiB"} {
-		var s byteSize
-		if err := s.Set(in); err == nil {
-			t.Errorf("Set(%q) accepted as %d", in, s)
-		}
-	}
-	for v, want := range map[int64]string{0: "0", 256 << 20: "256MiB", 1 << 30: "1GiB", 1000: "1000", 3 << 10: "3KiB"} {
-		s := byteSize(v)
-		if s.String() != want {
-			t.Errorf("String(%d) = %q, want %q", v, s.String(), want)
-		}
-	}
-}
-
 // TestConvertLimitFlags: the flags reach the conversion, and the defaults
 // are outputs.DefaultLimits.
 func TestConvertLimitFlags(t *testing.T) {

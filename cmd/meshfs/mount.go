@@ -88,11 +88,12 @@ type mountOpts struct {
 	// noPassthrough: in the open-handles mode, serve every read from the
 	// daemon instead of the kernel's passthrough.
 	noPassthrough bool
+	// nonempty: -o nonempty, mount over a folder that holds files.
+	nonempty bool
 }
 
 func newMountCmd() *cobra.Command {
 	var o mountOpts
-	var cacheSize, diskCacheSize string
 	cmd := &cobra.Command{
 		Use:   "mount [flags] SOURCE MOUNTPOINT",
 		Short: "Mount SOURCE read-only on MOUNTPOINT, each mesh file shown as a folder of converted files",
@@ -125,30 +126,26 @@ fstab (install the binary as /sbin/mount.meshfs, or link it there):
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.entryAuto = !cmd.Flags().Changed("entry-timeout")
 			o.attrAuto = !cmd.Flags().Changed("attr-timeout")
-			if cmd.Flags().Changed("cache-size") {
-				n, err := parseSize(cacheSize)
-				if err != nil {
-					return fmt.Errorf("--cache-size: %w", err)
-				}
-				o.cacheSize, o.cacheGiven = n, true
-			}
-			n, err := parseSize(diskCacheSize)
-			if err != nil {
-				return fmt.Errorf("--disk-cache-size: %w", err)
-			}
-			o.diskCacheSize = n
+			o.cacheGiven = cmd.Flags().Changed("cache-size")
 			if err := o.parseOptions(); err != nil {
 				return err
+			}
+			if o.cacheSize <= 0 {
+				return fmt.Errorf("--cache-size must be more than 0")
+			}
+			if o.diskCacheSize <= 0 {
+				return fmt.Errorf("--disk-cache-size must be more than 0 (--no-disk-cache turns the disk cache off)")
 			}
 			return runMount(args[0], args[1], &o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	o.cacheSize = meshfs.DefaultCacheSize
+	o.diskCacheSize = 2 << 30
 	f := cmd.Flags()
-	f.StringVar(&cacheSize, "cache-size", "512MiB", "memory for converted outputs (bytes, or with K/M/G/KiB/MiB/GiB)")
-	f.BoolVar(&o.daemon, "daemon", false, "return once the mount is ready, serving in the background")
+	f.Var((*byteSize)(&o.cacheSize), "cache-size", "memory for converted outputs, e.g. 512MiB or 1G (units are binary: MB = MiB)")
+	f.BoolVar(&o.daemon, "daemon", false, "return once the mount is ready, serving in the background (logging to "+daemonLogName+" in the cache folder unless --log is given)")
 	f.BoolVar(&o.debug, "debug", false, "log every FUSE operation")
-	f.StringVar(&o.logFile, "log", "", "append log lines to this file (default: standard error; with --daemon, none)")
+	f.StringVar(&o.logFile, "log", "", "append log lines to this file (default: standard error; with --daemon, CACHE-DIR/"+daemonLogName+")")
 	f.StringArrayVarP(&o.options, "options", "o", nil, "mount options, comma-separated (see above)")
 	// Unset, the entry and attribute timeouts are the mount's defaults:
 	// one minute while the source is watched (changes are pushed to the
@@ -157,34 +154,14 @@ fstab (install the binary as /sbin/mount.meshfs, or link it there):
 	f.DurationVar(&o.attrTTL, "attr-timeout", 0, "how long the kernel trusts sizes and times (default 1m while the source is watched, else 1s)")
 	f.DurationVar(&o.negTTL, "negative-timeout", time.Second, "how long the kernel trusts that a name is absent")
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "conversions run at once (others wait)")
-	f.StringVar(&o.cacheDir, "cache-dir", defaultCacheDir(), "folder of the persistent disk cache")
-	f.StringVar(&diskCacheSize, "disk-cache-size", "2GiB", "disk space for converted outputs (bytes, or with K/M/G/KiB/MiB/GiB)")
+	f.StringVar(&o.cacheDir, "cache-dir", defaultCacheDir(), "folder of the persistent disk cache: a new or empty folder, or one meshfs made (never inside the source or the mount point)")
+	f.Var((*byteSize)(&o.diskCacheSize), "disk-cache-size", "disk space for converted outputs, e.g. 2GiB (units are binary: GB = GiB)")
 	f.BoolVar(&o.noDiskCache, "no-disk-cache", false, "keep converted outputs in memory only")
 	f.BoolVar(&o.prewarm, "prewarm", false, "convert every mesh in the background once mounted (low priority)")
 	f.BoolVar(&o.openHandles, "open-handles", false, "open every file and folder through the daemon (by default the kernel opens them itself, and keeps every listing, so warm walks never reach the daemon); as root on Linux ≥ 6.9 plain files and big .glb files are then passed through (the kernel reads them itself)")
 	f.BoolVar(&o.noPassthrough, "no-passthrough", false, "with --open-handles, serve every read from the daemon instead of the kernel's passthrough")
 	addLimitFlags(cmd, &o.limits)
 	return cmd
-}
-
-// parseSize reads "512MiB", "1G", "64m", "1048576".
-func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(strings.ToUpper(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
-			break
-		}
-	}
-	n, err := strconv.ParseFloat(t, 64)
-	if err != nil || n <= 0 || n*float64(mult) > 1<<50 {
-		return 0, fmt.Errorf("%q is not a size", s)
-	}
-	return int64(n * float64(mult)), nil
 }
 
 // parseOptions applies the -o options.
@@ -212,6 +189,8 @@ func (o *mountOpts) parseOptions() error {
 				o.debug = true
 			case key == "open_handles":
 				o.openHandles = true
+			case key == "nonempty":
+				o.nonempty = true
 			case key == "log" && hasVal:
 				o.logFile = val
 			case key == "ro", key == "rw", key == "defaults", key == "auto", key == "noauto",
@@ -233,9 +212,6 @@ func (o *mountOpts) parseOptions() error {
 const readyFdEnv = "MESHFS_READY_FD"
 
 func runMount(source, mnt string, o *mountOpts, stdout, stderr io.Writer) error {
-	if o.daemon {
-		return startDaemon(o, stdout)
-	}
 	var ready *os.File
 	if fd := os.Getenv(readyFdEnv); fd != "" {
 		n, err := strconv.Atoi(fd)
@@ -244,37 +220,69 @@ func runMount(source, mnt string, o *mountOpts, stdout, stderr io.Writer) error 
 		}
 		os.Unsetenv(readyFdEnv)
 	}
-	err := serve(source, mnt, o, stdout, stderr, ready)
-	if err != nil && ready != nil {
-		fmt.Fprintf(ready, "error: %v\n", err)
-		ready.Close()
+	fail := func(err error) error {
+		if ready != nil {
+			fmt.Fprintf(ready, "error: %v\n", err)
+			ready.Close()
+		}
+		return err
 	}
-	return err
+	// Every argument is checked before any cache or mount work, and before
+	// a daemon is started.
+	paths, err := meshfs.CheckPaths(source, mnt, o.usedCacheDir(o.daemon || ready != nil), o.nonempty)
+	if err != nil {
+		return fail(err)
+	}
+	if o.daemon {
+		return startDaemon(stdout)
+	}
+	if err := serve(paths, o, stdout, stderr, ready); err != nil {
+		return fail(err)
+	}
+	return nil
 }
 
-// serve mounts and serves until a signal or an external unmount.
-func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os.File) error {
-	logw := stderr
-	if o.logFile != "" {
+// usedCacheDir is the cache folder this mount uses: for its disk cache,
+// and a daemon's for its default log; "" for none.
+func (o *mountOpts) usedCacheDir(daemon bool) string {
+	if !o.noDiskCache || (daemon && o.logFile == "") {
+		return o.cacheDir
+	}
+	return ""
+}
+
+// serve mounts and serves until a signal or an external unmount. ready is
+// the pipe of the --daemon that started this process (nil in the
+// foreground).
+func serve(paths meshfs.Paths, o *mountOpts, stdout, stderr io.Writer, ready *os.File) error {
+	var logw io.Writer = stderr
+	logPath := ""
+	switch {
+	case o.logFile != "":
 		f, err := os.OpenFile(o.logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
 			return fmt.Errorf("log file: %w", err)
 		}
 		defer f.Close()
-		logw = f
+		logw, logPath = f, o.logFile
+	case ready != nil && paths.CacheDir != "":
+		l, err := openRotatingLog(daemonLog(paths.CacheDir), daemonLogMax)
+		if err != nil {
+			fmt.Fprintf(stderr, "meshfs: %v: the daemon runs without a log file (give it --log FILE)\n", err)
+			break
+		}
+		defer l.Close()
+		logw, logPath = l, l.path
+	}
+	var tee *teeUntil
+	if ready != nil && logPath != "" {
+		// Until the mount is ready, whoever started the daemon sees its
+		// lines too.
+		tee = &teeUntil{w: logw, pre: stderr}
+		logw = tee
 	}
 	logger := log.New(logw, "", log.LstdFlags)
 
-	absMnt, err := filepath.Abs(mnt)
-	if err != nil {
-		return err
-	}
-	if err := meshfs.PrepareMountpoint(absMnt); err != nil {
-		return err
-	}
-	if err := meshfs.CheckNesting(source, absMnt); err != nil {
-		return err
-	}
 	convertGOGC := 0
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Converted outputs are the daemon's memory: let the collector
@@ -294,12 +302,18 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 			convertGOGC = 100
 		}
 	}
-	disk := openDiskCache(o, logger)
+	var disk *diskcache.Cache
+	switch {
+	case paths.CacheErr == nil:
+		disk = openDiskCache(o, paths.CacheDir, logger)
+	case !o.noDiskCache:
+		logger.Printf("meshfs: %v: running without a disk cache", paths.CacheErr)
+	}
 	if disk != nil {
 		defer disk.Close()
 	}
 	fsys, err := meshfs.New(meshfs.Config{
-		Source:          source,
+		Source:          paths.Source,
 		CacheSize:       o.cacheSize,
 		EntryTimeout:    autoTTL(o.entryAuto, o.entryTTL),
 		AttrTimeout:     autoTTL(o.attrAuto, o.attrTTL),
@@ -327,16 +341,24 @@ func serve(source, mnt string, o *mountOpts, stdout, stderr io.Writer, ready *os
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
+	absMnt := paths.Mountpoint
 	srv, err := fsys.Mount(absMnt, mo)
 	if err != nil {
 		return fmt.Errorf("mount %s on %s: %w", fsys.Source(), absMnt, err)
 	}
-	fmt.Fprintf(stdout, "meshfs: %s mounted on %s (pid %d, cache %s); unmount with Ctrl-C or fusermount3 -u %s\n",
-		fsys.Source(), absMnt, os.Getpid(), humanBytes(o.cacheSize), absMnt)
+	logNote := ""
+	if logPath != "" {
+		logNote = ", log " + logPath
+	}
+	fmt.Fprintf(stdout, "meshfs: %s mounted on %s (pid %d, cache %s%s); unmount with Ctrl-C or fusermount3 -u %s\n",
+		fsys.Source(), absMnt, os.Getpid(), humanBytes(o.cacheSize), logNote, absMnt)
 	if ready != nil {
-		fmt.Fprintf(ready, "ready pid %d\n", os.Getpid())
+		fmt.Fprintf(ready, "ready pid %d%s\n", os.Getpid(), logNote)
 		ready.Close()
-		detachOutput(o.logFile)
+		if tee != nil {
+			tee.detach()
+		}
+		detachOutput(logPath)
 	}
 	if o.prewarm {
 		fsys.Prewarm()
@@ -371,20 +393,21 @@ func defaultCacheDir() string {
 	return ""
 }
 
-// openDiskCache opens the persistent cache, or returns nil: with
-// --no-disk-cache, or when it cannot be used. A folder already held by
+// openDiskCache opens the persistent cache in dir (checked by
+// meshfs.CheckPaths), or returns nil: with --no-disk-cache, or when it
+// cannot be used. A folder already held by
 // another meshfs daemon is not an error: this mount runs without a disk
 // cache (memory only) and says so in the log, rather than refuse to mount
 // or share the folder unsafely.
-func openDiskCache(o *mountOpts, logger *log.Logger) *diskcache.Cache {
+func openDiskCache(o *mountOpts, dir string, logger *log.Logger) *diskcache.Cache {
 	if o.noDiskCache {
 		return nil
 	}
-	if o.cacheDir == "" {
+	if dir == "" {
 		logger.Printf("meshfs: no cache folder (no $XDG_CACHE_HOME nor home): running without a disk cache")
 		return nil
 	}
-	dc, err := diskcache.Open(o.cacheDir, o.diskCacheSize, meshfs.DiskCacheVersion(o.limits))
+	dc, err := diskcache.Open(dir, o.diskCacheSize, meshfs.DiskCacheVersion(o.limits))
 	if err != nil {
 		if errors.Is(err, diskcache.ErrLocked) {
 			logger.Printf("meshfs: %v: running without a disk cache (give this mount its own --cache-dir to have one)", err)
@@ -425,7 +448,7 @@ func humanBytes(n int64) string {
 
 // startDaemon runs this command again without --daemon in a new session
 // and returns once the child reports the mount ready (or its error).
-func startDaemon(o *mountOpts, stdout io.Writer) error {
+func startDaemon(stdout io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -480,7 +503,11 @@ func startDaemon(o *mountOpts, stdout io.Writer) error {
 	switch {
 	case strings.HasPrefix(line, "ready"):
 		cmd.Process.Release()
-		fmt.Fprintf(stdout, "meshfs: mounted (daemon %s)\n", strings.TrimSpace(strings.TrimPrefix(line, "ready")))
+		what := strings.TrimSpace(strings.TrimPrefix(line, "ready"))
+		if !strings.Contains(what, ", log ") {
+			what += ", no log file (give --log FILE)"
+		}
+		fmt.Fprintf(stdout, "meshfs: mounted (daemon %s)\n", what)
 		return nil
 	case strings.HasPrefix(line, "error: "):
 		// The child printed the error on the standard error it shares.
@@ -492,7 +519,8 @@ func startDaemon(o *mountOpts, stdout io.Writer) error {
 }
 
 // detachOutput points a daemon's standard output and error at its log file
-// (or /dev/null), releasing the terminal or pipe of whoever started it.
+// (or /dev/null, for ""), releasing the terminal or pipe of whoever started
+// it.
 func detachOutput(logFile string) {
 	target := os.DevNull
 	if logFile != "" {

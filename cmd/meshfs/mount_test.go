@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	os.Chmod(dir, 0o755)
+	// The binary's default cache folder is under XDG_CACHE_HOME: a
+	// temporary one, never the user's real cache.
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	meshfsBin = filepath.Join(dir, "meshfs")
 	out, err := exec.Command("go", "build", "-o", meshfsBin, ".").CombinedOutput()
 	if err != nil {
