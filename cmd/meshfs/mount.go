@@ -110,15 +110,30 @@ until the source changes (the watcher tells it), so a walk of a tree it has seen
 never reaches the daemon; --open-handles opens each through the daemon instead.
 .meshfs/stats.json at the root (hidden) shows what was converted.
 
-The command stays in the foreground and prints one line once the mount is ready;
-Ctrl-C, SIGTERM or 'fusermount3 -u MOUNTPOINT' unmount it. --daemon returns as soon
-as the mount is ready instead.
+Before anything is mounted or written, mount refuses: a MOUNTPOINT that is already
+a mount point (it names what is mounted there) or that is not empty (unless
+-o nonempty); a SOURCE and MOUNTPOINT that are the same folder or inside one
+another (after resolving symbolic links and ..); a cache folder inside, or
+holding, either of them.
+
+The cache folder (--cache-dir) is meshfs's own: a missing folder is created, an
+empty one adopted, and both are marked (meshfs-cache, CACHEDIR.TAG); a folder
+holding anything else is refused. meshfs deletes only files it wrote there.
+
+The command stays in the foreground, logs to standard error and prints one line
+once the mount is ready; Ctrl-C, SIGTERM or 'fusermount3 -u MOUNTPOINT' unmount it.
+--daemon returns as soon as the mount is ready instead, and logs to
+CACHE-DIR/daemon.log (moved to daemon.log.1 at 4 MiB) unless --log is given; its
+ready line says where.
+
+Sizes are bytes or binary units: 512MiB, 512M and 512MB all mean 512 × 2^20.
 
 Mount options (-o, comma-separated, repeatable): allow_other, allow_root,
 default_permissions, fsname=NAME, nosuid, nodev, noexec, suid, dev, exec,
-cache_size=SIZE, debug, log=FILE, open_handles; the options mount(8) itself handles (ro, rw,
-defaults, auto, noauto, user, users, nouser, _netdev, nofail, noatime, relatime,
-x-*) are accepted and ignored. The mount is always read-only.
+cache_size=SIZE, debug, log=FILE, open_handles, nonempty; the options mount(8)
+itself handles (ro, rw, defaults, auto, noauto, user, users, nouser, _netdev,
+nofail, noatime, relatime, x-*) are accepted and ignored. The mount is always
+read-only.
 
 fstab (install the binary as /sbin/mount.meshfs, or link it there):
   /srv/game/assets  /mnt/assets  meshfs  ro,allow_other,cache_size=1G,nofail  0 0`,

@@ -330,3 +330,20 @@ func TestCacheKeepsForeignFiles(t *testing.T) {
 		}
 	}
 }
+
+// A .meshfs entry in the source root is hidden by the mount's own (the
+// statistics): the mount says so in its log.
+func TestSourceMeshfsEntryLogged(t *testing.T) {
+	src, mnt := sourceTree(t), mountDir(t)
+	os.Mkdir(filepath.Join(src, ".meshfs"), 0o755)
+	d := startMount(t, "--cache-dir", t.TempDir(), src, mnt)
+	if _, err := os.Stat(filepath.Join(mnt, ".meshfs", "stats.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if log := d.stderr.String(); !strings.Contains(log, filepath.Join(src, ".meshfs")+" is hidden") {
+		t.Fatalf("no warning of the hidden .meshfs:\n%s", log)
+	}
+}
