@@ -108,9 +108,9 @@ func CheckPaths(source, mnt, cacheDir string, nonempty bool) (Paths, error) {
 	for _, o := range []struct{ what, path string }{{"source", src}, {"mount point", m}} {
 		switch {
 		case o.path == c:
-			return p, fmt.Errorf("cache folder %s is the %s itself: meshfs would write into the tree it mirrors; give --cache-dir a folder outside it, or --no-disk-cache", c, o.what)
+			return p, fmt.Errorf("cache folder %s is the %s itself: meshfs would write into it; give --cache-dir a folder outside it, or --no-disk-cache", c, o.what)
 		case within(o.path, c):
-			return p, fmt.Errorf("cache folder %s is inside the %s %s: meshfs would write into the tree it mirrors; give --cache-dir a folder outside it, or --no-disk-cache", c, o.what, o.path)
+			return p, fmt.Errorf("cache folder %s is inside the %s %s: meshfs would write into it; give --cache-dir a folder outside it, or --no-disk-cache", c, o.what, o.path)
 		case within(c, o.path):
 			return p, fmt.Errorf("cache folder %s holds the %s %s: give --cache-dir a folder of its own, or --no-disk-cache", c, o.what, o.path)
 		}
