@@ -59,8 +59,12 @@ func countGeometry(r *reader, lay layout, sh surfHeader, c *surfCounts) {
 			return
 		}
 		t.vertices = nv
-		nt := r.count(tf+".tangent_count", 8)
-		r.skip(tf+".tangents", 8*int64(nt))
+		size := int64(8)
+		if lay.tangents7 {
+			size = 7
+		}
+		nt := r.count(tf+".tangent_count", size)
+		r.skip(tf+".tangents", size*int64(nt))
 		if r.err != nil {
 			return
 		}

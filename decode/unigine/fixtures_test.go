@@ -23,6 +23,11 @@ var fixtures = []struct {
 	{"sk10_character.mesh_skinned", characterFile},
 	{"ms14_skinned.mesh", ms14File},
 	{"ms11_quad.mesh", ms11File},
+	{"ms13_static.mesh", ms13File},
+	{"ms13_skinned.mesh", ms13SkinnedFile},
+	{"ms12_static.mesh", ms12File},
+	{"ms11_skinned.mesh", ms11SkinnedFile},
+	{"ms10_box.mesh", ms10File},
 }
 
 // TestFixtures checks that the committed fixtures are what the encoder
@@ -271,6 +276,72 @@ func ms11File() *File {
 	s.Name = "plane"
 	s.Targets[0].Name = ""
 	f := &File{Magic: MagicMS11, Surfaces: []Surface{s}}
+	f.Bounds = fileBounds(f.Surfaces)
+	return f
+}
+
+// ms13File is a static ms13 mesh as the public ones are: a cube with u8
+// indices and lightmap fields, and a 17×17 grid (u16 indices) with UV1
+// and colours.
+func ms13File() *File {
+	a := cube(1, 0)
+	a.Name = "box"
+	a.LightmapChannel, a.LightmapResolution = 1, 3
+	g := grid(17, 2)
+	g.Name = "floor"
+	for i := range g.UV0 {
+		g.UV1 = append(g.UV1, [2]float32{g.UV0[i][1], g.UV0[i][0]})
+		g.Colors = append(g.Colors, [4]uint8{uint8(i), 7, 128, 255})
+	}
+	g.LightmapChannel, g.LightmapResolution = 1, 4
+	f := &File{Magic: MagicMS13, Surfaces: []Surface{a, g}}
+	f.Bounds = fileBounds(f.Surfaces)
+	return f
+}
+
+// ms12File is ms13File in ms12 (an empty name list after the bones).
+func ms12File() *File {
+	f := ms13File()
+	f.Magic = MagicMS12
+	return f
+}
+
+// ms13SkinnedFile is ms14File's skinned box as ms13 writes it: bones with
+// parent-relative transforms after the second magic, weights in the
+// stream, no morph targets, collision, RAM or spatial tree.
+func ms13SkinnedFile() *File {
+	f := ms14File()
+	f.Magic = MagicMS13
+	f.SpatialTreeTriangles, f.RAM = 0, 0
+	s := &f.Surfaces[0]
+	s.Collision = nil
+	s.Targets = s.Targets[:1]
+	return f
+}
+
+// ms11SkinnedFile is a skinned ms11 mesh with the name list ["scene"], as
+// the public skinned ms11 files have.
+func ms11SkinnedFile() *File {
+	f := ms13SkinnedFile()
+	f.Magic = MagicMS11
+	f.Names = []string{"scene"}
+	f.Surfaces[0].LightmapChannel, f.Surfaces[0].LightmapResolution = 0, 0
+	return f
+}
+
+// ms10File is a cube in ms10, whose tangent frames keep x, y, z and w's
+// sign: the builder makes each frame as the reader derives it, half of
+// them with a negative bitangent.
+func ms10File() *File {
+	s := cube(1, 0)
+	s.Name = "Box01"
+	for i, q := range s.Targets[0].Tangents {
+		if q[3] < 0 {
+			q = [4]int16{-q[0], -q[1], -q[2], -q[3]}
+		}
+		s.Targets[0].Tangents[i] = packedFrame(q[0], q[1], q[2], i%2 == 1)
+	}
+	f := &File{Magic: MagicMS10, Surfaces: []Surface{s}}
 	f.Bounds = fileBounds(f.Surfaces)
 	return f
 }

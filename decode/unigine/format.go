@@ -1,6 +1,6 @@
 // Package unigine reads UNIGINE meshes: `.mesh` (ms15, and the older ms14,
-// ms11 and ms10 found in the wild) and `.mesh_skinned` (sk10), as described
-// in FORMATS.md §3. Read parses a file into the raw model (File), Encode
+// ms13, ms12, ms11 and ms10 found in the wild) and `.mesh_skinned` (sk10),
+// as described in FORMATS.md §3 and, for ms13 down to ms10, below. Read parses a file into the raw model (File), Encode
 // writes one, Scene converts the model, and Format ties them to meshfs.
 //
 // Decisions, where the specification leaves room:
@@ -24,10 +24,30 @@
 //     get one synthetic root "root" in front; file joint indices shift by 1.
 //   - Morph targets are matched across surfaces by name (unnamed:
 //     "target_k"); a surface lacking one gets zero deltas for it.
-//   - ms11/ms10 (one public ms11 sample): no spatial-tree int, no lightmap
-//     chars, no RAM field; one unknown compact int after the bounds; counts
-//     of vertices and indices in the stream; no collision data. Bones, if
-//     an ms11 file has them, are read as in ms14 (unverified).
+//   - ms13, ms12, ms11, ms10 (worked out on public files: static and
+//     skinned ms13, static ms12, ms11 with 0 and 56 bones, ms10; the same
+//     box as ms12 and ms13 differs only in the name list) are one
+//     uncompressed stream: no spatial-tree int, no RAM field, no LZ4
+//     blocks, no offset table, no collision data:
+//     magic; bounds (10 floats); compact bone count; per bone string name
+//     and short parent (−1 root; parents may come after their children);
+//     [ms12, ms11, ms10: compact name count and that many strings, empty
+//     in most files, ["scene"] in some skinned ms11 ones]; compact surface
+//     count; per surface: string name, [ms13, ms12: char lightmap UV
+//     channel and char lightmap resolution, 1 and 3 or 4 in the files],
+//     bounds, compact morph target count (1 in every public file), per
+//     target a string name (empty); magic again; one parent-relative
+//     transform (40 bytes, as ms14) per bone, without a count; then per
+//     surface: per target a compact vertex count, the positions, a compact
+//     tangent count and the tangent frames; the weight section (as ms14);
+//     UV0, UV1 and colours as ms15; a compact coordinate index count and
+//     the indices; a compact triangle index count and the indices (widths
+//     as ms15); and the magic at the end.
+//     ms10 stores a tangent frame in 7 bytes: the quaternion's x, y, z as
+//     shorts, w ≥ 0 making it unit length, then a signed byte whose sign
+//     is the bitangent's (−127 in the public box, whose faces all agree
+//     with the normals only with w ≥ 0); it is read as the four-short
+//     frame of the other versions (−q when the byte is negative).
 //   - header.json comes from the header, the offset table, the block
 //     headers and one cheap pass over the blocks for the counts inside them
 //     (triangle vertices, UV sets, colours, weights, morph target vertices,

@@ -31,6 +31,11 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	}
+	for _, p := range assetFiles(f) {
+		if b, err := os.ReadFile(p); err == nil && len(b) < 64<<10 {
+			f.Add(b, filepath.Base(p))
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte, name string) {
 		if len(b) > 1<<20 {
 			return

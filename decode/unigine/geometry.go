@@ -31,8 +31,13 @@ func parseGeometry(r *reader, lay layout, sh surfHeader, s *Surface, joints int)
 			nv = r.count(tf+".vertex_count", 12)
 		}
 		t.Positions = r.positions(tf+".vertices", nv)
-		nt := r.count(tf+".tangent_count", 8)
-		t.Tangents = r.tangents(tf+".tangents", nt)
+		if lay.tangents7 {
+			nt := r.count(tf+".tangent_count", 7)
+			t.Tangents = r.tangents7(tf+".tangents", nt)
+		} else {
+			nt := r.count(tf+".tangent_count", 8)
+			t.Tangents = r.tangents(tf+".tangents", nt)
+		}
 		if k > 0 && r.err == nil {
 			base := s.Targets[0]
 			if len(t.Positions) != len(base.Positions) {
@@ -138,6 +143,40 @@ func (r *reader) tangents(field string, n int) [][4]int16 {
 		return nil
 	})
 	return t
+}
+
+// tangents7 reads ms10's tangent frames: the quaternion's x, y, z as
+// shorts, its w the non-negative value that makes it unit length, then a
+// signed byte whose sign is the bitangent's (see packedFrame).
+func (r *reader) tangents7(field string, n int) [][4]int16 {
+	b := r.bytes(field, 7*int64(n))
+	if b == nil || n == 0 {
+		return nil
+	}
+	t := tangentQScratch.get(n) // every entry written
+	for i := range t {
+		q := b[7*i : 7*i+7]
+		x := int16(binary.LittleEndian.Uint16(q))
+		y := int16(binary.LittleEndian.Uint16(q[2:]))
+		z := int16(binary.LittleEndian.Uint16(q[4:]))
+		t[i] = packedFrame(x, y, z, int8(q[6]) < 0)
+	}
+	return t
+}
+
+// packedFrame is the four-short tangent frame of ms10's packed one: w is
+// the non-negative value that makes (x, y, z, w) (each s/32767) unit
+// length, and a negative bitangent is written as −q (the same rotation,
+// w < 0), as the other versions store it; a w of zero then becomes −1 so
+// that the sign survives.
+func packedFrame(x, y, z int16, negative bool) [4]int16 {
+	const s = 32767
+	fx, fy, fz := float64(x)/s, float64(y)/s, float64(z)/s
+	w := int16(math.Round(math.Sqrt(max(0, 1-fx*fx-fy*fy-fz*fz)) * s))
+	if !negative {
+		return [4]int16{x, y, z, w}
+	}
+	return [4]int16{-x, -y, -z, min(-w, -1)}
 }
 
 // uvs reads a compact count and that many float pairs; the count is 0 or the

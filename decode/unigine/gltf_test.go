@@ -32,6 +32,7 @@ func TestGLBValidates(t *testing.T) {
 	if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "realdata", "unigine")); err == nil {
 		paths = append(paths, realFiles(t)...)
 	}
+	paths = append(paths, assetFiles(t)...)
 	dir := t.TempDir()
 	var glbs []string
 	for _, p := range paths {

@@ -80,7 +80,7 @@ func (r *reader) transform(field string) (t Transform) {
 
 // unsupportedError is returned for magics this package does not read.
 func unsupported(file string, magic []byte) error {
-	e := decode.Errorf(file, "header", "magic", 0, "unsupported version %q (meshfs reads ms15, sk10, ms14, ms11, ms10)", magic)
+	e := decode.Errorf(file, "header", "magic", 0, "unsupported version %q (meshfs reads ms15, sk10, ms14, ms13, ms12, ms11, ms10)", magic)
 	return e
 }
 
@@ -103,11 +103,6 @@ func parseHeader(r *reader) (*header, error) {
 		f.SpatialTreeTriangles = r.compact("spatial_tree_triangles")
 	}
 	f.Bounds = r.bounds("bounds")
-	if lay.blockCounts {
-		// ms11: one more compact int before the bone count (0 in the public
-		// sample); what it counts is unknown, so it is only reported.
-		f.Reserved = r.compact("unknown_after_bounds")
-	}
 
 	switch {
 	case lay.skin:
@@ -115,6 +110,12 @@ func parseHeader(r *reader) (*header, error) {
 	case lay.bones:
 		n := r.count("bone_count", minJointSize)
 		r.readJoints(f, n)
+	}
+	if lay.names {
+		n := r.count("name_count", 1)
+		for i := 0; i < n && r.err == nil; i++ {
+			f.Names = append(f.Names, r.str(fmt.Sprintf("name[%d]", i), false))
+		}
 	}
 
 	nsurf := r.count("surface_count", minSurfaceSize(lay))
@@ -164,7 +165,8 @@ func parseHeader(r *reader) (*header, error) {
 	}
 	r.magic("second magic", f.Magic)
 	if lay.bones && len(f.Joints) > 0 && r.need("bone transforms", int64(len(f.Joints)), transformSize) {
-		// ms14 keeps one transform per bone after the second magic, without a count.
+		// ms14 and ms13 to ms10 keep one transform per bone after the
+		// second magic, without a count.
 		f.Bind = make([]Transform, len(f.Joints))
 		for i := range f.Bind {
 			f.Bind[i] = r.transform(fmt.Sprintf("bone[%d].transform", i))

@@ -12,8 +12,10 @@ const (
 	MagicMS15 = "ms15" // static mesh, the current format
 	MagicSK10 = "sk10" // skinned mesh with morph targets
 	MagicMS14 = "ms14" // older static/skinned mesh (SDK up to 2.20)
-	MagicMS11 = "ms11" // oldest compact-int format: one uncompressed stream
-	MagicMS10 = "ms10" // read as ms11 (no public sample to tell them apart)
+	MagicMS13 = "ms13" // uncompressed stream with lightmap fields, bones before the surfaces
+	MagicMS12 = "ms12" // ms13 plus the name list after the bones
+	MagicMS11 = "ms11" // one uncompressed stream, bones and a name list, no lightmap fields
+	MagicMS10 = "ms10" // ms11 with tangent frames packed in 7 bytes
 )
 
 // File is one .mesh or .mesh_skinned file.
@@ -22,10 +24,11 @@ type File struct {
 	// SpatialTreeTriangles is the header's spatial-tree triangle field (absent in ms11/ms10).
 	SpatialTreeTriangles int32
 	Bounds               Bounds
-	// Reserved is ms11/ms10's compact int between the bounds and the bone
-	// count: 0 in the only public sample, meaning unknown.
-	Reserved int32
-	// Joints: sk10's joints or ms14/ms11's bones.
+	// Names is the name list after the bones (ms12, ms11, ms10): empty in
+	// most files, ["scene"] in some skinned ms11 files (animation names,
+	// probably). Only reported.
+	Names []string
+	// Joints: sk10's joints or the bones of ms14 and ms13 down to ms10.
 	Joints []Joint
 	// Bind and Rest are the joints' transforms as stored. sk10 stores both
 	// with a count each (equal to the joint count, or 0 when absent); ms14
@@ -87,7 +90,7 @@ type Transform struct {
 // Surface is one surface: its header fields and its geometry block.
 type Surface struct {
 	Name string
-	// Lightmap UV channel and resolution (ms15, ms14).
+	// Lightmap UV channel and resolution (ms15, ms14, ms13, ms12).
 	LightmapChannel, LightmapResolution int8
 	Bounds                              Bounds
 	// Targets[0] holds the base coordinates and tangent frames; further
@@ -132,11 +135,13 @@ type layout struct {
 	collision   bool // collision blocks after the geometry blocks (ms15, ms14)
 	spatial     bool // spatial-tree triangle count after the magic
 	lightmap    bool // lightmap channel and resolution per surface (ms15, ms14)
-	bones       bool // ms14/ms11 bone list after the bounds
+	bones       bool // bone list after the bounds (ms14, ms13 to ms10)
 	skin        bool // sk10 joint list, transforms and skeleton reference
 	targets     bool // morph targets per surface (not ms15)
 	weights     bool // weight section in the geometry (not ms15)
-	blockCounts bool // index and vertex counts stored in the stream (ms11/ms10)
+	blockCounts bool // index and vertex counts stored in the stream (ms13 to ms10)
+	names       bool // a name list after the bones (ms12, ms11, ms10)
+	tangents7   bool // tangent frames as 3 shorts and a sign byte (ms10)
 }
 
 func layoutOf(magic string) (layout, bool) {
@@ -147,8 +152,14 @@ func layoutOf(magic string) (layout, bool) {
 		return layout{blocks: true, spatial: true, skin: true, targets: true, weights: true}, true
 	case MagicMS14:
 		return layout{blocks: true, collision: true, spatial: true, lightmap: true, bones: true, targets: true, weights: true}, true
-	case MagicMS11, MagicMS10:
-		return layout{bones: true, targets: true, weights: true, blockCounts: true}, true
+	case MagicMS13:
+		return layout{lightmap: true, bones: true, targets: true, weights: true, blockCounts: true}, true
+	case MagicMS12:
+		return layout{lightmap: true, bones: true, targets: true, weights: true, blockCounts: true, names: true}, true
+	case MagicMS11:
+		return layout{bones: true, targets: true, weights: true, blockCounts: true, names: true}, true
+	case MagicMS10:
+		return layout{bones: true, targets: true, weights: true, blockCounts: true, names: true, tangents7: true}, true
 	}
 	return layout{}, false
 }

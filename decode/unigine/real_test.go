@@ -32,3 +32,12 @@ func realFiles(t testing.TB) []string {
 func memSource(name string, b []byte) *decode.Source {
 	return &decode.Source{Name: name, R: bytes.NewReader(b), Size: int64(len(b))}
 }
+
+// assetFiles are the UNIGINE meshes in ../shared/assets/unigine (ms13 down
+// to ms10), or none where that folder is absent.
+func assetFiles(t testing.TB) []string {
+	_, here, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(here), "..", "..", "..", "shared", "assets", "unigine")
+	m, _ := filepath.Glob(filepath.Join(dir, "*.mesh"))
+	return m
+}

@@ -156,9 +156,6 @@ func headerFields(h *header, l *fileLayout, counts []*surfCounts) decode.Fields 
 		fs.Add("spatial_tree_triangles", f.SpatialTreeTriangles)
 	}
 	fs.Add("bounds", boundsFields(f.Bounds))
-	if h.lay.blockCounts {
-		fs.Add("unknown_after_bounds", f.Reserved)
-	}
 	if h.lay.skin || h.lay.bones {
 		fs.Add("joint_count", len(f.Joints))
 		if h.lay.skin {
@@ -183,6 +180,13 @@ func headerFields(h *header, l *fileLayout, counts []*surfCounts) decode.Fields 
 			joints[i] = jf
 		}
 		fs.Add("joints", joints)
+	}
+	if h.lay.names {
+		names := f.Names
+		if names == nil {
+			names = []string{}
+		}
+		fs.Add("names", names)
 	}
 	if h.lay.skin {
 		fs.Add("skeleton_guid", f.SkeletonGUID)

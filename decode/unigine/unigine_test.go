@@ -152,7 +152,7 @@ func bigGridFile(magic string, n int) *File {
 }
 
 func TestCompactIndices(t *testing.T) {
-	for _, magic := range []string{MagicMS15, MagicSK10, MagicMS14, MagicMS11} {
+	for _, magic := range []string{MagicMS15, MagicSK10, MagicMS14, MagicMS13, MagicMS12, MagicMS11} {
 		want := bigGridFile(magic, 257) // 66 049 vertices
 		if indexWidth(len(want.Surfaces[0].Targets[0].Positions)) != 0 {
 			t.Fatal("grid too small for compact indices")
@@ -290,15 +290,27 @@ func mulIB(ib *[16]float32, m mat4) mat4 {
 // transform from the rest chain times its inverse bind matrix is identity.
 func checkBindMatchesRest(t *testing.T, sk *decode.Skeleton) {
 	t.Helper()
+	// Parents may come after their children (the real ms13 and ms11
+	// skeletons): each global is made once its parent's is.
 	global := make([]mat4, len(sk.Joints))
-	for i, j := range sk.Joints {
-		global[i] = matOf(j.Rest)
-		if j.Parent >= 0 {
-			if j.Parent >= i {
-				t.Fatalf("joint %d's parent %d comes later", i, j.Parent)
-			}
-			global[i] = mul(global[j.Parent], global[i])
+	done := make([]bool, len(sk.Joints))
+	var globalOf func(i, depth int) mat4
+	globalOf = func(i, depth int) mat4 {
+		if depth > len(sk.Joints) {
+			t.Fatalf("joint %d's parents form a cycle", i)
 		}
+		if !done[i] {
+			j := sk.Joints[i]
+			global[i] = matOf(j.Rest)
+			if j.Parent >= 0 {
+				global[i] = mul(globalOf(j.Parent, depth+1), global[i])
+			}
+			done[i] = true
+		}
+		return global[i]
+	}
+	for i, j := range sk.Joints {
+		globalOf(i, 0)
 		if j.InverseBind == nil {
 			continue
 		}

@@ -8,8 +8,9 @@ import (
 	"github.com/pierrec/lz4/v4"
 )
 
-// Encode writes f in the version its Magic names (ms15, sk10, ms14, ms11 or
-// ms10). Counts are taken from the slices; index widths follow the vertex
+// Encode writes f in the version its Magic names (ms15, sk10, ms14, ms13,
+// ms12, ms11 or ms10). ms10 keeps a tangent frame's
+// x, y, z and the sign of w. Counts are taken from the slices; index widths follow the vertex
 // counts as the reader expects. A surface's blocks are LZ4-compressed
 // unless Stored is set or compression does not shrink them. It exists to
 // make fixtures and round-trip tests: it checks only what it needs to write
@@ -25,9 +26,6 @@ func Encode(f *File) ([]byte, error) {
 		w.compact(f.SpatialTreeTriangles)
 	}
 	w.bounds(f.Bounds)
-	if lay.blockCounts {
-		w.compact(f.Reserved)
-	}
 	switch {
 	case lay.skin:
 		w.u32(uint32(len(f.Joints)))
@@ -46,6 +44,14 @@ func Encode(f *File) ([]byte, error) {
 		if len(f.Bind) != len(f.Joints) {
 			return nil, fmt.Errorf("unigine: %s needs one transform per bone: %d for %d", f.Magic, len(f.Bind), len(f.Joints))
 		}
+	}
+	if lay.names {
+		w.compact(int32(len(f.Names)))
+		for _, n := range f.Names {
+			w.str(n)
+		}
+	} else if len(f.Names) > 0 {
+		return nil, fmt.Errorf("unigine: %s has no name list", f.Magic)
 	}
 	w.compact(int32(len(f.Surfaces)))
 	for i := range f.Surfaces {
@@ -127,6 +133,18 @@ func geometry(w *writer, lay layout, s *Surface) {
 		}
 		w.compact(int32(len(t.Tangents)))
 		for _, q := range t.Tangents {
+			if lay.tangents7 {
+				// w ≥ 0 and the bitangent's sign in a byte.
+				sign := byte(0x7f)
+				if q[3] < 0 {
+					q, sign = [4]int16{-q[0], -q[1], -q[2], -q[3]}, 0x81
+				}
+				w.u16(uint16(q[0]))
+				w.u16(uint16(q[1]))
+				w.u16(uint16(q[2]))
+				w.b = append(w.b, sign)
+				continue
+			}
 			for _, c := range q {
 				w.u16(uint16(c))
 			}
