@@ -16,6 +16,7 @@ import (
 var All = []decode.Format{
 	gem.Format{},
 	unigine.Format{},
+	unigine.AnimFormat{},
 	tfever.Msh{},
 	tfever.Ani{},
 }

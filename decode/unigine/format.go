@@ -1,6 +1,7 @@
 // Package unigine reads UNIGINE meshes: `.mesh` (ms15, and the older ms14,
 // ms13, ms12, ms11 and ms10 found in the wild) and `.mesh_skinned` (sk10),
-// as described in FORMATS.md §3 and, for ms13 down to ms10, below. Read parses a file into the raw model (File), Encode
+// as described in FORMATS.md §3 and, for ms13 down to ms10, below; and
+// UNIGINE animations (`.anim`: an10, an11, an12), described at the end. Read parses a file into the raw model (File), Encode
 // writes one, Scene converts the model, and Format ties them to meshfs.
 //
 // Decisions, where the specification leaves room:
@@ -58,6 +59,55 @@
 //   - Decode does not read the collision blocks (the scene has no use for
 //     them): a broken one shows in Scan's error (error.txt), not as a
 //     failed .glb.
+//
+// Animations (`.anim`, AnimFormat): UNIGINE skeletal animations. an12 is documented by UNIGINE
+// ("Skeleton and Animation File Formats"); an11 and an10 were worked out
+// on the public files (an11 on three, two of them animating the ms13 cat,
+// an10 on the two of the ms11 agent). Compact ints, strings, shorts and
+// the 40-byte transforms are as in the meshes.
+//
+//	an12: magic; int32 joint count; per joint string name, short parent;
+//	      skeleton GUID and path (int32 length each); compact animated
+//	      joint count, a short joint index each; int32 frames per second;
+//	      bool root motion; magic; compact frame count; per frame, per
+//	      animated joint: char flags (bit 0 position, 1 rotation, 2 scale),
+//	      then float[3] position, float[4] rotation, float[3] scale as
+//	      flagged; magic.
+//	an11: magic; compact joint count; joints as an12; magic; one
+//	      parent-relative transform per joint (as in ms13, the same values
+//	      as the mesh it animates); compact animated joint count and
+//	      indices; compact frame count; frames as an12; magic.
+//	an10: magic; bounds (10 floats; empty in the public files); joints as
+//	      an11; compact name count and that many strings (the animation's
+//	      name); magic; transforms as an11; animated joints as an11; the
+//	      quantisation ranges: float[3] position minimum, float[3] position
+//	      range, float[3] scale minimum, float[3] scale range; one byte
+//	      (0x7f in every public file, kept); compact frame count; per frame,
+//	      per animated joint: char flags, then as flagged: bits 0–2 the
+//	      position's x, y, z as u16, bit 3 the rotation as 4 shorts
+//	      (s/32767), bits 4–6 the scale's x, y, z as u16; each u16 q is
+//	      minimum + q/65535·range; magic. Frame 0 has every bit set in the
+//	      public files; a component left out keeps the joint's value of the
+//	      frame before.
+//
+// Decisions:
+//   - Frame values are parent-relative joint transforms: chained, the an10
+//     walk's joints land where the ms11 agent's chained bone transforms put
+//     them, and the an11 cat's DEF bones where the ms13 cat's do, times 100
+//     (its frames give the root scale 100 and the bones 1, where the mesh
+//     gives the root 1/10 000 and the bones 10 000); values are kept as
+//     stored. an11/an12 components left out take the documented defaults
+//     (zero position, identity rotation, unit scale); an10's keep the frame
+//     before (frame 0: the defaults).
+//   - an10 and an11 store no rate: meshfs plays them at 30 frames per
+//     second (DefaultFPS), UNIGINE's usual rate; an12 uses its own (30
+//     when it stores 0 or less).
+//   - The .glb holds the skeleton (rest pose: the stored transforms,
+//     chained as a mesh's bones are; an12 has none, so its rest pose is
+//     frame 0) and one animation with a translation, rotation and scale
+//     channel per animated joint, turned from Z up to Y up like the
+//     meshes' bones. Flag bits outside those described, an animated joint
+//     index out of range or given twice, and non-finite values are errors.
 package unigine
 
 import (

@@ -162,3 +162,70 @@ func checkScene(t *testing.T, sc *decode.Scene) {
 		}
 	}
 }
+
+// FuzzDecodeAnim mutates .anim files: Scan and Decode must not panic,
+// fail only with FormatErrors, and give a scene whose channels hold one
+// value per time on a joint that exists.
+func FuzzDecodeAnim(f *testing.F) {
+	for _, fx := range animFixtures {
+		b, err := EncodeAnim(fx.build())
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, p := range assetAnims(f) {
+		if b, err := os.ReadFile(p); err == nil && len(b) < 64<<10 {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 1<<20 {
+			return
+		}
+		if os.Getenv("UNIGINE_FUZZ_WATCHDOG") != "" {
+			tm := time.AfterFunc(10*time.Second, func() { panic("slow input") })
+			defer tm.Stop()
+		}
+		src := memSource("fuzz.anim", b)
+		isFE := func(what string, err error) {
+			var fe *decode.FormatError
+			if err != nil && !errors.As(err, &fe) {
+				t.Fatalf("%s: %T %v", what, err, err)
+			}
+		}
+		st, err := AnimFormat{}.Scan(context.Background(), src)
+		isFE("scan", err)
+		if st != nil {
+			if _, err := decode.HeaderJSON(st.Header); err != nil {
+				t.Fatalf("header.json: %v", err)
+			}
+			for _, c := range st.Chunks {
+				data, err := c.Bytes(src.R)
+				if err != nil || int64(len(data)) != c.Size {
+					t.Fatalf("%s: %d bytes, Size %d, %v", c.Name, len(data), c.Size, err)
+				}
+			}
+		}
+		sc, err := AnimFormat{}.Decode(context.Background(), src)
+		isFE("decode", err)
+		if err != nil {
+			return
+		}
+		checkScene(t, sc)
+		for _, a := range sc.Animations {
+			for _, ch := range a.Channels {
+				width := 3
+				if ch.Path == decode.PathRotation {
+					width = 4
+				}
+				if sc.Skeleton == nil || ch.Index >= len(sc.Skeleton.Joints) || len(ch.Values) != width*len(ch.Times) {
+					t.Fatalf("channel %+v", ch)
+				}
+				if !decode.Finite(ch.Values...) {
+					t.Fatal("non-finite channel value")
+				}
+			}
+		}
+	})
+}

@@ -33,6 +33,10 @@ func TestGLBValidates(t *testing.T) {
 		paths = append(paths, realFiles(t)...)
 	}
 	paths = append(paths, assetFiles(t)...)
+	for _, fx := range animFixtures {
+		paths = append(paths, filepath.Join(fixtureDir, fx.name))
+	}
+	paths = append(paths, assetAnims(t)...)
 	dir := t.TempDir()
 	var glbs []string
 	for _, p := range paths {
@@ -40,7 +44,11 @@ func TestGLBValidates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc, err := Format{}.Decode(context.Background(), memSource(p, b))
+		var format decode.Format = Format{}
+		if (AnimFormat{}).Sniff(p, b) {
+			format = AnimFormat{}
+		}
+		sc, err := format.Decode(context.Background(), memSource(p, b))
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}

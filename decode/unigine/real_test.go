@@ -33,6 +33,13 @@ func memSource(name string, b []byte) *decode.Source {
 	return &decode.Source{Name: name, R: bytes.NewReader(b), Size: int64(len(b))}
 }
 
+// assetAnims are the .anim files in ../shared/assets/unigine, or none.
+func assetAnims(t testing.TB) []string {
+	_, here, _, _ := runtime.Caller(0)
+	m, _ := filepath.Glob(filepath.Join(filepath.Dir(here), "..", "..", "..", "shared", "assets", "unigine", "*.anim"))
+	return m
+}
+
 // assetFiles are the UNIGINE meshes in ../shared/assets/unigine (ms13 down
 // to ms10), or none where that folder is absent.
 func assetFiles(t testing.TB) []string {
