@@ -23,8 +23,10 @@
 //   - Skins: see skeleton.go (sk10 bind = model space; ms14 bone transforms
 //     are parent-relative, as the real capsule shows). Several root joints
 //     get one synthetic root "root" in front; file joint indices shift by 1.
-//   - Morph targets are matched across surfaces by name (unnamed:
-//     "target_k"); a surface lacking one gets zero deltas for it.
+//   - Each surface becomes a mesh (a glTF node and mesh) named as the
+//     surface, so that Blender shows every surface as a named object (an
+//     unnamed surface: FILE_i); all of them share the skin. A surface's
+//     morph targets are its mesh's (unnamed: "target_k").
 //   - ms13, ms12, ms11, ms10 (worked out on public files: static and
 //     skinned ms13, static ms12, ms11 with 0 and 56 bones, ms10; the same
 //     box as ms12 and ms13 differs only in the name list) are one

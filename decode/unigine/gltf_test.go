@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"runtime/debug"
 	"testing"
 
@@ -212,16 +213,22 @@ func TestGLBSkinAndTargets(t *testing.T) {
 			t.Errorf("joint %q missing from the skin", j.Name)
 		}
 	}
-	want := []string{"smile", "blink", "grow"}
-	if len(doc.Meshes) != 1 || !reflect.DeepEqual(doc.Meshes[0].Extras.TargetNames, want) {
-		t.Fatalf("meshes %+v", doc.Meshes)
+	// One mesh per surface, each with its surface's targets.
+	want := [][]string{{"smile", "blink"}, {"grow"}}
+	if len(doc.Meshes) != len(f.Surfaces) {
+		t.Fatalf("%d meshes for %d surfaces", len(doc.Meshes), len(f.Surfaces))
 	}
-	if !reflect.DeepEqual(doc.Meshes[0].Weights, []float64{0, 0, 0}) {
-		t.Errorf("mesh weights %v", doc.Meshes[0].Weights)
-	}
-	for _, p := range doc.Meshes[0].Primitives {
-		if len(p.Targets) != 3 {
-			t.Errorf("primitive with %d targets", len(p.Targets))
+	for i, m := range doc.Meshes {
+		if !reflect.DeepEqual(m.Extras.TargetNames, want[i]) {
+			t.Fatalf("meshes %+v", doc.Meshes)
+		}
+		if len(m.Weights) != len(want[i]) || slices.ContainsFunc(m.Weights, func(w float64) bool { return w != 0 }) {
+			t.Errorf("mesh weights %v", m.Weights)
+		}
+		for _, p := range m.Primitives {
+			if len(p.Targets) != len(want[i]) {
+				t.Errorf("primitive with %d targets", len(p.Targets))
+			}
 		}
 	}
 }
@@ -248,5 +255,50 @@ func benchOpener(b *testing.B, src []byte) func() (*os.File, *decode.Source) {
 			b.Fatal(err)
 		}
 		return f, &decode.Source{Name: p, R: f, Size: int64(len(src))}
+	}
+}
+
+// TestGLBSurfaceNames: each surface is a node and a mesh of its own name,
+// the names Blender shows for objects and mesh data; a surface without a
+// name is called after the file and its number.
+func TestGLBSurfaceNames(t *testing.T) {
+	f := multiFile()
+	f.Surfaces = append(f.Surfaces, f.Surfaces[0])
+	f.Surfaces[2].Name = ""
+	b, err := Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := Format{}.Decode(context.Background(), memSource("multi.mesh", b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	glb, err := gltf.Encode(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := binary.LittleEndian.Uint32(glb[12:])
+	var doc struct {
+		Nodes []struct {
+			Name string `json:"name"`
+			Mesh *int   `json:"mesh"`
+		} `json:"nodes"`
+		Meshes []struct {
+			Name string `json:"name"`
+		} `json:"meshes"`
+	}
+	if err := json.Unmarshal(glb[20:20+n], &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"lid", "floor/tiles", "multi_2"}
+	var got, meshes []string
+	for _, nd := range doc.Nodes {
+		if nd.Mesh != nil {
+			got = append(got, nd.Name)
+			meshes = append(meshes, doc.Meshes[*nd.Mesh].Name)
+		}
+	}
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(meshes, want) {
+		t.Errorf("nodes %q, meshes %q; want %q", got, meshes, want)
 	}
 }

@@ -295,14 +295,12 @@ func headerFields(h *header, l *fileLayout, counts []*surfCounts) decode.Fields 
 	fs.Add("coordinate_vertices", verts)
 	fs.Add("indices", indices)
 	fs.Add("triangles", tris)
-	// Morph targets are matched across surfaces by name; target 0 is the base.
-	targets := map[string]bool{}
+	// Each surface is a mesh with its own morph targets; target 0 is the base.
+	targets := 0
 	for _, sh := range h.surf {
-		for k := 1; k < len(sh.targets); k++ {
-			targets[sh.targets[k].name] = true
-		}
+		targets += max(0, len(sh.targets)-1)
 	}
-	fs.Add("counts", decode.SummaryFields(len(f.Surfaces), int(tris), int(verts), len(f.Joints), len(targets), 0))
+	fs.Add("counts", decode.SummaryFields(len(f.Surfaces), int(tris), int(verts), len(f.Joints), targets, 0))
 	return fs
 }
 

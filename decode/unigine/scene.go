@@ -8,9 +8,11 @@ import (
 	"github.com/meshfs/meshfs/decode"
 )
 
-// Scene turns the raw model into meshfs's neutral scene: one mesh named
-// name whose primitives are the surfaces, in Y-up (UNIGINE is Z-up), with
-// the skin and morph targets when the file has them. The raw model has been
+// Scene turns the raw model into meshfs's neutral scene: one mesh per
+// surface, named as the surface (so that each surface is a named object in
+// Blender; an unnamed one is called name_i), in Y-up (UNIGINE is Z-up),
+// with the skin and morph targets when the file has them (each mesh has its
+// surface's targets). The raw model has been
 // validated by the reader (indices, counts, joints, transforms), so this
 // step does not fail on read files; file names errors for hand-built ones.
 func Scene(f *File, file, name string) (*decode.Scene, error) {
@@ -23,16 +25,12 @@ func Scene(f *File, file, name string) (*decode.Scene, error) {
 		}
 		sc.Skeleton, shift = sk, sh
 	}
-	targetNames, perSurface := targetNames(f)
-	if err := checkMorphFill(f, file, len(targetNames)); err != nil {
-		return nil, err
-	}
-	m := decode.Mesh{Name: name, Skinned: sc.Skeleton != nil, TargetNames: targetNames, Transform: decode.Identity()}
+	perSurface := targetNames(f)
 	// Surfaces convert independently: large files do them on all CPUs,
 	// reporting the first surface's error.
 	prims := make([]decode.Primitive, len(f.Surfaces))
 	one := func(i int) (err error) {
-		prims[i], err = primitive(f, i, file, shift, targetNames, perSurface[i])
+		prims[i], err = primitive(f, i, file, shift, perSurface[i])
 		return err
 	}
 	corners := 0
@@ -52,20 +50,21 @@ func Scene(f *File, file, name string) (*decode.Scene, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Primitives = append(m.Primitives, prims...)
-	if len(m.Primitives) > 0 {
-		sc.Meshes = append(sc.Meshes, m)
+	sc.Meshes = make([]decode.Mesh, len(prims))
+	for i := range prims {
+		mn := f.Surfaces[i].Name
+		if mn == "" {
+			mn = fmt.Sprintf("%s_%d", name, i)
+		}
+		sc.Meshes[i] = decode.Mesh{Name: mn, Primitives: prims[i : i+1 : i+1], Skinned: sc.Skeleton != nil, TargetNames: perSurface[i], Transform: decode.Identity()}
 	}
 	return sc, nil
 }
 
-// targetNames returns the union of the surfaces' morph target names (target
-// 0 is each surface's base, not a target) in first-seen order, and per
-// surface the name of each of its targets k ≥ 1. Unnamed targets are called
-// "target_k"; a name repeated within a surface gets ".2", ".3"...
-func targetNames(f *File) ([]string, [][]string) {
-	var all []string
-	seen := map[string]bool{}
+// targetNames returns per surface the name of each of its targets k ≥ 1
+// (target 0 is the surface's base, not a target). Unnamed targets are
+// called "target_k"; a name repeated within a surface gets ".2", ".3"...
+func targetNames(f *File) [][]string {
 	per := make([][]string, len(f.Surfaces))
 	for i, s := range f.Surfaces {
 		used := map[string]int{}
@@ -78,35 +77,9 @@ func targetNames(f *File) ([]string, [][]string) {
 				n = fmt.Sprintf("%s.%d", n, used[n])
 			}
 			per[i] = append(per[i], n)
-			if !seen[n] {
-				seen[n] = true
-				all = append(all, n)
-			}
 		}
 	}
-	return all, per
-}
-
-// checkMorphFill bounds the morph data the scene will hold. glTF gives
-// every primitive every target, so surfaces with different target names get
-// zero deltas for the others' targets: many surfaces with disjoint target
-// sets would multiply into far more data than the file holds. Allow a
-// generous multiple of what is stored, and refuse beyond.
-func checkMorphFill(f *File, file string, union int) error {
-	if union == 0 {
-		return nil
-	}
-	var stored, filled int64
-	for _, s := range f.Surfaces {
-		corners := int64(len(s.CIndices)) // bounds the glTF vertex count
-		stored += int64(len(s.Targets)-1) * corners
-		filled += int64(union) * corners
-	}
-	if filled > 4*stored+1<<20 {
-		return decode.Errorf(file, "morph targets", "morph_target_count", 0,
-			"%d distinct morph targets across %d surfaces would need %d vertex deltas, the file holds %d", union, len(f.Surfaces), filled, stored)
-	}
-	return nil
+	return per
 }
 
 // join makes one glTF vertex per unique (coordinate, triangle) index pair,
@@ -221,7 +194,8 @@ func yup(v [3]float64) [3]float32 {
 	return decode.ZUpToYUp([3]float32{float32(v[0]), float32(v[1]), float32(v[2])})
 }
 
-func primitive(f *File, si int, file string, shift int, allTargets, names []string) (decode.Primitive, error) {
+// primitive converts surface si; names are its targets k ≥ 1.
+func primitive(f *File, si int, file string, shift int, names []string) (decode.Primitive, error) {
 	s := &f.Surfaces[si]
 	p := decode.Primitive{Name: s.Name, Material: -1}
 	if len(s.Targets) == 0 {
@@ -394,27 +368,19 @@ func primitive(f *File, si int, file string, shift int, allTargets, names []stri
 		normalScratch.put(normals)
 		tangentScratch.put(tangents)
 	}
-	// Morph targets: deltas from the base, by name across surfaces; a
-	// surface without a target of some name gets zero deltas for it.
-	if len(allTargets) > 0 {
-		byName := map[string]int{}
-		for k, n := range names {
-			byName[n] = k + 1
-		}
-		p.Targets = make([]decode.MorphTarget, len(allTargets))
-		for ti, n := range allTargets {
+	// Morph targets: deltas from the base.
+	if len(names) > 0 {
+		p.Targets = make([]decode.MorphTarget, len(names))
+		for ti := range names {
 			mt := decode.MorphTarget{Positions: make([][3]float32, nv)}
-			k, ok := byName[n]
-			if ok {
-				tg := s.Targets[k]
-				for v := range nv {
-					c := cOf[v]
-					a, b := tg.Positions[c], base.Positions[c]
-					mt.Positions[v] = decode.ZUpToYUp([3]float32{a[0] - b[0], a[1] - b[1], a[2] - b[2]})
-				}
-				if len(tg.Tangents) == ntv && ntv > 0 {
-					mt.Normals, mt.Tangents = frameDeltas(tg.Tangents, p.Normals, p.Tangents, tOf)
-				}
+			tg := s.Targets[ti+1]
+			for v := range nv {
+				c := cOf[v]
+				a, b := tg.Positions[c], base.Positions[c]
+				mt.Positions[v] = decode.ZUpToYUp([3]float32{a[0] - b[0], a[1] - b[1], a[2] - b[2]})
+			}
+			if len(tg.Tangents) == ntv && ntv > 0 {
+				mt.Normals, mt.Tangents = frameDeltas(tg.Tangents, p.Normals, p.Tangents, tOf)
 			}
 			p.Targets[ti] = mt
 		}

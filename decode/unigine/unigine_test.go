@@ -349,16 +349,26 @@ func TestSkinnedSK10(t *testing.T) {
 		}
 	}
 	checkBindMatchesRest(t, sk)
-	m := sc.Meshes[0]
-	if !m.Skinned || !reflect.DeepEqual(m.TargetNames, []string{"smile", "blink", "grow"}) {
-		t.Fatalf("skinned %v, targets %q", m.Skinned, m.TargetNames)
+	var prims []decode.Primitive
+	wantTargets := [][]string{{"smile", "blink"}, {"grow"}}
+	for i, m := range sc.Meshes {
+		if !m.Skinned || i >= len(wantTargets) || !reflect.DeepEqual(m.TargetNames, wantTargets[i]) {
+			t.Fatalf("mesh %d: skinned %v, targets %q", i, m.Skinned, m.TargetNames)
+		}
+		if len(m.Primitives) != 1 || m.Name != m.Primitives[0].Name {
+			t.Fatalf("mesh %q: %d primitives", m.Name, len(m.Primitives))
+		}
+		prims = append(prims, m.Primitives...)
 	}
-	body, prop := m.Primitives[0], m.Primitives[1]
+	if len(prims) != 2 {
+		t.Fatalf("%d surfaces", len(prims))
+	}
+	body, prop := prims[0], prims[1]
 	if body.Name != "body" || prop.Name != "prop" {
 		t.Fatalf("primitives %q %q", body.Name, prop.Name)
 	}
-	for _, p := range m.Primitives {
-		if len(p.Targets) != 3 {
+	for i, p := range prims {
+		if len(p.Targets) != len(wantTargets[i]) {
 			t.Fatalf("%s: %d targets", p.Name, len(p.Targets))
 		}
 		for v := range p.Weights {
@@ -385,7 +395,7 @@ func TestSkinnedSK10(t *testing.T) {
 	if prop.Joints[0][0] != 5 || prop.Weights[0][0] != 1 {
 		t.Errorf("prop bound to %v %v", prop.Joints[0], prop.Weights[0])
 	}
-	// smile moves positions only; blink also turns normals; prop has no smile.
+	// smile moves positions only; blink also turns normals.
 	if body.Targets[0].Normals != nil || body.Targets[1].Normals == nil || body.Targets[1].Tangents != nil {
 		t.Errorf("body normal deltas: smile %v, blink %v / tangents %v", body.Targets[0].Normals != nil, body.Targets[1].Normals != nil, body.Targets[1].Tangents != nil)
 	}
@@ -407,9 +417,10 @@ func TestSkinnedSK10(t *testing.T) {
 			t.Fatalf("vertex %d smile delta %v, want (0, %v, 0)", v, d, want)
 		}
 	}
+	// prop's one target is its own grow.
 	for _, d := range prop.Targets[0].Positions {
-		if d != ([3]float32{}) {
-			t.Fatal("prop has a smile")
+		if d == ([3]float32{}) {
+			t.Fatal("prop's grow target does not move a vertex")
 		}
 	}
 	if len(body.UVs) != 2 || len(body.Colors) != 1 {
@@ -459,10 +470,12 @@ func TestRealFiles(t *testing.T) {
 		if h, ok := st.Header.Get("triangles").(int64); ok && h != int64(indices/3) {
 			t.Errorf("%s: header.json says %d triangles", p, h)
 		}
-		for _, prim := range sc.Meshes[0].Primitives {
-			agree, total := faceAgreement(&prim)
-			if total == 0 || agree < total*95/100 {
-				t.Errorf("%s %s: %d of %d faces agree with their normals", p, prim.Name, agree, total)
+		for _, m := range sc.Meshes {
+			for _, prim := range m.Primitives {
+				agree, total := faceAgreement(&prim)
+				if total == 0 || agree < total*95/100 {
+					t.Errorf("%s %s: %d of %d faces agree with their normals", p, prim.Name, agree, total)
+				}
 			}
 		}
 		if strings.Contains(p, "skinned") {
