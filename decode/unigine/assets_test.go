@@ -82,3 +82,43 @@ func TestAssetFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamTail: bytes between a stream's last surface and a final magic
+// that ends the file are kept and shown (header.json, chunks/); a stream
+// that does not end with its magic, or has bytes after a magic that
+// follows its last surface, is still refused.
+func TestStreamTail(t *testing.T) {
+	f := ms11TailFile()
+	b, err := Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := memSource("tail.mesh", b)
+	st, err := Format{}.Scan(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.Header.Get("unknown_tail_bytes"); n != len(f.Tail) {
+		t.Errorf("unknown_tail_bytes %v", n)
+	}
+	last := st.Chunks[len(st.Chunks)-1]
+	if got, err := last.Bytes(src.R); err != nil || !strings.HasSuffix(last.Name, "_tail.bin") || string(got) != string(f.Tail) {
+		t.Errorf("chunk %s: %q, %v", last.Name, got, err)
+	}
+	if _, err := (Format{}).Decode(context.Background(), src); err != nil {
+		t.Errorf("decode: %v", err)
+	}
+	plain, _ := Encode(ms11File())
+	for name, bad := range map[string][]byte{
+		"cut":          b[:len(b)-1],
+		"after magic":  append(append([]byte{}, plain...), "junkms11"...),
+		"no end magic": append(append([]byte{}, plain[:len(plain)-4]...), "junk"...),
+	} {
+		if _, err := Read(context.Background(), memSource(name+".mesh", bad)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+		if _, err := (Format{}).Scan(context.Background(), memSource(name+".mesh", bad)); err == nil {
+			t.Errorf("%s: scan accepted", name)
+		}
+	}
+}

@@ -28,6 +28,7 @@ var fixtures = []struct {
 	{"ms12_static.mesh", ms12File},
 	{"ms11_skinned.mesh", ms11SkinnedFile},
 	{"ms10_box.mesh", ms10File},
+	{"ms11_tail.mesh", ms11TailFile},
 }
 
 // TestFixtures checks that the committed fixtures are what the encoder
@@ -343,5 +344,13 @@ func ms10File() *File {
 	}
 	f := &File{Magic: MagicMS10, Surfaces: []Surface{s}}
 	f.Bounds = fileBounds(f.Surfaces)
+	return f
+}
+
+// ms11TailFile is ms11File with bytes between its last surface and the
+// final magic (kept as the file's Tail).
+func ms11TailFile() *File {
+	f := ms11File()
+	f.Tail = []byte("\x03\x00tail of unknown meaning\x00")
 	return f
 }

@@ -45,7 +45,11 @@
 //     tangent count and the tangent frames; the weight section (as ms14);
 //     UV0, UV1 and colours as ms15; a compact coordinate index count and
 //     the indices; a compact triangle index count and the indices (widths
-//     as ms15); and the magic at the end.
+//     as ms15); and the magic at the end. Bytes between the last surface
+//     and a magic that ends the file are kept unread (File.Tail, shown as
+//     header.json's unknown_tail_bytes and chunks/NN_tail.bin): none of the
+//     shared files has any, but a large public ms11 file was reported to
+//     fail at its final magic.
 //     ms10 stores a tangent frame in 7 bytes: the quaternion's x, y, z as
 //     shorts, w ≥ 0 making it unit length, then a signed byte whose sign
 //     is the bitangent's (−127 in the public box, whose faces all agree

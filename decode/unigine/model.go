@@ -38,8 +38,11 @@ type File struct {
 	// SkeletonGUID and SkeletonPath name sk10's shared .skeleton file.
 	SkeletonGUID, SkeletonPath string
 	Surfaces                   []Surface
-	// RAM is the estimated memory use in bytes (absent in ms11/ms10).
+	// RAM is the estimated memory use in bytes (absent in ms13 to ms10).
 	RAM int64
+	// Tail holds bytes between the last surface and the final magic of a
+	// stream (ms13 to ms10), kept unread.
+	Tail []byte
 }
 
 // Bounds is a bounding box and sphere.

@@ -1,6 +1,7 @@
 package unigine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -101,8 +102,8 @@ func readSurface(src *decode.Source, h *header, l *fileLayout, i int, collision 
 	return nil
 }
 
-// readStream parses ms11/ms10's uncompressed stream: every surface's
-// geometry in turn after the header, then the magic again at the end.
+// readStream parses the uncompressed stream of ms13 down to ms10: every
+// surface's geometry in turn after the header, then the end (streamEnd).
 func readStream(ctx context.Context, r *reader, h *header) error {
 	f := &h.file
 	for i := range f.Surfaces {
@@ -112,10 +113,25 @@ func readStream(ctx context.Context, r *reader, h *header) error {
 		r.section = fmt.Sprintf("surface %d geometry", i)
 		parseGeometry(r, h.lay, h.surf[i], &f.Surfaces[i], len(f.Joints))
 	}
+	r.streamEnd(f)
+	return r.err
+}
+
+// streamEnd reads what follows a stream's last surface: the magic, ending
+// the file. Bytes between the last surface and a magic that ends the file
+// are kept as f.Tail (what they hold is unknown: the surfaces before them
+// are complete and checked); anything else is an error.
+func (r *reader) streamEnd(f *File) {
 	r.section = "end"
+	if left := r.left(); r.err == nil && left > 4 && r.ensure("final magic", left) {
+		end := r.pos + int(left)
+		if string(r.b[r.pos:r.pos+4]) != f.Magic && string(r.b[end-4:end]) == f.Magic {
+			f.Tail = bytes.Clone(r.b[r.pos : end-4])
+			r.pos = end - 4
+		}
+	}
 	r.magic("final magic", f.Magic)
 	if r.err == nil && r.left() != 0 {
 		r.fail("", nil, "%d bytes after the final magic", r.left())
 	}
-	return r.err
 }

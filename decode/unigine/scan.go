@@ -132,15 +132,14 @@ func scanStream(ctx context.Context, src *decode.Source, r *reader, h *header, s
 			Offset: start, Length: r.offset() - start, Size: r.offset() - start,
 		})
 	}
+	if r.err == nil {
+		tailAt := r.offset()
+		r.streamEnd(f)
+		if n := int64(len(f.Tail)); n > 0 {
+			st.Chunks = append(st.Chunks, decode.Chunk{Name: fmt.Sprintf("%0*d_tail.bin", width, len(h.surf)+1), Offset: tailAt, Length: n, Size: n})
+		}
+	}
 	st.Header = headerFields(h, nil, counts)
-	if r.err != nil {
-		return st, r.err
-	}
-	r.section = "end"
-	r.magic("final magic", f.Magic)
-	if r.err == nil && r.left() != 0 {
-		r.fail("", nil, "%d bytes after the final magic", r.left())
-	}
 	return st, r.err
 }
 
@@ -289,6 +288,9 @@ func headerFields(h *header, l *fileLayout, counts []*surfCounts) decode.Fields 
 	fs.Add("surfaces", surfs)
 	if h.lay.blocks {
 		fs.Add("estimated_ram", f.RAM)
+	}
+	if len(f.Tail) > 0 {
+		fs.Add("unknown_tail_bytes", len(f.Tail))
 	}
 	// Derived totals: ms11/ms10's come from the walk of the stream, as far
 	// as it got.

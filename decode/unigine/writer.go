@@ -20,6 +20,9 @@ func Encode(f *File) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("unigine: cannot write magic %q", f.Magic)
 	}
+	if lay.blocks && len(f.Tail) > 0 {
+		return nil, fmt.Errorf("unigine: %s has no tail", f.Magic)
+	}
 	w := &writer{}
 	w.raw([]byte(f.Magic))
 	if lay.spatial {
@@ -93,6 +96,7 @@ func Encode(f *File) ([]byte, error) {
 		for i := range f.Surfaces {
 			geometry(w, lay, &f.Surfaces[i])
 		}
+		w.raw(f.Tail)
 		w.raw([]byte(f.Magic))
 		return w.b, nil
 	}
