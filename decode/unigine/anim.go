@@ -2,7 +2,10 @@ package unigine
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"math/bits"
 	"path/filepath"
 	"strings"
 
@@ -41,24 +44,19 @@ type Anim struct {
 	// Quant is an10's quantisation ranges; Mask the byte after them.
 	Quant AnimQuant
 	Mask  uint8
-	// Frames is the frame count; Keys holds Frames × len(Animated)
-	// records, frame by frame.
+	// Frames is the frame count. Flags has one flag byte per record
+	// (Frames × len(Animated), frame by frame), Values the flagged values
+	// of every record in turn, each record's in the order position x, y,
+	// z, rotation x, y, z, w, scale x, y, z: an11 and an12's floats, an10's
+	// stored integers (u16, or short for the rotation; exact in a float32).
 	Frames int
-	Keys   []Key
+	Flags  []uint8
+	Values []float32
 }
 
 // AnimQuant holds an10's ranges: a stored u16 q means min + q/65535·range.
 type AnimQuant struct {
 	PosMin, PosRange, ScaleMin, ScaleRange [3]float32
-}
-
-// Key is one joint's record in one frame, as stored. V holds the flagged
-// values in the order position x, y, z, rotation x, y, z, w, scale x, y, z:
-// an11 and an12's floats, an10's stored integers (u16 or short, exact in a
-// float32); unflagged entries are 0.
-type Key struct {
-	Flags uint8
-	V     [10]float32
 }
 
 // An10 flag bits: 0–2 position x, y, z; 3 rotation; 4–6 scale x, y, z.
@@ -74,14 +72,14 @@ func isAnimMagic(m string) bool { return m == MagicAN10 || m == MagicAN11 || m =
 // ReadAnim parses an .anim file.
 func ReadAnim(ctx context.Context, src *decode.Source) (*Anim, error) {
 	r := newFileReader(src.Name, "header", src.R, src.Size)
-	a, _, err := parseAnim(ctx, r)
+	a, _, err := parseAnim(ctx, r, true)
 	return a, err
 }
 
-// parseAnim reads the file from r (at its start); on error it returns what
-// it read so far with the error, and framesAt, the offset of the frame
-// data (0 when not reached).
-func parseAnim(ctx context.Context, r *reader) (a *Anim, framesAt int64, err error) {
+// parseAnim reads the file from r (at its start), keeping the records
+// when keep is set; on error it returns what it read so far with the
+// error, and framesAt, the offset of the frame data (0 when not reached).
+func parseAnim(ctx context.Context, r *reader, keep bool) (a *Anim, framesAt int64, err error) {
 	m := r.bytes("magic", 4)
 	if m == nil {
 		return nil, 0, r.err
@@ -177,7 +175,7 @@ func parseAnim(ctx context.Context, r *reader) (a *Anim, framesAt int64, err err
 	}
 	a.Frames = nf
 	framesAt = r.offset()
-	if err := r.readKeys(ctx, a); err != nil {
+	if err := r.readRecords(ctx, a, keep); err != nil {
 		return a, framesAt, err
 	}
 	r.section = "end"
@@ -188,115 +186,183 @@ func parseAnim(ctx context.Context, r *reader) (a *Anim, framesAt int64, err err
 	return a, framesAt, r.err
 }
 
-// readKeys reads the frames' records.
-func (r *reader) readKeys(ctx context.Context, a *Anim) error {
+// valueCount is how many values a record with these flags holds.
+func valueCount(magic string, flags uint8) int {
+	if magic == MagicAN10 {
+		return bits.OnesCount8(flags&0x77) + 4*int(flags>>3&1)
+	}
+	return 3*int(flags&1) + 4*int(flags>>1&1) + 3*int(flags>>2&1)
+}
+
+// readRecords reads the frames' records, into a.Flags and a.Values when
+// keep is set (Scan only checks them).
+func (r *reader) readRecords(ctx context.Context, a *Anim, keep bool) error {
 	na := len(a.Animated)
 	if na == 0 || a.Frames == 0 {
 		return nil
 	}
-	a.Keys = make([]Key, a.Frames*na)
+	n := a.Frames * na // at most the bytes left: each record has its flag byte
 	v10 := a.Magic == MagicAN10
+	if keep {
+		// Values are at most a float per 4 bytes left (an10: per 2).
+		per := int64(4)
+		if v10 {
+			per = 2
+		}
+		a.Flags = make([]uint8, 0, n)
+		a.Values = make([]float32, 0, r.left()/per)
+	}
+	var v [10]float32 // one record's floats (an11, an12)
 	allowed := uint8(an11Flags)
 	if v10 {
 		allowed = an10Flags
 	}
-	for i := range a.Keys {
+	for i := 0; i < n; i++ {
 		if i%na == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		field := fmt.Sprintf("frame[%d].joint[%d]", i/na, i%na)
-		k := &a.Keys[i]
+		// Fields are named per record only once one fails (see
+		// recordError): a name per record would cost more than the data.
 		at := r.pos
-		k.Flags = r.u8(field + ".flags")
-		if r.err == nil && k.Flags&^allowed != 0 {
+		fl := r.u8("flags")
+		if r.err == nil && fl&^allowed != 0 {
 			r.pos = at
-			r.fail(field+".flags", nil, "flags 0x%02x: bits outside 0x%02x", k.Flags, allowed)
+			r.fail("flags", nil, "flags 0x%02x: bits outside 0x%02x", fl, allowed)
 		}
 		if r.err != nil {
-			a.Keys = a.Keys[:i]
-			return r.err
+			return recordError(r.err, i, na)
 		}
+		nv := valueCount(a.Magic, fl)
 		if v10 {
-			for b := range 7 {
-				if k.Flags>>b&1 == 0 {
-					continue
-				}
-				switch {
-				case b < 3:
-					k.V[b] = float32(r.u16(field + ".position"))
-				case b == 3:
-					for c := range 4 {
-						k.V[3+c] = float32(int16(r.u16(field + ".rotation")))
+			b := r.bytes("values", 2*int64(nv))
+			if b == nil {
+				return recordError(r.err, i, na)
+			}
+			if keep {
+				j := 0
+				for bit := range 7 {
+					if fl>>bit&1 == 0 {
+						continue
 					}
-				default:
-					k.V[7+b-4] = float32(r.u16(field + ".scale"))
+					m := 1 // a u16 component
+					if bit == 3 {
+						m = 4 // the rotation's shorts
+					}
+					for range m {
+						u := binary.LittleEndian.Uint16(b[2*j:])
+						v := float32(u)
+						if bit == 3 {
+							v = float32(int16(u))
+						}
+						a.Values = append(a.Values, v)
+						j++
+					}
 				}
 			}
 		} else {
 			at := r.pos
-			if k.Flags&1 != 0 {
-				r.f32s(field+".position", k.V[0:3])
-			}
-			if k.Flags&2 != 0 {
-				r.f32s(field+".rotation", k.V[3:7])
-			}
-			if k.Flags&4 != 0 {
-				r.f32s(field+".scale", k.V[7:10])
-			}
-			if r.err == nil && !finite(k.V[:]...) {
+			r.f32s("values", v[:nv])
+			if r.err == nil && !finite(v[:nv]...) {
 				r.pos = at
-				r.fail(field, nil, "values are not finite: %v", k.V)
+				r.fail("", nil, "values are not finite: %v", v[:nv])
+			}
+			if r.err != nil {
+				return recordError(r.err, i, na)
+			}
+			if keep {
+				a.Values = append(a.Values, v[:nv]...)
 			}
 		}
-		if r.err != nil {
-			a.Keys = a.Keys[:i]
-			return r.err
+		if keep {
+			a.Flags = append(a.Flags, fl)
 		}
 	}
 	return nil
 }
 
+// recordError names record i's frame and joint in err's field.
+func recordError(err error, i, na int) error {
+	var fe *decode.FormatError
+	if errors.As(err, &fe) {
+		f := fmt.Sprintf("frame[%d].joint[%d]", i/na, i%na)
+		if fe.Field != "" {
+			f += "." + fe.Field
+		}
+		fe.Field = f
+	}
+	return err
+}
+
 // identityTransform is the default of an unflagged component.
 var identityTransform = Transform{Rotation: [4]float32{0, 0, 0, 1}, Scale: [3]float32{1, 1, 1}}
 
-// Locals returns every frame's parent-relative transforms of the animated
-// joints (frame f, animated joint k at f·len(Animated)+k), in the file's
-// axes, with the defaults and an10's carried values filled in.
-func (a *Anim) Locals() []Transform {
-	na := len(a.Animated)
-	out := make([]Transform, len(a.Keys))
-	for i, k := range a.Keys {
-		t := identityTransform
-		if a.Magic == MagicAN10 {
-			if i >= na {
-				t = out[i-na]
-			}
-			q := a.Quant
-			for b := range 3 {
-				if k.Flags>>b&1 != 0 {
-					t.Position[b] = q.PosMin[b] + k.V[b]/65535*q.PosRange[b]
-				}
-				if k.Flags>>(4+b)&1 != 0 {
-					t.Scale[b] = q.ScaleMin[b] + k.V[7+b]/65535*q.ScaleRange[b]
-				}
-			}
-			if k.Flags&8 != 0 {
-				for c := range 4 {
-					t.Rotation[c] = k.V[3+c] / 32767
-				}
-			}
-		} else {
-			if k.Flags&1 != 0 {
-				t.Position = [3]float32(k.V[0:3])
-			}
-			if k.Flags&2 != 0 {
-				t.Rotation = [4]float32(k.V[3:7])
-			}
-			if k.Flags&4 != 0 {
-				t.Scale = [3]float32(k.V[7:10])
-			}
+// offsets returns, per record, the index in a.Values of its first value.
+func (a *Anim) offsets() []uint32 {
+	offs := make([]uint32, len(a.Flags))
+	o := 0
+	for i, fl := range a.Flags {
+		offs[i] = uint32(o)
+		o += valueCount(a.Magic, fl)
+	}
+	return offs
+}
+
+// record returns the parent-relative transform record i gives, in the
+// file's axes: prev with an10's flagged components replaced; the defaults
+// with an11/an12's.
+func (a *Anim) record(i int, offs []uint32, prev Transform) Transform {
+	fl, v := a.Flags[i], a.Values[offs[i]:]
+	t := identityTransform
+	if a.Magic != MagicAN10 {
+		j := 0
+		if fl&1 != 0 {
+			t.Position = [3]float32(v[j : j+3])
+			j += 3
 		}
-		out[i] = t
+		if fl&2 != 0 {
+			t.Rotation = [4]float32(v[j : j+4])
+			j += 4
+		}
+		if fl&4 != 0 {
+			t.Scale = [3]float32(v[j : j+3])
+		}
+		return t
+	}
+	t, q, j := prev, a.Quant, 0
+	for bit := range 7 {
+		if fl>>bit&1 == 0 {
+			continue
+		}
+		switch {
+		case bit < 3:
+			t.Position[bit] = q.PosMin[bit] + v[j]/65535*q.PosRange[bit]
+			j++
+		case bit == 3:
+			for c := range 4 {
+				t.Rotation[c] = v[j+c] / 32767
+			}
+			j += 4
+		default:
+			c := bit - 4
+			t.Scale[c] = q.ScaleMin[c] + v[j]/65535*q.ScaleRange[c]
+			j++
+		}
+	}
+	return t
+}
+
+// track returns animated joint k's transform in every frame (an10's frame
+// 0 starts from the defaults), in out when it has room.
+func (a *Anim) track(k int, offs []uint32, out []Transform) []Transform {
+	na := len(a.Animated)
+	if cap(out) < a.Frames {
+		out = make([]Transform, a.Frames)
+	}
+	out = out[:a.Frames]
+	prev := identityTransform
+	for f := range out {
+		prev = a.record(f*na+k, offs, prev)
+		out[f] = prev
 	}
 	return out
 }
@@ -311,9 +377,13 @@ func (a *Anim) Rate() int {
 
 // AnimScene converts an animation: its skeleton and one animation named
 // name with a translation, rotation and scale channel per animated joint.
+// A channel whose value never changes has one key, at time 0.
 func AnimScene(a *Anim, file, name string) (*decode.Scene, error) {
-	locals := a.Locals()
 	na := len(a.Animated)
+	if len(a.Flags) != a.Frames*na || len(a.Values) != valueTotal(a) {
+		return nil, decode.Errorf(file, "frames", "frame_count", 0, "%d records and %d values for %d frames of %d joints", len(a.Flags), len(a.Values), a.Frames, na)
+	}
+	offs := a.offsets()
 	bind := a.Bind
 	if len(bind) != len(a.Joints) {
 		// an12 stores no transforms: frame 0 is the rest pose.
@@ -321,9 +391,9 @@ func AnimScene(a *Anim, file, name string) (*decode.Scene, error) {
 		for i := range bind {
 			bind[i] = identityTransform
 		}
-		if len(locals) >= na {
+		if a.Frames > 0 {
 			for k, j := range a.Animated {
-				bind[j] = locals[k]
+				bind[j] = a.record(k, offs, identityTransform)
 			}
 		}
 	}
@@ -347,29 +417,58 @@ func AnimScene(a *Anim, file, name string) (*decode.Scene, error) {
 		return nil, decode.Errorf(file, "frames", "frame_count", 0, "%d frames at %v per second do not fit float32 times", a.Frames, rate)
 	}
 	chans := make([]decode.Channel, 0, 3*na)
+	var tr []Transform // one joint's track at a time
 	for k, j := range a.Animated {
+		tr = a.track(k, offs, tr)
 		node := int(j) + shift
-		tr := decode.Channel{Kind: decode.TargetJoint, Index: node, Path: decode.PathTranslation, Times: times, Values: make([]float32, 0, 3*a.Frames)}
-		rc := decode.Channel{Kind: decode.TargetJoint, Index: node, Path: decode.PathRotation, Times: times, Values: make([]float32, 0, 4*a.Frames)}
-		sl := decode.Channel{Kind: decode.TargetJoint, Index: node, Path: decode.PathScale, Times: times, Values: make([]float32, 0, 3*a.Frames)}
-		var prev [4]float32
-		for f := range a.Frames {
-			t := trsYUp(locals[f*na+k])
-			q := t.Rotation
-			// Keep each rotation on the side of the previous one, so
-			// that interpolation takes the short way.
-			if f > 0 && prev[0]*q[0]+prev[1]*q[1]+prev[2]*q[2]+prev[3]*q[3] < 0 {
-				q = [4]float32{-q[0], -q[1], -q[2], -q[3]}
-			}
-			prev = q
-			tr.Values = append(tr.Values, t.Translation[:]...)
-			rc.Values = append(rc.Values, q[:]...)
-			sl.Values = append(sl.Values, t.Scale[:]...)
+		var pos, rot, scl bool // the component changes
+		for _, t := range tr[1:] {
+			pos = pos || t.Position != tr[0].Position
+			rot = rot || t.Rotation != tr[0].Rotation
+			scl = scl || t.Scale != tr[0].Scale
 		}
-		chans = append(chans, tr, rc, sl)
+		keys := func(changes bool) int {
+			if changes {
+				return a.Frames
+			}
+			return 1
+		}
+		tc := decode.Channel{Kind: decode.TargetJoint, Index: node, Path: decode.PathTranslation, Times: times[:keys(pos)], Values: make([]float32, 0, 3*keys(pos))}
+		rc := decode.Channel{Kind: decode.TargetJoint, Index: node, Path: decode.PathRotation, Times: times[:keys(rot)], Values: make([]float32, 0, 4*keys(rot))}
+		sc := decode.Channel{Kind: decode.TargetJoint, Index: node, Path: decode.PathScale, Times: times[:keys(scl)], Values: make([]float32, 0, 3*keys(scl))}
+		var prev [4]float32
+		for f, t := range tr {
+			y := trsYUp(t)
+			if f < len(tc.Times) {
+				tc.Values = append(tc.Values, y.Translation[:]...)
+			}
+			if f < len(rc.Times) {
+				q := y.Rotation
+				// Keep each rotation on the side of the previous one, so
+				// that interpolation takes the short way.
+				if f > 0 && prev[0]*q[0]+prev[1]*q[1]+prev[2]*q[2]+prev[3]*q[3] < 0 {
+					q = [4]float32{-q[0], -q[1], -q[2], -q[3]}
+				}
+				prev = q
+				rc.Values = append(rc.Values, q[:]...)
+			}
+			if f < len(sc.Times) {
+				sc.Values = append(sc.Values, y.Scale[:]...)
+			}
+		}
+		chans = append(chans, tc, rc, sc)
 	}
 	sc.Animations = []decode.Animation{{Name: name, Channels: chans}}
 	return sc, nil
+}
+
+// valueTotal is how many values a's flags call for.
+func valueTotal(a *Anim) int {
+	n := 0
+	for _, fl := range a.Flags {
+		n += valueCount(a.Magic, fl)
+	}
+	return n
 }
 
 // increasing reports whether times increase strictly from 0.
@@ -413,7 +512,7 @@ func (AnimFormat) StripExt(name string) string {
 func (f AnimFormat) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, error) {
 	st := &decode.Structure{Format: f.Name()}
 	r := newFileReader(src.Name, "header", src.R, src.Size)
-	a, framesAt, err := parseAnim(ctx, r)
+	a, framesAt, err := parseAnim(ctx, r, false)
 	if a == nil {
 		return nil, err
 	}
@@ -499,14 +598,14 @@ func (f AnimFormat) Decode(ctx context.Context, src *decode.Source) (*decode.Sce
 }
 
 // EncodeAnim writes a in the version its Magic names, for fixtures and
-// round trips. Counts come from the slices; Keys must hold Frames ×
-// len(Animated) records.
+// round trips. Counts come from the slices; Flags must hold Frames ×
+// len(Animated) records and Values the values they call for.
 func EncodeAnim(a *Anim) ([]byte, error) {
 	if !isAnimMagic(a.Magic) {
 		return nil, fmt.Errorf("unigine: cannot write animation magic %q", a.Magic)
 	}
-	if len(a.Keys) != a.Frames*len(a.Animated) {
-		return nil, fmt.Errorf("unigine: %d keys for %d frames of %d joints", len(a.Keys), a.Frames, len(a.Animated))
+	if len(a.Flags) != a.Frames*len(a.Animated) || len(a.Values) != valueTotal(a) {
+		return nil, fmt.Errorf("unigine: %d records and %d values for %d frames of %d joints", len(a.Flags), len(a.Values), a.Frames, len(a.Animated))
 	}
 	v10, v12 := a.Magic == MagicAN10, a.Magic == MagicAN12
 	w := &writer{}
@@ -560,35 +659,20 @@ func EncodeAnim(a *Anim) ([]byte, error) {
 		w.b = append(w.b, a.Mask)
 	}
 	w.compact(int32(a.Frames))
-	for _, k := range a.Keys {
-		w.b = append(w.b, k.Flags)
-		if v10 {
-			for b := range 7 {
-				if k.Flags>>b&1 == 0 {
-					continue
-				}
-				switch {
-				case b < 3:
-					w.u16(uint16(k.V[b]))
-				case b == 3:
-					for c := range 4 {
-						w.u16(uint16(int16(k.V[3+c])))
-					}
-				default:
-					w.u16(uint16(k.V[7+b-4]))
-				}
+	v := a.Values
+	for _, fl := range a.Flags {
+		w.b = append(w.b, fl)
+		n := valueCount(a.Magic, fl)
+		for _, x := range v[:n] {
+			if v10 {
+				// Rotation shorts are negative where position and scale
+				// u16s are not: int32 then uint16 writes both.
+				w.u16(uint16(int32(x)))
+			} else {
+				w.f32s(x)
 			}
-			continue
 		}
-		if k.Flags&1 != 0 {
-			w.f32s(k.V[0:3]...)
-		}
-		if k.Flags&2 != 0 {
-			w.f32s(k.V[3:7]...)
-		}
-		if k.Flags&4 != 0 {
-			w.f32s(k.V[7:10]...)
-		}
+		v = v[n:]
 	}
 	w.raw([]byte(a.Magic))
 	return w.b, nil

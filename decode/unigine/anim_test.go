@@ -3,6 +3,7 @@ package unigine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/decodetest"
+	"github.com/meshfs/meshfs/export/gltf"
 )
 
 // animFixtures are the committed animation samples, each built by
@@ -49,18 +51,20 @@ func an11File() *Anim {
 	flags := []uint8{7, 3, 2, 4, 0}
 	for f := range a.Frames {
 		q := quatZ(float64(20 * f))
-		knee := Key{Flags: flags[f], V: [10]float32{0.5, 0, 0, q[0], q[1], q[2], q[3], 1, 1 + 0.1*float32(f), 1}}
-		hip := Key{Flags: 1, V: [10]float32{0, 0.1 * float32(f), 1}}
-		for _, k := range []*Key{&knee, &hip} {
-			for c := range k.V {
-				if !keyHas(MagicAN11, k.Flags, c) {
-					k.V[c] = 0
-				}
-			}
-		}
-		a.Keys = append(a.Keys, knee, hip)
+		addKey(a, flags[f], [10]float32{0.5, 0, 0, q[0], q[1], q[2], q[3], 1, 1 + 0.1*float32(f), 1}) // knee
+		addKey(a, 1, [10]float32{0, 0.1 * float32(f), 1})                                             // hip
 	}
 	return a
+}
+
+// addKey appends a record: its flags and the values of v they call for.
+func addKey(a *Anim, flags uint8, v [10]float32) {
+	a.Flags = append(a.Flags, flags)
+	for c := range v {
+		if keyHas(a.Magic, flags, c) {
+			a.Values = append(a.Values, v[c])
+		}
+	}
 }
 
 // keyHas reports whether flags store value c of a key.
@@ -98,22 +102,24 @@ func an10File() *Anim {
 	qp := func(v float32, c int) float32 { return quantize(v, a.Quant.PosMin[c], a.Quant.PosRange[c]) }
 	qs := func(v float32, c int) float32 { return quantize(v, a.Quant.ScaleMin[c], a.Quant.ScaleRange[c]) }
 	for f := range a.Frames {
-		hip := Key{Flags: 0x04, V: [10]float32{2: qp(1+0.1*float32(f), 2)}}
 		q := quatZ(float64(25 * f))
-		knee := Key{Flags: 0x08}
+		var rot [4]float32
 		for c := range 4 {
-			knee.V[3+c] = float32(math.Round(float64(q[c]) * 32767))
+			rot[c] = float32(math.Round(float64(q[c]) * 32767))
 		}
-		if f == 0 {
-			hip = Key{Flags: 0x7f, V: [10]float32{qp(0, 0), qp(0, 1), qp(1, 2), 0, 0, 0, 32767, qs(1, 0), qs(1, 1), qs(1, 2)}}
-			knee.Flags = 0x7f
-			knee.V[0], knee.V[1], knee.V[2] = qp(0.5, 0), qp(0, 1), qp(0, 2)
-			knee.V[7], knee.V[8], knee.V[9] = qs(1, 0), qs(1, 1), qs(1, 2)
+		hip := [10]float32{qp(0, 0), qp(0, 1), qp(1+0.1*float32(f), 2), 0, 0, 0, 32767, qs(1, 0), qs(1, 1), qs(1, 2)}
+		knee := [10]float32{qp(0.5, 0), qp(0, 1), qp(0, 2), rot[0], rot[1], rot[2], rot[3], qs(1, 0), qs(1, 1), qs(1, 2)}
+		switch f {
+		case 0:
+			addKey(a, 0x7f, hip)
+			addKey(a, 0x7f, knee)
+		case 3:
+			addKey(a, 0, hip)
+			addKey(a, 0, knee)
+		default:
+			addKey(a, 0x04, hip)  // the height only
+			addKey(a, 0x08, knee) // the rotation only
 		}
-		if f == 3 {
-			hip.Flags, knee.Flags, hip.V, knee.V = 0, 0, [10]float32{}, [10]float32{}
-		}
-		a.Keys = append(a.Keys, hip, knee)
 	}
 	return a
 }
@@ -158,22 +164,24 @@ func TestAnimRoundTrip(t *testing.T) {
 	}
 }
 
-// TestAnimLocals: an11 leaves out what its flags clear (defaults), an10
+// TestAnimTracks: an11 leaves out what its flags clear (defaults), an10
 // carries the frame before; dequantised values are within a step.
-func TestAnimLocals(t *testing.T) {
+func TestAnimTracks(t *testing.T) {
 	a := an11File()
-	l := a.Locals()
-	knee3 := l[3*2+0] // frame 3: scale only
-	if knee3.Position != ([3]float32{}) || knee3.Rotation != ([4]float32{0, 0, 0, 1}) || knee3.Scale[1] != 1.3 {
-		t.Errorf("an11 frame 3 knee %+v", knee3)
+	knee := a.track(0, a.offsets(), nil)
+	if k := knee[3]; k.Position != ([3]float32{}) || k.Rotation != ([4]float32{0, 0, 0, 1}) || k.Scale[1] != 1.3 {
+		t.Errorf("an11 frame 3 knee (scale only) %+v", k)
 	}
-	if none := l[4*2+0]; none != identityTransform {
-		t.Errorf("an11 frame 4 knee (no flags) %+v", none)
+	if knee[4] != identityTransform {
+		t.Errorf("an11 frame 4 knee (no flags) %+v", knee[4])
+	}
+	if hip := a.track(1, a.offsets(), nil); hip[2].Position != ([3]float32{0, 0.2, 1}) || hip[2].Rotation != identityTransform.Rotation {
+		t.Errorf("an11 frame 2 hip %+v", hip[2])
 	}
 	b := an10File()
-	l = b.Locals()
+	hips, knees := b.track(0, b.offsets(), nil), b.track(1, b.offsets(), nil)
 	for f := range b.Frames {
-		hip, knee := l[2*f], l[2*f+1]
+		hip, knee := hips[f], knees[f]
 		wantZ := 1 + 0.1*float64(min(f, 2))
 		if math.Abs(float64(hip.Position[2])-wantZ) > 1e-4 || math.Abs(float64(knee.Position[0])-0.5) > 1e-4 {
 			t.Errorf("an10 frame %d: hip %v knee %v", f, hip.Position, knee.Position)
@@ -193,7 +201,7 @@ func TestAnimLocals(t *testing.T) {
 
 // TestAnimScene: one channel per path and animated joint, on the joint
 // of that name (behind the synthetic root of the two roots), times at the
-// file's rate.
+// file's rate, one key for a component that never changes.
 func TestAnimScene(t *testing.T) {
 	for _, fx := range animFixtures {
 		a := fx.build()
@@ -213,9 +221,23 @@ func TestAnimScene(t *testing.T) {
 			if ch.Kind != decode.TargetJoint || sc.Skeleton.Joints[ch.Index].Name != a.Joints[j].Name {
 				t.Errorf("%s: channel %d on %d", fx.name, i, ch.Index)
 			}
+			// All frames at the file's rate, or one key where the
+			// component never changes.
+			tr := a.track(i/3, a.offsets(), nil)
+			changes := false
+			for _, x := range tr {
+				switch ch.Path {
+				case decode.PathTranslation:
+					changes = changes || x.Position != tr[0].Position
+				case decode.PathRotation:
+					changes = changes || x.Rotation != tr[0].Rotation
+				default:
+					changes = changes || x.Scale != tr[0].Scale
+				}
+			}
 			last := float32(a.Frames-1) / float32(a.Rate())
-			if len(ch.Times) != a.Frames || ch.Times[len(ch.Times)-1] != last {
-				t.Errorf("%s: channel %d times %v", fx.name, i, ch.Times)
+			if changes && (len(ch.Times) != a.Frames || ch.Times[len(ch.Times)-1] != last) || !changes && !reflect.DeepEqual(ch.Times, []float32{0}) {
+				t.Errorf("%s: channel %d (changes %v) times %v", fx.name, i, changes, ch.Times)
 			}
 		}
 	}
@@ -256,8 +278,8 @@ func TestAnimRefusals(t *testing.T) {
 	}{
 		{"duplicate joint", func(a *Anim) { a.Animated[1] = a.Animated[0] }, "animated_joint[1]"},
 		{"joint out of range", func(a *Anim) { a.Animated[1] = 9 }, "animated_joint[1]"},
-		{"bad flags", func(a *Anim) { a.Keys[3].Flags = 0x10 }, "frame[1].joint[1].flags"},
-		{"nan", func(a *Anim) { a.Keys[0].V[0] = float32(math.NaN()) }, "frame[0].joint[0]"},
+		{"bad flags", func(a *Anim) { a.Flags[3] |= 0x10 }, "frame[1].joint[1].flags"},
+		{"nan", func(a *Anim) { a.Values[0] = float32(math.NaN()) }, "frame[0].joint[0]"},
 	}
 	for _, c := range cases {
 		a := an11File()
@@ -360,6 +382,52 @@ func TestAnimAssets(t *testing.T) {
 			if mesh != nil && !mesh[j.Name] {
 				t.Errorf("%s: joint %q is not a bone of its mesh", name, j.Name)
 			}
+		}
+	}
+}
+
+// TestAnimAllocation: converting a long animation (Scan, Decode and the
+// .glb) allocates within the hostile corpus's bound, 32 × the file's size
+// + 4 MiB, both when every record is a lone flag byte (the most output per
+// input byte the format allows, were every channel written out) and when
+// every record holds every value.
+func TestAnimAllocation(t *testing.T) {
+	for _, flags := range []uint8{0, 7, 1} {
+		js := make([]Joint, 100)
+		a := &Anim{Magic: MagicAN11, Frames: 3000}
+		for i := range js {
+			js[i] = Joint{Name: fmt.Sprintf("j%d", i), Parent: int16(i - 1)}
+			a.Bind = append(a.Bind, identityTransform)
+			a.Animated = append(a.Animated, int16(i))
+		}
+		a.Joints = js
+		for f := range a.Frames {
+			for range js {
+				q := quatZ(float64(f % 360))
+				addKey(a, flags, [10]float32{float32(f), 0, 0, q[0], q[1], q[2], q[3], 1, 1, 1})
+			}
+		}
+		b, err := EncodeAnim(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := memSource("long.anim", b)
+		var m runtimeMem
+		m.start()
+		if _, err := (AnimFormat{}).Scan(context.Background(), src); err != nil {
+			t.Fatal(err)
+		}
+		sc, err := AnimFormat{}.Decode(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gltf.Encode(sc); err != nil {
+			t.Fatal(err)
+		}
+		got, limit := m.stop(), uint64(32*len(b)+4<<20)
+		t.Logf("flags %d: %d bytes, %d allocated (%.1f×)", flags, len(b), got, float64(got)/float64(len(b)))
+		if got > limit {
+			t.Errorf("flags %d: %d bytes allocated for a %d-byte file, limit %d", flags, got, len(b), limit)
 		}
 	}
 }

@@ -111,9 +111,12 @@
 //   - The .glb holds the skeleton (rest pose: the stored transforms,
 //     chained as a mesh's bones are; an12 has none, so its rest pose is
 //     frame 0) and one animation with a translation, rotation and scale
-//     channel per animated joint, turned from Z up to Y up like the
-//     meshes' bones. Flag bits outside those described, an animated joint
-//     index out of range or given twice, and non-finite values are errors.
+//     channel per animated joint (one key, at time 0, where the value
+//     never changes), turned from Z up to Y up like the meshes' bones.
+//     Flag bits outside those described, an animated joint index out of
+//     range or given twice, and non-finite values are errors.
+//   - The records are kept as stored: a flag byte each and their values in
+//     one array (Anim.Flags, Anim.Values); Scan only checks them.
 package unigine
 
 import (

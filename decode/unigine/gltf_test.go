@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"runtime/debug"
+	"slices"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
