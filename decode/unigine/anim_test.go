@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -315,14 +314,13 @@ func TestAnimRefusals(t *testing.T) {
 // bone names and the an11 kimchi files the ms13 cat's; every fixture and
 // asset .glb passes the validator.
 func TestAnimAssets(t *testing.T) {
-	_, here, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(here), "..", "..", "..", "shared", "assets", "unigine")
+	dir := assetDir()
 	want := map[string][2]int{ // joints, frames
 		"an10_mockup_agent_idle.anim": {53, 56}, "an10_mockup_agent_walk.anim": {53, 26},
 		"an11_cppapi218_Fast_Run.anim": {52, 17}, "an11_kimchi_8710874e1a379982533e623b2b47e0dc8a423139.anim": {289, 1},
 		"an11_kimchi_ae4bd81cdeb1828690fd8d5bf26ec9bfeb9188c2.anim": {289, 31},
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.anim"))
+	files := assetAnims(t)
 	if len(files) == 0 {
 		t.Skip("../shared/assets/unigine absent")
 	}

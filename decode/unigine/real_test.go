@@ -33,18 +33,32 @@ func memSource(name string, b []byte) *decode.Source {
 	return &decode.Source{Name: name, R: bytes.NewReader(b), Size: int64(len(b))}
 }
 
+// assetDir is ../shared/assets/unigine beside the repository, or "" where
+// it is absent.
+func assetDir() string {
+	_, here, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(here), "..", "..", "..", "shared", "assets", "unigine")
+	if _, err := os.Stat(dir); err != nil {
+		return ""
+	}
+	return dir
+}
+
 // assetAnims are the .anim files in ../shared/assets/unigine, or none.
 func assetAnims(t testing.TB) []string {
-	_, here, _, _ := runtime.Caller(0)
-	m, _ := filepath.Glob(filepath.Join(filepath.Dir(here), "..", "..", "..", "shared", "assets", "unigine", "*.anim"))
+	if assetDir() == "" {
+		return nil
+	}
+	m, _ := filepath.Glob(filepath.Join(assetDir(), "*.anim"))
 	return m
 }
 
 // assetFiles are the UNIGINE meshes in ../shared/assets/unigine (ms13 down
 // to ms10), or none where that folder is absent.
 func assetFiles(t testing.TB) []string {
-	_, here, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(here), "..", "..", "..", "shared", "assets", "unigine")
-	m, _ := filepath.Glob(filepath.Join(dir, "*.mesh"))
+	if assetDir() == "" {
+		return nil
+	}
+	m, _ := filepath.Glob(filepath.Join(assetDir(), "*.mesh"))
 	return m
 }
