@@ -54,4 +54,7 @@ type Companion interface {
 	// IsCompanion reports whether name is a companion of some main file
 	// whose name is in siblings.
 	IsCompanion(name string, siblings func(name string) bool) bool
+	// Companions returns the base names of the files beside a main file
+	// called name (a base name) that its outputs are made from.
+	Companions(name string) []string
 }

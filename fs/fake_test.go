@@ -38,6 +38,8 @@ func (fakeFormat) IsCompanion(name string, siblings func(string) bool) bool {
 	return strings.HasSuffix(name, fakeExt+".side") && siblings(strings.TrimSuffix(name, ".side"))
 }
 
+func (fakeFormat) Companions(name string) []string { return []string{name + ".side"} }
+
 func (fakeFormat) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, error) {
 	head := make([]byte, 8)
 	if _, err := src.R.ReadAt(head, 0); err != nil {

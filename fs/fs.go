@@ -94,6 +94,11 @@ type Config struct {
 	// where plain files and big .glb outputs are otherwise passed through
 	// (passthrough.go).
 	NoPassthrough bool
+	// NoDefaultPermissions keeps the kernel from checking permissions on a
+	// mount with allow_other (-o no_default_permissions): every user then
+	// reads every file the daemon can. By default such a mount gets
+	// default_permissions, so each user reads what the modes shown allow.
+	NoDefaultPermissions bool
 	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
 	// converts (gcpace.go); the process's own setting is restored after.
 	ConvertGOGC int
@@ -310,6 +315,11 @@ func timeout(d time.Duration) *time.Duration {
 // and a read-only mount.
 func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 	mo.Options = append(mo.Options, "ro")
+	if mo.AllowOther && !f.cfg.NoDefaultPermissions && !slices.Contains(mo.Options, "default_permissions") {
+		// Other users see the source's modes and owners (below): the
+		// kernel checks them, or anyone could read anything.
+		mo.Options = append(mo.Options, "default_permissions")
+	}
 	if mo.DirectMountFlags == 0 {
 		mo.DirectMountFlags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY
 	}
@@ -348,7 +358,10 @@ func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 	}
 	entry, attr := f.timeouts()
 	return &gofs.Options{
-		MountOptions:    mo,
+		MountOptions: mo,
+		// Modes are shown as they are: go-fuse would otherwise show a mode
+		// of 0 (a source file or folder of mode 000) as 0644 or 0755.
+		NullPermissions: true,
 		EntryTimeout:    timeout(entry),
 		AttrTimeout:     timeout(attr),
 		NegativeTimeout: timeout(f.cfg.NegativeTimeout),
@@ -368,6 +381,9 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 			f.longTTL = f.cfg.EntryTimeout == 0 || f.cfg.AttrTimeout == 0
 			f.watchDir(f.root)
 		}
+	}
+	if mo.AllowOther && f.cfg.NoDefaultPermissions {
+		f.log.Printf("meshfs: allow_other with no_default_permissions: every user may read every file under %s, whatever its mode", mnt)
 	}
 	opts := f.Options(mo)
 	f.raw = newRawFS(gofs.NewNodeFS(f.root, opts), !f.cfg.OpenHandles)

@@ -74,13 +74,35 @@ func (m *meshDir) sourceStat() (*syscall.Stat_t, error) {
 	if err := syscall.Stat(m.abs, &st); err != nil {
 		return nil, err
 	}
+	narrowAccess(m.mesh, &st)
 	if reuse {
 		m.remember(&st, gen, now)
 	}
 	return &st, nil
 }
 
-// remember keeps st, taken at now while the parent folder's change count
+// narrowAccess sets the permission bits of st, the stat of mesh's source
+// file, to those its folder and outputs show: the source's, narrowed by
+// every file the outputs are made from (outputs.Narrow), so that nobody
+// reads through an output what they could not read from its sources. A
+// companion that cannot be stat'ed (missing) narrows nothing: no output
+// has its bytes.
+func narrowAccess(mesh *outputs.Mesh, st *syscall.Stat_t) {
+	srcs := mesh.Sources()
+	if len(srcs) < 2 {
+		return
+	}
+	files := []outputs.Access{{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode}}
+	for _, p := range srcs[1:] {
+		var cs syscall.Stat_t
+		if syscall.Stat(p, &cs) == nil {
+			files = append(files, outputs.Access{Uid: cs.Uid, Gid: cs.Gid, Perm: cs.Mode})
+		}
+	}
+	st.Mode = st.Mode&^0o777 | outputs.Narrow(files...).Perm
+}
+
+// remember keeps st (narrowed: narrowAccess), taken at now while the parent folder's change count
 // was gen, for sourceStat.
 func (m *meshDir) remember(st *syscall.Stat_t, gen uint64, now int64) {
 	m.recent.Store(&recentStat{st: *st, at: now, gen: gen})

@@ -285,9 +285,10 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		fillDirAttr(&out.Attr, &st)
 		node, mode = &dirNode{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFDIR
 	case kindMesh:
-		fillDirAttr(&out.Attr, &st)
 		mesh := outputs.New(p, format)
 		mesh.Limits = d.fsys.limits
+		narrowAccess(mesh, &st)
+		fillDirAttr(&out.Attr, &st)
 		md := &meshDir{fsys: d.fsys, parent: d, abs: p, ident: id, mesh: mesh}
 		// A regular file (a mesh is never a link): this Lstat is the Stat
 		// the listing and lookups that follow need.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,6 +91,9 @@ type mountOpts struct {
 	noPassthrough bool
 	// nonempty: -o nonempty, mount over a folder that holds files.
 	nonempty bool
+	// noDefaultPerms: -o no_default_permissions (allow_other without the
+	// kernel's permission checks).
+	noDefaultPerms bool
 }
 
 func newMountCmd() *cobra.Command {
@@ -129,14 +133,22 @@ ready line says where.
 Sizes are bytes or binary units: 512MiB, 512M and 512MB all mean 512 × 2^20.
 
 Mount options (-o, comma-separated, repeatable): allow_other, allow_root,
-default_permissions, fsname=NAME, nosuid, nodev, noexec, suid, dev, exec,
-cache_size=SIZE, debug, log=FILE, open_handles, nonempty; the options mount(8)
-itself handles (ro, rw, defaults, auto, noauto, user, users, nouser, _netdev,
+default_permissions, no_default_permissions, fsname=NAME, nosuid, nodev, noexec,
+suid, dev, exec, cache_size=SIZE, debug, log=FILE, open_handles, nonempty; the options
+mount(8) itself handles (ro, rw, defaults, auto, noauto, user, users, nouser, _netdev,
 nofail, noatime, relatime, x-*) are accepted and ignored. The mount is always
 read-only.
 
+Permissions: files and folders show the owner, group and mode of their source (write
+bits removed); a mesh folder and its outputs show those of the mesh file, narrowed by
+its companion files (a .msh.blob), so nobody reads through the mount what they could
+not read from the source; .meshfs is the daemon's user's alone. allow_other turns
+default_permissions on, so that the kernel checks these modes for every user;
+no_default_permissions turns it off (every user then reads every file the daemon
+can: a warning is logged).
+
 fstab (install the binary as /sbin/mount.meshfs, or link it there):
-  /srv/game/assets  /mnt/assets  meshfs  ro,allow_other,cache_size=1G,nofail  0 0`,
+  /srv/game/assets  /mnt/assets  meshfs  ro,allow_other,default_permissions,cache_size=1G,nofail  0 0`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.entryAuto = !cmd.Flags().Changed("entry-timeout")
@@ -189,6 +201,8 @@ func (o *mountOpts) parseOptions() error {
 			case opt == "":
 			case key == "allow_other":
 				o.fuse.AllowOther = true
+			case key == "no_default_permissions":
+				o.noDefaultPerms = true
 			case key == "allow_root", key == "default_permissions",
 				key == "nosuid", key == "nodev", key == "noexec", key == "suid", key == "dev", key == "exec":
 				o.fuse.Options = append(o.fuse.Options, opt)
@@ -218,6 +232,9 @@ func (o *mountOpts) parseOptions() error {
 				return fmt.Errorf("unknown mount option %q", opt)
 			}
 		}
+	}
+	if o.noDefaultPerms && slices.Contains(o.fuse.Options, "default_permissions") {
+		return fmt.Errorf("-o default_permissions and no_default_permissions contradict each other")
 	}
 	return nil
 }
@@ -328,18 +345,19 @@ func serve(paths meshfs.Paths, o *mountOpts, stdout, stderr io.Writer, ready *os
 		defer disk.Close()
 	}
 	fsys, err := meshfs.New(meshfs.Config{
-		Source:          paths.Source,
-		CacheSize:       o.cacheSize,
-		EntryTimeout:    autoTTL(o.entryAuto, o.entryTTL),
-		AttrTimeout:     autoTTL(o.attrAuto, o.attrTTL),
-		NegativeTimeout: ttl(o.negTTL),
-		Log:             logger,
-		Limits:          &o.limits,
-		Concurrency:     o.jobs,
-		DiskCache:       disk,
-		OpenHandles:     o.openHandles,
-		NoPassthrough:   o.noPassthrough,
-		ConvertGOGC:     convertGOGC,
+		Source:               paths.Source,
+		CacheSize:            o.cacheSize,
+		EntryTimeout:         autoTTL(o.entryAuto, o.entryTTL),
+		AttrTimeout:          autoTTL(o.attrAuto, o.attrTTL),
+		NegativeTimeout:      ttl(o.negTTL),
+		Log:                  logger,
+		Limits:               &o.limits,
+		Concurrency:          o.jobs,
+		DiskCache:            disk,
+		OpenHandles:          o.openHandles,
+		NoPassthrough:        o.noPassthrough,
+		NoDefaultPermissions: o.noDefaultPerms,
+		ConvertGOGC:          convertGOGC,
 	})
 	if err != nil {
 		return err

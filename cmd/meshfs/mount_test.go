@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -460,5 +461,70 @@ func TestMountOpenHandles(t *testing.T) {
 		if err := d.stop(t, syscall.SIGTERM); err != nil {
 			t.Fatalf("exit: %v\n%s", err, d.stderr)
 		}
+	}
+}
+
+// superOptions returns the super options of the mount at mnt: its own line
+// of /proc/self/mountinfo.
+func superOptions(t *testing.T, mnt string) []string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var super []string
+	for _, l := range strings.Split(string(b), "\n") {
+		// ID parent major:minor root mountpoint options [tags] - type source super
+		f := strings.Fields(l)
+		if len(f) < 6 || f[4] != mnt {
+			continue
+		}
+		i := slices.Index(f, "-")
+		if i < 0 || i+3 >= len(f) {
+			t.Fatalf("mountinfo line %q", l)
+		}
+		super = strings.Split(f[i+3], ",")
+	}
+	if super == nil {
+		t.Fatalf("%s is not in /proc/self/mountinfo", mnt)
+	}
+	return super
+}
+
+// TestMountAllowOtherChecksPermissions: -o allow_other alone mounts with
+// default_permissions; -o no_default_permissions leaves it off and warns;
+// asking for both is refused. --help's fstab line is the safe form.
+func TestMountAllowOtherChecksPermissions(t *testing.T) {
+	src := sourceTree(t)
+	mnt := mountDir(t)
+	d := startMount(t, "-o", "allow_other", "--no-disk-cache", src, mnt)
+	if super := superOptions(t, mnt); !slices.Contains(super, "allow_other") || !slices.Contains(super, "default_permissions") {
+		t.Errorf("-o allow_other: super options %v, want allow_other and default_permissions", super)
+	}
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, d.stderr)
+	}
+
+	d = startMount(t, "-o", "allow_other,no_default_permissions", "--no-disk-cache", src, mnt)
+	if super := superOptions(t, mnt); !slices.Contains(super, "allow_other") || slices.Contains(super, "default_permissions") {
+		t.Errorf("-o allow_other,no_default_permissions: super options %v", super)
+	}
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, d.stderr)
+	}
+	if !strings.Contains(d.stderr.String(), "no_default_permissions: every user may read every file") {
+		t.Errorf("no warning logged:\n%s", d.stderr)
+	}
+
+	out, err := exec.Command(meshfsBin, "mount", "-o", "default_permissions,no_default_permissions", src, mnt).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "contradict") {
+		t.Errorf("both options: %v %s", err, out)
+	}
+	if mounted(t, mnt) {
+		t.Error("mounted with contradicting options")
+	}
+	help, err := exec.Command(meshfsBin, "mount", "--help").CombinedOutput()
+	if err != nil || !strings.Contains(string(help), "meshfs  ro,allow_other,default_permissions,") {
+		t.Errorf("--help's fstab line lacks default_permissions (%v):\n%s", err, help)
 	}
 }

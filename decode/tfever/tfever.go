@@ -52,6 +52,9 @@ func (Msh) IsCompanion(name string, siblings func(string) bool) bool {
 	return hasExt(main, ".msh") && siblings(main)
 }
 
+// Companions names NAME.msh.blob for NAME.msh (.ani files have none).
+func (Msh) Companions(name string) []string { return []string{name + ".blob"} }
+
 func hasExt(name, ext string) bool {
 	return len(name) > len(ext) && strings.EqualFold(name[len(name)-len(ext):], ext)
 }
@@ -82,7 +85,7 @@ func looksLikeText(head []byte) bool {
 }
 
 // blobName is the companion's base name.
-func blobName(src *decode.Source) string { return filepath.Base(src.Name) + ".blob" }
+func blobName(src *decode.Source) string { return Msh{}.Companions(filepath.Base(src.Name))[0] }
 
 // readScript reads the whole script, refusing one beyond the sandbox's limit
 // before allocating.

@@ -86,6 +86,19 @@ func (m *Mesh) openFile(path string) (io.ReaderAt, int64, func(), error) {
 	return f, fi.Size(), func() { f.Close() }, nil
 }
 
+// Sources returns the paths of the files m's outputs are made from: the
+// source file first, then its companions (decode.Companion).
+func (m *Mesh) Sources() []string {
+	paths := []string{m.Path}
+	if c, ok := m.Format.(decode.Companion); ok {
+		dir := filepath.Dir(m.Path)
+		for _, name := range c.Companions(filepath.Base(m.Path)) {
+			paths = append(paths, filepath.Join(dir, name))
+		}
+	}
+	return paths
+}
+
 // GLBName, OBJName and MTLName are the names of the exported files.
 func (m *Mesh) GLBName() string { return m.Base + ".glb" }
 func (m *Mesh) OBJName() string { return m.Base + ".obj" }
