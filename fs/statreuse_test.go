@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/meshfs/meshfs/export/outputs"
 )
 
 // A mesh's source stat is reused by the requests that follow it only while
@@ -17,7 +19,7 @@ func TestSourceStatReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &dirNode{abs: dir}
-	m := &meshDir{parent: d, abs: p}
+	m := &meshDir{parent: d, abs: p, mesh: outputs.New(p, fakeFormat{})}
 	size := func() int64 {
 		t.Helper()
 		st, err := m.sourceStat()
