@@ -534,8 +534,8 @@ func TestNoOpenSourceDescriptors(t *testing.T) {
 	f.srcFDs.mu.Lock()
 	held := f.srcFDs.lru.Len()
 	f.srcFDs.mu.Unlock()
-	if held != maxSrcFDs {
-		t.Fatalf("%d source descriptors held, want %d", held, maxSrcFDs)
+	if held != f.srcFDs.max || held != maxSrcFDs {
+		t.Fatalf("%d source descriptors held, want %d (at most %d)", held, f.srcFDs.max, maxSrcFDs)
 	}
 }
 

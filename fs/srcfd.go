@@ -24,9 +24,20 @@ import (
 // would (a file replaced by another is another node, so another key; one
 // written in place is read as it is now); a raw chunk also by size and
 // mtime, since its offsets come from that version's chunk table. At most
-// maxSrcFDs stay open: each may hold a deleted file's space until it is
-// evicted or the mount closes.
+// maxSrcFDs stay open, and at most a quarter of the process's descriptor
+// limit (srcFDLimit), so that a low limit (ulimit -n 64) leaves the rest to
+// conversions, handles and the disk cache; an open that fails for want of
+// descriptors (EMFILE, ENFILE) closes every idle one kept here and tries
+// once more. Each may hold a deleted file's space until it is evicted or
+// the mount closes.
 const maxSrcFDs = 64
+
+// srcFDLimit is how many source descriptors may stay open under a
+// descriptor limit of nofile: maxSrcFDs, at most a quarter of nofile, and
+// at least one.
+func srcFDLimit(nofile uint64) int {
+	return int(max(1, min(maxSrcFDs, nofile/4)))
+}
 
 type srcKey struct {
 	path          string
@@ -46,6 +57,7 @@ type srcFD struct {
 }
 
 type srcFDs struct {
+	max    int // descriptors kept at most (srcFDLimit)
 	mu     sync.Mutex
 	byKey  map[srcKey]*srcFD
 	lru    list.List // front: most recently used
@@ -53,7 +65,16 @@ type srcFDs struct {
 	opens  atomic.Int64 // descriptors opened (for tests and stats)
 }
 
-func newSrcFDs() *srcFDs { return &srcFDs{byKey: map[srcKey]*srcFD{}} }
+// newSrcFDs returns an empty cache sized for the process's descriptor
+// limit now.
+func newSrcFDs() *srcFDs {
+	var lim syscall.Rlimit
+	nofile := uint64(maxSrcFDs * 4)
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) == nil {
+		nofile = lim.Cur
+	}
+	return &srcFDs{max: srcFDLimit(nofile), byKey: map[srcKey]*srcFD{}}
+}
 
 // get returns a referenced descriptor of k, opening it (and checking with
 // same that the file opened is k's version) on a miss.
@@ -68,6 +89,10 @@ func (c *srcFDs) get(k srcKey, same func(*syscall.Stat_t) bool) (*srcFD, syscall
 	c.mu.Unlock()
 
 	fd, err := syscall.Open(k.path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if (err == syscall.EMFILE || err == syscall.ENFILE) && c.closeIdle() > 0 {
+		// Out of descriptors: those kept here for later reads go first.
+		fd, err = syscall.Open(k.path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	}
 	if err != nil {
 		return nil, gofs.ToErrno(err)
 	}
@@ -98,7 +123,7 @@ func (c *srcFDs) get(k srcKey, same func(*syscall.Stat_t) bool) (*srcFD, syscall
 	}
 	c.byKey[k] = e
 	e.elem = c.lru.PushFront(e)
-	for c.lru.Len() > maxSrcFDs {
+	for c.lru.Len() > c.max {
 		c.evictLocked(c.lru.Back().Value.(*srcFD))
 	}
 	return e, 0
@@ -111,6 +136,22 @@ func (c *srcFDs) evictLocked(e *srcFD) {
 	if e.refs == 0 {
 		syscall.Close(e.fd)
 	}
+}
+
+// closeIdle evicts every kept descriptor and returns how many no reply
+// needed (those are closed now; the others as their replies go).
+func (c *srcFDs) closeIdle() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for c.lru.Len() > 0 {
+		e := c.lru.Back().Value.(*srcFD)
+		if e.refs == 0 {
+			n++
+		}
+		c.evictLocked(e)
+	}
+	return n
 }
 
 func (c *srcFDs) release(e *srcFD) {
