@@ -461,6 +461,11 @@ func (m *meshDir) chunkData(ctx context.Context, fp cache.Fingerprint, r *scanRe
 	if !ok {
 		return nil, nil, os.ErrNotExist
 	}
+	if err := m.mesh.CheckChunk(c); err != nil {
+		// Over a limit: `convert` writes no file for it either.
+		m.fsys.logOnce(m.key(fp, "chunk:"+name), "meshfs: %s: %v", m.abs, err)
+		return nil, nil, err
+	}
 	if c.Load == nil {
 		if c.Offset < 0 || c.Length < 0 || c.Offset > fp.Size || c.Length > fp.Size-c.Offset {
 			// Get the error `convert` reports for this chunk.

@@ -261,44 +261,94 @@ func TestSameBytesAsConvert(t *testing.T) {
 			if err != nil || m == nil {
 				t.Fatalf("%s: not a mesh: %v", name, err)
 			}
-			want := t.TempDir()
-			convErr := m.WriteDir(context.Background(), want)
-			mdir := filepath.Join(mnt, "models", name+fakeExt)
-			var files []string
-			filepath.WalkDir(want, func(p string, d fs.DirEntry, err error) error {
-				if err == nil && !d.IsDir() {
-					rel, _ := filepath.Rel(want, p)
-					files = append(files, rel)
-				}
-				return err
-			})
-			for _, rel := range files {
-				w, _ := os.ReadFile(filepath.Join(want, rel))
-				g, err := os.ReadFile(filepath.Join(mdir, rel))
-				if err != nil {
-					t.Errorf("%s: %s: %v", name, rel, err)
-					continue
-				}
-				if !bytes.Equal(g, w) {
-					t.Errorf("%s: %s differs from convert's (%d vs %d bytes)\n%q\n%q", name, rel, len(g), len(w), g, w)
-				}
-			}
-			// The other way round: the mount lists nothing convert did not
-			// write (a broken mesh's folder has no geometry in either).
-			filepath.WalkDir(mdir, func(p string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() {
-					return err
-				}
-				rel, _ := filepath.Rel(mdir, p)
-				if _, err := os.Stat(filepath.Join(want, rel)); err == nil {
-					return nil
-				}
-				t.Errorf("%s: mount lists %s, convert did not write it", name, rel)
-				return nil
-			})
+			convErr := sameAsConvert(t, m, filepath.Join(mnt, "models", name+fakeExt))
 			if (convErr != nil) != (name == "broken" || name == "bad") {
 				t.Errorf("%s: convert error %v", name, convErr)
 			}
+		}
+	})
+}
+
+// sameAsConvert checks the mesh folder mdir of the mount against what
+// `convert` writes for m: every file convert writes reads the same, and
+// the mount lists no other file but a chunk convert could not write, which
+// reads EIO. It returns convert's error.
+func sameAsConvert(t *testing.T, m *outputs.Mesh, mdir string) error {
+	t.Helper()
+	name := filepath.Base(m.Path)
+	want := t.TempDir()
+	convErr := m.WriteDir(context.Background(), want)
+	var files []string
+	filepath.WalkDir(want, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(want, p)
+			files = append(files, rel)
+		}
+		return err
+	})
+	for _, rel := range files {
+		w, _ := os.ReadFile(filepath.Join(want, rel))
+		g, err := os.ReadFile(filepath.Join(mdir, rel))
+		if err != nil {
+			t.Errorf("%s: %s: %v", name, rel, err)
+			continue
+		}
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s: %s differs from convert's (%d vs %d bytes)\n%q\n%q", name, rel, len(g), len(w), g, w)
+		}
+	}
+	// The other way round: the mount lists nothing convert did not write
+	// (a broken mesh's folder has no geometry in either), but a chunk
+	// convert failed to write.
+	filepath.WalkDir(mdir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(mdir, p)
+		if _, err := os.Stat(filepath.Join(want, rel)); err == nil {
+			return nil
+		}
+		if convErr == nil || !strings.HasPrefix(rel, outputs.ChunksDir+"/") {
+			t.Errorf("%s: mount lists %s, convert did not write it", name, rel)
+		} else if _, err := os.ReadFile(p); !errors.Is(err, syscall.EIO) {
+			t.Errorf("%s: %s, which convert could not write: %v, want EIO", name, rel, err)
+		}
+		return nil
+	})
+	return convErr
+}
+
+// A chunk larger than --max-output-size is refused by the mount as by
+// `convert`, raw chunks (read from the source itself) included: EIO, and
+// the same error.txt.
+func TestChunkLimitAsConvert(t *testing.T) {
+	bothModes(t, func(t *testing.T) {
+		src := t.TempDir()
+		// HEAD (8 bytes, raw) fits; POS (108 bytes, raw) and POS.x2 (216,
+		// loaded) do not.
+		write(t, filepath.Join(src, "m"+fakeExt), fakeMesh(3, 1))
+		lim := outputs.DefaultLimits
+		lim.MaxOutputSize = 64
+		_, mnt := mountT(t, src, Config{Limits: &lim})
+		guardMount(t, mnt, mountGuard)
+		m, err := outputs.Open(filepath.Join(src, "m"+fakeExt))
+		if err != nil || m == nil {
+			t.Fatalf("not a mesh: %v", err)
+		}
+		m.Limits = lim
+		mdir := filepath.Join(mnt, "m"+fakeExt)
+		if err := sameAsConvert(t, m, mdir); err == nil {
+			t.Fatal("convert took a chunk over the limit")
+		}
+		if _, err := os.ReadFile(filepath.Join(mdir, "chunks", "POS")); !errors.Is(err, syscall.EIO) {
+			t.Errorf("raw chunk over the limit: %v, want EIO", err)
+		}
+		if b, err := os.ReadFile(filepath.Join(mdir, "chunks", "HEAD")); err != nil || len(b) != 8 {
+			t.Errorf("chunk within the limit: %d bytes, %v", len(b), err)
+		}
+		txt, err := os.ReadFile(filepath.Join(mdir, outputs.ErrorName))
+		if err != nil || !strings.Contains(string(txt), "chunks/POS:") || !strings.Contains(string(txt), outputs.FlagMaxOutputSize) {
+			t.Errorf("error.txt %q %v: want the raw chunk's limit error", txt, err)
 		}
 	})
 }

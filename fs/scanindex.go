@@ -430,7 +430,7 @@ func (m *meshDir) knownSizeIn(r *scanResult, fp cache.Fingerprint, kind outKind,
 		if !ok {
 			return 0, false
 		}
-		if max := m.mesh.Limits.MaxOutputSize; max > 0 && c.Size > max {
+		if m.mesh.CheckChunk(c) != nil {
 			return 0, false
 		}
 		if c.Load == nil {

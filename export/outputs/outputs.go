@@ -202,7 +202,7 @@ func (m *Mesh) decode(ctx context.Context) (*decode.Scene, error) {
 // Limits.MaxOutputSize is an error, found before anything is loaded. Its
 // errors name the file and the chunk.
 func (m *Mesh) ChunkBytes(c *decode.Chunk) ([]byte, error) {
-	if err := m.checkOutput(ChunksDir+"/"+c.Name, c.Size); err != nil {
+	if err := m.CheckChunk(c); err != nil {
 		return nil, err
 	}
 	b, err := m.chunkBytes(c)
@@ -213,6 +213,18 @@ func (m *Mesh) ChunkBytes(c *decode.Chunk) ([]byte, error) {
 		err = &decode.FormatError{File: m.Path, Section: ChunksDir + "/" + c.Name, Offset: c.Offset, Msg: "reading the chunk", Err: err}
 	}
 	return b, err
+}
+
+// CheckChunk returns the error ChunkBytes gives c before reading anything:
+// the chunk's file (Length bytes of the source for a raw chunk, Size for
+// one loaded) is larger than Limits.MaxOutputSize. The mount, which serves
+// raw chunks from the source itself, refuses the same chunks.
+func (m *Mesh) CheckChunk(c *decode.Chunk) error {
+	size := c.Size
+	if c.Load == nil {
+		size = c.Length
+	}
+	return m.checkOutput(ChunksDir+"/"+c.Name, size)
 }
 
 func (m *Mesh) chunkBytes(c *decode.Chunk) ([]byte, error) {
