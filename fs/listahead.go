@@ -148,7 +148,7 @@ func (f *FS) sniffFolder(dir string, limit int) int {
 			formats.IsCompanion(names[i], siblings) {
 			return
 		}
-		if _, read := f.sniffNew(p, &st); read {
+		if _, read, _ := f.sniffNew(p, &st); read {
 			f.ahead.sniffs.Add(1)
 		}
 	})

@@ -191,54 +191,76 @@ func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno
 
 // entryKind decides what the source entry name (stat st) shows as: a folder,
 // a plain file, a symlink, a mesh folder (with its format), or nothing
-// (hidden companions, sockets, devices).
-func (d *dirNode) entryKind(name string, st *syscall.Stat_t, siblings func(string) bool) (uint32, decode.Format) {
+// (hidden companions, sockets, devices). known is false when a regular
+// file could not be sniffed (shown as a plain file for now).
+func (d *dirNode) entryKind(name string, st *syscall.Stat_t, siblings func(string) bool) (kind uint32, f decode.Format, known bool) {
 	switch st.Mode & syscall.S_IFMT {
 	case syscall.S_IFDIR:
-		return syscall.S_IFDIR, nil
+		return syscall.S_IFDIR, nil, true
 	case syscall.S_IFLNK:
-		return syscall.S_IFLNK, nil
+		return syscall.S_IFLNK, nil, true
 	case syscall.S_IFREG:
 		if formats.IsCompanion(name, siblings) {
-			return 0, nil
+			return 0, nil, true
 		}
-		if f := d.fsys.sniff(filepath.Join(d.abs, name), st); f != nil {
-			return kindMesh, f
+		f, known := d.sniff(name, st)
+		if f != nil {
+			return kindMesh, f, known
 		}
-		return syscall.S_IFREG, nil
+		return syscall.S_IFREG, nil, known
 	}
-	return 0, nil
+	return 0, nil, true
+}
+
+// sniff returns the format of the regular file name (stat st) in d, or nil,
+// and whether that is known: the last listing's answer for the same version
+// of the file, else the file system's (FS.sniffNew). The listing keeps the
+// answers of all its entries, however many: relisting a folder bigger than
+// the sniff cache sniffs only what changed.
+func (d *dirNode) sniff(name string, st *syscall.Stat_t) (decode.Format, bool) {
+	if l := d.listed.Load(); l != nil {
+		if fm, ok := l.formats[name]; ok {
+			if ps := l.st[name]; ps != nil && cache.FromStat(ps) == cache.FromStat(st) {
+				return fm, true
+			}
+		}
+	}
+	fm, _, known := d.fsys.sniffNew(filepath.Join(d.abs, name), st)
+	return fm, known
 }
 
 // sniff returns the format of the source file at path, or nil.
 func (f *FS) sniff(path string, st *syscall.Stat_t) decode.Format {
-	fm, _ := f.sniffNew(path, st)
+	fm, _, _ := f.sniffNew(path, st)
 	return fm
 }
 
 // sniffNew is sniff, also reporting whether the file was read (no sniff of
-// this version was cached).
-func (f *FS) sniffNew(path string, st *syscall.Stat_t) (decode.Format, bool) {
+// this version was cached) and whether the answer is known (false: the
+// file could not be read; it is shown as a plain file, whose open reports
+// the error, and sniffed again next time).
+func (f *FS) sniffNew(path string, st *syscall.Stat_t) (fm decode.Format, read, known bool) {
 	k := sniffKey{path, cache.FromStat(st)}
 	if r, ok := f.sniffs.GetIfPresent(k); ok {
-		return r.format, false
+		return r.format, false, true
 	}
 	f.sniffCount.Add(1)
 	fm, err := formats.SniffFile(path)
 	if err != nil {
-		// Unreadable: show it as a plain file, whose open reports the error.
-		return nil, true
+		return nil, true, false
 	}
 	f.sniffs.Set(k, sniffResult{fm})
-	return fm, true
+	return fm, true, true
 }
 
 // listedStats are a listing's entry stats, taken from nanotime at while the
-// folder's change count was gen.
+// folder's change count was gen, and the formats (nil: none) of its
+// regular files whose sniff is known, for the next listing (dirNode.sniff).
 type listedStats struct {
-	at  int64
-	gen uint64
-	st  map[string]*syscall.Stat_t
+	at      int64
+	gen     uint64
+	st      map[string]*syscall.Stat_t
+	formats map[string]decode.Format
 }
 
 // lstat is Lstat of the entry name, or its stat from a listing made within
@@ -273,7 +295,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if err := d.lstat(name, &st, gen, now); err != nil {
 		return nil, gofs.ToErrno(err)
 	}
-	kind, format := d.entryKind(name, &st, d.siblingExists)
+	kind, format, _ := d.entryKind(name, &st, d.siblingExists)
 	if kind == 0 {
 		return nil, syscall.ENOENT
 	}
@@ -348,6 +370,8 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	// warm listing only stats).
 	kinds := make([]fuse.DirEntry, len(ents))
 	stats := make([]syscall.Stat_t, len(ents))
+	fmts := make([]decode.Format, len(ents))
+	known := make([]bool, len(ents))
 	gen, now := d.changes.Load(), time.Now().UnixNano()
 	entry := func(i int) {
 		name := ents[i].Name()
@@ -355,7 +379,10 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 		if err := syscall.Lstat(filepath.Join(d.abs, name), st); err != nil {
 			return // gone since the listing: kind 0, left out
 		}
-		kind, _ := d.entryKind(name, st, siblings)
+		kind, fm, ok := d.entryKind(name, st, siblings)
+		if kind == kindMesh || kind == syscall.S_IFREG {
+			fmts[i], known[i] = fm, ok
+		}
 		if kind == kindMesh {
 			kind = syscall.S_IFDIR
 		}
@@ -363,12 +390,16 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	}
 	eachConcurrently(len(ents), min(listWorkers, len(ents)/listPerWorker), entry)
 	list := kinds[:0]
-	listed := &listedStats{at: now, gen: gen, st: make(map[string]*syscall.Stat_t, len(ents))}
+	listed := &listedStats{at: now, gen: gen, st: make(map[string]*syscall.Stat_t, len(ents)),
+		formats: map[string]decode.Format{}}
 	var subdirs *folderOrder
 	for i, e := range kinds {
 		if e.Mode != 0 {
 			list = append(list, e)
 			listed.st[e.Name] = &stats[i]
+			if known[i] {
+				listed.formats[e.Name] = fmts[i]
+			}
 			if stats[i].Mode&syscall.S_IFMT == syscall.S_IFDIR {
 				subdirs = subdirs.add(e.Name)
 			}

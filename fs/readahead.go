@@ -141,7 +141,7 @@ func (d *dirNode) scanAhead(ctx context.Context, after string) {
 			continue
 		}
 		// The sniff is cached by the listing the walker just read.
-		kind, format := d.entryKind(name, &st, siblings)
+		kind, format, _ := d.entryKind(name, &st, siblings)
 		if kind != kindMesh {
 			continue
 		}
