@@ -391,6 +391,7 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.raw.srv.Store(srv)
 	go srv.Serve()
 	if err := srv.WaitMount(); err != nil {
 		// As gofs.Mount: a failed mount leaves a serve loop that ends.

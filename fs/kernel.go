@@ -62,6 +62,10 @@ type rawFS struct {
 	mu     sync.Mutex
 	held   map[heldKey]*heldDir
 	closed bool
+
+	// srv is the mount's server (set by FS.Mount before it serves), for
+	// the notifications a refused WRITE sends (Write).
+	srv atomic.Pointer[fuse.Server]
 }
 
 type heldKey struct{ node, off uint64 }
@@ -190,6 +194,42 @@ func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 	// ENOSYS: this open succeeds without a handle, and the kernel sends no
 	// OPEN for any file again.
 	return fuse.ENOSYS
+}
+
+// Write refuses every write. None arrives while the mount is read-only; a
+// root `mount -o remount,rw` lets write opens through, and under no_open the
+// kernel does not ask the daemon about them (every OPEN but the first is
+// skipped), so root's stores into a shared mapping reach the page cache,
+// which every reader of the file shares. Their WRITE (at close, msync or
+// writeback) is refused here, and the file's pages are dropped once the
+// reply is on its way: readers get the daemon's bytes again. Until then the
+// stores are visible (a known limit: the kernel never asks before it).
+func (r *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
+	return r.refuseWrite(in)
+}
+
+// Writev is what go-fuse asks first for a WRITE.
+func (r *rawFS) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte) (uint32, fuse.Status) {
+	return r.refuseWrite(in)
+}
+
+func (r *rawFS) refuseWrite(in *fuse.WriteIn) (uint32, fuse.Status) {
+	if srv := r.srv.Load(); srv != nil {
+		node := in.NodeId
+		// Not from this request: the invalidation waits for the
+		// writeback this reply ends.
+		go srv.InodeNotify(node, 0, 0)
+	}
+	return 0, fuse.Status(syscall.EROFS)
+}
+
+// CopyFileRange and Fallocate would write too.
+func (r *rawFS) CopyFileRange(cancel <-chan struct{}, in *fuse.CopyFileRangeIn) (uint32, fuse.Status) {
+	return 0, fuse.Status(syscall.EROFS)
+}
+
+func (r *rawFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Status {
+	return fuse.Status(syscall.EROFS)
 }
 
 func (r *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {

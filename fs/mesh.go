@@ -1057,7 +1057,7 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 
 func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	o.m.fsys.touch()
-	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND|syscall.O_CREAT) != 0 {
+	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
 	ptNode := o.kind == kGLB && o.m.fsys.passthroughWanted() && o.m.fsys.disk != nil

@@ -520,7 +520,7 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 }
 
 func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND|syscall.O_CREAT) != 0 {
+	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
 	f, err := os.Open(p.abs)

@@ -316,7 +316,7 @@ func (s *statsFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.A
 }
 
 func (s *statsFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND) != 0 {
+	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
 	s.fsys.openHandles.Add(1)

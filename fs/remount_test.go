@@ -1,0 +1,98 @@
+package fs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// remountRW makes the mount at mnt writable, as root's
+// `mount -o remount,rw` does.
+func remountRW(t *testing.T, mnt string) {
+	t.Helper()
+	if err := syscall.Mount("", mnt, "", syscall.MS_REMOUNT|syscall.MS_NOSUID|syscall.MS_NODEV, ""); err != nil {
+		t.Skipf("remount rw: %v", err)
+	}
+	if opts, _ := mountOptionsOf(t, mnt); !hasOption(opts, "rw") {
+		t.Fatalf("remounted, mount options %v", opts)
+	}
+}
+
+// TestRemountRW: after root remounts the mount read-write, no write reaches
+// the source or stays visible to readers. With handles every write open is
+// refused (EROFS). Under no_open the kernel opens without asking, so root's
+// O_RDWR open succeeds (a known limit), but write() fails and the stores of
+// a shared mapping are dropped once written back: another reader then reads
+// the source's bytes.
+func TestRemountRW(t *testing.T) {
+	bothModes(t, func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("remounting needs root")
+		}
+		src := t.TempDir()
+		const text = "hello world\n"
+		write(t, filepath.Join(src, "a.txt"), []byte(text))
+		write(t, filepath.Join(src, "m"+fakeExt), fakeMesh(2, 1))
+		_, mnt := mountT(t, src, Config{})
+		guardMount(t, mnt, mountGuard)
+		p := filepath.Join(mnt, "a.txt")
+		glb := filepath.Join(mnt, "m"+fakeExt, "m.glb")
+		wantGLB, err := os.ReadFile(glb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(p); err != nil || string(b) != text {
+			t.Fatalf("a.txt: %q %v", b, err)
+		}
+		remountRW(t, mnt)
+
+		for _, path := range []string{p, glb} {
+			f, err := os.OpenFile(path, os.O_RDWR, 0)
+			if strings.HasSuffix(t.Name(), "/"+handlesMode) {
+				if !errors.Is(err, syscall.EROFS) {
+					t.Errorf("%s: O_RDWR open with handles: %v, want EROFS", path, err)
+				}
+				if err == nil {
+					f.Close()
+				}
+				continue
+			}
+			if err != nil {
+				// The kernel asked after all: refused is as good.
+				continue
+			}
+			if _, err := f.Write([]byte("X")); err == nil {
+				t.Errorf("%s: write went through", path)
+			}
+			m, err := syscall.Mmap(int(f.Fd()), 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+			if err != nil {
+				f.Close()
+				continue // no shared writable mapping: nothing to leak
+			}
+			copy(m, "JUNK")
+			syscall.Munmap(m)
+			f.Close() // writes the page back: refused
+		}
+		if b, _ := os.ReadFile(filepath.Join(src, "a.txt")); string(b) != text {
+			t.Fatalf("the source changed: %q", b)
+		}
+		if !waitFor(10*time.Second, func() bool {
+			b, err := os.ReadFile(p)
+			return err == nil && string(b) == text
+		}) {
+			b, err := os.ReadFile(p)
+			t.Errorf("a.txt reads %q %v after a refused write, want %q", b, err, text)
+		}
+		if !waitFor(10*time.Second, func() bool {
+			b, err := os.ReadFile(glb)
+			return err == nil && string(b) == string(wantGLB)
+		}) {
+			b, _ := os.ReadFile(glb)
+			t.Errorf("m.glb reads %.8q… after a refused write, want its conversion", b)
+		}
+	})
+}
