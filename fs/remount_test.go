@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
 // remountRW makes the mount at mnt writable, as root's
@@ -93,6 +95,36 @@ func TestRemountRW(t *testing.T) {
 		}) {
 			b, _ := os.ReadFile(glb)
 			t.Errorf("m.glb reads %.8q… after a refused write, want its conversion", b)
+		}
+	})
+}
+
+// TestRemountRWOthersRefused: after root remounts an allow_other mount
+// read-write, other users still cannot open a file for writing, even one
+// whose source is 0666: no file shows a write bit, and default_permissions
+// has the kernel check that (under no_open, where it does not ask us).
+func TestRemountRWOthersRefused(t *testing.T) {
+	bothModes(t, func(t *testing.T) {
+		src := reachableDir(t)
+		p := filepath.Join(src, "open.txt")
+		write(t, p, []byte("anyone\n"))
+		if err := os.Chmod(p, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		_, mnt := mountOther(t, src, Config{}, fuse.MountOptions{})
+		at := filepath.Join(mnt, "open.txt")
+		// The first open of the connection (no_open begins with it).
+		if b, err := os.ReadFile(at); err != nil || string(b) != "anyone\n" {
+			t.Fatalf("open.txt: %q %v", b, err)
+		}
+		remountRW(t, mnt)
+		wantPerm(t, at, 0o444)
+		out, err := asNobody(t, "sh", "-c", `exec 3<>"$1" && echo opened`, "sh", at)
+		if err == nil || !strings.Contains(out, "Permission denied") {
+			t.Errorf("nobody: O_RDWR open after remount,rw: %v %q, want Permission denied", err, out)
+		}
+		if b, _ := os.ReadFile(p); string(b) != "anyone\n" {
+			t.Errorf("the source changed: %q", b)
 		}
 	})
 }
