@@ -85,8 +85,9 @@ func (m *meshDir) sourceStat() (*syscall.Stat_t, error) {
 // file, to those its folder and outputs show: the source's, narrowed by
 // every file the outputs are made from (outputs.Narrow), so that nobody
 // reads through an output what they could not read from its sources. A
-// companion that cannot be stat'ed (missing) narrows nothing: no output
-// has its bytes.
+// companion is stat'ed through a link (the file whose bytes would be read);
+// one that cannot be stat'ed (missing) narrows nothing: no output has its
+// bytes.
 func narrowAccess(mesh *outputs.Mesh, st *syscall.Stat_t) {
 	srcs := mesh.Sources()
 	if len(srcs) < 2 {
@@ -102,8 +103,8 @@ func narrowAccess(mesh *outputs.Mesh, st *syscall.Stat_t) {
 	st.Mode = st.Mode&^0o777 | outputs.Narrow(files...).Perm
 }
 
-// remember keeps st (narrowed: narrowAccess), taken at now while the parent folder's change count
-// was gen, for sourceStat.
+// remember keeps st (narrowed by narrowAccess), taken at now while the
+// parent folder's change count was gen, for sourceStat.
 func (m *meshDir) remember(st *syscall.Stat_t, gen uint64, now int64) {
 	m.recent.Store(&recentStat{st: *st, at: now, gen: gen})
 }
