@@ -196,6 +196,7 @@ func permTree(t *testing.T) string {
 		"zero.txt":                 {[]byte("root's 0000 file\n"), 0},
 		"private.txt":              {[]byte("root's 0600 file\n"), 0o600},
 		"d0700/inner.txt":          {[]byte("inside a 0700 folder\n"), 0o644},
+		"d0700/broken.fmesh":       {fakeScanBroken(), 0o644},
 		"d0000/inner.txt":          {[]byte("inside a 0000 folder\n"), 0o644},
 		"open.fmesh":               {fakeMesh(3, 1), 0o644},
 		"private.fmesh":            {fakeMesh(3, 2), 0o600},
@@ -285,6 +286,19 @@ func TestPermissionsAsTheyAre(t *testing.T) {
 			"tfsecret/cube.msh", "tfsecret/cube.msh/cube.glb", "tfsecret/cube.msh/header.json",
 			"tfsecret/cube.msh/chunks/position.bin",
 			"tfgroup/cube.msh/cube.glb", "tfgroup/cube.msh/chunks/position.bin"} {
+			wantNobodyDenied(t, at(p))
+		}
+		// .meshfs names broken meshes anywhere and quotes their errors:
+		// the daemon's user's alone.
+		if _, err := os.ReadDir(at("d0700/broken.fmesh")); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(at(".meshfs/errors.txt")); err != nil || !strings.Contains(string(b), "d0700/broken.fmesh") {
+			t.Errorf("root: .meshfs/errors.txt %q %v, want the broken mesh", b, err)
+		}
+		wantPerm(t, at(".meshfs"), 0o500)
+		wantPerm(t, at(".meshfs/errors.txt"), 0o400)
+		for _, p := range []string{".meshfs", ".meshfs/errors.txt", ".meshfs/stats.json"} {
 			wantNobodyDenied(t, at(p))
 		}
 		// Root reads them all (and the denials above are not a broken mount).

@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -193,12 +194,26 @@ func (d *dirNode) lookupStats(ctx context.Context, out *fuse.EntryOut) (*gofs.In
 		return nil, gofs.ToErrno(err)
 	}
 	fillDirAttr(&out.Attr, &st)
+	daemonOnly(&out.Attr)
 	if ch := d.GetChild(statsDirName); ch != nil {
 		if _, ok := ch.Operations().(*statsDir); ok {
 			return ch, 0
 		}
 	}
 	return d.NewInode(ctx, &statsDir{fsys: d.fsys}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
+}
+
+// daemonOnly gives a of .meshfs or a file in it to the daemon's user and
+// group, readable by that user alone: errors.txt and stats.json name broken
+// meshes anywhere in the source and quote their errors (bytes of the file
+// among them), which users who may not read those files must not see.
+func daemonOnly(a *fuse.Attr) {
+	a.Uid, a.Gid = uint32(os.Geteuid()), uint32(os.Getegid())
+	if a.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		a.Mode = syscall.S_IFDIR | 0o500
+	} else {
+		a.Mode = syscall.S_IFREG | 0o400
+	}
 }
 
 // statsDir is .meshfs: it holds stats.json and errors.txt.
@@ -230,7 +245,8 @@ var (
 )
 
 func (s *statsDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	out.Mode = syscall.S_IFDIR | 0o555
+	out.Mode = syscall.S_IFDIR
+	daemonOnly(&out.Attr)
 	out.Nlink = 2
 	return 0
 }
@@ -296,7 +312,8 @@ func (s *statsFile) fill(a *fuse.Attr, fresh bool) {
 	}
 	b, at := s.snap, s.at
 	s.mu.Unlock()
-	a.Mode = syscall.S_IFREG | 0o444
+	a.Mode = syscall.S_IFREG
+	daemonOnly(a)
 	a.Size = uint64(len(b))
 	a.Nlink = 1
 	a.SetTimes(&at, &at, &at)
