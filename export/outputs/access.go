@@ -1,5 +1,10 @@
 package outputs
 
+import (
+	"os"
+	"syscall"
+)
+
 // Access is who may do what with a file: its owner, its group and its
 // permission bits (rwxrwxrwx; no file type, setuid, setgid or sticky bits).
 type Access struct {
@@ -60,4 +65,71 @@ func Narrow(files ...Access) Access {
 	}
 	out.Perm = owner<<6 | group<<3 | other
 	return out
+}
+
+// writeModes returns the modes of the files and folders WriteDir writes in
+// parent for m: the user converting may read and write them (they read
+// every source to make them); their group and others may read them only
+// where Narrow keeps the bit, the output's owner and group being that user
+// and the group its files get in parent.
+func (m *Mesh) writeModes(parent string) (file, dir os.FileMode) {
+	file = 0o644
+	if m.mem == nil {
+		gid := uint32(os.Getegid())
+		var pst syscall.Stat_t
+		if syscall.Stat(parent, &pst) == nil && pst.Mode&syscall.S_ISGID != 0 {
+			gid = pst.Gid // new files take the folder's group
+		}
+		files := []Access{{Uid: uint32(os.Geteuid()), Gid: gid, Perm: 0o777}}
+		for _, p := range m.Sources() {
+			var st syscall.Stat_t
+			if syscall.Stat(p, &st) == nil {
+				files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode})
+			}
+		}
+		file = os.FileMode(Narrow(files...).Perm&0o044 | 0o600)
+	}
+	return file, file | 0o100 | (file&0o044)>>2
+}
+
+// mkdirNarrow makes the folder p with mode (less the umask), or narrows an
+// existing one's mode to it.
+func mkdirNarrow(p string, mode os.FileMode) error {
+	err := os.Mkdir(p, mode)
+	if !os.IsExist(err) {
+		return err
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return &os.PathError{Op: "mkdir", Path: p, Err: syscall.ENOTDIR}
+	}
+	if fi.Mode().Perm()&^mode != 0 {
+		return os.Chmod(p, fi.Mode().Perm()&mode)
+	}
+	return nil
+}
+
+// writeNarrow writes b to the file p with mode (less the umask), narrowing
+// the mode of a file already there: a file written for a source that was
+// readable is not left readable by others when it no longer is.
+func writeNarrow(p string, b []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&^mode != 0 {
+		err = f.Chmod(fi.Mode().Perm() & mode)
+		if err != nil {
+			f.Close()
+			return err
+		}
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -1,7 +1,12 @@
 package outputs_test
 
 import (
+	"context"
+	"io/fs"
 	"math/rand"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
@@ -95,6 +100,71 @@ func TestNarrowNobodyGainsAccess(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestWriteDirModes: convert's files are readable by others only where
+// every source is: a Transport Fever mesh whose .msh.blob is 0600 gives
+// 0600 files and 0700 folders, also over an earlier conversion made while
+// the blob was readable; a readable pair gives readable outputs.
+func TestWriteDirModes(t *testing.T) {
+	src := t.TempDir()
+	for _, name := range []string{"tf2_cube.msh", "tf2_cube.msh.blob"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "tfever", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	blob := filepath.Join(src, "tf2_cube.msh.blob")
+	out := filepath.Join(t.TempDir(), "tf2_cube.msh")
+	convert := func() {
+		t.Helper()
+		m, err := outputs.Open(filepath.Join(src, "tf2_cube.msh"))
+		if err != nil || m == nil {
+			t.Fatalf("not a mesh: %v", err)
+		}
+		if err := m.WriteDir(context.Background(), out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// modes returns the group and other bits of everything under out.
+	modes := func() map[string]os.FileMode {
+		got := map[string]os.FileMode{}
+		filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Fatal(err)
+			}
+			fi, _ := d.Info()
+			rel, _ := filepath.Rel(out, p)
+			got[rel] = fi.Mode().Perm() & 0o077
+			return nil
+		})
+		return got
+	}
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+
+	convert()
+	for rel, m := range modes() {
+		if m != 0o044 && m != 0o055 {
+			t.Errorf("readable sources: %s has group/other bits %o", rel, m)
+		}
+	}
+	if err := os.Chmod(blob, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	convert()
+	got := modes()
+	if len(got) < 5 {
+		t.Fatalf("only %d files written", len(got))
+	}
+	for rel, m := range got {
+		if m != 0 {
+			t.Errorf("0600 blob: %s has group/other bits %o", rel, m)
 		}
 	}
 }

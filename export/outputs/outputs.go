@@ -328,16 +328,22 @@ func ErrorText(errs ...error) []byte {
 // WriteDir writes every output of m into dir (created as needed) exactly as
 // the mount shows them, and returns the joined error of whatever failed
 // (also written to error.txt).
+// Its files and folders are readable by whom every source file is (see
+// writeModes).
 func (m *Mesh) WriteDir(ctx context.Context, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	fileMode, dirMode := m.writeModes(filepath.Dir(dir))
+	if err := mkdirNarrow(dir, dirMode); err != nil {
 		return err
 	}
 	return m.Produce(ctx, func(name string, b []byte) error {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if strings.HasSuffix(name, "/") {
-			return os.MkdirAll(p, 0o755)
+			return mkdirNarrow(p, dirMode)
 		}
-		return os.WriteFile(p, b, 0o644)
+		return writeNarrow(p, b, fileMode)
 	})
 }
 
