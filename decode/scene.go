@@ -13,6 +13,9 @@ type Scene struct {
 	Materials  []Material
 	Skeleton   *Skeleton // nil when the file has no skin
 	Animations []Animation
+	// Repairs lists what Repair changed because the source holds
+	// non-finite values; header.json reports it.
+	Repairs []Repair
 }
 
 // Mesh becomes one glTF node with one glTF mesh; its primitives are the
