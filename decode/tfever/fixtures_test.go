@@ -152,6 +152,65 @@ func trainFeverDoor() *EncMesh {
 	}
 }
 
+// nanGrid is a Transport Fever 2 style mesh as real files break: a curved
+// n×n grid (z = 0.2·x², x and y in [−1, 1]) with a position, normal,
+// tangent and UV per grid point, where some values are NaN: the normal of
+// point nanNormal, the tangent of point nanTangent, the position of
+// nanPosition (a corner) and the UV of nanUV (another corner). The sound
+// normals and tangents are the surface's own, so repaired ones can be
+// compared with what they replace.
+func nanGrid() *EncMesh {
+	const n = 6
+	var pos, nrm, tan, uv []float32
+	for y := range n {
+		for x := range n {
+			px, py := 2*float64(x)/(n-1)-1, 2*float64(y)/(n-1)-1
+			pos = append(pos, float32(px), float32(py), float32(0.2*px*px))
+			nl := math.Hypot(0.4*px, 1)
+			nrm = append(nrm, float32(-0.4*px/nl), 0, float32(1/nl))
+			// u grows with x, v falls with y: the bitangent (increasing v)
+			// is −y, on the side of −cross(n, t): w = −1.
+			tan = append(tan, float32(1/nl), 0, float32(0.4*px/nl), -1)
+			uv = append(uv, float32(x)/(n-1), 1-float32(y)/(n-1))
+		}
+	}
+	nan := float32(math.NaN())
+	for k := range 3 {
+		nrm[3*nanNormal+k] = nan
+		tan[4*nanTangent+k] = nan
+	}
+	pos[3*nanPosition+2] = nan
+	uv[2*nanUV] = float32(math.Inf(1))
+	sm := EncSubMesh{Indices: map[string][]uint32{}}
+	for y := range n - 1 {
+		for x := range n - 1 {
+			a := uint32(y*n + x)
+			b, c, d := a+1, a+uint32(n)+1, a+uint32(n)
+			sm.Indices["position"] = append(sm.Indices["position"], a, b, c, a, c, d)
+		}
+	}
+	for _, name := range []string{"normal", "tangent", "uv0"} {
+		sm.Indices[name] = sm.Indices["position"]
+	}
+	return &EncMesh{
+		Attrs: []EncAttr{
+			{Name: "position", NumComp: 3, Data: pos},
+			{Name: "normal", NumComp: 3, Data: nrm},
+			{Name: "tangent", NumComp: 4, Data: tan},
+			{Name: "uv0", NumComp: 2, Data: uv},
+		},
+		SubMeshes: []EncSubMesh{sm},
+	}
+}
+
+// The grid points of nanGrid with a NaN.
+const (
+	nanNormal   = 2*6 + 2
+	nanTangent  = 3*6 + 3
+	nanPosition = 0
+	nanUV       = 6*6 - 1
+)
+
 // aniTrack returns times (ms) and Z-up column-major matrices: a turn about
 // Z and a tilt about X, a walk along Y, a uniform scale and, at one key, a
 // mirroring X scale.
@@ -190,7 +249,7 @@ func aniTrack() ([]float64, [][16]float64) {
 // fixtures returns every fixture file by name.
 func fixtures(t testing.TB) map[string][]byte {
 	out := map[string][]byte{}
-	for name, m := range map[string]*EncMesh{"tf2_cube": tf2Cube(), "trainfever_door": trainFeverDoor()} {
+	for name, m := range map[string]*EncMesh{"tf2_cube": tf2Cube(), "trainfever_door": trainFeverDoor(), "tf2_nan": nanGrid()} {
 		script, blob, err := EncodeMsh(m)
 		if err != nil {
 			t.Fatal(err)

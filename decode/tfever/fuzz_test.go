@@ -21,7 +21,7 @@ var fuzzLimits = luasandbox.Limits{Timeout: 2 * time.Second, MaxInstructions: 20
 // reader and the blob decoder. Any result must be a FormatError or a scene
 // that keeps the model's invariants.
 func FuzzDecode(f *testing.F) {
-	for _, name := range []string{"tf2_cube", "trainfever_door"} {
+	for _, name := range []string{"tf2_cube", "trainfever_door", "tf2_nan"} {
 		script, err1 := os.ReadFile(filepath.Join(fixtureDir, name+".msh"))
 		blob, err2 := os.ReadFile(filepath.Join(fixtureDir, name+".msh.blob"))
 		if err1 != nil || err2 != nil {
@@ -123,13 +123,18 @@ func checkScene(t *testing.T, s *decode.Scene) {
 				}
 			}
 			for _, v := range p.Tangents {
-				if v[3] != 1 && v[3] != -1 {
+				if v[3] != 1 && v[3] != -1 || !finite(v[:]...) {
 					t.Fatalf("tangent %v", v)
 				}
 			}
 			for _, uv := range p.UVs {
 				if len(uv) != n {
 					t.Fatal("uv length differs")
+				}
+				for _, v := range uv {
+					if !finite(v[:]...) {
+						t.Fatalf("non-finite uv %v", v)
+					}
 				}
 			}
 			for _, c := range p.Colors {

@@ -212,6 +212,9 @@ func (f Msh) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, e
 		return st, err
 	}
 	st.Header.Add("otherAttributes", otherStats(m, b))
+	if rs, ok := scanRepairs(ctx, m, b, src.Name, decode.SafeName(f.StripExt(filepath.Base(src.Name)))); ok {
+		st.Header.Add("repairs", decode.RepairFields(rs))
+	}
 	open := src.OpenSibling
 	name := blobName(src)
 	used := map[string]bool{"data.lua": true}
@@ -255,6 +258,44 @@ func (f Msh) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, e
 		}
 	}
 	return st, nil
+}
+
+// scanRepairs returns what Decode repairs (decode.Repair): nothing when
+// the geometry attributes are all finite, else the repairs of the decoded
+// scene. ok is false when the blob cannot be read or the scene cannot be
+// built: Decode reports that error.
+func scanRepairs(ctx context.Context, m *mshData, b *blob, script, name string) (rs []decode.Repair, ok bool) {
+	sound := true
+	for _, a := range m.Attrs {
+		if !isGeometry(a.Name) {
+			continue
+		}
+		buf := make([]byte, a.Count)
+		if _, err := b.r.ReadAt(buf, a.Offset); err != nil && !(err == io.EOF && a.Count == 0) {
+			return nil, false
+		}
+		for i := 0; i+4 <= len(buf); i += 4 {
+			if binary.LittleEndian.Uint32(buf[i:])&0x7f800000 == 0x7f800000 {
+				sound = false
+				break
+			}
+		}
+		if !sound {
+			break
+		}
+	}
+	if sound {
+		return nil, true
+	}
+	data := make([]byte, b.size)
+	if _, err := b.r.ReadAt(data, 0); err != nil && !(err == io.EOF && b.size == 0) {
+		return nil, false
+	}
+	s, err := buildScene(ctx, m, data, b.name, script, name)
+	if err != nil {
+		return nil, false
+	}
+	return s.Repairs, true
 }
 
 // maxChunkName is the length decode.SafeName keeps.
@@ -463,14 +504,7 @@ func buildScene(ctx context.Context, m *mshData, data []byte, file, script, name
 		if !isGeometry(a.Name) {
 			continue
 		}
-		v := floats(data, a)
-		for i, x := range v {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return nil, decode.Errorf(file, "vertexAttr."+a.Name, fmt.Sprintf("item %d", int64(i)/a.NumComp),
-					a.Offset+4*int64(i), "value %v is not a finite number", x)
-			}
-		}
-		vals[a.Name] = v
+		vals[a.Name] = floats(data, a)
 		geo = append(geo, a)
 	}
 	matIndex := map[string]int{}
@@ -503,9 +537,11 @@ func buildScene(ctx context.Context, m *mshData, data []byte, file, script, name
 			}
 			p.Material = idx
 		}
+		p.JoinByValue()
 		mesh.Primitives = append(mesh.Primitives, *p)
 	}
 	s.Meshes = []decode.Mesh{mesh}
+	s.Repair()
 	for _, a := range m.Animations {
 		if anim, ok := keyframeAnimation(a, 0); ok {
 			s.Animations = append(s.Animations, anim)
@@ -516,7 +552,9 @@ func buildScene(ctx context.Context, m *mshData, data []byte, file, script, name
 
 // buildPrimitive joins submesh si's per-attribute index lists into glTF
 // vertices: each distinct tuple of indices is one vertex, numbered in the
-// order of first use, so the output is deterministic.
+// order of first use, so the output is deterministic (buildScene then
+// joins those by value). A normal or tangent with a non-finite component
+// becomes nan3 or nan4 for decode.Repair.
 func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[string][]float32, data []byte, file string) (*decode.Primitive, error) {
 	n := int(sm.index("position").items())
 	lists := make([][]uint32, len(geo))
@@ -561,12 +599,20 @@ func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[stri
 			p.Normals = make([][3]float32, nv)
 			for vi, c := range order {
 				x := at(c)
+				if !decode.Finite(x...) {
+					p.Normals[vi] = nan3 // decode.Repair recomputes it
+					continue
+				}
 				p.Normals[vi] = decode.Normalize3(decode.ZUpToYUp([3]float32{x[0], x[1], x[2]}))
 			}
 		case kindTangent:
 			p.Tangents = make([][4]float32, nv)
 			for vi, c := range order {
 				x := at(c)
+				if !decode.Finite(x...) {
+					p.Tangents[vi] = nan4 // decode.Repair recomputes it
+					continue
+				}
 				t := decode.Normalize3(decode.ZUpToYUp([3]float32{x[0], x[1], x[2]}))
 				w := float32(1)
 				if nc == 4 && x[3] < 0 {
@@ -587,7 +633,10 @@ func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[stri
 				x := at(c)
 				rgba := [4]float32{0, 0, 0, 1}
 				for k := 0; k < nc; k++ {
-					rgba[k] = min(max(x[k], 0), 1)
+					rgba[k] = 0 // and so does NaN
+					if x[k] > 0 {
+						rgba[k] = min(x[k], 1)
+					}
 				}
 				col[vi] = rgba
 			}
@@ -596,6 +645,13 @@ func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[stri
 	}
 	return p, nil
 }
+
+// nan3 and nan4 stand for a normal or tangent with a non-finite component,
+// whatever its other components: one value, so such corners still join.
+var (
+	nan3 = [3]float32{float32(math.NaN()), float32(math.NaN()), float32(math.NaN())}
+	nan4 = [4]float32{float32(math.NaN()), float32(math.NaN()), float32(math.NaN()), float32(math.NaN())}
+)
 
 // joinTuples numbers the distinct index tuples (lists[0][i], lists[1][i],
 // …) of corners i < n in order of first use: idx[i] is corner i's vertex

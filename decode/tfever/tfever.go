@@ -7,6 +7,16 @@
 // Z up to glTF's Y up (decode.ZUpToYUp, a rotation, so windings stay
 // counter-clockwise). UVs are kept as stored: the game samples DDS textures
 // with the top-left origin that glTF uses.
+//
+// Each submesh's per-attribute index lists are joined into vertices by
+// value: corners whose converted attributes are bit-equal share one vertex
+// (decode.Primitive.JoinByValue), so the vertex count is that of the
+// mesh's real topology, not of its corners. Non-finite values (real files
+// hold NaN in a few tangents or normals) do not fail the mesh: they are
+// repaired by decode.Scene.Repair's policy, and header.json's "repairs"
+// lists what was done (an empty list when the geometry is all finite; the
+// scan reads the geometry attributes to tell, and decodes the mesh only
+// when it finds a non-finite value).
 package tfever
 
 import (
