@@ -2,7 +2,8 @@
 // fixture under testdata/ and every real file under ../shared/realdata, it
 // generates broken and malicious variants (truncations at every chunk
 // boundary and at random points, byte flips, counts and offsets replaced by
-// 0, −1, 2^31−1 and 2^32−1, sizes that lie, companion blobs that lie, Lua
+// 0, −1, 2^31−1 and 2^32−1, floats set to NaN or ±Inf (which decoders
+// repair), sizes that lie, companion blobs that lie, Lua
 // scripts that loop, recurse, build huge strings or tables, or reach for
 // os/io/require) and converts each one as `meshfs convert` does
 // (outputs.Mesh.Produce: Scan, header.json, chunks/, Decode, .glb, .obj),

@@ -160,6 +160,10 @@ func (s *seed) blobName() string {
 // 2^31−1, and 2^31 (−2^31 as an i32).
 var wordValues = []uint32{0, 0xffffffff, 0x7fffffff, 0x80000000}
 
+// The non-finite float32 values written over aligned words: a quiet NaN,
+// a negative NaN, +Inf and −Inf.
+var nonFinite = []uint32{0x7fc00000, 0xffc00001, 0x7f800000, 0xff800000}
+
 // gen makes every variant of s. rounds sets how many random points each
 // random kind tries.
 func (s *seed) gen(rng *rand.Rand, rounds int) []variant {
@@ -221,6 +225,24 @@ func (s *seed) gen(rng *rand.Rand, rounds int) []variant {
 				how = "set to 0xff"
 			}
 			out = append(out, s.variant(fmt.Sprintf("%s byte 0x%x %s", name, i, how), name, nb))
+		}
+	}
+
+	// Non-finite floats, which decoders repair (decode.Scene.Repair):
+	// aligned words of the binary files set to a NaN or an infinity.
+	for name, b := range s.files {
+		if name == s.main && s.isLua() {
+			continue
+		}
+		for range rounds {
+			if len(b) < 4 {
+				break
+			}
+			i := 4 * rng.IntN(len(b)/4)
+			v := nonFinite[rng.IntN(len(nonFinite))]
+			nb := slices.Clone(b)
+			binary.LittleEndian.PutUint32(nb[i:], v)
+			out = append(out, s.variant(fmt.Sprintf("%s float at 0x%x = 0x%08x", name, i, v), name, nb))
 		}
 	}
 
