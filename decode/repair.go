@@ -54,17 +54,27 @@ const (
 //     direction (no UV set, or no UV area), the primitive's tangents are
 //     dropped.
 //
-// Non-finite values in other attributes (colours, weights, morph targets)
-// are the exporters' to clamp; they do not change the shape.
+// A primitive that loses all its triangles is removed (its mesh stays, so
+// animation channels keep their targets). Non-finite values in other
+// attributes (colours, weights, morph targets) are the exporters' to
+// clamp; they do not change the shape.
 func (s *Scene) Repair() {
 	for mi := range s.Meshes {
 		m := &s.Meshes[mi]
+		kept := m.Primitives[:0]
 		for pi := range m.Primitives {
-			for _, r := range m.Primitives[pi].Repair() {
+			p := &m.Primitives[pi]
+			had := len(p.Indices) >= 3
+			for _, r := range p.Repair() {
 				r.Mesh = m.Name
 				s.Repairs = append(s.Repairs, r)
 			}
+			if had && len(p.Indices) < 3 {
+				continue // every triangle dropped: no primitive
+			}
+			kept = append(kept, *p)
 		}
+		m.Primitives = kept
 	}
 }
 

@@ -220,6 +220,16 @@ func TestRepairPrimitive(t *testing.T) {
 			t.Fatalf("repairs %+v, want %+v", s.Repairs, want)
 		}
 	})
+	t.Run("primitive emptied", func(t *testing.T) {
+		s := &Scene{Meshes: []Mesh{{Name: "m", Primitives: []Primitive{*square(), *square()}}}}
+		s.Meshes[0].Primitives[0].Positions[0][0] = nan
+		s.Meshes[0].Primitives[0].Positions[2][0] = nan
+		s.Repair()
+		if len(s.Meshes) != 1 || len(s.Meshes[0].Primitives) != 1 || len(s.Meshes[0].Primitives[0].Indices) != 6 ||
+			len(s.Repairs) != 1 || s.Repairs[0].Triangles != 2 {
+			t.Fatalf("%d primitives left, repairs %+v; want the sound one, and 2 triangles dropped", len(s.Meshes[0].Primitives), s.Repairs)
+		}
+	})
 }
 
 // TestRepairFields: header.json's form of the repairs; triangles only
