@@ -49,8 +49,12 @@
 //     winding reversed, then Z up becomes Y up; altogether (x, y, z) →
 //     (x, z, y). Units stay as stored.
 //   - Only the vertices a submesh's faces reference are exported, numbered
-//     in order of first use; a referenced vertex with a non-finite position
-//     is an error, other non-finite attributes become 0.
+//     in order of first use; then vertices whose converted attributes are
+//     bit-equal are joined (decode.Primitive.JoinByValue). Non-finite
+//     positions, UVs, normals and tangents are repaired by
+//     decode.Scene.Repair's policy (triangles dropped, normals and tangents
+//     recomputed); other non-finite attributes (colours, weights) become 0.
+//     header.json does not list the repairs: the scan reads no vertex data.
 //   - A second VERT, index, SKIN or BAS2 chunk is an error for Decode
 //     (nothing says which submeshes it belongs to); Scan lists it. Submeshes
 //     with no faces keep their material but get no primitive. Submeshes may

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"testing"
 
@@ -43,6 +45,10 @@ type fixture struct {
 	before     []Chunk // chunks before the submeshes (BNDS, SKIN, ...)
 	after      []Chunk // chunks after INDX/IND4 (ADJA, SHDW, MROR, ...)
 	padding    int     // garbage vertices inserted before each submesh's vertices
+	// repairs, when set, are what decode.Scene.Repair must report: the
+	// fixture holds non-finite values, so its corners are not compared
+	// with its vertices (TestNaNFixture checks it instead).
+	repairs []decode.Repair
 }
 
 // grid makes an n×n patch of quads in the XY plane, bent a little in Z,
@@ -280,6 +286,26 @@ func fixtures() []fixture {
 					verts: c, tris: tc, infl: implicitLast(mc, 2)},
 			}})
 	}
+	{ // EPLY with NaN in a normal, a tangent (vertex_size + 16) and a position, as
+		// real files of other games have.
+		vs, tris := grid(3, 0, 0, false)
+		decorate(vs, 1, 0, false)
+		for k := range vs {
+			vs[k].UVs[0] = [2]float32{vs[k].Position[0] / 3, 1 - vs[k].Position[1]/3}
+		}
+		nan := float32(math.NaN())
+		vs[5].Normal = [3]float32{nan, nan, nan}
+		vs[10].Tangent = [4]float32{nan, 0, nan, 1}
+		vs[0].Position[0] = float32(math.Inf(1))
+		fx = append(fx, fixture{name: "eply_nan_repaired", magic: MagicEPLY, vertexSize: 48, vertFlags: 7,
+			subs: []testSub{{s: &Submesh{Kind: KindMESH, FVF: 0x112, Flags: 0x704, Material: "hull.mtl"}, verts: vs, tris: tris}},
+			repairs: []decode.Repair{
+				// Vertex 0 is used by the first quad's two triangles.
+				{Mesh: "eply_nan_repaired", Primitive: "hull.mtl", Attribute: "position", Vertices: 1, Action: decode.RepairDropTriangles, Triangles: 2},
+				{Mesh: "eply_nan_repaired", Primitive: "hull.mtl", Attribute: "normal", Vertices: 1, Action: decode.RepairRecompute},
+				{Mesh: "eply_nan_repaired", Primitive: "hull.mtl", Attribute: "tangent", Vertices: 1, Action: decode.RepairRecompute},
+			}})
+	}
 	return fx
 }
 
@@ -393,7 +419,9 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkScene(t, &fx, sc)
+			if fx.repairs == nil {
+				checkScene(t, &fx, sc)
+			}
 		})
 	}
 }
@@ -589,3 +617,52 @@ func cross3(a, b [3]float32) [3]float32 {
 	return [3]float32{a[1]*b[2] - a[2]*b[1], a[2]*b[0] - a[0]*b[2], a[0]*b[1] - a[1]*b[0]}
 }
 func dot3(a, b [3]float32) float32 { return a[0]*b[0] + a[1]*b[1] + a[2]*b[2] }
+
+// TestNaNFixture: eply_nan_repaired decodes with its repairs reported, the
+// NaN position's triangles gone, and the recomputed normal and tangent
+// (of a vertex of the flat part of the grid) those of its neighbours,
+// converted to the scene's frame: normal +Z → +Y, tangent +X with the Y
+// mirror's sign.
+func TestNaNFixture(t *testing.T) {
+	for _, fx := range fixtures() {
+		if fx.repairs == nil {
+			continue
+		}
+		b, err := os.ReadFile(fixturePath(fx.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := Format{}.Decode(context.Background(), &decode.Source{Name: fx.name + ".ply", R: bytes.NewReader(b), Size: int64(len(b))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(sc.Repairs, fx.repairs) {
+			t.Fatalf("%s: repairs %+v, want %+v", fx.name, sc.Repairs, fx.repairs)
+		}
+		p := sc.Meshes[0].Primitives[0]
+		if len(p.Indices)/3 != len(fx.subs[0].tris)-2 {
+			t.Errorf("%d triangles, want %d", len(p.Indices)/3, len(fx.subs[0].tris)-2)
+		}
+		for v := range p.Positions {
+			if !decode.Finite(p.Positions[v][:]...) || !decode.Finite(p.Normals[v][:]...) || !decode.Finite(p.Tangents[v][:]...) {
+				t.Fatalf("vertex %d: position %v, normal %v, tangent %v", v, p.Positions[v], p.Normals[v], p.Tangents[v])
+			}
+		}
+		for _, sv := range []int{5, 10} {
+			src := fx.subs[0].verts[sv].Position
+			var v = -1
+			for k, q := range p.Positions {
+				if q == convert(src[0], src[1], src[2]) {
+					v = k
+				}
+			}
+			if v < 0 {
+				t.Fatalf("vertex %d not found", sv)
+			}
+			n, tg := p.Normals[v], p.Tangents[v]
+			if n[1] < 0.99 || math.Abs(float64(tg[0])) < 0.99 || math.Abs(float64(n[0]*tg[0]+n[1]*tg[1]+n[2]*tg[2])) > 1e-5 {
+				t.Errorf("vertex %d: normal %v, tangent %v; want about (0, 1, 0) and (±1, 0, 0), orthogonal", sv, n, tg)
+			}
+		}
+	}
+}

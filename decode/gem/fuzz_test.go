@@ -61,8 +61,14 @@ func FuzzDecode(f *testing.F) {
 		if _, serr := (Format{}).Scan(context.Background(), src); serr != nil {
 			t.Fatalf("Decode succeeded where Scan failed: %v", serr)
 		}
-		if tri := st.Header.Get("counts").(decode.Fields).Get("triangles").(int); sc.Count().Triangles != tri {
-			t.Fatalf("scene has %d triangles, header %d", sc.Count().Triangles, tri)
+		// Repairs may drop triangles, and say how many.
+		dropped := 0
+		for _, r := range sc.Repairs {
+			dropped += r.Triangles
+		}
+		if tri := st.Header.Get("counts").(decode.Fields).Get("triangles").(int); sc.Count().Triangles > tri ||
+			sc.Count().Triangles < tri-dropped || dropped == 0 && sc.Count().Triangles != tri {
+			t.Fatalf("scene has %d triangles, header %d, %d dropped by repairs", sc.Count().Triangles, tri, dropped)
 		}
 		for _, m := range sc.Meshes {
 			for _, p := range m.Primitives {
@@ -77,6 +83,17 @@ func FuzzDecode(f *testing.F) {
 				}
 				if p.Normals != nil && len(p.Normals) != len(p.Positions) || p.Joints != nil && len(p.Weights) != len(p.Positions) {
 					t.Fatal("attribute lengths differ")
+				}
+				for v := range p.Positions {
+					if !decode.Finite(p.Positions[v][:]...) || p.Normals != nil && !decode.Finite(p.Normals[v][:]...) ||
+						p.Tangents != nil && !decode.Finite(p.Tangents[v][:]...) {
+						t.Fatalf("vertex %d is not finite after repair", v)
+					}
+					for _, uv := range p.UVs {
+						if !decode.Finite(uv[v][:]...) {
+							t.Fatalf("vertex %d: UV %v", v, uv[v])
+						}
+					}
 				}
 				for _, j := range p.Joints {
 					for _, v := range j {

@@ -370,7 +370,6 @@ func TestSceneErrors(t *testing.T) {
 		{"overlapping submeshes", "face_count", "INDX", le("EPLY", mesh(0x2, 0, 1, 0x400), mesh(0x2, 0, 1, 0x400), mesh(0x2, 0, 1, 0x400),
 			mesh(0x2, 0, 1, 0x400), mesh(0x2, 0, 1, 0x400), vert, "INDX", uint32(3), uint16(0), uint16(1), uint16(2))},
 		{"unknown element type", "vertex_elements", "SBM1", le("EPLY", "SBM1", []byte{0x09, 0, 0, 0xFF, 0xFF}, uint32(0), uint32(1), uint32(0), uint8(0), vert, "INDX", uint32(3), uint16(0), uint16(1), uint16(2))},
-		{"NaN position", "vertices", "VERT", le("EPLY", mesh(0x2, 0, 1, 0x400), "VERT", uint32(3), uint16(12), uint16(0), bytes.Repeat([]byte{0xFF}, 36), "INDX", uint32(3), uint16(0), uint16(1), uint16(2))},
 		{"bone index beyond map", "vertices", "VERT", le("EPLY", mesh(0x1006, 0, 1, 0xc00, uint8(1), uint8(0)), "VERT", uint32(3), uint16(16), uint16(0),
 			bytes.Repeat(le(float32(0), float32(0), float32(0), []byte{1, 0, 0, 0}), 3), "INDX", uint32(3), uint16(0), uint16(1), uint16(2))},
 	}
@@ -385,6 +384,25 @@ func TestSceneErrors(t *testing.T) {
 				t.Errorf("offset %d outside the file", fe.Offset)
 			}
 		})
+	}
+}
+
+// TestNonFinitePosition: a triangle with a NaN position is dropped, not an
+// error, and the scene says so; a submesh left without triangles exports
+// nothing.
+func TestNonFinitePosition(t *testing.T) {
+	b := le("EPLY", "MESH", uint32(0x2), uint32(0), uint32(2), uint32(0x400), uint8(1), "m",
+		"VERT", uint32(4), uint16(12), uint16(0), le(float32(0), float32(0), float32(0)), le(float32(1), float32(0), float32(0)),
+		le(float32(0), float32(1), float32(0)), bytes.Repeat([]byte{0xFF}, 12),
+		"INDX", uint32(6), uint16(0), uint16(1), uint16(2), uint16(0), uint16(3), uint16(1))
+	sc, err := Format{}.Decode(context.Background(), &decode.Source{Name: "n.ply", R: bytes.NewReader(b), Size: int64(len(b))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sc.Meshes[0].Primitives[0]
+	want := []decode.Repair{{Mesh: "n", Primitive: "m", Attribute: "position", Vertices: 1, Action: decode.RepairDropTriangles, Triangles: 1}}
+	if len(p.Indices) != 3 || len(p.Positions) != 3 || !reflect.DeepEqual(sc.Repairs, want) {
+		t.Fatalf("%d indices, %d positions, repairs %+v; want 3, 3, %+v", len(p.Indices), len(p.Positions), sc.Repairs, want)
 	}
 }
 

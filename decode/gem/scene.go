@@ -236,9 +236,13 @@ func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
 		}
 		mesh.Primitives = append(mesh.Primitives, p)
 	}
+	for i := range mesh.Primitives {
+		mesh.Primitives[i].JoinByValue()
+	}
 	if len(mesh.Primitives) > 0 {
 		scene.Meshes = append(scene.Meshes, mesh)
 	}
+	scene.Repair()
 	return scene, nil
 }
 
@@ -332,20 +336,6 @@ func (b *builder) primitives(ctx context.Context, subs []*Submesh, layouts []lay
 	each(func(i int, remap []int32) error {
 		return b.fill(&prims[i], subs[i], &layouts[i], nbones, orders[i], remap, stream)
 	})
-	// A non-finite position met while streaming: records come in file
-	// order there, so convert that submesh again in order of use, which
-	// names its first such vertex.
-	for _, i := range work {
-		if errs[i] == nil {
-			continue
-		}
-		if errors.Is(errs[i], errStreamPosition) {
-			if errs[i] = b.loadVert(); errs[i] == nil {
-				errs[i] = b.fill(&prims[i], subs[i], &layouts[i], nbones, orders[i], nil, false)
-			}
-		}
-		break
-	}
 	return prims, errs
 }
 
@@ -583,7 +573,8 @@ func (b *builder) fill(p *decode.Primitive, s *Submesh, l *layout, nbones int, o
 	byColumn := !skinned && l.count(UsagePosition, 0) == 1
 	return decode.Parallel(len(order), func(lo, hi int) error {
 		if byColumn {
-			return f.columns(order[lo:hi], lo)
+			f.columns(order[lo:hi], lo)
+			return nil
 		}
 		for j := lo; j < hi; j++ {
 			if err := f.vertex(j, order[j]); err != nil {
@@ -724,27 +715,19 @@ type filler struct {
 // attributes: one decision per attribute and block instead of per element,
 // and tight loops for the common types. Attributes run in layout order, so
 // a later element of the same usage wins as in vertex. Only for layouts
-// without skinning and with one position: then the sole error is a
-// non-finite position, and the lowest vertex with one is the one vertex
-// reports.
-func (f *filler) columns(vs []uint32, j0 int) error {
+// without skinning and with one position, which cannot fail.
+func (f *filler) columns(vs []uint32, j0 int) {
 	size := int(f.b.vert.Size)
 	blk := block{data: f.b.vert.Data}
 	for lo := 0; lo < len(vs); lo += blockLen {
 		part := vs[lo:min(lo+blockLen, len(vs))]
 		blk.n = len(part)
 		for k, v := range part {
-			blk.recs[k], blk.offs[k], blk.outs[k] = v, int(v)*size, j0+lo+k
+			blk.offs[k], blk.outs[k] = int(v)*size, j0+lo+k
 		}
-		if err := f.block(&blk); err != nil {
-			return err
-		}
+		f.block(&blk)
 	}
-	return nil
 }
-
-// errStreamPosition is stream's report of a non-finite position.
-var errStreamPosition = errors.New("non-finite position")
 
 // streamWindow is the most bytes of records stream reads at once: a window
 // stays in cache while its records are converted.
@@ -755,10 +738,7 @@ const streamWindow = 256 << 10
 // highest are read a window at a time (one range per CPU when there are
 // many), and each used one is converted into its element. Every record is
 // read once, from the file into a window in cache, instead of into a copy
-// of VERT the size of the file's vertex data and again from there. Records
-// come in file order, not order of use, so for a non-finite position it
-// returns errStreamPosition and the caller finds the first in order of
-// use.
+// of VERT the size of the file's vertex data and again from there.
 func (f *filler) stream(order []uint32, remap []int32) error {
 	if len(order) == 0 {
 		return nil
@@ -795,16 +775,14 @@ func (f *filler) stream(order []uint32, remap []int32) error {
 				if j < 0 {
 					continue
 				}
-				blk.recs[blk.n], blk.offs[blk.n], blk.outs[blk.n] = uint32(w+i), i*size, int(j)
+				blk.offs[blk.n], blk.outs[blk.n] = i*size, int(j)
 				if blk.n++; blk.n == blockLen {
-					if f.block(blk) != nil {
-						return errStreamPosition
-					}
+					f.block(blk)
 					blk.n = 0
 				}
 			}
-			if blk.n > 0 && f.block(blk) != nil {
-				return errStreamPosition
+			if blk.n > 0 {
+				f.block(blk)
 			}
 		}
 		return nil
@@ -816,56 +794,49 @@ func (f *filler) stream(order []uint32, remap []int32) error {
 // attributes.
 const blockLen = 256
 
-// block is up to blockLen VERT records to convert: record recs[k] starts at
+// block is up to blockLen VERT records to convert: record k starts at
 // data[offs[k]] and becomes element outs[k] of the primitive. data is
 // VERT's data, or a window of it read from the file (see stream).
 type block struct {
 	n    int
 	data []byte
-	recs [blockLen]uint32
 	offs [blockLen]int
 	outs [blockLen]int
 }
 
 // block converts the records of blk, attribute by attribute in layout
 // order.
-func (f *filler) block(blk *block) error {
+func (f *filler) block(blk *block) {
 	for k := range f.l.Attrs {
-		if err := f.column(&f.l.Attrs[k], blk); err != nil {
-			return err
-		}
+		f.column(&f.l.Attrs[k], blk)
 	}
-	return nil
 }
 
-// column converts attribute a of the records of blk. The first record in
-// block order with a non-finite position is the error.
-func (f *filler) column(a *attr, blk *block) error {
+// column converts attribute a of the records of blk.
+func (f *filler) column(a *attr, blk *block) {
 	b, p := f.b, f.p
 	size := int(b.vert.Size)
 	data := blk.data
-	n, recs, offs, outs := blk.n, &blk.recs, &blk.offs, &blk.outs
+	n, offs, outs := blk.n, &blk.offs, &blk.outs
 	off, typ := a.Offset, a.Type
 	switch a.Usage {
 	case UsagePosition:
 		if a.Index != 0 {
-			return nil
+			return
 		}
 		pos := p.Positions
 		var uv [][2]float32
 		if b.basis != nil {
 			uv = p.UVs[f.uvSets]
 		}
-		if typ == TypeFloat3 && uv == nil && positions3(pos, blk, off) {
-			return nil
+		if typ == TypeFloat3 && uv == nil {
+			positions3(pos, blk, off)
+			return
 		}
 		for k := range n {
+			// A non-finite position is kept: decode.Repair drops the
+			// triangles that use it.
 			val := read3(typ, data[offs[k]+off:])
-			if !decode.Finite(val[0], val[1], val[2]) {
-				v := recs[k]
-				return decode.Errorf(b.file, section(b.vert), "vertices", b.vert.Offset+12+int64(v)*int64(size)+int64(off),
-					"vertex %d, used by %s, has position %v", v, section(f.s), [3]float32{val[0], val[1], val[2]})
-			}
 			pos[outs[k]] = convert(val[0], val[1], val[2])
 			if uv != nil {
 				uv[outs[k]] = basisUV(b.basis, val[0], val[1])
@@ -873,16 +844,16 @@ func (f *filler) column(a *attr, blk *block) error {
 		}
 	case UsageNormal:
 		if a.Index != 0 {
-			return nil
+			return
 		}
 		nr := p.Normals
 		if typ == TypeFloat3 {
 			for k := range n {
 				o := offs[k] + off
 				e := data[o : o+12 : o+12]
-				nr[outs[k]] = unitNormal(convert(finite(f32(e)), finite(f32(e[4:])), finite(f32(e[8:]))))
+				nr[outs[k]] = normalOf(f32(e), f32(e[4:]), f32(e[8:]))
 			}
-			return nil
+			return
 		}
 		unorm := typ == TypeByte4N || typ == TypeColor || typ == typeUByte3N
 		for k := range n {
@@ -890,21 +861,22 @@ func (f *filler) column(a *attr, blk *block) error {
 			if unorm {
 				val[0], val[1], val[2] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1
 			}
-			nr[outs[k]] = unitNormal(convert(finite(val[0]), finite(val[1]), finite(val[2])))
+			nr[outs[k]] = normalOf(val[0], val[1], val[2])
 		}
 	case UsageTexcoord:
+		// Non-finite UVs are kept: decode.Repair drops their triangles.
 		uv := p.UVs[a.Slot]
 		if typ == TypeFloat2 {
 			for k := range n {
 				o := offs[k] + off
 				e := data[o : o+8 : o+8]
-				uv[outs[k]] = [2]float32{finiteBits(lsb.Uint32(e)), finiteBits(lsb.Uint32(e[4:]))}
+				uv[outs[k]] = [2]float32{f32(e), f32(e[4:])}
 			}
-			return nil
+			return
 		}
 		for k := range n {
 			val := readElem(typ, data[offs[k]+off:])
-			uv[outs[k]] = [2]float32{finite(val[0]), finite(val[1])}
+			uv[outs[k]] = [2]float32{val[0], val[1]}
 		}
 	case UsageColor:
 		col := p.Colors[a.Slot]
@@ -924,7 +896,7 @@ func (f *filler) column(a *attr, blk *block) error {
 				e := data[o : o+4 : o+4]
 				col[outs[k]] = [4]float32{rgb[e[r]], rgb[e[g]], rgb[e[bl]], unormColor[e[3]]}
 			}
-			return nil
+			return
 		}
 		for k := range n {
 			col[outs[k]] = colorOf(readElem(typ, data[offs[k]+off:]), typeComps(typ) == 4, f.halved)
@@ -936,25 +908,18 @@ func (f *filler) column(a *attr, blk *block) error {
 			f.tangent(a, data[offs[k]:offs[k]+size], outs[k])
 		}
 	}
-	return nil
 }
 
 // positions3 converts FLOAT3 positions on their bits: convert is a swap of
-// y and z (the Y mirror's negation and the rotation's cancel), and the
-// finiteness test needs no float conversion. It reports false, leaving the
-// error to the generic loop, when a position is not finite.
-func positions3(pos [][3]float32, blk *block, off int) bool {
+// y and z (the Y mirror's negation and the rotation's cancel).
+func positions3(pos [][3]float32, blk *block, off int) {
 	data := blk.data
 	for k := range blk.n {
 		o := blk.offs[k] + off
 		e := data[o : o+12 : o+12]
 		x, y, z := lsb.Uint32(e), lsb.Uint32(e[4:]), lsb.Uint32(e[8:])
-		if x&expBits == expBits || y&expBits == expBits || z&expBits == expBits {
-			return false
-		}
 		pos[blk.outs[k]] = [3]float32{math.Float32frombits(x), math.Float32frombits(z), math.Float32frombits(y)}
 	}
-	return true
 }
 
 var lsb = binary.LittleEndian
@@ -962,13 +927,21 @@ var lsb = binary.LittleEndian
 // expBits are a float32's exponent bits: all set is NaN or ±Inf.
 const expBits = 0x7f800000
 
-// finiteBits is finite on a float32's bits.
-func finiteBits(u uint32) float32 {
-	if u&expBits == expBits {
-		return 0
+// normalOf converts a stored normal: unit length in the scene's frame, or
+// nan3 when a component is not finite (decode.Repair recomputes it).
+func normalOf(x, y, z float32) [3]float32 {
+	if !decode.Finite(x, y, z) {
+		return nan3
 	}
-	return math.Float32frombits(u)
+	return unitNormal(convert(x, y, z))
 }
+
+// nan3 and nan4 stand for a normal or tangent with a non-finite component,
+// whatever its other components: one value, so such vertices still join.
+var (
+	nan3 = [3]float32{float32(math.NaN()), float32(math.NaN()), float32(math.NaN())}
+	nan4 = [4]float32{float32(math.NaN()), float32(math.NaN()), float32(math.NaN()), float32(math.NaN())}
+)
 
 // unitNormal is decode.Normalize3 with a shortcut for a vector whose
 // squared length is exactly 1 (axis-aligned normals, common in maps): its
@@ -1029,7 +1002,11 @@ func (f *filler) tangent(a *attr, rec []byte, j int) {
 	if a.Type == TypeByte4N || a.Type == TypeColor {
 		val[0], val[1], val[2], val[3] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1, 2*val[3]-1
 	}
-	t := decode.Normalize3(convert(finite(val[0]), finite(val[1]), finite(val[2])))
+	if !decode.Finite(val[0], val[1], val[2]) || typeComps(a.Type) == 4 && !decode.Finite(val[3]) {
+		f.p.Tangents[j] = nan4 // decode.Repair recomputes it
+		return
+	}
+	t := decode.Normalize3(convert(val[0], val[1], val[2]))
 	sign := float32(-1) // the Y mirror flips handedness
 	if typeComps(a.Type) == 4 && val[3] < 0 {
 		sign = 1
@@ -1052,11 +1029,7 @@ func (f *filler) vertex(j int, v uint32) error {
 			if a.Index != 0 {
 				continue
 			}
-			if !decode.Finite(val[0], val[1], val[2]) {
-				return decode.Errorf(b.file, section(b.vert), "vertices", b.vert.Offset+12+int64(v)*int64(size)+int64(a.Offset),
-					"vertex %d, used by %s, has position %v", v, section(s), [3]float32{val[0], val[1], val[2]})
-			}
-			p.Positions[j] = convert(val[0], val[1], val[2])
+			p.Positions[j] = convert(val[0], val[1], val[2]) // non-finite: decode.Repair's
 			if b.basis != nil {
 				p.UVs[uvSets][j] = basisUV(b.basis, val[0], val[1])
 			}
@@ -1067,11 +1040,11 @@ func (f *filler) vertex(j int, v uint32) error {
 			if a.Type == TypeByte4N || a.Type == TypeColor || a.Type == typeUByte3N {
 				val[0], val[1], val[2] = 2*val[0]-1, 2*val[1]-1, 2*val[2]-1
 			}
-			p.Normals[j] = unitNormal(convert(finite(val[0]), finite(val[1]), finite(val[2])))
+			p.Normals[j] = normalOf(val[0], val[1], val[2])
 		case UsageTangent:
 			f.tangent(&a, rec, j)
 		case UsageTexcoord:
-			p.UVs[a.Slot][j] = [2]float32{finite(val[0]), finite(val[1])}
+			p.UVs[a.Slot][j] = [2]float32{val[0], val[1]} // non-finite: decode.Repair's
 		case UsageColor:
 			p.Colors[a.Slot][j] = colorOf(val, typeComps(a.Type) == 4, halved)
 		case UsageBlendWeight:
