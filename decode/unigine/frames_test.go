@@ -2,8 +2,6 @@ package unigine
 
 import (
 	"context"
-	"encoding/binary"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -200,36 +198,37 @@ func TestJoin(t *testing.T) {
 	}
 }
 
-// TestNonFiniteArrays: a NaN or infinite coordinate in positions or UVs,
-// small arrays and ones large enough to be read over the CPUs, fails at
-// the first bad entry's offset, naming it.
-func TestNonFiniteArrays(t *testing.T) {
-	for _, n := range []int{5, 3 * decode.ParallelGrain} {
-		for _, bad := range []int{0, n / 2, n - 1} {
-			for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
-				pos := make([]byte, 12*n)
-				binary.LittleEndian.PutUint32(pos[12*bad+4:], math.Float32bits(v))
-				if n > 5 {
-					binary.LittleEndian.PutUint32(pos[12*(n-1)+8:], math.Float32bits(v)) // a later one too
-				}
-				r := newMemReader("f", "s", pos, 1000)
-				if got := r.positions("vertices", n); got != nil || r.err == nil {
-					t.Fatalf("n %d, bad %d: no error", n, bad)
-				}
-				fe := r.err.(*decode.FormatError)
-				if fe.Offset != 1000+12*int64(bad) || !strings.Contains(fe.Msg, fmt.Sprintf("vertex %d is not finite", bad)) {
-					t.Errorf("n %d, bad %d, %v: %v at %d", n, bad, v, fe.Msg, fe.Offset)
-				}
-				uv := appendCompact(nil, int32(n))
-				uv = append(uv, make([]byte, 8*n)...)
-				binary.LittleEndian.PutUint32(uv[len(uv)-8*n+8*bad:], math.Float32bits(v))
-				r = newMemReader("f", "s", uv, 0)
-				if got := r.uvs("uv0", n); got != nil || r.err == nil {
-					t.Fatalf("uv n %d, bad %d: no error", n, bad)
-				}
-				fe = r.err.(*decode.FormatError)
-				if want := int64(len(uv) - 8*n + 8*bad); fe.Offset != want || !strings.Contains(fe.Msg, fmt.Sprintf("entry %d is not finite", bad)) {
-					t.Errorf("uv n %d, bad %d, %v: %v at %d, want %d", n, bad, v, fe.Msg, fe.Offset, want)
+// TestNonFiniteRepaired: a NaN or infinite coordinate in a position or a
+// UV is not an error: the scene drops the triangles that use it and says
+// so, and every value left is finite.
+func TestNonFiniteRepaired(t *testing.T) {
+	for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+		for _, what := range []string{"position", "uv0"} {
+			g := grid(4, 1)
+			if what == "position" {
+				g.Targets[0].Positions[6][2] = v
+			} else {
+				g.UV0[7][0] = v
+			}
+			b, err := Encode(&File{Magic: MagicMS15, Surfaces: []Surface{g}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc, err := Format{}.Decode(context.Background(), memSource("n.mesh", b))
+			if err != nil {
+				t.Fatalf("%s %v: %v", what, v, err)
+			}
+			if len(sc.Repairs) != 1 || sc.Repairs[0].Attribute != what || sc.Repairs[0].Action != decode.RepairDropTriangles ||
+				sc.Repairs[0].Triangles == 0 {
+				t.Fatalf("%s %v: repairs %+v", what, v, sc.Repairs)
+			}
+			p := sc.Meshes[0].Primitives[0]
+			if got, want := len(p.Indices)/3, len(g.CIndices)/3-sc.Repairs[0].Triangles; got != want {
+				t.Errorf("%s %v: %d triangles, want %d", what, v, got, want)
+			}
+			for k := range p.Positions {
+				if !decode.Finite(p.Positions[k][:]...) || !decode.Finite(p.UVs[0][k][:]...) {
+					t.Fatalf("%s %v: vertex %d not finite", what, v, k)
 				}
 			}
 		}

@@ -90,41 +90,24 @@ func parseGeometry(r *reader, lay layout, sh surfHeader, s *Surface, joints int)
 	}
 }
 
+// positions reads n float triples as stored; non-finite ones are kept for
+// decode.Scene.Repair, which drops the triangles that use them.
 func (r *reader) positions(field string, n int) [][3]float32 {
 	b := r.bytes(field, 12*int64(n))
 	if b == nil || n == 0 {
 		return nil
 	}
 	p := positionScratch.get(n) // every entry written before any is read
-	// The first non-finite vertex, found over the CPUs as one pass would.
-	bad := decode.Parallel(n, func(lo, hi int) error {
+	decode.Parallel(n, func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			q := b[12*i : 12*i+12]
 			x, y, z := binary.LittleEndian.Uint32(q), binary.LittleEndian.Uint32(q[4:]), binary.LittleEndian.Uint32(q[8:])
 			p[i] = [3]float32{math.Float32frombits(x), math.Float32frombits(y), math.Float32frombits(z)}
-			if nonFinite(x) || nonFinite(y) || nonFinite(z) {
-				return badItem(i)
-			}
 		}
 		return nil
 	})
-	if bad != nil {
-		i := int(bad.(badItem))
-		r.pos -= 12 * (n - i)
-		r.fail(field, nil, "vertex %d is not finite: %v", i, p[i])
-		return nil
-	}
 	return p
 }
-
-// nonFinite reports whether the float32 with these bits is NaN or ±Inf
-// (all exponent bits set), as decode.Finite tests, without the call.
-func nonFinite(bits uint32) bool { return bits&0x7f800000 == 0x7f800000 }
-
-// badItem is the index of the item a parallel loop stopped at.
-type badItem int
-
-func (badItem) Error() string { return "bad item" }
 
 func (r *reader) tangents(field string, n int) [][4]int16 {
 	b := r.bytes(field, 8*int64(n))
@@ -180,7 +163,7 @@ func packedFrame(x, y, z int16, negative bool) [4]int16 {
 }
 
 // uvs reads a compact count and that many float pairs; the count is 0 or the
-// triangle-vertex count.
+// triangle-vertex count. Non-finite pairs are kept, as positions keeps them.
 func (r *reader) uvs(field string, ntv int) [][2]float32 {
 	n := r.optionalCount(field+"_count", 8, ntv, "entries", "triangle vertices")
 	if n == 0 {
@@ -191,23 +174,13 @@ func (r *reader) uvs(field string, ntv int) [][2]float32 {
 		return nil
 	}
 	uv := uvScratch.get(n) // every entry written before any is read
-	bad := decode.Parallel(n, func(lo, hi int) error {
+	decode.Parallel(n, func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			q := b[8*i : 8*i+8]
-			u, v := binary.LittleEndian.Uint32(q), binary.LittleEndian.Uint32(q[4:])
-			uv[i] = [2]float32{math.Float32frombits(u), math.Float32frombits(v)}
-			if nonFinite(u) || nonFinite(v) {
-				return badItem(i)
-			}
+			uv[i] = [2]float32{math.Float32frombits(binary.LittleEndian.Uint32(q)), math.Float32frombits(binary.LittleEndian.Uint32(q[4:]))}
 		}
 		return nil
 	})
-	if bad != nil {
-		i := int(bad.(badItem))
-		r.pos -= 8 * (n - i)
-		r.fail(field, nil, "entry %d is not finite: %v", i, uv[i])
-		return nil
-	}
 	return uv
 }
 
