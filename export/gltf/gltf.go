@@ -17,6 +17,16 @@
 // animation times are made strictly increasing. Contract violations that
 // cannot be repaired without guessing (an index past the vertex count, an
 // attribute of the wrong length) are errors.
+//
+// Names: each scene mesh is one node and one glTF mesh named after it, and
+// each of its primitives (a UNIGINE surface, a GEM section, a Transport
+// Fever submesh) one glTF primitive. glTF primitives have no names that
+// importers show, so a primitive's name travels in its material's name,
+// which they do (Blender lists it in the object's material slots, and
+// selecting a slot selects the surface's faces): see MaterialName. Splitting
+// a mesh into a node per surface would also name them, but would break a
+// skinned or animated mesh into several objects. The name is also kept in
+// the primitive's extras.
 package gltf
 
 import (
@@ -83,6 +93,17 @@ type builder struct {
 	// reservation whose length is not a multiple of 4 (it runs to the
 	// next multiple of 4).
 	pads []int
+	// materials are the scene's; named holds the materials made for
+	// named primitives (see MaterialName), by name and scene material.
+	sceneMaterials []decode.Material
+	named          map[namedMaterial]int
+}
+
+// namedMaterial is a material made for primitives called name whose scene
+// material is mat (−1 for none).
+type namedMaterial struct {
+	name string
+	mat  int
 }
 
 // indexCheck is one primitive's index list and the largest value its
@@ -326,46 +347,100 @@ func (b *builder) scene(s *decode.Scene) error {
 }
 
 func (b *builder) materials(ms []decode.Material) {
+	b.sceneMaterials = ms
 	for i := range ms {
-		m := &ms[i]
-		pbr := &qgltf.PBRMetallicRoughness{
-			// Game assets are dielectrics; glTF's default metallic 1 would
-			// import as dark metal in Blender.
-			MetallicFactor: qgltf.Float(0),
-		}
-		if m.BaseColor != ([4]float32{}) {
-			var c [4]float64
-			for k, v := range m.BaseColor {
-				c[k] = float64(clamp01(v))
-			}
-			pbr.BaseColorFactor = &c
-		}
-		gm := &qgltf.Material{Name: m.Name, PBRMetallicRoughness: pbr, DoubleSided: m.DoubleSided}
-		if m.AlphaBlend {
-			gm.AlphaMode = qgltf.AlphaBlend
-		}
-		if len(m.Textures) > 0 {
-			// Textures are referenced, never embedded: their paths travel
-			// as extras (Blender keeps them as custom properties).
-			tex := make(map[string]string, len(m.Textures))
-			for _, t := range m.Textures {
-				role := t.Role
-				if role == "" {
-					role = "texture"
-				}
-				key := role
-				for n := 2; ; n++ {
-					if _, dup := tex[key]; !dup {
-						break
-					}
-					key = role + "_" + strconv.Itoa(n)
-				}
-				tex[key] = t.Path
-			}
-			gm.Extras = map[string]any{"textures": tex}
-		}
-		b.doc.Materials = append(b.doc.Materials, gm)
+		b.doc.Materials = append(b.doc.Materials, material(&ms[i], ms[i].Name))
 	}
+}
+
+// MaterialName is the name of the glTF material of a primitive called
+// prim whose scene material is called mat (has false: it has none), or ""
+// for none. Importers show material names, not primitive names, so a
+// named primitive's material carries its name: the scene material's name
+// when it is the same (GEM sections are named after their materials), the
+// primitive's alone when it has no material (UNIGINE surfaces), else
+// "prim (mat)" (Transport Fever submeshes). An unnamed primitive uses its
+// scene material as it is.
+func MaterialName(prim, mat string, has bool) string {
+	switch {
+	case prim == "" || has && prim == mat:
+		return mat
+	case !has:
+		return prim
+	}
+	return prim + " (" + mat + ")"
+}
+
+// materialOf returns the glTF material of p: the scene's, or one made for
+// its name (MaterialName) after the scene's, once per name and material.
+func (b *builder) materialOf(p *decode.Primitive) *int {
+	has := p.Material >= 0 && p.Material < len(b.sceneMaterials)
+	mat := ""
+	if has {
+		mat = b.sceneMaterials[p.Material].Name
+	}
+	name := MaterialName(p.Name, mat, has)
+	switch {
+	case name == "" && !has:
+		return nil
+	case has && name == mat:
+		return qgltf.Index(p.Material)
+	}
+	key := namedMaterial{p.Name, -1}
+	base := decode.Material{}
+	if has {
+		key.mat, base = p.Material, b.sceneMaterials[p.Material]
+	}
+	if i, ok := b.named[key]; ok {
+		return qgltf.Index(i)
+	}
+	if b.named == nil {
+		b.named = map[namedMaterial]int{}
+	}
+	b.doc.Materials = append(b.doc.Materials, material(&base, name))
+	b.named[key] = len(b.doc.Materials) - 1
+	return qgltf.Index(len(b.doc.Materials) - 1)
+}
+
+// material describes scene material m as a glTF material called name.
+func material(m *decode.Material, name string) *qgltf.Material {
+	pbr := &qgltf.PBRMetallicRoughness{
+		// Game assets are dielectrics; glTF's default metallic 1 would
+		// import as dark metal in Blender.
+		MetallicFactor: qgltf.Float(0),
+	}
+	if m.BaseColor != ([4]float32{}) {
+		var c [4]float64
+		for k, v := range m.BaseColor {
+			c[k] = float64(clamp01(v))
+		}
+		pbr.BaseColorFactor = &c
+	}
+	gm := &qgltf.Material{Name: name, PBRMetallicRoughness: pbr, DoubleSided: m.DoubleSided}
+	if m.AlphaBlend {
+		gm.AlphaMode = qgltf.AlphaBlend
+	}
+	if len(m.Textures) > 0 {
+		// Textures are referenced, never embedded: their paths travel
+		// as extras (Blender keeps them as custom properties).
+		tex := make(map[string]string, len(m.Textures))
+		for _, t := range m.Textures {
+			role := t.Role
+			if role == "" {
+				role = "texture"
+			}
+			key := role
+			for n := 2; ; n++ {
+				if _, dup := tex[key]; !dup {
+					break
+				}
+				key = role + "_" + strconv.Itoa(n)
+			}
+			tex[key] = t.Path
+		}
+		gm.Extras = map[string]any{"textures": tex}
+	}
+	return gm
 }
 
 // setTRS puts a transform on a node unless it is the identity.
@@ -566,9 +641,7 @@ func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin 
 	}
 
 	gp := &qgltf.Primitive{Attributes: qgltf.PrimitiveAttributes{}, Mode: qgltf.PrimitiveTriangles}
-	if p.Material >= 0 && p.Material < nMaterials {
-		gp.Material = qgltf.Index(p.Material)
-	}
+	gp.Material = b.materialOf(p)
 	if p.Name != "" {
 		gp.Extras = map[string]any{"name": p.Name}
 	}

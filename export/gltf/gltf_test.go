@@ -357,6 +357,51 @@ func TestMaterials(t *testing.T) {
 	}
 }
 
+// TestSurfaceNames: a named primitive's material carries its name (see
+// MaterialName), made once per name and scene material and keeping the
+// scene material's look; unnamed primitives and primitives named after
+// their material use the scene's.
+func TestSurfaceNames(t *testing.T) {
+	prim := func(name string, mat int, x float32) decode.Primitive {
+		p := grid(2, 2, x)
+		p.Name, p.Material = name, mat
+		return p
+	}
+	s := &decode.Scene{
+		Materials: []decode.Material{{Name: "body.mtl", DoubleSided: true}, {Name: "glass.mtl", AlphaBlend: true}},
+		Meshes: []decode.Mesh{{Name: "m", Primitives: []decode.Primitive{
+			prim("body.mtl", 0, 0), // a GEM section: named after its material
+			prim("", 1, 1),         // unnamed
+			prim("submesh2", 1, 2), // a Transport Fever submesh
+			prim("Корпус", -1, 3),  // a UNIGINE surface, no material
+			prim("submesh2", 1, 4), // the same name and material again
+			prim("submesh5", 0, 5), // another name on material 0
+			prim("Корпус", -1, 6),  // and the surface again
+		}}},
+	}
+	r := encode(t, s)
+	var names []string
+	for _, m := range r.doc.Materials {
+		names = append(names, m.Name)
+	}
+	want := []string{"body.mtl", "glass.mtl", "submesh2 (glass.mtl)", "Корпус", "submesh5 (body.mtl)"}
+	equalSlices(t, "material names", names, want)
+	var got []int
+	for _, p := range r.doc.Meshes[0].Primitives {
+		got = append(got, int(*p.Material))
+	}
+	equalSlices(t, "primitive materials", got, []int{0, 1, 2, 3, 2, 4, 3})
+	if m := r.doc.Materials[2]; m.AlphaMode != qgltf.AlphaBlend {
+		t.Errorf("%q lost its scene material's alpha blending", m.Name)
+	}
+	if m := r.doc.Materials[4]; !m.DoubleSided {
+		t.Errorf("%q lost its scene material's two sides", m.Name)
+	}
+	if m := r.doc.Materials[3]; *m.PBRMetallicRoughness.MetallicFactor != 0 {
+		t.Errorf("%q is not a dielectric", m.Name)
+	}
+}
+
 func TestIndexTypes(t *testing.T) {
 	for _, tc := range []struct {
 		verts, maxIndex int
