@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/export/gltf"
 	"github.com/meshfs/meshfs/export/outputs"
 )
 
@@ -130,10 +131,17 @@ func expectFrom(s *decode.Scene) fileExpect {
 			me.vertices += len(local)
 			base += uint32(len(local))
 			// Blender gives each primitive its material slot, even when
-			// validate() removed all of its faces.
-			if p.Material >= 0 && p.Material < len(s.Materials) {
-				mats[s.Materials[p.Material].Name] = true
-				me.objMaterials = append(me.objMaterials, objToken(s.Materials[p.Material].Name, "material_"+strconv.Itoa(p.Material)))
+			// validate() removed all of its faces. The .glb names it
+			// after the primitive too (gltf.MaterialName); the .obj
+			// keeps the scene material's name.
+			has := p.Material >= 0 && p.Material < len(s.Materials)
+			mat := ""
+			if has {
+				mat = s.Materials[p.Material].Name
+				me.objMaterials = append(me.objMaterials, objToken(mat, "material_"+strconv.Itoa(p.Material)))
+			}
+			if name := gltf.MaterialName(p.Name, mat, has); name != "" {
+				mats[name] = true
 			} else {
 				me.noMatFace = true
 			}
