@@ -12,60 +12,74 @@ import (
 // the result is deterministic. It returns the number of vertices removed.
 func (p *Primitive) JoinByValue() int {
 	n := len(p.Positions)
-	if n < 2 {
+	if n < 2 || n > math.MaxUint32-1 {
 		return 0
 	}
+	// Every vertex's hash, attribute by attribute (each a tight loop over
+	// one array).
 	h := make([]uint64, n)
-	mix := func(v int, w uint32) { h[v] = (h[v] ^ uint64(w)) * 0x9e3779b97f4a7c15 }
-	hashWords(h, words3(p.Positions), 3, mix)
-	hashWords(h, words3(p.Normals), 3, mix)
-	hashWords(h, words4(p.Tangents), 4, mix)
+	mixWords(h, words3(p.Positions), 3)
+	mixWords(h, words3(p.Normals), 3)
+	mixWords(h, words4(p.Tangents), 4)
 	for _, uv := range p.UVs {
-		hashWords(h, words2(uv), 2, mix)
+		mixWords(h, words2(uv), 2)
 	}
 	for _, c := range p.Colors {
-		hashWords(h, words4(c), 4, mix)
+		mixWords(h, words4(c), 4)
 	}
 	if len(p.Joints) == n {
 		for v, j := range p.Joints {
-			mix(v, uint32(j[0])|uint32(j[1])<<16)
-			mix(v, uint32(j[2])|uint32(j[3])<<16)
+			h[v] = (h[v] ^ (uint64(j[0]) | uint64(j[1])<<16 | uint64(j[2])<<32 | uint64(j[3])<<48)) * hashMul
 		}
 	}
-	hashWords(h, words4(p.Weights), 4, mix)
+	mixWords(h, words4(p.Weights), 4)
 	for _, t := range p.Targets {
-		hashWords(h, words3(t.Positions), 3, mix)
-		hashWords(h, words3(t.Normals), 3, mix)
-		hashWords(h, words3(t.Tangents), 3, mix)
+		mixWords(h, words3(t.Positions), 3)
+		mixWords(h, words3(t.Normals), 3)
+		mixWords(h, words3(t.Tangents), 3)
 	}
 
+	// An open-addressing table of the kept vertices; each slot holds the
+	// vertex + 1 in its low half and its hash's high half in its high
+	// half, so most probes are decided without reading another vertex.
 	bits := uint(1)
 	for 1<<bits < 2*n {
 		bits++
 	}
-	slots := make([]int32, 1<<bits) // vertex + 1; 0 is empty
+	slots := make([]uint64, 1<<bits)
 	mask := uint64(len(slots) - 1)
-	newOf := make([]uint32, n)
-	keep := make([]int, 0, n)
+	// newOf and keep are made at the first duplicate: until then every
+	// vertex keeps its number.
+	var newOf, keep []uint32
 	for v := range n {
-		s := (h[v] ^ h[v]>>29) & mask
+		hv := h[v]
+		tag := hv &^ 0xffffffff
+		s := (hv ^ hv>>29) & mask
 		for {
 			e := slots[s]
 			if e == 0 {
-				slots[s] = int32(v + 1)
-				newOf[v] = uint32(len(keep))
-				keep = append(keep, v)
+				slots[s] = tag | uint64(v+1)
+				if keep != nil {
+					newOf[v] = uint32(len(keep))
+					keep = append(keep, uint32(v))
+				}
 				break
 			}
-			if u := int(e - 1); h[u] == h[v] && p.sameVertex(u, v) {
+			if u := int(uint32(e)) - 1; e&^0xffffffff == tag && p.sameVertex(u, v) {
+				if keep == nil {
+					newOf = make([]uint32, n)
+					keep = make([]uint32, v, n)
+					for k := range v {
+						newOf[k], keep[k] = uint32(k), uint32(k)
+					}
+				}
 				newOf[v] = newOf[u]
 				break
 			}
 			s = (s + 1) & mask
 		}
 	}
-	removed := n - len(keep)
-	if removed == 0 {
+	if keep == nil {
 		return 0
 	}
 	for i, x := range p.Indices {
@@ -74,18 +88,36 @@ func (p *Primitive) JoinByValue() int {
 		}
 	}
 	p.keepVertices(keep)
-	return removed
+	return n - len(keep)
 }
 
-// hashWords mixes the words of each vertex's element (w words each) into
-// its hash; an attribute that is absent or of the wrong length is skipped.
-func hashWords(h []uint64, words []uint32, w int, mix func(v int, x uint32)) {
+// hashMul is the 64-bit golden-ratio multiplier of the vertex hash.
+const hashMul = 0x9e3779b97f4a7c15
+
+// mixWords mixes the words of each vertex's element (w words each, 2 to
+// 4) into its hash, two words per multiplication; an attribute that is
+// absent or of the wrong length is skipped.
+func mixWords(h []uint64, words []uint32, w int) {
 	if len(words) != w*len(h) {
 		return
 	}
-	for v := range h {
-		for _, x := range words[v*w : v*w+w] {
-			mix(v, x)
+	switch w {
+	case 2:
+		for v := range h {
+			q := words[2*v : 2*v+2 : 2*v+2]
+			h[v] = (h[v] ^ (uint64(q[0]) | uint64(q[1])<<32)) * hashMul
+		}
+	case 3:
+		for v := range h {
+			q := words[3*v : 3*v+3 : 3*v+3]
+			x := (h[v] ^ (uint64(q[0]) | uint64(q[1])<<32)) * hashMul
+			h[v] = (x ^ uint64(q[2])) * hashMul
+		}
+	case 4:
+		for v := range h {
+			q := words[4*v : 4*v+4 : 4*v+4]
+			x := (h[v] ^ (uint64(q[0]) | uint64(q[1])<<32)) * hashMul
+			h[v] = (x ^ (uint64(q[2]) | uint64(q[3])<<32)) * hashMul
 		}
 	}
 }
@@ -145,7 +177,7 @@ func asWords[A [2]float32 | [3]float32 | [4]float32](s []A, w int) []uint32 {
 // keepVertices keeps only the vertices listed in keep (old numbers, in
 // their new order) in every per-vertex attribute. Indices must already
 // use the new numbers.
-func (p *Primitive) keepVertices(keep []int) {
+func (p *Primitive) keepVertices(keep []uint32) {
 	n := len(p.Positions)
 	p.Positions = gather(p.Positions, keep, n)
 	p.Normals = gather(p.Normals, keep, n)
@@ -168,7 +200,7 @@ func (p *Primitive) keepVertices(keep []int) {
 
 // gather returns s[keep[0]], s[keep[1]], … in a new slice; a slice that is
 // not per-vertex (nil, or of another length) is returned as it is.
-func gather[T any](s []T, keep []int, n int) []T {
+func gather[T any](s []T, keep []uint32, n int) []T {
 	if len(s) != n {
 		return s
 	}
@@ -178,6 +210,3 @@ func gather[T any](s []T, keep []int, n int) []T {
 	}
 	return out
 }
-
-// nonFinite32 reports whether f is NaN or ±Inf.
-func nonFinite32(f float32) bool { return math.Float32bits(f)&0x7f800000 == 0x7f800000 }

@@ -81,6 +81,9 @@ func (s *Scene) Repair() {
 // Repair applies Scene.Repair's policy to one primitive and returns what
 // it changed (Mesh left empty).
 func (p *Primitive) Repair() []Repair {
+	if p.sound() {
+		return nil
+	}
 	var out []Repair
 	add := func(attr string, verts int, action string, tris int) {
 		out = append(out, Repair{Primitive: p.Name, Attribute: attr, Vertices: verts, Action: action, Triangles: tris})
@@ -190,6 +193,26 @@ func (p *Primitive) Repair() []Repair {
 	return out
 }
 
+// sound reports whether every position, UV, normal and tangent is
+// finite: one pass over their bits, which most primitives need alone.
+func (p *Primitive) sound() bool {
+	bad := nonFiniteWords(words3(p.Positions)) || nonFiniteWords(words3(p.Normals)) || nonFiniteWords(words4(p.Tangents))
+	for _, uv := range p.UVs {
+		bad = bad || nonFiniteWords(words2(uv))
+	}
+	return !bad
+}
+
+// nonFiniteWords reports whether some float32 of these bits is NaN or ±Inf.
+func nonFiniteWords(w []uint32) bool {
+	// An exponent of all ones plus one carries into the word's top bit.
+	var acc uint32
+	for _, x := range w {
+		acc |= (x & 0x7f800000) + 0x00800000
+	}
+	return acc&0x80000000 != 0
+}
+
 func usesAny(bad []bool, tri []uint32) bool {
 	for _, x := range tri {
 		if int(x) < len(bad) && bad[x] {
@@ -218,11 +241,11 @@ func (p *Primitive) dropTriangles(bad []bool) {
 		}
 	}
 	newOf := make([]uint32, n)
-	keep := make([]int, 0, n)
+	keep := make([]uint32, 0, n)
 	for v, u := range used {
 		if u {
 			newOf[v] = uint32(len(keep))
-			keep = append(keep, v)
+			keep = append(keep, uint32(v))
 		}
 	}
 	for i, x := range p.Indices {
