@@ -320,3 +320,27 @@ func TestJoinByValueReal(t *testing.T) {
 		checkDistinct(t, filepath.Base(f), src, s)
 	}
 }
+
+// TestJoinSoup: a mesh stored as triangle soup (every corner its own
+// normal, tangent and UV item, with repeated values, as some exporters
+// write) gets one vertex per distinct value tuple: a grid's points.
+func TestJoinSoup(t *testing.T) {
+	m := gridMesh(5) // 25 points, 32 triangles, 96 corners
+	sm := m.SubMeshes[0]
+	uv := m.Attrs[3].Data
+	var normals, tangents, uvs []float32
+	var ni, ti, ui []uint32
+	for c, p := range sm.Indices["position"] {
+		normals = append(normals, 0, 0, 1)
+		tangents = append(tangents, 1, 0, 0, 1)
+		uvs = append(uvs, uv[2*p], uv[2*p+1])
+		ni, ti, ui = append(ni, uint32(c)), append(ti, uint32(c)), append(ui, uint32(c))
+	}
+	m.Attrs[1].Data, m.Attrs[2].Data, m.Attrs[3].Data = normals, tangents, uvs
+	sm.Indices["normal"], sm.Indices["tangent"], sm.Indices["uv0"] = ni, ti, ui
+	s, _ := decodeMsh(t, m)
+	p := s.Meshes[0].Primitives[0]
+	if len(p.Positions) != 25 || len(p.Indices) != 96 {
+		t.Fatalf("%d vertices for %d corners; want 25 (the grid's points)", len(p.Positions), len(p.Indices))
+	}
+}
