@@ -19,14 +19,15 @@
 // attribute of the wrong length) are errors.
 //
 // Names: each scene mesh is one node and one glTF mesh named after it, and
-// each of its primitives (a UNIGINE surface, a GEM section, a Transport
-// Fever submesh) one glTF primitive. glTF primitives have no names that
-// importers show, so a primitive's name travels in its material's name,
-// which they do (Blender lists it in the object's material slots, and
-// selecting a slot selects the surface's faces): see MaterialName. Splitting
-// a mesh into a node per surface would also name them, but would break a
-// skinned or animated mesh into several objects. The name is also kept in
-// the primitive's extras.
+// each of its primitives (a GEM section, a Transport Fever submesh) one
+// glTF primitive. glTF primitives have no names that importers show, so a
+// primitive's name travels in its material's name, which they do (Blender
+// lists it in the object's material slots, and selecting a slot selects
+// the part's faces): see MaterialName. A node per primitive would name the
+// parts too, but would break a skinned or animated mesh into several
+// objects; a decoder that wants separate objects makes separate meshes
+// (UNIGINE: one mesh per surface, named after it, whose material is then
+// named after it as well). The name is also kept in the primitive's extras.
 package gltf
 
 import (
