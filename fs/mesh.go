@@ -311,10 +311,24 @@ func (m *meshDir) scanAnd(ctx context.Context, fp cache.Fingerprint, sc *oneScen
 // an entry with Err.
 func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output string) (*cache.Entry, error) {
 	key, label := m.key(fp, output), m.label(output)
+	if e, ok := m.fsys.cache.Use(key); ok {
+		// Converted (or failed) already and still in memory: the scan
+		// that a conversion needs is not needed.
+		return e, nil
+	}
 	// An output in the disk cache was converted from this very source
 	// version (so its scan succeeded): load it instead of converting. So
 	// is a conversion that failed: its error comes back without a retry.
-	_, onDisk := m.fsys.diskSizes(key)
+	sizes, onDisk := m.fsys.diskSizes(key)
+	// What the load will hold in memory, about: the disk entry's sizes,
+	// or for a conversion the source's size.
+	hint := fp.Size
+	if onDisk {
+		hint = 0
+		for _, n := range sizes {
+			hint += n
+		}
+	}
 	var diskErr error
 	if !onDisk {
 		diskErr, onDisk = m.fsys.diskFailure(key)
@@ -340,7 +354,7 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 		}
 	}
 	var failed atomic.Bool
-	e, err := m.fsys.cache.Get(ctx, key, label, func(ctx context.Context) (*cache.Entry, error) {
+	e, err := m.fsys.cache.GetSized(ctx, key, label, max(hint, 1), func(ctx context.Context) (*cache.Entry, error) {
 		if diskErr != nil {
 			// Listings already show error.txt (knownBroken): no notice.
 			return &cache.Entry{Err: diskErr}, nil
@@ -478,7 +492,7 @@ func (m *meshDir) chunkData(ctx context.Context, fp cache.Fingerprint, r *scanRe
 		}
 		return nil, c, nil
 	}
-	e, err := m.fsys.cache.Get(ctx, m.key(fp, outChunk+"/"+name), m.label(outChunk), func(ctx context.Context) (*cache.Entry, error) {
+	e, err := m.fsys.cache.GetSized(ctx, m.key(fp, outChunk+"/"+name), m.label(outChunk), c.Size, func(ctx context.Context) (*cache.Entry, error) {
 		b, err := m.mesh.ChunkBytes(c)
 		if err != nil {
 			m.fsys.logOnce(m.key(fp, "chunk:"+name), "meshfs: %s: %v", m.abs, err)

@@ -46,6 +46,14 @@ type Stats struct {
 		BytesCached int64 `json:"bytes_cached"`
 		Budget      int64 `json:"budget_bytes"`
 		Entries     int   `json:"entries"`
+		// Held counts the outputs held for their readers whatever the
+		// budget, HeldOutside the bytes of those the budget does not
+		// keep; HoldWaits counts loads that waited for room among them
+		// and HoldsReleased the holds let go early to make it.
+		Held          int   `json:"held"`
+		HeldOutside   int64 `json:"held_outside_bytes"`
+		HoldWaits     int64 `json:"hold_waits"`
+		HoldsReleased int64 `json:"holds_released"`
 	} `json:"cache"`
 	ConversionLatency cache.Latency `json:"conversion_latency"`
 	// OpenHandles counts files open through the daemon; under no_open
@@ -141,6 +149,7 @@ func (f *FS) Stats() Stats {
 	}
 	s.Cache.Hits, s.Cache.Misses = cs.Hits, cs.Misses
 	s.Cache.BytesCached, s.Cache.Budget, s.Cache.Entries = cs.BytesCached, cs.Budget, cs.Entries
+	s.Cache.Held, s.Cache.HeldOutside, s.Cache.HoldWaits, s.Cache.HoldsReleased = cs.Held, cs.HeldOutside, cs.HoldWaits, cs.HoldsReleased
 	f.convMu.Lock()
 	s.ConversionLatency = f.convLatency.Summary()
 	f.convMu.Unlock()

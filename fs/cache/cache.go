@@ -111,6 +111,10 @@ type Cache struct {
 	// twice. Weak pointers keep nothing alive, so the bound still holds.
 	alive sync.Map // Key → weak.Pointer[Entry]
 
+	// holds keep the entries being read alive, in the budget or not
+	// (hold.go).
+	holds *holds
+
 	mu    sync.Mutex
 	loads map[string]int64 // label → completed loads
 	fails map[string]int64 // label → loads that produced an error entry
@@ -139,6 +143,7 @@ func New(budget int64) (*Cache, error) {
 		return nil, err
 	}
 	c.c = oc
+	c.holds = newHolds(DefaultHoldLimit, c.resident)
 	return c, nil
 }
 
@@ -146,19 +151,36 @@ func New(budget int64) (*Cache, error) {
 func (c *Cache) Budget() int64 { return c.budget }
 
 // Get returns the entry for key, calling load when it is absent. Concurrent
-// Gets of one key wait for a single load. label names the kind of work
-// ("fmt/glb") in the statistics. The loader runs with a context that is not
-// cancelled when ctx is: other callers may be waiting for its result.
+// Gets of one key wait for a single load, and the entry stays held while
+// Gets of it keep coming (hold.go), however big. label names the kind of
+// work ("fmt/glb") in the statistics. The loader runs with a context that is
+// not cancelled when ctx is: other callers may be waiting for its result.
 func (c *Cache) Get(ctx context.Context, key Key, label string, load Loader) (*Entry, error) {
+	return c.GetSized(ctx, key, label, 0, load)
+}
+
+// GetSized is Get for a load expected to make about hint bytes: when hint
+// is positive the load waits, before it starts, for room among the bytes
+// held outside the budget (hold.go). A hint of 0 never waits.
+func (c *Cache) GetSized(ctx context.Context, key Key, label string, hint int64, load Loader) (*Entry, error) {
+	if e := c.holds.get(key); e != nil {
+		c.hits.Add(1)
+		return e, nil
+	}
 	loaded := false
 	e, err := c.c.Get(ctx, key, otter.LoaderFunc[Key, *Entry](func(lctx context.Context, _ Key) (*Entry, error) {
 		if wp, ok := c.alive.Load(key); ok {
 			if e := wp.(weak.Pointer[Entry]).Value(); e != nil {
 				c.revived.Add(1)
+				c.holds.hold(key, e)
 				return e, nil
 			}
 		}
 		loaded = true
+		if hint > 0 {
+			done := c.holds.admit(hint)
+			defer done()
+		}
 		start := time.Now()
 		e, err := load(context.WithoutCancel(lctx))
 		if err != nil {
@@ -171,18 +193,53 @@ func (c *Cache) Get(ctx context.Context, key Key, label string, load Loader) (*E
 		wp := weak.Make(e)
 		c.alive.Store(key, wp)
 		runtime.AddCleanup(e, func(k Key) { c.alive.CompareAndDelete(k, wp) }, key)
+		// Held before the reservation ends: the bytes are counted
+		// throughout.
+		c.holds.hold(key, e)
 		return e, nil
 	}))
 	if loaded {
 		c.misses.Add(1)
 	} else if err == nil {
 		c.hits.Add(1)
+		c.holds.hold(key, e)
 	}
 	return e, err
 }
 
-// Peek returns the entry for key when it is cached, without loading.
-func (c *Cache) Peek(key Key) (*Entry, bool) { return c.c.GetIfPresent(key) }
+// Peek returns the entry for key when it is cached or held, without
+// loading (and without holding it longer).
+func (c *Cache) Peek(key Key) (*Entry, bool) {
+	if e := c.holds.peek(key); e != nil {
+		return e, true
+	}
+	return c.c.GetIfPresent(key)
+}
+
+// Use returns the entry for key when it is cached or held, as a Get that
+// finds it would (a hit, held on), without loading.
+func (c *Cache) Use(key Key) (*Entry, bool) {
+	if e := c.holds.get(key); e != nil {
+		c.hits.Add(1)
+		return e, true
+	}
+	e, ok := c.c.GetIfPresent(key)
+	if ok {
+		c.hits.Add(1)
+		c.holds.hold(key, e)
+	}
+	return e, ok
+}
+
+// resident reports whether the cache itself keeps e as key's entry (one
+// over the budget may still be there, on its way out: it is not kept).
+func (c *Cache) resident(key Key, e *Entry) bool {
+	if e.Weight() > c.budget {
+		return false
+	}
+	got, ok := c.c.GetEntryQuietly(key)
+	return ok && got.Value == e
+}
 
 func (c *Cache) record(label string, d time.Duration, failed bool) {
 	c.mu.Lock()
@@ -214,6 +271,7 @@ func (c *Cache) Invalidate(path string) int {
 	for _, k := range keys {
 		c.c.Invalidate(k)
 	}
+	c.holds.forget(func(k Key) bool { return k.Path == path })
 	c.alive.Range(func(k, _ any) bool {
 		if k.(Key).Path == path {
 			c.alive.Delete(k)
@@ -225,6 +283,7 @@ func (c *Cache) Invalidate(path string) int {
 
 // Close stops the cache's background goroutine and drops every entry.
 func (c *Cache) Close() {
+	c.holds.close()
 	c.alive.Clear()
 	c.c.InvalidateAll()
 	c.c.StopAllGoroutines()
@@ -232,17 +291,25 @@ func (c *Cache) Close() {
 
 // Stats is a snapshot of the cache's counters.
 type Stats struct {
-	Budget      int64              `json:"budget_bytes"`
-	BytesCached int64              `json:"bytes_cached"`
-	Entries     int                `json:"entries"`
-	Hits        int64              `json:"hits"`
-	Misses      int64              `json:"misses"`
-	Failures    int64              `json:"failures"`
-	Revived     int64              `json:"revived"`
-	Loads       map[string]int64   `json:"loads"`
-	Failed      map[string]int64   `json:"failed"`
-	Latency     map[string]Latency `json:"latency"`
-	All         Latency            `json:"latency_all"`
+	Budget      int64 `json:"budget_bytes"`
+	BytesCached int64 `json:"bytes_cached"`
+	Entries     int   `json:"entries"`
+	Hits        int64 `json:"hits"`
+	Misses      int64 `json:"misses"`
+	Failures    int64 `json:"failures"`
+	Revived     int64 `json:"revived"`
+	// Held counts the entries held for their readers (hold.go) and
+	// HeldOutside the bytes of those the budget does not keep; HoldWaits
+	// counts loads that waited for room and HoldsReleased the holds let go
+	// early to make it.
+	Held          int                `json:"held"`
+	HeldOutside   int64              `json:"held_outside_bytes"`
+	HoldWaits     int64              `json:"hold_waits"`
+	HoldsReleased int64              `json:"holds_released"`
+	Loads         map[string]int64   `json:"loads"`
+	Failed        map[string]int64   `json:"failed"`
+	Latency       map[string]Latency `json:"latency"`
+	All           Latency            `json:"latency_all"`
 }
 
 // Latency summarises the recent load durations of one label.
@@ -268,6 +335,7 @@ func (c *Cache) Stats() Stats {
 		Failed:      map[string]int64{},
 		Latency:     map[string]Latency{},
 	}
+	s.Held, s.HeldOutside, s.HoldWaits, s.HoldsReleased = c.holds.stats()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, v := range c.loads {
