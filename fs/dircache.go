@@ -8,6 +8,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/fs/cache"
 )
 
 // Mesh folders and their chunks/ are listed from the structure scan of one
@@ -229,9 +230,10 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	}
 	of.mu.Lock()
 	have := of.pagesSeen && of.pagesFP == snap.fp
+	other := of.attrFP != (cache.Fingerprint{}) && of.attrFP != snap.fp
 	of.mu.Unlock()
-	if have {
-		return // the kernel has them already
+	if have || other {
+		return // the kernel has them already, or the node is another version's
 	}
 	// Not under of.mu: the store waits for the lock of a page a READ of
 	// this file may hold in flight, and that READ's answer takes of.mu.

@@ -397,6 +397,11 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 		if !isPrewarm(ctx) {
 			m.fsys.touch()
 		}
+		if !errors.Is(err, os.ErrNotExist) && !stillSource(key) {
+			// Changed while it was read: these bytes may be of another
+			// version, or of two. Not cached; the reader gets ESTALE.
+			return nil, syscall.ESTALE
+		}
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, err
@@ -771,7 +776,14 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 // then a geometry output whose size is not known yet answers notCheap) and
 // returns its node, reusing the existing one.
 func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, cheapOnly bool) (*gofs.Inode, syscall.Errno) {
+	fresh := f
 	ch, f := outputChild(parent, name, f)
+	if ch != nil && f.m.fsys.noOpen() {
+		if _, fp, err := f.m.stat(); err == nil && !f.mayTell(fp) {
+			// The node stands for another version of the source.
+			ch, f = nil, fresh
+		}
+	}
 	if ch != nil && f.kind == kGLB {
 		if _, fp, err := f.m.stat(); err == nil && f.pass.busyOther(fp) {
 			// Its inode is passed through to another version's file
@@ -780,7 +792,13 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 		}
 	}
 	var a fuse.AttrOut
-	if e := f.getattr(ctx, &a, cheapOnly); e != 0 {
+	e := f.getattr(ctx, &a, cheapOnly)
+	if e == syscall.ESTALE && ch != nil && f.m.fsys.noOpen() {
+		// Changed since the check above: a node for this version.
+		ch, f = nil, fresh
+		e = f.getattr(ctx, &a, cheapOnly)
+	}
+	if e != 0 {
 		return nil, e
 	}
 	out.Attr = a.Attr
@@ -804,11 +822,14 @@ func outputChild(parent *gofs.Inode, name string, f *outFile) (*gofs.Inode, *out
 // lookupKnown is lookupOutput for an output other than the .glb whose
 // size the caller knows for source version fp (stat st).
 func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, st *syscall.Stat_t, fp cache.Fingerprint, size int64) *gofs.Inode {
+	fresh := f
 	ch, f := outputChild(parent, name, f)
 	fillFileAttr(&out.Attr, st, size)
-	f.mu.Lock()
-	f.attrFP = fp
-	f.mu.Unlock()
+	if !f.tell(fp) {
+		// The node stands for another version of the source.
+		ch, f = nil, fresh
+		f.tell(fp)
+	}
 	if ch != nil {
 		return ch
 	}
@@ -884,7 +905,10 @@ type outFile struct {
 	ent   outputs.Entry // its entry in the folder table (not for chunks)
 
 	// What the kernel was last told: the fingerprint whose size it holds
-	// (attr) and whose bytes may be in its page cache (pages).
+	// (attr) and whose bytes may be in its page cache (pages). Under
+	// no_open the node stands for the version of the first size told
+	// (tell): the kernel keeps one page cache per node, shared by every
+	// reader, so a node never serves two versions.
 	mu        sync.Mutex
 	attrFP    cache.Fingerprint
 	pagesFP   cache.Fingerprint
@@ -923,6 +947,29 @@ func (p *produced) size() int64 {
 		return p.raw.Length
 	}
 	return int64(len(p.data))
+}
+
+// tell records that the kernel is told the size of source version fp, and
+// reports whether it may be: under no_open a node told one version's size
+// stands for that version only (a source overwritten in place keeps its
+// inode, so the mesh folder and its outputs' names stay; the outputs get
+// new nodes, see lookupOutput). With handles every open re-checks the
+// version (opened), so any version may be told.
+func (o *outFile) tell(fp cache.Fingerprint) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m.fsys.noOpen() && o.attrFP != (cache.Fingerprint{}) && o.attrFP != fp {
+		return false
+	}
+	o.attrFP = fp
+	return true
+}
+
+// mayTell reports whether tell(fp) would succeed, recording nothing.
+func (o *outFile) mayTell(fp cache.Fingerprint) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.m.fsys.noOpen() || o.attrFP == (cache.Fingerprint{}) || o.attrFP == fp
 }
 
 func (o *outFile) produce(ctx context.Context) (*produced, error) {
@@ -1034,10 +1081,10 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 			size = int64(len(e.Part(part)))
 		}
 		if size >= 0 {
+			if !o.tell(fp) {
+				return syscall.ESTALE
+			}
 			fillFileAttr(&out.Attr, st, size)
-			o.mu.Lock()
-			o.attrFP = fp
-			o.mu.Unlock()
 			return 0
 		}
 		if cheapOnly {
@@ -1052,21 +1099,27 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 			return errno(err)
 		}
 		if size, ok := o.m.knownSize(ctx, fp, o.kind, o.chunk); ok {
+			if !o.tell(fp) {
+				return syscall.ESTALE
+			}
 			fillFileAttr(&out.Attr, st, size)
-			o.mu.Lock()
-			o.attrFP = fp
-			o.mu.Unlock()
 			return 0
 		}
+	}
+	if _, fp, err := o.m.stat(); err == nil && !o.mayTell(fp) {
+		// Changed since this node's size was told: convert nothing for
+		// a node that cannot show it. ESTALE makes a path walk look the
+		// name up again (a new node).
+		return syscall.ESTALE
 	}
 	p, err := o.produce(ctx)
 	if err != nil {
 		return outErrno(err)
 	}
+	if !o.tell(p.fp) {
+		return syscall.ESTALE
+	}
 	fillFileAttr(&out.Attr, p.st, p.size())
-	o.mu.Lock()
-	o.attrFP = p.fp
-	o.mu.Unlock()
 	return 0
 }
 
@@ -1213,22 +1266,23 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	if off < 0 {
 		return nil, syscall.EINVAL
 	}
+	// This node serves the version whose size the kernel was told, or
+	// nothing: the reader's earlier pages, held by the kernel or already
+	// returned, are of that version, so bytes of another one would splice
+	// two versions into one read.
+	if _, fp, err := o.m.stat(); err == nil && !o.mayTell(fp) {
+		return o.readOld(dest, off)
+	}
 	p, err := o.produce(ctx)
 	if err != nil {
 		return nil, outErrno(err)
 	}
-	o.mu.Lock()
-	stale := (o.pagesSeen && o.pagesFP != p.fp) || (o.attrFP != (cache.Fingerprint{}) && o.attrFP != p.fp)
-	o.pagesFP, o.pagesSeen = p.fp, true
-	o.attrFP = p.fp
-	o.mu.Unlock()
-	if stale {
-		// The kernel may hold pages or a size of an older version (the
-		// watcher's notification is usually first; without a watcher the
-		// mtime shows it only after the attribute timeout). Drop them,
-		// beside this request: notifying from inside one risks a deadlock.
-		go o.m.fsys.notifyContent(&o.Inode)
+	if !o.tell(p.fp) {
+		return o.readOld(dest, off)
 	}
+	o.mu.Lock()
+	o.pagesFP, o.pagesSeen = p.fp, true
+	o.mu.Unlock()
 	if p.raw == nil {
 		if off >= int64(len(p.data)) {
 			return memResult(nil), 0
@@ -1242,6 +1296,37 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	return o.m.fsys.srcFDs.readWindow(k, func(st *syscall.Stat_t) bool {
 		return uint64(st.Dev) == k.dev && st.Ino == k.ino && st.Size == k.size && st.Mtim.Nano() == k.mtimeNs
 	}, dest, off, p.raw.Offset, p.raw.Length)
+}
+
+// readOld serves a READ of a node whose source changed after the kernel
+// was told its size: the bytes of that version while memory still holds
+// them (a geometry output read moments ago), else ESTALE. The watcher's
+// invalidation (or, without it, the attribute timeout and ESTALE from
+// GETATTR) makes a path walk look the name up again, which gives the new
+// version a node of its own.
+func (o *outFile) readOld(dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	o.mu.Lock()
+	fp := o.attrFP
+	o.mu.Unlock()
+	output, part := outGLB, 0
+	switch o.kind {
+	case kGLB:
+	case kOBJ:
+		output = outOBJ
+	case kMTL:
+		output, part = outOBJ, 1
+	default:
+		return nil, syscall.ESTALE
+	}
+	e, ok := o.m.fsys.cache.Use(o.m.key(fp, output))
+	if !ok || e.Err != nil {
+		return nil, syscall.ESTALE
+	}
+	data := e.Part(part)
+	if off >= int64(len(data)) {
+		return memResult(nil), 0
+	}
+	return memResult(data[off:min(off+int64(len(dest)), int64(len(data)))]), 0
 }
 
 // isConversion reports whether a statistics label counts as a conversion.
