@@ -973,11 +973,16 @@ func (o *outFile) mayTell(fp cache.Fingerprint) bool {
 }
 
 func (o *outFile) produce(ctx context.Context) (*produced, error) {
-	m := o.m
-	st, fp, err := m.stat()
+	st, fp, err := o.m.stat()
 	if err != nil {
 		return nil, err
 	}
+	return o.produceAt(ctx, st, fp)
+}
+
+// produceAt is produce for source version fp (stat st), stat'ed just now.
+func (o *outFile) produceAt(ctx context.Context, st *syscall.Stat_t, fp cache.Fingerprint) (*produced, error) {
+	m := o.m
 	p := &produced{st: st, fp: fp}
 	switch o.kind {
 	case kHeader:
@@ -1106,13 +1111,17 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 			return 0
 		}
 	}
-	if _, fp, err := o.m.stat(); err == nil && !o.mayTell(fp) {
+	st, fp, err := o.m.stat()
+	if err != nil {
+		return errno(err)
+	}
+	if !o.mayTell(fp) {
 		// Changed since this node's size was told: convert nothing for
 		// a node that cannot show it. ESTALE makes a path walk look the
 		// name up again (a new node).
 		return syscall.ESTALE
 	}
-	p, err := o.produce(ctx)
+	p, err := o.produceAt(ctx, st, fp)
 	if err != nil {
 		return outErrno(err)
 	}
@@ -1270,10 +1279,14 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	// nothing: the reader's earlier pages, held by the kernel or already
 	// returned, are of that version, so bytes of another one would splice
 	// two versions into one read.
-	if _, fp, err := o.m.stat(); err == nil && !o.mayTell(fp) {
+	st, fp, err := o.m.stat()
+	if err != nil {
+		return nil, outErrno(err)
+	}
+	if !o.mayTell(fp) {
 		return o.readOld(dest, off)
 	}
-	p, err := o.produce(ctx)
+	p, err := o.produceAt(ctx, st, fp)
 	if err != nil {
 		return nil, outErrno(err)
 	}
