@@ -25,19 +25,24 @@ import (
 // and RELEASE of header.json).
 //
 // What handles used to give is kept another way:
-//   - Reads: each READ looks its output up (memory cache, disk cache, or a
-//     conversion) for the source version of that moment, and serves one
-//     version per request, so no page mixes two versions. Pages of an older
-//     version are dropped by the watcher's NotifyContent, or, unwatched, by
-//     AUTO_INVAL_DATA once the one-second attributes show the new mtime.
+//   - Reads: an output's node stands for one source version, the one whose
+//     size the kernel was first told (outFile.tell); each READ serves that
+//     version's bytes (memory cache, disk cache, or a conversion) or, once
+//     the source has changed and memory no longer holds them, ESTALE. The
+//     kernel's page cache is one per node, shared by every reader, so no
+//     read mixes two versions; a LOOKUP after the change (the watcher's
+//     NotifyEntry, or ESTALE from GETATTR making the kernel walk again)
+//     gets a new node for the new version.
 //   - Listings: the watcher notifies each changed folder; a mesh folder is
 //     notified when error.txt appears (a conversion failed after it was
 //     listed).
 //   - Writes: the mount is read-only (MS_RDONLY), so the kernel refuses
 //     write opens itself; OPEN with write flags still answers EROFS.
 //   - The disk cache: a read copies its entry into memory whole (Get), so
-//     eviction can never cut a read short; "open" now means "read recently"
-//     (the memory cache's recency) and evicted outputs convert again.
+//     eviction can never cut a read short; "open" now means "read recently":
+//     an output stays held in memory while READs of it keep coming, whatever
+//     the budget (fs/cache hold.go), and one evicted after that is loaded
+//     or converted again.
 //
 // go-fuse answers READ with fh 0 by calling the node's Read with a nil
 // handle, which every file node here copes with. It answers READDIR with
