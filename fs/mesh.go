@@ -1321,16 +1321,10 @@ func (o *outFile) readOld(dest []byte, off int64) (fuse.ReadResult, syscall.Errn
 	o.mu.Lock()
 	fp := o.attrFP
 	o.mu.Unlock()
-	output, part := outGLB, 0
-	switch o.kind {
-	case kGLB:
-	case kOBJ:
-		output = outOBJ
-	case kMTL:
-		output, part = outOBJ, 1
-	default:
+	if o.kind != kGLB && o.kind != kOBJ && o.kind != kMTL {
 		return nil, syscall.ESTALE
 	}
+	output, part := o.conversion()
 	e, ok := o.m.fsys.cache.Use(o.m.key(fp, output))
 	if !ok || e.Err != nil {
 		return nil, syscall.ESTALE
