@@ -20,8 +20,12 @@ import (
 // has waited HoldMaxWait lets go of the least recently used hold, so a
 // reader that never pauses cannot keep another waiting for ever.
 const (
-	// HoldGrace is how long an entry stays held after the last Get of it.
-	HoldGrace = 2 * time.Second
+	// HoldGrace is how long an entry stays held after the last Get of it:
+	// long enough for the readers of a folder of meshes, reading them in
+	// different orders, to come back to one while the others convert.
+	// Idle holds cost nothing when no load waits for room (they go after
+	// HoldPressureIdle when one does).
+	HoldGrace = 10 * time.Second
 	// HoldPressureIdle is how long an entry must have gone unasked to be
 	// let go early for a load that is waiting.
 	HoldPressureIdle = 200 * time.Millisecond
