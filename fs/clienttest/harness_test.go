@@ -62,7 +62,8 @@ func mountTree(t *testing.T, bin, src string) string {
 	t.Helper()
 	mnt := t.TempDir()
 	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "mount", src, mnt)
+	// A cache folder of its own: tests never touch the user's real one.
+	cmd := exec.Command(bin, "mount", "--cache-dir", t.TempDir(), src, mnt)
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("meshfs mount: %v", err)

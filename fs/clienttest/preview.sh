@@ -10,6 +10,7 @@ src=$(cd "$here/../../testdata" && pwd)
 command -v blender >/dev/null || { echo "preview: blender not found (apt-get install --no-install-recommends blender python3-numpy)" >&2; exit 1; }
 mkdir -p "$out"
 mnt=$(mktemp -d /tmp/meshfs-preview-mnt.XXXXXX)
+cache=$(mktemp -d /tmp/meshfs-preview-cache.XXXXXX) # never the user's real cache folder
 pid=
 cleanup() {
   if [ -n "$pid" ]; then
@@ -17,10 +18,10 @@ cleanup() {
     wait "$pid" 2>/dev/null || true
   fi
   if mountpoint -q "$mnt"; then fusermount3 -u -z "$mnt" || true; fi
-  rm -rf "$mnt"
+  rm -rf "$mnt" "$cache"
 }
 trap cleanup EXIT
-"$bin" mount "$src" "$mnt" &
+"$bin" mount --cache-dir "$cache" "$src" "$mnt" &
 pid=$!
 for _ in $(seq 600); do mountpoint -q "$mnt" && break; kill -0 "$pid" 2>/dev/null || exit 1; sleep 0.1; done
 mountpoint -q "$mnt" || { echo "preview: $mnt not mounted" >&2; exit 1; }
