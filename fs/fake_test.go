@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // fakeFormat is a tiny mesh format registered only in these tests, so the
@@ -60,7 +60,12 @@ func (fakeFormat) Scan(ctx context.Context, src *decode.Source) (*decode.Structu
 	path, size := src.Name, body
 	st.Chunks = append(st.Chunks, decode.Chunk{Name: "POS.x2", Offset: 8, Length: body, Size: 2 * body,
 		Load: func() ([]byte, error) {
-			b, err := os.ReadFile(path)
+			f, err := srcfile.Open(path)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			b, err := io.ReadAll(f)
 			if err != nil {
 				return nil, err
 			}

@@ -54,6 +54,7 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // DefaultCacheSize is the default memory cache budget (--cache-size).
@@ -209,6 +210,12 @@ func New(cfg Config) (*FS, error) {
 	src, err := filepath.Abs(cfg.Source)
 	if err != nil {
 		return nil, err
+	}
+	// The links in the source path are followed once, here, as the user
+	// asked: every path beneath it is then a real path, and the daemon
+	// follows no link (package srcfile).
+	if src, err = filepath.EvalSymlinks(src); err != nil {
+		return nil, fmt.Errorf("source: %w", err)
 	}
 	fi, err := os.Stat(src)
 	if err != nil {
@@ -515,7 +522,7 @@ func (f *FS) logOnce(key any, format string, args ...any) {
 }
 
 // errno maps an error to what a reader sees: a vanished source is ENOENT,
-// anything else that fails a conversion is EIO.
+// a special file EACCES, anything else that fails a conversion is EIO.
 func errno(err error) syscall.Errno {
 	switch {
 	case err == nil:
@@ -526,6 +533,14 @@ func errno(err error) syscall.Errno {
 		return syscall.ESTALE
 	case errors.Is(err, os.ErrPermission):
 		return syscall.EACCES
+	case errors.Is(err, srcfile.ErrNotRegular):
+		// A FIFO, device or socket in the tree: never opened, so it can
+		// never block the daemon.
+		return syscall.EACCES
+	case errors.Is(err, srcfile.ErrSymlink):
+		// Replaced by a link since the lookup: the kernel looks it up
+		// again and shows the link.
+		return syscall.ESTALE
 	case errors.Is(err, context.Canceled):
 		return syscall.EINTR
 	}

@@ -1,12 +1,12 @@
 package fs
 
 import (
-	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
 
 	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // Listing ahead. The first listing of a source folder sniffs every file in
@@ -121,7 +121,7 @@ func (f *FS) sniffFolders(parent string, names []string) {
 // sniffFolder sniffs the regular files of dir that are not companions,
 // among its first limit entries; it returns how many entries it looked at.
 func (f *FS) sniffFolder(dir string, limit int) int {
-	fd, err := os.Open(dir)
+	fd, err := srcfile.OpenFolder(dir)
 	if err != nil {
 		return 0
 	}

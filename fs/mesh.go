@@ -17,6 +17,7 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // Cache output names (the last part of a statistics label).
@@ -1163,7 +1164,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	}
 	var fh gofs.FileHandle
 	if p.raw != nil {
-		f, err := os.Open(o.m.abs)
+		f, err := srcfile.Open(o.m.abs)
 		if err != nil {
 			return nil, 0, errno(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // statsDirName is the hidden folder at the root holding stats.json. It is
@@ -348,9 +349,9 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	// After this listing (its own sniffs first): the next folders'.
 	defer d.fsys.listAhead(d)
 	d.fsys.watchDir(d)
-	f, err := os.Open(d.abs)
+	f, err := srcfile.OpenFolder(d.abs)
 	if err != nil {
-		return nil, gofs.ToErrno(err)
+		return nil, errno(err)
 	}
 	ents, err := f.ReadDir(-1)
 	f.Close()
@@ -523,9 +524,9 @@ func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	f, err := os.Open(p.abs)
+	f, err := srcfile.Open(p.abs)
 	if err != nil {
-		return nil, 0, gofs.ToErrno(err)
+		return nil, 0, errno(err)
 	}
 	var st syscall.Stat_t
 	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || !p.same(&st) {

@@ -21,6 +21,7 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // ConverterVersion is part of every disk cache key: bump it whenever the
@@ -96,7 +97,7 @@ func (f *FS) companionHash(dir string, gen uint64) uint64 {
 	if v, ok := f.companionSums.Load(dir); ok && v.(companionSum).gen == gen {
 		return v.(companionSum).sum
 	}
-	ents, err := os.ReadDir(dir)
+	ents, err := srcfile.ReadDir(dir)
 	if err != nil {
 		return 0
 	}
@@ -334,16 +335,34 @@ func (f *FS) Prewarm() {
 	}()
 }
 
+// walkSource calls fn for each regular file beneath dir, in the order of
+// filepath.WalkDir, until ctx ends or fn returns fs.SkipAll; it reports
+// whether it was stopped. Its folders are opened with srcfile.OpenFolder,
+// so a folder swapped for a FIFO fails at once.
+func walkSource(ctx context.Context, dir string, fn func(path string, de fs.DirEntry) error) (stopped bool) {
+	ents, _ := srcfile.ReadDir(dir)
+	for _, e := range ents {
+		if ctx.Err() != nil {
+			return true
+		}
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.IsDir():
+			stopped = walkSource(ctx, p, fn)
+		case e.Type().IsRegular():
+			stopped = errors.Is(fn(p, e), fs.SkipAll)
+		}
+		if stopped {
+			return true
+		}
+	}
+	return false
+}
+
 func (f *FS) prewarmWalk(ctx context.Context, p *prewarmState) {
 	ctx = context.WithValue(ctx, prewarmKey{}, true)
 	lastLog := time.Now()
-	filepath.WalkDir(f.source, func(path string, de fs.DirEntry, err error) error {
-		if ctx.Err() != nil {
-			return fs.SkipAll
-		}
-		if err != nil || !de.Type().IsRegular() {
-			return nil
-		}
+	walkSource(ctx, f.source, func(path string, de fs.DirEntry) error {
 		dir := filepath.Dir(path)
 		siblings := func(n string) bool {
 			_, err := os.Lstat(filepath.Join(dir, n))

@@ -2,7 +2,6 @@ package fs
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // Scanning ahead. A walker (grep -r, find, ls -lR) enters a source folder's
@@ -101,7 +101,7 @@ func (f *FS) scanSiblings(m *meshDir) {
 // scanAhead scans the meshes of this folder not scanned yet for their
 // current version, starting after the entry named after.
 func (d *dirNode) scanAhead(ctx context.Context, after string) {
-	fd, err := os.Open(d.abs)
+	fd, err := srcfile.OpenFolder(d.abs)
 	if err != nil {
 		return
 	}

@@ -2,13 +2,14 @@ package fs
 
 import (
 	"container/list"
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // Under no_open a READ of a plain file or a raw chunk comes without a
@@ -88,20 +89,15 @@ func (c *srcFDs) get(k srcKey, same func(*syscall.Stat_t) bool) (*srcFD, syscall
 	}
 	c.mu.Unlock()
 
-	fd, err := syscall.Open(k.path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if (err == syscall.EMFILE || err == syscall.ENFILE) && c.closeIdle() > 0 {
+	fd, st, err := srcfile.OpenFD(k.path)
+	if (errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) && c.closeIdle() > 0 {
 		// Out of descriptors: those kept here for later reads go first.
-		fd, err = syscall.Open(k.path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		fd, st, err = srcfile.OpenFD(k.path)
 	}
 	if err != nil {
-		return nil, gofs.ToErrno(err)
+		return nil, errno(err)
 	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		syscall.Close(fd)
-		return nil, gofs.ToErrno(err)
-	}
-	if !same(&st) {
+	if !same(st) {
 		// Replaced since the lookup (or changed since the scan): ESTALE
 		// makes the kernel look the name up again.
 		syscall.Close(fd)

@@ -4,12 +4,12 @@ package formats
 
 import (
 	"io"
-	"os"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/gem"
 	"github.com/meshfs/meshfs/decode/tfever"
 	"github.com/meshfs/meshfs/decode/unigine"
+	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // All is every supported format, in sniffing order.
@@ -35,19 +35,26 @@ func Sniff(name string, head []byte) decode.Format {
 	return nil
 }
 
-// SniffFile reads the head of the file at path and sniffs it.
+// SniffFile reads the head of the file at path and sniffs it. It opens the
+// file as package srcfile says: no symbolic link followed, a regular file
+// only (an error otherwise).
 func SniffFile(path string) (decode.Format, error) {
-	f, err := os.Open(path)
+	f, err := srcfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return SniffReader(path, f)
+}
+
+// SniffReader reads the head of r, the file called name, and sniffs it.
+func SniffReader(name string, r io.Reader) (decode.Format, error) {
 	head := make([]byte, HeadSize)
-	n, err := io.ReadFull(f, head)
+	n, err := io.ReadFull(r, head)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, err
 	}
-	return Sniff(path, head[:n]), nil
+	return Sniff(name, head[:n]), nil
 }
 
 // IsCompanion reports whether name is a companion file of another file in

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -40,11 +41,11 @@ const maxBlockSize = 1<<31 - 1
 
 // readAt reads len(p) bytes at off from the source. Chunk loaders run after
 // Scan has returned and the caller may have closed the file; then the file
-// is opened again by name.
+// is opened again by name, as package srcfile opens a source.
 func readAt(src *decode.Source, p []byte, off int64) error {
 	n, err := src.R.ReadAt(p, off)
 	if err != nil && errors.Is(err, os.ErrClosed) && src.Name != "" {
-		f, oerr := os.Open(src.Name)
+		f, oerr := srcfile.Open(src.Name)
 		if oerr != nil {
 			return err
 		}

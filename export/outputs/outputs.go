@@ -19,6 +19,7 @@ import (
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/gltf"
 	"github.com/meshfs/meshfs/export/obj"
+	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // Fixed output names.
@@ -41,17 +42,27 @@ type Mesh struct {
 	mem map[string][]byte
 }
 
-// Open sniffs the file at path; it returns nil, nil for a file meshfs does
-// not convert.
+// Open sniffs the file at path, a path a user named: the symbolic links in
+// it are followed once, as the user asked, to the real file, which the mesh
+// then reads as New says (Base still comes from path). It returns nil, nil
+// for a file meshfs does not convert.
 func Open(path string) (*Mesh, error) {
-	f, err := formats.SniffFile(path)
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := formats.SniffFile(real)
 	if err != nil || f == nil {
 		return nil, err
 	}
-	return New(path, f), nil
+	m := New(real, f)
+	m.Base = New(path, f).Base
+	return m, nil
 }
 
-// New describes path as a mesh of format f.
+// New describes path as a mesh of format f. Its files are opened as
+// package srcfile says: path follows no symbolic link, the files it names
+// are opened beneath its folder, and each must be a regular file.
 func New(path string, f decode.Format) *Mesh {
 	return &Mesh{Path: path, Format: f, Base: decode.SafeName(f.StripExt(filepath.Base(path))), Limits: DefaultLimits}
 }
@@ -74,10 +85,34 @@ func (m *Mesh) openFile(path string) (io.ReaderAt, int64, func(), error) {
 		}
 		return bytes.NewReader(b), int64(len(b)), func() {}, nil
 	}
-	f, err := os.Open(path)
+	f, err := srcfile.Open(path)
 	if err != nil {
 		return nil, 0, nil, err
 	}
+	return sized(f)
+}
+
+// openSibling opens the file called name beneath the mesh's folder.
+func (m *Mesh) openSibling(name string) (io.ReaderAt, int64, error) {
+	if m.mem != nil {
+		r, size, _, err := m.openFile(name)
+		return r, size, err
+	}
+	d, err := srcfile.OpenDir(filepath.Dir(m.Path))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer d.Close()
+	f, err := d.Open(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	r, size, _, err := sized(f)
+	return r, size, err
+}
+
+// sized returns f with its size and a func that closes it.
+func sized(f *os.File) (io.ReaderAt, int64, func(), error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -112,7 +147,6 @@ func (m *Mesh) source() (*decode.Source, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	dir := filepath.Dir(m.Path)
 	src := &decode.Source{
 		Name: m.Path,
 		R:    r,
@@ -121,8 +155,7 @@ func (m *Mesh) source() (*decode.Source, func(), error) {
 			if name != filepath.Base(name) || name == "." || name == ".." {
 				return nil, 0, fmt.Errorf("sibling name %q is not a plain file name", name)
 			}
-			sr, size, _, err := m.openFile(filepath.Join(dir, name))
-			return sr, size, err
+			return m.openSibling(name)
 		},
 	}
 	return src, done, nil
