@@ -171,7 +171,29 @@ const uncachedAttr = time.Nanosecond
 
 func (r *rawFS) Forget(nodeid, nlookup uint64) {
 	r.count(opForget)
+	r.dropHeld(nodeid)
 	r.RawFileSystem.Forget(nodeid, nlookup)
+}
+
+// dropHeld releases the listing handles held for node, before the kernel's
+// FORGET of it reaches the node file system: the kernel holds no file of a
+// held handle, so it may forget the node (a folder renamed or removed
+// while listed), and releasing a handle of a forgotten node panics in
+// go-fuse. A listing that goes on opens a new handle at its offset.
+func (r *rawFS) dropHeld(node uint64) {
+	var drop []*heldDir
+	r.mu.Lock()
+	for k, h := range r.held {
+		if k.node == node {
+			delete(r.held, k)
+			h.timer.Stop()
+			drop = append(drop, h)
+		}
+	}
+	r.mu.Unlock()
+	for _, h := range drop {
+		r.releaseDir(h)
+	}
 }
 
 func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
