@@ -1,0 +1,111 @@
+// Package fusetest holds what the tests of FUSE mounts share: the watchdog
+// that turns a hang in a mount into a failed test.
+package fusetest
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// connections is where the kernel lists FUSE connections (fusectl).
+const connections = "/sys/fs/fuse/connections"
+
+// Conn returns the number of mnt's FUSE connection: the minor of the
+// mount's st_dev (an anonymous device, major 0).
+func Conn(mnt string) (uint32, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(mnt, &st); err != nil {
+		return 0, err
+	}
+	return unix.Minor(uint64(st.Dev)), nil
+}
+
+// Abort aborts FUSE connection n: every request in it, and every one made
+// after, fails with ENOTCONN, and the daemon's reads of /dev/fuse end. It
+// mounts fusectl first when it is not mounted.
+func Abort(n uint32) error {
+	dir := connections + "/" + strconv.FormatUint(uint64(n), 10)
+	if _, err := os.Stat(dir); err != nil {
+		if merr := syscall.Mount("fusectl", connections, "fusectl", 0, ""); merr != nil && merr != syscall.EBUSY {
+			return fmt.Errorf("mounting fusectl on %s: %v", connections, merr)
+		}
+	}
+	return os.WriteFile(dir+"/abort", []byte("1"), 0)
+}
+
+// Run runs fn, which uses the mount at mnt, on the calling goroutine (so
+// fn may call t.Fatal) and returns nil once it returns within limit. If it
+// has not by then, Run aborts the mount's FUSE connection, so that
+// whatever hangs in it returns (with ENOTCONN), calls unstick (when not
+// nil) to free what the abort cannot, and returns an error saying so once
+// fn has returned. The connection is found before fn runs, since a stat of
+// a hung mount would hang too.
+func Run(mnt string, limit time.Duration, unstick func(), fn func()) (err error) {
+	n, err := Conn(mnt)
+	if err != nil {
+		return err
+	}
+	fired := make(chan error, 1)
+	timer := time.AfterFunc(limit, func() {
+		aerr := Abort(n)
+		if unstick != nil {
+			unstick()
+		}
+		if aerr != nil {
+			fired <- fmt.Errorf("hung for %v, and aborting FUSE connection %d failed: %v", limit, n, aerr)
+		} else {
+			fired <- fmt.Errorf("hung for %v: FUSE connection %d aborted", limit, n)
+		}
+	})
+	defer func() {
+		if !timer.Stop() {
+			err = <-fired
+		}
+	}()
+	fn()
+	return nil
+}
+
+// Guard is the limit Watchdog gives a test body: far beyond what any of
+// them needs, so it only ever catches a hang. It is not a speed bound.
+const Guard = 60 * time.Second
+
+// Watchdog runs fn under Run with limit Guard and fails t if it hung.
+// After a hang it also opens every FIFO under fifoDirs (the mount's
+// source, and wherever a test keeps a link to each FIFO it renames away)
+// for writing, so that a daemon blocked opening one for reading gets its
+// open back and the mount can close.
+func Watchdog(t testing.TB, mnt string, fn func(), fifoDirs ...string) {
+	t.Helper()
+	unstick := func() {
+		t.Errorf("%s: hung for %v: FUSE connection aborted", mnt, Guard)
+		for _, d := range fifoDirs {
+			UnblockFIFOs(d)
+		}
+	}
+	if err := Run(mnt, Guard, unstick, fn); err != nil {
+		t.Fatalf("%s: %v", mnt, err)
+	}
+}
+
+// UnblockFIFOs opens each FIFO under root for writing and closes it, which
+// completes any open of it for reading that is blocked waiting for a
+// writer (the reader then reads end of file).
+func UnblockFIFOs(root string) {
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type()&fs.ModeNamedPipe != 0 {
+			if fd, err := syscall.Open(p, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0); err == nil {
+				syscall.Close(fd)
+			}
+		}
+		return nil
+	})
+}
