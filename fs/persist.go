@@ -335,34 +335,16 @@ func (f *FS) Prewarm() {
 	}()
 }
 
-// walkSource calls fn for each regular file beneath dir, in the order of
-// filepath.WalkDir, until ctx ends or fn returns fs.SkipAll; it reports
-// whether it was stopped. Its folders are opened with srcfile.OpenFolder,
-// so a folder swapped for a FIFO fails at once.
-func walkSource(ctx context.Context, dir string, fn func(path string, de fs.DirEntry) error) (stopped bool) {
-	ents, _ := srcfile.ReadDir(dir)
-	for _, e := range ents {
-		if ctx.Err() != nil {
-			return true
-		}
-		p := filepath.Join(dir, e.Name())
-		switch {
-		case e.IsDir():
-			stopped = walkSource(ctx, p, fn)
-		case e.Type().IsRegular():
-			stopped = errors.Is(fn(p, e), fs.SkipAll)
-		}
-		if stopped {
-			return true
-		}
-	}
-	return false
-}
-
 func (f *FS) prewarmWalk(ctx context.Context, p *prewarmState) {
 	ctx = context.WithValue(ctx, prewarmKey{}, true)
 	lastLog := time.Now()
-	walkSource(ctx, f.source, func(path string, de fs.DirEntry) error {
+	srcfile.WalkDir(f.source, func(path string, de fs.DirEntry, err error) error {
+		if ctx.Err() != nil {
+			return fs.SkipAll
+		}
+		if err != nil || !de.Type().IsRegular() {
+			return nil
+		}
 		dir := filepath.Dir(path)
 		siblings := func(n string) bool {
 			_, err := os.Lstat(filepath.Join(dir, n))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // Walk calls fn for every mesh file under root, by the mount's rule of
@@ -17,24 +18,19 @@ import (
 // slash-separated ("." when root is itself a mesh file). A folder or file
 // that cannot be read is handed to fn with its error and no mesh. Walk
 // returns fn's first error, or root's own. A root that is a symbolic link
-// to a folder is followed.
+// to a folder is followed; no link below it is, and no folder is waited on
+// (srcfile.WalkDir).
 func Walk(root string, fn func(rel string, m *Mesh, err error) error) error {
-	walkRoot := root
-	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		// A link given as the root is followed (as ls and find -H do);
-		// the trailing slash makes WalkDir read the folder it names.
-		if fi, err := os.Stat(root); err == nil && fi.IsDir() {
-			walkRoot = root + string(filepath.Separator)
-		}
-	}
-	return filepath.WalkDir(walkRoot, func(path string, de fs.DirEntry, err error) error {
+	// srcfile.WalkDir: a folder swapped for a link or a FIFO during the
+	// walk fails at once, neither followed nor waited on.
+	return srcfile.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
 		rel, rerr := filepath.Rel(root, path)
 		if rerr != nil {
 			rel = path
 		}
 		rel = filepath.ToSlash(rel)
 		if err != nil {
-			if path == walkRoot {
+			if path == root {
 				return err
 			}
 			return fn(rel, nil, err)

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -223,4 +224,74 @@ func ReadDir(path string) ([]fs.DirEntry, error) {
 	ents, err := f.ReadDir(-1)
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return ents, err
+}
+
+// WalkDir walks the tree at root as filepath.WalkDir does (lexical order,
+// fn's SkipDir and SkipAll, a folder's read error handed to fn), with two
+// differences: a root that is a symbolic link to a folder is followed (a
+// folder a user named), and every folder below it is opened beneath its
+// parent's descriptor with neither a link followed nor a wait on a FIFO,
+// so one swapped in for a folder during the walk fails at once.
+func WalkDir(root string, fn fs.WalkDirFunc) error {
+	var err error
+	if fi, serr := os.Stat(root); serr == nil && fi.IsDir() {
+		open := func() (*os.File, error) {
+			fd, err := unix.Open(root, dirFlags, 0)
+			if err != nil {
+				return nil, &os.PathError{Op: "open", Path: root, Err: err}
+			}
+			return os.NewFile(uintptr(fd), root), nil
+		}
+		err = walkDir(root, fs.FileInfoToDirEntry(fi), open, fn)
+	} else if fi, lerr := os.Lstat(root); lerr != nil {
+		err = fn(root, nil, lerr)
+	} else {
+		err = walkDir(root, fs.FileInfoToDirEntry(fi), nil, fn)
+	}
+	if err == fs.SkipDir || err == fs.SkipAll {
+		return nil
+	}
+	return err
+}
+
+// walkDir is filepath.WalkDir's walkDir, reading a folder through open.
+func walkDir(path string, d fs.DirEntry, open func() (*os.File, error), fn fs.WalkDirFunc) error {
+	if err := fn(path, d, nil); err != nil || !d.IsDir() {
+		if err == fs.SkipDir && d.IsDir() {
+			err = nil
+		}
+		return err
+	}
+	dir, err := open()
+	var ents []fs.DirEntry
+	if err == nil {
+		defer dir.Close()
+		ents, err = dir.ReadDir(-1)
+		slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	}
+	if err != nil {
+		if err = fn(path, d, err); err != nil {
+			if err == fs.SkipDir {
+				err = nil
+			}
+			return err
+		}
+	}
+	for _, e := range ents {
+		name, p := e.Name(), filepath.Join(path, e.Name())
+		open := func() (*os.File, error) {
+			fd, err := openat(int(dir.Fd()), name, dirFlags, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+			if err != nil {
+				return nil, &os.PathError{Op: "open", Path: p, Err: err}
+			}
+			return os.NewFile(uintptr(fd), p), nil
+		}
+		if err := walkDir(p, e, open, fn); err != nil {
+			if err == fs.SkipDir {
+				break
+			}
+			return err
+		}
+	}
+	return nil
 }

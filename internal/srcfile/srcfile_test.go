@@ -2,9 +2,12 @@ package srcfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -124,5 +127,40 @@ func TestOpen(t *testing.T) {
 				t.Errorf("ReadDir: %v, %v", ents, err)
 			}
 		})
+	}
+}
+
+// TestWalkDir: WalkDir visits what filepath.WalkDir visits, in the same
+// order, and follows a root that is a link to a folder but no link below.
+func TestWalkDir(t *testing.T) {
+	dir, _ := tree(t)
+	os.Mkdir(filepath.Join(dir, "sub", "deeper"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "deeper", "g"), nil, 0o644)
+	list := func(walk func(string, fs.WalkDirFunc) error, root string) []string {
+		var got []string
+		err := walk(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			got = append(got, fmt.Sprintf("%s %v", strings.TrimPrefix(p, root), d.Type()))
+			if d.Name() == "deeper" {
+				return fs.SkipDir
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	want, got := list(filepath.WalkDir, dir), list(WalkDir, dir)
+	if !slices.Equal(got, want) {
+		t.Errorf("WalkDir: %q\nfilepath.WalkDir: %q", got, want)
+	}
+	if got := list(WalkDir, filepath.Join(dir, "sublink")); !slices.Equal(got, []string{" d---------", "/deeper d---------", "/f ----------"}) {
+		t.Errorf("through a root link: %q", got)
+	}
+	if got := list(WalkDir, filepath.Join(dir, "fifo")); !slices.Equal(got, []string{" p---------"}) {
+		t.Errorf("a FIFO root: %q", got)
 	}
 }
