@@ -212,7 +212,11 @@ func TestSwapMeshForFIFO(t *testing.T) {
 		os.Mkdir(keep, 0o755)
 		script, blob := tfeverTriangle(t)
 		good := fakeMesh(4, 2)
-		write(t, filepath.Join(src, "good"+fakeExt), good)
+		// In a folder of its own: a change of a companion renews the
+		// version of every mesh of its folder, whose readers may then get
+		// ESTALE (the default mode's rule for a changed source).
+		os.Mkdir(filepath.Join(src, "stable"), 0o755)
+		write(t, filepath.Join(src, "stable", "good"+fakeExt), good)
 		write(t, filepath.Join(src, "swap"+fakeExt), fakeMesh(5, 1))
 		write(t, filepath.Join(src, "tf.msh"), script)
 		write(t, filepath.Join(src, "tf.msh.blob"), blob)
@@ -220,7 +224,7 @@ func TestSwapMeshForFIFO(t *testing.T) {
 		os.Mkdir(filepath.Join(src, "sub"), 0o755)
 		write(t, filepath.Join(src, "sub", "s"+fakeExt), fakeMesh(2, 4))
 		_, mnt := mountT(t, src, Config{})
-		want, err := os.ReadFile(filepath.Join(mnt, "good"+fakeExt, "good.glb"))
+		want, err := os.ReadFile(filepath.Join(mnt, "stable", "good"+fakeExt, "good.glb"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +284,7 @@ func TestSwapMeshForFIFO(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for !stop.Load() {
-					b, err := os.ReadFile(filepath.Join(mnt, "good"+fakeExt, "good.glb"))
+					b, err := os.ReadFile(filepath.Join(mnt, "stable", "good"+fakeExt, "good.glb"))
 					if err != nil || !bytes.Equal(b, want) {
 						t.Errorf("good.glb during the swaps: %d bytes, %v", len(b), err)
 						return
@@ -290,7 +294,7 @@ func TestSwapMeshForFIFO(t *testing.T) {
 			wg.Wait()
 			t.Logf("%d swaps, %d rounds of reads", swaps, reads.Load())
 			// Settled: the last version of each serves.
-			if b, err := os.ReadFile(filepath.Join(mnt, "good"+fakeExt, "good.glb")); err != nil || !bytes.Equal(b, want) {
+			if b, err := os.ReadFile(filepath.Join(mnt, "stable", "good"+fakeExt, "good.glb")); err != nil || !bytes.Equal(b, want) {
 				t.Errorf("good.glb after the swaps: %v", err)
 			}
 			ok := waitFor(guardSettle, func() bool {
