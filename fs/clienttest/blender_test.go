@@ -17,6 +17,8 @@ type blenderJob struct {
 	Path     string `json:"path"`
 	Geometry bool   `json:"geometry"`
 	Deform   bool   `json:"deform"`
+	// Animation is an animation-only .glb to play on the file's armature.
+	Animation string `json:"animation,omitempty"`
 }
 
 // blenderReport is what inspect_imports.py says about one file.
@@ -28,6 +30,18 @@ type blenderReport struct {
 	Actions   []string             `json:"actions"`
 	Materials []string             `json:"materials"`
 	Deform    map[string]boneMoves `json:"deform"`
+	Played    []played             `json:"played"`
+}
+
+// played is what playing one action of an animation file on the file's
+// armature did (inspect_imports.py's play_report).
+type played struct {
+	Action       string   `json:"action"`
+	KeyedBones   []string `json:"keyed_bones"`
+	MissingBones []string `json:"missing_bones"`
+	Frames       []int    `json:"frames"`
+	BonesMoved   int      `json:"bones_moved"`
+	MeshMoved    float64  `json:"mesh_moved"`
 }
 
 // boneMoves is, per bone, how far the meshes moved when it was rotated.
@@ -367,7 +381,21 @@ func compareCommon(pre string, faces int, w *meshExpect, g *blenderMesh, materia
 func diffNames(got, want []string) string {
 	var extra, missing []string
 	used := make([]bool, len(got))
-	for _, w := range want {
+	// Exact names first: a source name may itself end in ".011", and must
+	// not be taken as another name's renamed duplicate.
+	matched := make([]bool, len(want))
+	for wi, w := range want {
+		for i, g := range got {
+			if !used[i] && g == blenderName(w) {
+				used[i], matched[wi] = true, true
+				break
+			}
+		}
+	}
+	for wi, w := range want {
+		if matched[wi] {
+			continue
+		}
 		found := false
 		for i, g := range got {
 			if !used[i] && sameName(g, w) {

@@ -1,8 +1,12 @@
 // Package clienttest judges meshfs by the programs its users open its files
 // with. TestClients (run by `make test-clients`, i.e. `go test
 // ./fs/clienttest -clients`) builds the meshfs binary, mounts testdata/ and
-// ../shared/realdata (when present) with `meshfs mount`, and reads every
-// file from the mount with:
+// the real files of ../shared (realdata/, and the UNIGINE and Transport
+// Fever samples assets/unigine/ and assets/tf-nan/; each where present, and
+// a missing one fails under CI) with `meshfs mount`, and reads every file
+// from the mount with the clients below. Every mesh file of ../shared must
+// convert (testdata/ holds deliberately broken ones, which must show
+// error.txt instead).
 //
 //   - the Khronos glTF validator: every .glb has 0 errors, and the warnings
 //     that remain are exactly the reviewed list in validator-warnings.txt;
@@ -10,6 +14,11 @@
 //     imports, and per file the faces, vertices, materials, UV layers, colour
 //     attributes, bones, vertex groups, shape keys and actions are what the
 //     decoded scene holds; every weighted bone moves the mesh when rotated;
+//     and each animation-only file (a UNIGINE .anim) whose driven bones are
+//     all bones of a skinned mesh of its folder plays on that mesh: its
+//     .glb's action, put on the mesh's armature, keys only bones the
+//     armature has, and moves bones and the mesh between two frames
+//     (play_test.go);
 //   - assimp (`assimp info`): every .obj reads with the scene's face count.
 //
 // The orientation fixtures under testdata/orientation/ (written by

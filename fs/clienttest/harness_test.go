@@ -20,19 +20,37 @@ const repoRoot = "../.."
 
 // sourceRoot is one folder of source files the test mounts.
 type sourceRoot struct {
-	label string // "testdata" or "realdata": prefixes paths in messages and the warnings list
+	label string // "testdata", "realdata", ...: prefixes paths in messages and the warnings list
 	dir   string
+	// whole: every mesh file of the root must convert (the root holds no
+	// deliberately broken file, as testdata/ does).
+	whole bool
 }
 
-// sourceRoots returns testdata/ and, when present, ../shared/realdata.
+// sharedRoots are the folders of ../shared the test mounts beside
+// testdata/: the real files of realdata/ and the UNIGINE and Transport
+// Fever samples of issue 17 (every version and the NaN-holding meshes).
+var sharedRoots = []sourceRoot{
+	{"realdata", "realdata", true},
+	{"unigine", filepath.Join("assets", "unigine"), true},
+	{"tf-nan", filepath.Join("assets", "tf-nan"), true},
+}
+
+// sourceRoots returns testdata/ and the sharedRoots that are present. Under
+// CI (the CI variable set) a missing one fails the test: CI lays shared/
+// beside the clone, so its absence is a broken set-up, not a smaller run.
 func sourceRoots(t *testing.T) []sourceRoot {
 	t.Helper()
-	roots := []sourceRoot{{"testdata", filepath.Join(repoRoot, "testdata")}}
-	real := filepath.Join(repoRoot, "..", "shared", "realdata")
-	if st, err := os.Stat(real); err == nil && st.IsDir() {
-		roots = append(roots, sourceRoot{"realdata", real})
-	} else {
-		t.Logf("no %s: checking the fixtures only", real)
+	roots := []sourceRoot{{"testdata", filepath.Join(repoRoot, "testdata"), false}}
+	for _, sr := range sharedRoots {
+		dir := filepath.Join(repoRoot, "..", "shared", sr.dir)
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			roots = append(roots, sourceRoot{sr.label, dir, sr.whole})
+		} else if os.Getenv("CI") != "" {
+			t.Fatalf("%s missing under CI (CI lays shared/ beside the clone)", dir)
+		} else {
+			t.Logf("no %s: going on without it", dir)
+		}
 	}
 	for i := range roots {
 		abs, err := filepath.Abs(roots[i].dir)

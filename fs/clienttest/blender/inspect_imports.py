@@ -11,7 +11,12 @@
 # bool, "deform": bool}. "geometry" adds world-space vertices, polygons
 # (normal, vertex indices, first-layer UV per corner) for small meshes;
 # "deform" rotates every weighted bone of every armature in turn and
-# reports how far the evaluated mesh moved.
+# reports how far the evaluated mesh moved. "animation" (a path to an
+# animation-only .glb) imports that file after the mesh, puts each action it
+# made on the mesh's armature in turn and reports the bones it keys, which of
+# them the armature lacks, and how far the pose bones and the meshes move
+# between the action's first frame and its middle one (the rest pose, shown
+# as frame -1, and the frame for a one-frame action).
 #
 # One Blender process handles every job (starting Blender costs about a
 # second); the scene is emptied between files so names never collide with
@@ -157,6 +162,57 @@ def deform_report(arm, meshes):
     return out
 
 
+def bone_heads(arm):
+    return {pb.name: (arm.matrix_world @ pb.matrix).to_translation() for pb in arm.pose.bones}
+
+
+def play_report(path, arm, meshes):
+    """Import the animation file at path and play each action it made on
+    arm: keyed bones, those arm lacks, and how far bones and meshes move
+    between two frames."""
+    before = set(bpy.data.actions)
+    res = bpy.ops.import_scene.gltf(filepath=path)
+    if 'FINISHED' not in res:
+        raise RuntimeError("animation importer returned %s" % sorted(res))
+    bound = [ob for ob in meshes if any(
+        m.type == 'ARMATURE' and m.object == arm for m in ob.modifiers)]
+    scene = bpy.context.scene
+    out = []
+    for act in [a for a in bpy.data.actions if a not in before]:
+        keyed = sorted({fc.data_path.split('"')[1] for fc in act.fcurves
+                        if fc.data_path.startswith('pose.bones["')})
+        r = {"action": act.name, "keyed_bones": keyed,
+             "missing_bones": [b for b in keyed if b not in arm.pose.bones]}
+        arm.animation_data_create()
+        arm.animation_data.action = act
+        f0, f1 = act.frame_range
+        f0, mid = int(f0), int(round((f0 + f1) / 2))
+        if mid == f0:
+            # A one-frame animation (a pose): its frame against the rest.
+            arm.animation_data.action = None
+            for pb in arm.pose.bones:
+                pb.matrix_basis = mathutils.Matrix.Identity(4)
+            f0 = -1
+        scene.frame_set(max(f0, 0))
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        heads0 = bone_heads(arm)
+        co0 = {ob.name: evaluated_coords(ob, depsgraph) for ob in bound}
+        arm.animation_data.action = act
+        scene.frame_set(mid)
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        heads1 = bone_heads(arm)
+        r["frames"] = [f0, mid]
+        r["bones_moved"] = sum(1 for b in heads0 if (heads0[b] - heads1[b]).length > 1e-6)
+        moved = 0.0
+        for ob in bound:
+            for a, b in zip(co0[ob.name], evaluated_coords(ob, depsgraph)):
+                moved = max(moved, (a - b).length)
+        r["mesh_moved"] = moved
+        arm.animation_data.action = None
+        out.append(r)
+    return out
+
+
 def inspect(job):
     path = job["path"]
     r = {"path": path}
@@ -182,6 +238,14 @@ def inspect(job):
     r["materials"] = sorted(m.name for m in bpy.data.materials)
     if job.get("deform"):
         r["deform"] = {a.name: deform_report(a, meshes) for a in arms}
+    if job.get("animation"):
+        if len(arms) != 1:
+            r["error"] = "%d armatures to play %s on" % (len(arms), job["animation"])
+            return r
+        try:
+            r["played"] = play_report(job["animation"], arms[0], meshes)
+        except Exception:
+            r["error"] = traceback.format_exc()
     return r
 
 
