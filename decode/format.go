@@ -58,3 +58,14 @@ type Companion interface {
 	// called name (a base name) that its outputs are made from.
 	Companions(name string) []string
 }
+
+// Animator is implemented by a mesh format whose skinned meshes may take
+// their animations from animation files in their folder (a UNIGINE .mesh
+// from .anim files): it names the files worth trying. Which of them belong
+// to a mesh is decided by Attach (every joint they drive is a joint of the
+// mesh's skeleton, by name).
+type Animator interface {
+	// IsAnimationFile reports whether the file called name may hold
+	// animations for the format's meshes.
+	IsAnimationFile(name string) bool
+}

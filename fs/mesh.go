@@ -26,6 +26,10 @@ const (
 	outGLB   = "glb"
 	outOBJ   = "obj" // NAME.obj and NAME.mtl, made by one export
 	outChunk = "chunk"
+	// outAnimated is NAME.animated.glb; outAnims the animation files it
+	// attaches (the listing's State.Animated).
+	outAnimated = "animated"
+	outAnims    = "anims"
 )
 
 // meshDir is a source mesh file shown as a folder of its outputs. Listing it
@@ -390,6 +394,10 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 			var o, l []byte
 			o, l, err = m.mesh.OBJFiles(ctx)
 			e = &cache.Entry{Parts: [][]byte{o, l}}
+		case outAnimated:
+			var b []byte
+			b, err = m.mesh.AnimatedGLBFile(ctx)
+			e = &cache.Entry{Parts: [][]byte{b}}
 		}
 		m.fsys.recordConversion(time.Since(start))
 		// The reader who asked reads the output next: the quiet that a
@@ -647,7 +655,8 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 		m.fsys.scanSiblings(m)
 	}
 	broken := m.knownBroken(fp, r)
-	files := m.mesh.Files(outputs.State{Chunks: len(r.chunks) > 0, Broken: broken})
+	animated := !broken && r.scanErr == nil && m.animated(ctx, fp)
+	files := m.mesh.Files(outputs.State{Chunks: len(r.chunks) > 0, Broken: broken, Animated: animated})
 	list := make([]fuse.DirEntry, len(files))
 	for i, e := range files {
 		mode := uint32(syscall.S_IFREG)
@@ -692,6 +701,8 @@ func outKindOf(e outputs.Entry) outKind {
 	switch {
 	case e.Output == outputs.OutGLB:
 		return kGLB
+	case e.Output == outputs.OutAnimated:
+		return kAnimated
 	case e.Output == outputs.OutOBJ && e.Part == 1:
 		return kMTL
 	case e.Output == outputs.OutOBJ:
@@ -746,6 +757,11 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		// Not kept by the kernel as a negative entry: the folder gets its
 		// geometry back as soon as a fixed source converts, and no event
 		// may come to drop such an entry.
+		out.SetEntryTimeout(noNegative)
+		return nil, syscall.ENOENT
+	}
+	if e.Output == outputs.OutAnimated && !m.animatedNow(ctx) {
+		// Not kept as a negative entry: an animation file may come.
 		out.SetEntryTimeout(noNegative)
 		return nil, syscall.ENOENT
 	}
@@ -895,6 +911,7 @@ const (
 	kOBJ
 	kMTL
 	kChunk
+	kAnimated // NAME.animated.glb
 )
 
 // outFile is one output file of a mesh.
@@ -928,8 +945,11 @@ var (
 // (its cache output) and which of that conversion's files it is: the
 // folder table's Output and Part.
 func (o *outFile) conversion() (output string, part int) {
-	if o.ent.Output == outputs.OutOBJ {
+	switch o.ent.Output {
+	case outputs.OutOBJ:
 		return outOBJ, o.ent.Part
+	case outputs.OutAnimated:
+		return outAnimated, 0
 	}
 	return outGLB, 0
 }
@@ -1006,7 +1026,7 @@ func (o *outFile) produceAt(ctx context.Context, st *syscall.Stat_t, fp cache.Fi
 			return nil, os.ErrNotExist
 		}
 		p.data = b
-	case kGLB, kOBJ, kMTL:
+	case kGLB, kOBJ, kMTL, kAnimated:
 		output, part := o.conversion()
 		e, err := m.geometry(ctx, fp, output)
 		if err != nil {
@@ -1068,7 +1088,7 @@ func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 // the disk cache, else notCheap (plainLookup).
 func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool) syscall.Errno {
 	o.m.fsys.touch()
-	if o.kind == kGLB || o.kind == kOBJ || o.kind == kMTL {
+	if o.kind == kGLB || o.kind == kOBJ || o.kind == kMTL || o.kind == kAnimated {
 		// Sizes of outputs converted by an earlier mount come from the
 		// disk cache's index: stat'ing (ls -l) converts nothing.
 		st, fp, err := o.m.stat()
@@ -1341,5 +1361,41 @@ func (o *outFile) readOld(dest []byte, off int64) (fuse.ReadResult, syscall.Errn
 func isConversion(label string) bool {
 	i := strings.LastIndexByte(label, '/')
 	out := label[i+1:]
-	return out == outGLB || out == outOBJ
+	return out == outGLB || out == outOBJ || out == outAnimated
+}
+
+// animated reports whether some animation file of the folder belongs to
+// version fp of the mesh (outputs' rule for NAME.animated.glb), as the
+// memory cache remembers it: fp's Gen changes with any animation file of
+// the folder (formats.IsDependency), so a change there asks again.
+func (m *meshDir) animated(ctx context.Context, fp cache.Fingerprint) bool {
+	if !m.mesh.TakesAnimations() {
+		return false
+	}
+	e, err := m.fsys.cache.Get(ctx, m.key(fp, outAnims), m.label(outAnims), func(ctx context.Context) (*cache.Entry, error) {
+		if err := m.fsys.sem.Acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer m.fsys.sem.Release()
+		names, err := m.mesh.Animations(ctx)
+		if err != nil {
+			return &cache.Entry{Err: err}, nil
+		}
+		w := int64(0)
+		for _, n := range names {
+			w += int64(len(n)) + 16
+		}
+		return &cache.Entry{Aux: names, AuxWeight: w}, nil
+	})
+	if err != nil || e.Err != nil {
+		return false
+	}
+	names, _ := e.Aux.([]string)
+	return len(names) > 0
+}
+
+// animatedNow is animated for the source's present version.
+func (m *meshDir) animatedNow(ctx context.Context) bool {
+	_, fp, err := m.stat()
+	return err == nil && m.animated(ctx, fp)
 }

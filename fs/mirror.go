@@ -127,7 +127,8 @@ type dirNode struct {
 	fsys  *FS
 	abs   string
 	ident srcID
-	// companionGen is bumped when a companion file in this folder changes;
+	// companionGen is bumped when a companion or an animation file in this
+	// folder changes (formats.IsDependency);
 	// it is part of the fingerprint of the meshes here.
 	companionGen atomic.Uint64
 	watched      atomic.Bool

@@ -75,9 +75,10 @@ func exeHash() string { return exeHashOnce() }
 // diskKey is the disk cache key of a memory cache key. The memory key's Gen
 // counts companion changes seen by this mount's watcher and restarts at 0
 // with every mount, so it cannot tell a later mount that a companion (a
-// .msh.blob) changed while nothing was mounted. The disk key uses instead a
-// hash of the identity, size and mtime of every companion file in the
-// source's folder: any companion change there misses, for every mesh of the
+// .msh.blob) or an animation file (for NAME.animated.glb) changed while
+// nothing was mounted. The disk key uses instead a hash of the identity, size
+// and mtime of every such file (formats.IsDependency) in the source's
+// folder: any change of one there misses, for every mesh of the
 // folder (conservative, and cheap: computed once per folder and watcher
 // generation).
 func (f *FS) diskKey(k cache.Key) diskcache.Key {
@@ -108,7 +109,7 @@ func (f *FS) companionHash(dir string, gen uint64) uint64 {
 	siblings := func(n string) bool { return names[n] }
 	h := sha256.New()
 	for _, e := range ents { // ReadDir sorts by name: a stable order
-		if !e.Type().IsRegular() || !formats.IsCompanion(e.Name(), siblings) {
+		if !e.Type().IsRegular() || !formats.IsDependency(e.Name(), siblings) {
 			continue
 		}
 		var st syscall.Stat_t

@@ -117,9 +117,9 @@ func (f *FS) sourceChanged(path string) {
 		// folder's (NotifyEntry alone leaves it).
 		f.notifyContent(&d.Inode)
 	}
-	if formats.IsCompanion(name, d.siblingExists) {
-		// A companion changed (or appeared, or went): the meshes beside it
-		// may read it, so their outputs are stale too.
+	if formats.IsDependency(name, d.siblingExists) {
+		// A companion or an animation file changed (or appeared, or went):
+		// the meshes beside it may read it, so their outputs are stale too.
 		d.companionGen.Add(1)
 		for n, ch := range d.Children() {
 			if _, ok := ch.Operations().(*meshDir); ok {

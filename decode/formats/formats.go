@@ -68,3 +68,22 @@ func IsCompanion(name string, siblings func(string) bool) bool {
 	}
 	return false
 }
+
+// IsAnimationFile reports whether name may hold animations for the meshes
+// of some format (decode.Animator) beside it.
+func IsAnimationFile(name string) bool {
+	for _, f := range All {
+		if a, ok := f.(decode.Animator); ok && a.IsAnimationFile(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsDependency reports whether name is a file that other files' outputs in
+// the same folder may read: a companion, or an animation file. A change of
+// one is a change of every mesh beside it (the mount's watcher and disk
+// cache treat both alike).
+func IsDependency(name string, siblings func(string) bool) bool {
+	return IsCompanion(name, siblings) || IsAnimationFile(name)
+}

@@ -25,6 +25,21 @@ var animFixtures = []struct {
 	{"an10_wave.anim", an10File},
 	{"an11_wave.anim", an11File},
 	{"an12_wave.anim", an12File},
+	{"an11_bend.anim", an11BendFile},
+}
+
+// an11BendFile bends joint "child" of the skinned ms14, ms13 and ms11
+// fixtures (one skeleton: root_a, child, root_b) about Z over four frames:
+// beside them in testdata/unigine, it is the animation their folders attach
+// in NAME.animated.glb.
+func an11BendFile() *Anim {
+	f := ms14File()
+	a := &Anim{Magic: MagicAN11, Joints: f.Joints, Bind: f.Bind, Animated: []int16{1}, Frames: 4}
+	for fr := range a.Frames {
+		q := quatZ(float64(15 * fr))
+		addKey(a, 3, [10]float32{0.5, 0, 0, q[0], q[1], q[2], q[3]})
+	}
+	return a
 }
 
 // animJoints is a chain of three joints along +X with a second root, as

@@ -135,6 +135,12 @@ type Format struct{}
 
 func (Format) Name() string { return Name }
 
+// IsAnimationFile names the .anim files a mesh of the same folder may take
+// its animations from (decode.Animator).
+func (Format) IsAnimationFile(name string) bool {
+	return strings.HasSuffix(strings.ToLower(name), ".anim")
+}
+
 // extension returns the UNIGINE extension name ends with, or "".
 func extension(name string) string {
 	l := strings.ToLower(name)

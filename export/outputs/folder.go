@@ -22,11 +22,12 @@ import (
 type Output int
 
 const (
-	OutHeader Output = iota // header.json, rendered from the scan
-	OutChunks               // chunks/, from the scan
-	OutGLB                  // NAME.glb, a conversion
-	OutOBJ                  // NAME.obj (part 0) and NAME.mtl (part 1): one conversion
-	OutError                // error.txt
+	OutHeader   Output = iota // header.json, rendered from the scan
+	OutChunks                 // chunks/, from the scan
+	OutGLB                    // NAME.glb, a conversion
+	OutOBJ                    // NAME.obj (part 0) and NAME.mtl (part 1): one conversion
+	OutError                  // error.txt
+	OutAnimated               // NAME.animated.glb, a conversion of the mesh and its folder's animation files (animated.go)
 )
 
 // Entry is one file (or folder) of a mesh's folder.
@@ -40,12 +41,17 @@ type Entry struct {
 
 // Converted reports whether the entry's bytes need the mesh decoded (a
 // conversion); the others come from the cheap structure scan.
-func (e Entry) Converted() bool { return e.Output == OutGLB || e.Output == OutOBJ }
+func (e Entry) Converted() bool {
+	return e.Output == OutGLB || e.Output == OutOBJ || e.Output == OutAnimated
+}
 
 // State is what is known of a mesh when its folder is listed.
 type State struct {
 	Chunks bool // the scan found chunks
 	Broken bool // the scan or a conversion failed
+	// Animated: some animation file of the folder belongs to the mesh
+	// (the rule of animated.go).
+	Animated bool
 }
 
 // Entries is every file a folder of m may hold, in the order `convert`
@@ -57,6 +63,7 @@ func (m *Mesh) Entries() []Entry {
 		{Name: m.GLBName(), Output: OutGLB, Ino: 1},
 		{Name: m.OBJName(), Output: OutOBJ, Ino: 2},
 		{Name: m.MTLName(), Output: OutOBJ, Part: 1, Ino: 3},
+		{Name: m.AnimatedGLBName(), Output: OutAnimated, Ino: 7},
 		{Name: ErrorName, Output: OutError, Ino: 6},
 	}
 }
@@ -81,6 +88,8 @@ func (s State) Holds(e Entry) bool {
 		return s.Chunks
 	case e.Output == OutError:
 		return s.Broken
+	case e.Output == OutAnimated:
+		return s.Animated && !s.Broken
 	case e.Converted():
 		return !s.Broken
 	}

@@ -33,6 +33,12 @@ func TestFolderTable(t *testing.T) {
 	if got, want := names(outputs.State{Broken: true}), []string{"header.json", "error.txt"}; !slices.Equal(got, want) {
 		t.Errorf("broken: %v, want %v", got, want)
 	}
+	if got, want := names(outputs.State{Animated: true}), []string{"header.json", base + ".glb", base + ".obj", base + ".mtl", base + ".animated.glb"}; !slices.Equal(got, want) {
+		t.Errorf("animated: %v, want %v", got, want)
+	}
+	if got, want := names(outputs.State{Broken: true, Animated: true}), []string{"header.json", "error.txt"}; !slices.Equal(got, want) {
+		t.Errorf("broken with animations: %v, want %v", got, want)
+	}
 	inos := map[uint64]bool{}
 	for _, e := range m.Entries() {
 		if inos[e.Ino] || e.Ino == 0 {

@@ -421,6 +421,7 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 
 	// The conversion: its first error goes into header.json too.
 	var geometry [2][][]byte // by output: OutGLB, OutOBJ
+	var animated []byte      // NAME.animated.glb, when animations belong to the mesh
 	var convErr error
 	if scanErr == nil {
 		dctx, finish := m.deadline(ctx, "decode and export")
@@ -443,10 +444,19 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 			} else {
 				geometry[1] = [][]byte{o, l}
 			}
+			if convErr == nil {
+				// Last: it adds the animations to the scene.
+				if b, err := m.animatedGLBOf(dctx, scene); err == nil {
+					animated = b
+				} else if !errors.Is(err, errNoAnimations) {
+					convErr = finish(err)
+					errs = append(errs, convErr)
+				}
+			}
 			finish(nil)
 		}
 	}
-	state := State{Chunks: hasChunks, Broken: scanErr != nil || convErr != nil}
+	state := State{Chunks: hasChunks, Broken: scanErr != nil || convErr != nil, Animated: animated != nil}
 	for _, e := range m.Files(state) {
 		switch e.Output {
 		case OutHeader:
@@ -459,6 +469,8 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 			put(e.Name, geometry[0][e.Part])
 		case OutOBJ:
 			put(e.Name, geometry[1][e.Part])
+		case OutAnimated:
+			put(e.Name, animated)
 		case OutError:
 			// Last, below: it holds emit's errors too.
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	"github.com/meshfs/meshfs/export/outputs"
 )
@@ -78,6 +79,9 @@ func TestEveryFileConverts(t *testing.T) {
 			}
 			checkFolder(t, m, dst)
 			glbs = append(glbs, filepath.Join(dst, m.GLBName()))
+			if _, err := os.Stat(filepath.Join(dst, m.AnimatedGLBName())); err == nil {
+				glbs = append(glbs, filepath.Join(dst, m.AnimatedGLBName()))
+			}
 		}
 	}
 	t.Logf("converted %d files: %v", len(glbs), formats)
@@ -113,6 +117,11 @@ func checkFolder(t *testing.T, m *outputs.Mesh, dir string) {
 	}
 	sort.Strings(names)
 	want := []string{m.GLBName(), m.MTLName(), m.OBJName(), outputs.ChunksDir, outputs.HeaderName}
+	if anims, err := m.Animations(context.Background()); err != nil {
+		t.Errorf("%s: animations: %v", dir, err)
+	} else if len(anims) > 0 {
+		want = append(want, m.AnimatedGLBName())
+	}
 	sort.Strings(want)
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("%s holds %v, want %v", dir, names, want)
@@ -181,11 +190,19 @@ func TestBrokenFileWritesErrorText(t *testing.T) {
 	}
 }
 
-// siblings are files that travel with a mesh (a .msh's .msh.blob).
+// siblings are files that travel with a mesh (a .msh's .msh.blob) or that
+// its outputs read (the .anim files beside a UNIGINE mesh).
 func siblings(path string) []string {
 	var out []string
 	if _, err := os.Stat(path + ".blob"); err == nil {
 		out = append(out, path+".blob")
+	}
+	// The animation files NAME.animated.glb may read.
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	for _, e := range ents {
+		if p := filepath.Join(filepath.Dir(path), e.Name()); p != path && formats.IsAnimationFile(e.Name()) {
+			out = append(out, p)
+		}
 	}
 	return out
 }
