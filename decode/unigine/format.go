@@ -105,6 +105,22 @@
 //     stored. an11/an12 components left out take the documented defaults
 //     (zero position, identity rotation, unit scale); an10's keep the frame
 //     before (frame 0: the defaults).
+//   - Known limit, an11 top-level joints: on the cat, the frames of the
+//     joints under the top-level ones equal the mesh's bind pose in model
+//     space (frame 0 of DEF-spine.004: translation (0, 0.0314, -0.0225),
+//     rotation (0.989, 0, 0, -0.147) after the axis change; the mesh's
+//     root, scale 1/10 000 and 180° about (0, 1, -1)/√2, times the bone's
+//     own transform, scale 10 000, gives the same), as if each top-level
+//     joint were the identity; but the frames give the top-level joints
+//     identity rotation and scale 100 (in both cat files, the one-frame
+//     pose too), so played as stored the cat grows 100 times about its
+//     origin. Dropping the top-level keys or not inheriting scale would
+//     both fit these files, but Fast_Run's top-level Hips carries real
+//     motion in metres where its bind pose is in centimetres, and no
+//     UNIGINE document covers an11: meshfs keeps the values as stored.
+//   - NAME.animated.glb (export/outputs): a skinned mesh's folder offers
+//     the mesh with every .anim of its folder whose animated joints are
+//     all joints of the mesh, by name (decode.Attach).
 //   - an10 and an11 store no rate: meshfs plays them at 30 frames per
 //     second (DefaultFPS), UNIGINE's usual rate; an12 uses its own (30
 //     when it stores 0 or less).
