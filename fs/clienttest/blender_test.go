@@ -19,6 +19,8 @@ type blenderJob struct {
 	Deform   bool   `json:"deform"`
 	// Animation is an animation-only .glb to play on the file's armature.
 	Animation string `json:"animation,omitempty"`
+	// Play plays the file's own actions on its armature.
+	Play bool `json:"play,omitempty"`
 }
 
 // blenderReport is what inspect_imports.py says about one file.

@@ -152,9 +152,11 @@ func checkValidator(t *testing.T, folders []*meshFolder) {
 	var paths []string
 	var labels []string
 	for _, mf := range folders {
-		if mf.glb != "" {
-			paths = append(paths, mf.glb)
-			labels = append(labels, mf.label()+"/"+filepath.Base(mf.glb))
+		for _, p := range []string{mf.glb, mf.animated} {
+			if p != "" {
+				paths = append(paths, p)
+				labels = append(labels, mf.label()+"/"+filepath.Base(p))
+			}
 		}
 	}
 	reports, err := validator.ValidateFiles(paths...)

@@ -2,6 +2,7 @@ package clienttest
 
 import (
 	"bytes"
+	"context"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -140,7 +141,11 @@ type meshFolder struct {
 	source string // the source file
 	glb    string // NAME.glb in the mount ("" when absent)
 	obj    string // NAME.obj in the mount ("" when absent)
-	errTxt string // contents of error.txt, if any
+	// animated is NAME.animated.glb in the mount ("" when absent), and
+	// anims the animation files it attaches (outputs.Mesh.Animations).
+	animated string
+	anims    []string
+	errTxt   string // contents of error.txt, if any
 }
 
 // label names the folder in messages: "testdata/gem/x.ply".
@@ -173,6 +178,8 @@ func meshFolders(t *testing.T, root sourceRoot, mnt string) []*meshFolder {
 				mf.glb = filepath.Join(mf.dir, name)
 			case name == m.OBJName():
 				mf.obj = filepath.Join(mf.dir, name)
+			case name == m.AnimatedGLBName():
+				mf.animated = filepath.Join(mf.dir, name)
 			case name == outputs.ErrorName:
 				b, err := os.ReadFile(filepath.Join(mf.dir, name))
 				if err != nil {
@@ -180,6 +187,12 @@ func meshFolders(t *testing.T, root sourceRoot, mnt string) []*meshFolder {
 				}
 				mf.errTxt = strings.TrimSpace(string(b))
 			}
+		}
+		if mf.anims, err = m.Animations(context.Background()); err != nil {
+			t.Errorf("%s: animations: %v", mf.label(), err)
+		}
+		if (len(mf.anims) > 0) != (mf.animated != "") {
+			t.Errorf("%s: animation files %q attach, the mount shows %q", mf.label(), mf.anims, mf.animated)
 		}
 		out = append(out, mf)
 		return nil

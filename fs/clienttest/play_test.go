@@ -61,8 +61,10 @@ func plays(folders []*meshFolder, exp map[*meshFolder]*fileExpect) []play {
 	return out
 }
 
-// checkPlays imports each skinned mesh's .glb in Blender, then its
-// animation's .glb, puts the animation's action on the mesh's armature and
+// checkPlays imports each NAME.animated.glb in Blender and plays each of
+// its actions (one per attached file; keyed bones the armature's; two
+// frames move bones and the mesh). It also imports each skinned mesh's .glb,
+// then its animation's .glb, puts the animation's action on the mesh's armature and
 // checks that every bone it keys is a bone of that armature and that
 // playing it (its first frame against its middle one; the rest pose against
 // the frame of a one-frame animation) moves bones and the mesh.
@@ -73,6 +75,14 @@ func checkPlays(t *testing.T, blender string, folders []*meshFolder, exp map[*me
 	for _, p := range ps {
 		found[p.anim.label()] = p.mesh.label()
 		jobs = append(jobs, blenderJob{Path: p.mesh.glb, Animation: p.anim.glb})
+	}
+	// The meshes with their folder's animations attached.
+	var own []*meshFolder
+	for _, mf := range folders {
+		if mf.animated != "" && exp[mf] != nil {
+			own = append(own, mf)
+			jobs = append(jobs, blenderJob{Path: mf.animated, Play: true})
+		}
 	}
 	mounted := map[string]bool{}
 	for _, mf := range folders {
@@ -92,8 +102,39 @@ func checkPlays(t *testing.T, blender string, folders []*meshFolder, exp map[*me
 		t.Log("no animation file beside a skinned mesh whose skeleton it drives")
 		return
 	}
+	if len(ps) > 0 && len(own) == 0 {
+		t.Errorf("%d animation files drive meshes of their folder, but no folder shows NAME.animated.glb", len(ps))
+	}
 	reports := runBlender(t, blender, jobs)
-	for i, r := range reports {
+	for i, r := range reports[len(ps):] {
+		mf := own[i]
+		label := mf.label() + "/" + filepath.Base(mf.animated)
+		if r.Error != "" {
+			t.Errorf("%s: Blender could not import or play it:\n%s", label, r.Error)
+			continue
+		}
+		if len(r.Played) != len(mf.anims) {
+			t.Errorf("%s: %d actions, want one per attached file %q", label, len(r.Played), mf.anims)
+		}
+		if len(r.Armatures) != 1 {
+			t.Errorf("%s: %d armatures, want 1", label, len(r.Armatures))
+		} else if d := diffNames(r.Armatures[0].Bones, exp[mf].bones); d != "" {
+			t.Errorf("%s: armature bones differ from the skeleton's joints: %s", label, d)
+		}
+		for _, pl := range r.Played {
+			switch {
+			case len(pl.KeyedBones) == 0:
+				t.Errorf("%s: action %q keys no bone", label, pl.Action)
+			case len(pl.MissingBones) > 0:
+				t.Errorf("%s: action %q keys bones the armature lacks: %q", label, pl.Action, pl.MissingBones)
+			case pl.BonesMoved == 0 || pl.MeshMoved < 1e-6:
+				t.Errorf("%s: action %q moves %d bones and the mesh by %.3g between frames %v", label, pl.Action, pl.BonesMoved, pl.MeshMoved, pl.Frames)
+			}
+			t.Logf("%s: action %q keys %d bones; frames %v move %d bones and the mesh by up to %.3g",
+				label, pl.Action, len(pl.KeyedBones), pl.Frames, pl.BonesMoved, pl.MeshMoved)
+		}
+	}
+	for i, r := range reports[:len(ps)] {
 		p := ps[i]
 		label := p.anim.label() + " on " + p.mesh.label()
 		if r.Error != "" {

@@ -16,7 +16,8 @@
 # made on the mesh's armature in turn and reports the bones it keys, which of
 # them the armature lacks, and how far the pose bones and the meshes move
 # between the action's first frame and its middle one (the rest pose, shown
-# as frame -1, and the frame for a one-frame action).
+# as frame -1, and the frame for a one-frame action). "play" does the same
+# with the actions of the file itself (a NAME.animated.glb).
 #
 # One Blender process handles every job (starting Blender costs about a
 # second); the scene is emptied between files so names never collide with
@@ -162,8 +163,14 @@ def deform_report(arm, meshes):
     return out
 
 
-def bone_heads(arm):
-    return {pb.name: (arm.matrix_world @ pb.matrix).to_translation() for pb in arm.pose.bones}
+def bone_poses(arm):
+    return {pb.name: arm.matrix_world @ pb.matrix for pb in arm.pose.bones}
+
+
+def pose_moved(a, b):
+    """Whether two pose matrices differ: a bone turned about its own head
+    moves no head, but changes its matrix."""
+    return max(abs(a[i][j] - b[i][j]) for i in range(4) for j in range(4)) > 1e-6
 
 
 def play_report(path, arm, meshes):
@@ -174,11 +181,17 @@ def play_report(path, arm, meshes):
     res = bpy.ops.import_scene.gltf(filepath=path)
     if 'FINISHED' not in res:
         raise RuntimeError("animation importer returned %s" % sorted(res))
+    return play_actions([a for a in bpy.data.actions if a not in before], arm, meshes)
+
+
+def play_actions(actions, arm, meshes):
+    """Put each action on arm in turn: keyed bones, those arm lacks, and
+    how far bones and meshes move between two frames."""
     bound = [ob for ob in meshes if any(
         m.type == 'ARMATURE' and m.object == arm for m in ob.modifiers)]
     scene = bpy.context.scene
     out = []
-    for act in [a for a in bpy.data.actions if a not in before]:
+    for act in actions:
         keyed = sorted({fc.data_path.split('"')[1] for fc in act.fcurves
                         if fc.data_path.startswith('pose.bones["')})
         r = {"action": act.name, "keyed_bones": keyed,
@@ -195,14 +208,14 @@ def play_report(path, arm, meshes):
             f0 = -1
         scene.frame_set(max(f0, 0))
         depsgraph = bpy.context.evaluated_depsgraph_get()
-        heads0 = bone_heads(arm)
+        poses0 = bone_poses(arm)
         co0 = {ob.name: evaluated_coords(ob, depsgraph) for ob in bound}
         arm.animation_data.action = act
         scene.frame_set(mid)
         depsgraph = bpy.context.evaluated_depsgraph_get()
-        heads1 = bone_heads(arm)
+        poses1 = bone_poses(arm)
         r["frames"] = [f0, mid]
-        r["bones_moved"] = sum(1 for b in heads0 if (heads0[b] - heads1[b]).length > 1e-6)
+        r["bones_moved"] = sum(1 for b in poses0 if pose_moved(poses0[b], poses1[b]))
         moved = 0.0
         for ob in bound:
             for a, b in zip(co0[ob.name], evaluated_coords(ob, depsgraph)):
@@ -246,6 +259,11 @@ def inspect(job):
             r["played"] = play_report(job["animation"], arms[0], meshes)
         except Exception:
             r["error"] = traceback.format_exc()
+    elif job.get("play"):
+        if len(arms) != 1:
+            r["error"] = "%d armatures to play the file's actions on" % len(arms)
+            return r
+        r["played"] = play_actions(list(bpy.data.actions), arms[0], meshes)
     return r
 
 
