@@ -83,8 +83,11 @@ func decodeSource(path string) (*decode.Scene, error) {
 // creates, per "o" object, the vertices its faces use (each "v" line of
 // meshfs's .obj is a vertex of one primitive, so the vertex count is the
 // same), skips degenerate faces, but keeps repeated ones: it does not call
-// validate(). Vertices of deleted faces stay in both importers.
-// rulesScene and TestClients check these rules on Blender itself.
+// validate(). Vertices of deleted faces stay in both importers. The OBJ
+// importer gives every object a UV layer once the file has any "vt" line
+// (corners without one get (0, 0)), so an object whose own faces have no
+// UVs still has one when another object's have. rulesScene and TestClients
+// check these rules on Blender itself.
 func expectFrom(s *decode.Scene) fileExpect {
 	e := fileExpect{scene: s, weightedBones: map[string]bool{}}
 	if s.Skeleton != nil {
