@@ -37,14 +37,14 @@ func posedBounds(t *testing.T, mesh, anim *decode.Scene, f int) (bind, posed, mo
 			local[i].Scale = [3]float32(ch.Values[3*k : 3*k+3])
 		}
 	}
-	world := make([]mat4, len(sk.Joints))
+	world := make([]decode.Mat4, len(sk.Joints))
 	done := make([]bool, len(sk.Joints))
-	var w func(i int) mat4
-	w = func(i int) mat4 {
+	var w func(i int) decode.Mat4
+	w = func(i int) decode.Mat4 {
 		if !done[i] {
-			m := matOf(local[i])
+			m := local[i].Matrix()
 			if p := sk.Joints[i].Parent; p >= 0 {
-				m = mul(w(p), m)
+				m = w(p).Mul(m)
 			}
 			world[i], done[i] = m, true
 		}
@@ -62,11 +62,11 @@ func posedBounds(t *testing.T, mesh, anim *decode.Scene, f int) (bind, posed, mo
 						continue
 					}
 					j := int(p.Joints[v][k])
-					var ib mat4
+					var ib decode.Mat4
 					for c := range 16 {
 						ib[c] = float64(sk.Joints[j].InverseBind[c])
 					}
-					s := mul(w(j), ib)
+					s := w(j).Mul(ib)
 					for r := range 3 {
 						out[r] += wt * (s[r]*float64(pos[0]) + s[4+r]*float64(pos[1]) + s[8+r]*float64(pos[2]) + s[12+r])
 					}

@@ -278,12 +278,12 @@ func TestFrameQuat(t *testing.T) {
 	}
 }
 
-func mulIB(ib *[16]float32, m mat4) mat4 {
-	var a mat4
+func mulIB(ib *[16]float32, m decode.Mat4) decode.Mat4 {
+	var a decode.Mat4
 	for i := range ib {
 		a[i] = float64(ib[i])
 	}
-	return mul(m, a)
+	return m.Mul(a)
 }
 
 // checkBindMatchesRest: with bind pose = rest pose, each joint's model
@@ -292,18 +292,18 @@ func checkBindMatchesRest(t *testing.T, sk *decode.Skeleton) {
 	t.Helper()
 	// Parents may come after their children (the real ms13 and ms11
 	// skeletons): each global is made once its parent's is.
-	global := make([]mat4, len(sk.Joints))
+	global := make([]decode.Mat4, len(sk.Joints))
 	done := make([]bool, len(sk.Joints))
-	var globalOf func(i, depth int) mat4
-	globalOf = func(i, depth int) mat4 {
+	var globalOf func(i, depth int) decode.Mat4
+	globalOf = func(i, depth int) decode.Mat4 {
 		if depth > len(sk.Joints) {
 			t.Fatalf("joint %d's parents form a cycle", i)
 		}
 		if !done[i] {
 			j := sk.Joints[i]
-			global[i] = matOf(j.Rest)
+			global[i] = j.Rest.Matrix()
 			if j.Parent >= 0 {
-				global[i] = mul(globalOf(j.Parent, depth+1), global[i])
+				global[i] = globalOf(j.Parent, depth+1).Mul(global[i])
 			}
 			done[i] = true
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/meshfs/meshfs/decode"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -295,12 +296,12 @@ func FrameQuat(n, t [3]float32, sign float32) [4]int16 {
 	N := [3]float64{float64(n[0]), float64(n[1]), float64(n[2])}
 	T := [3]float64{float64(t[0]), float64(t[1]), float64(t[2])}
 	B := [3]float64{N[1]*T[2] - N[2]*T[1], N[2]*T[0] - N[0]*T[2], N[0]*T[1] - N[1]*T[0]}
-	var m mat4
+	var m decode.Mat4
 	copy(m[0:3], T[:])
 	copy(m[4:7], B[:])
 	copy(m[8:11], N[:])
 	m[15] = 1
-	r := decompose(m).Rotation
+	r := m.TRS().Rotation
 	q := [4]float64{float64(r[0]), float64(r[1]), float64(r[2]), float64(r[3])}
 	if (sign < 0) != (q[3] < 0) {
 		q = [4]float64{-q[0], -q[1], -q[2], -q[3]}
