@@ -23,6 +23,13 @@
 //   - Skins: see skeleton.go (sk10 bind = model space; ms14 bone transforms
 //     are parent-relative, as the real capsule shows). Several root joints
 //     get one synthetic root "root" in front; file joint indices shift by 1.
+//     The scene keeps the transforms as stored, scale included (the ms11
+//     agent's root rests at 0.25, the ms13 cat's at 1/10 000 with its bones
+//     at 10 000); the .glb files get a rest pose without scale, the bind
+//     pose and the animations re-expressed so that every vertex skins where
+//     it did (decode.Scene.RigidRest, applied by export/outputs for every
+//     format): Blender 3.4's importer builds bones from the rest pose
+//     without scale and skinned those two meshes inside out.
 //   - Each surface becomes a mesh (a glTF node and mesh) named as the
 //     surface, so that Blender shows every surface as a named object (an
 //     unnamed surface: FILE_i); all of them share the skin. A surface's
@@ -118,6 +125,11 @@
 //     both fit these files, but Fast_Run's top-level Hips carries real
 //     motion in metres where its bind pose is in centimetres, and no
 //     UNIGINE document covers an11: meshfs keeps the values as stored.
+//     The one-frame cat pose (an11_kimchi_8710874….anim) also stores its
+//     ten top-level MCH/root joints at scale 1 where the mesh has 1/10 000,
+//     so its own .glb's skeleton is 10 000 times the mesh's: its action put
+//     on the mesh's armature in Blender moves the mesh by ~10⁵; in
+//     NAME.animated.glb the keys drive the mesh's own skeleton instead.
 //   - NAME.animated.glb (export/outputs): a skinned mesh's folder offers
 //     the mesh with every .anim of its folder whose animated joints are
 //     all joints of the mesh, by name (decode.Attach).
@@ -128,7 +140,9 @@
 //     chained as a mesh's bones are; an12 has none, so its rest pose is
 //     frame 0) and one animation with a translation, rotation and scale
 //     channel per animated joint (one key, at time 0, where the value
-//     never changes), turned from Z up to Y up like the meshes' bones.
+//     never changes), turned from Z up to Y up like the meshes' bones;
+//     in the .glb files the rest pose is made free of scale as a mesh's is
+//     (see Skins), the keys re-expressed for it.
 //     Flag bits outside those described, an animated joint index out of
 //     range or given twice, and non-finite values are errors.
 //   - The records are kept as stored: a flag byte each and their values in

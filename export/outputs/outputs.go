@@ -287,8 +287,10 @@ func (m *Mesh) Header(st *decode.Structure, scanErr error) ([]byte, error) {
 	return decode.HeaderJSON(f)
 }
 
-// GLB exports a scene as binary glTF.
-func GLB(s *decode.Scene) ([]byte, error) { return gltf.Encode(s) }
+// GLB exports a scene as binary glTF, its skeleton's rest pose made free of
+// scale (decode.Scene.RigidRest: Blender's importer skins a scaled rest
+// pose wrong) without changing where any vertex skins.
+func GLB(s *decode.Scene) ([]byte, error) { return gltf.Encode(s.RigidRest()) }
 
 // OBJ exports a scene as Wavefront OBJ and its material library.
 func (m *Mesh) OBJ(s *decode.Scene) (objBytes, mtlBytes []byte, err error) {
