@@ -7,6 +7,8 @@
 // its source's convention; exporters never need to know where a scene came from.
 package decode
 
+import "image"
+
 // Scene is one decoded source file.
 type Scene struct {
 	Meshes     []Mesh
@@ -66,15 +68,45 @@ type MorphTarget struct {
 	Tangents  [][3]float32
 }
 
-// Material is what the source says about a surface's look. Texture paths are
-// kept as stored: meshfs does not resolve or convert textures.
+// Material is what the source says about a surface's look. Textures are
+// the references as stored; the Map fields are the images they resolved to
+// (export/outputs fills them where it finds the files), ready for an
+// exporter that knows nothing of the source's formats.
 type Material struct {
 	Name        string
 	Textures    []Texture
 	DoubleSided bool
+	// AlphaBlend: the surface blends by alpha (glTF BLEND). AlphaMask: it
+	// is alpha-tested, pixels with alpha below AlphaCutoff (0–1) dropped
+	// (glTF MASK). Blending wins when both are set; neither is OPAQUE.
 	AlphaBlend  bool
+	AlphaMask   bool
+	AlphaCutoff float32
 	// BaseColor is RGBA; the zero value means "not given" (exporters use white).
 	BaseColor [4]float32
+
+	// BaseColorMap is the albedo (RGB) with its opacity (A).
+	BaseColorMap *Image
+	// NormalMap is a tangent-space normal map, X, Y, Z in R, G, B mapped
+	// from [−1, 1] to [0, 255], +Y down the image's V as glTF's is.
+	// NormalRedGreen says it holds only X and Y (R, G; a two-channel map):
+	// an exporter rebuilds Z = sqrt(1 − x² − y²).
+	NormalMap      *Image
+	NormalRedGreen bool
+	// MetallicRoughnessMap holds roughness in G and metalness in B, as
+	// glTF's metallicRoughnessTexture; OcclusionMap holds ambient
+	// occlusion in R. They may be the same image.
+	MetallicRoughnessMap *Image
+	OcclusionMap         *Image
+}
+
+// Image is a decoded texture: its pixels, and the PNG encoding of them
+// when it was made once already (shared by every material and file that
+// uses the texture). Name is the file it is shown as ("wall.dds.png").
+type Image struct {
+	Name   string
+	Pixels *image.NRGBA
+	PNG    []byte // nil: exporters encode Pixels themselves
 }
 
 // Texture is one texture reference of a material.

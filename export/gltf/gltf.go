@@ -98,6 +98,8 @@ type builder struct {
 	// named primitives (see MaterialName), by name and scene material.
 	sceneMaterials []decode.Material
 	named          map[namedMaterial]int
+	// textures are the embedded images' texture indices (images.go).
+	textures map[imageKey]int
 }
 
 // namedMaterial is a material made for primitives called name whose scene
@@ -350,7 +352,7 @@ func (b *builder) scene(s *decode.Scene) error {
 func (b *builder) materials(ms []decode.Material) {
 	b.sceneMaterials = ms
 	for i := range ms {
-		b.doc.Materials = append(b.doc.Materials, material(&ms[i], ms[i].Name))
+		b.doc.Materials = append(b.doc.Materials, b.material(&ms[i], ms[i].Name))
 	}
 }
 
@@ -398,13 +400,13 @@ func (b *builder) materialOf(p *decode.Primitive) *int {
 	if b.named == nil {
 		b.named = map[namedMaterial]int{}
 	}
-	b.doc.Materials = append(b.doc.Materials, material(&base, name))
+	b.doc.Materials = append(b.doc.Materials, b.material(&base, name))
 	b.named[key] = len(b.doc.Materials) - 1
 	return qgltf.Index(len(b.doc.Materials) - 1)
 }
 
 // material describes scene material m as a glTF material called name.
-func material(m *decode.Material, name string) *qgltf.Material {
+func (b *builder) material(m *decode.Material, name string) *qgltf.Material {
 	pbr := &qgltf.PBRMetallicRoughness{
 		// Game assets are dielectrics; glTF's default metallic 1 would
 		// import as dark metal in Blender.
@@ -418,11 +420,16 @@ func material(m *decode.Material, name string) *qgltf.Material {
 		pbr.BaseColorFactor = &c
 	}
 	gm := &qgltf.Material{Name: name, PBRMetallicRoughness: pbr, DoubleSided: m.DoubleSided}
-	if m.AlphaBlend {
+	switch {
+	case m.AlphaBlend:
 		gm.AlphaMode = qgltf.AlphaBlend
+	case m.AlphaMask:
+		gm.AlphaMode = qgltf.AlphaMask
+		gm.AlphaCutoff = qgltf.Float(float64(clamp01(m.AlphaCutoff)))
 	}
+	b.maps(m, gm)
 	if len(m.Textures) > 0 {
-		// Textures are referenced, never embedded: their paths travel
+		// The references as stored travel too,
 		// as extras (Blender keeps them as custom properties).
 		tex := make(map[string]string, len(m.Textures))
 		for _, t := range m.Textures {
