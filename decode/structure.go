@@ -20,6 +20,11 @@ type Structure struct {
 	Format string
 	Header Fields
 	Chunks []Chunk
+	// Materials are the materials the decoded scene will have, in its
+	// order, as far as the scan can tell them without reading arrays
+	// (names and texture references); nil when the format's scan does
+	// not say.
+	Materials []Material
 }
 
 // Chunk is one chunk or section of the source file, shown as chunks/<Name>.

@@ -109,6 +109,9 @@ func structure(f *File) *decode.Structure {
 			Name:   fmt.Sprintf("%0*d_%s.bin", width, sp.Index, c.FourCC()),
 			Offset: sp.Offset, Length: sp.Length, Size: sp.Length,
 		})
+		if s, ok := c.(*Submesh); ok {
+			st.Materials = append(st.Materials, material(len(st.Materials), s))
+		}
 	}
 	return st
 }

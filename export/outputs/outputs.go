@@ -36,6 +36,13 @@ type Mesh struct {
 	Base   string // NAME: the file name without its format extension
 	// Limits bound each conversion; New sets DefaultLimits.
 	Limits Limits
+	// Tree is the top of the tree the mesh belongs to (the mounted folder,
+	// convert's argument): asset roots are looked for up to it, never
+	// above. "" lets the walk go up to the file system's root.
+	Tree string
+	// AssetPaths are asset roots searched after the mesh's own (see
+	// materials.go).
+	AssetPaths []string
 
 	// mem, when set, holds the source file and its companions by base name
 	// instead of the file system (NewMemory).
@@ -208,7 +215,18 @@ func (m *Mesh) CanScanDecode() bool {
 
 // GLBOf exports NAME.glb from m's scene (from ScanDecode), failing with the
 // error GLBFile would give for it.
-func (m *Mesh) GLBOf(scene *decode.Scene) ([]byte, error) { return m.exportGLB(scene) }
+func (m *Mesh) GLBOf(scene *decode.Scene) ([]byte, error) {
+	m.Textures(scene)
+	return m.exportGLB(scene)
+}
+
+// Textures resolves the scene's materials (materials.go) in place, images
+// decoded, and returns the files it read.
+func (m *Mesh) Textures(scene *decode.Scene) []Dep {
+	r := m.newResolution(true)
+	r.resolveMaterials(scene.Materials)
+	return r.deps
+}
 
 // Decode builds the scene, within Limits.Timeout and MaxSourceSize.
 func (m *Mesh) Decode(ctx context.Context) (*decode.Scene, error) {
@@ -281,6 +299,12 @@ func (m *Mesh) Header(st *decode.Structure, scanErr error) ([]byte, error) {
 	if st != nil {
 		f = append(f, st.Header...)
 	}
+	if st != nil {
+		mats := append([]decode.Material(nil), st.Materials...)
+		if mf := m.newResolution(false).resolveMaterials(mats); mf != nil {
+			f.Add("materials", mf)
+		}
+	}
 	if scanErr != nil {
 		f.Add("error", scanErr.Error())
 	}
@@ -307,6 +331,7 @@ func (m *Mesh) GLBFile(ctx context.Context) (b []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
+	m.Textures(scene)
 	return m.exportGLB(scene)
 }
 
@@ -432,6 +457,7 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 			convErr = finish(err)
 			errs = append(errs, convErr)
 		} else {
+			m.Textures(scene)
 			if b, err := m.exportGLB(scene); err != nil {
 				errs = append(errs, err)
 				convErr = err

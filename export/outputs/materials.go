@@ -1,0 +1,476 @@
+package outputs
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/gem"
+	"github.com/meshfs/meshfs/decode/texture"
+)
+
+// Materials: a scene's materials name material files and textures; the
+// resolver of the mesh's engine turns those names into files and the files
+// into decode.Material's neutral fields (images, alpha mode), so that
+// exporters know nothing of the source's formats. A name that resolves to
+// no file leaves its material named and untextured and is listed in
+// header.json under "unresolved" with the paths tried: nothing fails.
+//
+// Every file is opened beneath a root (openBeneath): the mesh's folder for
+// names given relative to it, an asset root for names given relative to
+// one. The asset root is found by walking up from the mesh's folder, never
+// above Mesh.Tree; Mesh.AssetPaths are searched after it, as the games
+// search the base game after a mod.
+//
+// Paths in header.json are slash-separated and relative to the mesh's
+// folder when they lie in its tree (they then work inside the mount too),
+// absolute under an AssetPaths root.
+//
+// GEM (engine rules in package gem): a MESH chunk names a material file
+// (NAME.mtl, beside the mesh) or its textures directly. A texture named
+// "$/p" is texture/common/p.dds, then texture/p.dds, under each asset root
+// (the nearest ancestor folder holding texture/); a plain name is beside
+// the .mtl, then beside the mesh. {diffuse} is the base colour, {bump} the
+// normal map; {blend test} is MASK with {alpharef}/255 as cutoff (0.5
+// when not given), {blend blend} BLEND; {color "r g b a"} gives the base
+// colour's RGB (0–255; its alpha is not an opacity and is not used).
+// Files "NAME#VARIANT.dds" beside a base colour "NAME.dds" are its skins,
+// listed in header.json.
+
+// openBeneath opens the regular file rel (slash-separated, local) beneath
+// the folder root, following no symbolic link.
+var openBeneath = func(root, rel string) (*os.File, error) {
+	if !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return nil, fmt.Errorf("%q is not a path beneath %s", rel, root)
+	}
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		return nil, err
+	}
+	if r, err := filepath.EvalSymlinks(root); err != nil || !within(r, dir) {
+		return nil, fmt.Errorf("%s leaves %s through a symbolic link", rel, root)
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	return f, nil
+}
+
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && filepath.IsLocal(rel) || rel == "."
+}
+
+// Dep is one file a conversion read, with the identity it had then: a
+// change of any of them makes the output stale.
+type Dep struct {
+	Path    string
+	Size    int64
+	ModTime time.Time
+	Ino     uint64
+}
+
+func depOf(p string, fi os.FileInfo) Dep {
+	d := Dep{Path: p, Size: fi.Size(), ModTime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		d.Ino = st.Ino
+	}
+	return d
+}
+
+// resolution is one resolving pass over a scene's materials.
+type resolution struct {
+	m       *Mesh
+	dir     string   // the mesh's folder
+	roots   []string // asset roots: the mesh's own (if any), then AssetPaths
+	own     int      // how many of roots lie in the mesh's tree (0 or 1)
+	images  bool     // decode images (a conversion) or only find files (header.json)
+	deps    []Dep
+	seen    map[string]bool
+	decoded map[string]*decode.Image
+}
+
+func (m *Mesh) newResolution(images bool) *resolution {
+	r := &resolution{m: m, dir: filepath.Dir(m.Path), images: images, seen: map[string]bool{}, decoded: map[string]*decode.Image{}}
+	if root := m.assetRoot(); root != "" {
+		r.roots, r.own = append(r.roots, root), 1
+	}
+	r.roots = append(r.roots, m.AssetPaths...)
+	return r
+}
+
+// assetRoot is the nearest folder, from the mesh's own up to Mesh.Tree,
+// holding a folder named texture; "" when there is none.
+func (m *Mesh) assetRoot() string {
+	if m.mem != nil {
+		return ""
+	}
+	for d := filepath.Dir(m.Path); ; {
+		if fi, err := os.Lstat(filepath.Join(d, "texture")); err == nil && fi.IsDir() {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d || m.Tree != "" && !within(m.Tree, up) {
+			return ""
+		}
+		d = up
+	}
+}
+
+// show is how header.json names the file rel under root.
+func (r *resolution) show(root, rel string) string {
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if rp, err := filepath.Rel(r.dir, p); err == nil && (r.inTree(root)) {
+		return filepath.ToSlash(rp)
+	}
+	return filepath.ToSlash(p)
+}
+
+func (r *resolution) inTree(root string) bool {
+	return root == r.dir || r.own == 1 && root == r.roots[0]
+}
+
+// candidate is a file to try: rel beneath root.
+type candidate struct{ root, rel string }
+
+// read returns the contents of the first candidate that opens (at most
+// max bytes), where it was found, and every candidate as header.json
+// names them.
+func (r *resolution) read(cands []candidate, max int64) (b []byte, found candidate, tried []string, err error) {
+	err = os.ErrNotExist
+	for _, c := range cands {
+		tried = append(tried, r.show(c.root, c.rel))
+		var f *os.File
+		if r.m.mem != nil {
+			mb, ok := r.m.mem[path.Base(c.rel)]
+			if !ok || c.root != r.dir || path.Base(c.rel) != c.rel {
+				continue
+			}
+			return mb, c, tried, nil
+		}
+		f, err = openBeneath(c.root, c.rel)
+		if err != nil {
+			continue
+		}
+		fi, serr := f.Stat()
+		if serr != nil {
+			f.Close()
+			err = serr
+			continue
+		}
+		if fi.Size() > max {
+			f.Close()
+			return nil, c, tried, fmt.Errorf("%s: %d bytes, more than the %d a material file or texture may have", r.show(c.root, c.rel), fi.Size(), max)
+		}
+		b, err = io.ReadAll(io.LimitReader(f, max))
+		f.Close()
+		if err != nil {
+			return nil, c, tried, err
+		}
+		p := filepath.Join(c.root, filepath.FromSlash(c.rel))
+		if !r.seen[p] {
+			r.seen[p] = true
+			r.deps = append(r.deps, depOf(p, fi))
+		}
+		return b, c, tried, nil
+	}
+	return nil, candidate{}, tried, err
+}
+
+// slot is one texture slot as header.json shows it.
+type slot struct {
+	name, stored string
+	path         string   // resolved, as shown
+	tried        []string // when unresolved
+	err          string   // found but not decodable
+}
+
+func (s slot) fields() decode.Fields {
+	var f decode.Fields
+	f.Add("slot", s.name)
+	f.Add("name", s.stored)
+	if s.path != "" {
+		f.Add("path", s.path)
+	} else {
+		f.Add("unresolved", s.tried)
+	}
+	if s.err != "" {
+		f.Add("error", s.err)
+	}
+	return f
+}
+
+// texture resolves one texture name through cands; with images it decodes
+// the file (once per pass) into an image.
+func (r *resolution) texture(slotName, stored string, cands []candidate) (slot, *decode.Image, candidate) {
+	s := slot{name: slotName, stored: stored}
+	b, c, tried, err := r.read(cands, r.m.Limits.MaxSourceSize)
+	if b == nil {
+		s.tried = tried
+		if err != nil && !os.IsNotExist(err) && !strings.Contains(err.Error(), "no such file") {
+			s.err = err.Error()
+		}
+		return s, nil, c
+	}
+	s.path = r.show(c.root, c.rel)
+	if !r.images {
+		return s, nil, c
+	}
+	full := filepath.Join(c.root, filepath.FromSlash(c.rel))
+	if img, ok := r.decoded[full]; ok {
+		return s, img, c
+	}
+	dep := r.deps[len(r.deps)-1]
+	for _, d := range r.deps {
+		if d.Path == full {
+			dep = d
+		}
+	}
+	img, err := images.get(dep, func() (*decode.Image, error) { return decodeImage(full, b) })
+	if err != nil {
+		s.err = err.Error()
+		return s, nil, c
+	}
+	r.decoded[full] = img
+	return s, img, c
+}
+
+// imageCache keeps decoded textures by file identity, so that every mesh
+// using a texture shares one decoding and one PNG encoding of each of its
+// versions. It holds at most budget bytes of pixels and PNG; past that it
+// starts over.
+type imageCache struct {
+	mu     sync.Mutex
+	m      map[Dep]*decode.Image
+	bytes  int64
+	budget int64
+}
+
+var images = &imageCache{budget: 512 << 20}
+
+func (c *imageCache) get(d Dep, make func() (*decode.Image, error)) (*decode.Image, error) {
+	c.mu.Lock()
+	img, ok := c.m[d]
+	c.mu.Unlock()
+	if ok {
+		return img, nil
+	}
+	img, err := make()
+	if err != nil {
+		return nil, err
+	}
+	n := int64(len(img.Pixels.Pix) + len(img.PNG))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+n > c.budget {
+		c.m, c.bytes = map[Dep]*decode.Image{}, 0
+	}
+	if old, ok := c.m[d]; ok {
+		return old, nil
+	}
+	c.m[d] = img
+	c.bytes += n
+	return img, nil
+}
+
+// decodeImage decodes a texture file's bytes into an image ready for
+// export, named as the mount shows its PNG.
+func decodeImage(name string, b []byte) (*decode.Image, error) {
+	im, err := texture.Decode(name, bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := texture.PNG(&buf, im); err != nil {
+		return nil, err
+	}
+	return &decode.Image{Name: filepath.Base(name) + ".png", Pixels: im.NRGBA, PNG: buf.Bytes()}, nil
+}
+
+// maxMaterialFile bounds a material file's size.
+const maxMaterialFile = 1 << 20
+
+// resolveMaterials resolves mats in place (images only when r.images) and
+// returns header.json's "materials".
+func (r *resolution) resolveMaterials(mats []decode.Material) []decode.Fields {
+	resolve := resolvers[r.m.Format.Name()]
+	if resolve == nil || len(mats) == 0 {
+		return nil
+	}
+	out := make([]decode.Fields, 0, len(mats))
+	for i := range mats {
+		out = append(out, resolve(r, &mats[i]))
+	}
+	return out
+}
+
+// resolvers are the engines' material rules, by format name.
+var resolvers = map[string]func(r *resolution, m *decode.Material) decode.Fields{
+	gem.Format{}.Name(): resolveGEM,
+}
+
+// alphaFields adds the material's alpha mode to f.
+func alphaFields(f *decode.Fields, m *decode.Material) {
+	switch {
+	case m.AlphaBlend:
+		f.Add("alpha_mode", "BLEND")
+	case m.AlphaMask:
+		f.Add("alpha_mode", "MASK")
+		f.Add("alpha_cutoff", m.AlphaCutoff)
+	default:
+		f.Add("alpha_mode", "OPAQUE")
+	}
+	if m.DoubleSided {
+		f.Add("double_sided", true)
+	}
+}
+
+// gemCandidates are the files a GEM texture name may be, in order.
+func (r *resolution) gemCandidates(name, mtlDir string) []candidate {
+	rootRel, local := gem.TexturePaths(name)
+	var cs []candidate
+	for _, rel := range rootRel {
+		for _, root := range r.roots {
+			cs = append(cs, candidate{root, rel})
+		}
+	}
+	if local != "" {
+		cs = append(cs, candidate{mtlDir, local})
+		if mtlDir != r.dir {
+			cs = append(cs, candidate{r.dir, local})
+		}
+	}
+	return cs
+}
+
+func resolveGEM(r *resolution, m *decode.Material) decode.Fields {
+	var f decode.Fields
+	f.Add("name", m.Name)
+	type named struct{ slot, name string }
+	var refs []named
+	mtlDir := r.dir
+	if strings.HasSuffix(strings.ToLower(m.Name), ".mtl") {
+		rel := strings.ReplaceAll(m.Name, "\\", "/")
+		b, c, tried, err := r.read([]candidate{{r.dir, rel}}, maxMaterialFile)
+		if b == nil {
+			f.Add("source", rel)
+			f.Add("unresolved", tried)
+			if err != nil && !os.IsNotExist(err) {
+				f.Add("error", err.Error())
+			}
+			alphaFields(&f, m)
+			return f
+		}
+		f.Add("source", r.show(c.root, c.rel))
+		mtl, err := gem.ParseMTL(r.show(c.root, c.rel), b)
+		if err != nil {
+			f.Add("error", err.Error())
+			alphaFields(&f, m)
+			return f
+		}
+		mtlDir = filepath.Dir(filepath.Join(c.root, filepath.FromSlash(c.rel)))
+		for _, s := range mtl.Slots {
+			refs = append(refs, named{s, mtl.Textures[s]})
+		}
+		switch strings.ToLower(mtl.Blend) {
+		case "test":
+			m.AlphaMask, m.AlphaCutoff = true, 0.5
+			if mtl.AlphaRef >= 0 {
+				m.AlphaCutoff = float32(mtl.AlphaRef) / 255
+			}
+		case "blend":
+			m.AlphaBlend = true
+		}
+		if len(mtl.Color) >= 3 {
+			m.BaseColor = [4]float32{float32(mtl.Color[0] / 255), float32(mtl.Color[1] / 255), float32(mtl.Color[2] / 255), 1}
+		}
+		mf := decode.Fields{{Key: "kind", Value: mtl.Kind}}
+		if mtl.Blend != "" {
+			mf.Add("blend", mtl.Blend)
+		}
+		if mtl.AlphaRef >= 0 {
+			mf.Add("alpharef", mtl.AlphaRef)
+		}
+		if mtl.Color != nil {
+			cs := make([]string, len(mtl.Color))
+			for i, v := range mtl.Color {
+				cs[i] = fmt.Sprint(v)
+			}
+			mf.Add("color", strings.Join(cs, " "))
+		}
+		keys := make([]string, 0, len(mtl.Fields))
+		for k := range mtl.Fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			mf.Add(k, mtl.Fields[k])
+		}
+		f.Add("fields", mf)
+	} else {
+		for _, t := range m.Textures {
+			refs = append(refs, named{t.Role, t.Path})
+		}
+	}
+	var slots []decode.Fields
+	var skins []string
+	for _, ref := range refs {
+		s, img, c := r.texture(ref.slot, ref.name, r.gemCandidates(ref.name, mtlDir))
+		switch ref.slot {
+		case "diffuse":
+			m.BaseColorMap = img
+			if s.path != "" {
+				skins = r.skins(c)
+			}
+		case "bump":
+			m.NormalMap = img
+		}
+		slots = append(slots, s.fields())
+	}
+	if slots != nil {
+		f.Add("textures", slots)
+	}
+	if skins != nil {
+		f.Add("skins", skins)
+	}
+	alphaFields(&f, m)
+	return f
+}
+
+// skins lists the files NAME#VARIANT.EXT beside the texture NAME.EXT.
+func (r *resolution) skins(c candidate) []string {
+	if r.m.mem != nil {
+		return nil
+	}
+	full := filepath.Join(c.root, filepath.FromSlash(c.rel))
+	ext := filepath.Ext(full)
+	stem := strings.TrimSuffix(filepath.Base(full), ext)
+	ents, err := os.ReadDir(filepath.Dir(full))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if e.Type().IsRegular() && strings.EqualFold(filepath.Ext(n), ext) &&
+			len(n) > len(stem)+1 && strings.EqualFold(n[:len(stem)+1], stem+"#") {
+			out = append(out, r.show(c.root, path.Join(path.Dir(c.rel), n)))
+		}
+	}
+	return out
+}
