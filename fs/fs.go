@@ -551,3 +551,13 @@ func errno(err error) syscall.Errno {
 type logger = log.Logger
 
 func newLogger(w io.Writer) *logger { return log.New(w, "", 0) }
+
+// newMesh describes the mesh file at p (format f) as every part of the
+// mount converts it: the mount's limits (asset paths included), its source
+// as the tree asset roots are looked for in.
+func (f *FS) newMesh(p string, format decode.Format) *outputs.Mesh {
+	m := outputs.New(p, format)
+	m.Limits = f.limits
+	m.Tree = f.source
+	return m
+}

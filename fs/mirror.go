@@ -14,7 +14,6 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
-	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/internal/srcfile"
 )
@@ -309,8 +308,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		fillDirAttr(&out.Attr, &st)
 		node, mode = &dirNode{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFDIR
 	case kindMesh:
-		mesh := outputs.New(p, format)
-		mesh.Limits = d.fsys.limits
+		mesh := d.fsys.newMesh(p, format)
 		narrowAccess(mesh, &st)
 		fillDirAttr(&out.Attr, &st)
 		md := &meshDir{fsys: d.fsys, parent: d, abs: p, ident: id, mesh: mesh}

@@ -369,8 +369,7 @@ func (f *FS) prewarmWalk(ctx context.Context, p *prewarmState) {
 		if parent == nil {
 			parent = &dirNode{fsys: f, abs: dir}
 		}
-		mesh := outputs.New(path, format)
-		mesh.Limits = f.limits
+		mesh := f.newMesh(path, format)
 		m := &meshDir{fsys: f, parent: parent, abs: path, mesh: mesh,
 			ident: srcID{kind: kindMesh, dev: uint64(st.Dev), ino: st.Ino}}
 		_, fp, err := m.stat()

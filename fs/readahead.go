@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/internal/srcfile"
 )
@@ -148,8 +147,7 @@ func (d *dirNode) scanAhead(ctx context.Context, after string) {
 		meshes++
 		m := d.meshChild(name, &st)
 		if m == nil {
-			mesh := outputs.New(p, format)
-			mesh.Limits = d.fsys.limits
+			mesh := d.fsys.newMesh(p, format)
 			m = &meshDir{fsys: d.fsys, parent: d, abs: p, mesh: mesh,
 				ident: srcID{kind: kindMesh, dev: uint64(st.Dev), ino: st.Ino}}
 		}

@@ -18,4 +18,6 @@ func addLimitFlags(cmd *cobra.Command, l *outputs.Limits) {
 		"deadline of one mesh's scan, and of its decode and export (0: none)")
 	fs.Var((*byteSize)(&l.MaxOutputSize), outputs.FlagMaxOutputSize,
 		"largest output file (.glb, .obj, .mtl, chunk), e.g. 1GiB; a larger one is an error (0: no limit)")
+	fs.StringArrayVar(&l.AssetPaths, "asset-path", nil,
+		"asset root (a game's resource/ or res/ folder) searched for the textures and material files a mesh names, after the mod's own; repeatable")
 }

@@ -134,7 +134,8 @@ Sizes are bytes or binary units: 512MiB, 512M and 512MB all mean 512 × 2^20.
 
 Mount options (-o, comma-separated, repeatable): allow_other, allow_root,
 default_permissions, no_default_permissions, fsname=NAME, nosuid, nodev, noexec,
-suid, dev, exec, cache_size=SIZE, debug, log=FILE, open_handles, nonempty; the options
+suid, dev, exec, cache_size=SIZE, asset_path=DIR (as --asset-path), debug, log=FILE,
+open_handles, nonempty; the options
 mount(8) itself handles (ro, rw, defaults, auto, noauto, user, users, nouser, _netdev,
 nofail, noatime, relatime, x-*) are accepted and ignored. The mount is always
 read-only.
@@ -214,6 +215,8 @@ func (o *mountOpts) parseOptions() error {
 					return fmt.Errorf("-o cache_size: %w", err)
 				}
 				o.cacheSize, o.cacheGiven = n, true
+			case key == "asset_path" && hasVal:
+				o.limits.AssetPaths = append(o.limits.AssetPaths, val)
 			case key == "debug":
 				o.debug = true
 			case key == "open_handles":

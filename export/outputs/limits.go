@@ -26,6 +26,12 @@ type Limits struct {
 	// MaxOutputSize caps the bytes of one output file: NAME.glb, NAME.obj,
 	// NAME.mtl, or one file of chunks/.
 	MaxOutputSize int64
+
+	// AssetPaths are not a bound but travel with the limits, the one
+	// setting every conversion of convert, check and the mount shares:
+	// asset roots searched for the files a mesh's materials name, after
+	// the mesh's own (--asset-path; see materials.go).
+	AssetPaths []string
 }
 
 // Default limits. The largest mesh files of the supported games are tens of

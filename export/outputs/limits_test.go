@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func openFixture(t *testing.T, rel string) *outputs.Mesh {
 
 func TestDefaultLimits(t *testing.T) {
 	m := openFixture(t, "gem/pm01_gem3.ply")
-	if m.Limits != outputs.DefaultLimits {
+	if !reflect.DeepEqual(m.Limits, outputs.DefaultLimits) {
 		t.Errorf("Open gave limits %+v, want the defaults %+v", m.Limits, outputs.DefaultLimits)
 	}
 	d := outputs.DefaultLimits

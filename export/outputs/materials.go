@@ -28,7 +28,7 @@ import (
 // Every file is opened beneath a root (openBeneath): the mesh's folder for
 // names given relative to it, an asset root for names given relative to
 // one. The asset root is found by walking up from the mesh's folder, never
-// above Mesh.Tree; Mesh.AssetPaths are searched after it, as the games
+// above Mesh.Tree; Limits.AssetPaths are searched after it, as the games
 // search the base game after a mod.
 //
 // Paths in header.json are slash-separated and relative to the mesh's
@@ -110,7 +110,11 @@ func (m *Mesh) newResolution(images bool) *resolution {
 	if root := m.assetRoot(); root != "" {
 		r.roots, r.own = append(r.roots, root), 1
 	}
-	r.roots = append(r.roots, m.AssetPaths...)
+	for _, p := range m.Limits.AssetPaths {
+		if abs, err := filepath.Abs(p); err == nil {
+			r.roots = append(r.roots, abs)
+		}
+	}
 	return r
 }
 

@@ -40,9 +40,6 @@ type Mesh struct {
 	// convert's argument): asset roots are looked for up to it, never
 	// above. "" lets the walk go up to the file system's root.
 	Tree string
-	// AssetPaths are asset roots searched after the mesh's own (see
-	// materials.go).
-	AssetPaths []string
 
 	// mem, when set, holds the source file and its companions by base name
 	// instead of the file system (NewMemory).

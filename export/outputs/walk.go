@@ -53,6 +53,7 @@ func Walk(root string, fn func(rel string, m *Mesh, err error) error) error {
 		if m == nil {
 			return nil
 		}
+		m.Tree = filepath.Clean(root)
 		return fn(rel, m, nil)
 	})
 }
