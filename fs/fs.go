@@ -166,6 +166,9 @@ type FS struct {
 	stopPrewarm  context.CancelFunc
 	prewarmDone  sync.WaitGroup
 	fallbacks    map[string]int64 // disk loads that converted after all (fallbackMu)
+	// deps are the files outside their folders that meshes are made
+	// from (deps.go).
+	deps depTracker
 	// companionSums maps a source folder to its companionSum (persist.go).
 	companionSums sync.Map
 	// longTTL is set when the entry or attribute timeout is the watched

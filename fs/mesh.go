@@ -141,7 +141,7 @@ func (m *meshDir) stat() (*syscall.Stat_t, cache.Fingerprint, error) {
 		return nil, cache.Fingerprint{}, syscall.ESTALE
 	}
 	fp := cache.FromStat(st)
-	fp.Gen = m.parent.companionGen.Load()
+	fp.Gen = m.parent.companionGen.Load() + m.fsys.depGen(m.abs)
 	return st, fp, nil
 }
 
@@ -280,7 +280,8 @@ func (m *meshDir) scanAnd(ctx context.Context, fp cache.Fingerprint, sc *oneScen
 		if st == nil && errors.Is(scanErr, os.ErrNotExist) {
 			return nil, scanErr // gone: nothing to cache
 		}
-		hdr, hdrErr := m.mesh.Header(st, scanErr)
+		hdr, deps, hdrErr := m.mesh.HeaderDeps(st, scanErr)
+		m.fsys.trackDeps(m.abs, deps)
 		r := &scanResult{st: st, scanErr: scanErr, hdrErr: hdrErr, header: hdr, chunkIdx: map[string]int{}}
 		aux := int64(512)
 		if st != nil {

@@ -83,7 +83,7 @@ func exeHash() string { return exeHashOnce() }
 // generation).
 func (f *FS) diskKey(k cache.Key) diskcache.Key {
 	return diskcache.Key{Path: k.Path, Dev: k.FP.Dev, Ino: k.FP.Ino, Size: k.FP.Size, MtimeNs: k.FP.MtimeNs,
-		Gen: f.companionHash(filepath.Dir(k.Path), k.FP.Gen), Output: k.Output}
+		Gen: f.companionHash(filepath.Dir(k.Path), k.FP.Gen) ^ f.depHash(k.Path), Output: k.Output}
 }
 
 type companionSum struct {

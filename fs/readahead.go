@@ -152,7 +152,7 @@ func (d *dirNode) scanAhead(ctx context.Context, after string) {
 				ident: srcID{kind: kindMesh, dev: uint64(st.Dev), ino: st.Ino}}
 		}
 		fp := cache.FromStat(&st)
-		fp.Gen = d.companionGen.Load()
+		fp.Gen = d.companionGen.Load() + d.fsys.depGen(p)
 		if _, ok := d.fsys.cache.Peek(m.key(fp, outScan)); ok {
 			continue
 		}

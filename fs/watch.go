@@ -96,6 +96,7 @@ func (f *FS) watchDir(d *dirNode) {
 // sourceChanged handles a change, appearance or removal of the source entry
 // at path: the kernel forgets the name, and whatever it cached of the node.
 func (f *FS) sourceChanged(path string) {
+	f.dependentsChanged(path)
 	dir, name := filepath.Dir(path), filepath.Base(path)
 	f.dirsMu.Lock()
 	d := f.dirs[dir]

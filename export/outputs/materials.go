@@ -154,12 +154,12 @@ type candidate struct{ root, rel string }
 
 // read returns the contents of the first candidate that opens (at most
 // max bytes), where it was found, and every candidate as header.json
-// names them.
-func (r *resolution) read(cands []candidate, max int64) (b []byte, found candidate, tried []string, err error) {
+// names them. With body false it only opens the file: b is then empty,
+// not nil.
+func (r *resolution) read(cands []candidate, max int64, body bool) (b []byte, found candidate, tried []string, err error) {
 	err = os.ErrNotExist
 	for _, c := range cands {
 		tried = append(tried, r.show(c.root, c.rel))
-		var f *os.File
 		if r.m.mem != nil {
 			mb, ok := r.m.mem[path.Base(c.rel)]
 			if !ok || c.root != r.dir || path.Base(c.rel) != c.rel {
@@ -167,6 +167,7 @@ func (r *resolution) read(cands []candidate, max int64) (b []byte, found candida
 			}
 			return mb, c, tried, nil
 		}
+		var f *os.File
 		f, err = openBeneath(c.root, c.rel)
 		if err != nil {
 			continue
@@ -177,19 +178,23 @@ func (r *resolution) read(cands []candidate, max int64) (b []byte, found candida
 			err = serr
 			continue
 		}
-		if fi.Size() > max {
-			f.Close()
-			return nil, c, tried, fmt.Errorf("%s: %d bytes, more than the %d a material file or texture may have", r.show(c.root, c.rel), fi.Size(), max)
-		}
-		b, err = io.ReadAll(io.LimitReader(f, max))
-		f.Close()
-		if err != nil {
-			return nil, c, tried, err
-		}
 		p := filepath.Join(c.root, filepath.FromSlash(c.rel))
 		if !r.seen[p] {
 			r.seen[p] = true
 			r.deps = append(r.deps, depOf(p, fi))
+		}
+		if !body {
+			f.Close()
+			return []byte{}, c, tried, nil
+		}
+		if max > 0 && fi.Size() > max {
+			f.Close()
+			return nil, c, tried, fmt.Errorf("%s: %d bytes, more than the %d a material file or texture may have", r.show(c.root, c.rel), fi.Size(), max)
+		}
+		b, err = io.ReadAll(io.LimitReader(f, fi.Size()))
+		f.Close()
+		if err != nil {
+			return nil, c, tried, err
 		}
 		return b, c, tried, nil
 	}
@@ -223,7 +228,7 @@ func (s slot) fields() decode.Fields {
 // the file (once per pass) into an image.
 func (r *resolution) texture(slotName, stored string, cands []candidate) (slot, *decode.Image, candidate) {
 	s := slot{name: slotName, stored: stored}
-	b, c, tried, err := r.read(cands, r.m.Limits.MaxSourceSize)
+	b, c, tried, err := r.read(cands, r.m.Limits.MaxSourceSize, r.images)
 	if b == nil {
 		s.tried = tried
 		if err != nil && !os.IsNotExist(err) && !strings.Contains(err.Error(), "no such file") {
@@ -239,7 +244,7 @@ func (r *resolution) texture(slotName, stored string, cands []candidate) (slot, 
 	if img, ok := r.decoded[full]; ok {
 		return s, img, c
 	}
-	dep := r.deps[len(r.deps)-1]
+	var dep Dep
 	for _, d := range r.deps {
 		if d.Path == full {
 			dep = d
@@ -370,7 +375,7 @@ func resolveGEM(r *resolution, m *decode.Material) decode.Fields {
 	mtlDir := r.dir
 	if strings.HasSuffix(strings.ToLower(m.Name), ".mtl") {
 		rel := strings.ReplaceAll(m.Name, "\\", "/")
-		b, c, tried, err := r.read([]candidate{{r.dir, rel}}, maxMaterialFile)
+		b, c, tried, err := r.read([]candidate{{r.dir, rel}}, maxMaterialFile, true)
 		if b == nil {
 			f.Add("source", rel)
 			f.Add("unresolved", tried)

@@ -290,7 +290,17 @@ func (m *Mesh) chunkBytes(c *decode.Chunk) ([]byte, error) {
 // Header renders header.json from a (possibly partial) structure; a scan
 // error is recorded under "error" so that grep finds broken files too.
 func (m *Mesh) Header(st *decode.Structure, scanErr error) ([]byte, error) {
+	b, _, err := m.HeaderDeps(st, scanErr)
+	return b, err
+}
+
+// HeaderDeps is Header, and the files beside the source that the
+// materials' resolution found (materials.go): the material files and
+// textures the conversion reads. An output is stale when any of them
+// changes.
+func (m *Mesh) HeaderDeps(st *decode.Structure, scanErr error) ([]byte, []Dep, error) {
 	var f decode.Fields
+	var deps []Dep
 	f.Add("file", filepath.Base(m.Path))
 	f.Add("format", m.Format.Name())
 	if st != nil {
@@ -298,14 +308,17 @@ func (m *Mesh) Header(st *decode.Structure, scanErr error) ([]byte, error) {
 	}
 	if st != nil {
 		mats := append([]decode.Material(nil), st.Materials...)
-		if mf := m.newResolution(false).resolveMaterials(mats); mf != nil {
+		r := m.newResolution(false)
+		if mf := r.resolveMaterials(mats); mf != nil {
 			f.Add("materials", mf)
 		}
+		deps = r.deps
 	}
 	if scanErr != nil {
 		f.Add("error", scanErr.Error())
 	}
-	return decode.HeaderJSON(f)
+	b, err := decode.HeaderJSON(f)
+	return b, deps, err
 }
 
 // GLB exports a scene as binary glTF, its skeleton's rest pose made free of

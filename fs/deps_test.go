@@ -1,0 +1,108 @@
+package fs
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"image"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/woozymasta/bcn"
+)
+
+// ddsOf is a w×h BC1 DDS made by bcn's encoder.
+func ddsOf(t *testing.T, w, h int) []byte {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i * 31)
+	}
+	d, err := bcn.EncodeDDSWithOptions([]image.Image{img}, bcn.FormatBC1, &bcn.EncodeOptions{QualityLevel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := d.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// glbImageSizes returns the width×height of every PNG image embedded in glb.
+func glbImageSizes(t *testing.T, glb []byte) [][2]int {
+	t.Helper()
+	if len(glb) < 20 {
+		t.Fatalf("glb of %d bytes", len(glb))
+	}
+	js := int(binary.LittleEndian.Uint32(glb[12:]))
+	var doc struct {
+		Images      []struct{ BufferView int }
+		BufferViews []struct{ ByteOffset, ByteLength int }
+	}
+	if err := json.Unmarshal(glb[20:20+js], &doc); err != nil {
+		t.Fatal(err)
+	}
+	bin := glb[20+js+8:]
+	var out [][2]int
+	for _, im := range doc.Images {
+		bv := doc.BufferViews[im.BufferView]
+		png := bin[bv.ByteOffset : bv.ByteOffset+bv.ByteLength]
+		out = append(out, [2]int{int(binary.BigEndian.Uint32(png[16:])), int(binary.BigEndian.Uint32(png[20:]))})
+	}
+	return out
+}
+
+// TestTextureChangeRemakesGLB: two meshes in two folders embed one texture
+// found under the asset root (texture/common/); replacing the texture
+// under the mount re-makes both .glb files, with their new sizes and the
+// new picture's size.
+func TestTextureChangeRemakesGLB(t *testing.T) {
+	ply, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "gem", "eply_tangents_textures.ply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	tex := filepath.Join(src, "resource", "texture", "common", "model", "hull.dds")
+	write(t, tex, ddsOf(t, 8, 8))
+	for _, d := range []string{"a", "b"} {
+		write(t, filepath.Join(src, "resource", "entity", d, "body.ply"), ply)
+		write(t, filepath.Join(src, "resource", "entity", d, "body.mtl"), []byte(`{material simple {diffuse "$/model/hull"}}`))
+	}
+	_, mnt := mountT(t, src, Config{})
+	glbs := []string{
+		filepath.Join(mnt, "resource", "entity", "a", "body.ply", "body.glb"),
+		filepath.Join(mnt, "resource", "entity", "b", "body.ply", "body.glb"),
+	}
+	sizes := map[string]int64{}
+	for _, g := range glbs {
+		b, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := glbImageSizes(t, b); len(got) != 1 || got[0] != [2]int{8, 8} {
+			t.Fatalf("%s embeds %v, want one 8×8 image", g, got)
+		}
+		sizes[g] = int64(len(b))
+	}
+	write(t, tex, ddsOf(t, 64, 32))
+	for _, g := range glbs {
+		var b []byte
+		var fi os.FileInfo
+		if !waitFor(10*time.Second, func() bool {
+			fi, err = os.Stat(g)
+			if err != nil || fi.Size() == sizes[g] {
+				return false
+			}
+			b, err = os.ReadFile(g)
+			return err == nil && int64(len(b)) == fi.Size()
+		}) {
+			t.Fatalf("%s: still %d bytes after the texture changed (err %v)", g, sizes[g], err)
+		}
+		if got := glbImageSizes(t, b); len(got) != 1 || got[0] != [2]int{64, 32} {
+			t.Errorf("%s embeds %v after the change, want one 64×32 image", g, got)
+		}
+	}
+}
