@@ -41,6 +41,7 @@ func (f *FS) trackDeps(mesh string, deps []outputs.Dep) {
 			delete(t.byFile, d.Path)
 		}
 	}
+	changed := !sameFiles(t.deps[mesh], deps)
 	if len(deps) == 0 {
 		delete(t.deps, mesh)
 	} else {
@@ -57,6 +58,27 @@ func (f *FS) trackDeps(mesh string, deps []outputs.Dep) {
 		}
 	}
 	t.mu.Unlock()
+	if changed {
+		// Its permissions are narrowed by other files now: no stat of
+		// the folder taken before may be reused (sourceStat).
+		f.dirsMu.Lock()
+		d := f.dirs[filepath.Dir(mesh)]
+		f.dirsMu.Unlock()
+		if d != nil {
+			d.changes.Add(1)
+			// The kernel may hold attributes of the folder's files from
+			// before: drop them (from another goroutine: this runs within
+			// a request, which the kernel's notification may wait for).
+			if n := d.GetChild(filepath.Base(mesh)); n != nil {
+				go func() {
+					f.notifyContent(n)
+					for _, ch := range n.Children() {
+						f.notifyContent(ch)
+					}
+				}()
+			}
+		}
+	}
 	if f.watch == nil {
 		return
 	}
@@ -70,6 +92,9 @@ func (f *FS) trackDeps(mesh string, deps []outputs.Dep) {
 
 // depGen is mesh's dependency generation.
 func (f *FS) depGen(mesh string) uint64 {
+	if f == nil {
+		return 0
+	}
 	f.deps.mu.Lock()
 	defer f.deps.mu.Unlock()
 	return f.deps.gen[mesh]
@@ -119,4 +144,30 @@ func (f *FS) dependentsChanged(path string) {
 			f.invalidateName(d, filepath.Base(mesh))
 		}
 	}
+}
+
+func sameFiles(a, b []outputs.Dep) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Path != b[i].Path {
+			return false
+		}
+	}
+	return true
+}
+
+// depPaths are the files mesh's last scan found it depends on.
+func (f *FS) depPaths(mesh string) []string {
+	if f == nil {
+		return nil // a node made by a test without a file system
+	}
+	f.deps.mu.Lock()
+	defer f.deps.mu.Unlock()
+	var out []string
+	for _, d := range f.deps.deps[mesh] {
+		out = append(out, d.Path)
+	}
+	return out
 }

@@ -106,3 +106,35 @@ func TestTextureChangeRemakesGLB(t *testing.T) {
 		}
 	}
 }
+
+// TestTextureNarrowsMeshFolder: once its scan has found that a mesh's
+// material names a texture only its owner may read, the mesh's folder and
+// outputs are no longer readable by others.
+func TestTextureNarrowsMeshFolder(t *testing.T) {
+	ply, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "gem", "eply_tangents_textures.ply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	tex := filepath.Join(src, "resource", "texture", "common", "hull.dds")
+	write(t, tex, ddsOf(t, 8, 8))
+	if err := os.Chmod(tex, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(src, "resource", "entity", "body.ply"), ply)
+	write(t, filepath.Join(src, "resource", "entity", "body.mtl"), []byte(`{material simple {diffuse "$/hull"}}`))
+	_, mnt := mountT(t, src, Config{})
+	dir := filepath.Join(mnt, "resource", "entity", "body.ply")
+	if _, err := os.ReadFile(filepath.Join(dir, "header.json")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"body.glb", "header.json"} {
+		var fi os.FileInfo
+		if !waitFor(10*time.Second, func() bool {
+			fi, err = os.Stat(filepath.Join(dir, name))
+			return err == nil && fi.Mode().Perm()&0o044 == 0
+		}) {
+			t.Errorf("%s: mode %v (err %v), made with a texture only its owner reads", name, fi.Mode(), err)
+		}
+	}
+}

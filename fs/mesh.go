@@ -79,7 +79,7 @@ func (m *meshDir) sourceStat() (*syscall.Stat_t, error) {
 	if err := syscall.Stat(m.abs, &st); err != nil {
 		return nil, err
 	}
-	narrowAccess(m.mesh, &st)
+	narrowAccess(m.mesh, &st, m.fsys.depPaths(m.abs))
 	if reuse {
 		m.remember(&st, gen, now)
 	}
@@ -88,13 +88,15 @@ func (m *meshDir) sourceStat() (*syscall.Stat_t, error) {
 
 // narrowAccess sets the permission bits of st, the stat of mesh's source
 // file, to those its folder and outputs show: the source's, narrowed by
-// every file the outputs are made from (outputs.Narrow), so that nobody
-// reads through an output what they could not read from its sources. A
+// every file the outputs are made from (outputs.Narrow): its companions,
+// and deps, the material files and textures its last scan found (deps.go),
+// so that nobody reads through an output what they could not read from its
+// sources. A
 // companion is stat'ed through a link (the file whose bytes would be read);
 // one that cannot be stat'ed (missing) narrows nothing: no output has its
 // bytes.
-func narrowAccess(mesh *outputs.Mesh, st *syscall.Stat_t) {
-	srcs := mesh.Sources()
+func narrowAccess(mesh *outputs.Mesh, st *syscall.Stat_t, deps []string) {
+	srcs := append(mesh.Sources(), deps...)
 	if len(srcs) < 2 {
 		return
 	}

@@ -309,7 +309,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		node, mode = &dirNode{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFDIR
 	case kindMesh:
 		mesh := d.fsys.newMesh(p, format)
-		narrowAccess(mesh, &st)
+		narrowAccess(mesh, &st, d.fsys.depPaths(p))
 		fillDirAttr(&out.Attr, &st)
 		md := &meshDir{fsys: d.fsys, parent: d, abs: p, ident: id, mesh: mesh}
 		// A regular file (a mesh is never a link): this Lstat is the Stat

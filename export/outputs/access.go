@@ -71,8 +71,9 @@ func Narrow(files ...Access) Access {
 // parent for m: the user converting may read and write them (they read
 // every source to make them); their group and others may read them only
 // where Narrow keeps the bit, the output's owner and group being that user
-// and the group its files get in parent.
-func (m *Mesh) writeModes(parent string) (file, dir os.FileMode) {
+// and the group its files get in parent. Every source counts: the mesh, its
+// companions and deps, the files its materials name.
+func (m *Mesh) writeModes(parent string, deps []Dep) (file, dir os.FileMode) {
 	file = 0o644
 	if m.mem == nil {
 		gid := uint32(os.Getegid())
@@ -81,7 +82,11 @@ func (m *Mesh) writeModes(parent string) (file, dir os.FileMode) {
 			gid = pst.Gid // new files take the folder's group
 		}
 		files := []Access{{Uid: uint32(os.Geteuid()), Gid: gid, Perm: 0o777}}
-		for _, p := range m.Sources() {
+		srcs := m.Sources()
+		for _, d := range deps {
+			srcs = append(srcs, d.Path)
+		}
+		for _, p := range srcs {
 			var st syscall.Stat_t
 			if syscall.Stat(p, &st) == nil {
 				files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode})

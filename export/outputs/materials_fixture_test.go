@@ -214,3 +214,34 @@ func glTFMaterial(t *testing.T, doc *qgltf.Document, name string) *qgltf.Materia
 	t.Fatalf("no glTF material %q", name)
 	return nil
 }
+
+// TestWriteDirNarrowedByTextures: the files convert writes are readable by
+// others only when every texture and material file they were made from is.
+func TestWriteDirNarrowedByTextures(t *testing.T) {
+	mod, mesh, _ := gemTree(t)
+	m, err := outputs.Open(mesh)
+	if err != nil || m == nil {
+		t.Fatal(m, err)
+	}
+	m.Tree = filepath.Dir(mod)
+	mode := func() os.FileMode {
+		out := filepath.Join(t.TempDir(), "body")
+		if err := m.WriteDir(context.Background(), out); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(filepath.Join(out, "body.glb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Mode().Perm()
+	}
+	if got := mode(); got&0o044 != 0o044 {
+		t.Fatalf("body.glb mode %v with every source readable", got)
+	}
+	if err := os.Chmod(filepath.Join(mod, "texture", "common", "model", "tank", "hull.dds"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := mode(); got&0o044 != 0 {
+		t.Errorf("body.glb mode %v, made from a texture only its owner reads", got)
+	}
+}

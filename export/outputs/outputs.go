@@ -404,7 +404,7 @@ func (m *Mesh) WriteDir(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return err
 	}
-	fileMode, dirMode := m.writeModes(filepath.Dir(dir))
+	fileMode, dirMode := m.writeModes(filepath.Dir(dir), m.materialDeps(ctx))
 	if err := mkdirNarrow(dir, dirMode); err != nil {
 		return err
 	}
@@ -415,6 +415,17 @@ func (m *Mesh) WriteDir(ctx context.Context, dir string) error {
 		}
 		return writeNarrow(p, b, fileMode)
 	})
+}
+
+// materialDeps are the files beside the source that m's materials name
+// (HeaderDeps), found by a scan.
+func (m *Mesh) materialDeps(ctx context.Context) []Dep {
+	st, err := m.Scan(ctx)
+	if st == nil || err != nil {
+		return nil
+	}
+	_, deps, _ := m.HeaderDeps(st, nil)
+	return deps
 }
 
 // Produce makes every output of m, in the order WriteDir writes them (the
