@@ -103,10 +103,15 @@ type Material struct {
 // Image is a decoded texture: its pixels, and the PNG encoding of them
 // when it was made once already (shared by every material and file that
 // uses the texture). Name is the file it is shown as ("wall.dds.png").
+// Ref is where the image is as a file, relative to the folder the
+// exported files are in ("" when it is none); an image may carry only a
+// Ref (no pixels) for exporters that reference textures rather than
+// embed them.
 type Image struct {
 	Name   string
 	Pixels *image.NRGBA
 	PNG    []byte // nil: exporters encode Pixels themselves
+	Ref    string
 }
 
 // Texture is one texture reference of a material.

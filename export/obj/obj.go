@@ -300,9 +300,26 @@ func materialLibrary(ms []decode.Material, names []string, needNone bool) []byte
 			w.f(clamp01(c[3]))
 			w.nl()
 		}
-		if path := diffuse(m.Textures); path != "" {
+		// A resolved texture is referenced where it is as a file; an
+		// unresolved one by its name as stored.
+		switch {
+		case m.BaseColorMap != nil && m.BaseColorMap.Ref != "":
 			w.str("map_Kd ")
-			w.str(path)
+			w.str(m.BaseColorMap.Ref)
+			w.nl()
+			if m.AlphaBlend || m.AlphaMask {
+				w.str("map_d ")
+				w.str(m.BaseColorMap.Ref)
+				w.nl()
+			}
+		case diffuse(m.Textures) != "":
+			w.str("map_Kd ")
+			w.str(diffuse(m.Textures))
+			w.nl()
+		}
+		if m.NormalMap != nil && m.NormalMap.Ref != "" {
+			w.str("map_Bump ")
+			w.str(m.NormalMap.Ref)
 			w.nl()
 		}
 	}

@@ -237,11 +237,20 @@ func (r *resolution) texture(slotName, stored string, cands []candidate) (slot, 
 		return s, nil, c
 	}
 	s.path = r.show(c.root, c.rel)
-	if !r.images {
-		return s, nil, c
-	}
 	full := filepath.Join(c.root, filepath.FromSlash(c.rel))
 	if img, ok := r.decoded[full]; ok {
+		return s, img, c
+	}
+	// The mount shows the texture as NAME.EXT.png beside it, and the
+	// exported files one folder down (in the mesh's folder); a texture
+	// outside the tree is referenced as it is.
+	ref := full
+	if r.inTree(c.root) {
+		ref = "../" + s.path + ".png"
+	}
+	if !r.images {
+		img := &decode.Image{Name: filepath.Base(full) + ".png", Ref: ref}
+		r.decoded[full] = img
 		return s, img, c
 	}
 	var dep Dep
@@ -250,13 +259,15 @@ func (r *resolution) texture(slotName, stored string, cands []candidate) (slot, 
 			dep = d
 		}
 	}
-	img, err := images.get(dep, func() (*decode.Image, error) { return decodeImage(full, b) })
+	shared, err := images.get(dep, func() (*decode.Image, error) { return decodeImage(full, b) })
 	if err != nil {
 		s.err = err.Error()
 		return s, nil, c
 	}
-	r.decoded[full] = img
-	return s, img, c
+	img := *shared
+	img.Ref = ref
+	r.decoded[full] = &img
+	return s, &img, c
 }
 
 // imageCache keeps decoded textures by file identity, so that every mesh

@@ -173,12 +173,33 @@ func TestGEMMaterialFixture(t *testing.T) {
 		t.Errorf("embedded base colour differs from the decoded texture")
 	}
 
+	// The OBJ's material library points at the textures' PNGs as the
+	// mount shows them, from inside the mesh's folder.
+	_, lib, err := m.OBJFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"\nmap_Kd ../../../texture/common/model/tank/hull.dds.png\n",
+		"\nmap_d ../../../texture/common/model/tank/hull.dds.png\n",
+	} {
+		if !bytes.Contains(lib, []byte(line)) {
+			t.Errorf("material library lacks %q:\n%s", line, lib)
+		}
+	}
+	if bytes.Contains(lib, []byte("map_Bump")) {
+		t.Errorf("map_Bump for an unresolved normal map:\n%s", lib)
+	}
+
 	m.Limits.AssetPaths = []string{base}
 	h, doc, _ = convertFixture(t, m)
 	want[1] = res{filepath.ToSlash(filepath.Join(base, "texture", "model", "common_nm.dds")), nil}
 	check(h, want)
 	if glTFMaterial(t, doc, "body.mtl").NormalTexture == nil {
 		t.Errorf("the base game's normal map is not embedded")
+	}
+	if _, lib, err = m.OBJFiles(context.Background()); err != nil || !bytes.Contains(lib, []byte("\nmap_Bump "+filepath.Join(base, "texture", "model", "common_nm.dds")+"\n")) {
+		t.Errorf("no map_Bump naming the base game's file (err %v):\n%s", err, lib)
 	}
 
 	m.Limits.AssetPaths = nil

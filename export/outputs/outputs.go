@@ -219,8 +219,12 @@ func (m *Mesh) GLBOf(scene *decode.Scene) ([]byte, error) {
 
 // Textures resolves the scene's materials (materials.go) in place, images
 // decoded, and returns the files it read.
-func (m *Mesh) Textures(scene *decode.Scene) []Dep {
-	r := m.newResolution(true)
+func (m *Mesh) Textures(scene *decode.Scene) []Dep { return m.resolve(scene, true) }
+
+// resolve resolves the scene's materials in place; without images their
+// maps carry only where the texture files are (decode.Image.Ref).
+func (m *Mesh) resolve(scene *decode.Scene, images bool) []Dep {
+	r := m.newResolution(images)
 	r.resolveMaterials(scene.Materials)
 	return r.deps
 }
@@ -365,6 +369,7 @@ func (m *Mesh) OBJFiles(ctx context.Context) (objBytes, mtlBytes []byte, err err
 	if err != nil {
 		return nil, nil, err
 	}
+	m.resolve(scene, false)
 	return m.exportOBJ(scene)
 }
 
