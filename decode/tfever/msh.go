@@ -199,6 +199,7 @@ func (f Msh) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, e
 		return st, err
 	}
 	header(&st.Header, m)
+	st.Materials = sceneMaterials(m)
 	b, err := openBlob(src)
 	if err != nil {
 		st.Header.Add("blob", blobName(src))
@@ -548,6 +549,32 @@ func buildScene(ctx context.Context, m *mshData, data []byte, file, script, name
 		}
 	}
 	return s, nil
+}
+
+// sceneMaterials are the materials Decode's scene has, in its order: each
+// submesh's material (the one its first material configuration picks),
+// once per name. Old Train Fever meshes name them; others name none.
+func sceneMaterials(m *mshData) []decode.Material {
+	var out []decode.Material
+	seen := map[string]bool{}
+	for si, sm := range m.SubMeshes {
+		if len(sm.Materials) == 0 {
+			continue
+		}
+		ci := 0
+		if m.HasMatCfg && len(m.MatConfigs) > 0 && si < len(m.MatConfigs[0]) {
+			c := m.MatConfigs[0][si]
+			if c < 0 || c >= float64(len(sm.Materials)) || c != math.Trunc(c) {
+				return out // Decode fails there
+			}
+			ci = int(c)
+		}
+		if mn := sm.Materials[ci]; !seen[mn] {
+			seen[mn] = true
+			out = append(out, decode.Material{Name: mn})
+		}
+	}
+	return out
 }
 
 // buildPrimitive joins submesh si's per-attribute index lists into glTF

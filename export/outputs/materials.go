@@ -2,7 +2,9 @@ package outputs
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"image"
 	"io"
 	"os"
 	"path"
@@ -16,6 +18,7 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/gem"
 	"github.com/meshfs/meshfs/decode/texture"
+	"github.com/meshfs/meshfs/decode/tfever"
 )
 
 // Materials: a scene's materials name material files and textures; the
@@ -103,6 +106,10 @@ type resolution struct {
 	deps    []Dep
 	seen    map[string]bool
 	decoded map[string]*decode.Image
+	// tfRootsDone: roots are res folders (tfRoots), found once.
+	tfRootsDone bool
+	// orm are the metal-gloss-AO images repacked (ormOf), by source image.
+	orm map[*decode.Image]*decode.Image
 }
 
 func (m *Mesh) newResolution(images bool) *resolution {
@@ -342,6 +349,7 @@ func (r *resolution) resolveMaterials(mats []decode.Material) []decode.Fields {
 // resolvers are the engines' material rules, by format name.
 var resolvers = map[string]func(r *resolution, m *decode.Material) decode.Fields{
 	gem.Format{}.Name(): resolveGEM,
+	tfever.Msh{}.Name(): resolveTF,
 }
 
 // alphaFields adds the material's alpha mode to f.
@@ -493,4 +501,192 @@ func (r *resolution) skins(c candidate) []string {
 		}
 	}
 	return out
+}
+
+// PNGSuffix is appended to a texture file's name to name its PNG: the
+// mount shows every texture meshfs decodes (ShowsPNG) as NAME.EXT.png beside
+// it, and exported files reference those.
+const PNGSuffix = ".png"
+
+// ShowsPNG reports whether a file called name gets a NAME.EXT.png beside
+// it: a texture that is not a PNG or JPEG already.
+func ShowsPNG(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".dds", ".tga":
+		return true
+	}
+	return false
+}
+
+// TexturePNG decodes the texture file at path (one version of it, the one
+// it opens) and returns its PNG, shared with every mesh that embeds it.
+// The file is opened as the sources are, within limits.MaxSourceSize.
+func TexturePNG(path string, limits Limits) ([]byte, error) {
+	f, err := openBeneath(filepath.Dir(path), filepath.Base(path))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if max := limits.MaxSourceSize; max > 0 && fi.Size() > max {
+		return nil, limitError(path, "", "", "the file is %d bytes, more than the %s limit of %d bytes", fi.Size(), FlagMaxSourceSize, max)
+	}
+	img, err := images.get(depOf(path, fi), func() (*decode.Image, error) {
+		b, err := io.ReadAll(io.LimitReader(f, fi.Size()))
+		if err != nil {
+			return nil, err
+		}
+		return decodeImage(path, b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return img.PNG, nil
+}
+
+// Transport Fever (engine rules in package tfever): a mesh of the old Train
+// Fever style names its materials, files under the res folder (the nearest
+// ancestor of the mesh called res, then Limits.AssetPaths) at
+// models/material/NAME, Lua scripts run in the sandbox with their requires
+// served from res/scripts/. Their texture file names are under
+// res/textures/. map_albedo (or map_albedo_opacity) is the base colour,
+// map_normal the normal map (two-channel when its redGreen flag says so),
+// map_metal_gloss_ao (R metal, G gloss, B ambient occlusion) becomes one
+// image with glTF's occlusion in R, roughness = 1 − gloss in G and metal in
+// B, used as both the metallic-roughness and the occlusion map;
+// alpha_test is MASK at its threshold, two_sided double-sided. A mesh of
+// the later style names no material (its .mdl does).
+
+// tfRoots are the res folders: the mesh's own, then the asset paths.
+func (r *resolution) tfRoots() []string {
+	var roots []string
+	if r.m.mem == nil {
+		for d := r.dir; ; {
+			if filepath.Base(d) == "res" {
+				roots = append(roots, d)
+				break
+			}
+			up := filepath.Dir(d)
+			if up == d || r.m.Tree != "" && !within(r.m.Tree, up) && d != r.m.Tree {
+				break
+			}
+			d = up
+		}
+	}
+	if len(roots) == 1 {
+		r.roots, r.own = append(roots, r.roots[r.own:]...), 1
+	} else {
+		r.roots, r.own = r.roots[r.own:], 0
+	}
+	return r.roots
+}
+
+func resolveTF(r *resolution, m *decode.Material) decode.Fields {
+	var f decode.Fields
+	f.Add("name", m.Name)
+	if !r.tfRootsDone {
+		r.tfRoots()
+		r.tfRootsDone = true
+	}
+	rel := "models/material/" + strings.TrimPrefix(strings.ReplaceAll(m.Name, "\\", "/"), "/")
+	var cands []candidate
+	for _, root := range r.roots {
+		cands = append(cands, candidate{root, rel})
+	}
+	b, c, tried, err := r.read(cands, maxMaterialFile, true)
+	if b == nil {
+		f.Add("unresolved", nonNilStrings(tried))
+		if err != nil && !os.IsNotExist(err) {
+			f.Add("error", err.Error())
+		}
+		alphaFields(&f, m)
+		return f
+	}
+	f.Add("source", r.show(c.root, c.rel))
+	load := func(module string) (string, []byte, error) {
+		p, err := tfever.ScriptModule(module)
+		if err != nil {
+			return "", nil, err
+		}
+		var sc []candidate
+		for _, root := range r.roots {
+			sc = append(sc, candidate{root, p})
+		}
+		b, c, _, err := r.read(sc, maxMaterialFile, true)
+		if b == nil {
+			return "", nil, fmt.Errorf("module %q: %w", module, err)
+		}
+		return r.show(c.root, c.rel), b, nil
+	}
+	mat, err := tfever.ParseMaterial(context.Background(), r.show(c.root, c.rel), b, load)
+	if err != nil {
+		f.Add("error", err.Error())
+		alphaFields(&f, m)
+		return f
+	}
+	if mat.AlphaThreshold >= 0 {
+		m.AlphaMask, m.AlphaCutoff = true, float32(mat.AlphaThreshold)
+	}
+	m.DoubleSided = m.DoubleSided || mat.TwoSided
+	var slots []decode.Fields
+	for _, tm := range mat.Maps {
+		var tc []candidate
+		for _, root := range r.roots {
+			tc = append(tc, candidate{root, "textures/" + strings.TrimPrefix(tm.FileName, "/")})
+		}
+		s, img, _ := r.texture(tm.Slot, tm.FileName, tc)
+		switch tm.Slot {
+		case "map_albedo", "map_albedo_opacity":
+			if m.BaseColorMap == nil {
+				m.BaseColorMap = img
+			}
+		case "map_normal":
+			m.NormalMap, m.NormalRedGreen = img, tm.RedGreen
+		case "map_metal_gloss_ao":
+			orm, ok := r.orm[img]
+			if !ok {
+				orm = ormOf(img)
+				if r.orm == nil {
+					r.orm = map[*decode.Image]*decode.Image{}
+				}
+				r.orm[img] = orm
+			}
+			m.MetallicRoughnessMap, m.OcclusionMap = orm, orm
+		}
+		slots = append(slots, s.fields())
+	}
+	if slots != nil {
+		f.Add("textures", slots)
+	}
+	mf := decode.Fields{{Key: "type", Value: mat.Type}}
+	f.Add("fields", mf)
+	alphaFields(&f, m)
+	return f
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// ormOf turns a Transport Fever metal-gloss-AO image (R metal, G gloss, B
+// occlusion) into glTF's packing: R occlusion, G roughness = 1 − gloss, B
+// metal. An image without pixels (only a Ref) stays as it is.
+func ormOf(img *decode.Image) *decode.Image {
+	if img == nil || img.Pixels == nil {
+		return img
+	}
+	src := img.Pixels
+	px := image.NewNRGBA(src.Rect)
+	copy(px.Pix, src.Pix)
+	for i := 0; i+3 < len(px.Pix); i += 4 {
+		metal, gloss, ao := px.Pix[i], px.Pix[i+1], px.Pix[i+2]
+		px.Pix[i], px.Pix[i+1], px.Pix[i+2], px.Pix[i+3] = ao, 255-gloss, metal, 255
+	}
+	return &decode.Image{Name: img.Name, Pixels: px, Ref: img.Ref}
 }

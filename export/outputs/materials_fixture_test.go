@@ -80,6 +80,13 @@ type fixtureHeader struct{ Materials []headerMaterial }
 
 func convertFixture(t *testing.T, m *outputs.Mesh) (fixtureHeader, *qgltf.Document, []byte) {
 	t.Helper()
+	return convertNamed(t, m, "body.mtl")
+}
+
+// convertNamed converts m and returns its header (the material called
+// name first), its .glb's document and bytes.
+func convertNamed(t *testing.T, m *outputs.Mesh, name string) (fixtureHeader, *qgltf.Document, []byte) {
+	t.Helper()
 	st, err := m.Scan(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -92,14 +99,13 @@ func convertFixture(t *testing.T, m *outputs.Mesh) (fixtureHeader, *qgltf.Docume
 	if err := json.Unmarshal(hdr, &h); err != nil {
 		t.Fatal(err)
 	}
-	// The fixture's other materials name textures directly.
 	for i, hm := range h.Materials {
-		if hm.Name == "body.mtl" {
+		if hm.Name == name {
 			h.Materials[0], h.Materials[i] = h.Materials[i], h.Materials[0]
 		}
 	}
-	if len(h.Materials) == 0 || h.Materials[0].Name != "body.mtl" {
-		t.Fatalf("no body.mtl in header.json:\n%s", hdr)
+	if len(h.Materials) == 0 || h.Materials[0].Name != name {
+		t.Fatalf("no %s in header.json:\n%s", name, hdr)
 	}
 	glb, err := m.GLBFile(context.Background())
 	if err != nil {

@@ -69,6 +69,7 @@ type headerMaterial struct {
 	} `json:"textures"`
 	AlphaMode   string   `json:"alpha_mode"`
 	AlphaCutoff *float64 `json:"alpha_cutoff"`
+	Unresolved  []string `json:"unresolved"`
 	Skins       []string `json:"skins"`
 }
 
