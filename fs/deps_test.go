@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"image"
+	"image/png"
 	"os"
 	"path/filepath"
 	"testing"
@@ -137,4 +138,79 @@ func TestTextureNarrowsMeshFolder(t *testing.T) {
 			t.Errorf("%s: mode %v (err %v), made with a texture only its owner reads", name, fi.Mode(), err)
 		}
 	}
+}
+
+// TestTexturePNGs: a .dds and a .tga are listed with NAME.EXT.png beside
+// them, which holds the picture at the texture's size, while the texture
+// passes through unchanged; a real file of a PNG's name wins; a changed
+// texture gives a new PNG.
+func TestTexturePNGs(t *testing.T) {
+	bothModes(t, func(t *testing.T) {
+		src := t.TempDir()
+		dds := ddsOf(t, 16, 8)
+		write(t, filepath.Join(src, "a.dds"), dds)
+		write(t, filepath.Join(src, "b.tga"), tgaOf(4, 2))
+		write(t, filepath.Join(src, "c.dds"), dds)
+		write(t, filepath.Join(src, "c.dds.png"), []byte("mine"))
+		_, mnt := mountT(t, src, Config{})
+		got := names(t, mnt)
+		want := []string{"a.dds", "a.dds.png", "b.tga", "b.tga.png", "c.dds", "c.dds.png"}
+		if !equalStrings(got, want) {
+			t.Fatalf("listing %v, want %v", got, want)
+		}
+		if b, err := os.ReadFile(filepath.Join(mnt, "a.dds")); err != nil || !bytes.Equal(b, dds) {
+			t.Errorf("a.dds does not pass through (err %v)", err)
+		}
+		if b, err := os.ReadFile(filepath.Join(mnt, "c.dds.png")); err != nil || string(b) != "mine" {
+			t.Errorf("c.dds.png = %q (err %v), want the real file's bytes", b, err)
+		}
+		for name, size := range map[string][2]int{"a.dds.png": {16, 8}, "b.tga.png": {4, 2}} {
+			p := filepath.Join(mnt, name)
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil || int64(len(b)) != fi.Size() {
+				t.Fatalf("%s: %d bytes read, stat says %d (err %v)", name, len(b), fi.Size(), err)
+			}
+			cfg, err := png.DecodeConfig(bytes.NewReader(b))
+			if err != nil || [2]int{cfg.Width, cfg.Height} != size {
+				t.Errorf("%s: %dx%d (err %v), want %v", name, cfg.Width, cfg.Height, err, size)
+			}
+		}
+		write(t, filepath.Join(src, "a.dds"), ddsOf(t, 32, 32))
+		p := filepath.Join(mnt, "a.dds.png")
+		if !waitFor(10*time.Second, func() bool {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return false
+			}
+			cfg, err := png.DecodeConfig(bytes.NewReader(b))
+			return err == nil && cfg.Width == 32
+		}) {
+			t.Errorf("a.dds.png does not show the changed texture")
+		}
+	})
+}
+
+// tgaOf is a w×h uncompressed 32-bit TGA, rows top-down.
+func tgaOf(w, h int) []byte {
+	b := []byte{0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, byte(w), byte(w >> 8), byte(h), byte(h >> 8), 32, 0x28}
+	for i := 0; i < w*h; i++ {
+		b = append(b, byte(i), byte(i*3), byte(i*7), 255)
+	}
+	return b
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

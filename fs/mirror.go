@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/internal/srcfile"
 )
@@ -32,6 +34,9 @@ type srcID struct {
 }
 
 const kindMesh = 1
+
+// kindPNG is the srcID kind of a texture's PNG (texpng.go).
+const kindPNG = 2
 
 type sourced interface{ id() srcID }
 
@@ -294,6 +299,9 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	gen, now := d.changes.Load(), time.Now().UnixNano()
 	var st syscall.Stat_t
 	if err := d.lstat(name, &st, gen, now); err != nil {
+		if src := pngSource(name); src != "" && errors.Is(err, syscall.ENOENT) {
+			return d.lookupPNG(ctx, name, src, out)
+		}
 		return nil, gofs.ToErrno(err)
 	}
 	kind, format, _ := d.entryKind(name, &st, d.siblingExists)
@@ -393,6 +401,7 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	listed := &listedStats{at: now, gen: gen, st: make(map[string]*syscall.Stat_t, len(ents)),
 		formats: map[string]decode.Format{}}
 	var subdirs *folderOrder
+	var pngs []fuse.DirEntry // texture PNGs (texpng.go)
 	for i, e := range kinds {
 		if e.Mode != 0 {
 			list = append(list, e)
@@ -403,8 +412,12 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 			if stats[i].Mode&syscall.S_IFMT == syscall.S_IFDIR {
 				subdirs = subdirs.add(e.Name)
 			}
+			if e.Mode == syscall.S_IFREG && outputs.ShowsPNG(e.Name) && !names[e.Name+outputs.PNGSuffix] {
+				pngs = append(pngs, fuse.DirEntry{Name: e.Name + outputs.PNGSuffix, Mode: syscall.S_IFREG})
+			}
 		}
 	}
+	list = append(list, pngs...) // after the loop: list shares kinds' array
 	d.listed.Store(listed)
 	d.subdirs.Store(subdirs)
 	return gofs.NewListDirStream(list), 0

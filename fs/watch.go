@@ -113,6 +113,9 @@ func (f *FS) sourceChanged(path string) {
 	}
 	d.changes.Add(1) // before the kernel is told: no stat of before is reused
 	f.invalidateName(d, name)
+	if outputs.ShowsPNG(name) {
+		f.invalidateName(d, name+outputs.PNGSuffix)
+	}
 	if f.noOpen() {
 		// Under no_opendir the kernel keeps every listing: drop the
 		// folder's (NotifyEntry alone leaves it).

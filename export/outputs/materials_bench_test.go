@@ -1,0 +1,71 @@
+package outputs
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/woozymasta/bcn"
+)
+
+// BenchmarkGLBTextured makes the .glb of a GEM fixture whose material
+// names a 1024² BC1 texture, the texture decoded and PNG-encoded anew each
+// time (a first read), against the same mesh with its material file gone
+// (untextured).
+func BenchmarkGLBTextured(b *testing.B) {
+	_, file, _, _ := runtime.Caller(0)
+	ply, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "gem", "eply_tangents_textures.ply"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	img := image.NewNRGBA(image.Rect(0, 0, 1024, 1024))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i*7 + i>>12)
+	}
+	d, err := bcn.EncodeDDSWithOptions([]image.Image{img}, bcn.FormatBC1, &bcn.EncodeOptions{QualityLevel: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dds bytes.Buffer
+	if err := d.Write(&dds); err != nil {
+		b.Fatal(err)
+	}
+	root := b.TempDir()
+	write := func(p string, data []byte) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	mesh := filepath.Join(root, "resource", "entity", "body.ply")
+	mtl := filepath.Join(root, "resource", "entity", "body.mtl")
+	write(mesh, ply)
+	write(filepath.Join(root, "resource", "texture", "common", "hull.dds"), dds.Bytes())
+	for _, textured := range []bool{false, true} {
+		name := "untextured"
+		if textured {
+			name = "textured"
+			write(mtl, []byte(`{material simple {diffuse "$/hull"}}`))
+		}
+		b.Run(name, func(b *testing.B) {
+			m, err := Open(mesh)
+			if err != nil || m == nil {
+				b.Fatal(m, err)
+			}
+			m.Tree = root
+			b.ReportAllocs()
+			for b.Loop() {
+				images = &imageCache{budget: images.budget}
+				if _, err := m.GLBFile(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,183 @@
+package fs
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/fs/cache"
+)
+
+// Texture PNGs: beside every texture file meshfs decodes (a .dds, a .tga:
+// outputs.ShowsPNG) the mount shows NAME.EXT.png, the texture as the .glb
+// files embed it, so that image viewers and file managers show it and the
+// OBJ material libraries can name it. The texture itself passes through
+// unchanged; a real file of the PNG's name wins. A PNG is made once per
+// texture version (the cache's key: the texture's path and fingerprint)
+// and shares its decoding with the meshes that embed it. It shows its
+// texture's owner and mode.
+
+// outPNG is the cache's output name of a texture's PNG.
+const outPNG = "png"
+
+// pngSource returns the texture a name shows the PNG of, or "".
+func pngSource(name string) string {
+	base, ok := strings.CutSuffix(name, outputs.PNGSuffix)
+	if !ok || !outputs.ShowsPNG(base) {
+		return ""
+	}
+	return base
+}
+
+// texPNG is NAME.EXT.png; abs is the texture's path.
+type texPNG struct {
+	roNode
+	fsys  *FS
+	abs   string
+	ident srcID
+	mu    sync.Mutex
+	told  cache.Fingerprint // the version whose size the kernel was told
+}
+
+var (
+	_ = (gofs.NodeGetattrer)((*texPNG)(nil))
+	_ = (gofs.NodeOpener)((*texPNG)(nil))
+	_ = (gofs.NodeReader)((*texPNG)(nil))
+)
+
+func (t *texPNG) id() srcID { return t.ident }
+
+// produce returns the PNG of the texture as it is now, and its stat.
+func (t *texPNG) produce(ctx context.Context) ([]byte, *syscall.Stat_t, cache.Fingerprint, syscall.Errno) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(t.abs, &st); err != nil {
+		return nil, nil, cache.Fingerprint{}, errno(err)
+	}
+	if uint64(st.Dev) != t.ident.dev || st.Ino != t.ident.ino {
+		return nil, nil, cache.Fingerprint{}, syscall.ESTALE // replaced: look the name up again
+	}
+	fp := cache.FromStat(&st)
+	key := cache.Key{Path: t.abs, FP: fp, Output: outPNG}
+	e, err := t.fsys.cache.Get(ctx, key, "texture/"+outPNG, func(ctx context.Context) (*cache.Entry, error) {
+		if err := t.fsys.sem.Acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer t.fsys.sem.Release()
+		start := time.Now()
+		b, err := outputs.TexturePNG(t.abs, t.fsys.limits)
+		t.fsys.recordConversion(time.Since(start))
+		if err != nil {
+			t.fsys.logOnce(key, "meshfs: %v", err)
+			return &cache.Entry{Err: err}, nil
+		}
+		return &cache.Entry{Parts: [][]byte{b}}, nil
+	})
+	if err != nil {
+		return nil, nil, fp, errno(err)
+	}
+	if e.Err != nil {
+		return nil, nil, fp, syscall.EIO
+	}
+	return e.Parts[0], &st, fp, 0
+}
+
+func (t *texPNG) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	b, st, fp, e := t.produce(ctx)
+	if e != 0 {
+		return e
+	}
+	fillFileAttr(&out.Attr, st, int64(len(b)))
+	t.mu.Lock()
+	t.told = fp
+	t.mu.Unlock()
+	return 0
+}
+
+func (t *texPNG) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	t.fsys.touch()
+	if flags&writeFlags != 0 {
+		return nil, 0, syscall.EROFS
+	}
+	b, st, fp, e := t.produce(ctx)
+	if e != 0 {
+		return nil, 0, e
+	}
+	t.mu.Lock()
+	keep := t.told == fp
+	t.told = fp
+	t.mu.Unlock()
+	t.fsys.openHandles.Add(1)
+	fh := &bytesHandle{fsys: t.fsys, data: b, st: st}
+	if keep {
+		return fh, fuse.FOPEN_KEEP_CACHE | noFlush, 0
+	}
+	return fh, noFlush, 0
+}
+
+// Read serves a handle's bytes, or without one (no_open) the bytes of the
+// version the kernel was told the size of, never another's.
+func (t *texPNG) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	t.fsys.touch()
+	if h, ok := fh.(*bytesHandle); ok {
+		return h.Read(ctx, dest, off)
+	}
+	if fh != nil || !t.fsys.noOpen() {
+		return nil, syscall.EBADF
+	}
+	if off < 0 {
+		return nil, syscall.EINVAL
+	}
+	b, _, fp, e := t.produce(ctx)
+	if e != 0 {
+		return nil, e
+	}
+	t.mu.Lock()
+	told := t.told
+	t.mu.Unlock()
+	if told != fp {
+		return nil, syscall.ESTALE
+	}
+	if off >= int64(len(b)) {
+		return memResult(nil), 0
+	}
+	return memResult(b[off:min(off+int64(len(dest)), int64(len(b)))]), 0
+}
+
+// lookupPNG looks up name, the PNG of the texture called src in d.
+func (d *dirNode) lookupPNG(ctx context.Context, name, src string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	gen, now := d.changes.Load(), time.Now().UnixNano()
+	var st syscall.Stat_t
+	if err := d.lstat(src, &st, gen, now); err != nil {
+		return nil, syscall.ENOENT
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, syscall.ENOENT
+	}
+	id := srcID{kind: kindPNG, dev: uint64(st.Dev), ino: st.Ino}
+	node := &texPNG{fsys: d.fsys, abs: filepath.Join(d.abs, src), ident: id}
+	b, pst, fp, e := node.produce(ctx)
+	if e != 0 {
+		return nil, e
+	}
+	fillFileAttr(&out.Attr, pst, int64(len(b)))
+	node.told = fp
+	d.fsys.shortTTL(d, out, nil)
+	if ch := d.GetChild(name); ch != nil {
+		if s, ok := ch.Operations().(sourced); ok && s.id() == id {
+			if old, ok := ch.Operations().(*texPNG); ok {
+				old.mu.Lock()
+				old.told = fp
+				old.mu.Unlock()
+			}
+			return ch, 0
+		}
+	}
+	return d.NewInode(ctx, node, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
+}
