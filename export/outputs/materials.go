@@ -19,6 +19,7 @@ import (
 	"github.com/meshfs/meshfs/decode/gem"
 	"github.com/meshfs/meshfs/decode/texture"
 	"github.com/meshfs/meshfs/decode/tfever"
+	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // Materials: a scene's materials name material files and textures; the
@@ -50,28 +51,18 @@ import (
 // listed in header.json.
 
 // openBeneath opens the regular file rel (slash-separated, local) beneath
-// the folder root, following no symbolic link.
+// the folder root as srcfile does: no link out of root followed, no FIFO
+// waited on.
 var openBeneath = func(root, rel string) (*os.File, error) {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return nil, fmt.Errorf("%q is not a path beneath %s", rel, root)
 	}
-	p := filepath.Join(root, filepath.FromSlash(rel))
-	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	d, err := srcfile.OpenDir(root)
 	if err != nil {
 		return nil, err
 	}
-	if r, err := filepath.EvalSymlinks(root); err != nil || !within(r, dir) {
-		return nil, fmt.Errorf("%s leaves %s through a symbolic link", rel, root)
-	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file", p)
-	}
-	return f, nil
+	defer d.Close()
+	return d.Open(rel)
 }
 
 func within(root, p string) bool {
@@ -118,8 +109,11 @@ func (m *Mesh) newResolution(images bool) *resolution {
 		r.roots, r.own = append(r.roots, root), 1
 	}
 	for _, p := range m.Limits.AssetPaths {
+		// Resolved once: files are opened beneath it following no link.
 		if abs, err := filepath.Abs(p); err == nil {
-			r.roots = append(r.roots, abs)
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				r.roots = append(r.roots, real)
+			}
 		}
 	}
 	return r
@@ -488,7 +482,7 @@ func (r *resolution) skins(c candidate) []string {
 	full := filepath.Join(c.root, filepath.FromSlash(c.rel))
 	ext := filepath.Ext(full)
 	stem := strings.TrimSuffix(filepath.Base(full), ext)
-	ents, err := os.ReadDir(filepath.Dir(full))
+	ents, err := srcfile.ReadDir(filepath.Dir(full))
 	if err != nil {
 		return nil
 	}

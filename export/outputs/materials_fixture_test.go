@@ -272,3 +272,30 @@ func TestWriteDirNarrowedByTextures(t *testing.T) {
 		t.Errorf("body.glb mode %v, made from a texture only its owner reads", got)
 	}
 }
+
+// TestTextureLinkOutOfRoot: a texture that is a symbolic link leading out
+// of its asset root is not read: it stays unresolved, nothing is embedded.
+func TestTextureLinkOutOfRoot(t *testing.T) {
+	mod, mesh, _ := gemTree(t)
+	secret := filepath.Join(t.TempDir(), "secret.dds")
+	put(t, secret, bc1(t, 8, 8, 9))
+	hull := filepath.Join(mod, "texture", "common", "model", "tank", "hull.dds")
+	if err := os.Remove(hull); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, hull); err != nil {
+		t.Fatal(err)
+	}
+	m, err := outputs.Open(mesh)
+	if err != nil || m == nil {
+		t.Fatal(m, err)
+	}
+	m.Tree = filepath.Dir(mod)
+	h, doc, _ := convertFixture(t, m)
+	if tx := h.Materials[0].Textures[0]; tx.Path != "" || len(tx.Unresolved) != 2 {
+		t.Errorf("linked texture: %+v", tx)
+	}
+	if glTFMaterial(t, doc, "body.mtl").PBRMetallicRoughness.BaseColorTexture != nil {
+		t.Errorf("the linked file is embedded")
+	}
+}
