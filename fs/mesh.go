@@ -1131,7 +1131,7 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 			if !o.tell(fp) {
 				return syscall.ESTALE
 			}
-			fillFileAttr(&out.Attr, st, size)
+			fillFileAttr(&out.Attr, o.m.narrowedSince(st, fp), size)
 			return 0
 		}
 	}
@@ -1152,8 +1152,22 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 	if !o.tell(p.fp) {
 		return syscall.ESTALE
 	}
-	fillFileAttr(&out.Attr, p.st, p.size())
+	fillFileAttr(&out.Attr, o.m.narrowedSince(p.st, p.fp), p.size())
 	return 0
+}
+
+// narrowedSince returns st, the source's stat for version fp taken before
+// a scan, with the permissions narrowed as they are now: the scan may have
+// found files the outputs are made from (deps.go), and the first stat of
+// an output must already show their narrowing.
+func (m *meshDir) narrowedSince(st *syscall.Stat_t, fp cache.Fingerprint) *syscall.Stat_t {
+	now, nfp, err := m.stat()
+	if err != nil || nfp != fp {
+		return st
+	}
+	out := *st
+	out.Mode = out.Mode&^0o777 | now.Mode&0o777
+	return &out
 }
 
 func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
