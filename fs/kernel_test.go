@@ -461,11 +461,11 @@ func TestNoOpenWriteOpens(t *testing.T) {
 func TestReadDirPlusCheapEntries(t *testing.T) {
 	src := fakeTree(t, 20)
 	dir := t.TempDir()
-	f, mnt, stop := mountDisk(t, src, dir, true)
+	f, _, stop := mountDisk(t, src, dir, true)
 	f.prewarmDone.Wait()
 	stop()
 
-	f, mnt, _ = mountDisk(t, src, dir, false)
+	f, mnt, _ := mountDisk(t, src, dir, false)
 	before := f.raw.requests()
 	out, err := exec.Command("ls", "-lR", mnt).CombinedOutput()
 	if err != nil {

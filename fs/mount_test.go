@@ -102,10 +102,9 @@ func mountT(t testing.TB, src string, cfg Config) (*FS, string) {
 }
 
 type tlog struct {
-	mu   sync.Mutex
-	t    testing.TB
-	done bool
-	buf  bytes.Buffer
+	mu  sync.Mutex
+	t   testing.TB
+	buf bytes.Buffer
 }
 
 func (w *tlog) Write(p []byte) (int, error) {

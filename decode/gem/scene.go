@@ -924,9 +924,6 @@ func positions3(pos [][3]float32, blk *block, off int) {
 
 var lsb = binary.LittleEndian
 
-// expBits are a float32's exponent bits: all set is NaN or ±Inf.
-const expBits = 0x7f800000
-
 // normalOf converts a stored normal: unit length in the scene's frame, or
 // nan3 when a component is not finite (decode.Repair recomputes it).
 func normalOf(x, y, z float32) [3]float32 {

@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
@@ -298,15 +297,6 @@ func fileSource(t testing.TB, path string) *decode.Source {
 		}
 	}
 	return memSource(path, files)
-}
-
-func sortedNames(m map[string][]byte) []string {
-	var names []string
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
 }
 
 func decodeMsh(t testing.TB, m *EncMesh) (*decode.Scene, *decode.Structure) {

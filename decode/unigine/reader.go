@@ -227,11 +227,6 @@ func (r *reader) magic(field, want string) {
 	}
 }
 
-func (r *reader) vec3(field string) (v [3]float32) {
-	r.f32s(field, v[:])
-	return v
-}
-
 // errf builds a FormatError outside a reader.
 func errf(file, section, field string, off int64, format string, args ...any) error {
 	return decode.Errorf(file, section, field, off, format, args...)

@@ -197,8 +197,8 @@ func unigineNames(t *testing.T) map[string][]byte {
 		t.Fatal(err)
 	}
 	names := hostileNames(4096)
-	for len(f.Surfaces) < len(names) {
-		f.Surfaces = append(f.Surfaces, f.Surfaces[len(f.Surfaces)%len(f.Surfaces)])
+	for n := len(f.Surfaces); len(f.Surfaces) < len(names); {
+		f.Surfaces = append(f.Surfaces, f.Surfaces[len(f.Surfaces)%n])
 	}
 	for i := range f.Surfaces {
 		f.Surfaces[i].Name = names[i%len(names)]
