@@ -4,7 +4,7 @@ BUILD   := build
 BIN     := $(BUILD)/meshfs
 VALIDATOR := export/gltf/validator
 
-.PHONY: setup all build test test-race test-clients test-hostile soak preview validator demo bench bench-go fuzz clean fixtures
+.PHONY: setup lint all build test test-race test-clients test-hostile soak preview validator demo bench bench-go fuzz clean fixtures
 
 all: build
 
@@ -20,9 +20,14 @@ $(VALIDATOR)/node_modules/.package-lock.json: $(VALIDATOR)/package.json $(VALIDA
 # the concurrent packages again under the race detector.
 test: validator
 	$(GO) vet ./...
+	$(MAKE) lint
 	$(GO) test -count=1 -timeout 20m ./...
 	$(MAKE) test-race
 	$(MAKE) test-clients
+
+# staticcheck, pinned; fetched through the Go module proxy on first use.
+lint:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1 ./...
 
 # Real clients as judges: the Khronos validator, Blender 3.4 and assimp read
 # every file from a meshfs mount of testdata/ and ../shared/realdata.
