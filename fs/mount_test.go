@@ -21,10 +21,10 @@ import (
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"go.uber.org/goleak"
-
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
+	"go.uber.org/goleak"
 )
 
 var fuseDebug = flag.Bool("fuse-debug", false, "log FUSE operations of test mounts")
@@ -579,10 +579,7 @@ func TestExactSizesFixtures(t *testing.T) {
 
 func TestExactSizesRealData(t *testing.T) {
 	bothModes(t, func(t *testing.T) {
-		rd := filepath.Join(repoRoot(t), "..", "shared", "realdata")
-		if _, err := os.Stat(rd); err != nil {
-			t.Skip("../shared/realdata is absent")
-		}
+		rd := decodetest.NeedRealData(t, "")
 		_, mnt := mountT(t, rd, Config{})
 		n := checkTree(t, mnt)
 		t.Logf("%d files checked under a mount of realdata", n)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
 )
 
@@ -34,7 +35,9 @@ func TestOnePassFirstRead(t *testing.T) {
 		}
 	}
 	add(filepath.Join(repoRoot(t), "testdata", "unigine"))
-	add(filepath.Join(repoRoot(t), "..", "shared", "realdata", "unigine"))
+	if dir, ok := decodetest.RealData(t, "unigine"); ok {
+		add(dir)
+	}
 	if len(meshes) < 4 {
 		t.Fatalf("%d one-pass meshes found", len(meshes))
 	}

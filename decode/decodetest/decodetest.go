@@ -5,6 +5,7 @@ package decodetest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,13 +20,39 @@ func RepoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// RealData returns ../shared/realdata/<sub> beside the repository root and
-// whether it exists (tests use real files when present and skip them only
-// when the folder is absent).
-func RealData(sub string) (string, bool) {
+// RealData returns ../shared/realdata/<sub> beside the repository root
+// ("" for the whole folder) and whether it is there. A test that uses the
+// real files when present calls it: under CI (the CI variable set) their
+// absence fails the test, elsewhere it is logged and the test goes on
+// with the fixtures alone.
+func RealData(t testing.TB, sub string) (string, bool) {
+	t.Helper()
 	dir := filepath.Join(RepoRoot(), "..", "shared", "realdata", sub)
 	fi, err := os.Stat(dir)
-	return dir, err == nil && fi.IsDir()
+	if err == nil && fi.IsDir() {
+		return dir, true
+	}
+	if err == nil {
+		err = fmt.Errorf("%s is not a folder", dir)
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("real data missing under CI: %v (CI lays shared/ beside the clone; "+
+			"copy or link it to %s)", err, filepath.Join(RepoRoot(), "..", "shared"))
+	}
+	t.Logf("real data absent, fixtures only: %v", err)
+	return dir, false
+}
+
+// NeedRealData returns ../shared/realdata/<sub> for a test that has nothing
+// to check without it: under CI its absence fails the test (RealData's
+// rule), elsewhere it skips the test.
+func NeedRealData(t testing.TB, sub string) string {
+	t.Helper()
+	dir, ok := RealData(t, sub)
+	if !ok {
+		t.Skipf("%s is absent", dir)
+	}
+	return dir
 }
 
 // Golden compares the committed fixture at path with got, the bytes its

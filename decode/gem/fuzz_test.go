@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 // FuzzDecode feeds arbitrary bytes to Scan and Decode. Neither may panic,
@@ -18,7 +19,7 @@ func FuzzDecode(f *testing.F) {
 	for _, b := range allFixtureBytes(f) {
 		f.Add(b)
 	}
-	if _, err := os.Stat(realDir); err == nil {
+	if _, ok := decodetest.RealData(f, "gem"); ok {
 		for _, p := range realFiles(f) {
 			if b, err := os.ReadFile(p); err == nil && len(b) <= 16<<10 {
 				f.Add(b)

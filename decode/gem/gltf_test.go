@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/gltf"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 )
@@ -34,7 +35,7 @@ func TestGLTFExport(t *testing.T) {
 	for _, fx := range fixtures() {
 		export("fixture_"+fx.name, fx.build(t))
 	}
-	if _, err := os.Stat(realDir); err == nil {
+	if _, ok := decodetest.RealData(t, "gem"); ok {
 		for _, path := range realFiles(t) {
 			raw, err := os.ReadFile(path)
 			if err != nil {

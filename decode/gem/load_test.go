@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 // TestLoadMatchesParse: reading a file through its ReaderAt (Decode's
@@ -23,7 +24,7 @@ import (
 // cut short at every chunk and with random bytes changed.
 func TestLoadMatchesParse(t *testing.T) {
 	files := allFixtureBytes(t)
-	if _, err := os.Stat(realDir); err == nil {
+	if _, ok := decodetest.RealData(t, "gem"); ok {
 		for _, p := range realFiles(t) {
 			b, _ := os.ReadFile(p)
 			files[p] = b
@@ -113,7 +114,7 @@ func TestLoadParallelRead(t *testing.T) {
 // nested, staggered, one range inside a later-starting long one.
 func TestDecodeOwnsIndices(t *testing.T) {
 	files := allFixtureBytes(t)
-	if _, err := os.Stat(realDir); err == nil {
+	if _, ok := decodetest.RealData(t, "gem"); ok {
 		for _, p := range realFiles(t) {
 			b, _ := os.ReadFile(p)
 			files[p] = b

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 func TestSniffAndStripExt(t *testing.T) {
@@ -275,7 +276,7 @@ func decodeBoth(name string, b []byte) (scanErr, decErr error) {
 // chunks that still make sense.
 func TestTruncation(t *testing.T) {
 	files := allFixtureBytes(t)
-	if _, err := os.Stat(realDir); err == nil {
+	if _, ok := decodetest.RealData(t, "gem"); ok {
 		for _, p := range realFiles(t) {
 			b, _ := os.ReadFile(p)
 			files[p] = b

@@ -10,18 +10,15 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
-// realDir is ../shared/realdata/gem beside the repository root.
-const realDir = "../../../shared/realdata/gem"
-
-// realFiles lists the real .ply files, skipping the test when the shared
-// folder is absent (CI keeps a copy beside the clone).
+// realFiles lists the real .ply files under ../shared/realdata/gem
+// (decodetest.NeedRealData: absent, the test fails under CI and skips
+// elsewhere).
 func realFiles(t testing.TB) []string {
 	t.Helper()
-	if _, err := os.Stat(realDir); err != nil {
-		t.Skipf("real data folder absent: %v", err)
-	}
+	realDir := decodetest.NeedRealData(t, "gem")
 	var files []string
 	err := filepath.WalkDir(realDir, func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.EqualFold(filepath.Ext(path), ".ply") {

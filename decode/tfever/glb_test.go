@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	qgltf "github.com/qmuntal/gltf"
-	"github.com/qmuntal/gltf/modeler"
-
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/gltf"
 	"github.com/meshfs/meshfs/export/gltf/validator"
+	qgltf "github.com/qmuntal/gltf"
+	"github.com/qmuntal/gltf/modeler"
 )
 
 // animationsFromGLB reads back every animation of a .glb as decode
@@ -95,8 +95,11 @@ func TestGLB(t *testing.T) {
 		add(name, Msh{}, fileSource(t, filepath.Join(fixtureDir, name)))
 	}
 	add("walk.ani", Ani{}, fileSource(t, filepath.Join(fixtureDir, "walk.ani")))
-	if dir := filepath.Join("..", "..", "..", "shared", "realdata", "transport-fever"); dirExists(dir) {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.msh"))
+	if dir, ok := decodetest.RealData(t, "transport-fever"); ok {
+		files, err := filepath.Glob(filepath.Join(dir, "*.msh"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, p := range files {
 			add(filepath.Base(p), Msh{}, fileSource(t, p))
 		}
@@ -125,9 +128,4 @@ func TestGLB(t *testing.T) {
 			checkAni(t, animationsFromGLB(t, it.glb))
 		}
 	}
-}
-
-func dirExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 // FuzzDecode feeds arbitrary bytes to Scan, every chunk loader and Decode:
@@ -23,8 +24,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		f.Add(b, fx.name)
 	}
-	_, err := os.Stat(filepath.Join("..", "..", "..", "shared", "realdata", "unigine"))
-	if err == nil {
+	if _, ok := decodetest.RealData(f, "unigine"); ok {
 		for _, p := range realFiles(f) {
 			if b, err := os.ReadFile(p); err == nil {
 				f.Add(b, filepath.Base(p))

@@ -30,7 +30,7 @@ func TestGLBValidates(t *testing.T) {
 	for _, fx := range fixtures {
 		paths = append(paths, filepath.Join(fixtureDir, fx.name))
 	}
-	if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "realdata", "unigine")); err == nil {
+	if _, ok := decodetest.RealData(t, "unigine"); ok {
 		paths = append(paths, realFiles(t)...)
 	}
 	paths = append(paths, assetFiles(t)...)

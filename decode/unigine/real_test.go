@@ -2,26 +2,19 @@ package unigine
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
-// realDir is ../shared/realdata/unigine beside the repository.
-func realDir(t testing.TB) string {
-	_, here, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(here), "..", "..", "..", "shared", "realdata", "unigine")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real files absent: %v", err)
-	}
-	return dir
-}
-
+// realFiles lists the real files under ../shared/realdata/unigine
+// (decodetest.NeedRealData: absent, the test fails under CI and skips
+// elsewhere).
 func realFiles(t testing.TB) []string {
-	dir := realDir(t)
+	t.Helper()
+	dir := decodetest.NeedRealData(t, "unigine")
 	m, err := filepath.Glob(filepath.Join(dir, "*.mesh*"))
 	if err != nil || len(m) == 0 {
 		t.Fatalf("no real files in %s: %v", dir, err)

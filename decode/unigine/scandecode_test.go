@@ -31,7 +31,7 @@ func TestScanDecode(t *testing.T) {
 		}
 		files = append(files, file{fx.name, b})
 	}
-	if dir, ok := decodetest.RealData("unigine"); ok {
+	if dir, ok := decodetest.RealData(t, "unigine"); ok {
 		ps, _ := filepath.Glob(filepath.Join(dir, "*.mesh*"))
 		for _, p := range ps {
 			b, err := os.ReadFile(p)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	"github.com/meshfs/meshfs/export/outputs"
@@ -51,11 +52,8 @@ func meshFiles(t testing.TB, dir string) []*outputs.Mesh {
 func corpora(t testing.TB) []string {
 	root := repoRoot(t)
 	dirs := []string{filepath.Join(root, "testdata")}
-	real := filepath.Join(root, "..", "shared", "realdata")
-	if _, err := os.Stat(real); err == nil {
+	if real, ok := decodetest.RealData(t, ""); ok {
 		dirs = append(dirs, real)
-	} else {
-		t.Logf("no real files at %s: testing fixtures only", real)
 	}
 	return dirs
 }

@@ -271,7 +271,7 @@ func (s *stats) add(v *variant, o *outcome) {
 	}
 }
 
-func (s *stats) report(t *testing.T, elapsed time.Duration) {
+func (s *stats) report(t *testing.T, seed uint64, elapsed time.Duration) {
 	names := slices.Sorted(func(yield func(string) bool) {
 		for k := range s.variants {
 			if !yield(k) {
@@ -286,11 +286,11 @@ func (s *stats) report(t *testing.T, elapsed time.Duration) {
 		fmt.Fprintf(&b, "  %-22s %6d variants, %6d with error.txt, %d failed; largest allocation %.1f MiB, largest excess over %d × size %.1f MiB\n",
 			n, s.variants[n], s.errored[n], s.failed[n], float64(s.maxAlloc[n])/(1<<20), heapMultiple, float64(s.maxExcess[n])/(1<<20))
 	}
-	t.Logf("hostile corpus: %d variants in %v (panics and hangs count as failed)\n%s"+
+	t.Logf("hostile corpus: %d variants, seed %d, in %v (panics and hangs count as failed)\n%s"+
 		"  worst allocation multiple (inputs ≥ 16 KiB): %.1f× (%d bytes for %d): %s\n"+
 		"  largest allocation: %d bytes (%.1f MiB) for %d bytes: %s\n"+
 		"  slowest: %v: %s\n  bound: %d × size + %d MiB (GEM, UNIGINE) or %d MiB (Lua)",
-		total, elapsed.Round(time.Millisecond), b.String(),
+		total, seed, elapsed.Round(time.Millisecond), b.String(),
 		s.worstRatio.ratio, s.worstRatio.alloc, s.worstRatio.size, oneLine(s.worstRatio.desc),
 		s.worstAlloc.alloc, float64(s.worstAlloc.alloc)/(1<<20), s.worstAlloc.size, oneLine(s.worstAlloc.desc),
 		s.slowest.took.Round(time.Millisecond), oneLine(s.slowest.desc),
@@ -327,8 +327,8 @@ func TestHostile(t *testing.T) {
 				t.Fatalf("MESHFS_HOSTILE_SEED: %v", err)
 			}
 		}
-		t.Logf("full run, MESHFS_HOSTILE_SEED=%d", base)
 	}
+	t.Logf("seed %d, %d rounds per seed file, full run %v", base, rounds, full())
 	marker := filepath.Join(t.TempDir(), "pwned")
 
 	var all []variant
@@ -363,7 +363,7 @@ func TestHostile(t *testing.T) {
 			t.Fatalf("%s: stopping after a hang: a stuck conversion disturbs the rest; goroutines:\n%s", oneLine(v.desc), buf[:runtime.Stack(buf, true)])
 		}
 	}
-	st.report(t, time.Since(start))
+	st.report(t, base, time.Since(start))
 	if len(all) < 1000 {
 		t.Errorf("only %d variants: the corpus must have at least 1000", len(all))
 	}
@@ -375,7 +375,13 @@ func TestHostile(t *testing.T) {
 // TestRegressions converts the variants that once failed (testdata/regress,
 // each a folder of files and a variant.txt).
 func TestRegressions(t *testing.T) {
-	dirs, _ := filepath.Glob(filepath.Join("testdata", "regress", "*"))
+	dirs, err := filepath.Glob(filepath.Join("testdata", "regress", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) == 0 {
+		t.Fatal("no regression fixtures under testdata/regress")
+	}
 	sort.Strings(dirs)
 	for _, d := range dirs {
 		v, err := loadVariant(d)

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/tfever"
 	"github.com/meshfs/meshfs/export/outputs"
 )
@@ -93,10 +94,8 @@ func repoRoot(t testing.TB) string {
 func seeds(t testing.TB) []*seed {
 	root := repoRoot(t)
 	dirs := []string{filepath.Join(root, "testdata")}
-	if real := filepath.Join(root, "..", "shared", "realdata"); isDir(real) {
+	if real, ok := decodetest.RealData(t, ""); ok {
 		dirs = append(dirs, real)
-	} else {
-		t.Logf("no real files at %s: fixtures only", real)
 	}
 	var out []*seed
 	for _, dir := range dirs {
@@ -129,7 +128,6 @@ func seeds(t testing.TB) []*seed {
 	return out
 }
 
-func isDir(p string) bool { fi, err := os.Stat(p); return err == nil && fi.IsDir() }
 
 // with returns the seed's files with name replaced by b (removed when b is
 // nil).
