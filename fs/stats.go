@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -97,6 +98,9 @@ type Stats struct {
 	DiskLoads map[string]int64 `json:"disk_loads"`
 	// DiskCache is the persistent cache's state (absent without one).
 	DiskCache *diskcache.Stats `json:"disk_cache,omitempty"`
+	// Goroutines is the daemon's number of goroutines (the leak tests
+	// compare it before and after many opens).
+	Goroutines int `json:"goroutines"`
 	// Prewarm is the background pre-warmer's progress (absent without it).
 	Prewarm *PrewarmStats `json:"prewarm,omitempty"`
 }
@@ -153,6 +157,7 @@ func (f *FS) Stats() Stats {
 	f.convMu.Lock()
 	s.ConversionLatency = f.convLatency.Summary()
 	f.convMu.Unlock()
+	s.Goroutines = runtime.NumGoroutine()
 	s.OpenHandles = f.openHandles.Load()
 	s.OpenMode = "handles"
 	s.PassthroughOpens = f.passOpens.Load()

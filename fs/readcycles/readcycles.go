@@ -9,11 +9,16 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // Run opens, reads 512 bytes at a small offset and closes total files from
 // 8 goroutines, cycling through paths (relative to mnt); the first failure
-// fails t. spread varies the offsets (i % spread).
+// fails t. spread varies the offsets (i % spread). Before each read it drops
+// the file's pages from the kernel's cache (POSIX_FADV_DONTNEED), so every
+// read is a READ request to the daemon even where the kernel opens files
+// without asking it.
 func Run(t testing.TB, mnt string, paths []string, total, spread int) {
 	t.Helper()
 	var wg sync.WaitGroup
@@ -27,7 +32,10 @@ func Run(t testing.TB, mnt string, paths []string, total, spread int) {
 				p := filepath.Join(mnt, paths[i%len(paths)])
 				f, err := os.Open(p)
 				if err == nil {
-					_, err = f.ReadAt(buf, int64(i%spread))
+					err = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+					if err == nil {
+						_, err = f.ReadAt(buf, int64(i%spread))
+					}
 					if err == io.EOF {
 						err = nil
 					}
