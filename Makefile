@@ -53,6 +53,10 @@ soak:
 preview: build
 	bash fs/clienttest/preview.sh $(BIN) $(BUILD)/preview
 
+# The concurrent packages under the race detector. cmd/meshfs's tests then
+# build the daemon with -race too (TestDaemonRaceBuilt checks it), so the
+# mount, leak and soak tests run against a race-checked daemon, and a race
+# it reports fails the test that started it.
 test-race:
 	$(GO) test -count=1 -race -timeout 20m ./fs/... ./cmd/meshfs
 

@@ -21,9 +21,22 @@ import (
 )
 
 // The mount command is tested as users run it: the binary, built here, in
-// a child process.
+// a child process. A race-built test binary (make test-race) builds it with
+// the race detector too; the children then write their race reports to
+// raceLog.PID (GORACE log_path), and any report fails the run: the test
+// that started that daemon, or TestMain for a child no test waited for.
 
-var meshfsBin string
+var meshfsBin, raceLog string
+
+// buildArgs are the arguments of `go build` that make out from pkg, with
+// -race when this test binary has it.
+func buildArgs(out, pkg string) []string {
+	args := []string{"build"}
+	if raceBuilt {
+		args = append(args, "-race")
+	}
+	return append(args, "-o", out, pkg)
+}
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "meshfs-bin")
@@ -36,14 +49,48 @@ func TestMain(m *testing.M) {
 	// temporary one, never the user's real cache.
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	meshfsBin = filepath.Join(dir, "meshfs")
-	out, err := exec.Command("go", "build", "-o", meshfsBin, ".").CombinedOutput()
+	out, err := exec.Command("go", buildArgs(meshfsBin, ".")...).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building meshfs: %v\n%s", err, out)
 		os.Exit(2)
 	}
+	if raceBuilt {
+		raceLog = filepath.Join(dir, "race")
+		os.Setenv("GORACE", "log_path="+raceLog)
+	}
 	code := m.Run()
+	if reports, _ := filepath.Glob(raceLog + ".*"); raceLog != "" && len(reports) > 0 {
+		for _, r := range reports {
+			b, _ := os.ReadFile(r)
+			fmt.Fprintf(os.Stderr, "race report of a child (%s):\n%s\n", r, b)
+		}
+		code = 1
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// raceReport returns the race report of the child pid, if it wrote one,
+// and removes it (so TestMain does not report it again).
+func raceReport(pid int) (string, bool) {
+	if raceLog == "" {
+		return "", false
+	}
+	r := fmt.Sprintf("%s.%d", raceLog, pid)
+	b, err := os.ReadFile(r)
+	if err != nil {
+		return "", false
+	}
+	os.Remove(r)
+	return string(b), true
+}
+
+// checkRace fails t with the race report of the child pid, if any.
+func checkRace(t *testing.T, pid int) {
+	t.Helper()
+	if r, ok := raceReport(pid); ok {
+		t.Errorf("the race detector reported in process %d:\n%s", pid, r)
+	}
 }
 
 func canMount(t *testing.T) {
@@ -101,6 +148,7 @@ func startMount(t *testing.T, args ...string) *daemon {
 			d.cmd.Process.Signal(syscall.SIGTERM)
 			d.cmd.Wait()
 		}
+		checkRace(t, d.pid)
 	})
 	return d
 }
