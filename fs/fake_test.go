@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -21,7 +22,9 @@ import (
 //
 // A file starting "FMSX" fails its scan (after a partial structure); one
 // whose count claims more triangles than it holds scans but fails to
-// decode. "NAME.fmesh.side" is a companion of "NAME.fmesh".
+// decode. "NAME.fmesh.side" is a companion of "NAME.fmesh": Decode reads
+// it and appends its bytes to the mesh's name, so the outputs' size and
+// bytes follow it.
 type fakeFormat struct{}
 
 const fakeExt = ".fmesh"
@@ -103,7 +106,34 @@ func (fakeFormat) Decode(ctx context.Context, src *decode.Source) (*decode.Scene
 		p.Indices = append(p.Indices, uint32(i))
 	}
 	name := filepath.Base(src.Name)
+	if src.OpenSibling != nil {
+		side, err := fakeSide(src, name+".side")
+		if err != nil {
+			return nil, err
+		}
+		name += side
+	}
 	return &decode.Scene{Meshes: []decode.Mesh{{Name: name, Primitives: []decode.Primitive{p}}}}, nil
+}
+
+// fakeSide returns "+" and the bytes of the companion called name beside
+// src, or "" when there is none.
+func fakeSide(src *decode.Source, name string) (string, error) {
+	r, size, err := src.OpenSibling(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if c, ok := r.(io.Closer); ok {
+		defer c.Close()
+	}
+	b := make([]byte, size)
+	if _, err := r.ReadAt(b, 0); err != nil && err != io.EOF {
+		return "", err
+	}
+	return "+" + string(b), nil
 }
 
 // fakeMesh returns a fake mesh file of n triangles; seed varies the

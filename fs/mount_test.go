@@ -842,25 +842,65 @@ var _ = fmt.Sprint
 var _ = sort.Strings
 
 // A companion file that changes (a .msh.blob beside its .msh) makes the
-// meshes beside it convert again, though their own file did not change.
+// meshes beside it convert again, though their own file did not change: the
+// .glb and .obj show the new companion's size and bytes (the fake format
+// puts the companion's bytes in the mesh's name).
 func TestCompanionChangeReconverts(t *testing.T) {
 	bothModes(t, func(t *testing.T) {
 		src := t.TempDir()
-		write(t, filepath.Join(src, "m.fmesh"), fakeMesh(5, 1))
-		write(t, filepath.Join(src, "m.fmesh.side"), []byte("v1"))
+		mesh := filepath.Join(src, "m.fmesh")
+		write(t, mesh, fakeMesh(5, 1))
+		write(t, mesh+".side", []byte("v1"))
 		_, mnt := mountT(t, src, Config{})
-		glb := filepath.Join(mnt, "m.fmesh", "m.glb")
-		if _, err := os.ReadFile(glb); err != nil {
+		dir := filepath.Join(mnt, "m.fmesh")
+		if d := outputsDiffer(t, mesh, dir); d != "" {
+			t.Fatal(d)
+		}
+		old, err := os.ReadFile(filepath.Join(dir, "m.glb"))
+		if err != nil {
 			t.Fatal(err)
 		}
-		write(t, filepath.Join(src, "m.fmesh.side"), []byte("v2"))
-		// Writing the companion is two events (truncate, write): a read between
-		// them may convert once more, so at least one reconversion is the claim.
-		if !waitFor(time.Second, func() bool {
-			os.ReadFile(glb)
-			return stats(t, mnt).Conversions["fake/glb"] >= 2
-		}) {
-			t.Fatalf("companion change did not reconvert: %v", stats(t, mnt).Conversions)
+		write(t, mesh+".side", []byte("v2, a longer companion"))
+		var d string
+		if !waitFor(time.Second, func() bool { d = outputsDiffer(t, mesh, dir); return d == "" }) {
+			t.Fatalf("after the companion changed: %s; conversions %v", d, stats(t, mnt).Conversions)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "m.glb")); bytes.Equal(b, old) {
+			t.Fatal("m.glb is the same before and after its companion changed")
 		}
 	})
+}
+
+// outputsDiffer says how the .glb and .obj in the mount's folder dir differ
+// from what outputs makes of the fake mesh at source now (size by stat, and
+// bytes), or "" when they do not.
+func outputsDiffer(t testing.TB, source, dir string) string {
+	t.Helper()
+	m := outputs.New(source, fakeFormat{})
+	glb, err := m.GLBFile(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, _, err := m.OBJFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []struct {
+		name string
+		want []byte
+	}{{m.GLBName(), glb}, {m.OBJName(), obj}} {
+		p := filepath.Join(dir, o.name)
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err.Error()
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err.Error()
+		}
+		if fi.Size() != int64(len(o.want)) || !bytes.Equal(b, o.want) {
+			return fmt.Sprintf("%s: size %d, %d bytes read, want %d bytes (same bytes: %v)", o.name, fi.Size(), len(b), len(o.want), bytes.Equal(b, o.want))
+		}
+	}
+	return ""
 }
