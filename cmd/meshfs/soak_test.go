@@ -4,7 +4,11 @@ package main
 // mounted tree of over 1 000 meshes while this process rewrites, renames
 // and deletes source files every second. Every read must be the bytes
 // `convert` makes of one version of its source, whole, at the size fstat
-// gave; the daemon's RSS must stay within the cache budget + 150 MiB.
+// gave; the daemon's RSS must stay within the cache budget + 150 MiB. A
+// file may be gone only where the mutator made it so: a hot file's name
+// absent at its open, or its version replaced under a reader (ESTALE; for
+// mmap a fault whose read then says so), at most once per reader per
+// change. Any other error, EIO included, fails the soak.
 //
 // `go test` runs a short form (a few seconds); MESHFS_SOAK=10m (any Go
 // duration) runs the full one (`make soak`).
@@ -40,6 +44,7 @@ const (
 	soakHot      = 24  // meshes the mutator changes, in hot/
 	soakVersions = 3   // contents each hot mesh cycles through
 	soakBudget   = 64 << 20
+	soakReaders  = 8
 )
 
 // soakTree is the source tree and what `convert` makes of every version
@@ -183,9 +188,16 @@ func (st *soakTree) mutate(rng *rand.Rand, state *[soakHot][2]int) (n int, err e
 
 // soakCounts are the soak's figures.
 type soakCounts struct {
-	ops, cats, preads, mmaps, greps, reads, gone atomic.Int64
-	errors, stale                                atomic.Int64
-	mutations                                    atomic.Int64
+	ops, cats, preads, mmaps, greps, reads atomic.Int64
+	// absent counts opens of a name the mutator had renamed or deleted;
+	// replaced counts files that went away under a reader that had opened
+	// them (ESTALE or ENOENT on a read, or a mapped page that faulted and
+	// whose read then failed so). Only hot files may do either.
+	absent, replaced atomic.Int64
+	errors, stale    atomic.Int64
+	// eio counts I/O errors (all of them errors too).
+	eio       atomic.Int64
+	mutations atomic.Int64
 	// changed counts whole reads that returned a version other than the
 	// first: proof the readers saw the changes, not an old cache.
 	changed atomic.Int64
@@ -284,7 +296,7 @@ func TestSoak(t *testing.T) {
 		}
 	}()
 	// The readers.
-	for r := range 8 {
+	for r := range soakReaders {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -336,15 +348,20 @@ func TestSoak(t *testing.T) {
 	if err := d.stop(t, syscall.SIGTERM); err != nil {
 		t.Errorf("daemon exit: %v\n%s", err, d.stderr)
 	}
-	t.Logf("soak %v over %d meshes (%d output files): %d operations (%d cat, %d pread, %d mmap, %d read, %d grep -r; %d found gone), %d source changes, %d whole reads of a changed version; errors %d, stale reads %d; daemon peak RSS %d MiB (sampled %d MiB), cache budget %d MiB",
-		dur, soakDirs*soakPerDir+soakHot, len(st.paths), c.ops.Load(), c.cats.Load(), c.preads.Load(), c.mmaps.Load(), c.reads.Load(), c.greps.Load(), c.gone.Load(),
-		c.mutations.Load(), c.changed.Load(), c.errors.Load(), c.stale.Load(), hwm>>20, peakRSS.Load()>>20, soakBudget>>20)
+	t.Logf("soak %v over %d meshes (%d output files): %d operations (%d cat, %d pread, %d mmap, %d read, %d grep -r; %d found absent, %d replaced under the reader), %d source changes, %d whole reads of a changed version; errors %d (EIO %d), stale reads %d; daemon peak RSS %d MiB (sampled %d MiB), cache budget %d MiB",
+		dur, soakDirs*soakPerDir+soakHot, len(st.paths), c.ops.Load(), c.cats.Load(), c.preads.Load(), c.mmaps.Load(), c.reads.Load(), c.greps.Load(), c.absent.Load(), c.replaced.Load(),
+		c.mutations.Load(), c.changed.Load(), c.errors.Load(), c.eio.Load(), c.stale.Load(), hwm>>20, peakRSS.Load()>>20, soakBudget>>20)
 	problems.Range(func(_, v any) bool {
 		t.Errorf("%s", v)
 		return true
 	})
 	if c.errors.Load() != 0 || c.stale.Load() != 0 {
-		t.Errorf("%d errors, %d stale reads", c.errors.Load(), c.stale.Load())
+		t.Errorf("%d errors (%d EIO), %d stale reads", c.errors.Load(), c.eio.Load(), c.stale.Load())
+	}
+	// A source change can take a file from under the readers that have it
+	// open then, each once: at most one per reader per change.
+	if limit := soakReaders * c.mutations.Load(); c.replaced.Load() > limit {
+		t.Errorf("%d reads found their file replaced, for %d source changes and %d readers (at most %d)", c.replaced.Load(), c.mutations.Load(), soakReaders, limit)
 	}
 	if c.changed.Load() == 0 {
 		t.Errorf("no read returned a changed version: the readers never saw the mutator's work")
@@ -365,15 +382,42 @@ func TestSoak(t *testing.T) {
 // version's bytes (README, "The mount").
 func gone(err error) bool { return os.IsNotExist(err) || errors.Is(err, syscall.ESTALE) }
 
+// vanished counts rel found gone (gone(err)) at its open (absent) or under
+// a reader that had opened it (replaced). Only the mutator's hot/ files
+// change: a static file found gone is an error.
+func vanished(c *soakCounts, report func(*atomic.Int64, string, ...any), rel string, atOpen bool, err error) {
+	switch {
+	case !strings.HasPrefix(rel, "hot"+string(filepath.Separator)):
+		report(&c.errors, "%s: %v, but static files never change", rel, err)
+	case atOpen:
+		c.absent.Add(1)
+	default:
+		c.replaced.Add(1)
+	}
+}
+
+// failed reports err on rel, counting EIO apart too.
+func failed(c *soakCounts, report func(*atomic.Int64, string, ...any), format string, args ...any) {
+	if err, ok := args[len(args)-1].(error); ok && errors.Is(err, syscall.EIO) {
+		c.eio.Add(1)
+	}
+	report(&c.errors, format, args...)
+}
+
 func soakCat(p, rel string, want [][]byte, c *soakCounts, report func(*atomic.Int64, string, ...any)) {
 	var stderr bytes.Buffer
 	cmd := exec.Command("cat", p)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	switch {
-	case err != nil && (strings.Contains(stderr.String(), "No such file") || strings.Contains(stderr.String(), "Stale file handle")):
-		c.gone.Add(1)
+	case err != nil && strings.Contains(stderr.String(), "No such file"):
+		vanished(c, report, rel, true, errors.New(stderr.String()))
+	case err != nil && strings.Contains(stderr.String(), "Stale file handle"):
+		vanished(c, report, rel, false, errors.New(stderr.String()))
 	case err != nil:
+		if strings.Contains(stderr.String(), "Input/output error") {
+			c.eio.Add(1)
+		}
 		report(&c.errors, "cat %s: %v: %s", rel, err, stderr.String())
 	default:
 		switch v := versionOf(out, want); {
@@ -391,21 +435,21 @@ func soakCat(p, rel string, want [][]byte, c *soakCounts, report func(*atomic.In
 func soakRead(p, rel string, want [][]byte, mmap bool, rng *rand.Rand, c *soakCounts, report func(*atomic.Int64, string, ...any)) {
 	f, err := os.Open(p)
 	if gone(err) {
-		c.gone.Add(1)
+		vanished(c, report, rel, true, err)
 		return
 	}
 	if err != nil {
-		report(&c.errors, "open %s: %v", rel, err)
+		failed(c, report, "open %s: %v", rel, err)
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if gone(err) {
-		c.gone.Add(1)
+		vanished(c, report, rel, false, err)
 		return
 	}
 	if err != nil {
-		report(&c.errors, "fstat %s: %v", rel, err)
+		failed(c, report, "fstat %s: %v", rel, err)
 		return
 	}
 	size := fi.Size()
@@ -421,34 +465,7 @@ func soakRead(p, rel string, want [][]byte, mmap bool, rng *rand.Rand, c *soakCo
 	}
 	switch {
 	case mmap:
-		if size == 0 {
-			return
-		}
-		m, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
-		if err != nil {
-			report(&c.errors, "mmap %s: %v", rel, err)
-			return
-		}
-		// A page the kernel must fetch after the source was replaced
-		// faults (SIGBUS: the read behind it got ESTALE): gone, as for
-		// read.
-		ok, faulted := func() (ok, faulted bool) {
-			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-			defer func() {
-				if recover() != nil {
-					faulted = true
-				}
-			}()
-			return oneOf(m, sized), false
-		}()
-		syscall.Munmap(m)
-		if faulted {
-			c.gone.Add(1)
-			return
-		}
-		if !ok {
-			report(&c.stale, "mmap %s: %d bytes, none of the versions of that size", rel, size)
-		}
+		soakMmap(f, rel, size, sized, c, report)
 	case rng != nil:
 		buf := make([]byte, 4096)
 		cands := sized
@@ -456,11 +473,11 @@ func soakRead(p, rel string, want [][]byte, mmap bool, rng *rand.Rand, c *soakCo
 			off := rng.Int64N(size + 1)
 			n, err := f.ReadAt(buf, off)
 			if gone(err) {
-				c.gone.Add(1)
+				vanished(c, report, rel, false, err)
 				return
 			}
 			if err != nil && err != io.EOF {
-				report(&c.errors, "pread %s at %d: %v", rel, off, err)
+				failed(c, report, "pread %s at %d: %v", rel, off, err)
 				return
 			}
 			var still [][]byte
@@ -477,11 +494,11 @@ func soakRead(p, rel string, want [][]byte, mmap bool, rng *rand.Rand, c *soakCo
 	default:
 		b, err := io.ReadAll(f)
 		if gone(err) {
-			c.gone.Add(1)
+			vanished(c, report, rel, false, err)
 			return
 		}
 		if err != nil {
-			report(&c.errors, "read %s: %v", rel, err)
+			failed(c, report, "read %s: %v", rel, err)
 			return
 		}
 		switch v := versionOf(b, want); {
@@ -490,6 +507,50 @@ func soakRead(p, rel string, want [][]byte, mmap bool, rng *rand.Rand, c *soakCo
 		case v > 0:
 			c.changed.Add(1)
 		}
+	}
+}
+
+// soakMmap maps f (size bytes, rel in the mount) and compares it with the
+// versions of that size.
+func soakMmap(f *os.File, rel string, size int64, sized [][]byte, c *soakCounts, report func(*atomic.Int64, string, ...any)) {
+	if size == 0 {
+		return
+	}
+	m, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		failed(c, report, "mmap %s: %v", rel, err)
+		return
+	}
+	// A page the kernel must fetch after the source was replaced faults
+	// (SIGBUS: the read behind it got ESTALE), and so does one whose read
+	// failed (EIO). A read of the whole file through the same descriptor
+	// tells them apart: it fails as gone when the version this reader
+	// opened was replaced, and anything else (an error, or every byte read
+	// fine) makes the fault an error.
+	ok, faulted := func() (ok, faulted bool) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if recover() != nil {
+				faulted = true
+			}
+		}()
+		return oneOf(m, sized), false
+	}()
+	syscall.Munmap(m)
+	if faulted {
+		_, err := f.ReadAt(make([]byte, size), 0)
+		switch {
+		case gone(err):
+			vanished(c, report, rel, false, err)
+		case err == nil || err == io.EOF:
+			report(&c.errors, "mmap %s: SIGBUS, but a read of the same descriptor returned every byte", rel)
+		default:
+			failed(c, report, "mmap %s: SIGBUS, and a read of the same descriptor: %v", rel, err)
+		}
+		return
+	}
+	if !ok {
+		report(&c.stale, "mmap %s: %d bytes, none of the versions of that size", rel, size)
 	}
 }
 
