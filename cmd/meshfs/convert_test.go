@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
@@ -85,5 +87,114 @@ func TestInfoCommand(t *testing.T) {
 		if b, err := exec.Command(meshfsBin, args...).CombinedOutput(); err != nil || !strings.Contains(string(b), "Usage:") {
 			t.Errorf("meshfs %s --help: %v\n%s", sub, err, b)
 		}
+	}
+}
+
+// TestConvertMatchesMount: for every fixture under testdata/ and every real
+// file under ../shared/realdata, the folder `meshfs convert` writes and the
+// folder a `meshfs mount` of the same tree shows hold the same files with
+// the same bytes (both open modes); the mount's outputs convert did not
+// write (a broken mesh's geometry) fail with EIO.
+func TestConvertMatchesMount(t *testing.T) {
+	roots := []string{filepath.Join(decodetest.RepoRoot(), "testdata")}
+	if real, ok := decodetest.RealData(t, ""); ok {
+		roots = append(roots, real)
+	}
+	for _, mode := range []struct {
+		name string
+		args []string
+	}{{"no_open", nil}, {"open_handles", []string{"--open-handles"}}} {
+		t.Run(mode.name, func(t *testing.T) {
+			for _, root := range roots {
+				n := convertMatchesMount(t, root, mode.args)
+				t.Logf("%s: %d mesh files, every output the same bytes", root, n)
+				if n == 0 {
+					t.Errorf("%s: no mesh file compared", root)
+				}
+			}
+		})
+	}
+}
+
+// convertMatchesMount mounts root, converts each mesh file it shows as a
+// folder, compares the two and returns how many mesh files it compared.
+func convertMatchesMount(t *testing.T, root string, args []string) int {
+	mnt := mountDir(t)
+	startMount(t, append(args, "--cache-dir", t.TempDir(), root, mnt)...)
+	meshes := map[string][]string{} // source folder (relative) → mesh files in it
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if fi, err := os.Stat(filepath.Join(mnt, rel)); err == nil && fi.IsDir() {
+			meshes[filepath.Dir(rel)] = append(meshes[filepath.Dir(rel)], p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	n := 0
+	for dir, files := range meshes {
+		b, err := exec.Command(meshfsBin, append([]string{"convert", "-j", "1", "-o", filepath.Join(out, dir)}, files...)...).CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 1) {
+			t.Fatalf("convert %s: %v\n%s", dir, err, b)
+		}
+		for _, f := range files {
+			rel := filepath.Join(dir, filepath.Base(f))
+			sameFolder(t, rel, filepath.Join(out, rel), filepath.Join(mnt, rel))
+			n++
+		}
+	}
+	return n
+}
+
+// sameFolder compares convert's folder want with the mount's folder got,
+// both ways.
+func sameFolder(t *testing.T, rel, want, got string) {
+	t.Helper()
+	_, err := os.Stat(filepath.Join(want, "error.txt"))
+	failed := err == nil // convert wrote an error.txt
+	err = filepath.WalkDir(want, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		r, _ := filepath.Rel(want, p)
+		w, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		g, err := os.ReadFile(filepath.Join(got, r))
+		switch {
+		case err != nil:
+			t.Errorf("%s: %s: convert wrote it, the mount: %v", rel, r, err)
+		case !bytes.Equal(g, w):
+			t.Errorf("%s: %s: the mount's %d bytes differ from convert's %d", rel, r, len(g), len(w))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", rel, err)
+	}
+	err = filepath.WalkDir(got, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		r, _ := filepath.Rel(got, p)
+		if _, err := os.Stat(filepath.Join(want, r)); err == nil {
+			return nil
+		}
+		if !failed {
+			t.Errorf("%s: the mount lists %s, convert did not write it", rel, r)
+		} else if _, err := os.ReadFile(p); !errors.Is(err, syscall.EIO) {
+			t.Errorf("%s: %s, which convert did not write beside its error.txt: %v, want EIO", rel, r, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", rel, err)
 	}
 }
