@@ -171,16 +171,35 @@ func (d *daemon) stop(t *testing.T, sig syscall.Signal) error {
 // mounted reports whether mnt is a mount point now.
 func mounted(t *testing.T, mnt string) bool {
 	t.Helper()
+	_, ok := mountOptions(t, mnt)
+	return ok
+}
+
+// mountOptions returns the options of the mount on mnt (the per-mount and
+// the filesystem's, from its own line of /proc/self/mountinfo), and whether
+// mnt is a mount point.
+func mountOptions(t *testing.T, mnt string) ([]string, bool) {
+	t.Helper()
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var opts []string
+	found := false
 	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) > 4 && f[4] == mnt {
-			return true
+		f := strings.Fields(l)
+		if len(f) < 7 || f[4] != mnt {
+			continue
+		}
+		// ID PARENT DEV ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPEROPTIONS;
+		// a later line for the same point is the mount on top.
+		found = true
+		opts = strings.Split(f[5], ",")
+		if i := slices.Index(f, "-"); i > 0 && i+3 < len(f) {
+			opts = append(opts, strings.Split(f[i+3], ",")...)
 		}
 	}
-	return false
+	return opts, found
 }
 
 func sourceTree(t *testing.T) string {
@@ -361,8 +380,8 @@ func TestMountHelperDaemon(t *testing.T) {
 	if err != nil || !bytes.Contains(b, []byte(`"budget_bytes": 67108864`)) {
 		t.Fatalf("stats.json: %v\n%s", err, b)
 	}
-	if mi, _ := os.ReadFile("/proc/self/mountinfo"); !bytes.Contains(mi, []byte("allow_other")) {
-		t.Errorf("allow_other not in the mount options")
+	if opts, _ := mountOptions(t, mnt); !slices.Contains(opts, "allow_other") {
+		t.Errorf("allow_other not in the options of the mount on %s: %v", mnt, opts)
 	}
 }
 
@@ -405,9 +424,8 @@ func TestMountAsUser(t *testing.T) {
 	if err != nil || string(glb[:4]) != "glTF" {
 		t.Fatalf("reading as nobody: %v", err)
 	}
-	mi, _ := os.ReadFile("/proc/self/mountinfo")
-	if !bytes.Contains(mi, []byte("user_id=65534")) {
-		t.Errorf("not a user mount:\n%s", mi)
+	if opts, _ := mountOptions(t, mnt); !slices.Contains(opts, "user_id=65534") {
+		t.Errorf("the mount on %s is not nobody's: %v", mnt, opts)
 	}
 	stopPid(t, pid, mnt)
 }
