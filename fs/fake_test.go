@@ -83,11 +83,18 @@ func (fakeFormat) Scan(ctx context.Context, src *decode.Source) (*decode.Structu
 }
 
 // fakeDecodeDelay makes every fake decode take that much longer (tests
-// that need a slow conversion set it and reset it).
-var fakeDecodeDelay time.Duration
+// that need a slow conversion set it and reset it); fakeDecodeHook, when
+// set, runs at the start of every fake decode (a test's clock moves on).
+var (
+	fakeDecodeDelay time.Duration
+	fakeDecodeHook  func()
+)
 
 func (fakeFormat) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, error) {
 	time.Sleep(fakeDecodeDelay)
+	if fakeDecodeHook != nil {
+		fakeDecodeHook()
+	}
 	b := make([]byte, src.Size)
 	if _, err := src.R.ReadAt(b, 0); err != nil && err != io.EOF {
 		return nil, err

@@ -103,6 +103,9 @@ type Config struct {
 	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
 	// converts (gcpace.go); the process's own setting is restored after.
 	ConvertGOGC int
+	// clock is the time the waits for a quiet moment read (nil: the
+	// real one; tests set their own).
+	clock clock
 }
 
 // Default kernel cache timeouts without a watcher (NoWatch, or inotify

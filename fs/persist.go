@@ -219,16 +219,17 @@ var (
 // waitSaveQuiet waits until no request came for saveQuiet, for at most
 // saveQuietMax, or until the mount closes.
 func (f *FS) waitSaveQuiet() {
-	deadline := time.Now().Add(saveQuietMax)
+	clk := f.clock()
+	deadline := clk.Now().Add(saveQuietMax)
 	for {
-		idle := time.Duration(time.Now().UnixNano() - f.lastRequest.Load())
-		if idle >= saveQuiet || time.Now().After(deadline) {
+		idle := time.Duration(clk.Now().UnixNano() - f.lastRequest.Load())
+		if idle >= saveQuiet || clk.Now().After(deadline) {
 			return
 		}
 		select {
 		case <-f.ahead.ctx.Done():
 			return
-		case <-time.After(saveQuiet - idle):
+		case <-clk.After(saveQuiet - idle):
 		}
 	}
 }
@@ -271,7 +272,7 @@ func (f *FS) diskSizes(key cache.Key) ([]int64, bool) {
 }
 
 // touch records a reader's request: the pre-warmer waits for a quiet moment.
-func (f *FS) touch() { f.lastRequest.Store(time.Now().UnixNano()) }
+func (f *FS) touch() { f.lastRequest.Store(f.clock().Now().UnixNano()) }
 
 // prewarmKey marks the context of the pre-warmer's conversions, which are
 // no reader's activity: were their ends touches, the pre-warmer would wait
@@ -413,7 +414,7 @@ func (f *FS) prewarmWalk(ctx context.Context, p *prewarmState) {
 func (f *FS) waitQuiet(ctx context.Context, p *prewarmState) bool {
 	waited := false
 	for {
-		idle := time.Duration(time.Now().UnixNano() - f.lastRequest.Load())
+		idle := time.Duration(f.clock().Now().UnixNano() - f.lastRequest.Load())
 		if idle >= prewarmQuiet {
 			return true
 		}
@@ -424,7 +425,7 @@ func (f *FS) waitQuiet(ctx context.Context, p *prewarmState) bool {
 		select {
 		case <-ctx.Done():
 			return false
-		case <-time.After(prewarmQuiet - idle):
+		case <-f.clock().After(prewarmQuiet - idle):
 		}
 	}
 }

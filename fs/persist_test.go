@@ -392,28 +392,38 @@ func TestDiskCacheSavesBigOutput(t *testing.T) {
 
 // A big output's save waits for the quiet after its conversion, not after
 // the request that converted began: a conversion longer than the quiet
-// used to start its own save at once, beside its reader's READs.
+// used to start its own save at once, beside its reader's READs. The
+// mount's clock is the test's: the conversion takes 1.5 s of it, the quiet
+// is 1 s, and the clock moves only when the test says.
 func TestDiskCacheSaveWaitsAfterSlowConversion(t *testing.T) {
+	clk := newFakeClock()
 	oldQuiet, oldMax := saveQuiet, saveQuietMax
 	saveQuiet, saveQuietMax = time.Second, time.Minute
-	fakeDecodeDelay = 1500 * time.Millisecond
-	t.Cleanup(func() { saveQuiet, saveQuietMax, fakeDecodeDelay = oldQuiet, oldMax, 0 })
+	fakeDecodeHook = func() { clk.Advance(1500 * time.Millisecond) }
+	t.Cleanup(func() { saveQuiet, saveQuietMax, fakeDecodeHook = oldQuiet, oldMax, nil })
 	src := t.TempDir()
 	write(t, filepath.Join(src, "big"+fakeExt), fakeMesh(100000, 3))
-	_, mnt, _ := mountDisk(t, src, t.TempDir(), false)
-	if b, err := os.ReadFile(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || len(b) < saveQuietMin {
-		t.Fatalf("%d bytes, %v", len(b), err)
+	f, mnt, stop := mountDiskConfig(t, Config{Source: src, clock: clk}, t.TempDir(), false)
+	t.Cleanup(stop) // before fakeDecodeHook is reset
+	// A stat converts (sizes are exact); no request follows it, and the
+	// test reads the statistics in-process, so the conversion's end is
+	// the last request the clock saw.
+	if fi, err := os.Stat(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || fi.Size() < saveQuietMin {
+		t.Fatalf("%v, %v", fi, err)
 	}
-	time.Sleep(200 * time.Millisecond) // a small save would be done by now
-	s := stats(t, mnt)
+	// The save either waits for the quiet on the clock, which has not
+	// moved since the conversion ended, or (wrongly) is done.
+	if !waitFor(10*time.Second, func() bool { return clk.Waiters() > 0 || f.Stats().DiskCache.Puts >= 2 }) {
+		t.Fatalf("the .glb's save neither waits nor ends: %+v", f.Stats().DiskCache)
+	}
+	s := f.Stats()
 	if s.DiskCache.Puts != 1 || s.DiskSavesPending != 1 {
-		t.Fatalf("just after the read: %d disk-cache puts (want 1, the scan), %d saves pending (want 1): the .glb's save did not wait",
+		t.Fatalf("with no time passed since the conversion: %d disk-cache puts (want 1, the scan), %d saves pending (want 1): the .glb's save did not wait",
 			s.DiskCache.Puts, s.DiskSavesPending)
 	}
-	for deadline := time.Now().Add(10 * time.Second); stats(t, mnt).DiskCache.Puts != 2; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the .glb was never saved: %+v", stats(t, mnt).DiskCache)
-		}
+	clk.Advance(saveQuiet)
+	if !waitFor(10*time.Second, func() bool { return f.Stats().DiskCache.Puts == 2 }) {
+		t.Fatalf("the .glb was not saved after the quiet: %+v", f.Stats().DiskCache)
 	}
 }
 
