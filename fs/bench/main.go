@@ -136,6 +136,8 @@ func run() error {
 	body.Write(r.Bytes())
 	fmt.Fprintf(&body, "Load average (1, 5, 15 min) at the start: %s; at the end: %s. On a shared machine a high load inflates every ratio whose two sides did not run at the same moment.\n", load0, loadavg())
 	body.WriteString("\n## Targets\n\n")
+	summary := fmt.Sprintf("%d met, %d missed", len(r.pass), len(r.miss))
+	body.WriteString(summary + "\n\n")
 	for _, s := range r.pass {
 		body.WriteString("- PASS " + s + "\n")
 	}
@@ -153,6 +155,12 @@ func run() error {
 		return err
 	}
 	os.Stdout.Write(body.Bytes())
+	// The summary closes the output, and a missed target fails the run
+	// (BENCHMARKS.md is written all the same).
+	fmt.Println(summary)
+	if len(r.miss) > 0 {
+		return fmt.Errorf("%s: %d targets missed (see MISS above)", summary, len(r.miss))
+	}
 	return nil
 }
 
@@ -173,6 +181,7 @@ func convBench(r *report) error {
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			r.f("| %s | %s | failed: %v | | | |\n", b.format, b.re, err)
+			r.target(fmt.Sprintf("%s conversion benchmark runs", b.format), false, err.Error())
 			fmt.Fprintf(os.Stderr, "%s\n", out)
 			continue
 		}
