@@ -20,14 +20,13 @@ func RepoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// RealData returns ../shared/realdata/<sub> beside the repository root
-// ("" for the whole folder) and whether it is there. A test that uses the
-// real files when present calls it: under CI (the CI variable set) their
-// absence fails the test, elsewhere it is logged and the test goes on
-// with the fixtures alone.
-func RealData(t testing.TB, sub string) (string, bool) {
+// Shared returns ../shared/<rel> beside the repository root (the real
+// files: realdata/, assets/) and whether it is there. A test that uses it
+// when present calls it: under CI (the CI variable set) its absence fails
+// the test, elsewhere it is logged and the test goes on without it.
+func Shared(t testing.TB, rel string) (string, bool) {
 	t.Helper()
-	dir := filepath.Join(RepoRoot(), "..", "shared", "realdata", sub)
+	dir := filepath.Join(RepoRoot(), "..", "shared", rel)
 	fi, err := os.Stat(dir)
 	if err == nil && fi.IsDir() {
 		return dir, true
@@ -39,20 +38,32 @@ func RealData(t testing.TB, sub string) (string, bool) {
 		t.Fatalf("real data missing under CI: %v (CI lays shared/ beside the clone; "+
 			"copy or link it to %s)", err, filepath.Join(RepoRoot(), "..", "shared"))
 	}
-	t.Logf("real data absent, fixtures only: %v", err)
+	t.Logf("real data absent, going on without it: %v", err)
 	return dir, false
 }
 
-// NeedRealData returns ../shared/realdata/<sub> for a test that has nothing
-// to check without it: under CI its absence fails the test (RealData's
-// rule), elsewhere it skips the test.
-func NeedRealData(t testing.TB, sub string) string {
+// NeedShared returns ../shared/<rel> for a test that has nothing to check
+// without it: under CI its absence fails the test (Shared's rule),
+// elsewhere it skips the test.
+func NeedShared(t testing.TB, rel string) string {
 	t.Helper()
-	dir, ok := RealData(t, sub)
+	dir, ok := Shared(t, rel)
 	if !ok {
 		t.Skipf("%s is absent", dir)
 	}
 	return dir
+}
+
+// RealData is Shared for ../shared/realdata/<sub> ("" for the whole folder).
+func RealData(t testing.TB, sub string) (string, bool) {
+	t.Helper()
+	return Shared(t, filepath.Join("realdata", sub))
+}
+
+// NeedRealData is NeedShared for ../shared/realdata/<sub>.
+func NeedRealData(t testing.TB, sub string) string {
+	t.Helper()
+	return NeedShared(t, filepath.Join("realdata", sub))
 }
 
 // Golden compares the committed fixture at path with got, the bytes its

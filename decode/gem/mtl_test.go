@@ -79,7 +79,7 @@ func TestTexturePaths(t *testing.T) {
 // that each texture it names with `$/` resolves to a file in its tree, or
 // is one of the base-game textures the tree's SOURCE.txt lists as absent.
 func TestRealMTL(t *testing.T) {
-	root := filepath.Join(decodetest.RepoRoot(), "..", "shared", "assets")
+	root := decodetest.NeedShared(t, "assets")
 	var files []string
 	for _, tree := range []string{"gem-centurion", "gem-pilot"} {
 		filepath.WalkDir(filepath.Join(root, tree), func(p string, d os.DirEntry, err error) error {
@@ -90,10 +90,7 @@ func TestRealMTL(t *testing.T) {
 		})
 	}
 	if len(files) == 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no GEM .mtl under ../shared/assets: CI needs the shared real data beside the clone")
-		}
-		t.Skip("no ../shared/assets")
+		t.Fatal("no GEM .mtl under ../shared/assets")
 	}
 	found := 0
 	for _, p := range files {

@@ -19,13 +19,7 @@ import (
 // assetTextures lists every .dds and .tga under ../shared/assets.
 func assetTextures(t *testing.T) []string {
 	t.Helper()
-	root := filepath.Join(decodetest.RepoRoot(), "..", "shared", "assets")
-	if _, err := os.Stat(root); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("../shared/assets is missing (%v): CI needs the shared real data beside the clone", err)
-		}
-		t.Skipf("no ../shared/assets: %v", err)
-	}
+	root := decodetest.NeedShared(t, "assets")
 	var files []string
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {

@@ -62,7 +62,7 @@ func TestScriptModule(t *testing.T) {
 // names an albedo map, and that every texture it names exists under
 // res/textures/ or is one of the base-game files the trees do not ship.
 func TestRealMaterials(t *testing.T) {
-	root := filepath.Join(decodetest.RepoRoot(), "..", "shared", "assets")
+	root := decodetest.NeedShared(t, "assets")
 	var files []string
 	for _, tree := range []string{"tf-inova", "tf-flirt", "tf-roadsign"} {
 		filepath.WalkDir(filepath.Join(root, tree), func(p string, d os.DirEntry, err error) error {
@@ -73,10 +73,7 @@ func TestRealMaterials(t *testing.T) {
 		})
 	}
 	if len(files) == 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no Transport Fever .mtl under ../shared/assets: CI needs the shared real data beside the clone")
-		}
-		t.Skip("no ../shared/assets")
+		t.Fatal("no Transport Fever .mtl under ../shared/assets")
 	}
 	missing := map[string]bool{}
 	for _, p := range files {

@@ -45,12 +45,9 @@ func TestParseMat(t *testing.T) {
 }
 
 func TestRealMat(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(decodetest.RepoRoot(), "..", "shared", "assets", "unigine", "*.mat"))
-	if len(files) == 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no .mat under ../shared/assets/unigine: CI needs the shared real data beside the clone")
-		}
-		t.Skip("no ../shared/assets")
+	files, err := filepath.Glob(filepath.Join(decodetest.NeedShared(t, "assets/unigine"), "*.mat"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no .mat under ../shared/assets/unigine: %v", err)
 	}
 	for _, p := range files {
 		b, err := os.ReadFile(p)
