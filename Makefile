@@ -56,9 +56,10 @@ preview: build
 # The concurrent packages under the race detector. cmd/meshfs's tests then
 # build the daemon with -race too (TestDaemonRaceBuilt checks it), so the
 # mount, leak and soak tests run against a race-checked daemon, and a race
-# it reports fails the test that started it.
+# it reports fails the test that started it. MESHFS_RACE makes a test
+# binary built without -race fail.
 test-race:
-	$(GO) test -count=1 -race -timeout 20m ./fs/... ./cmd/meshfs
+	MESHFS_RACE=1 $(GO) test -count=1 -race -timeout 20m ./fs/... ./cmd/meshfs
 
 # Regenerate the committed fixtures under testdata/ from the encoders.
 fixtures:

@@ -39,6 +39,11 @@ func buildArgs(out, pkg string) []string {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv("MESHFS_RACE") != "" && !raceBuilt {
+		// make test-race sets it: its go test lost -race.
+		fmt.Fprintln(os.Stderr, "MESHFS_RACE is set but this test binary is not race-built (go test -race)")
+		os.Exit(2)
+	}
 	dir, err := os.MkdirTemp("", "meshfs-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
