@@ -128,7 +128,6 @@ func seeds(t testing.TB) []*seed {
 	return out
 }
 
-
 // with returns the seed's files with name replaced by b (removed when b is
 // nil).
 func (s *seed) with(name string, b []byte) map[string][]byte {
