@@ -44,6 +44,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "MESHFS_RACE is set but this test binary is not race-built (go test -race)")
 		os.Exit(2)
 	}
+	if os.Getenv(faultServerEnv) != "" {
+		os.Exit(m.Run()) // a fault server (soakfault_test.go) needs no daemon
+	}
 	dir, err := os.MkdirTemp("", "meshfs-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
