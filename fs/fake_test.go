@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"math"
 	"path/filepath"
 	"strings"
@@ -127,7 +128,7 @@ func (fakeFormat) Decode(ctx context.Context, src *decode.Source) (*decode.Scene
 // src, or "" when there is none.
 func fakeSide(src *decode.Source, name string) (string, error) {
 	r, size, err := src.OpenSibling(name)
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, iofs.ErrNotExist) {
 		return "", nil
 	}
 	if err != nil {

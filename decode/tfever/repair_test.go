@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/gltf"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 )
@@ -121,7 +122,7 @@ func TestRepairFixture(t *testing.T) {
 // and of the asset trees under ../shared/assets (but tf-nan's).
 func realMeshes(t *testing.T) []string {
 	files, _ := filepath.Glob(filepath.Join(realDir(t), "*.msh"))
-	assets := filepath.Join("..", "..", "..", "shared", "assets")
+	assets := decodetest.NeedShared(t, "assets")
 	filepath.WalkDir(assets, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".msh") && !strings.Contains(p, "tf-nan") {
 			files = append(files, p)
@@ -184,10 +185,7 @@ func TestRepairTangentsReal(t *testing.T) {
 // both decode, header.json lists the repair, the frames are sound, and the
 // .glb has 0 validator errors.
 func TestNaNAssets(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "assets", "tf-nan")
-	if !dirExists(dir) {
-		t.Skip("no ../shared/assets/tf-nan")
-	}
+	dir := decodetest.NeedShared(t, "assets/tf-nan")
 	want := map[string][]decode.Repair{
 		// One normal item (NaN, NaN, NaN), used by 2 joined vertices.
 		"v160_br216_rumpf_lollo_lod2.msh": {{Mesh: "v160_br216_rumpf_lollo_lod2", Primitive: "submesh0",

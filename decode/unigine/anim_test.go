@@ -329,7 +329,7 @@ func TestAnimRefusals(t *testing.T) {
 // bone names and the an11 kimchi files the ms13 cat's; every fixture and
 // asset .glb passes the validator.
 func TestAnimAssets(t *testing.T) {
-	dir := assetDir()
+	dir := assetDir(t)
 	want := map[string][2]int{ // joints, frames
 		"an10_mockup_agent_idle.anim": {53, 56}, "an10_mockup_agent_walk.anim": {53, 26},
 		"an11_cppapi218_Fast_Run.anim": {52, 17}, "an11_kimchi_8710874e1a379982533e623b2b47e0dc8a423139.anim": {289, 1},

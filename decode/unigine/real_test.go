@@ -27,11 +27,11 @@ func memSource(name string, b []byte) *decode.Source {
 }
 
 // assetDir is ../shared/assets/unigine beside the repository, or "" where
-// it is absent.
-func assetDir() string {
-	_, here, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(here), "..", "..", "..", "shared", "assets", "unigine")
-	if _, err := os.Stat(dir); err != nil {
+// it is absent (decodetest.Shared: under CI its absence fails the test).
+func assetDir(t testing.TB) string {
+	t.Helper()
+	dir, ok := decodetest.Shared(t, "assets/unigine")
+	if !ok {
 		return ""
 	}
 	return dir
@@ -39,19 +39,21 @@ func assetDir() string {
 
 // assetAnims are the .anim files in ../shared/assets/unigine, or none.
 func assetAnims(t testing.TB) []string {
-	if assetDir() == "" {
+	dir := assetDir(t)
+	if dir == "" {
 		return nil
 	}
-	m, _ := filepath.Glob(filepath.Join(assetDir(), "*.anim"))
+	m, _ := filepath.Glob(filepath.Join(dir, "*.anim"))
 	return m
 }
 
 // assetFiles are the UNIGINE meshes in ../shared/assets/unigine (ms13 down
 // to ms10), or none where that folder is absent.
 func assetFiles(t testing.TB) []string {
-	if assetDir() == "" {
+	dir := assetDir(t)
+	if dir == "" {
 		return nil
 	}
-	m, _ := filepath.Glob(filepath.Join(assetDir(), "*.mesh"))
+	m, _ := filepath.Glob(filepath.Join(dir, "*.mesh"))
 	return m
 }

@@ -93,7 +93,7 @@ func posedBounds(t *testing.T, mesh, anim *decode.Scene, f int) (bind, posed, mo
 // cat and, as stored, make it about 100 times larger (their root joint's
 // scale is 100 where the mesh's chained bone transforms give 1).
 func TestAnimPosesMesh(t *testing.T) {
-	dir := assetDir()
+	dir := assetDir(t)
 	if dir == "" {
 		t.Skip("../shared/assets/unigine absent")
 	}

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
-	qgltf "github.com/qmuntal/gltf"
-
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	"github.com/meshfs/meshfs/export/outputs"
+	qgltf "github.com/qmuntal/gltf"
 )
 
 // TestGLBRestPoseWithoutScale: the UNIGINE samples whose skeletons rest
@@ -19,10 +18,7 @@ import (
 // 10 000) come out of NAME.glb and NAME.animated.glb with every joint
 // node's rest transform free of scale, and still validate.
 func TestGLBRestPoseWithoutScale(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "..", "shared", "assets", "unigine")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no UNIGINE samples at %s", dir)
-	}
+	dir := decodetest.NeedShared(t, "assets/unigine")
 	ctx := context.Background()
 	var glbs [][]byte
 	for _, name := range []string{"ms11_mockup_agent.mesh", "ms13_kimchi_45ba7bbc757629f72b41fa21ecd35f899996fd2f.mesh"} {

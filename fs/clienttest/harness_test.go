@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
 )
 
@@ -37,20 +38,14 @@ var sharedRoots = []sourceRoot{
 	{"tf-nan", filepath.Join("assets", "tf-nan"), true},
 }
 
-// sourceRoots returns testdata/ and the sharedRoots that are present. Under
-// CI (the CI variable set) a missing one fails the test: CI lays shared/
-// beside the clone, so its absence is a broken set-up, not a smaller run.
+// sourceRoots returns testdata/ and the sharedRoots that are present
+// (decodetest.Shared: under CI a missing one fails the test).
 func sourceRoots(t *testing.T) []sourceRoot {
 	t.Helper()
 	roots := []sourceRoot{{"testdata", filepath.Join(repoRoot, "testdata"), false}}
 	for _, sr := range sharedRoots {
-		dir := filepath.Join(repoRoot, "..", "shared", sr.dir)
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		if dir, ok := decodetest.Shared(t, sr.dir); ok {
 			roots = append(roots, sourceRoot{sr.label, dir, sr.whole})
-		} else if os.Getenv("CI") != "" {
-			t.Fatalf("%s missing under CI (CI lays shared/ beside the clone)", dir)
-		} else {
-			t.Logf("no %s: going on without it", dir)
 		}
 	}
 	for i := range roots {
