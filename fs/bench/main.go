@@ -13,7 +13,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -34,15 +33,10 @@ import (
 	"github.com/meshfs/meshfs/fs/meshgen"
 )
 
-// whyMD is the hand-written analysis appended to every report: what the
-// measurements say about the targets that miss.
-//
-//go:embed why.md
-var whyMD string
-
 var (
 	bin       = flag.String("meshfs", "build/meshfs", "meshfs binary to benchmark")
 	outPath   = flag.String("o", "BENCHMARKS.md", "report to write")
+	profPath  = flag.String("profiles", "build/bench-profiles.md", "where the daemon's CPU profiles go (not committed)")
 	treeN     = flag.Int("tree", 10000, "meshes in the many-file tree")
 	bigTris   = flag.Int("triangles", 1_000_000, "triangles of the big mesh")
 	reps      = flag.Int("reps", 5, "repetitions of each timed read (the median is reported)")
@@ -144,14 +138,19 @@ func run() error {
 	for _, s := range r.miss {
 		body.WriteString("- MISS " + s + "\n")
 	}
-	if len(r.profiles) > 0 {
-		body.WriteString("\n## CPU profiles\n\n`go tool pprof -top` (flat: where the CPU goes) of the daemon (`MESHFS_CPUPROFILE`), for the time the targets measure.\n\n")
-		for _, p := range r.profiles {
-			body.WriteString(p + "\n")
-		}
-	}
-	body.WriteString("\n" + whyMD)
+	body.WriteString("\nThe daemon's CPU profiles of this run are in `" + *profPath + "` (a build artifact); `fs/bench/why.md` is the analysis of the misses.\n")
 	if err := os.WriteFile(*outPath, body.Bytes(), 0o644); err != nil {
+		return err
+	}
+	var prof bytes.Buffer
+	prof.WriteString("# CPU profiles of the daemon\n\n`go tool pprof -top` (flat: where the CPU goes) of the daemon (`MESHFS_CPUPROFILE`), for the time the targets measure.\n\n")
+	for _, p := range r.profiles {
+		prof.WriteString(p + "\n")
+	}
+	if err := os.MkdirAll(filepath.Dir(*profPath), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(*profPath, prof.Bytes(), 0o644); err != nil {
 		return err
 	}
 	os.Stdout.Write(body.Bytes())
