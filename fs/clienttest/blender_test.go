@@ -25,14 +25,17 @@ type blenderJob struct {
 
 // blenderReport is what inspect_imports.py says about one file.
 type blenderReport struct {
-	Path      string               `json:"path"`
-	Error     string               `json:"error"`
-	Meshes    []blenderMesh        `json:"meshes"`
-	Armatures []blenderArmature    `json:"armatures"`
-	Actions   []string             `json:"actions"`
-	Materials []string             `json:"materials"`
-	Deform    map[string]boneMoves `json:"deform"`
-	Played    []played             `json:"played"`
+	Path      string            `json:"path"`
+	Error     string            `json:"error"`
+	Meshes    []blenderMesh     `json:"meshes"`
+	Armatures []blenderArmature `json:"armatures"`
+	Actions   []string          `json:"actions"`
+	Materials []string          `json:"materials"`
+	// MaterialNodes is, per material, what feeds its Principled BSDF.
+	MaterialNodes []blenderMaterial    `json:"material_nodes"`
+	Images        []blenderImage       `json:"images"`
+	Deform        map[string]boneMoves `json:"deform"`
+	Played        []played             `json:"played"`
 }
 
 // played is what playing one action of an animation file on the file's
@@ -44,6 +47,21 @@ type played struct {
 	Frames       []int    `json:"frames"`
 	BonesMoved   int      `json:"bones_moved"`
 	MeshMoved    float64  `json:"mesh_moved"`
+}
+
+// blenderMaterial is what feeds a material's Principled BSDF: the images
+// reaching Base Color, those reaching Normal through a Normal Map node.
+type blenderMaterial struct {
+	Name            string   `json:"name"`
+	BlendMethod     string   `json:"blend_method"`
+	BaseColorImages []string `json:"base_color_images"`
+	NormalImages    []string `json:"normal_images"`
+}
+
+// blenderImage is an image as Blender loaded it.
+type blenderImage struct {
+	Name string `json:"name"`
+	Size [2]int `json:"size"`
 }
 
 // boneMoves is, per bone, how far the meshes moved when it was rotated.
@@ -144,6 +162,7 @@ func checkBlender(t *testing.T, blender string, folders []*meshFolder, exp map[*
 	}
 	reports := runBlender(t, blender, jobs)
 	objects, bones, normalFaces, flipped := 0, 0, 0, 0
+	images, textured := 0, 0
 	for i, r := range reports {
 		objects += len(r.Meshes)
 		for _, m := range r.Meshes {
@@ -163,6 +182,8 @@ func checkBlender(t *testing.T, blender string, folders []*meshFolder, exp map[*
 		}
 		var errs []string
 		if tg.glb {
+			images += len(exp[tg.mf].images)
+			textured += len(exp[tg.mf].materials)
 			errs = compareGLB(&r, exp[tg.mf])
 		} else {
 			errs = compareOBJ(&r, exp[tg.mf])
@@ -174,8 +195,8 @@ func checkBlender(t *testing.T, blender string, folders []*meshFolder, exp map[*
 			t.Errorf("%s: %s", label, e)
 		}
 	}
-	t.Logf("Blender imported %d files (%d mesh objects compared; %d bones rotated; %d orientation fixtures, each as .glb and .obj; %d faces with normals, %d of them against their winding)",
-		len(reports), objects, bones, len(orient), normalFaces, flipped)
+	t.Logf("Blender imported %d files (%d mesh objects compared; %d bones rotated; %d orientation fixtures, each as .glb and .obj; %d faces with normals, %d of them against their winding; %d embedded images and %d node trees of textured or alpha materials compared)",
+		len(reports), objects, bones, len(orient), normalFaces, flipped, images, textured)
 }
 
 // matchMeshes pairs Blender's mesh objects with the expected meshes by
@@ -222,9 +243,79 @@ func matchMeshes(got []blenderMesh, want []meshExpect, nameOf func(*meshExpect) 
 	return pairs, errs
 }
 
+// compareImages checks the images of a .glb import and the node trees of
+// its materials against the scene's materials: every embedded image is
+// loaded at the PNG's size; a material with a base colour image has an
+// Image Texture node of it feeding the Principled BSDF's Base Color, one
+// with a normal map an Image Texture of it feeding a Normal Map node that
+// feeds Normal, and MASK and BLEND materials blend by CLIP and BLEND.
+func compareImages(r *blenderReport, e *fileExpect) []string {
+	var errs []string
+	size := map[string][2]int{}
+	for _, im := range r.Images {
+		size[im.Name] = im.Size
+	}
+	// hasImage reports whether one of names is want (allowing Blender's
+	// ".001" for a name taken) at want's size.
+	hasImage := func(names []string, want *imageExpect) bool {
+		for _, n := range names {
+			if sameName(n, want.name) && size[n] == [2]int{want.width, want.height} {
+				return true
+			}
+		}
+		return false
+	}
+	var all []string
+	for _, im := range r.Images {
+		all = append(all, im.Name)
+	}
+	var names []string
+	for n := range e.images {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		want := e.images[n]
+		if !hasImage(all, &want) {
+			errs = append(errs, fmt.Sprintf("no image %q of %d×%d among Blender's %v", n, want.width, want.height, r.Images))
+		}
+	}
+	names = names[:0]
+	for n := range e.materials {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		want := e.materials[n]
+		var got *blenderMaterial
+		for i := range r.MaterialNodes {
+			if sameName(r.MaterialNodes[i].Name, n) {
+				got = &r.MaterialNodes[i]
+				break
+			}
+		}
+		if got == nil {
+			errs = append(errs, fmt.Sprintf("no material %q", n))
+			continue
+		}
+		pre := fmt.Sprintf("material %q: ", got.Name)
+		if want.baseColor != nil && !hasImage(got.BaseColorImages, want.baseColor) {
+			errs = append(errs, fmt.Sprintf("%sBase Color is fed by images %q, not by %q (%d×%d)", pre, got.BaseColorImages, want.baseColor.name, want.baseColor.width, want.baseColor.height))
+		}
+		if want.normal != nil && !hasImage(got.NormalImages, want.normal) {
+			errs = append(errs, fmt.Sprintf("%sNormal Map node is fed by images %q, not by %q (%d×%d)", pre, got.NormalImages, want.normal.name, want.normal.width, want.normal.height))
+		}
+		if got.BlendMethod != want.blendMethod {
+			errs = append(errs, fmt.Sprintf("%sblend method %s, the scene's alpha mode wants %s", pre, got.BlendMethod, want.blendMethod))
+		}
+	}
+	return errs
+}
+
 // compareGLB checks a .glb import against the scene.
 func compareGLB(r *blenderReport, e *fileExpect) []string {
 	pairs, errs := matchMeshes(r.Meshes, e.meshes, func(m *meshExpect) string { return m.name })
+	errs = append(errs, compareImages(r, e)...)
 	for _, p := range pairs {
 		w, g := &e.meshes[p[0]], &r.Meshes[p[1]]
 		pre := fmt.Sprintf("object %q: ", g.Object)

@@ -49,7 +49,7 @@ func TestClients(t *testing.T) {
 	exp := map[*meshFolder]*fileExpect{}
 	var judged []*meshFolder
 	for _, mf := range folders {
-		s, err := decodeSource(mf.source)
+		s, err := decodeSource(mf.source, mf.root.dir)
 		if err != nil {
 			// A source the decoder rejects (a deliberately broken fixture)
 			// is no client's business: the mount must say why instead.

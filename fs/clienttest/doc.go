@@ -1,9 +1,10 @@
 // Package clienttest judges meshfs by the programs its users open its files
 // with. TestClients (run by `make test-clients`, i.e. `go test
 // ./fs/clienttest -clients`) builds the meshfs binary, mounts testdata/ and
-// the real files of ../shared (realdata/, and the UNIGINE and Transport
-// Fever samples assets/unigine/ and assets/tf-nan/; each where present, and
-// a missing one fails under CI) with `meshfs mount`, and reads every file
+// the real files of ../shared (realdata/, the UNIGINE and Transport Fever
+// samples assets/unigine/ and assets/tf-nan/, and the GEM mod trees
+// assets/gem-centurion/ and assets/gem-pilot/, whose materials resolve to
+// textures; each where present, and a missing one fails under CI) with `meshfs mount`, and reads every file
 // from the mount with the clients below. Every mesh file of ../shared must
 // convert (testdata/ holds deliberately broken ones, which must show
 // error.txt instead).
@@ -18,7 +19,13 @@
 //     all bones of a skinned mesh of its folder plays on that mesh: its
 //     .glb's action, put on the mesh's armature, keys only bones the
 //     armature has, and moves bones and the mesh between two frames
-//     (play_test.go);
+//     (play_test.go); and, for the materials the scene resolved to
+//     textures (the test resolves them as the mount does), every image
+//     the .glb embeds loads at the PNG's width and height, an Image
+//     Texture node of a material's base colour image feeds its Principled
+//     BSDF's Base Color, one of its normal map feeds a Normal Map node
+//     that feeds Normal, and MASK and BLEND materials blend by CLIP and
+//     BLEND;
 //   - assimp (`assimp info`): every .obj reads with the scene's face count.
 //
 // The orientation fixtures under testdata/orientation/ (written by

@@ -1,8 +1,10 @@
 package clienttest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"regexp"
 	"sort"
 	"strconv"
@@ -56,10 +58,17 @@ type fileExpect struct {
 	// synthetic root for the mesh's own matrix), never lose one.
 	sourceBones []string
 	scene       *decode.Scene
+	// images are the images the .glb's materials embed (those of the
+	// materials some primitive uses: Blender makes no other), by name;
+	// materials the .glb materials with an image, by name.
+	images    map[string]imageExpect
+	materials map[string]materialExpect
 }
 
-// decodeSource decodes a source file the way the mount does.
-func decodeSource(path string) (*decode.Scene, error) {
+// decodeSource decodes a source file the way the mount of tree does:
+// its materials resolved to their images (outputs.Mesh.Textures), asset
+// roots looked for up to tree.
+func decodeSource(path, tree string) (*decode.Scene, error) {
 	m, err := outputs.Open(path)
 	if err != nil {
 		return nil, err
@@ -67,7 +76,61 @@ func decodeSource(path string) (*decode.Scene, error) {
 	if m == nil {
 		return nil, fmt.Errorf("%s: no format claims it", path)
 	}
-	return m.Decode(context.Background())
+	m.Tree = tree
+	s, err := m.Decode(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	m.Textures(s)
+	return s, nil
+}
+
+// imageExpect is an image the .glb embeds, as Blender must load it.
+type imageExpect struct {
+	name          string
+	width, height int
+}
+
+// materialExpect is what a .glb material's node tree must hold: the
+// images feeding the Principled BSDF's Base Color and (through a Normal
+// Map node) its Normal, and Blender's blend method for the alpha mode.
+type materialExpect struct {
+	name        string
+	baseColor   *imageExpect
+	normal      *imageExpect
+	blendMethod string // "OPAQUE", "CLIP" (glTF MASK) or "BLEND"
+}
+
+// imageOf is img as the .glb embeds it: the PNG's own size when it is
+// encoded already, else its pixels' (export/gltf encodes those, a
+// rebuilt Z keeping the size). nil when it has nothing to embed.
+func imageOf(img *decode.Image) *imageExpect {
+	if img == nil {
+		return nil
+	}
+	if img.PNG != nil {
+		c, err := png.DecodeConfig(bytes.NewReader(img.PNG))
+		if err != nil {
+			return nil
+		}
+		return &imageExpect{img.Name, c.Width, c.Height}
+	}
+	if img.Pixels == nil {
+		return nil
+	}
+	b := img.Pixels.Bounds()
+	return &imageExpect{img.Name, b.Dx(), b.Dy()}
+}
+
+// blendMethod is Blender 3.4's blend method for a material's alpha mode.
+func blendMethod(m *decode.Material) string {
+	switch {
+	case m.AlphaBlend:
+		return "BLEND"
+	case m.AlphaMask:
+		return "CLIP"
+	}
+	return "OPAQUE"
 }
 
 // expectFrom applies Blender 3.4's import rules to a scene.
@@ -89,7 +152,8 @@ func decodeSource(path string) (*decode.Scene, error) {
 // UVs still has one when another object's have. rulesScene and TestClients
 // check these rules on Blender itself.
 func expectFrom(s *decode.Scene) fileExpect {
-	e := fileExpect{scene: s, weightedBones: map[string]bool{}}
+	e := fileExpect{scene: s, weightedBones: map[string]bool{},
+		images: map[string]imageExpect{}, materials: map[string]materialExpect{}}
 	if s.Skeleton != nil {
 		for _, j := range s.Skeleton.Joints {
 			e.bones = append(e.bones, j.Name)
@@ -145,6 +209,9 @@ func expectFrom(s *decode.Scene) fileExpect {
 			}
 			if name := gltf.MaterialName(p.Name, mat, has); name != "" {
 				mats[name] = true
+				if has {
+					e.addMaterial(name, &s.Materials[p.Material])
+				}
 			} else {
 				me.noMatFace = true
 			}
@@ -178,6 +245,21 @@ func expectFrom(s *decode.Scene) fileExpect {
 		e.meshes = append(e.meshes, me)
 	}
 	return e
+}
+
+// addMaterial records the images of scene material m, made the .glb
+// material name, when it has any.
+func (e *fileExpect) addMaterial(name string, m *decode.Material) {
+	me := materialExpect{name: name, baseColor: imageOf(m.BaseColorMap), normal: imageOf(m.NormalMap),
+		blendMethod: blendMethod(m)}
+	for _, im := range []*imageExpect{me.baseColor, me.normal, imageOf(m.MetallicRoughnessMap), imageOf(m.OcclusionMap)} {
+		if im != nil {
+			e.images[im.name] = *im
+		}
+	}
+	if me.baseColor != nil || me.normal != nil || me.blendMethod != "OPAQUE" {
+		e.materials[name] = me
+	}
 }
 
 func sort3(a, b, c uint32) [3]uint32 {

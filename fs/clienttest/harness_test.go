@@ -31,11 +31,15 @@ type sourceRoot struct {
 
 // sharedRoots are the folders of ../shared the test mounts beside
 // testdata/: the real files of realdata/ and the UNIGINE and Transport
-// Fever samples of issue 17 (every version and the NaN-holding meshes).
+// Fever samples of issue 17 (every version and the NaN-holding meshes),
+// and the GEM mod trees of issue 15, whose meshes resolve their materials
+// to textures.
 var sharedRoots = []sourceRoot{
 	{"realdata", "realdata", true},
 	{"unigine", filepath.Join("assets", "unigine"), true},
 	{"tf-nan", filepath.Join("assets", "tf-nan"), true},
+	{"gem-centurion", filepath.Join("assets", "gem-centurion"), true},
+	{"gem-pilot", filepath.Join("assets", "gem-pilot"), true},
 }
 
 // sourceRoots returns testdata/ and the sharedRoots that are present

@@ -228,7 +228,7 @@ func TestOrientationFixtures(t *testing.T) {
 			decodetest.Golden(t, filepath.Join(orientationDir, name), b, *update,
 				"go test ./fs/clienttest -run TestOrientationFixtures -update")
 		}
-		s, err := decodeSource(filepath.Join(orientationDir, fx.main))
+		s, err := decodeSource(filepath.Join(orientationDir, fx.main), orientationDir)
 		if err != nil {
 			t.Errorf("%s: %v", fx.format, err)
 			continue

@@ -17,7 +17,10 @@
 # them the armature lacks, and how far the pose bones and the meshes move
 # between the action's first frame and its middle one (the rest pose, shown
 # as frame -1, and the frame for a one-frame action). "play" does the same
-# with the actions of the file itself (a NAME.animated.glb).
+# with the actions of the file itself (a NAME.animated.glb). Every report
+# lists the images (name, width and height as Blender loaded them) and per
+# material the images that reach its Principled BSDF's Base Color, those
+# that reach its Normal through a Normal Map node, and its blend method.
 #
 # One Blender process handles every job (starting Blender costs about a
 # second); the scene is emptied between files so names never collide with
@@ -108,6 +111,59 @@ def flipped_faces(me):
     fn = fn.reshape(-1, 3)
     summed = numpy.add.reduceat(n, start) if numpy.all(total > 0) else n[start]
     return True, int(numpy.count_nonzero(numpy.einsum("ij,ij->i", summed, fn) < 0))
+
+
+def upstream_images(socket, seen=None):
+    """The names of the Image Texture nodes whose output reaches socket,
+    through any nodes between (a multiply by the base colour factor, a
+    separate for alpha)."""
+    if seen is None:
+        seen = set()
+    out = set()
+    for link in socket.links:
+        node = link.from_node
+        if node.name in seen:
+            continue
+        seen.add(node.name)
+        if node.type == 'TEX_IMAGE' and node.image is not None:
+            out.add(node.image.name)
+        for inp in node.inputs:
+            out |= upstream_images(inp, seen)
+    return out
+
+
+def upstream_nodes(socket, kind, seen=None):
+    """The nodes of type kind whose output reaches socket."""
+    if seen is None:
+        seen = set()
+    out = []
+    for link in socket.links:
+        node = link.from_node
+        if node.name in seen:
+            continue
+        seen.add(node.name)
+        if node.type == kind:
+            out.append(node)
+        for inp in node.inputs:
+            out += upstream_nodes(inp, kind, seen)
+    return out
+
+
+def material_report(mat):
+    """What feeds the Principled BSDF of mat: the images that reach its
+    Base Color, those that reach its Normal through a Normal Map node, and
+    the blend method."""
+    r = {"name": mat.name, "blend_method": mat.blend_method,
+         "base_color_images": [], "normal_images": []}
+    if not mat.use_nodes or mat.node_tree is None:
+        return r
+    for node in mat.node_tree.nodes:
+        if node.type != 'BSDF_PRINCIPLED':
+            continue
+        r["base_color_images"] += sorted(upstream_images(node.inputs["Base Color"]))
+        for nm in upstream_nodes(node.inputs["Normal"], 'NORMAL_MAP'):
+            r["normal_images"] += sorted(upstream_images(nm.inputs["Color"]))
+    return r
 
 
 def evaluated_coords(ob, depsgraph):
@@ -249,6 +305,10 @@ def inspect(job):
     r["armatures"] = [{"object": a.name, "bones": [b.name for b in a.data.bones]} for a in arms]
     r["actions"] = [a.name for a in bpy.data.actions]
     r["materials"] = sorted(m.name for m in bpy.data.materials)
+    r["material_nodes"] = [material_report(m) for m in bpy.data.materials]
+    # Reading size loads the packed image: what Blender decoded of it.
+    r["images"] = [{"name": im.name, "size": list(im.size)} for im in bpy.data.images
+                   if im.type == 'IMAGE']
     if job.get("deform"):
         r["deform"] = {a.name: deform_report(a, meshes) for a in arms}
     if job.get("animation"):
