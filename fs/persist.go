@@ -347,12 +347,7 @@ func (f *FS) prewarmWalk(ctx context.Context, p *prewarmState) {
 		if err != nil || !de.Type().IsRegular() {
 			return nil
 		}
-		dir := filepath.Dir(path)
-		siblings := func(n string) bool {
-			_, err := os.Lstat(filepath.Join(dir, n))
-			return err == nil
-		}
-		if formats.IsCompanion(de.Name(), siblings) {
+		if outputs.IsCompanion(path) {
 			return nil
 		}
 		var st syscall.Stat_t
@@ -364,6 +359,7 @@ func (f *FS) prewarmWalk(ctx context.Context, p *prewarmState) {
 			return nil
 		}
 		p.found.Add(1)
+		dir := filepath.Dir(path)
 		f.dirsMu.Lock()
 		parent := f.dirs[dir]
 		f.dirsMu.Unlock()

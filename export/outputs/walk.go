@@ -38,12 +38,7 @@ func Walk(root string, fn func(rel string, m *Mesh, err error) error) error {
 		if !de.Type().IsRegular() {
 			return nil
 		}
-		dir := filepath.Dir(path)
-		siblings := func(n string) bool {
-			_, err := os.Lstat(filepath.Join(dir, n))
-			return err == nil
-		}
-		if formats.IsCompanion(de.Name(), siblings) {
+		if IsCompanion(path) {
 			return nil
 		}
 		m, err := Open(path)
