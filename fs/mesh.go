@@ -91,22 +91,13 @@ func (m *meshDir) sourceStat() (*syscall.Stat_t, error) {
 // every file the outputs are made from (outputs.Narrow): its companions,
 // and deps, the material files and textures its last scan found (deps.go),
 // so that nobody reads through an output what they could not read from its
-// sources. A
-// companion is stat'ed through a link (the file whose bytes would be read);
-// one that cannot be stat'ed (missing) narrows nothing: no output has its
-// bytes.
+// sources (each stat'ed as outputs.StatAccess does).
 func narrowAccess(mesh *outputs.Mesh, st *syscall.Stat_t, deps []string) {
 	srcs := append(mesh.Sources(), deps...)
 	if len(srcs) < 2 {
 		return
 	}
-	files := []outputs.Access{{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode}}
-	for _, p := range srcs[1:] {
-		var cs syscall.Stat_t
-		if syscall.Stat(p, &cs) == nil {
-			files = append(files, outputs.Access{Uid: cs.Uid, Gid: cs.Gid, Perm: cs.Mode})
-		}
-	}
+	files := outputs.StatAccess([]outputs.Access{{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode}}, srcs[1:]...)
 	st.Mode = st.Mode&^0o777 | outputs.Narrow(files...).Perm
 }
 
@@ -1091,7 +1082,7 @@ func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 // the disk cache, else notCheap (plainLookup).
 func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool) syscall.Errno {
 	o.m.fsys.touch()
-	if o.kind == kGLB || o.kind == kOBJ || o.kind == kMTL || o.kind == kAnimated {
+	if o.ent.Converted() {
 		// Sizes of outputs converted by an earlier mount come from the
 		// disk cache's index: stat'ing (ls -l) converts nothing.
 		st, fp, err := o.m.stat()
@@ -1359,7 +1350,7 @@ func (o *outFile) readOld(dest []byte, off int64) (fuse.ReadResult, syscall.Errn
 	o.mu.Lock()
 	fp := o.attrFP
 	o.mu.Unlock()
-	if o.kind != kGLB && o.kind != kOBJ && o.kind != kMTL {
+	if !o.ent.Converted() {
 		return nil, syscall.ESTALE
 	}
 	output, part := o.conversion()

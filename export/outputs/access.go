@@ -67,6 +67,19 @@ func Narrow(files ...Access) Access {
 	return out
 }
 
+// StatAccess appends to files the access of each of paths, stat'ed
+// through links (the file whose bytes would be read); a path that cannot
+// be stat'ed (missing) adds nothing: no output has its bytes.
+func StatAccess(files []Access, paths ...string) []Access {
+	for _, p := range paths {
+		var st syscall.Stat_t
+		if syscall.Stat(p, &st) == nil {
+			files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode})
+		}
+	}
+	return files
+}
+
 // writeModes returns the modes of the files and folders WriteDir writes in
 // parent for m: the user converting may read and write them (they read
 // every source to make them); their group and others may read them only
@@ -86,13 +99,7 @@ func (m *Mesh) writeModes(parent string, deps []Dep) (file, dir os.FileMode) {
 		for _, d := range deps {
 			srcs = append(srcs, d.Path)
 		}
-		for _, p := range srcs {
-			var st syscall.Stat_t
-			if syscall.Stat(p, &st) == nil {
-				files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode})
-			}
-		}
-		file = os.FileMode(Narrow(files...).Perm&0o044 | 0o600)
+		file = os.FileMode(Narrow(StatAccess(files, srcs...)...).Perm&0o044 | 0o600)
 	}
 	return file, file | 0o100 | (file&0o044)>>2
 }
