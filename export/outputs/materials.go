@@ -254,13 +254,16 @@ func (r *resolution) texture(slotName, stored string, cands []candidate) (slot, 
 		r.decoded[full] = img
 		return s, img, c
 	}
-	var dep Dep
+	// Files are shared by their identity (Dep); an in-memory mesh's have
+	// none, so they are decoded for this pass alone.
+	decodeIt := func() (*decode.Image, error) { return decodeImage(full, b) }
+	getImage := decodeIt
 	for _, d := range r.deps {
 		if d.Path == full {
-			dep = d
+			getImage = func() (*decode.Image, error) { return images.get(d, decodeIt) }
 		}
 	}
-	shared, err := images.get(dep, func() (*decode.Image, error) { return decodeImage(full, b) })
+	shared, err := getImage()
 	if err != nil {
 		s.err = err.Error()
 		return s, nil, c
