@@ -569,7 +569,7 @@ func (b *builder) mesh(s *decode.Scene, mi, nJoints int) (*qgltf.Mesh, error) {
 	gm := &qgltf.Mesh{Name: m.Name}
 	for pi := range m.Primitives {
 		p := &m.Primitives[pi]
-		gp, err := b.primitive(p, len(s.Materials), nTargets, skin, nJoints, mi, m.Name, pi)
+		gp, err := b.primitive(p, nTargets, skin, nJoints, mi, m.Name, pi)
 		if err != nil {
 			return nil, fmt.Errorf("mesh %d (%q) primitive %d (%q): %w", mi, m.Name, pi, p.Name, err)
 		}
@@ -597,7 +597,7 @@ func (b *builder) mesh(s *decode.Scene, mi, nJoints int) (*qgltf.Mesh, error) {
 
 // primitive describes one primitive, or returns nil for one without
 // triangles (glTF has no valid empty primitive).
-func (b *builder) primitive(p *decode.Primitive, nMaterials, nTargets int, skin bool, nJoints int, mi int, mesh string, pi int) (*qgltf.Primitive, error) {
+func (b *builder) primitive(p *decode.Primitive, nTargets int, skin bool, nJoints int, mi int, mesh string, pi int) (*qgltf.Primitive, error) {
 	n := len(p.Positions)
 	idx := p.Indices[:len(p.Indices)/3*3]
 	if len(idx) == 0 || n == 0 {
