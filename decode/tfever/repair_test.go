@@ -129,6 +129,9 @@ func realMeshes(t *testing.T) []string {
 		}
 		return nil
 	})
+	if len(files) == 0 {
+		t.Fatal("no real Transport Fever meshes found")
+	}
 	return files
 }
 

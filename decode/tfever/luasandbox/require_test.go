@@ -64,6 +64,7 @@ func TestRequireErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not available") {
 		t.Errorf("Run with require: %v", err)
 	}
-	var e *Error
-	_ = errors.As(err, &e)
+	if e := (*Error)(nil); !errors.As(err, &e) {
+		t.Errorf("Run with require: %T is not a sandbox *Error", err)
+	}
 }
