@@ -16,6 +16,13 @@ type Source struct {
 	// "x.msh.blob" beside "x.msh"). It is nil when there is no folder to look
 	// in. The caller closes what it returns when it implements io.Closer.
 	OpenSibling func(name string) (io.ReaderAt, int64, error)
+	// OpenAsset opens rel (slash-separated) beneath the asset roots, the
+	// game's own first (TF: the res/ folder above the file; GEM: the
+	// folder above it holding texture/), then the --asset-path roots, and
+	// says which path it opened. Model files read the scripts they require
+	// through it. It is nil when there are no roots to look in. The caller
+	// closes what it returns when it implements io.Closer.
+	OpenAsset func(rel string) (r io.ReaderAt, size int64, opened string, err error)
 }
 
 // Format is one supported file format.
