@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 )
@@ -208,6 +209,18 @@ func nonFiniteWords(w []uint32) bool {
 	// An exponent of all ones plus one carries into the word's top bit.
 	var acc uint32
 	for _, x := range w {
+		acc |= (x & 0x7f800000) + 0x00800000
+	}
+	return acc&0x80000000 != 0
+}
+
+// NonFiniteFloats reports whether some little-endian float32 in b (the
+// whole words of it) is NaN or ±Inf. Scans use it to learn, without
+// decoding, whether Repair will change a file's geometry.
+func NonFiniteFloats(b []byte) bool {
+	var acc uint32
+	for i := 0; i+4 <= len(b); i += 4 {
+		x := binary.LittleEndian.Uint32(b[i:])
 		acc |= (x & 0x7f800000) + 0x00800000
 	}
 	return acc&0x80000000 != 0

@@ -266,3 +266,28 @@ func TestRepairFields(t *testing.T) {
 		t.Errorf("header.json:\n%s\nwant:\n%s", b, want)
 	}
 }
+
+// TestNonFiniteFloats: each of NaN, +Inf and −Inf is found in any word
+// position; finite extremes and a trailing partial word are not.
+func TestNonFiniteFloats(t *testing.T) {
+	le := func(fs ...float32) []byte {
+		var b []byte
+		for _, f := range fs {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+		}
+		return b
+	}
+	finite := le(0, -0, 1, math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32)
+	if NonFiniteFloats(finite) || NonFiniteFloats(append(finite, 0xff, 0xff, 0xff)) || NonFiniteFloats(nil) {
+		t.Error("finite floats reported non-finite")
+	}
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+		for at := range 6 {
+			b := append([]byte(nil), finite...)
+			copy(b[4*at:], le(bad))
+			if !NonFiniteFloats(b) {
+				t.Errorf("%v at word %d not found", bad, at)
+			}
+		}
+	}
+}

@@ -20,6 +20,10 @@ type surfCounts struct {
 	weights            int            // weighted coordinate vertices (0 or the coordinate-vertex count)
 	uv0, uv1, colors   int            // 0 or the triangle-vertex count each
 	nodes              int            // spatial tree nodes in the collision block
+	// nonFinite: the base positions or a UV set hold NaN or ±Inf, which
+	// decode.Scene.Repair repairs (the tangent frames are shorts, always
+	// finite).
+	nonFinite bool
 }
 
 type targetCounts struct{ vertices, tangents int }
@@ -41,8 +45,9 @@ func (r *reader) skip(field string, n int64) { r.bytes(field, n) }
 // by counting their last bytes), no float is converted and nothing is
 // allocated for the geometry. It makes the same count checks as
 // parseGeometry, with the same fields and offsets; what it does not check
-// (finite floats, index and joint ranges, compact-int encodings) only
-// Decode finds.
+// (index and joint ranges, compact-int encodings) only Decode finds. It
+// notes, in c.nonFinite, NaN or ±Inf in the base positions and UV sets
+// (what decode.Scene.Repair changes) without converting them.
 func countGeometry(r *reader, lay layout, sh surfHeader, c *surfCounts) {
 	for k, th := range sh.targets {
 		t := &c.targets[k]
@@ -54,9 +59,12 @@ func countGeometry(r *reader, lay layout, sh surfHeader, c *surfCounts) {
 		if nv < 0 {
 			nv = r.count(tf+".vertex_count", 12)
 		}
-		r.skip(tf+".vertices", 12*int64(nv))
+		pos := r.bytes(tf+".vertices", 12*int64(nv))
 		if r.err != nil {
 			return
+		}
+		if k == 0 && decode.NonFiniteFloats(pos) {
+			c.nonFinite = true
 		}
 		t.vertices = nv
 		size := int64(8)
@@ -87,11 +95,17 @@ func countGeometry(r *reader, lay layout, sh surfHeader, c *surfCounts) {
 			return
 		}
 	}
-	if c.uv0 = r.skipArray("uv0_count", "uv0", 8, ntv, "entries"); r.err != nil {
-		return
-	}
-	if c.uv1 = r.skipArray("uv1_count", "uv1", 8, ntv, "entries"); r.err != nil {
-		return
+	for _, uv := range []struct {
+		n           *int
+		count, name string
+	}{{&c.uv0, "uv0_count", "uv0"}, {&c.uv1, "uv1_count", "uv1"}} {
+		n := r.optionalCount(uv.count, 8, ntv, "entries", "triangle vertices")
+		if n > 0 && decode.NonFiniteFloats(r.bytes(uv.name, 8*int64(n))) {
+			c.nonFinite = true
+		}
+		if *uv.n = n; r.err != nil {
+			return
+		}
 	}
 	if c.colors = r.skipArray("color_count", "colors", 4, ntv, "colours"); r.err != nil {
 		return

@@ -29,6 +29,9 @@ var fixtures = []struct {
 	{"ms11_skinned.mesh", ms11SkinnedFile},
 	{"ms10_box.mesh", ms10File},
 	{"ms11_tail.mesh", ms11TailFile},
+	{"ms11_bones.mesh", ms11BonesFile},
+	{"ms13_nan_repaired.mesh", ms13NaNFile},
+	{"ms11_nan_repaired.mesh", ms11NaNFile},
 }
 
 // TestFixtures checks that the committed fixtures are what the encoder
@@ -352,5 +355,49 @@ func ms10File() *File {
 func ms11TailFile() *File {
 	f := ms11File()
 	f.Tail = []byte("\x03\x00tail of unknown meaning\x00")
+	return f
+}
+
+// ms11BonesFile is a skinned ms11 mesh with an empty name list after the
+// bones, as the public mockup agent has.
+func ms11BonesFile() *File {
+	f := ms11SkinnedFile()
+	f.Names = nil
+	return f
+}
+
+// nanGrid is a 5×5 grid named "floor" with +Inf in the x of coordinate
+// vertex 6 and −Inf in the UV0 of triangle vertex 18 (and in UV1's when it
+// has UV1), both inner vertices used by 6 triangles each, as real files of
+// other engines hold: Repair drops those 12 triangles. (±Inf, not NaN:
+// the round trip compares Files with reflect.DeepEqual, for which NaN is
+// unequal to itself; Repair tests both alike, by the exponent bits.)
+func nanGrid(uv1 bool) Surface {
+	g := grid(5, 2)
+	g.Name = "floor"
+	g.Targets[0].Positions[6][0] = float32(math.Inf(1))
+	g.UV0[18] = [2]float32{float32(math.Inf(-1)), 0.5}
+	if uv1 {
+		for i := range g.UV0 {
+			g.UV1 = append(g.UV1, [2]float32{g.UV0[i][1], g.UV0[i][0]})
+		}
+		g.UV1[18][0] = float32(math.Inf(-1))
+	}
+	return g
+}
+
+// ms13NaNFile is a blocked file (ms13) with nanGrid beside a sound cube.
+func ms13NaNFile() *File {
+	a := cube(1, 3)
+	a.Name = "box"
+	f := &File{Magic: MagicMS13, Surfaces: []Surface{a, nanGrid(true)}}
+	f.Bounds = BoundsOf(a.Targets[0].Positions)
+	return f
+}
+
+// ms11NaNFile is a stream file (ms11) holding nanGrid alone.
+func ms11NaNFile() *File {
+	f := &File{Magic: MagicMS11, Surfaces: []Surface{nanGrid(false)}}
+	f.Bounds = f.Surfaces[0].Bounds
 	return f
 }

@@ -22,6 +22,11 @@ import (
 // bytes that end them), no float is converted and no geometry is built. chunks/ stays lazy: one
 // surface's chunk decompresses that block only, when it is read.
 //
+// The one check on values: the base positions and UV sets are tested for
+// NaN and ±Inf as they are stepped over (an OR over their bits); a file
+// that has some is decoded once more for header.json's "repairs" (see
+// addRepairs), a sound one lists none.
+//
 // A broken block ends the pass: header.json keeps the counts read so far
 // (the broken surface's up to the fault) and Scan returns the positioned
 // error. ms11/ms10 have no blocks: their stream is walked the same way,
@@ -67,6 +72,9 @@ func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, 
 	}
 	st.Header = headerFields(h, l, counts)
 	st.Chunks = blockChunks(src, h, l)
+	if err == nil {
+		addRepairs(ctx, src, st, counts)
+	}
 	return st, err
 }
 
@@ -140,7 +148,31 @@ func scanStream(ctx context.Context, src *decode.Source, r *reader, h *header, s
 		}
 	}
 	st.Header = headerFields(h, nil, counts)
+	if r.err == nil {
+		addRepairs(ctx, src, st, counts)
+	}
 	return st, r.err
+}
+
+// addRepairs adds header.json's "repairs": what Decode's decode.Scene.Repair
+// changes, as decode.RepairFields lists them. A file whose counted arrays
+// are all finite gets an empty list without a decode; one with NaN or ±Inf
+// in a position or UV is decoded for the exact list. A decode that fails
+// leaves the key out: Decode reports that error.
+func addRepairs(ctx context.Context, src *decode.Source, st *decode.Structure, counts []*surfCounts) {
+	bad := false
+	for _, c := range counts {
+		bad = bad || (c != nil && c.nonFinite)
+	}
+	var rs []decode.Repair
+	if bad {
+		sc, err := Format{}.Decode(ctx, src)
+		if err != nil {
+			return
+		}
+		rs = sc.Repairs
+	}
+	st.Header.Add("repairs", decode.RepairFields(rs))
 }
 
 // headerFields lists every header field for header.json, in file order,

@@ -56,6 +56,7 @@ func (Format) ScanDecode(ctx context.Context, src *decode.Source) (*decode.Struc
 	if err != nil {
 		return nil, nil, err
 	}
+	st.Header.Add("repairs", decode.RepairFields(sc.Repairs))
 	return st, sc, nil
 }
 

@@ -17,8 +17,8 @@ import (
 // step does not fail on read files; file names errors for hand-built ones.
 // Each primitive's vertices are joined by value (decode.Primitive.
 // JoinByValue), and non-finite positions and UVs, which the reader keeps,
-// repaired by decode.Scene.Repair (their triangles dropped; header.json,
-// from the scan, which converts no floats, does not list them).
+// repaired by decode.Scene.Repair (their triangles dropped; header.json's
+// "repairs" lists them, see Scan).
 func Scene(f *File, file, name string) (*decode.Scene, error) {
 	sc := &decode.Scene{}
 	shift := 0
