@@ -77,6 +77,16 @@ func BenchmarkConvertGEM(b *testing.B) {
 	benchConvert(b, src)
 }
 
+// BenchmarkScanGEM measures Scan (header.json, chunks/) of the same file;
+// MB/s is of source bytes.
+func BenchmarkScanGEM(b *testing.B) {
+	src := benchFile(b)
+	decodetest.Loop(b, int64(len(src)), func() error {
+		_, err := Format{}.Scan(context.Background(), benchSource(src))
+		return err
+	})
+}
+
 // BenchmarkDecodeGEM is the decode half alone.
 func BenchmarkDecodeGEM(b *testing.B) {
 	src := benchFile(b)

@@ -54,7 +54,9 @@
 //     positions, UVs, normals and tangents are repaired by
 //     decode.Scene.Repair's policy (triangles dropped, normals and tangents
 //     recomputed); other non-finite attributes (colours, weights) become 0.
-//     header.json does not list the repairs: the scan reads no vertex data.
+//     header.json lists the repairs under "repairs" (decode.RepairFields);
+//     the scan tests VERT's float geometry fields for them and decodes
+//     only a file that has a non-finite one.
 //   - A second VERT, index, SKIN or BAS2 chunk is an error for Decode
 //     (nothing says which submeshes it belongs to); Scan lists it. Submeshes
 //     with no faces keep their material but get no primitive. Submeshes may

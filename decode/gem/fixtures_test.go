@@ -286,8 +286,8 @@ func fixtures() []fixture {
 					verts: c, tris: tc, infl: implicitLast(mc, 2)},
 			}})
 	}
-	{ // EPLY with NaN in a normal, a tangent (vertex_size + 16) and a position, as
-		// real files of other games have.
+	{ // EPLY with NaN in a normal, a tangent (vertex_size + 16), +Inf in a
+		// position and −Inf in a UV, as real files of other games have.
 		vs, tris := grid(3, 0, 0, false)
 		decorate(vs, 1, 0, false)
 		for k := range vs {
@@ -297,11 +297,14 @@ func fixtures() []fixture {
 		vs[5].Normal = [3]float32{nan, nan, nan}
 		vs[10].Tangent = [4]float32{nan, 0, nan, 1}
 		vs[0].Position[0] = float32(math.Inf(1))
+		vs[6].UVs[0][1] = float32(math.Inf(-1))
 		fx = append(fx, fixture{name: "eply_nan_repaired", magic: MagicEPLY, vertexSize: 48, vertFlags: 7,
 			subs: []testSub{{s: &Submesh{Kind: KindMESH, FVF: 0x112, Flags: 0x704, Material: "hull.mtl"}, verts: vs, tris: tris}},
 			repairs: []decode.Repair{
 				// Vertex 0 is used by the first quad's two triangles.
 				{Mesh: "eply_nan_repaired", Primitive: "hull.mtl", Attribute: "position", Vertices: 1, Action: decode.RepairDropTriangles, Triangles: 2},
+				// Vertex 6, inner, is used by 6 triangles.
+				{Mesh: "eply_nan_repaired", Primitive: "hull.mtl", Attribute: "uv0", Vertices: 1, Action: decode.RepairDropTriangles, Triangles: 6},
 				{Mesh: "eply_nan_repaired", Primitive: "hull.mtl", Attribute: "normal", Vertices: 1, Action: decode.RepairRecompute},
 				{Mesh: "eply_nan_repaired", Primitive: "hull.mtl", Attribute: "tangent", Vertices: 1, Action: decode.RepairRecompute},
 			}})
@@ -618,21 +621,33 @@ func cross3(a, b [3]float32) [3]float32 {
 }
 func dot3(a, b [3]float32) float32 { return a[0]*b[0] + a[1]*b[1] + a[2]*b[2] }
 
-// TestNaNFixture: eply_nan_repaired decodes with its repairs reported, the
-// NaN position's triangles gone, and the recomputed normal and tangent
-// (of a vertex of the flat part of the grid) those of its neighbours,
-// converted to the scene's frame: normal +Z → +Y, tangent +X with the Y
-// mirror's sign.
+// TestNaNFixture: eply_nan_repaired decodes with its repairs reported, in
+// the scene and in Scan's header.json (every other fixture's lists none),
+// the non-finite position's and UV's triangles gone, every tangent unit
+// length and orthogonal to its normal, and the recomputed normal and
+// tangent (of a vertex of the flat part of the grid) those of its
+// neighbours, converted to the scene's frame: normal +Z → +Y, tangent +X
+// with the Y mirror's sign.
 func TestNaNFixture(t *testing.T) {
 	for _, fx := range fixtures() {
-		if fx.repairs == nil {
-			continue
-		}
 		b, err := os.ReadFile(fixturePath(fx.name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc, err := Format{}.Decode(context.Background(), &decode.Source{Name: fx.name + ".ply", R: bytes.NewReader(b), Size: int64(len(b))})
+		src := func() *decode.Source {
+			return &decode.Source{Name: fx.name + ".ply", R: bytes.NewReader(b), Size: int64(len(b))}
+		}
+		st, err := Format{}.Scan(context.Background(), src())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Header.Get("repairs"); !reflect.DeepEqual(got, decode.RepairFields(fx.repairs)) {
+			t.Errorf("%s: header.json repairs %v, want %v", fx.name, got, decode.RepairFields(fx.repairs))
+		}
+		if fx.repairs == nil {
+			continue
+		}
+		sc, err := Format{}.Decode(context.Background(), src())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -640,12 +655,17 @@ func TestNaNFixture(t *testing.T) {
 			t.Fatalf("%s: repairs %+v, want %+v", fx.name, sc.Repairs, fx.repairs)
 		}
 		p := sc.Meshes[0].Primitives[0]
-		if len(p.Indices)/3 != len(fx.subs[0].tris)-2 {
-			t.Errorf("%d triangles, want %d", len(p.Indices)/3, len(fx.subs[0].tris)-2)
+		if len(p.Indices)/3 != len(fx.subs[0].tris)-8 {
+			t.Errorf("%d triangles, want %d", len(p.Indices)/3, len(fx.subs[0].tris)-8)
 		}
 		for v := range p.Positions {
-			if !decode.Finite(p.Positions[v][:]...) || !decode.Finite(p.Normals[v][:]...) || !decode.Finite(p.Tangents[v][:]...) {
-				t.Fatalf("vertex %d: position %v, normal %v, tangent %v", v, p.Positions[v], p.Normals[v], p.Tangents[v])
+			if !decode.Finite(p.Positions[v][:]...) || !decode.Finite(p.Normals[v][:]...) || !decode.Finite(p.Tangents[v][:]...) || !decode.Finite(p.UVs[0][v][:]...) {
+				t.Fatalf("vertex %d: position %v, normal %v, tangent %v, uv %v", v, p.Positions[v], p.Normals[v], p.Tangents[v], p.UVs[0][v])
+			}
+			n, tg := p.Normals[v], p.Tangents[v]
+			l := math.Sqrt(float64(tg[0]*tg[0] + tg[1]*tg[1] + tg[2]*tg[2]))
+			if math.Abs(l-1) > 1e-5 || math.Abs(float64(n[0]*tg[0]+n[1]*tg[1]+n[2]*tg[2])) > 1e-5 || (tg[3] != 1 && tg[3] != -1) {
+				t.Errorf("vertex %d: tangent %v (length %v) against normal %v: not a unit tangent orthogonal to it", v, tg, l, n)
 			}
 		}
 		for _, sv := range []int{5, 10} {

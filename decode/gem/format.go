@@ -40,10 +40,18 @@ func (Format) StripExt(name string) string {
 	return name
 }
 
-// Scan walks the chunks without reading vertex, index or other arrays.
+// Scan walks the chunks without reading index or other arrays; of VERT it
+// reads the float geometry fields, for header.json's "repairs" (see
+// scanRepairs).
 func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, error) {
 	f, err := scanFile(ctx, src.Name, src.R, src.Size)
-	return structure(f), err
+	st := structure(f)
+	if err == nil {
+		if rs, ok := scanRepairs(ctx, src, f); ok {
+			st.Header.Add("repairs", rs)
+		}
+	}
+	return st, err
 }
 
 // Decode reads the file, arrays included, and builds its scene. A small
