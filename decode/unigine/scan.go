@@ -3,6 +3,7 @@ package unigine
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"unicode/utf8"
 
 	"github.com/meshfs/meshfs/decode"
@@ -47,6 +48,7 @@ func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, 
 		st.Header = headerFields(h, nil, nil)
 		return st, err
 	}
+	st.Materials, _ = surfaceMaterials(&h.file, Format{}.StripExt(filepath.Base(src.Name)))
 	if !h.lay.blocks {
 		return scanStream(ctx, src, r, h, st)
 	}

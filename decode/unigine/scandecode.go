@@ -57,6 +57,7 @@ func (Format) ScanDecode(ctx context.Context, src *decode.Source) (*decode.Struc
 		return nil, nil, err
 	}
 	st.Header.Add("repairs", decode.RepairFields(sc.Repairs))
+	st.Materials = append([]decode.Material(nil), sc.Materials...) // the resolver fills each apart
 	return st, sc, nil
 }
 

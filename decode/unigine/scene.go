@@ -58,15 +58,45 @@ func Scene(f *File, file, name string) (*decode.Scene, error) {
 		return nil, err
 	}
 	sc.Meshes = make([]decode.Mesh, len(prims))
+	var matOf []int
+	sc.Materials, matOf = surfaceMaterials(f, name)
 	for i := range prims {
-		mn := f.Surfaces[i].Name
-		if mn == "" {
-			mn = fmt.Sprintf("%s_%d", name, i)
-		}
+		mn := surfaceName(f, i, name)
+		prims[i].Material = matOf[i]
 		sc.Meshes[i] = decode.Mesh{Name: mn, Primitives: prims[i : i+1 : i+1], Skinned: sc.Skeleton != nil, TargetNames: perSurface[i], Transform: decode.Identity()}
 	}
 	sc.Repair()
 	return sc, nil
+}
+
+// surfaceName is surface i's name, or name_i for an unnamed one.
+func surfaceName(f *File, i int, name string) string {
+	if n := f.Surfaces[i].Name; n != "" {
+		return n
+	}
+	return fmt.Sprintf("%s_%d", name, i)
+}
+
+// surfaceMaterials names the materials of f: a mesh file holds no material,
+// its surfaces are given theirs by name (the engine's .mat files, which
+// export/outputs looks for), so each distinct surface name (surfaceName) is
+// one material of that name. It returns them in order of first use and
+// each surface's index into them.
+func surfaceMaterials(f *File, name string) ([]decode.Material, []int) {
+	var mats []decode.Material
+	of := make([]int, len(f.Surfaces))
+	at := map[string]int{}
+	for i := range f.Surfaces {
+		n := surfaceName(f, i, name)
+		k, ok := at[n]
+		if !ok {
+			k = len(mats)
+			at[n] = k
+			mats = append(mats, decode.Material{Name: n})
+		}
+		of[i] = k
+	}
+	return mats, of
 }
 
 // targetNames returns per surface the name of each of its targets k ≥ 1

@@ -19,6 +19,7 @@ import (
 	"github.com/meshfs/meshfs/decode/gem"
 	"github.com/meshfs/meshfs/decode/texture"
 	"github.com/meshfs/meshfs/decode/tfever"
+	"github.com/meshfs/meshfs/decode/unigine"
 	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
@@ -97,8 +98,8 @@ type resolution struct {
 	deps    []Dep
 	seen    map[string]bool
 	decoded map[string]*decode.Image
-	// tfRootsDone: roots are res folders (tfRoots), found once.
-	tfRootsDone bool
+	// rootsDone: roots are the engine's named folders (rootsNamed), found once.
+	rootsDone bool
 	// orm are the metal-gloss-AO images repacked (ormOf), by source image.
 	orm map[*decode.Image]*decode.Image
 }
@@ -146,8 +147,12 @@ func (r *resolution) show(root, rel string) string {
 	return filepath.ToSlash(p)
 }
 
+// inTree reports whether files beneath root lie in the mesh's tree, where
+// a path relative to the mesh's folder names them inside the mount too:
+// root is the mesh's folder, its own asset root, or a folder within
+// Mesh.Tree.
 func (r *resolution) inTree(root string) bool {
-	return root == r.dir || r.own == 1 && root == r.roots[0]
+	return root == r.dir || r.own == 1 && root == r.roots[0] || r.m.Tree != "" && within(r.m.Tree, root) && within(r.m.Tree, r.dir)
 }
 
 // candidate is a file to try: rel beneath root.
@@ -347,6 +352,7 @@ func (r *resolution) resolveMaterials(mats []decode.Material) []decode.Fields {
 var resolvers = map[string]func(r *resolution, m *decode.Material) decode.Fields{
 	gem.Format{}.Name(): resolveGEM,
 	tfever.Msh{}.Name(): resolveTF,
+	unigine.Name:        resolveUNIGINE,
 }
 
 // alphaFields adds the material's alpha mode to f.
@@ -558,11 +564,16 @@ func TexturePNG(path string, limits Limits) ([]byte, error) {
 // the later style names no material (its .mdl does).
 
 // tfRoots are the res folders: the mesh's own, then the asset paths.
-func (r *resolution) tfRoots() []string {
+func (r *resolution) tfRoots() []string { return r.rootsNamed("res") }
+
+// rootsNamed makes the asset roots the nearest folder called base, from
+// the mesh's own up to Mesh.Tree (when there is one), then the asset
+// paths, and returns them.
+func (r *resolution) rootsNamed(base string) []string {
 	var roots []string
 	if r.m.mem == nil {
 		for d := r.dir; ; {
-			if filepath.Base(d) == "res" {
+			if filepath.Base(d) == base {
 				roots = append(roots, d)
 				break
 			}
@@ -584,9 +595,9 @@ func (r *resolution) tfRoots() []string {
 func resolveTF(r *resolution, m *decode.Material) decode.Fields {
 	var f decode.Fields
 	f.Add("name", m.Name)
-	if !r.tfRootsDone {
+	if !r.rootsDone {
 		r.tfRoots()
-		r.tfRootsDone = true
+		r.rootsDone = true
 	}
 	rel := "models/material/" + strings.TrimPrefix(strings.ReplaceAll(m.Name, "\\", "/"), "/")
 	var cands []candidate
@@ -684,6 +695,144 @@ func ormOf(img *decode.Image) *decode.Image {
 	for i := 0; i+3 < len(px.Pix); i += 4 {
 		metal, gloss, ao := px.Pix[i], px.Pix[i+1], px.Pix[i+2]
 		px.Pix[i], px.Pix[i+1], px.Pix[i+2], px.Pix[i+3] = ao, 255-gloss, metal, 255
+	}
+	return &decode.Image{Name: img.Name, Pixels: px, Ref: img.Ref}
+}
+
+// UNIGINE (engine rules in package unigine): a mesh names no material
+// file; each surface's material is the one of the surface's name. It is
+// the file NAME.mat found beside the mesh (its folder, then a materials
+// folder in it, then, within Mesh.Tree, a materials folder beside it);
+// when there is none, the material is only named (header.json lists the
+// files looked for). A .mat's <texture> paths are relative to the .mat's
+// folder, then to the project's data folder (the nearest ancestor of the
+// mesh called data), then to each asset path; a guid:// name refers to
+// the editor's asset database, which meshfs does not read, and stays
+// unresolved. albedo is the base colour (its alpha the opacity; the
+// albedo_color parameter multiplies it), normal the normal map (X and Y
+// as stored, Z rebuilt), shading (R metalness, G roughness) becomes
+// glTF's metallic-roughness image (G roughness, B metal), and
+// ambient_occlusion (R) the occlusion map. The .mat's attributes and
+// parameters are listed under "fields".
+
+// uniMatCandidates are the files surface material name may be, in order.
+func (r *resolution) uniMatCandidates(name string) []candidate {
+	rel := strings.TrimPrefix(strings.ReplaceAll(name, "\\", "/"), "/") + ".mat"
+	cs := []candidate{{r.dir, rel}, {r.dir, "materials/" + rel}}
+	if up := filepath.Dir(r.dir); r.m.Tree != "" && up != r.dir && within(r.m.Tree, up) {
+		cs = append(cs, candidate{up, "materials/" + rel})
+	}
+	return cs
+}
+
+func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
+	var f decode.Fields
+	f.Add("name", m.Name)
+	if !r.rootsDone {
+		r.rootsNamed("data")
+		r.rootsDone = true
+	}
+	b, c, tried, err := r.read(r.uniMatCandidates(m.Name), maxMaterialFile, true)
+	if b == nil {
+		f.Add("source", nil)
+		f.Add("looked_for", nonNilStrings(tried))
+		if err != nil && !os.IsNotExist(err) && !strings.Contains(err.Error(), "no such file") {
+			f.Add("error", err.Error())
+		}
+		alphaFields(&f, m)
+		return f
+	}
+	shown := r.show(c.root, c.rel)
+	f.Add("source", shown)
+	mat, err := unigine.ParseMat(shown, b)
+	if err != nil {
+		f.Add("error", err.Error())
+		alphaFields(&f, m)
+		return f
+	}
+	matDir := filepath.Dir(filepath.Join(c.root, filepath.FromSlash(c.rel)))
+	if col := mat.Param("albedo_color"); len(col) >= 3 {
+		m.BaseColor = [4]float32{float32(col[0]), float32(col[1]), float32(col[2]), 1}
+		if len(col) >= 4 {
+			m.BaseColor[3] = float32(col[3])
+		}
+	}
+	var slots []decode.Fields
+	for _, t := range mat.Textures {
+		p := strings.TrimPrefix(strings.ReplaceAll(t.Path, "\\", "/"), "/")
+		if p == "" {
+			continue
+		}
+		if strings.HasPrefix(p, "guid://") {
+			s := slot{name: t.Slot, stored: t.Path, tried: []string{}, err: "a guid:// name refers to the editor's asset database, which meshfs does not read"}
+			slots = append(slots, s.fields())
+			continue
+		}
+		cands := []candidate{{matDir, p}}
+		for _, root := range r.roots {
+			cands = append(cands, candidate{root, p})
+		}
+		s, img, _ := r.texture(t.Slot, t.Path, cands)
+		switch t.Slot {
+		case "albedo":
+			m.BaseColorMap = img
+		case "normal":
+			m.NormalMap, m.NormalRedGreen = img, true
+		case "shading":
+			mr, ok := r.orm[img]
+			if !ok {
+				mr = shadingOf(img)
+				if r.orm == nil {
+					r.orm = map[*decode.Image]*decode.Image{}
+				}
+				r.orm[img] = mr
+			}
+			m.MetallicRoughnessMap = mr
+		case "ambient_occlusion":
+			m.OcclusionMap = img
+		}
+		slots = append(slots, s.fields())
+	}
+	if slots != nil {
+		f.Add("textures", slots)
+	}
+	var mf decode.Fields
+	for _, kv := range [][2]string{{"version", mat.Version}, {"guid", mat.GUID}, {"base_material", mat.BaseMaterial}, {"material_name", mat.Name}} {
+		if kv[1] != "" {
+			mf.Add(kv[0], kv[1])
+		}
+	}
+	var params decode.Fields
+	for _, p := range mat.Params {
+		if p.Values != nil {
+			params.Add(p.Name, p.Values)
+		} else {
+			params.Add(p.Name, p.Text)
+		}
+	}
+	if params != nil {
+		mf.Add("parameters", params)
+	}
+	if mf != nil {
+		f.Add("fields", mf)
+	}
+	alphaFields(&f, m)
+	return f
+}
+
+// shadingOf turns a UNIGINE shading image (R metalness, G roughness) into
+// glTF's metallic-roughness packing: G roughness, B metal (R, unused by
+// glTF there, 255). An image without pixels (only a Ref) stays as it is.
+func shadingOf(img *decode.Image) *decode.Image {
+	if img == nil || img.Pixels == nil {
+		return img
+	}
+	src := img.Pixels
+	px := image.NewNRGBA(src.Rect)
+	copy(px.Pix, src.Pix)
+	for i := 0; i+3 < len(px.Pix); i += 4 {
+		metal, rough := px.Pix[i], px.Pix[i+1]
+		px.Pix[i], px.Pix[i+1], px.Pix[i+2], px.Pix[i+3] = 255, rough, metal, 255
 	}
 	return &decode.Image{Name: img.Name, Pixels: px, Ref: img.Ref}
 }
