@@ -34,6 +34,14 @@
 //     surface, so that Blender shows every surface as a named object (an
 //     unnamed surface: FILE_i); all of them share the skin. A surface's
 //     morph targets are its mesh's (unnamed: "target_k").
+//   - A mesh file names no material: each distinct surface name is one
+//     material of that name (Scene.Materials, Structure.Materials), which
+//     export/outputs resolves to the .mat file of that name beside the mesh
+//     (ParseMat) when there is one.
+//   - Non-finite positions and UVs are kept by the reader and repaired by
+//     decode.Scene.Repair (their triangles dropped); header.json's
+//     "repairs" lists the changes. Normals and tangents come from short
+//     quaternions and are always finite.
 //   - ms13, ms12, ms11, ms10 (worked out on public files: static and
 //     skinned ms13, static ms12, ms11 with 0 and 56 bones, ms10; the same
 //     box as ms12 and ms13 differs only in the name list) are one
