@@ -226,25 +226,3 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
-
-// BenchmarkTexture decodes a 2048² texture and encodes its PNG, as the
-// mount does on first use (MB/s of the DDS file).
-func BenchmarkTexture(b *testing.B) {
-	for _, f := range []bcn.Format{bcn.FormatBC1, bcn.FormatBC7} {
-		dds := encodeDDS(b, 2048, 2048, f)
-		b.Run(f.String(), func(b *testing.B) {
-			b.SetBytes(int64(len(dds)))
-			b.ReportAllocs()
-			for b.Loop() {
-				img, err := Decode("b.dds", bytes.NewReader(dds), int64(len(dds)))
-				if err != nil {
-					b.Fatal(err)
-				}
-				var buf bytes.Buffer
-				if err := PNG(&buf, img); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}

@@ -1,0 +1,248 @@
+package texture
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"hash/adler32"
+	"hash/crc32"
+	"image"
+	"io"
+	"sync"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// pngFilter is the one PNG filter type every row gets. image/png chooses
+// per row (all five tried, the smallest sum of absolute differences kept);
+// on decoded block-compressed textures Up alone gives files as small
+// (within 2 %) and leaves deflate less to do than Paeth or Sub, whose
+// residues break up the 4×4 blocks' runs.
+const pngFilter = filterUp
+
+// PNG filter types (PNG spec §9.2).
+const (
+	filterNone = iota
+	filterSub
+	filterUp
+	filterAverage
+	filterPaeth
+)
+
+// pngBand is the number of bytes of filtered rows compressed as one piece:
+// the pieces are deflated in parallel and joined into one zlib stream
+// (each but the last ends on a sync flush, so no block spans two pieces;
+// none refers back into another, which costs the first 32 KiB of each
+// piece its history, under 1 % at this size).
+const pngBand = 1 << 20
+
+// writePNG writes m as an 8-bit PNG: RGB when every pixel is opaque, RGBA
+// otherwise, at flate.BestSpeed, every row filtered with pngFilter.
+func writePNG(w io.Writer, m *image.NRGBA) error {
+	wd, ht := m.Rect.Dx(), m.Rect.Dy()
+	if wd <= 0 || ht <= 0 {
+		return decode.Errorf("", "", "", 0, "cannot encode a %d×%d image as PNG", wd, ht)
+	}
+	opaque := m.Opaque()
+	bpp := 4
+	colorType := byte(6)
+	if opaque {
+		bpp, colorType = 3, 2
+	}
+	stride := 1 + bpp*wd // filter byte + pixels
+	rowsPer := max(1, pngBand/stride)
+	bands := (ht + rowsPer - 1) / rowsPer
+	type piece struct {
+		z     []byte
+		adler uint32
+		n     int
+	}
+	pieces := make([]piece, bands)
+	each := decode.ParallelEach
+	if wd*ht < parallelPixels {
+		each = func(n int, fn func(i int) error) error {
+			for i := range n {
+				if err := fn(i); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	err := each(bands, func(i int) error {
+		y0, y1 := i*rowsPer, min(ht, (i+1)*rowsPer)
+		raw := make([]byte, (y1-y0)*stride)
+		prev := make([]byte, bpp*wd)
+		cur := make([]byte, bpp*wd)
+		if y0 > 0 {
+			rowBytes(m, y0-1, opaque, prev)
+		} else {
+			clear(prev)
+		}
+		for y := y0; y < y1; y++ {
+			rowBytes(m, y, opaque, cur)
+			out := raw[(y-y0)*stride : (y-y0+1)*stride]
+			out[0] = byte(pngFilter)
+			filterRow(out[1:], cur, prev, bpp, pngFilter)
+			prev, cur = cur, prev
+		}
+		var buf bytes.Buffer
+		buf.Grow(len(raw) / 3)
+		fw := flateWriter(&buf)
+		defer flatePool.Put(fw)
+		if _, err := fw.Write(raw); err != nil {
+			return err
+		}
+		var err error
+		if i == bands-1 {
+			err = fw.Close()
+		} else {
+			err = fw.Flush()
+		}
+		pieces[i] = piece{z: buf.Bytes(), adler: adler32.Checksum(raw), n: len(raw)}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var hdr [13]byte
+	binary.BigEndian.PutUint32(hdr[0:], uint32(wd))
+	binary.BigEndian.PutUint32(hdr[4:], uint32(ht))
+	hdr[8], hdr[9] = 8, colorType // bit depth, colour type; compression, filter, interlace 0
+	var out bytes.Buffer
+	out.WriteString("\x89PNG\r\n\x1a\n")
+	writeChunk(&out, "IHDR", hdr[:])
+	// One IDAT: zlib header (deflate, 32 KiB window, fastest level), the
+	// pieces, the Adler-32 of all filtered rows.
+	size := 2 + 4
+	for _, p := range pieces {
+		size += len(p.z)
+	}
+	idat := make([]byte, 0, size)
+	idat = append(idat, 0x78, 0x01)
+	sum := uint32(1)
+	for _, p := range pieces {
+		idat = append(idat, p.z...)
+		sum = adler32Combine(sum, p.adler, p.n)
+	}
+	idat = binary.BigEndian.AppendUint32(idat, sum)
+	writeChunk(&out, "IDAT", idat)
+	writeChunk(&out, "IEND", nil)
+	_, err = w.Write(out.Bytes())
+	return err
+}
+
+// parallelPixels is the picture size from which writePNG deflates its
+// bands on all CPUs: below it the goroutines cost more than they save.
+const parallelPixels = 512 * 512
+
+var flatePool sync.Pool
+
+func flateWriter(w io.Writer) *flate.Writer {
+	if fw, ok := flatePool.Get().(*flate.Writer); ok {
+		fw.Reset(w)
+		return fw
+	}
+	fw, _ := flate.NewWriter(w, flate.BestSpeed) // a valid level: no error
+	return fw
+}
+
+func writeChunk(b *bytes.Buffer, typ string, data []byte) {
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(data)))
+	b.Write(n[:])
+	crc := crc32.NewIEEE()
+	crc.Write([]byte(typ))
+	crc.Write(data)
+	b.WriteString(typ)
+	b.Write(data)
+	binary.BigEndian.PutUint32(n[:], crc.Sum32())
+	b.Write(n[:])
+}
+
+// rowBytes copies row y (from 0, the top) of m into dst as RGB (opaque) or RGBA bytes.
+func rowBytes(m *image.NRGBA, y int, opaque bool, dst []byte) {
+	at := m.PixOffset(m.Rect.Min.X, m.Rect.Min.Y+y)
+	src := m.Pix[at : at+4*m.Rect.Dx()]
+	if !opaque {
+		copy(dst, src)
+		return
+	}
+	for i, j := 0, 0; i+3 < len(src); i, j = i+4, j+3 {
+		dst[j], dst[j+1], dst[j+2] = src[i], src[i+1], src[i+2]
+	}
+}
+
+// filterRow writes row cur filtered by type f against the row above,
+// prev (all zeros for the first row, as the spec has it).
+func filterRow(out, cur, prev []byte, bpp, f int) {
+	switch f {
+	case filterNone:
+		copy(out, cur)
+	case filterSub:
+		copy(out[:bpp], cur[:bpp])
+		for i := bpp; i < len(cur); i++ {
+			out[i] = cur[i] - cur[i-bpp]
+		}
+	case filterUp:
+		for i := range cur {
+			out[i] = cur[i] - prev[i]
+		}
+	case filterAverage:
+		for i := range bpp {
+			out[i] = cur[i] - prev[i]/2
+		}
+		for i := bpp; i < len(cur); i++ {
+			out[i] = cur[i] - byte((int(cur[i-bpp])+int(prev[i]))/2)
+		}
+	case filterPaeth:
+		for i := range bpp {
+			out[i] = cur[i] - prev[i] // paeth(0, up, 0) is up
+		}
+		for i := bpp; i < len(cur); i++ {
+			a, b, c := int(cur[i-bpp]), int(prev[i]), int(prev[i-bpp])
+			p := b - c
+			q := a - c
+			pa, pb, pc := abs(p), abs(q), abs(p+q)
+			pred := a
+			if pb < pa {
+				pred, pa = b, pb
+			}
+			if pc < pa {
+				pred = c
+			}
+			out[i] = cur[i] - byte(pred)
+		}
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// adler32Combine is the Adler-32 of A followed by B from a = adler(A),
+// b = adler(B) and len(B) (zlib's adler32_combine).
+func adler32Combine(a, b uint32, n int) uint32 {
+	const base = 65521
+	rem := uint32(n % base)
+	s1 := a & 0xffff
+	s2 := (rem * s1) % base
+	s1 += (b & 0xffff) + base - 1
+	s2 += (a >> 16) + (b >> 16) + base - rem
+	if s1 >= base {
+		s1 -= base
+	}
+	if s1 >= base {
+		s1 -= base
+	}
+	if s2 >= base<<1 {
+		s2 -= base << 1
+	}
+	if s2 >= base {
+		s2 -= base
+	}
+	return s1 | s2<<16
+}
