@@ -1,37 +1,54 @@
 #!/usr/bin/env bash
-# make preview: mount testdata/ with meshfs, render every .glb the mount shows
-# with Blender Workbench (headless) into one contact sheet PNG.
+# make preview: mount testdata/ and, when it is there, ../shared/assets with
+# meshfs, and render every mesh's .glb the mounts show with Blender
+# Workbench (headless, textures shown) into one contact sheet PNG, plus a
+# small paletted copy of it for the README (docs/preview.png).
 #   preview.sh MESHFS_BINARY OUT_DIR
 set -euo pipefail
 bin=$(realpath "$1")
 out=$(realpath -m "$2")
 here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../../testdata" && pwd)
+repo=$(cd "$here/../.." && pwd)
 command -v blender >/dev/null || { echo "preview: blender not found (apt-get install --no-install-recommends blender python3-numpy)" >&2; exit 1; }
 mkdir -p "$out"
-mnt=$(mktemp -d /tmp/meshfs-preview-mnt.XXXXXX)
+srcs=("testdata=$repo/testdata")
+if [ -d "$repo/../shared/assets" ]; then srcs+=("assets=$(cd "$repo/../shared/assets" && pwd)"); fi
 cache=$(mktemp -d /tmp/meshfs-preview-cache.XXXXXX) # never the user's real cache folder
-pid=
+mnts=()
+pids=()
 cleanup() {
-  if [ -n "$pid" ]; then
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  fi
-  if mountpoint -q "$mnt"; then fusermount3 -u -z "$mnt" || true; fi
-  rm -rf "$mnt" "$cache"
+  for p in "${pids[@]}"; do
+    kill -TERM "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
+  for m in "${mnts[@]}"; do
+    if mountpoint -q "$m"; then fusermount3 -u -z "$m" || true; fi
+    rm -rf "$m"
+  done
+  rm -rf "$cache"
 }
 trap cleanup EXIT
-"$bin" mount --cache-dir "$cache" "$src" "$mnt" &
-pid=$!
-for _ in $(seq 600); do mountpoint -q "$mnt" && break; kill -0 "$pid" 2>/dev/null || exit 1; sleep 0.1; done
-mountpoint -q "$mnt" || { echo "preview: $mnt not mounted" >&2; exit 1; }
 args=()
-while IFS= read -r glb; do
-  rel=${glb#"$mnt"/}
-  args+=("$(dirname "$rel")=$glb")
-done < <(find "$mnt" -name '*.glb' | sort)
-[ ${#args[@]} -gt 0 ] || { echo "preview: no .glb files under $mnt" >&2; exit 1; }
+for s in "${srcs[@]}"; do
+  name=${s%%=*}
+  src=${s#*=}
+  mnt=$(mktemp -d /tmp/meshfs-preview-mnt.XXXXXX)
+  mnts+=("$mnt")
+  "$bin" mount --cache-dir "$cache/$name" "$src" "$mnt" &
+  pid=$!
+  pids+=("$pid")
+  for _ in $(seq 600); do mountpoint -q "$mnt" && break; kill -0 "$pid" 2>/dev/null || exit 1; sleep 0.1; done
+  mountpoint -q "$mnt" || { echo "preview: $mnt not mounted" >&2; exit 1; }
+  # One tile per mesh: not the animation files' skeletons, nor the copies
+  # of a mesh with its animations attached.
+  while IFS= read -r glb; do
+    rel=${glb#"$mnt"/}
+    args+=("$name/$(dirname "$rel")=$glb")
+  done < <(find "$mnt" -name '*.glb' ! -name '*.animated.glb' \
+    ! -path '*.anim/*' ! -path '*.ani/*' ! -path '*.anm/*' | sort)
+done
+[ ${#args[@]} -gt 0 ] || { echo "preview: no .glb files under the mounts" >&2; exit 1; }
 blender -b --factory-startup -noaudio --python-exit-code 1 \
-  --python "$here/blender/render_preview.py" -- "$out/contact-sheet.png" "${args[@]}" \
+  --python "$here/blender/render_preview.py" -- "$out/contact-sheet.png" "$out/preview-small.png" "${args[@]}" \
   > "$out/blender.log" 2>&1 || { tail -30 "$out/blender.log" >&2; exit 1; }
 grep '^meshfs preview' "$out/blender.log"
