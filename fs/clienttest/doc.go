@@ -42,7 +42,9 @@
 // may have a winding against the file's own normals (real art has a few).
 //
 // The package has only tests. preview.sh with blender/render_preview.py is
-// `make preview`: it mounts testdata/ and renders every .glb with Blender's
-// Workbench engine into build/preview/contact-sheet.png (a copy from the
-// fixtures of this commit is contact-sheet.png here, for the README).
+// `make preview`: it mounts testdata/ and ../shared/assets and renders every
+// mesh's .glb with Blender's Workbench engine, base colour textures shown,
+// into build/preview/contact-sheet.png, and a small 256-colour sheet of it
+// into build/preview/preview-small.png (a copy is docs/preview.png, for the
+// README).
 package clienttest

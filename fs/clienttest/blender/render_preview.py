@@ -17,6 +17,7 @@
 import colorsys
 import math
 import os
+import shutil
 import struct
 import sys
 import tempfile
@@ -199,21 +200,19 @@ def render_tile(glb, label, out):
 
 
 def pick_small(labels, textured):
-    """Tile indices for the small sheet, in the order to take them: a turn
-    through the top folders (the label's first two parts), each giving
-    its next file, textured files before untextured ones."""
+    """Tile indices for the small sheet, in the order to take them:
+    textured files first, then the other real assets, then the fixtures
+    of testdata/; within each, a turn through the top folders (the label's
+    first two parts), each giving its next file."""
     groups = {}
     for i, lab in enumerate(labels):
         groups.setdefault("/".join(lab.split("/")[:2]), []).append(i)
+    turn = {}
     for g in groups.values():
-        g.sort(key=lambda i: (textured[i] == 0, i))
-    order, turn = [], 0
-    while len(order) < len(labels):
-        for g in groups.values():
-            if turn < len(g):
-                order.append(g[turn])
-        turn += 1
-    return order
+        for k, i in enumerate(g):
+            turn[i] = k
+    return sorted(range(len(labels)), key=lambda i: (
+        textured[i] == 0, labels[i].startswith("testdata/"), turn[i], i))
 
 
 def sheet_of(tiles):
@@ -244,6 +243,7 @@ def main():
         bpy.data.images.remove(img)
         tiles.append(px[:TILE, :TILE])
         labels.append(label)
+    shutil.rmtree(tmp)
     sheet = sheet_of(tiles)
     img = bpy.data.images.new("sheet", sheet.shape[1], sheet.shape[0], alpha=True)
     img.colorspace_settings.name = 'Non-Color'
@@ -252,7 +252,7 @@ def main():
     st.file_format, st.color_mode, st.compression = 'PNG', 'RGB', 100
     img.save_render(out, scene=bpy.context.scene)
     order = pick_small(labels, textured)
-    n = min(len(order), 36)
+    n = min(len(order), 49)
     while True:
         write_small(small, sheet_of([tiles[i] for i in order[:n]]), SMALL_TILE)
         if os.path.getsize(small) <= SMALL_BYTES or n <= 4:
