@@ -147,12 +147,8 @@ func (r *resolution) show(root, rel string) string {
 	return filepath.ToSlash(p)
 }
 
-// inTree reports whether files beneath root lie in the mesh's tree, where
-// a path relative to the mesh's folder names them inside the mount too:
-// root is the mesh's folder, its own asset root, or a folder within
-// Mesh.Tree.
 func (r *resolution) inTree(root string) bool {
-	return root == r.dir || r.own == 1 && root == r.roots[0] || r.m.Tree != "" && within(r.m.Tree, root) && within(r.m.Tree, r.dir)
+	return root == r.dir || r.own == 1 && root == r.roots[0]
 }
 
 // candidate is a file to try: rel beneath root.
@@ -701,12 +697,12 @@ func ormOf(img *decode.Image) *decode.Image {
 
 // UNIGINE (engine rules in package unigine): a mesh names no material
 // file; each surface's material is the one of the surface's name. It is
-// the file NAME.mat found beside the mesh (its folder, then a materials
-// folder in it, then, within Mesh.Tree, a materials folder beside it);
-// when there is none, the material is only named (header.json lists the
-// files looked for). A .mat's <texture> paths are relative to the .mat's
-// folder, then to the project's data folder (the nearest ancestor of the
-// mesh called data), then to each asset path; a guid:// name refers to
+// the file NAME.mat found beside the mesh (in its folder, then in a
+// materials folder in it); when there is none, the material is only named
+// (header.json lists the files looked for). A .mat's <texture> paths are
+// relative to the .mat's folder (when that stays beneath the mesh's), then
+// to the project's data folder (the nearest ancestor of the mesh called
+// data), then to each asset path; a guid:// name refers to
 // the editor's asset database, which meshfs does not read, and stays
 // unresolved. albedo is the base colour (its alpha the opacity; the
 // albedo_color parameter multiplies it), normal the normal map (X and Y
@@ -716,13 +712,11 @@ func ormOf(img *decode.Image) *decode.Image {
 // parameters are listed under "fields".
 
 // uniMatCandidates are the files surface material name may be, in order.
+// They are beneath the mesh's folder, so that header.json names them alike
+// in the mount, in convert's folders and for in-memory meshes.
 func (r *resolution) uniMatCandidates(name string) []candidate {
 	rel := strings.TrimPrefix(strings.ReplaceAll(name, "\\", "/"), "/") + ".mat"
-	cs := []candidate{{r.dir, rel}, {r.dir, "materials/" + rel}}
-	if up := filepath.Dir(r.dir); r.m.Tree != "" && up != r.dir && within(r.m.Tree, up) {
-		cs = append(cs, candidate{up, "materials/" + rel})
-	}
-	return cs
+	return []candidate{{r.dir, rel}, {r.dir, "materials/" + rel}}
 }
 
 func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
@@ -750,7 +744,7 @@ func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 		alphaFields(&f, m)
 		return f
 	}
-	matDir := filepath.Dir(filepath.Join(c.root, filepath.FromSlash(c.rel)))
+	matDir := path.Dir(c.rel) // beneath c.root, the mesh's folder
 	if col := mat.Param("albedo_color"); len(col) >= 3 {
 		m.BaseColor = [4]float32{float32(col[0]), float32(col[1]), float32(col[2]), 1}
 		if len(col) >= 4 {
@@ -768,7 +762,10 @@ func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 			slots = append(slots, s.fields())
 			continue
 		}
-		cands := []candidate{{matDir, p}}
+		var cands []candidate
+		if rel := path.Join(matDir, p); filepath.IsLocal(filepath.FromSlash(rel)) {
+			cands = append(cands, candidate{c.root, rel})
+		}
 		for _, root := range r.roots {
 			cands = append(cands, candidate{root, p})
 		}

@@ -19,7 +19,7 @@ import (
 
 // unigineTree puts the fixture ms13_static.mesh (surfaces "box" and
 // "floor") in a UNIGINE project's data folder, with box.mat in a
-// materials folder beside the mesh's: albedo relative to the data folder,
+// materials folder in the mesh's: albedo relative to the data folder,
 // normal beside the .mat, shading by guid://. It returns the data folder
 // and the mesh's path.
 func unigineTree(t *testing.T) (data, mesh string) {
@@ -28,7 +28,7 @@ func unigineTree(t *testing.T) (data, mesh string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mesh = filepath.Join(data, "props", "meshes", "crate.mesh")
+	mesh = filepath.Join(data, "props", "crate.mesh")
 	put(t, mesh, b)
 	put(t, filepath.Join(data, "props", "materials", "box.mat"), []byte(`<?xml version="1.0" encoding="utf-8"?>
 <material version="2.15.0.1" guid="842f" base_material="mesh_base">
@@ -79,8 +79,8 @@ func uniHeader(t *testing.T, m *outputs.Mesh) map[string]uniHeaderMaterial {
 	return out
 }
 
-// TestUNIGINEMaterialFixture: surface "box" takes materials/box.mat beside
-// the mesh's folder: its albedo resolves under the data folder and is
+// TestUNIGINEMaterialFixture: surface "box" takes materials/box.mat in the
+// mesh's folder: its albedo resolves under the data folder and is
 // embedded with exactly the decoded pixels, times albedo_color; its normal
 // resolves beside the .mat; the guid:// shading stays unresolved with a
 // reason. Surface "floor", with no .mat, is a material of its name alone,
@@ -94,7 +94,7 @@ func TestUNIGINEMaterialFixture(t *testing.T) {
 	m.Tree = filepath.Dir(data)
 	h := uniHeader(t, m)
 	box, floor := h["box"], h["floor"]
-	if box.Source != "../materials/box.mat" || box.Fields.GUID != "842f" || box.Fields.Parameters["roughness"] == nil {
+	if box.Source != "materials/box.mat" || box.Fields.GUID != "842f" || box.Fields.Parameters["roughness"] == nil {
 		t.Errorf("box: %+v", box)
 	}
 	type res struct{ slot, path, err string }
@@ -105,7 +105,7 @@ func TestUNIGINEMaterialFixture(t *testing.T) {
 			t.Errorf("slot %s: neither a path nor unresolved", tx.Slot)
 		}
 	}
-	want := []res{{"albedo", "../textures/box_alb.dds", ""}, {"normal", "../materials/box_n.dds", ""},
+	want := []res{{"albedo", "textures/box_alb.dds", ""}, {"normal", "materials/box_n.dds", ""},
 		{"shading", "", "a guid:// name refers to the editor's asset database, which meshfs does not read"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("box textures %+v, want %+v", got, want)
@@ -129,7 +129,7 @@ func TestUNIGINEMaterialFixture(t *testing.T) {
 			t.Errorf("%s is not a dependency: %v", rel, deps)
 		}
 	}
-	if floor.Name != "floor" || !reflect.DeepEqual(floor.LookedFor, []string{"floor.mat", "materials/floor.mat", "../materials/floor.mat"}) || floor.Textures != nil {
+	if floor.Name != "floor" || !reflect.DeepEqual(floor.LookedFor, []string{"floor.mat", "materials/floor.mat"}) || floor.Textures != nil {
 		t.Errorf("floor: %+v", floor)
 	}
 
@@ -166,7 +166,7 @@ func TestUNIGINEMaterialFixture(t *testing.T) {
 	if err := os.Remove(filepath.Join(data, "props", "materials", "box.mat")); err != nil {
 		t.Fatal(err)
 	}
-	if box := uniHeader(t, m)["box"]; box.Source != "" || len(box.LookedFor) != 3 || box.Textures != nil {
+	if box := uniHeader(t, m)["box"]; box.Source != "" || len(box.LookedFor) != 2 || box.Textures != nil {
 		t.Errorf("box without its .mat: %+v", box)
 	}
 }
