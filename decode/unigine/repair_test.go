@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 // TestNaNRepairsInHeader: the fixtures with NaN/±Inf in a position and in
@@ -66,6 +67,41 @@ func TestNaNRepairsInHeader(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestRealRepairsInHeader: the real meshes of ../shared list under
+// "repairs" exactly what their decoded scenes repair (Scan, ScanDecode and
+// Decode agree).
+func TestRealRepairsInHeader(t *testing.T) {
+	files := assetFiles(t)
+	if real, ok := decodetest.Shared(t, "realdata/unigine"); ok {
+		m, _ := filepath.Glob(filepath.Join(real, "*.mesh*"))
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Skip("no real UNIGINE meshes")
+	}
+	ctx := context.Background()
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := Format{}.Scan(ctx, memSource(p, b))
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		sc, err := Format{}.Decode(ctx, memSource(p, b))
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if got := st.Header.Get("repairs"); !reflect.DeepEqual(got, decode.RepairFields(sc.Repairs)) {
+			t.Errorf("%s: header.json repairs %v, the scene's %+v", p, got, sc.Repairs)
+		}
+		if st2, _, err := (Format{}).ScanDecode(ctx, memSource(p, b)); err == nil && !reflect.DeepEqual(st2.Header.Get("repairs"), st.Header.Get("repairs")) {
+			t.Errorf("%s: ScanDecode's repairs %v, Scan's %v", p, st2.Header.Get("repairs"), st.Header.Get("repairs"))
 		}
 	}
 }
