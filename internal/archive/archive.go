@@ -7,7 +7,6 @@ import (
 	"hash/crc64"
 	"io"
 	"io/fs"
-	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -470,19 +469,23 @@ func quote(s string) string { return fmt.Sprintf("%q", s) }
 // entry checks one record and makes its entry; end is set to the end of
 // the span the entry takes at least.
 func (a *Archive) entry(rec *record) (Entry, error) {
-	section := "entry " + quote(string(rec.raw))
+	var p string // the clean name, once known
 	fail := func(field string, format string, args ...any) (Entry, error) {
+		section := "entry " + quote(string(rec.raw))
+		if p != "" {
+			section = "entry " + quote(p)
+		}
 		return Entry{}, a.errorf(section, field, rec.at, format, args...)
 	}
 	name, err := decodeName(rec.raw, rec.flags, rec.extra)
 	if err != nil {
 		return fail("name", "%v", err)
 	}
-	p, dir, err := cleanName(name)
+	clean, dir, err := cleanName(name)
 	if err != nil {
 		return fail("name", "%v: refused", err)
 	}
-	section = "entry " + quote(p)
+	p = clean
 	if rec.flags&(flagEncrypted|flagStrongEncrypted) != 0 {
 		return fail("flags", "encrypted entries are refused")
 	}
@@ -572,60 +575,75 @@ func cmpPath(a, b string) int {
 // two of the same path wins, a file where a folder is (or the reverse)
 // loses, and folders only named by paths are added.
 func (a *Archive) build(es []Entry) {
-	kind := make(map[string]bool, len(es)) // path → is a folder
-	for _, e := range es {
-		dir, clash := e.IsDir(), ""
-		if d, seen := kind[e.Path]; seen {
-			if d && dir {
-				continue // a folder already there (named by a path): this entry gives its time and mode
-			}
-			clash = "duplicate of an earlier entry"
-			if d != dir {
+	// A slot is an entry of the tree while it is made: es[src], or an
+	// implicit folder (src < 0); cut is where its base name starts.
+	type slot struct {
+		path     string
+		cut, src int32
+	}
+	slots := make([]slot, 0, len(es)+len(es)/4)
+	add := func(p string, src int) {
+		if len(slots) == cap(slots) {
+			slots = slices.Grow(slots, len(slots)) // doubling: the garbage left stays below the result
+		}
+		slots = append(slots, slot{p, int32(strings.LastIndexByte(p, '/') + 1), int32(src)})
+	}
+	byPath := make(map[string]int, cap(slots))
+	isDir := func(i int) bool { return slots[i].src < 0 || es[slots[i].src].IsDir() }
+	var missing []string
+	for k := range es {
+		e := &es[k]
+		clash := ""
+		if i, seen := byPath[e.Path]; seen {
+			switch {
+			case isDir(i) && e.IsDir():
+				if slots[i].src < 0 {
+					slots[i].src = int32(k) // the folder's own entry gives its time and mode
+				}
+				continue
+			case isDir(i) != e.IsDir():
 				clash = "a file and a folder of the same name"
+			default:
+				clash = "duplicate of an earlier entry"
 			}
 		}
-		for p := path.Dir(e.Path); clash == "" && p != "."; p = path.Dir(p) {
-			if d, seen := kind[p]; seen && !d {
-				clash = "its folder " + quote(p) + " is a file"
+		missing = missing[:0]
+		for p := parent(e.Path); clash == "" && p != ""; p = parent(p) {
+			if i, seen := byPath[p]; seen {
+				if !isDir(i) {
+					clash = "its folder " + quote(p) + " is a file"
+				}
+				break // every folder above a listed one is listed
 			}
+			missing = append(missing, p)
 		}
 		if clash != "" {
 			a.refuse(a.errorf("entry "+quote(e.Path), "name", e.Offset, "%s: refused", clash))
 			continue
 		}
-		kind[e.Path] = dir
-		for p := path.Dir(e.Path); p != "."; p = path.Dir(p) {
-			if _, seen := kind[p]; seen {
-				break
-			}
-			kind[p] = true
+		byPath[e.Path] = len(slots)
+		add(e.Path, k)
+		for _, p := range missing {
+			byPath[p] = len(slots)
+			add(p, -1)
 		}
 	}
-	byPath := make(map[string]int, len(kind))
-	a.entries = make([]Entry, 0, len(kind))
-	for _, e := range es {
-		d, ok := kind[e.Path]
-		if !ok || d != e.IsDir() {
-			continue
-		}
-		if i, seen := byPath[e.Path]; seen {
-			if e.IsDir() && a.entries[i].Implicit() {
-				a.entries[i] = e
-			}
-			continue
-		}
-		byPath[e.Path] = len(a.entries)
-		a.entries = append(a.entries, e)
-		for p := path.Dir(e.Path); p != "."; p = path.Dir(p) {
-			if _, seen := byPath[p]; seen {
-				break
-			}
-			byPath[p] = len(a.entries)
-			a.entries = append(a.entries, Entry{Path: p, Mode: fs.ModeDir | 0o555, Offset: -1})
+	// By folder, then base name (cmpPath): a folder's entries are adjacent.
+	slices.SortFunc(slots, func(x, y slot) int {
+		return cmp.Or(strings.Compare(x.path[:max(x.cut-1, 0)], y.path[:max(y.cut-1, 0)]), strings.Compare(x.path[x.cut:], y.path[y.cut:]))
+	})
+	a.entries = make([]Entry, len(slots))
+	for i, s := range slots {
+		if s.src >= 0 {
+			a.entries[i] = es[s.src]
+		} else {
+			a.entries[i] = Entry{Path: s.path, Mode: fs.ModeDir | 0o555, Offset: -1}
 		}
 	}
-	slices.SortFunc(a.entries, func(x, y Entry) int { return cmpPath(x.Path, y.Path) })
 }
+
+// parent is a tree path's folder, "" at the top.
+func parent(p string) string { d, _ := splitPath(p); return d }
 
 // Len is the number of entries, folders included.
 func (a *Archive) Len() int { return len(a.entries) }

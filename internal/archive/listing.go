@@ -168,11 +168,14 @@ func (a *Archive) UnmarshalBinary(data []byte) error {
 	if r.err != nil {
 		return r.err
 	}
-	spans := slices.Clone(es)
-	slices.SortFunc(spans, func(x, y Entry) int { return cmp.Compare(x.Offset, y.Offset) })
+	spans := make([]int, len(es))
+	for i := range spans {
+		spans[i] = i
+	}
+	slices.SortFunc(spans, func(x, y int) int { return cmp.Compare(es[x].Offset, es[y].Offset) })
 	for i := 1; i < len(spans); i++ {
-		if spans[i].Offset < spans[i-1].end {
-			return fmt.Errorf("%w: entries %q and %q overlap", errListing, spans[i-1].Path, spans[i].Path)
+		if p, q := &es[spans[i-1]], &es[spans[i]]; q.Offset < p.end {
+			return fmt.Errorf("%w: entries %q and %q overlap", errListing, p.Path, q.Path)
 		}
 	}
 	b := &Archive{name: a.name, fp: fp, dataEnd: dataEnd, errs: errs, root: Entry{Mode: fs.ModeDir | 0o555, Offset: -1}}

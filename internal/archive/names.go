@@ -84,23 +84,35 @@ func cleanName(name string) (p string, dir bool, err error) {
 		return "", false, errors.New("the name starts with a drive letter")
 	}
 	dir = strings.HasSuffix(name, "/")
-	parts := strings.Split(name, "/")
-	kept := parts[:0]
-	for _, c := range parts {
+	drop := false // whether some component is empty or "."
+	for rest := name; ; {
+		c, more, found := strings.Cut(rest, "/")
 		switch {
 		case c == "" || c == ".":
+			drop = drop || found || c == "."
 		case c == "..":
 			return "", false, errors.New(`the name has a ".." component`)
 		case len(c) > maxComponent:
 			return "", false, errors.New("a component of the name is longer than 255 bytes")
-		default:
-			kept = append(kept, c)
 		}
+		if !found {
+			break
+		}
+		rest = more
 	}
-	if len(kept) == 0 {
+	p = strings.TrimSuffix(name, "/")
+	if drop {
+		kept := []string{}
+		for _, c := range strings.Split(name, "/") {
+			if c != "" && c != "." {
+				kept = append(kept, c)
+			}
+		}
+		p = strings.Join(kept, "/")
+	}
+	if p == "" {
 		return "", false, errors.New("the name is empty")
 	}
-	p = strings.Join(kept, "/")
 	if len(p) > maxPath {
 		return "", false, errors.New("the name is longer than 4096 bytes")
 	}
