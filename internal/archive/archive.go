@@ -399,7 +399,7 @@ func (a *Archive) recover(r io.ReaderAt, size int64) ([]record, error) {
 const (
 	flagEncrypted       = 1 << 0
 	flagDescriptor      = 1 << 3
-	flagStrongEncrypted = 1 << 6
+	flagStrongEncrypted = 1<<6 | 1<<13 // strong encryption; local header values masked
 )
 
 // Hosts of "version made by" whose attributes are Unix modes.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -266,6 +267,8 @@ func TestRefusedEntries(t *testing.T) {
 	enc.flags |= flagEncrypted
 	strong := storedEntry("strong.bin", body)
 	strong.flags |= flagStrongEncrypted
+	masked := storedEntry("masked.bin", body)
+	masked.flags |= 1 << 13
 	bz := storedEntry("bzip2.bin", body)
 	bz.method = 12
 	lie := storedEntry("lie.bin", body)
@@ -279,7 +282,7 @@ func TestRefusedEntries(t *testing.T) {
 	past := storedEntry("past.bin", nil)
 	past.offset, past.noLocal = 1<<20, true
 	entries := []rawEntry{
-		storedEntry("first.bin", body), enc, strong, bz, lie, ratio, link, overlap, past,
+		storedEntry("first.bin", body), enc, strong, masked, bz, lie, ratio, link, overlap, past,
 		storedEntry("first.bin", []byte("second")), // duplicate: the first wins
 		storedEntry("f", []byte("a file")),
 		storedEntry("f/inside", []byte("under a file")),
@@ -293,7 +296,7 @@ func TestRefusedEntries(t *testing.T) {
 	if !errors.As(err, &le) {
 		t.Fatalf("error %v, want a *ListError", err)
 	}
-	for _, name := range []string{"enc.bin", "strong.bin", "bzip2.bin", "lie.bin", "ratio.bin", "link", "overlap.bin", "past.bin", "f/inside"} {
+	for _, name := range []string{"enc.bin", "strong.bin", "masked.bin", "bzip2.bin", "lie.bin", "ratio.bin", "link", "overlap.bin", "past.bin", "f/inside"} {
 		if _, ok := a.Lookup(name); ok {
 			t.Errorf("%s: listed, want refused", name)
 		}
@@ -317,8 +320,8 @@ func TestRefusedEntries(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
 		}
 	}
-	if len(le.Problems) != 11 {
-		t.Errorf("%d problems, want 11:\n%v", len(le.Problems), err)
+	if len(le.Problems) != 12 {
+		t.Errorf("%d problems, want 12:\n%v", len(le.Problems), err)
 	}
 }
 
@@ -391,5 +394,52 @@ func TestSniff(t *testing.T) {
 	}
 	if m := fs.FileMode(a.root.Mode); !m.IsDir() {
 		t.Errorf("root mode %v", m)
+	}
+}
+
+// TestConcurrentReads: goroutines reading one deflated entry at random
+// offsets while it inflates, in memory and through a spill file, all get
+// the true bytes; a closed reader fails.
+func TestConcurrentReads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	want := make([]byte, 3<<20)
+	for i := range want {
+		want[i] = byte(rng.IntN(16))
+	}
+	z := rawZip([]rawEntry{deflatedEntry(t, "big.bin", want)})
+	for _, limits := range []Limits{DefaultLimits, {MemInflate: 1 << 10, SpillDir: t.TempDir()}} {
+		a, err := Open(bytes.NewReader(z), int64(len(z)), "c.zip", limits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, _ := a.Lookup("big.bin")
+		r, err := a.Open(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := make(chan error, 8)
+		for g := range 8 {
+			go func() {
+				rng := rand.New(rand.NewPCG(uint64(g), 13))
+				p := make([]byte, 4096)
+				for range 200 {
+					off := rng.Int64N(int64(len(want)) - 4096)
+					if n, err := r.ReadAt(p, off); n != len(p) || err != nil || !bytes.Equal(p, want[off:off+4096]) {
+						errs <- fmt.Errorf("ReadAt(%d) = %d, %v", off, n, err)
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range 8 {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+		r.Close()
+		if _, err := r.ReadAt(make([]byte, 1), 0); err == nil {
+			t.Error("read of a closed entry: no error")
+		}
 	}
 }

@@ -11,12 +11,13 @@
 // A file is an archive when its first bytes are a ZIP local file header
 // ("PK\x03\x04") or an empty archive's end record ("PK\x05\x06"), whatever
 // its name (Sniff). Open then looks for the end of central directory record
-// in the last 64 KiB + 22 bytes, and for the ZIP64 locator and end record
-// before it when a field of the end record is saturated (or the locator is
-// there). Bytes before the first entry (a self-extracting stub) are allowed:
-// offsets are taken relative to where the central directory really starts.
-// Archives spanning several disks, and archives whose central directory is
-// encrypted (flag bit 13), are refused whole.
+// in the last 64 KiB + 22 bytes, and for the ZIP64 locator right before it,
+// whose end record then gives the count, size and offset of the central
+// directory. Bytes before the first entry (a self-extracting stub) are
+// allowed: offsets are taken relative to where the central directory really
+// starts. Archives spanning several disks are refused whole; so are, in
+// effect, archives whose central directory is encrypted (it does not parse:
+// see the last paragraph of Refused entries).
 //
 // # Listing
 //
@@ -28,8 +29,9 @@
 // archive/zip does). A mode comes from the Unix attributes when the entry
 // was made on Unix, else from the MS-DOS attributes (read-only, directory);
 // write bits are never shown. Folders that only appear in names are listed
-// too (implicit), with the time and mode of the newest and widest of their
-// explicit contents left to the caller: they carry a zero time.
+// too (implicit: Entry.Implicit), with mode r-xr-xr-x and a zero time, for
+// the caller to give the archive file's own. Memory for a listing is a
+// bounded multiple of the archive's size, whatever it holds.
 //
 // Sizes in the central directory are the truth: data descriptors (flag bit
 // 3) are never read, and ZIP64 extra fields replace saturated sizes and
@@ -52,7 +54,8 @@
 // A refused entry is left out of the listing and named in the archive's
 // error (Archive.Err); every other entry is still listed. Refused, besides
 // the names above:
-//   - an encrypted entry (flag bit 0, or strong encryption, bit 6);
+//   - an encrypted entry (flag bit 0, strong encryption bit 6, or bit 13,
+//     masked local header values of an encrypted central directory);
 //   - a method other than stored (0) and deflated (8);
 //   - a duplicate: a second entry of the same cleaned name (the first wins),
 //     a file where a folder is (a file "a" and an entry "a/b": the later one
@@ -83,16 +86,21 @@
 // checks it). A deflated entry declaring more than Limits.MaxInflate bytes
 // is refused with decode.ErrLimit.
 //
-// Go's compress/flate cannot restart inflating in the middle of a stream:
-// it reports neither where a block starts (a bit position) nor lets one
-// prime its bit buffer, so zran-style checkpoints every megabyte are not
-// possible with it. A deflated entry is therefore inflated once, lazily, in
-// order, as far as the furthest byte asked for, into memory (up to
-// Limits.MemInflate bytes) or an unlinked file in Limits.SpillDir; every
-// read is then served from there. Inflating stops at the declared size: an
-// entry that inflates to more or fewer bytes, or whose CRC-32 differs, fails
-// every read past the point where that is known, naming the entry and the
-// offset.
+// Deflated entries are not checkpointed as zran does with zlib. Go's
+// compress/flate could resume mid-stream (NewReaderDict takes the 32 KiB
+// window, and a reader shifting the input by a few bits would give it any
+// bit position), but it reports neither where its blocks start nor how
+// many bits of its input it has used, so the restart points cannot be
+// found without a second deflate parser, which this package does not
+// have. A deflated entry is therefore inflated once, lazily, in order, as
+// far as the furthest byte asked for (in steps of 256 KiB), into memory
+// (entries up to Limits.MemInflate bytes, or all when Limits.SpillDir is
+// empty) or into an unlinked file in Limits.SpillDir; every read is served
+// from there. Inflating stops at the declared size: an entry that inflates
+// to more or fewer bytes, whose deflate data is corrupt, or whose CRC-32
+// differs fails that read and every read after it, with an error naming
+// the archive, the entry and the offset of its data. ReadFile returns an
+// entry whole, its CRC-32 checked (stored entries too).
 //
 // # Keeping a listing
 //
