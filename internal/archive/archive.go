@@ -1,7 +1,9 @@
 package archive
 
 import (
+	"bufio"
 	"cmp"
+	"compress/flate"
 	"errors"
 	"fmt"
 	"hash/crc64"
@@ -354,6 +356,7 @@ func zip64Fields(rec *record) error {
 func (a *Archive) recover(r io.ReaderAt, size int64) ([]record, error) {
 	var recs []record
 	var at int64
+	var rs rescan
 	hdr := make([]byte, lenLocal)
 	a.dataEnd = 0
 	for at+lenLocal <= size {
@@ -378,13 +381,17 @@ func (a *Archive) recover(r io.ReaderAt, size int64) ([]record, error) {
 			at: at, off: at, flags: le16(hdr[6:]), method: le16(hdr[8:]), dosTime: le16(hdr[10:]), dosDate: le16(hdr[12:]),
 			crc: le32(hdr[14:]), csize: int64(le32(hdr[18:])), usize: int64(le32(hdr[22:])), raw: ne[:n], extra: ne[n:],
 		}
-		if rec.flags&flagDescriptor != 0 {
-			return recs, a.errorf("local header", "flags", at, "entry %q's sizes are in a data descriptor: listing stops there", rec.raw)
-		}
 		if err := zip64Fields(&rec); err != nil {
 			return recs, a.errorf("local header", "zip64 extra field", at, "%v", err)
 		}
-		end := at + lenLocal + n + m + rec.csize
+		var desc int64
+		if rec.flags&flagDescriptor != 0 {
+			var err error
+			if desc, err = a.descriptor(r, &rec, at+lenLocal+n+m, size, &rs); err != nil {
+				return recs, err
+			}
+		}
+		end := at + lenLocal + n + m + rec.csize + desc
 		if end > size {
 			return recs, a.errorf("local header", "compressed size", at, "entry %q's %d bytes run past the end of the file", rec.raw, rec.csize)
 		}
@@ -393,6 +400,131 @@ func (a *Archive) recover(r io.ReaderAt, size int64) ([]record, error) {
 		a.dataEnd = end
 	}
 	return recs, nil
+}
+
+// sigDescriptor optionally starts a data descriptor.
+const sigDescriptor = 0x08074b50
+
+// descriptor finds, for recover, where the data of an entry whose sizes
+// are in a data descriptor ends, and reads the descriptor there: a deflated
+// entry is inflated (within Limits.MaxInflate) to find its end, a stored
+// one's descriptor is looked for by its signature and a size that matches
+// the distance. It fills rec's sizes and CRC and returns the descriptor's
+// length.
+func (a *Archive) descriptor(r io.ReaderAt, rec *record, data, size int64, rs *rescan) (int64, error) {
+	wide := extraField(rec.extra, 0x0001) != nil // ZIP64: 8-byte sizes
+	read := func(at int64) (crc uint32, csize, usize, n int64, ok bool) {
+		var d [24]byte
+		k, _ := r.ReadAt(d[:], at)
+		b := d[:k]
+		if len(b) >= 4 && le32(b) == sigDescriptor {
+			b, n = b[4:], 4
+		}
+		if wide && len(b) >= 20 {
+			return le32(b), int64(min(le64(b[4:]), 1<<62)), int64(min(le64(b[12:]), 1<<62)), n + 20, true
+		}
+		if !wide && len(b) >= 12 {
+			return le32(b), int64(le32(b[4:])), int64(le32(b[8:])), n + 12, true
+		}
+		return 0, 0, 0, 0, false
+	}
+	fail := func(format string, args ...any) (int64, error) {
+		return 0, a.errorf("local header", "data descriptor", rec.at, "entry %q: "+format+": listing stops there", append([]any{rec.raw}, args...)...)
+	}
+	switch rec.method {
+	case Deflate:
+		cr := rs.reader(io.NewSectionReader(r, data, size-data))
+		limit := a.limits.MaxInflate
+		if limit <= 0 {
+			limit = 1<<63 - 1
+		}
+		usize, err := io.CopyBuffer(io.Discard, io.LimitReader(rs.fr, limit), rs.buf)
+		if err != nil {
+			return fail("the deflate data does not inflate: %v", err)
+		}
+		if n, _ := rs.fr.Read(rs.buf[:1]); n > 0 {
+			return fail("inflates to more than the %d bytes allowed", limit)
+		}
+		crc, csize, declared, n, ok := read(data + cr.n)
+		if !ok || csize != cr.n || declared != usize {
+			return fail("no descriptor after %d bytes of deflate data inflating to %d", cr.n, usize)
+		}
+		rec.crc, rec.csize, rec.usize = crc, csize, usize
+		return n, nil
+	case Store:
+		buf := rs.buffer()
+		for at := data; at < size; at += int64(len(buf)) - 3 {
+			k, _ := r.ReadAt(buf, at)
+			for i := 0; i+4 <= k; i++ {
+				if le32(buf[i:]) != sigDescriptor {
+					continue
+				}
+				q := at + int64(i)
+				if crc, csize, usize, n, ok := read(q); ok && csize == q-data && usize == csize {
+					rec.crc, rec.csize, rec.usize = crc, csize, usize
+					return n, nil
+				}
+			}
+			if k < len(buf) {
+				break
+			}
+		}
+		return fail("no data descriptor found")
+	}
+	return fail("method %d", rec.method)
+}
+
+// rescan holds what recover reuses from one entry to the next: a flate
+// reader, its input and a buffer.
+type rescan struct {
+	cr  countingReader
+	fr  io.ReadCloser
+	buf []byte
+}
+
+func (rs *rescan) buffer() []byte {
+	if rs.buf == nil {
+		rs.buf = make([]byte, 64<<10)
+	}
+	return rs.buf
+}
+
+// reader points the flate reader at src, counting from 0.
+func (rs *rescan) reader(src io.Reader) *countingReader {
+	rs.buffer()
+	if rs.cr.r == nil {
+		rs.cr.r = bufio.NewReader(src)
+	} else {
+		rs.cr.r.Reset(src)
+	}
+	rs.cr.n = 0
+	if rs.fr == nil {
+		rs.fr = flate.NewReader(&rs.cr)
+	} else {
+		rs.fr.(flate.Resetter).Reset(&rs.cr, nil)
+	}
+	return &rs.cr
+}
+
+// countingReader counts the bytes read through it; it is an io.ByteReader,
+// so that compress/flate reads no further than its stream's last byte.
+type countingReader struct {
+	r *bufio.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
 }
 
 // Flag bits.

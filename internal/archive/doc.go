@@ -74,8 +74,11 @@
 // its end record claims, keeps the records read so far, with an error. An
 // archive with no end record (truncated, or cut inside its central
 // directory) is listed from its local headers instead, from the start, up
-// to the first one that does not parse or whose sizes it does not give (a
-// data descriptor): again with an error, and whatever was found.
+// to the first one that does not parse: again with an error, and whatever
+// was found. An entry whose sizes are in a data descriptor (flag bit 3) is
+// then measured: a deflated one is inflated (no further than
+// Limits.MaxInflate) to find where its data ends, a stored one's descriptor
+// is looked for by its signature; the descriptor must give the sizes found.
 //
 // # Reading
 //

@@ -134,8 +134,17 @@ type stream struct {
 	n, size int64
 }
 
+// flateReaders are inflaters (with their 32 KiB windows) for reuse.
+var flateReaders sync.Pool
+
 func (a *Archive) stream(e *Entry, src *io.SectionReader, data int64) *stream {
-	return &stream{a: a, e: e, data: data, src: src, fr: flate.NewReader(src), crc: crc32.NewIEEE(), size: e.Size}
+	fr, _ := flateReaders.Get().(io.ReadCloser)
+	if fr == nil {
+		fr = flate.NewReader(src)
+	} else {
+		fr.(flate.Resetter).Reset(src, nil)
+	}
+	return &stream{a: a, e: e, data: data, src: src, fr: fr, crc: crc32.NewIEEE(), size: e.Size}
 }
 
 func (s *stream) fail(field, format string, args ...any) error {
@@ -174,7 +183,14 @@ func (s *stream) read(p []byte) (int, error) {
 	return k, io.EOF
 }
 
-func (s *stream) close() { s.fr.Close() }
+func (s *stream) close() {
+	if s.fr == nil {
+		return
+	}
+	s.fr.Close()
+	flateReaders.Put(s.fr)
+	s.fr = nil
+}
 
 // fillChunk is how far ahead of a read an inflater inflates.
 const fillChunk = 256 << 10
