@@ -118,6 +118,10 @@ func Sniff(head []byte) bool {
 func Open(r io.ReaderAt, size int64, name string, limits Limits) (*Archive, error) {
 	a := &Archive{name: name, r: r, limits: limits, root: Entry{Mode: fs.ModeDir | 0o555, Offset: -1}}
 	a.fp.Size = size
+	if size < 0 {
+		a.refuse(a.errorf("", "size", 0, "negative size %d", size))
+		return a, a.Err()
+	}
 	recs, err := a.readCentral(r, size)
 	if err != nil {
 		a.refuse(err)
@@ -761,9 +765,12 @@ func (a *Archive) build(es []Entry) {
 		}
 	}
 	// By folder, then base name (cmpPath): a folder's entries are adjacent.
-	slices.SortFunc(slots, func(x, y slot) int {
+	bySlot := func(x, y slot) int {
 		return cmp.Or(strings.Compare(x.path[:max(x.cut-1, 0)], y.path[:max(y.cut-1, 0)]), strings.Compare(x.path[x.cut:], y.path[y.cut:]))
-	})
+	}
+	if !slices.IsSortedFunc(slots, bySlot) { // a kept listing is in order already
+		slices.SortFunc(slots, bySlot)
+	}
 	a.entries = make([]Entry, len(slots))
 	for i, s := range slots {
 		if s.src >= 0 {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -100,15 +101,18 @@ func BenchmarkList50k(b *testing.B) {
 	})
 }
 
-// bigEntry is an archive holding one deflated entry of size bytes shaped
-// like mesh data (compressible about 3:1), and the same bytes in a plain
-// file.
+// bigEntry is an archive holding one deflated entry of 64 MiB
+// (ARCHIVE_BENCH_MB to change) shaped like mesh data, and the same bytes in
+// a plain file.
 var bigEntry = sync.OnceValues(func() (string, string) {
 	dir, err := os.MkdirTemp("", "meshfs-archive-bench-")
 	if err != nil {
 		panic(err)
 	}
-	const size = 64 << 20
+	size := 64 << 20
+	if mb, err := strconv.Atoi(os.Getenv("ARCHIVE_BENCH_MB")); err == nil && mb > 0 {
+		size = mb << 20
+	}
 	data := make([]byte, size)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for i := 0; i < size; i += 4 {

@@ -17,7 +17,8 @@ import (
 const listingMagic = "MFSZ\x01"
 
 // MarshalBinary gives the listing: the fingerprint, the problems found and
-// every explicit entry, names sharing their prefix with the one before,
+// every entry in the tree's order, names sharing their prefix with the one
+// before,
 // then a CRC-32 of it all.
 func (a *Archive) MarshalBinary() ([]byte, error) {
 	b := []byte(listingMagic)
@@ -30,19 +31,10 @@ func (a *Archive) MarshalBinary() ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	n := 0
-	for i := range a.entries {
-		if !a.entries[i].Implicit() {
-			n++
-		}
-	}
-	b = binary.AppendUvarint(b, uint64(n))
+	b = binary.AppendUvarint(b, uint64(len(a.entries)))
 	prev := ""
 	for i := range a.entries {
 		e := &a.entries[i]
-		if e.Implicit() {
-			continue
-		}
 		common := 0
 		for common < len(prev) && common < len(e.Path) && prev[common] == e.Path[common] {
 			common++
@@ -52,7 +44,11 @@ func (a *Archive) MarshalBinary() ([]byte, error) {
 		b = append(b, e.Path[common:]...)
 		prev = e.Path
 		kind := byte(0)
-		if e.IsDir() {
+		switch {
+		case e.Implicit():
+			b = append(b, 2) // nothing more: an implicit folder is its name
+			continue
+		case e.IsDir():
 			kind = 1
 		}
 		b = append(b, kind)
@@ -122,7 +118,7 @@ func (a *Archive) UnmarshalBinary(data []byte) error {
 	for n := r.uvarint(uint64(len(r.b))); n > 0 && r.err == nil; n-- {
 		errs = append(errs, string(r.bytes(r.uvarint(uint64(len(r.b))))))
 	}
-	count := r.uvarint(uint64(len(r.b)) / 8) // an entry takes at least 8 bytes
+	count := r.uvarint(uint64(len(r.b)) / 3) // an entry takes at least 3 bytes
 	es := make([]Entry, 0, count)
 	prev := ""
 	for ; count > 0 && r.err == nil; count-- {
@@ -130,6 +126,14 @@ func (a *Archive) UnmarshalBinary(data []byte) error {
 		p := prev[:common] + string(r.bytes(r.uvarint(maxPath)))
 		prev = p
 		kind := r.bytes(1)
+		if r.err == nil && kind[0] == 2 {
+			if c, dir, err := cleanName(p + "/"); err != nil || c != p || !dir {
+				r.err = fmt.Errorf("%w: entry %q", errListing, p)
+				break
+			}
+			es = append(es, Entry{Path: p, Mode: fs.ModeDir | 0o555, Offset: -1})
+			continue
+		}
 		e := Entry{Path: p, Mode: fs.FileMode(r.uvarint(0o555)), Method: uint16(r.uvarint(uint64(Deflate)))}
 		e.Size, e.CompressedSize = int64(r.uvarint(maxInt)), int64(r.uvarint(uint64(fp.Size)))
 		e.Offset, e.end = int64(r.uvarint(uint64(fp.Size))), int64(r.uvarint(uint64(fp.Size)))
@@ -168,9 +172,11 @@ func (a *Archive) UnmarshalBinary(data []byte) error {
 	if r.err != nil {
 		return r.err
 	}
-	spans := make([]int, len(es))
-	for i := range spans {
-		spans[i] = i
+	spans := make([]int, 0, len(es))
+	for i := range es {
+		if !es[i].Implicit() {
+			spans = append(spans, i)
+		}
 	}
 	slices.SortFunc(spans, func(x, y int) int { return cmp.Compare(es[x].Offset, es[y].Offset) })
 	for i := 1; i < len(spans); i++ {
