@@ -82,7 +82,8 @@ func sameTree(t *testing.T, got, want string) int {
 
 // TestConvertArchive: `meshfs convert` of ZIPs that Go's writer made of
 // ../shared/assets/tf-inova (stored and deflated entries; one with ZIP64
-// end records), given as ARCHIVE or found under a DIR, writes the same
+// end records), given as ARCHIVE (or a link to one) or found under a DIR,
+// writes the same
 // files, byte for byte, as `meshfs convert` of the loose tree.
 func TestConvertArchive(t *testing.T) {
 	loose := decodetest.NeedShared(t, "assets/tf-inova")
@@ -91,10 +92,14 @@ func TestConvertArchive(t *testing.T) {
 	os.Mkdir(in, 0o755)
 	writeZip(t, filepath.Join(in, "inova.zip"), files, 0)
 	writeZip(t, filepath.Join(in, "inova64.pak"), files, 65600)
+	link := filepath.Join(t.TempDir(), "link.zip")
+	if err := os.Symlink(filepath.Join(in, "inova.zip"), link); err != nil {
+		t.Fatal(err)
+	}
 	out := t.TempDir()
 	for _, args := range [][]string{
 		{"-o", filepath.Join(out, "loose"), loose},
-		{"-o", filepath.Join(out, "archive"), filepath.Join(in, "inova.zip"), filepath.Join(in, "inova64.pak")},
+		{"-o", filepath.Join(out, "archive"), filepath.Join(in, "inova.zip"), filepath.Join(in, "inova64.pak"), link},
 		{"-o", filepath.Join(out, "dir"), in},
 	} {
 		if b, err := exec.Command(meshfsBin, append([]string{"convert"}, args...)...).CombinedOutput(); err != nil {
@@ -103,7 +108,7 @@ func TestConvertArchive(t *testing.T) {
 	}
 	want := filepath.Join(out, "loose", "tf-inova")
 	n := 0
-	for _, got := range []string{"archive/inova.zip", "archive/inova64.pak", "dir/packed/inova.zip", "dir/packed/inova64.pak"} {
+	for _, got := range []string{"archive/inova.zip", "archive/inova64.pak", "archive/link.zip", "dir/packed/inova.zip", "dir/packed/inova64.pak"} {
 		n = sameTree(t, filepath.Join(out, got), want)
 	}
 	if n < 18*3 {
@@ -111,8 +116,10 @@ func TestConvertArchive(t *testing.T) {
 	}
 }
 
-// TestConvertBrokenArchive: an archive cut short is named with the error,
-// the exit status is 1, and nothing is written outside OUT.
+// TestConvertBrokenArchive: an archive cut inside its central directory
+// is named with the error and the exit status is 1, and every mesh in it
+// (recovered from the local headers) is still converted; `meshfs check`
+// of it says the same.
 func TestConvertBrokenArchive(t *testing.T) {
 	loose := decodetest.NeedShared(t, "assets/tf-inova")
 	in := t.TempDir()
@@ -125,5 +132,18 @@ func TestConvertBrokenArchive(t *testing.T) {
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(msg), p+": ") {
 		t.Errorf("exit %v, want status 1 naming %s:\n%s", err, p, msg)
+	}
+	headers := 0
+	for rel := range filesUnder(t, out) {
+		if strings.HasSuffix(rel, "/header.json") {
+			headers++
+		}
+	}
+	if headers != 18 {
+		t.Errorf("%d mesh folders written, want tf-inova's 18:\n%s", headers, msg)
+	}
+	msg, err = exec.Command(meshfsBin, "check", p).CombinedOutput()
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(msg), "recovered from local headers") {
+		t.Errorf("check: exit %v, want status 1 and the archive's error:\n%s", err, msg)
 	}
 }

@@ -102,8 +102,9 @@ func collectMeshes(args []string, limits outputs.Limits) []meshJob {
 		case outputs.IsCompanion(arg):
 		default:
 			m, err := outputs.Open(arg)
-			if err == nil && m == nil && sniffArchive(arg) {
-				jobs = append(jobs, archiveJobs(arg, filepath.Base(abs), limits)...)
+			if real, rerr := filepath.EvalSymlinks(arg); err == nil && m == nil && rerr == nil && sniffArchive(real) {
+				// The links in a path the user named are followed once, as outputs.Open does.
+				jobs = append(jobs, archiveJobs(real, filepath.Base(abs), limits)...)
 				continue
 			}
 			if err == nil && m == nil {

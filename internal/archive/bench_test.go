@@ -132,11 +132,11 @@ var bigEntry = sync.OnceValues(func() (string, string) {
 	return z, plain
 })
 
-// BenchmarkRandomRead64MB: random 4 KiB reads of a 64 MB deflated entry
+// BenchmarkRandomReadDeflated: random 4 KiB reads of a 64 MB deflated entry
 // once inflated (into a spill file, as the mount will), against the same
 // bytes from a plain file; and the first read at a random offset of a
 // freshly opened entry, which inflates up to it.
-func BenchmarkRandomRead64MB(b *testing.B) {
+func BenchmarkRandomReadDeflated(b *testing.B) {
 	z, plain := bigEntry()
 	defer os.RemoveAll(filepath.Dir(z))
 	f, err := os.Open(z)
