@@ -83,8 +83,8 @@ func sameTree(t *testing.T, got, want string) int {
 // TestConvertArchive: `meshfs convert` of ZIPs that Go's writer made of
 // ../shared/assets/tf-inova (stored and deflated entries; one with ZIP64
 // end records), given as ARCHIVE (or a link to one) or found under a DIR,
-// writes the same
-// files, byte for byte, as `meshfs convert` of the loose tree.
+// writes the same files, byte for byte, as `meshfs convert` of the loose
+// tree.
 func TestConvertArchive(t *testing.T) {
 	loose := decodetest.NeedShared(t, "assets/tf-inova")
 	files := filesUnder(t, loose)

@@ -208,6 +208,9 @@ func TestZip64Entry(t *testing.T) {
 
 // TestNames: the package's rule of names (doc, Names), entry by entry.
 func TestNames(t *testing.T) {
+	if len(cp437Runes) != 128 || decodeCP437([]byte{0xff, 0xb0}) != "\u00a0░" {
+		t.Fatalf("the CP437 table has %d runes, ends in %q", len(cp437Runes), decodeCP437([]byte{0xff, 0xb0}))
+	}
 	uni := []byte{0x75, 0x70, 0x05, 0x00 + 5 + byte(len("ünï.txt")), 0x01}
 	raw := []byte("xn.txt")
 	c := crc32.ChecksumIEEE(raw)
