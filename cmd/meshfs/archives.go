@@ -91,12 +91,11 @@ func archiveJobs(p, rel string, limits outputs.Limits) []meshJob {
 
 // sniffEntry sniffs an entry as formats.SniffFile does a file.
 func sniffEntry(a *archive.Archive, e *archive.Entry) (decode.Format, error) {
-	r, err := a.Open(e)
+	head, err := a.Head(e, formats.HeadSize)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	return formats.SniffReader(e.Name(), io.NewSectionReader(r, 0, min(r.Size(), formats.HeadSize)))
+	return formats.Sniff(e.Name(), head), nil
 }
 
 // entryMesh reads a mesh entry, the companions its format names and the

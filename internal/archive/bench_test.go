@@ -132,10 +132,11 @@ var bigEntry = sync.OnceValues(func() (string, string) {
 	return z, plain
 })
 
-// BenchmarkRandomReadDeflated: random 4 KiB reads of a 64 MB deflated entry
-// once inflated (into a spill file, as the mount will), against the same
-// bytes from a plain file; and the first read at a random offset of a
-// freshly opened entry, which inflates up to it.
+// BenchmarkRandomReadDeflated: random 4 KiB reads of a 64 MiB deflated
+// entry once inflated into a spill file, and through checkpoints (each read
+// inflating up to a span), against the same bytes from a plain file; and
+// the first read at a random offset of a freshly opened entry (spill
+// file), which inflates up to it.
 func BenchmarkRandomReadDeflated(b *testing.B) {
 	z, plain := bigEntry()
 	defer os.RemoveAll(filepath.Dir(z))
@@ -184,6 +185,20 @@ func BenchmarkRandomReadDeflated(b *testing.B) {
 		times[1] = time.Since(start) / time.Duration(b.N)
 		if times[0] > 0 {
 			b.Logf("archive %v, plain file %v a read: %.2f×", times[0], times[1], float64(times[0])/float64(times[1]))
+		}
+	})
+	b.Run("checkpoints", func(b *testing.B) {
+		ca := *a
+		ca.limits = Limits{MaxInflate: 1 << 30, MemInflate: 1 << 20}
+		r, err := ca.Open(e)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close()
+		r.ReadAt(make([]byte, 1), e.Size-1) // indexed whole, once
+		random(b, r, e.Size)
+		if c := r.(*checkpointed); c.r != nil {
+			b.Fatal("fell back to inflating in memory")
 		}
 	})
 	b.Run("first-read", func(b *testing.B) {

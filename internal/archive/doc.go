@@ -89,21 +89,33 @@
 // checks it). A deflated entry declaring more than Limits.MaxInflate bytes
 // is refused with decode.ErrLimit.
 //
-// Deflated entries are not checkpointed as zran does with zlib. Go's
-// compress/flate could resume mid-stream (NewReaderDict takes the 32 KiB
-// window, and a reader shifting the input by a few bits would give it any
-// bit position), but it reports neither where its blocks start nor how
-// many bits of its input it has used, so the restart points cannot be
-// found without a second deflate parser, which this package does not
-// have. A deflated entry is therefore inflated once, lazily, in order, as
-// far as the furthest byte asked for (in steps of 256 KiB), into memory
-// (entries up to Limits.MemInflate bytes, or all when Limits.SpillDir is
-// empty) or into an unlinked file in Limits.SpillDir; every read is served
-// from there. Inflating stops at the declared size: an entry that inflates
-// to more or fewer bytes, whose deflate data is corrupt, or whose CRC-32
-// differs fails that read and every read after it, with an error naming
-// the archive, the entry and the offset of its data. ReadFile returns an
-// entry whole, its CRC-32 checked (stored entries too).
+// Go's compress/flate can resume mid-stream with a preset window
+// (NewReaderDict), but it reports neither where its blocks start nor how
+// many bits of its input it has used, and it cannot be primed with the
+// bits before a block that does not start on a byte (as zlib's
+// inflatePrime is, for zran), which a stored block after it needs for its
+// alignment. So a deflated entry is read one of two ways:
+//   - With Limits.SpillDir set, or when it is no bigger than
+//     Limits.MemInflate: inflated once by compress/flate, lazily, in
+//     order, as far as the furthest byte asked for (in steps of 256 KiB),
+//     into memory or, above MemInflate, an unlinked file in SpillDir;
+//     every read is then served from there.
+//   - Otherwise, through checkpoints (index.go): the package's own deflate
+//     decoder notes, at the first block boundary after every MiB of
+//     output, its bit position and the 32 KiB window before it, advancing
+//     as far as reads go; a read restarts the decoder at the checkpoint
+//     before it and inflates at most a MiB and its own length (the last
+//     four such spans are kept). Memory is about 3% of the entry. Should
+//     the decoder fail where compress/flate would not, or disagree with
+//     the declared size or CRC-32, the entry is read the first way, in
+//     memory, which reports any damage.
+//
+// Inflating stops at the declared size: an entry that inflates to more or
+// fewer bytes, whose deflate data is corrupt, or whose CRC-32 differs fails
+// that read and every read after it, with an error naming the archive, the
+// entry and the offset of its data. ReadFile returns an entry whole, its
+// CRC-32 checked (stored entries too); Head its first bytes, inflating no
+// more.
 //
 // # Keeping a listing
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
@@ -258,6 +259,23 @@ func hostileOne(v variant, listed, read, refused *int, worst *float64) string {
 			r.ReadAt(p, e.Size/2)
 			r.ReadAt(p, 0)
 			r.Close()
+		}
+		// Through checkpoints (no memory for whole entries, no spill
+		// folder): the same bytes as ReadFile, or an error.
+		cp := *a
+		cp.limits = Limits{MaxInflate: hostileLimits.MaxInflate}
+		if r, err := cp.Open(e); err == nil {
+			p := make([]byte, e.Size+1)
+			n, rerr := r.ReadAt(p, 0)
+			r.Close()
+			if b != nil && rerr == io.EOF && !bytes.Equal(p[:n], b) {
+				msg = fmt.Sprintf("%s: %d bytes read through checkpoints differ from ReadFile's %d", e.Path, n, len(b))
+				return errors.New(msg)
+			}
+			if b == nil && rerr == io.EOF && n == len(p)-1 && e.Method == Deflate && e.Size > 0 {
+				msg = fmt.Sprintf("%s: read whole through checkpoints, refused by ReadFile: %v", e.Path, err)
+				return errors.New(msg)
+			}
 		}
 		return nil
 	})

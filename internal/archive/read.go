@@ -43,6 +43,11 @@ func (a *Archive) Open(e *Entry) (Reader, error) {
 	if max := a.limits.MaxInflate; max > 0 && e.Size > max {
 		return nil, a.limitError(e, max)
 	}
+	if a.limits.SpillDir == "" && e.Size > a.limits.MemInflate {
+		return &checkpointed{x: newIndexed(src, e.Size, e.CRC32), fallback: func() Reader {
+			return &inflater{size: e.Size, st: a.stream(e, src, off)}
+		}}, nil
+	}
 	z := &inflater{size: e.Size, st: a.stream(e, src, off)}
 	if a.limits.SpillDir != "" && e.Size > a.limits.MemInflate {
 		f, err := os.CreateTemp(a.limits.SpillDir, ".meshfs-inflate-*")
@@ -96,6 +101,34 @@ func (a *Archive) ReadFile(e *Entry, max int64) ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// Head returns the first n bytes of the entry (fewer when it is shorter),
+// inflating no more than those.
+func (a *Archive) Head(e *Entry, n int) ([]byte, error) {
+	if e.IsDir() {
+		return nil, a.errorf("entry "+quote(e.Path), "", e.Offset, "is a folder")
+	}
+	off, err := a.dataOffset(e)
+	if err != nil {
+		return nil, err
+	}
+	src := io.NewSectionReader(a.r, off, e.CompressedSize)
+	b := make([]byte, min(int64(n), e.Size))
+	if e.Method == Store {
+		_, err = src.ReadAt(b, 0)
+		if err == io.EOF && len(b) == 0 {
+			err = nil
+		}
+		return b, err
+	}
+	st := a.stream(e, src, off)
+	defer st.close()
+	k, err := st.read(b)
+	if err == io.EOF {
+		err = nil
+	}
+	return b[:k], err
 }
 
 // dataOffset checks the entry's local header and returns where its data
