@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"hash"
 	"hash/crc32"
@@ -164,36 +165,40 @@ const windowSize = 1 << 15
 // output. It advances a block at a time, as far as it is asked.
 type indexer struct {
 	br            bitReader
-	hist          []byte
+	buf           []byte // the output from base on: at least the window before out
+	base          int64
+	crcAt         int // bytes of buf the CRC-32 has had
 	out, limit    int64
 	crc           hash.Hash32
-	chunk         []byte
 	cps           []checkpoint
 	lit, dist, cl huffman
 	final, done   bool
 	err           error
-	// A restart (restartAt) takes no checkpoints and no CRC; it appends its
-	// output to dst.
+	// A restart (restartAt) takes no checkpoints and no CRC, and keeps all
+	// its output in buf.
 	restart bool
-	dst     []byte
+	stop    int64
 }
+
+// slideAt is how much output an index pass holds before it drops all but
+// the window.
+const slideAt = 1<<20 + windowSize
 
 func newIndexer(r io.ByteReader, limit int64) *indexer {
-	return &indexer{br: bitReader{r: r}, hist: make([]byte, windowSize), limit: limit, crc: crc32.NewIEEE(),
-		chunk: make([]byte, 0, 64<<10), cps: []checkpoint{{}}}
+	return &indexer{br: bitReader{r: r}, buf: make([]byte, 0, slideAt+64<<10), limit: limit, crc: crc32.NewIEEE(),
+		cps: []checkpoint{{}}}
 }
 
-// restartAt is a decoder of src from checkpoint cp on, its output up to
-// limit bytes appended to dst. It starts at cp's bit: the bits of its first
-// byte before it are dropped, so that stored blocks align as in the
-// original stream.
-func restartAt(src *io.SectionReader, cp *checkpoint, limit int64, dst []byte) *indexer {
+// restartAt is a decoder of src from checkpoint cp on, its output (want
+// bytes, up to limit in all) kept after the window in buf. It starts at
+// cp's bit: the bits of its first byte before it are dropped, so that
+// stored blocks align as in the original stream.
+func restartAt(src *io.SectionReader, cp *checkpoint, limit, want int64) *indexer {
 	r := bufio.NewReader(io.NewSectionReader(src, cp.bit/8, src.Size()-cp.bit/8))
-	ix := &indexer{br: bitReader{r: r}, hist: make([]byte, windowSize), out: cp.out, limit: limit,
-		cps: []checkpoint{*cp}, restart: true, dst: dst}
-	for i, c := range cp.window {
-		ix.hist[(cp.out-int64(len(cp.window))+int64(i))&(windowSize-1)] = c
-	}
+	buf := make([]byte, len(cp.window), int64(len(cp.window))+want+258)
+	copy(buf, cp.window)
+	ix := &indexer{br: bitReader{r: r}, buf: buf, base: cp.out - int64(len(cp.window)), out: cp.out, limit: limit,
+		cps: []checkpoint{*cp}, restart: true, stop: cp.out + want}
 	if skip := uint(cp.bit % 8); skip > 0 {
 		ix.br.fill(8)
 		if ix.br.nb >= skip {
@@ -205,17 +210,31 @@ func restartAt(src *io.SectionReader, cp *checkpoint, limit int64, dst []byte) *
 }
 
 func (ix *indexer) emit(c byte) {
-	ix.hist[ix.out&(windowSize-1)] = c
+	ix.buf = append(ix.buf, c)
 	ix.out++
-	if ix.restart {
-		ix.dst = append(ix.dst, c)
-		return
+}
+
+// copyBack appends length bytes from d back.
+func (ix *indexer) copyBack(d, length int64) {
+	start := int64(len(ix.buf)) - d
+	if d >= length {
+		ix.buf = append(ix.buf, ix.buf[start:start+length]...)
+	} else {
+		for i := range length {
+			ix.buf = append(ix.buf, ix.buf[start+i])
+		}
 	}
-	ix.chunk = append(ix.chunk, c)
-	if len(ix.chunk) == cap(ix.chunk) {
-		ix.crc.Write(ix.chunk)
-		ix.chunk = ix.chunk[:0]
-	}
+	ix.out += length
+}
+
+// slide drops all output but the window, the CRC-32 having had it.
+func (ix *indexer) slide() {
+	ix.crc.Write(ix.buf[ix.crcAt:])
+	keep := min(len(ix.buf), windowSize)
+	n := copy(ix.buf, ix.buf[len(ix.buf)-keep:])
+	ix.base += int64(len(ix.buf) - n)
+	ix.buf = ix.buf[:n]
+	ix.crcAt = n
 }
 
 // advance decodes blocks until target bytes are out or the stream ends
@@ -223,7 +242,7 @@ func (ix *indexer) emit(c byte) {
 func (ix *indexer) advance(target int64) error {
 	// At the declared size the stream must still end: its last blocks are
 	// decoded too (they may hold nothing), so that the CRC-32 is checked.
-	for ix.err == nil && !ix.done && (ix.out < target || ix.out == ix.limit && !ix.final) {
+	for ix.err == nil && !ix.done && (ix.out < target || !ix.restart && ix.out == ix.limit && !ix.final) {
 		if ix.final {
 			break
 		}
@@ -236,8 +255,8 @@ func (ix *indexer) advance(target int64) error {
 	}
 	if ix.final && !ix.done && ix.err == nil {
 		if !ix.restart {
-			ix.crc.Write(ix.chunk)
-			ix.chunk = nil
+			ix.crc.Write(ix.buf[ix.crcAt:])
+			ix.crcAt = len(ix.buf)
 		}
 		ix.done = true
 	}
@@ -249,10 +268,7 @@ func (ix *indexer) advance(target int64) error {
 func (ix *indexer) block() bool {
 	br := &ix.br
 	if last := ix.cps[len(ix.cps)-1]; !ix.restart && ix.out-last.out >= span {
-		w := make([]byte, min(ix.out, windowSize))
-		for i := range w {
-			w[i] = ix.hist[(ix.out-int64(len(w))+int64(i))&(windowSize-1)]
-		}
+		w := bytes.Clone(ix.buf[len(ix.buf)-int(min(ix.out, windowSize)):])
 		ix.cps = append(ix.cps, checkpoint{bit: br.bitPos(), out: ix.out, window: w})
 	}
 	hdr, ok := br.bits(3)
@@ -275,6 +291,9 @@ func (ix *indexer) block() bool {
 				return false
 			}
 			ix.emit(byte(c))
+		}
+		if !ix.restart && len(ix.buf) >= slideAt {
+			ix.slide()
 		}
 		return true
 	case 1:
@@ -330,15 +349,19 @@ func (ix *indexer) block() bool {
 				return false
 			}
 			d := int64(distBase[ds] + e)
-			if d > ix.out || ix.out+length > ix.limit {
+			if d > ix.out || d > int64(len(ix.buf)) || ix.out+length > ix.limit {
 				return false
 			}
-			for range length {
-				ix.emit(ix.hist[(ix.out-d)&(windowSize-1)])
-			}
+			ix.copyBack(d, length)
 		}
 		if ix.out > ix.limit {
 			return false
+		}
+		if !ix.restart && len(ix.buf) >= slideAt {
+			ix.slide()
+		}
+		if ix.restart && ix.out >= ix.stop {
+			return true // a restart is dropped once it has its bytes: it may stop inside a block
 		}
 	}
 }
@@ -489,11 +512,11 @@ func (x *indexed) spanAt(off, want int64) ([]byte, int64, error) {
 		end, whole = ix.cps[k+1].out, true
 	}
 	// A span is never reused once handed out: readers copy from it unlocked.
-	rx := restartAt(x.src, cp, x.size, make([]byte, 0, end-cp.out))
+	rx := restartAt(x.src, cp, x.size, end-cp.out)
 	if err := rx.advance(end); err != nil || rx.out < end {
 		return nil, 0, errDisagree
 	}
-	buf := rx.dst[:end-cp.out]
+	buf := rx.buf[len(cp.window):][:end-cp.out]
 	if whole {
 		if len(x.kept) == keptSpans {
 			x.kept = x.kept[:keptSpans-1]
