@@ -73,6 +73,7 @@ fuzz:
 	  if $(GO) test -list 'Fuzz.*' $$p | grep -q '^Fuzz'; then \
 	    $(GO) test $$p -run XXX -fuzz FuzzDecode -fuzztime $(FUZZTIME) -parallel 2 || exit 1; fi; done
 	$(GO) test ./internal/archive -run XXX -fuzz FuzzOpen -fuzztime $(FUZZTIME) -parallel 2
+	$(GO) test ./internal/archive -run XXX -fuzz FuzzBlockDecoder -fuzztime $(FUZZTIME) -parallel 2
 
 # BENCHMARKS.md: conversion throughput per format, reads through the mount
 # against plain files, a 10 000-mesh tree (grep, find, ls -lR after a

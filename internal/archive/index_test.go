@@ -112,3 +112,40 @@ func TestBlockDecoderAgrees(t *testing.T) {
 		}
 	}
 }
+
+// FuzzBlockDecoder: on any bytes the block decoder neither panics nor
+// hangs, and where it succeeds it gives compress/flate's output; reads
+// through its checkpoints give the same bytes.
+func FuzzBlockDecoder(f *testing.F) {
+	for level := range 10 {
+		var buf bytes.Buffer
+		w, _ := flate.NewWriter(&buf, level)
+		w.Write(indexData(uint64(level), 100000))
+		w.Close()
+		f.Add(buf.Bytes())
+	}
+	f.Add([]byte{0x03, 0x00})
+	f.Add(zeroDeflate(f, 3)) // 3 MiB from 3 KB: checkpoints, cheaply
+	f.Fuzz(func(t *testing.T, z []byte) {
+		want, ferr := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(z)), 8<<20))
+		ix := newIndexer(bufio.NewReader(bytes.NewReader(z)), 8<<20)
+		if err := ix.advance(8 << 20); err != nil || !ix.done {
+			return
+		}
+		if ferr != nil || ix.out != int64(len(want)) || ix.crc.Sum32() != crc32.ChecksumIEEE(want) {
+			t.Fatalf("block decoder: %d bytes; compress/flate: %d, %v", ix.out, len(want), ferr)
+		}
+		src := io.NewSectionReader(bytes.NewReader(z), 0, int64(len(z)))
+		x := newIndexed(src, int64(len(want)), crc32.ChecksumIEEE(want))
+		got := make([]byte, len(want))
+		for off := int64(len(want)); off > 0; off -= 300000 {
+			start := max(off-300000, 0)
+			if n, err := x.ReadAt(got[start:off], start); n != int(off-start) || err != nil && err != io.EOF {
+				t.Fatalf("ReadAt(%d): %d, %v", start, n, err)
+			}
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatal("reads through checkpoints differ")
+		}
+	})
+}
