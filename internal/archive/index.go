@@ -256,7 +256,7 @@ func (ix *indexer) advance(target int64) error {
 	if ix.final && !ix.done && ix.err == nil {
 		if !ix.restart {
 			ix.crc.Write(ix.buf[ix.crcAt:])
-			ix.crcAt = len(ix.buf)
+			ix.buf, ix.crcAt = nil, 0 // reads restart at checkpoints from now on
 		}
 		ix.done = true
 	}
@@ -447,7 +447,7 @@ type keptSpan struct {
 }
 
 func newIndexed(src *io.SectionReader, size int64, crc uint32) *indexed {
-	return &indexed{src: src, size: size, crc: crc, ix: newIndexer(bufio.NewReader(io.NewSectionReader(src, 0, src.Size())), size)}
+	return &indexed{src: src, size: size, crc: crc}
 }
 
 // errDisagree says the block decoder does not agree with the entry.
@@ -488,6 +488,9 @@ func (x *indexed) ReadAt(p []byte, off int64) (int, error) {
 func (x *indexed) spanAt(off, want int64) ([]byte, int64, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.ix == nil { // the first read: an open that is never read costs nothing
+		x.ix = newIndexer(bufio.NewReader(io.NewSectionReader(x.src, 0, x.src.Size())), x.size)
+	}
 	ix := x.ix
 	if err := ix.advance(min(want, x.size)); err != nil {
 		return nil, 0, errDisagree
