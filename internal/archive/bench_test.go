@@ -201,6 +201,21 @@ func BenchmarkRandomReadDeflated(b *testing.B) {
 			b.Fatal("fell back to inflating in memory")
 		}
 	})
+	b.Run("checkpoints-index", func(b *testing.B) {
+		ca := *a
+		ca.limits = Limits{MaxInflate: 1 << 30, MemInflate: 1 << 20}
+		b.SetBytes(e.Size)
+		for b.Loop() {
+			r, err := ca.Open(e)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.ReadAt(make([]byte, 1), e.Size-1); err != nil { // the whole pass
+				b.Fatal(err)
+			}
+			r.Close()
+		}
+	})
 	b.Run("first-read", func(b *testing.B) {
 		rng := rand.New(rand.NewPCG(9, 10))
 		p := make([]byte, 4096)

@@ -38,7 +38,7 @@ var errBadDeflate = errors.New("invalid deflate data")
 
 // bitReader reads a deflate stream's bits, least significant first.
 type bitReader struct {
-	r   io.ByteReader
+	r   *bufio.Reader
 	b   uint64
 	nb  uint
 	pos int64 // bytes read
@@ -184,7 +184,7 @@ type indexer struct {
 // the window.
 const slideAt = 1<<20 + windowSize
 
-func newIndexer(r io.ByteReader, limit int64) *indexer {
+func newIndexer(r *bufio.Reader, limit int64) *indexer {
 	return &indexer{br: bitReader{r: r}, buf: make([]byte, 0, slideAt+64<<10), limit: limit, crc: crc32.NewIEEE(),
 		cps: []checkpoint{{}}}
 }
