@@ -185,7 +185,7 @@ type indexer struct {
 const slideAt = 1<<20 + windowSize
 
 func newIndexer(r *bufio.Reader, limit int64) *indexer {
-	return &indexer{br: bitReader{r: r}, buf: make([]byte, 0, slideAt+64<<10), limit: limit, crc: crc32.NewIEEE(),
+	return &indexer{br: bitReader{r: r}, buf: make([]byte, 0, min(limit+258, slideAt+64<<10)), limit: limit, crc: crc32.NewIEEE(),
 		cps: []checkpoint{{}}}
 }
 
