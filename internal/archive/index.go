@@ -11,14 +11,14 @@ import (
 	"sync"
 )
 
-// Checkpoints: the random access to big deflated entries held in memory,
+// Checkpoints: random access to big deflated entries without holding them,
 // as zran does for zlib. One pass of the package's own deflate decoder
-// (blockDecoder, RFC 1951) inflates the entry whole, checks its size and
-// CRC-32, and notes at the first block boundary after every span bytes of
-// output the bit position in the compressed data and the 32 KiB of output
-// before it. A read then restarts the decoder at the checkpoint before it,
-// with that window, and inflates at most a span and its own length; the
-// last spans inflated are kept.
+// (indexer, RFC 1951), advanced block by block as far as reads go, notes
+// at the first block boundary after every span bytes of output its bit
+// position in the compressed data and the 32 KiB of output before it, and
+// at the end checks the size and CRC-32. A read restarts the decoder at
+// the checkpoint before it, with that window, and inflates the span there;
+// the last spans inflated are kept.
 
 // span is the output between checkpoints.
 const span = 1 << 20
@@ -33,7 +33,7 @@ type checkpoint struct {
 	window []byte // the (up to) 32 KiB of output before it
 }
 
-// errBadDeflate is wrapped by the block decoder's failures.
+// errBadDeflate is the block decoder's failure.
 var errBadDeflate = errors.New("invalid deflate data")
 
 // bitReader reads a deflate stream's bits, least significant first.
