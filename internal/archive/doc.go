@@ -104,8 +104,8 @@
 //     decoder notes, at the first block boundary after every MiB of
 //     output, its bit position and the 32 KiB window before it, advancing
 //     as far as reads go; a read restarts the decoder at the checkpoint
-//     before it and inflates at most a MiB and its own length (the last
-//     four such spans are kept). Memory is about 3% of the entry. Should
+//     before it and inflates the span there, a MiB and the rest of a block
+//     (the last four spans are kept). Memory is about 3% of the entry. Should
 //     the decoder fail where compress/flate would not, or disagree with
 //     the declared size or CRC-32, the entry is read the first way, in
 //     memory, which reports any damage.
