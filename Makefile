@@ -59,7 +59,7 @@ preview: build
 # it reports fails the test that started it. MESHFS_RACE makes a test
 # binary built without -race fail.
 test-race:
-	MESHFS_RACE=1 $(GO) test -count=1 -race -timeout 20m ./fs/... ./cmd/meshfs
+	MESHFS_RACE=1 $(GO) test -count=1 -race -timeout 20m ./fs/... ./cmd/meshfs ./internal/archive
 
 # Regenerate the committed fixtures under testdata/ from the encoders (the
 # decoder packages that define -update; the other packages refuse the flag).
@@ -67,12 +67,15 @@ FIXTURE_PKGS = ./decode/gem ./decode/tfever ./decode/unigine
 fixtures:
 	$(GO) test $(FIXTURE_PKGS) -run TestFixtures -update
 
-# Ten minutes of coverage-guided fuzzing per decoder (FUZZTIME to change).
+# Ten minutes of coverage-guided fuzzing per decoder and of the archive
+# reader (FUZZTIME to change).
 FUZZTIME ?= 10m
 fuzz:
 	for p in $$($(GO) list ./decode/...); do \
 	  if $(GO) test -list 'Fuzz.*' $$p | grep -q '^Fuzz'; then \
 	    $(GO) test $$p -run XXX -fuzz FuzzDecode -fuzztime $(FUZZTIME) -parallel 2 || exit 1; fi; done
+	$(GO) test ./internal/archive -run XXX -fuzz FuzzOpen -fuzztime $(FUZZTIME) -parallel 2
+	$(GO) test ./internal/archive -run XXX -fuzz FuzzBlockDecoder -fuzztime $(FUZZTIME) -parallel 2
 
 # BENCHMARKS.md: conversion throughput per format, reads through the mount
 # against plain files, a 10 000-mesh tree (grep, find, ls -lR after a

@@ -26,13 +26,16 @@ func newConvertCmd() *cobra.Command {
 	var jobs int
 	var limits outputs.Limits
 	cmd := &cobra.Command{
-		Use:   "convert [-o OUT] FILE|DIR...",
+		Use:   "convert [-o OUT] FILE|DIR|ARCHIVE...",
 		Short: "Write each mesh file's folder (NAME.glb, NAME.obj, NAME.mtl, header.json, chunks/) to disk",
 		Long: `convert writes, for each mesh FILE, the folder OUT/<file name>/ holding exactly what
 the mount shows for it: NAME.glb, NAME.obj, NAME.mtl, header.json, chunks/, or, for a
 broken mesh, header.json (with the error), chunks/ and error.txt. A DIR is mirrored
 like the mount shows it: every mesh file under it gets its folder at the same place
-under OUT/<DIR name>/; other files are not copied. Companion files (a .msh.blob) are
+under OUT/<DIR name>/; other files are not copied. An ARCHIVE (a ZIP or .pak, by its
+first bytes), given or under a DIR, is mirrored as a folder of its name: each mesh in
+it gets its folder at its path inside, converted as a loose file would be (materials
+and models are not resolved inside archives yet). Companion files (a .msh.blob) are
 part of their mesh's folder and are skipped without a word. Meshes convert in
 parallel. The exit status is 1 when any mesh failed (or a FILE is missing or not a
 mesh), 2 on a usage error.
@@ -57,16 +60,21 @@ type meshJob struct {
 	rel  string // where its folder goes, relative to the output folder
 	m    *outputs.Mesh
 	err  error
+	// load, when set, makes m when the job runs (a mesh inside an archive).
+	load func() (*outputs.Mesh, error)
 }
 
 // errNotMesh is the failure of a FILE argument that no format claims.
 var errNotMesh = errors.New("not a supported mesh file")
 
 // collectMeshes turns arguments into jobs: a folder gives every mesh under
-// it, by the mount's rule (outputs.Walk), placed under the folder's name;
-// a file gives itself, placed under its name. Companion files given are
-// left out; so are the plain files of a folder.
-func collectMeshes(args []string) []meshJob {
+// it, by the mount's rule (outputs.Walk), placed under the folder's name,
+// then the meshes inside the archives under it; a file gives itself,
+// placed under its name, and an archive (sniffed by its first bytes) the
+// meshes in it, placed under its name and their paths in it. Companion
+// files given are left out; so are the plain files of a folder. Entries of
+// archives are read within limits.MaxSourceSize.
+func collectMeshes(args []string, limits outputs.Limits) []meshJob {
 	var jobs []meshJob
 	for _, arg := range args {
 		abs, err := filepath.Abs(arg)
@@ -87,9 +95,18 @@ func collectMeshes(args []string) []meshJob {
 			if werr != nil {
 				jobs = append(jobs, meshJob{path: arg, err: werr})
 			}
+			paths, rels := archivesUnder(arg)
+			for i, p := range paths {
+				jobs = append(jobs, archiveJobs(p, filepath.Join(base, rels[i]), limits)...)
+			}
 		case outputs.IsCompanion(arg):
 		default:
 			m, err := outputs.Open(arg)
+			if real, rerr := filepath.EvalSymlinks(arg); err == nil && m == nil && rerr == nil && sniffArchive(real) {
+				// The links in a path the user named are followed once, as outputs.Open does.
+				jobs = append(jobs, archiveJobs(real, filepath.Base(abs), limits)...)
+				continue
+			}
 			if err == nil && m == nil {
 				err = fmt.Errorf("%s: %w", arg, errNotMesh)
 			}
@@ -124,6 +141,9 @@ func runMeshes(ctx context.Context, jobs []meshJob, workers int, verb string, st
 			defer wg.Done()
 			for j := range work {
 				err := j.err
+				if err == nil && j.load != nil {
+					j.m, err = j.load()
+				}
 				if err == nil {
 					err = do(ctx, j)
 				}
@@ -158,7 +178,7 @@ func runConvert(ctx context.Context, args []string, outDir string, jobs int, lim
 		ctx = context.Background()
 	}
 	start := time.Now()
-	list := collectMeshes(args)
+	list := collectMeshes(args, limits)
 	failed := runMeshes(ctx, list, jobs, "converting", stderr, func(ctx context.Context, j meshJob) error {
 		j.m.Limits = limits
 		return j.m.WriteDir(ctx, filepath.Join(outDir, j.rel))

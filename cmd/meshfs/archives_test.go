@@ -1,0 +1,149 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/meshfs/meshfs/decode/decodetest"
+)
+
+// filesUnder reads every regular file under root, by slash path.
+func filesUnder(t *testing.T, root string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// writeZip writes files with Go's zip writer, stored and deflated in turn,
+// then pad empty entries (65 535 or more: ZIP64 end records).
+func writeZip(t *testing.T, p string, files map[string][]byte, pad int) {
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	i := 0
+	for name, b := range files {
+		m := zip.Store
+		if i++; i%2 == 0 {
+			m = zip.Deflate
+		}
+		f, err := w.CreateHeader(&zip.FileHeader{Name: name, Method: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(b)
+	}
+	for i := range pad {
+		w.Create("pad/" + strconv.Itoa(i))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameTree asserts that the folders got and want hold the same files with
+// the same bytes, and returns how many.
+func sameTree(t *testing.T, got, want string) int {
+	t.Helper()
+	g, w := filesUnder(t, got), filesUnder(t, want)
+	for p, b := range w {
+		if gb, ok := g[p]; !ok || !bytes.Equal(gb, b) {
+			t.Errorf("%s: %d bytes under %s, %d (present %v) under %s", p, len(b), want, len(gb), ok, got)
+		}
+	}
+	for p := range g {
+		if _, ok := w[p]; !ok {
+			t.Errorf("%s: under %s only", p, got)
+		}
+	}
+	return len(w)
+}
+
+// TestConvertArchive: `meshfs convert` of ZIPs that Go's writer made of
+// ../shared/assets/tf-inova (stored and deflated entries; one with ZIP64
+// end records), given as ARCHIVE (or a link to one) or found under a DIR,
+// writes the same files, byte for byte, as `meshfs convert` of the loose
+// tree.
+func TestConvertArchive(t *testing.T) {
+	loose := decodetest.NeedShared(t, "assets/tf-inova")
+	files := filesUnder(t, loose)
+	in := filepath.Join(t.TempDir(), "packed")
+	os.Mkdir(in, 0o755)
+	writeZip(t, filepath.Join(in, "inova.zip"), files, 0)
+	writeZip(t, filepath.Join(in, "inova64.pak"), files, 65600)
+	link := filepath.Join(t.TempDir(), "link.zip")
+	if err := os.Symlink(filepath.Join(in, "inova.zip"), link); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	for _, args := range [][]string{
+		{"-o", filepath.Join(out, "loose"), loose},
+		{"-o", filepath.Join(out, "archive"), filepath.Join(in, "inova.zip"), filepath.Join(in, "inova64.pak"), link},
+		{"-o", filepath.Join(out, "dir"), in},
+	} {
+		if b, err := exec.Command(meshfsBin, append([]string{"convert"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("convert %q: %v\n%s", args, err, b)
+		}
+	}
+	want := filepath.Join(out, "loose", "tf-inova")
+	n := 0
+	for _, got := range []string{"archive/inova.zip", "archive/inova64.pak", "archive/link.zip", "dir/packed/inova.zip", "dir/packed/inova64.pak"} {
+		n = sameTree(t, filepath.Join(out, got), want)
+	}
+	if n < 18*3 {
+		t.Errorf("%d files compared, want the outputs of tf-inova's 18 meshes", n)
+	}
+}
+
+// TestConvertBrokenArchive: an archive cut inside its central directory
+// is named with the error and the exit status is 1, and every mesh in it
+// (recovered from the local headers) is still converted; `meshfs check`
+// of it says the same.
+func TestConvertBrokenArchive(t *testing.T) {
+	loose := decodetest.NeedShared(t, "assets/tf-inova")
+	in := t.TempDir()
+	p := filepath.Join(in, "cut.zip")
+	writeZip(t, p, filesUnder(t, loose), 0)
+	b, _ := os.ReadFile(p)
+	os.WriteFile(p, b[:len(b)-100], 0o644)
+	out := t.TempDir()
+	msg, err := exec.Command(meshfsBin, "convert", "-o", out, p).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(msg), p+": ") {
+		t.Errorf("exit %v, want status 1 naming %s:\n%s", err, p, msg)
+	}
+	headers := 0
+	for rel := range filesUnder(t, out) {
+		if strings.HasSuffix(rel, "/header.json") {
+			headers++
+		}
+	}
+	if headers != 18 {
+		t.Errorf("%d mesh folders written, want tf-inova's 18:\n%s", headers, msg)
+	}
+	msg, err = exec.Command(meshfsBin, "check", p).CombinedOutput()
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(msg), "recovered from local headers") {
+		t.Errorf("check: exit %v, want status 1 and the archive's error:\n%s", err, msg)
+	}
+}
