@@ -8,7 +8,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/cache"
 )
 
 // Mesh folders and their chunks/ are listed from the structure scan of one
@@ -225,12 +224,12 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	if err, scan := m.failure(snap.fp, r); err != nil && !scan {
 		return // header.json carries the conversion's error, not these bytes
 	}
-	if _, fp, err := m.stat(); err != nil || fp != snap.fp {
+	if _, fp, err := m.stat(); err != nil || !fp.Same(snap.fp) {
 		return
 	}
 	of.mu.Lock()
-	have := of.pagesSeen && of.pagesFP == snap.fp
-	other := of.attrFP != (cache.Fingerprint{}) && of.attrFP != snap.fp
+	have := of.pagesSeen && of.pagesFP.Same(snap.fp)
+	other := !of.attrFP.Zero() && !of.attrFP.Same(snap.fp)
 	of.mu.Unlock()
 	if have || other {
 		return // the kernel has them already, or the node is another version's
@@ -244,7 +243,7 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	of.pagesFP, of.pagesSeen, of.attrFP = snap.fp, true, snap.fp
 	of.mu.Unlock()
 	m.fsys.headerPushes.Add(1)
-	if _, fp, err := m.stat(); err == nil && fp != snap.fp {
+	if _, fp, err := m.stat(); err == nil && !fp.Same(snap.fp) {
 		// Changed meanwhile: the watcher's invalidation may have come
 		// before our store.
 		go m.fsys.notifyContent(&of.Inode)

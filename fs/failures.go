@@ -6,10 +6,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // failureList is every mesh the mount knows to be broken: its scan or a
@@ -23,23 +22,22 @@ type failureList struct {
 }
 
 type failureRec struct {
-	fp   cache.Fingerprint // the source version that failed (Gen cleared)
-	scan bool              // the scan failed (else a conversion)
+	id   version.Ident // the source file's version that failed
+	scan bool          // the scan failed (else a conversion)
 	msg  string
 }
 
-// note records that source version fp of the mesh at abs failed.
-func (l *failureList) note(abs string, fp cache.Fingerprint, scan bool, err error) {
-	fp.Gen = 0
+// note records that source version v of the mesh at abs failed.
+func (l *failureList) note(abs string, v version.Version, scan bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if r, ok := l.m[abs]; ok && r.fp == fp && (r.scan || !scan) {
+	if r, ok := l.m[abs]; ok && r.id.Same(v.Ident) && (r.scan || !scan) {
 		return
 	}
 	if l.m == nil {
 		l.m = map[string]failureRec{}
 	}
-	l.m[abs] = failureRec{fp: fp, scan: scan, msg: err.Error()}
+	l.m[abs] = failureRec{id: v.Ident, scan: scan, msg: err.Error()}
 }
 
 // failure is one line of the list: the mesh's path relative to the source.
@@ -60,8 +58,7 @@ func (l *failureList) current(root string) []failure {
 	l.mu.Unlock()
 	var out []failure
 	for abs, r := range recs {
-		var st syscall.Stat_t
-		if syscall.Stat(abs, &st) != nil || cache.FromStat(&st) != r.fp {
+		if !version.Still(abs, r.id) {
 			l.mu.Lock()
 			if l.m[abs] == r {
 				delete(l.m, abs)

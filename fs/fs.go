@@ -55,6 +55,7 @@ import (
 	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/fs/diskcache"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // DefaultCacheSize is the default memory cache budget (--cache-size).
@@ -169,11 +170,13 @@ type FS struct {
 	stopPrewarm  context.CancelFunc
 	prewarmDone  sync.WaitGroup
 	fallbacks    map[string]int64 // disk loads that converted after all (fallbackMu)
-	// deps are the files outside their folders that meshes are made
-	// from (deps.go).
-	deps depTracker
-	// companionSums maps a source folder to its companionSum (persist.go).
-	companionSums sync.Map
+	// versions knows which files each mesh's outputs are made from and
+	// numbers their changes (deps.go); folderDeps are the folders'
+	// dependency files, for disk keys; depDirs the folders of material
+	// files and textures watched.
+	versions   version.Tracker
+	folderDeps folderDeps
+	depDirs    sync.Map
 	// longTTL is set when the entry or attribute timeout is the watched
 	// default (see shortTTL).
 	longTTL bool
@@ -206,7 +209,7 @@ type FS struct {
 
 type sniffKey struct {
 	path string
-	fp   cache.Fingerprint
+	id   version.Ident
 }
 
 type sniffResult struct{ format decode.Format }
@@ -558,12 +561,15 @@ type logger = log.Logger
 
 func newLogger(w io.Writer) *logger { return log.New(w, "", 0) }
 
-// newMesh describes the mesh file at p (format f) as every part of the
-// mount converts it: the mount's limits (asset paths included), its source
-// as the tree asset roots are looked for in.
-func (f *FS) newMesh(p string, format decode.Format) *outputs.Mesh {
+// newMeshDir is the mesh folder of d's entry name (stat st, format
+// format): its mesh described as every part of the mount converts it (the
+// mount's limits, asset paths included; its source as the tree asset roots
+// are looked for in).
+func (d *dirNode) newMeshDir(name string, st *syscall.Stat_t, format decode.Format) *meshDir {
+	p := filepath.Join(d.abs, name)
 	m := outputs.New(p, format)
-	m.Limits = f.limits
-	m.Tree = f.source
-	return m
+	m.Limits = d.fsys.limits
+	m.Tree = d.fsys.source
+	return &meshDir{fsys: d.fsys, parent: d, abs: p, mesh: m,
+		ident: srcID{kind: kindMesh, File: version.FromStat(st).File}}
 }

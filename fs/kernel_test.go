@@ -18,9 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
-	"golang.org/x/sys/unix"
 )
 
 // fakeTree writes n fake meshes in folders of ten, with a plain file in

@@ -18,6 +18,7 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Cache output names (the last part of a statistics label).
@@ -118,12 +119,13 @@ func (m *meshDir) id() srcID { return m.ident }
 func (m *meshDir) label(output string) string { return m.mesh.Format.Name() + "/" + output }
 
 // stat returns the source's stat and fingerprint now.
-func (m *meshDir) stat() (*syscall.Stat_t, cache.Fingerprint, error) {
+func (m *meshDir) stat() (*syscall.Stat_t, version.Version, error) {
 	st, err := m.sourceStat()
 	if err != nil {
-		return nil, cache.Fingerprint{}, err
+		return nil, version.Version{}, err
 	}
-	if uint64(st.Dev) != m.ident.dev || st.Ino != m.ident.ino {
+	id := version.FromStat(st)
+	if id.File != m.ident.File {
 		// The source was replaced (a new file renamed over it, or deleted
 		// and written again). This node and its outputs' inodes stand for
 		// the old file, whose readers may still hold handles of its size:
@@ -131,15 +133,13 @@ func (m *meshDir) stat() (*syscall.Stat_t, cache.Fingerprint, error) {
 		// here would cut their reads short (and fault their mappings).
 		// ESTALE makes the kernel look the name up again, which gives the
 		// new file fresh nodes.
-		return nil, cache.Fingerprint{}, syscall.ESTALE
+		return nil, version.Version{}, syscall.ESTALE
 	}
-	fp := cache.FromStat(st)
-	fp.Gen = m.parent.companionGen.Load() + m.fsys.depGen(m.abs)
-	return st, fp, nil
+	return st, m.fsys.versions.Version(m.abs, id), nil
 }
 
-func (m *meshDir) key(fp cache.Fingerprint, output string) cache.Key {
-	return cache.Key{Path: m.abs, FP: fp, Output: output}
+func (m *meshDir) key(fp version.Version, output string) cache.Key {
+	return cache.Key{Path: m.abs, Version: fp, Output: output}
 }
 
 func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -217,7 +217,7 @@ func (r *scanResult) chunk(name string) (*decode.Chunk, bool) {
 // from the disk cache's index (an earlier mount's scan of this very
 // version: counted as a disk load, "fmt/scan" in disk_loads), else scanned
 // now and persisted on the way.
-func (m *meshDir) scan(ctx context.Context, fp cache.Fingerprint) (*scanResult, error) {
+func (m *meshDir) scan(ctx context.Context, fp version.Version) (*scanResult, error) {
 	return m.scanAnd(ctx, fp, nil)
 }
 
@@ -233,7 +233,7 @@ type oneScene struct {
 // (outputs.Mesh.ScanDecode), under the conversions' semaphore, and sc
 // receives the scene: the first read of a .glb then reads and decompresses
 // the source once, not once for the scan and once for the scene.
-func (m *meshDir) scanAnd(ctx context.Context, fp cache.Fingerprint, sc *oneScene) (*scanResult, error) {
+func (m *meshDir) scanAnd(ctx context.Context, fp version.Version, sc *oneScene) (*scanResult, error) {
 	key, label := m.key(fp, outScan), m.label(outScan)
 	var rec *scanRecord
 	if _, ok := m.fsys.cache.Peek(key); !ok {
@@ -308,7 +308,7 @@ func (m *meshDir) scanAnd(ctx context.Context, fp cache.Fingerprint, sc *oneScen
 // geometry returns the cached entry of a geometry output (outGLB: one part;
 // outOBJ: the obj and the mtl), converting on a miss. A failed conversion is
 // an entry with Err.
-func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output string) (*cache.Entry, error) {
+func (m *meshDir) geometry(ctx context.Context, fp version.Version, output string) (*cache.Entry, error) {
 	key, label := m.key(fp, output), m.label(output)
 	if e, ok := m.fsys.cache.Use(key); ok {
 		// Converted (or failed) already and still in memory: the scan
@@ -400,7 +400,7 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 		if !isPrewarm(ctx) {
 			m.fsys.touch()
 		}
-		if !errors.Is(err, os.ErrNotExist) && !stillSource(key) {
+		if !errors.Is(err, os.ErrNotExist) && !version.Still(key.Path, key.Version.Ident) {
 			// Changed while it was read: these bytes may be of another
 			// version, or of two. Not cached; the reader gets ESTALE.
 			return nil, syscall.ESTALE
@@ -479,7 +479,7 @@ const notifyWait = 100 * time.Millisecond
 
 // chunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
 // which is read from the source file itself.
-func (m *meshDir) chunkData(ctx context.Context, fp cache.Fingerprint, r *scanResult, name string) ([]byte, *decode.Chunk, error) {
+func (m *meshDir) chunkData(ctx context.Context, fp version.Version, r *scanResult, name string) ([]byte, *decode.Chunk, error) {
 	c, ok := r.chunk(name)
 	if !ok {
 		return nil, nil, os.ErrNotExist
@@ -519,7 +519,7 @@ func (m *meshDir) chunkData(ctx context.Context, fp cache.Fingerprint, r *scanRe
 
 // errorText is error.txt: the errors `convert` would record, in its order
 // (scan, header, chunks, then decoding and export). Empty when nothing fails.
-func (m *meshDir) errorText(ctx context.Context, fp cache.Fingerprint) ([]byte, error) {
+func (m *meshDir) errorText(ctx context.Context, fp version.Version) ([]byte, error) {
 	r, err := m.scan(ctx, fp)
 	if err != nil {
 		return nil, err
@@ -572,7 +572,7 @@ func (m *meshDir) errorText(ctx context.Context, fp cache.Fingerprint) ([]byte, 
 // error (scan true), else a conversion that failed in this mount or, for
 // this version, in an earlier one. nil: nothing known to fail. A failure
 // found is entered in the mount's failure list (.meshfs/errors.txt).
-func (m *meshDir) failure(fp cache.Fingerprint, r *scanResult) (err error, scan bool) {
+func (m *meshDir) failure(fp version.Version, r *scanResult) (err error, scan bool) {
 	switch {
 	case r.scanErr != nil:
 		err, scan = r.scanErr, true
@@ -600,7 +600,7 @@ func (m *meshDir) failure(fp cache.Fingerprint, r *scanResult) (err error, scan 
 // knownBroken reports whether the folder of version fp is broken (the
 // folder table's rule: error.txt listed, no geometry outputs), as far as is
 // known without converting anything.
-func (m *meshDir) knownBroken(fp cache.Fingerprint, r *scanResult) bool {
+func (m *meshDir) knownBroken(fp version.Version, r *scanResult) bool {
 	err, _ := m.failure(fp, r)
 	return err != nil
 }
@@ -668,7 +668,7 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 // up again for every entry (chunks/ has one entry per chunk).
 type listedScan struct {
 	st *syscall.Stat_t
-	fp cache.Fingerprint
+	fp version.Version
 	r  *scanResult
 	// header is header.json's node when the lookups answered it.
 	header *gofs.Inode
@@ -676,7 +676,7 @@ type listedScan struct {
 
 // converted reports whether output converted without error for fp, as far
 // as the caches know.
-func (m *meshDir) converted(fp cache.Fingerprint, output string) bool {
+func (m *meshDir) converted(fp version.Version, output string) bool {
 	key := m.key(fp, output)
 	if e, ok := m.fsys.cache.Peek(key); ok {
 		return e.Err == nil
@@ -728,7 +728,7 @@ func (m *meshDir) geometryGone(ctx context.Context) bool {
 
 // failedOnDisk reports whether the disk cache records a failure of version
 // fp: a scan's, or a conversion's.
-func (m *meshDir) failedOnDisk(fp cache.Fingerprint) bool {
+func (m *meshDir) failedOnDisk(fp version.Version) bool {
 	if m.fsys.disk == nil {
 		return false
 	}
@@ -832,7 +832,7 @@ func outputChild(parent *gofs.Inode, name string, f *outFile) (*gofs.Inode, *out
 
 // lookupKnown is lookupOutput for an output other than the .glb whose
 // size the caller knows for source version fp (stat st).
-func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, st *syscall.Stat_t, fp cache.Fingerprint, size int64) *gofs.Inode {
+func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, st *syscall.Stat_t, fp version.Version, size int64) *gofs.Inode {
 	fresh := f
 	ch, f := outputChild(parent, name, f)
 	fillFileAttr(&out.Attr, st, size)
@@ -922,8 +922,8 @@ type outFile struct {
 	// (tell): the kernel keeps one page cache per node, shared by every
 	// reader, so a node never serves two versions.
 	mu        sync.Mutex
-	attrFP    cache.Fingerprint
-	pagesFP   cache.Fingerprint
+	attrFP    version.Version
+	pagesFP   version.Version
 	pagesSeen bool
 
 	pass passState // passthrough of the .glb (passthrough.go)
@@ -952,7 +952,7 @@ func (o *outFile) conversion() (output string, part int) {
 // source file (raw chunks).
 type produced struct {
 	st   *syscall.Stat_t
-	fp   cache.Fingerprint
+	fp   version.Version
 	data []byte
 	raw  *decode.Chunk
 }
@@ -970,10 +970,10 @@ func (p *produced) size() int64 {
 // inode, so the mesh folder and its outputs' names stay; the outputs get
 // new nodes, see lookupOutput). With handles every open re-checks the
 // version (opened), so any version may be told.
-func (o *outFile) tell(fp cache.Fingerprint) bool {
+func (o *outFile) tell(fp version.Version) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.m.fsys.noOpen() && o.attrFP != (cache.Fingerprint{}) && o.attrFP != fp {
+	if o.m.fsys.noOpen() && !o.attrFP.Zero() && !o.attrFP.Same(fp) {
 		return false
 	}
 	o.attrFP = fp
@@ -981,10 +981,10 @@ func (o *outFile) tell(fp cache.Fingerprint) bool {
 }
 
 // mayTell reports whether tell(fp) would succeed, recording nothing.
-func (o *outFile) mayTell(fp cache.Fingerprint) bool {
+func (o *outFile) mayTell(fp version.Version) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return !o.m.fsys.noOpen() || o.attrFP == (cache.Fingerprint{}) || o.attrFP == fp
+	return !o.m.fsys.noOpen() || o.attrFP.Zero() || o.attrFP.Same(fp)
 }
 
 func (o *outFile) produce(ctx context.Context) (*produced, error) {
@@ -996,7 +996,7 @@ func (o *outFile) produce(ctx context.Context) (*produced, error) {
 }
 
 // produceAt is produce for source version fp (stat st), stat'ed just now.
-func (o *outFile) produceAt(ctx context.Context, st *syscall.Stat_t, fp cache.Fingerprint) (*produced, error) {
+func (o *outFile) produceAt(ctx context.Context, st *syscall.Stat_t, fp version.Version) (*produced, error) {
 	m := o.m
 	p := &produced{st: st, fp: fp}
 	switch o.kind {
@@ -1151,9 +1151,9 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 // a scan, with the permissions narrowed as they are now: the scan may have
 // found files the outputs are made from (deps.go), and the first stat of
 // an output must already show their narrowing.
-func (m *meshDir) narrowedSince(st *syscall.Stat_t, fp cache.Fingerprint) *syscall.Stat_t {
+func (m *meshDir) narrowedSince(st *syscall.Stat_t, fp version.Version) *syscall.Stat_t {
 	now, nfp, err := m.stat()
-	if err != nil || nfp != fp {
+	if err != nil || !nfp.Same(fp) {
 		return st
 	}
 	out := *st
@@ -1197,7 +1197,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 			return nil, 0, errno(err)
 		}
 		var st syscall.Stat_t
-		if err := syscall.Fstat(int(f.Fd()), &st); err != nil || cache.FromStat(&st).Ino != p.fp.Ino || st.Size != p.fp.Size || st.Mtim.Nano() != p.fp.MtimeNs {
+		if err := syscall.Fstat(int(f.Fd()), &st); err != nil || !version.FromStat(&st).Same(p.fp.Ident) {
 			// Replaced between the scan and the open: its chunk table is
 			// not this file's. ESTALE makes the kernel walk the path again
 			// (EAGAIN reached the reader); that open sees the new version.
@@ -1221,10 +1221,10 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 
 // opened records that an open serves version fp and reports whether the
 // kernel's pages of the file are of that version (so may be kept).
-func (o *outFile) opened(fp cache.Fingerprint) (keep bool) {
+func (o *outFile) opened(fp version.Version) (keep bool) {
 	o.mu.Lock()
-	keep = o.pagesSeen && o.pagesFP == fp
-	staleAttr := o.attrFP != (cache.Fingerprint{}) && o.attrFP != fp
+	keep = o.pagesSeen && o.pagesFP.Same(fp)
+	staleAttr := !o.attrFP.Zero() && !o.attrFP.Same(fp)
 	o.pagesFP, o.pagesSeen = fp, true
 	o.attrFP = fp
 	o.mu.Unlock()
@@ -1243,7 +1243,7 @@ func (o *outFile) opened(fp cache.Fingerprint) (keep bool) {
 // reports it), an output below passMin or not in the disk cache (yet: a
 // fresh conversion is saved once its readers pause), a damaged entry, or
 // another version passed through and still open.
-func (o *outFile) openPassthrough(ctx context.Context) (fh gofs.FileHandle, fp cache.Fingerprint, ok bool) {
+func (o *outFile) openPassthrough(ctx context.Context) (fh gofs.FileHandle, fp version.Version, ok bool) {
 	m, fsys := o.m, o.m.fsys
 	st, fp, err := m.stat()
 	if err != nil {
@@ -1334,9 +1334,9 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	}
 	// A raw chunk: read its window of the source, checking that the file
 	// opened is the version whose chunk table says where the window is.
-	k := srcKey{path: o.m.abs, dev: o.m.ident.dev, ino: p.fp.Ino, size: p.fp.Size, mtimeNs: p.fp.MtimeNs}
+	k := srcKey{path: o.m.abs, id: p.fp.Ident}
 	return o.m.fsys.srcFDs.readWindow(k, func(st *syscall.Stat_t) bool {
-		return uint64(st.Dev) == k.dev && st.Ino == k.ino && st.Size == k.size && st.Mtim.Nano() == k.mtimeNs
+		return version.FromStat(st).Same(k.id)
 	}, dest, off, p.raw.Offset, p.raw.Length)
 }
 
@@ -1376,7 +1376,7 @@ func isConversion(label string) bool {
 // version fp of the mesh (outputs' rule for NAME.animated.glb), as the
 // memory cache remembers it: fp's Gen changes with any animation file of
 // the folder (formats.IsDependency), so a change there asks again.
-func (m *meshDir) animated(ctx context.Context, fp cache.Fingerprint) bool {
+func (m *meshDir) animated(ctx context.Context, fp version.Version) bool {
 	if !m.mesh.TakesAnimations() {
 		return false
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // statsDirName is the hidden folder at the root holding stats.json. It is
@@ -29,8 +29,8 @@ const statsDirName = ".meshfs"
 // a file replaced by another (or turned from plain file into mesh) gets a
 // fresh node and the kernel a fresh inode.
 type srcID struct {
-	kind     uint32 // S_IFDIR, S_IFREG, S_IFLNK, or kindMesh
-	dev, ino uint64
+	kind uint32 // S_IFDIR, S_IFREG, S_IFLNK, or kindMesh
+	version.File
 }
 
 const kindMesh = 1
@@ -128,14 +128,10 @@ func fillFileAttr(a *fuse.Attr, st *syscall.Stat_t, size int64) {
 // dirNode mirrors one source folder.
 type dirNode struct {
 	roDir
-	fsys  *FS
-	abs   string
-	ident srcID
-	// companionGen is bumped when a companion or an animation file in this
-	// folder changes (formats.IsDependency);
-	// it is part of the fingerprint of the meshes here.
-	companionGen atomic.Uint64
-	watched      atomic.Bool
+	fsys    *FS
+	abs     string
+	ident   srcID
+	watched atomic.Bool
 	// unwatched is set when watching this folder failed (see shortTTL).
 	unwatched atomic.Bool
 	// changes counts the changes the watcher reported here (any name):
@@ -226,7 +222,7 @@ func (d *dirNode) entryKind(name string, st *syscall.Stat_t, siblings func(strin
 func (d *dirNode) sniff(name string, st *syscall.Stat_t) (decode.Format, bool) {
 	if l := d.listed.Load(); l != nil {
 		if fm, ok := l.formats[name]; ok {
-			if ps := l.st[name]; ps != nil && cache.FromStat(ps) == cache.FromStat(st) {
+			if ps := l.st[name]; ps != nil && version.FromStat(ps).Same(version.FromStat(st)) {
 				return fm, true
 			}
 		}
@@ -246,7 +242,7 @@ func (f *FS) sniff(path string, st *syscall.Stat_t) decode.Format {
 // file could not be read; it is shown as a plain file, whose open reports
 // the error, and sniffed again next time).
 func (f *FS) sniffNew(path string, st *syscall.Stat_t) (fm decode.Format, read, known bool) {
-	k := sniffKey{path, cache.FromStat(st)}
+	k := sniffKey{path, version.FromStat(st)}
 	if r, ok := f.sniffs.GetIfPresent(k); ok {
 		return r.format, false, true
 	}
@@ -308,7 +304,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if kind == 0 {
 		return nil, syscall.ENOENT
 	}
-	id := srcID{kind: kind, dev: uint64(st.Dev), ino: st.Ino}
+	id := srcID{kind: kind, File: version.FromStat(&st).File}
 	var node gofs.InodeEmbedder
 	var mode uint32
 	switch kind {
@@ -316,10 +312,9 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		fillDirAttr(&out.Attr, &st)
 		node, mode = &dirNode{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFDIR
 	case kindMesh:
-		mesh := d.fsys.newMesh(p, format)
-		narrowAccess(mesh, &st, d.fsys.depPaths(p))
+		md := d.newMeshDir(name, &st, format)
+		narrowAccess(md.mesh, &st, d.fsys.depPaths(p))
 		fillDirAttr(&out.Attr, &st)
-		md := &meshDir{fsys: d.fsys, parent: d, abs: p, ident: id, mesh: mesh}
 		// A regular file (a mesh is never a link): this Lstat is the Stat
 		// the listing and lookups that follow need.
 		md.remember(&st, gen, now)
@@ -506,7 +501,7 @@ func (p *passFile) id() srcID { return p.ident }
 
 // same reports whether st is the file this node was looked up as.
 func (p *passFile) same(st *syscall.Stat_t) bool {
-	return uint64(st.Dev) == p.ident.dev && st.Ino == p.ident.ino
+	return version.FromStat(st).File == p.ident.File
 }
 
 func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -551,7 +546,7 @@ func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if p.fsys.passthroughWanted() {
 		// The kernel reads the source itself: plain files as fast as
 		// outside the mount.
-		return p.fsys.passthroughHandle(nil, cache.Fingerprint{}, f, -1, nil, func() { f.Close() }), noFlush, 0
+		return p.fsys.passthroughHandle(nil, version.Version{}, f, -1, nil, func() { f.Close() }), noFlush, 0
 	}
 	p.fsys.openHandles.Add(1)
 	// No FOPEN_KEEP_CACHE: the kernel drops this file's pages on each open,
@@ -568,7 +563,7 @@ func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		if fh == nil && p.fsys.noOpen() {
 			// no_open: read the source itself, if it is still the file
 			// this node was looked up as.
-			k := srcKey{path: p.abs, dev: p.ident.dev, ino: p.ident.ino}
+			k := srcKey{path: p.abs, id: version.Ident{File: p.ident.File}}
 			return p.fsys.srcFDs.readWindow(k, p.same, dest, off, 0, -1)
 		}
 		return nil, syscall.EBADF

@@ -31,8 +31,8 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // passMin is the smallest output served by passthrough: below it the
@@ -48,18 +48,18 @@ const passMin = 1 << 20
 // one that cannot while passthrough opens exist goes to a new inode.
 type passState struct {
 	mu     sync.Mutex
-	ver    cache.Fingerprint // version of the backing file the kernel holds
-	pt     int               // passthrough opens on the node
-	cached int               // page-cached opens on the node
+	ver    version.Version // version of the backing file the kernel holds
+	pt     int             // passthrough opens on the node
+	cached int             // page-cached opens on the node
 }
 
 // tryPassthrough reports whether an open of version ver may pass through,
 // and if so counts it: not while page-cached opens exist, nor while
 // passthrough opens of another version do (one backing file per inode).
-func (s *passState) tryPassthrough(ver cache.Fingerprint) bool {
+func (s *passState) tryPassthrough(ver version.Version) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cached > 0 || (s.pt > 0 && s.ver != ver) {
+	if s.cached > 0 || (s.pt > 0 && !s.ver.Same(ver)) {
 		return false
 	}
 	s.ver = ver
@@ -73,7 +73,7 @@ func (s *passState) tryPassthrough(ver cache.Fingerprint) bool {
 // requires every open of an inode open for passthrough to pass through the
 // same backing file, so that open must be made on a new inode (ESTALE: the
 // kernel looks the name up again, and lookupOutput hands out a new node).
-func (s *passState) fallback(ver cache.Fingerprint) (stale bool, done func()) {
+func (s *passState) fallback(ver version.Version) (stale bool, done func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pt > 0 {
@@ -92,10 +92,10 @@ func (s *passState) fallback(ver cache.Fingerprint) (stale bool, done func()) {
 
 // busyOther reports whether passthrough opens of a version other than ver
 // are open on the node.
-func (s *passState) busyOther(ver cache.Fingerprint) bool {
+func (s *passState) busyOther(ver version.Version) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.pt > 0 && s.ver != ver
+	return s.pt > 0 && !s.ver.Same(ver)
 }
 
 func (s *passState) release() {
@@ -167,7 +167,7 @@ func (f *FS) passthroughWanted() bool {
 // this open may not ask for passthrough (then it calls closeFile). state is
 // the node's bookkeeping (nil for a plain file: every open of the node
 // names the same source inode).
-func (f *FS) passthroughHandle(state *passState, ver cache.Fingerprint, file *os.File, size int64, st *syscall.Stat_t, closeFile func()) gofs.FileHandle {
+func (f *FS) passthroughHandle(state *passState, ver version.Version, file *os.File, size int64, st *syscall.Stat_t, closeFile func()) gofs.FileHandle {
 	if state != nil && !state.tryPassthrough(ver) {
 		closeFile()
 		return nil

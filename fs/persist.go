@@ -17,11 +17,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/fs/diskcache"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // ConverterVersion is part of every disk cache key: bump it whenever the
@@ -29,12 +29,17 @@ import (
 // cache written by an older converter is never served.
 const ConverterVersion = 1
 
+// diskKeyVersion is part of every disk cache key too: bump it whenever
+// what a key is derived from changes (diskKey), so an entry keyed the old
+// way is never found by a new key that happens to match.
+const diskKeyVersion = 2
+
 // DiskCacheVersion is the version string disk cache entries are keyed by:
 // the converter version, the build (module version and VCS revision; for a
 // build from a modified tree, a hash of the executable, since its outputs
 // may differ from the revision's) and the options that shape outputs.
 func DiskCacheVersion(limits outputs.Limits) string {
-	v := fmt.Sprintf("converter %d", ConverterVersion)
+	v := fmt.Sprintf("converter %d keys %d", ConverterVersion, diskKeyVersion)
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		v += " " + bi.Main.Path + "@" + bi.Main.Version
 		modified := true // no VCS information: treat as modified
@@ -71,59 +76,6 @@ var exeHashOnce = sync.OnceValue(func() string {
 })
 
 func exeHash() string { return exeHashOnce() }
-
-// diskKey is the disk cache key of a memory cache key. The memory key's Gen
-// counts companion changes seen by this mount's watcher and restarts at 0
-// with every mount, so it cannot tell a later mount that a companion (a
-// .msh.blob) or an animation file (for NAME.animated.glb) changed while
-// nothing was mounted. The disk key uses instead a hash of the identity, size
-// and mtime of every such file (formats.IsDependency) in the source's
-// folder: any change of one there misses, for every mesh of the
-// folder (conservative, and cheap: computed once per folder and watcher
-// generation).
-func (f *FS) diskKey(k cache.Key) diskcache.Key {
-	return diskcache.Key{Path: k.Path, Dev: k.FP.Dev, Ino: k.FP.Ino, Size: k.FP.Size, MtimeNs: k.FP.MtimeNs,
-		Gen: f.companionHash(filepath.Dir(k.Path), k.FP.Gen) ^ f.depHash(k.Path), Output: k.Output}
-}
-
-type companionSum struct {
-	gen uint64
-	sum uint64
-}
-
-// companionHash hashes the companion files of the folder dir as they are
-// now; gen is the folder's watcher generation, which invalidates the
-// remembered hash.
-func (f *FS) companionHash(dir string, gen uint64) uint64 {
-	if v, ok := f.companionSums.Load(dir); ok && v.(companionSum).gen == gen {
-		return v.(companionSum).sum
-	}
-	ents, err := srcfile.ReadDir(dir)
-	if err != nil {
-		return 0
-	}
-	names := make(map[string]bool, len(ents))
-	for _, e := range ents {
-		names[e.Name()] = true
-	}
-	siblings := func(n string) bool { return names[n] }
-	h := sha256.New()
-	for _, e := range ents { // ReadDir sorts by name: a stable order
-		if !e.Type().IsRegular() || !formats.IsDependency(e.Name(), siblings) {
-			continue
-		}
-		var st syscall.Stat_t
-		if syscall.Stat(filepath.Join(dir, e.Name()), &st) != nil {
-			continue
-		}
-		fmt.Fprintf(h, "%s\x00%d %d %d %d\n", e.Name(), st.Dev, st.Ino, st.Size, st.Mtim.Nano())
-	}
-	b := h.Sum(nil)
-	sum := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-	f.companionSums.Store(dir, companionSum{gen, sum})
-	return sum
-}
 
 // loadFromDisk returns the disk cache's entry for key, checked, or nil.
 // Cached bytes are served from memory once loaded: warm reads are answered
@@ -164,7 +116,7 @@ func (f *FS) saveToDisk(key cache.Key, e *cache.Entry) {
 			// readers and conversions leave of the CPUs.
 			lowPriority()
 			f.waitSaveQuiet()
-			if !stillSource(key) {
+			if !version.Still(key.Path, key.Version.Ident) {
 				return // replaced while waiting: never to be served
 			}
 		}
@@ -191,18 +143,6 @@ func (f *FS) saveToDisk(key cache.Key, e *cache.Entry) {
 func lowPriority() {
 	runtime.LockOSThread()
 	syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), 19)
-}
-
-// stillSource reports whether the source of key is still the version key
-// names (its companions aside).
-func stillSource(key cache.Key) bool {
-	var st syscall.Stat_t
-	if syscall.Stat(key.Path, &st) != nil {
-		return false
-	}
-	fp := cache.FromStat(&st)
-	fp.Gen = key.FP.Gen
-	return fp == key.FP
 }
 
 // A big entry is saved once the mount's readers have paused (at most
@@ -366,9 +306,7 @@ func (f *FS) prewarmWalk(ctx context.Context, p *prewarmState) {
 		if parent == nil {
 			parent = &dirNode{fsys: f, abs: dir}
 		}
-		mesh := f.newMesh(path, format)
-		m := &meshDir{fsys: f, parent: parent, abs: path, mesh: mesh,
-			ident: srcID{kind: kindMesh, dev: uint64(st.Dev), ino: st.Ino}}
+		m := parent.newMeshDir(filepath.Base(path), &st, format)
 		_, fp, err := m.stat()
 		if err != nil {
 			return nil

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Scanning ahead. A walker (grep -r, find, ls -lR) enters a source folder's
@@ -147,12 +147,9 @@ func (d *dirNode) scanAhead(ctx context.Context, after string) {
 		meshes++
 		m := d.meshChild(name, &st)
 		if m == nil {
-			mesh := d.fsys.newMesh(p, format)
-			m = &meshDir{fsys: d.fsys, parent: d, abs: p, mesh: mesh,
-				ident: srcID{kind: kindMesh, dev: uint64(st.Dev), ino: st.Ino}}
+			m = d.newMeshDir(name, &st, format)
 		}
-		fp := cache.FromStat(&st)
-		fp.Gen = d.companionGen.Load() + d.fsys.depGen(p)
+		fp := d.fsys.versions.Version(p, version.FromStat(&st))
 		if _, ok := d.fsys.cache.Peek(m.key(fp, outScan)); ok {
 			continue
 		}
@@ -170,7 +167,7 @@ func (d *dirNode) meshChild(name string, st *syscall.Stat_t) *meshDir {
 		return nil
 	}
 	m, ok := ch.Operations().(*meshDir)
-	if !ok || m.ident.dev != uint64(st.Dev) || m.ident.ino != st.Ino {
+	if !ok || m.ident.File != version.FromStat(st).File {
 		return nil
 	}
 	return m

@@ -46,6 +46,7 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 const scanRecordVersion = 1
@@ -314,7 +315,7 @@ func (f *FS) saveScan(key cache.Key, r *scanResult) {
 // fromRecord builds the scan result of a persisted record: chunk names,
 // sizes and errors from memory; header.json's bytes read from the disk
 // cache when first asked for; loaded chunks' bytes through a live scan.
-func (m *meshDir) fromRecord(fp cache.Fingerprint, rec *scanRecord) *scanResult {
+func (m *meshDir) fromRecord(fp version.Version, rec *scanRecord) *scanResult {
 	r := &scanResult{chunkIdx: map[string]int{}, hdrSize: rec.hdrSize, disk: true}
 	if rec.hasScanErr {
 		r.scanErr = errors.New(rec.scanErr)
@@ -359,7 +360,7 @@ func (m *meshDir) fromRecord(fp cache.Fingerprint, rec *scanRecord) *scanResult 
 
 // liveScan is a scan of fp made for a persisted scan result (its loaded
 // chunks, or a damaged header), cached in memory and counted as a scan.
-func (m *meshDir) liveScan(fp cache.Fingerprint) (*scanResult, error) {
+func (m *meshDir) liveScan(fp version.Version) (*scanResult, error) {
 	e, err := m.fsys.cache.Get(context.Background(), m.key(fp, outScanLive), m.label(outScan), func(ctx context.Context) (*cache.Entry, error) {
 		st, scanErr := m.mesh.Scan(ctx)
 		if st == nil && errors.Is(scanErr, fs.ErrNotExist) {
@@ -379,7 +380,7 @@ func (m *meshDir) liveScan(fp cache.Fingerprint) (*scanResult, error) {
 
 // liveLoader loads chunk i of a persisted scan through a live scan, after
 // checking that the live scan found the recorded chunk there.
-func (m *meshDir) liveLoader(fp cache.Fingerprint, i int, want recChunk) func() ([]byte, error) {
+func (m *meshDir) liveLoader(fp version.Version, i int, want recChunk) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		live, err := m.liveScan(fp)
 		if err != nil {
@@ -404,7 +405,7 @@ func (m *meshDir) liveLoader(fp cache.Fingerprint, i int, want recChunk) func() 
 // error), or the size is only known by producing it (a chunk outside the
 // file, or over the output limit, whose stat reports the error; a loaded
 // chunk of a fresh scan, loaded as before).
-func (m *meshDir) knownSize(ctx context.Context, fp cache.Fingerprint, kind outKind, chunk string) (int64, bool) {
+func (m *meshDir) knownSize(ctx context.Context, fp version.Version, kind outKind, chunk string) (int64, bool) {
 	r, err := m.scan(ctx, fp)
 	if err != nil {
 		return 0, false
@@ -413,7 +414,7 @@ func (m *meshDir) knownSize(ctx context.Context, fp cache.Fingerprint, kind outK
 }
 
 // knownSizeIn is knownSize given the scan r of version fp.
-func (m *meshDir) knownSizeIn(r *scanResult, fp cache.Fingerprint, kind outKind, chunk string) (int64, bool) {
+func (m *meshDir) knownSizeIn(r *scanResult, fp version.Version, kind outKind, chunk string) (int64, bool) {
 	switch kind {
 	case kHeader:
 		if r.hdrErr != nil {

@@ -9,7 +9,9 @@ import (
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
+
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Under no_open a READ of a plain file or a raw chunk comes without a
@@ -41,9 +43,8 @@ func srcFDLimit(nofile uint64) int {
 }
 
 type srcKey struct {
-	path          string
-	dev, ino      uint64
-	size, mtimeNs int64 // 0, 0 for a plain file: any version of the inode
+	path string
+	id   version.Ident // of a plain file, its File only: any version of the inode
 }
 
 // srcFD is one open source descriptor. refs counts the replies still to

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 func TestSrcFDLimit(t *testing.T) {
@@ -116,7 +118,7 @@ func TestSrcFDsOpenWhenFull(t *testing.T) {
 			write(t, p, []byte("x"))
 			syscall.Stat(p, &st)
 		}
-		return srcKey{path: p, dev: uint64(st.Dev), ino: st.Ino}, func(s *syscall.Stat_t) bool { return s.Ino == st.Ino }
+		return srcKey{path: p, id: version.Ident{File: version.FromStat(&st).File}}, func(s *syscall.Stat_t) bool { return version.FromStat(s).File == version.FromStat(&st).File }
 	}
 	for i := range 10 {
 		k, same := key(i)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Texture PNGs: beside every texture file meshfs decodes (a .dds, a .tga:
@@ -43,7 +44,7 @@ type texPNG struct {
 	abs   string
 	ident srcID
 	mu    sync.Mutex
-	told  cache.Fingerprint // the version whose size the kernel was told
+	told  version.Version // the version whose size the kernel was told
 }
 
 var (
@@ -55,16 +56,17 @@ var (
 func (t *texPNG) id() srcID { return t.ident }
 
 // produce returns the PNG of the texture as it is now, and its stat.
-func (t *texPNG) produce(ctx context.Context) ([]byte, *syscall.Stat_t, cache.Fingerprint, syscall.Errno) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(t.abs, &st); err != nil {
-		return nil, nil, cache.Fingerprint{}, errno(err)
+func (t *texPNG) produce(ctx context.Context) ([]byte, *syscall.Stat_t, version.Version, syscall.Errno) {
+	id, st, err := version.Stat(t.abs)
+	if err != nil {
+		return nil, nil, version.Version{}, errno(err)
 	}
-	if uint64(st.Dev) != t.ident.dev || st.Ino != t.ident.ino {
-		return nil, nil, cache.Fingerprint{}, syscall.ESTALE // replaced: look the name up again
+	if id.File != t.ident.File {
+		return nil, nil, version.Version{}, syscall.ESTALE // replaced: look the name up again
 	}
-	fp := cache.FromStat(&st)
-	key := cache.Key{Path: t.abs, FP: fp, Output: outPNG}
+	// A PNG reads its texture alone.
+	fp := version.Version{Ident: id}
+	key := cache.Key{Path: t.abs, Version: fp, Output: outPNG}
 	e, err := t.fsys.cache.Get(ctx, key, "texture/"+outPNG, func(ctx context.Context) (*cache.Entry, error) {
 		if err := t.fsys.sem.Acquire(ctx); err != nil {
 			return nil, err
@@ -85,7 +87,7 @@ func (t *texPNG) produce(ctx context.Context) ([]byte, *syscall.Stat_t, cache.Fi
 	if e.Err != nil {
 		return nil, nil, fp, syscall.EIO
 	}
-	return e.Parts[0], &st, fp, 0
+	return e.Parts[0], st, fp, 0
 }
 
 func (t *texPNG) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -110,7 +112,7 @@ func (t *texPNG) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint3
 		return nil, 0, e
 	}
 	t.mu.Lock()
-	keep := t.told == fp
+	keep := t.told.Same(fp)
 	t.told = fp
 	t.mu.Unlock()
 	t.fsys.openHandles.Add(1)
@@ -141,7 +143,7 @@ func (t *texPNG) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off 
 	t.mu.Lock()
 	told := t.told
 	t.mu.Unlock()
-	if told != fp {
+	if !told.Same(fp) {
 		return nil, syscall.ESTALE
 	}
 	if off >= int64(len(b)) {
@@ -160,7 +162,7 @@ func (d *dirNode) lookupPNG(ctx context.Context, name, src string, out *fuse.Ent
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return nil, syscall.ENOENT
 	}
-	id := srcID{kind: kindPNG, dev: uint64(st.Dev), ino: st.Ino}
+	id := srcID{kind: kindPNG, File: version.FromStat(&st).File}
 	node := &texPNG{fsys: d.fsys, abs: filepath.Join(d.abs, src), ident: id}
 	b, pst, fp, e := node.produce(ctx)
 	if e != 0 {

@@ -124,7 +124,8 @@ func (f *FS) sourceChanged(path string) {
 	if formats.IsDependency(name, d.siblingExists) {
 		// A companion or an animation file changed (or appeared, or went):
 		// the meshes beside it may read it, so their outputs are stale too.
-		d.companionGen.Add(1)
+		f.folderDeps.changed(dir)
+		f.versions.Changed(dir)
 		for n, ch := range d.Children() {
 			if _, ok := ch.Operations().(*meshDir); ok {
 				f.invalidateName(d, n)
@@ -205,9 +206,10 @@ func (f *FS) invalidateAll() {
 		dirs = append(dirs, d)
 	}
 	f.dirsMu.Unlock()
+	f.versions.ChangedAll()
+	f.folderDeps.changed("")
 	for _, d := range dirs {
 		d.changes.Add(1)
-		d.companionGen.Add(1)
 		for name := range d.Children() {
 			f.invalidateName(d, name)
 		}

@@ -309,7 +309,7 @@ func (bb *blockBuffers) loadScanned(src *decode.Source, b block, section string)
 		return bb.load(src, b, section)
 	}
 	if sb := takeBlock(src.Name, b); sb != nil {
-		if sameVersion(sb.version, src.R) {
+		if sb.readsVersion(src.R) {
 			bb.packed, bb.raw = sb.packed, sb.raw
 			return bb.raw, nil
 		}

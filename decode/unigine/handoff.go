@@ -8,6 +8,7 @@ import (
 	"weak"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // A cold first read of a mesh's .glb through the mount scans the file (for
@@ -19,9 +20,8 @@ import (
 // long. Decode takes the decompressed bytes only when the file name and
 // the block's place and sizes are those Scan saw and the file is still the
 // version Scan read: when the source is an open file (the mount's and the
-// CLI's), the same file (device and inode) with the same size and
-// modification time, the mount's own test of a changed source (its cache
-// key); otherwise every compressed byte must compare equal (a file
+// CLI's), the same version.Ident, the mount's own test of a changed
+// source; otherwise every compressed byte must compare equal (a file
 // changed in between fails the comparison). It decompresses otherwise.
 //
 // Scan gives up its buffers to the block it leaves; the decode that takes
@@ -32,36 +32,34 @@ import (
 type scannedBlock struct {
 	name    string
 	b       block
-	packed  []byte      // the compressed bytes; nil when decompressed from a mapping of the file
-	raw     []byte      // what they decompress to
-	version os.FileInfo // the file's when the source is an open file, else nil
+	packed  []byte        // the compressed bytes; nil when decompressed from a mapping of the file
+	raw     []byte        // what they decompress to
+	version version.Ident // the file's when the source is an open file
+	known   bool          // version is set
 }
 
 // statter is an open file's Stat (an *os.File's).
 type statter interface{ Stat() (os.FileInfo, error) }
 
-// versionOf returns the FileInfo of the file r reads, or nil when r is
+// versionOf returns the version of the file r reads, and false when r is
 // not an open file or cannot tell.
-func versionOf(r io.ReaderAt) os.FileInfo {
+func versionOf(r io.ReaderAt) (version.Ident, bool) {
 	f, ok := r.(statter)
 	if !ok {
-		return nil
+		return version.Ident{}, false
 	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil
+		return version.Ident{}, false
 	}
-	return fi
+	return version.Of(fi), true
 }
 
-// sameVersion reports whether r reads the very file version v describes:
-// the same file (device and inode), size and modification time.
-func sameVersion(v os.FileInfo, r io.ReaderAt) bool {
-	if v == nil {
-		return false
-	}
-	now := versionOf(r)
-	return now != nil && os.SameFile(v, now) && now.Size() == v.Size() && now.ModTime().Equal(v.ModTime())
+// readsVersion reports whether r reads the very file version sb was
+// scanned from.
+func (sb *scannedBlock) readsVersion(r io.ReaderAt) bool {
+	now, ok := versionOf(r)
+	return sb.known && ok && now.Same(sb.version)
 }
 
 // minHandoff is the smallest block worth leaving: below it, decompressing
@@ -80,7 +78,8 @@ var leftHook func(*scannedBlock)
 // scan, to a decode that may follow; bb's buffers go with it, and the
 // file's version when src is an open file.
 func leaveBlock(src *decode.Source, b block, bb *blockBuffers) {
-	sb := &scannedBlock{name: src.Name, b: b, raw: bb.raw[:b.raw], version: versionOf(src.R)}
+	sb := &scannedBlock{name: src.Name, b: b, raw: bb.raw[:b.raw]}
+	sb.version, sb.known = versionOf(src.R)
 	if !bb.mapped {
 		sb.packed = bb.packed[:b.packed]
 	}

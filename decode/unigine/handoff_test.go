@@ -180,7 +180,7 @@ func TestHandoffFileVersion(t *testing.T) {
 			t.Fatal(err)
 		}
 		sb := handoff.p.Value()
-		if sb == nil || sb.version == nil {
+		if sb == nil || !sb.known {
 			t.Fatal("scan left no block, or none with the file's version")
 		}
 		return sb
@@ -231,7 +231,8 @@ func TestHandoffFileVersion(t *testing.T) {
 	if err := os.WriteFile(q, changed, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chtimes(q, sb.version.ModTime(), sb.version.ModTime()); err != nil {
+	scanned := time.Unix(0, sb.version.MtimeNs)
+	if err := os.Chtimes(q, scanned, scanned); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(q, p); err != nil {
