@@ -67,7 +67,7 @@ const notCheap = syscall.EAGAIN
 func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
 	if snap != nil && name == outputs.HeaderName {
 		if size, ok := m.knownSizeIn(snap.r, snap.fp, kHeader, ""); ok {
-			ch := lookupKnown(ctx, &m.Inode, name, &outFile{m: m, kind: kHeader}, out, snap.st, snap.fp, size)
+			ch := lookupKnown(ctx, &m.Inode, name, m.out(kHeader, outputs.Entry{}, ""), out, snap.st, snap.fp, size)
 			m.fsys.shortTTL(m.parent, out, nil)
 			snap.header = ch
 			return ch, 0
@@ -91,7 +91,7 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 	kind := outKindOf(ent)
 	// One stat and one look at the caches: the size if it is known,
 	// notCheap if it would take a conversion.
-	ch, e := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: kind, ent: ent}, out, true)
+	ch, e := lookupOutput(ctx, &m.Inode, name, m.out(kind, ent, ""), out, true)
 	m.fsys.shortTTL(m.parent, out, nil)
 	if e == notCheap {
 		return nil, e
@@ -106,7 +106,7 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 func (c *chunksDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
 	if snap != nil {
 		if size, ok := c.m.knownSizeIn(snap.r, snap.fp, kChunk, name); ok {
-			ch := lookupKnown(ctx, &c.Inode, name, &outFile{m: c.m, kind: kChunk, chunk: name}, out, snap.st, snap.fp, size)
+			ch := lookupKnown(ctx, &c.Inode, name, c.m.out(kChunk, outputs.Entry{}, name), out, snap.st, snap.fp, size)
 			c.m.fsys.shortTTL(c.m.parent, out, nil)
 			return ch, 0
 		}
@@ -227,25 +227,17 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	if _, fp, err := m.stat(); err != nil || !fp.Same(snap.fp) {
 		return
 	}
-	of.mu.Lock()
-	have := of.pagesSeen && of.pagesFP.Same(snap.fp)
-	other := !of.attrFP.Zero() && !of.attrFP.Same(snap.fp)
-	of.mu.Unlock()
-	if have || other {
+	if !of.view.WantsPages(snap.fp) {
 		return // the kernel has them already, or the node is another version's
 	}
-	// Not under of.mu: the store waits for the lock of a page a READ of
-	// this file may hold in flight, and that READ's answer takes of.mu.
+	// The store waits for the lock of a page a READ of this file may hold
+	// in flight, and that READ's answer asks the view: nothing is held.
 	if of.WriteCache(0, data) != 0 {
 		return // no inode for it (an entry without attributes), or gone
 	}
-	of.mu.Lock()
-	of.pagesFP, of.pagesSeen, of.attrFP = snap.fp, true, snap.fp
-	of.mu.Unlock()
 	m.fsys.headerPushes.Add(1)
-	if _, fp, err := m.stat(); err == nil && !fp.Same(snap.fp) {
-		// Changed meanwhile: the watcher's invalidation may have come
-		// before our store.
-		go m.fsys.notifyContent(&of.Inode)
-	}
+	_, now, _ := m.stat()
+	// Changed meanwhile: the watcher's invalidation may have come before
+	// the store.
+	of.view.Stored(snap.fp, now, func() { m.fsys.notifyContent(&of.Inode) })
 }

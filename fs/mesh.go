@@ -17,6 +17,7 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/version"
 )
@@ -778,7 +779,7 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		}
 		return m.NewInode(ctx, &chunksDir{m: m}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
 	}
-	ch, en := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: outKindOf(e), ent: e}, out, false)
+	ch, en := lookupOutput(ctx, &m.Inode, name, m.out(outKindOf(e), e, ""), out, false)
 	m.fsys.shortTTL(m.parent, out, nil)
 	return ch, replaced(en)
 }
@@ -799,7 +800,7 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 		if _, fp, err := f.m.stat(); err == nil && f.pass.busyOther(fp) {
 			// Its inode is passed through to another version's file
 			// and still open: this version needs an inode of its own.
-			ch, f = nil, &outFile{m: f.m, kind: kGLB, ent: f.ent}
+			ch, f = nil, f.m.out(kGLB, f.ent, "")
 		}
 	}
 	var a fuse.AttrOut
@@ -891,7 +892,7 @@ func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, *listedScan, 
 }
 
 func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	ch, e := lookupOutput(ctx, &c.Inode, name, &outFile{m: c.m, kind: kChunk, chunk: name}, out, false)
+	ch, e := lookupOutput(ctx, &c.Inode, name, c.m.out(kChunk, outputs.Entry{}, name), out, false)
 	c.m.fsys.shortTTL(c.m.parent, out, nil)
 	return ch, replaced(e)
 }
@@ -916,15 +917,9 @@ type outFile struct {
 	chunk string
 	ent   outputs.Entry // its entry in the folder table (not for chunks)
 
-	// What the kernel was last told: the fingerprint whose size it holds
-	// (attr) and whose bytes may be in its page cache (pages). Under
-	// no_open the node stands for the version of the first size told
-	// (tell): the kernel keeps one page cache per node, shared by every
-	// reader, so a node never serves two versions.
-	mu        sync.Mutex
-	attrFP    version.Version
-	pagesFP   version.Version
-	pagesSeen bool
+	// view is what the kernel was told of the node; under no_open it
+	// stands for the version of the first size told (kernelview.Pinned).
+	view kernelview.View
 
 	pass passState // passthrough of the .glb (passthrough.go)
 }
@@ -970,21 +965,16 @@ func (p *produced) size() int64 {
 // inode, so the mesh folder and its outputs' names stay; the outputs get
 // new nodes, see lookupOutput). With handles every open re-checks the
 // version (opened), so any version may be told.
-func (o *outFile) tell(fp version.Version) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.m.fsys.noOpen() && !o.attrFP.Zero() && !o.attrFP.Same(fp) {
-		return false
-	}
-	o.attrFP = fp
-	return true
-}
+func (o *outFile) tell(fp version.Version) bool { return o.view.Tell(fp) }
 
 // mayTell reports whether tell(fp) would succeed, recording nothing.
-func (o *outFile) mayTell(fp version.Version) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return !o.m.fsys.noOpen() || o.attrFP.Zero() || o.attrFP.Same(fp)
+func (o *outFile) mayTell(fp version.Version) bool { return o.view.MayTell(fp) }
+
+// out is a new node for one output of m: its entry in the folder table
+// (none for header.json's answer from a listing, and chunks), or a chunk's
+// name.
+func (m *meshDir) out(kind outKind, ent outputs.Entry, chunk string) *outFile {
+	return &outFile{m: m, kind: kind, ent: ent, chunk: chunk, view: kernelview.View{Pinned: m.fsys.noOpen()}}
 }
 
 func (o *outFile) produce(ctx context.Context) (*produced, error) {
@@ -1221,20 +1211,10 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 
 // opened records that an open serves version fp and reports whether the
 // kernel's pages of the file are of that version (so may be kept).
+// The kernel may still hold the old size; it must not cut or pad the new
+// bytes by it, so the view drops it.
 func (o *outFile) opened(fp version.Version) (keep bool) {
-	o.mu.Lock()
-	keep = o.pagesSeen && o.pagesFP.Same(fp)
-	staleAttr := !o.attrFP.Zero() && !o.attrFP.Same(fp)
-	o.pagesFP, o.pagesSeen = fp, true
-	o.attrFP = fp
-	o.mu.Unlock()
-	if staleAttr {
-		// The kernel may still hold the old size; it must not cut or pad
-		// the new bytes by it. Notifying from inside a request risks a
-		// deadlock with the kernel, so do it beside this one.
-		go o.m.fsys.notifyContent(&o.Inode)
-	}
-	return keep
+	return o.view.Opened(fp, func() { o.m.fsys.notifyContent(&o.Inode) })
 }
 
 // openPassthrough opens the .glb on its disk-cache file for the kernel's
@@ -1322,9 +1302,7 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	if !o.tell(p.fp) {
 		return o.readOld(dest, off)
 	}
-	o.mu.Lock()
-	o.pagesFP, o.pagesSeen = p.fp, true
-	o.mu.Unlock()
+	o.view.Served(p.fp)
 	if p.raw == nil {
 		if off >= int64(len(p.data)) {
 			return memResult(nil), 0
@@ -1347,9 +1325,7 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 // GETATTR) makes a path walk look the name up again, which gives the new
 // version a node of its own.
 func (o *outFile) readOld(dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	o.mu.Lock()
-	fp := o.attrFP
-	o.mu.Unlock()
+	fp := o.view.Told()
 	if !o.ent.Converted() {
 		return nil, syscall.ESTALE
 	}

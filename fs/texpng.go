@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -43,8 +43,9 @@ type texPNG struct {
 	fsys  *FS
 	abs   string
 	ident srcID
-	mu    sync.Mutex
-	told  version.Version // the version whose size the kernel was told
+	// view is what the kernel was told: the PNG of the texture as it
+	// is at each request (kernelview.View.Retell).
+	view kernelview.View
 }
 
 var (
@@ -96,9 +97,7 @@ func (t *texPNG) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrO
 		return e
 	}
 	fillFileAttr(&out.Attr, st, int64(len(b)))
-	t.mu.Lock()
-	t.told = fp
-	t.mu.Unlock()
+	t.view.Retell(fp)
 	return 0
 }
 
@@ -111,10 +110,8 @@ func (t *texPNG) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint3
 	if e != 0 {
 		return nil, 0, e
 	}
-	t.mu.Lock()
-	keep := t.told.Same(fp)
-	t.told = fp
-	t.mu.Unlock()
+	keep := t.view.Told().Same(fp)
+	t.view.Retell(fp)
 	t.fsys.openHandles.Add(1)
 	fh := &bytesHandle{fsys: t.fsys, data: b, st: st}
 	if keep {
@@ -140,10 +137,7 @@ func (t *texPNG) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off 
 	if e != 0 {
 		return nil, e
 	}
-	t.mu.Lock()
-	told := t.told
-	t.mu.Unlock()
-	if !told.Same(fp) {
+	if !t.view.Told().Same(fp) {
 		return nil, syscall.ESTALE
 	}
 	if off >= int64(len(b)) {
@@ -169,14 +163,12 @@ func (d *dirNode) lookupPNG(ctx context.Context, name, src string, out *fuse.Ent
 		return nil, e
 	}
 	fillFileAttr(&out.Attr, pst, int64(len(b)))
-	node.told = fp
+	node.view.Retell(fp)
 	d.fsys.shortTTL(d, out, nil)
 	if ch := d.GetChild(name); ch != nil {
 		if s, ok := ch.Operations().(sourced); ok && s.id() == id {
 			if old, ok := ch.Operations().(*texPNG); ok {
-				old.mu.Lock()
-				old.told = fp
-				old.mu.Unlock()
+				old.view.Retell(fp)
 			}
 			return ch, 0
 		}
