@@ -39,8 +39,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -54,7 +52,10 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/mountpoint"
+	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -102,11 +103,11 @@ type Config struct {
 	// default_permissions, so each user reads what the modes shown allow.
 	NoDefaultPermissions bool
 	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
-	// converts (gcpace.go); the process's own setting is restored after.
+	// converts (store.GCPacer); the process's own setting is restored after.
 	ConvertGOGC int
 	// clock is the time the waits for a quiet moment read (nil: the
 	// real one; tests set their own).
-	clock clock
+	clock store.Clock
 }
 
 // Default kernel cache timeouts without a watcher (NoWatch, or inotify
@@ -139,9 +140,9 @@ type FS struct {
 	root   *dirNode
 	limits outputs.Limits
 	sem    *outputs.Semaphore
-	gc     gcPacer
+	gc     store.GCPacer
 	// failed lists the meshes known to be broken (failures.go).
-	failed failureList
+	failed store.Failures
 
 	watch *watcher
 
@@ -165,7 +166,7 @@ type FS struct {
 	// savesPending counts converted outputs not yet in the disk cache
 	// (saveToDisk; stats.json disk_saves_pending).
 	savesPending atomic.Int64
-	lastRequest  atomic.Int64 // unix ns of the last reader request (see touch)
+	activity     store.Activity // the readers' last request (see touch)
 	prewarm      *prewarmState
 	stopPrewarm  context.CancelFunc
 	prewarmDone  sync.WaitGroup
@@ -193,8 +194,8 @@ type FS struct {
 	flushes atomic.Int64
 	// raw is the request layer of the mount (nil before Mount).
 	raw *rawFS
-	// srcFDs are source descriptors kept for handle-less reads (srcfd.go).
-	srcFDs *srcFDs
+	// srcFDs are source descriptors kept for handle-less reads (package srcfd).
+	srcFDs *srcfd.FDs
 	// passOff is set once a passthrough handle was asked for a read: the
 	// kernel did not take the backing file. passOpens counts passthrough
 	// handles handed out.
@@ -257,7 +258,7 @@ func New(cfg Config) (*FS, error) {
 			filepath.Join(src, statsDirName), statsDirName)
 	}
 	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffs: sn, dirs: map[string]*dirNode{}, start: time.Now(),
-		limits: outputs.DefaultLimits, disk: cfg.DiskCache, srcFDs: newSrcFDs(), ahead: newScanAhead()}
+		limits: outputs.DefaultLimits, disk: cfg.DiskCache, srcFDs: srcfd.New(), ahead: newScanAhead()}
 	if cfg.Limits != nil {
 		f.limits = *cfg.Limits
 	}
@@ -266,7 +267,8 @@ func New(cfg Config) (*FS, error) {
 		n = runtime.NumCPU()
 	}
 	f.sem = outputs.NewSemaphore(n)
-	f.gc.during = cfg.ConvertGOGC
+	f.gc.During = cfg.ConvertGOGC
+	f.activity.Clock = cfg.clock
 	f.root = &dirNode{fsys: f, abs: src}
 	return f, nil
 }
@@ -413,90 +415,11 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 		// As gofs.Mount: a failed mount leaves a serve loop that ends.
 		return nil, err
 	}
-	raiseReadahead(mnt)
+	mountpoint.RaiseReadahead(mnt)
 	if f.watch != nil {
 		f.watch.start()
 	}
 	return srv, nil
-}
-
-// mountReadaheadKB is the readahead meshfs sets for its mount.
-const mountReadaheadKB = 1024
-
-// raiseReadahead sets the readahead of the mount at mnt to 1 MiB, through
-// its backing device's sysfs knob (root only; others keep the kernel's
-// 128 KiB). FUSE mounts start at 128 KiB whatever the daemon asks, so a
-// sequential reader of a big output reaching the daemon (a first read
-// under no_open) was sent 128 KiB READs even though they may be 1 MiB
-// (MaxWrite): with 1 MiB, a 36 MB .glb read 8 KiB at a time took 38
-// READs instead of 278 and ≈ 20 ms instead of ≈ 25.
-//
-// The device comes from /proc/self/mountinfo, not from a stat of mnt: that
-// would put the root's attributes in the kernel's cache, and a stat of a
-// mount whose daemon was killed would then succeed instead of telling
-// ENOTCONN, which is how the next mount finds a stale one to clear.
-func raiseReadahead(mnt string) {
-	dev := mountDevice(mnt)
-	if dev == "" {
-		return
-	}
-	knob := "/sys/class/bdi/" + dev + "/read_ahead_kb"
-	os.WriteFile(knob, []byte(strconv.Itoa(mountReadaheadKB)), 0) // not root, or no sysfs: the default stays
-}
-
-// mountDevice returns the "major:minor" of the last mount at mnt in
-// /proc/self/mountinfo, or "".
-func mountDevice(mnt string) string {
-	m, _ := lastMount(mnt)
-	return m.dev
-}
-
-// mountinfo is what /proc/self/mountinfo says of one mount.
-type mountinfo struct {
-	dev            string // "major:minor"
-	fstype, source string
-}
-
-// lastMount returns the last (topmost) mount at mnt in
-// /proc/self/mountinfo, if any.
-func lastMount(mnt string) (mountinfo, bool) {
-	var m mountinfo
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return m, false
-	}
-	found := false
-	for _, ln := range strings.Split(string(b), "\n") {
-		// ID parentID major:minor root mountpoint options [optional...] - fstype source superoptions
-		f := strings.Fields(ln)
-		if len(f) < 5 || unescapeMountinfo(f[4]) != mnt {
-			continue
-		}
-		m, found = mountinfo{dev: f[2]}, true
-		if i := slices.Index(f, "-"); i > 0 && i+2 < len(f) {
-			m.fstype, m.source = f[i+1], unescapeMountinfo(f[i+2])
-		}
-	}
-	return m, found
-}
-
-// unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // Close stops the watcher and frees the cache. Call it after unmounting.
@@ -512,7 +435,7 @@ func (f *FS) Close() {
 		f.watch.close()
 	}
 	f.cache.Close()
-	f.srcFDs.close()
+	f.srcFDs.Close()
 	f.sniffs.StopAllGoroutines()
 }
 

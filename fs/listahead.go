@@ -5,6 +5,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/internal/srcfile"
 )
@@ -138,7 +139,7 @@ func (f *FS) sniffFolder(dir string, limit int) int {
 		})
 		return known[n]
 	}
-	eachConcurrently(len(names), min(listAheadWorkers, len(names)/listPerWorker), func(i int) {
+	decode.ForEach(len(names), min(listAheadWorkers, len(names)/listPerWorker), func(i int) {
 		if f.ahead.ctx.Err() != nil {
 			return
 		}

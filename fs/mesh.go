@@ -18,7 +18,9 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/internal/kernelview"
+	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -236,7 +238,7 @@ type oneScene struct {
 // the source once, not once for the scan and once for the scene.
 func (m *meshDir) scanAnd(ctx context.Context, fp version.Version, sc *oneScene) (*scanResult, error) {
 	key, label := m.key(fp, outScan), m.label(outScan)
-	var rec *scanRecord
+	var rec *store.ScanRecord
 	if _, ok := m.fsys.cache.Peek(key); !ok {
 		if rec = m.fsys.scanRecordOf(key); rec != nil {
 			label += diskSuffix
@@ -246,7 +248,7 @@ func (m *meshDir) scanAnd(ctx context.Context, fp version.Version, sc *oneScene)
 		if rec != nil {
 			r := m.fromRecord(fp, rec)
 			// Header bytes not in memory yet: weigh them in anyway.
-			aux := 512 + rec.hdrSize
+			aux := 512 + rec.HdrSize
 			for _, n := range r.chunks {
 				aux += 128 + int64(len(n))
 			}
@@ -259,7 +261,7 @@ func (m *meshDir) scanAnd(ctx context.Context, fp version.Version, sc *oneScene)
 				return nil, err
 			}
 			start := time.Now()
-			endGC := m.fsys.gc.begin(fp.Size)
+			endGC := m.fsys.gc.Begin(fp.Size)
 			s, scene, ok := m.mesh.ScanDecode(ctx)
 			endGC()
 			m.fsys.sem.Release()
@@ -299,9 +301,9 @@ func (m *meshDir) scanAnd(ctx context.Context, fp version.Version, sc *oneScene)
 	}
 	r := e.Aux.(*scanResult)
 	if r.scanErr != nil {
-		m.fsys.failed.note(m.abs, fp, true, r.scanErr)
+		m.fsys.failed.Note(m.abs, fp, true, r.scanErr)
 	} else if r.hdrErr != nil {
-		m.fsys.failed.note(m.abs, fp, true, r.hdrErr)
+		m.fsys.failed.Note(m.abs, fp, true, r.hdrErr)
 	}
 	return r, nil
 }
@@ -371,7 +373,7 @@ func (m *meshDir) geometry(ctx context.Context, fp version.Version, output strin
 			return nil, err
 		}
 		defer m.fsys.sem.Release()
-		defer m.fsys.gc.begin(fp.Size)()
+		defer m.fsys.gc.Begin(fp.Size)()
 		start := time.Now()
 		var e *cache.Entry
 		var err error
@@ -421,7 +423,7 @@ func (m *meshDir) geometry(ctx context.Context, fp version.Version, output strin
 		return e, nil
 	})
 	if err == nil && e.Err != nil {
-		m.fsys.failed.note(m.abs, fp, false, e.Err)
+		m.fsys.failed.Note(m.abs, fp, false, e.Err)
 	}
 	if failed.Load() {
 		m.brokenNow()
@@ -593,7 +595,7 @@ func (m *meshDir) failure(fp version.Version, r *scanResult) (err error, scan bo
 		}
 	}
 	if err != nil {
-		m.fsys.failed.note(m.abs, fp, scan, err)
+		m.fsys.failed.Note(m.abs, fp, scan, err)
 	}
 	return err, scan
 }
@@ -739,7 +741,7 @@ func (m *meshDir) failedOnDisk(fp version.Version) bool {
 		}
 	}
 	rec := m.fsys.scanRecordOf(m.key(fp, outScan))
-	return rec != nil && (rec.hasScanErr || rec.hasHdrErr)
+	return rec != nil && rec.Failed()
 }
 
 func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -1312,9 +1314,9 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	}
 	// A raw chunk: read its window of the source, checking that the file
 	// opened is the version whose chunk table says where the window is.
-	k := srcKey{path: o.m.abs, id: p.fp.Ident}
-	return o.m.fsys.srcFDs.readWindow(k, func(st *syscall.Stat_t) bool {
-		return version.FromStat(st).Same(k.id)
+	k := srcfd.Key{Path: o.m.abs, ID: p.fp.Ident}
+	return o.m.fsys.readWindow(k, func(st *syscall.Stat_t) bool {
+		return version.FromStat(st).Same(k.ID)
 	}, dest, off, p.raw.Offset, p.raw.Length)
 }
 

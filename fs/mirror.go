@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/version"
 )
@@ -391,7 +391,7 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 		}
 		kinds[i] = fuse.DirEntry{Name: name, Mode: kind, Ino: st.Ino}
 	}
-	eachConcurrently(len(ents), min(listWorkers, len(ents)/listPerWorker), entry)
+	decode.ForEach(len(ents), min(listWorkers, len(ents)/listPerWorker), entry)
 	list := kinds[:0]
 	listed := &listedStats{at: now, gen: gen, st: make(map[string]*syscall.Stat_t, len(ents)),
 		formats: map[string]decode.Format{}}
@@ -416,30 +416,6 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	d.listed.Store(listed)
 	d.subdirs.Store(subdirs)
 	return gofs.NewListDirStream(list), 0
-}
-
-// eachConcurrently calls fn(i) for every i in [0, n) on workers goroutines
-// taking the next i in turn (one loop when workers < 2). For file system
-// calls that wait on the disk, so more workers than CPUs.
-func eachConcurrently(n, workers int, fn func(i int)) {
-	if workers < 2 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // A source folder's entries are sized up by up to listWorkers goroutines,
@@ -563,8 +539,8 @@ func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		if fh == nil && p.fsys.noOpen() {
 			// no_open: read the source itself, if it is still the file
 			// this node was looked up as.
-			k := srcKey{path: p.abs, id: version.Ident{File: p.ident.File}}
-			return p.fsys.srcFDs.readWindow(k, p.same, dest, off, 0, -1)
+			k := srcfd.Key{Path: p.abs, ID: version.Ident{File: p.ident.File}}
+			return p.fsys.readWindow(k, p.same, dest, off, 0, -1)
 		}
 		return nil, syscall.EBADF
 	}

@@ -2,16 +2,8 @@ package fs
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,61 +13,9 @@ import (
 	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/fs/diskcache"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/version"
 )
-
-// ConverterVersion is part of every disk cache key: bump it whenever the
-// bytes of any converted output change (a decoder or exporter fix), so a
-// cache written by an older converter is never served.
-const ConverterVersion = 1
-
-// diskKeyVersion is part of every disk cache key too: bump it whenever
-// what a key is derived from changes (diskKey), so an entry keyed the old
-// way is never found by a new key that happens to match.
-const diskKeyVersion = 2
-
-// DiskCacheVersion is the version string disk cache entries are keyed by:
-// the converter version, the build (module version and VCS revision; for a
-// build from a modified tree, a hash of the executable, since its outputs
-// may differ from the revision's) and the options that shape outputs.
-func DiskCacheVersion(limits outputs.Limits) string {
-	v := fmt.Sprintf("converter %d keys %d", ConverterVersion, diskKeyVersion)
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v += " " + bi.Main.Path + "@" + bi.Main.Version
-		modified := true // no VCS information: treat as modified
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				v += " rev " + s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
-		}
-		if modified {
-			v += " exe " + exeHash()
-		}
-	}
-	return v + fmt.Sprintf(" limits %d/%d/%v", limits.MaxSourceSize, limits.MaxOutputSize, limits.Timeout)
-}
-
-var exeHashOnce = sync.OnceValue(func() string {
-	p, err := os.Executable()
-	if err != nil {
-		return "unknown"
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "unknown"
-	}
-	return hex.EncodeToString(h.Sum(nil)[:12])
-})
-
-func exeHash() string { return exeHashOnce() }
 
 // loadFromDisk returns the disk cache's entry for key, checked, or nil.
 // Cached bytes are served from memory once loaded: warm reads are answered
@@ -96,11 +36,11 @@ func (f *FS) loadFromDisk(key cache.Key) *cache.Entry {
 
 // saveToDisk writes a converted entry to the disk cache beside the reader
 // (Close waits for it). A failed conversion is kept too, as its error's
-// text (failureRecord), when the failure belongs to the source version:
+// text (store.EncodeFailure), when the failure belongs to the source version:
 // otherwise a remount's `ls -lR` would convert every broken mesh again just
 // to learn that it still fails, and to list its error.txt.
 func (f *FS) saveToDisk(key cache.Key, e *cache.Entry) {
-	if f.disk == nil || (e.Err != nil && !persistable(e.Err)) {
+	if f.disk == nil || (e.Err != nil && !store.Persistable(e.Err)) {
 		return
 	}
 	dk := f.diskKey(key)
@@ -114,15 +54,15 @@ func (f *FS) saveToDisk(key cache.Key, e *cache.Entry) {
 			// not worth it for the many small ones): its write and
 			// checksum, ≈ 15 ms of CPU for a 36 MB .glb, take what the
 			// readers and conversions leave of the CPUs.
-			lowPriority()
-			f.waitSaveQuiet()
+			store.LowPriority()
+			f.activity.WaitQuiet(f.ahead.ctx, saveQuiet, saveQuietMax)
 			if !version.Still(key.Path, key.Version.Ident) {
 				return // replaced while waiting: never to be served
 			}
 		}
 		var err error
 		if e.Err != nil {
-			err = f.disk.PutMeta(dk, nil, failureRecord(e.Err))
+			err = f.disk.PutMeta(dk, nil, store.EncodeFailure(e.Err))
 		} else {
 			err = f.disk.Put(dk, e.Parts)
 		}
@@ -136,15 +76,6 @@ func (f *FS) saveToDisk(key cache.Key, e *cache.Entry) {
 	}()
 }
 
-// lowPriority runs the calling goroutine, until it returns, on a thread of
-// its own at the lowest scheduling priority. The thread is never handed
-// back to the runtime (no UnlockOSThread): a goroutine that exits locked
-// takes its thread with it, so no request is ever served on a niced thread.
-func lowPriority() {
-	runtime.LockOSThread()
-	syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), 19)
-}
-
 // A big entry is saved once the mount's readers have paused (at most
 // saveQuietMax later): its write and checksum (≈ 20 ms of CPU for a 36 MB
 // .glb) would otherwise run beside the reader that asked for it, who is
@@ -156,34 +87,6 @@ var (
 	saveQuietMax = 2 * time.Second // (vars for tests)
 )
 
-// waitSaveQuiet waits until no request came for saveQuiet, for at most
-// saveQuietMax, or until the mount closes.
-func (f *FS) waitSaveQuiet() {
-	clk := f.clock()
-	deadline := clk.Now().Add(saveQuietMax)
-	for {
-		idle := time.Duration(clk.Now().UnixNano() - f.lastRequest.Load())
-		if idle >= saveQuiet || clk.Now().After(deadline) {
-			return
-		}
-		select {
-		case <-f.ahead.ctx.Done():
-			return
-		case <-clk.After(saveQuiet - idle):
-		}
-	}
-}
-
-// A failure record is the metadata blob of a geometry output's disk-cache
-// entry that has no parts: failureRecordVersion, then the error's text.
-// Successful conversions are stored without a blob, so a blob on a
-// geometry output's key always means a failure.
-const failureRecordVersion = 1
-
-func failureRecord(err error) []byte {
-	return append([]byte{failureRecordVersion}, err.Error()...)
-}
-
 // diskFailure returns the conversion failure the disk cache holds for a
 // geometry output's key: the error of an earlier mount's conversion of this
 // very source version, with its text.
@@ -192,10 +95,10 @@ func (f *FS) diskFailure(key cache.Key) (error, bool) {
 		return nil, false
 	}
 	meta, _, ok := f.disk.Meta(f.diskKey(key))
-	if !ok || len(meta) < 1 || meta[0] != failureRecordVersion {
+	if !ok {
 		return nil, false
 	}
-	return errors.New(string(meta[1:])), true
+	return store.DecodeFailure(meta)
 }
 
 // diskSizes returns the part sizes of an output converted successfully by
@@ -212,7 +115,7 @@ func (f *FS) diskSizes(key cache.Key) ([]int64, bool) {
 }
 
 // touch records a reader's request: the pre-warmer waits for a quiet moment.
-func (f *FS) touch() { f.lastRequest.Store(f.clock().Now().UnixNano()) }
+func (f *FS) touch() { f.activity.Touch() }
 
 // prewarmKey marks the context of the pre-warmer's conversions, which are
 // no reader's activity: were their ends touches, the pre-warmer would wait
@@ -267,7 +170,7 @@ func (f *FS) Prewarm() {
 		// This goroutine's thread runs at the lowest priority; the
 		// conversion's own helper goroutines do not inherit it, hence also
 		// the quiet-time wait.
-		lowPriority()
+		store.LowPriority()
 		start := time.Now()
 		f.log.Printf("meshfs: prewarm: started on %s", f.source)
 		f.prewarmWalk(ctx, p)
@@ -346,22 +249,11 @@ func (f *FS) prewarmWalk(ctx context.Context, p *prewarmState) {
 
 // waitQuiet waits until no reader has asked anything for prewarmQuiet.
 func (f *FS) waitQuiet(ctx context.Context, p *prewarmState) bool {
-	waited := false
-	for {
-		idle := time.Duration(f.clock().Now().UnixNano() - f.lastRequest.Load())
-		if idle >= prewarmQuiet {
-			return true
-		}
-		if !waited {
-			p.waits.Add(1)
-			waited = true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-f.clock().After(prewarmQuiet - idle):
-		}
+	waited, ok := f.activity.WaitQuiet(ctx, prewarmQuiet, 0)
+	if waited {
+		p.waits.Add(1)
 	}
+	return ok
 }
 
 // diskSuffix ends the statistics label of a geometry output loaded from the

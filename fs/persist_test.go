@@ -18,6 +18,7 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/diskcache"
 	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 // mountDisk mounts src with the disk cache folder dir; the returned func
@@ -30,7 +31,7 @@ func mountDisk(t *testing.T, src, dir string, prewarm bool) (*FS, string, func()
 // mountDiskConfig is mountDisk with the rest of the configuration given.
 func mountDiskConfig(t *testing.T, cfg Config, dir string, prewarm bool) (*FS, string, func()) {
 	t.Helper()
-	dc, err := diskcache.Open(dir, 1<<30, DiskCacheVersion(outputs.DefaultLimits))
+	dc, err := diskcache.Open(dir, 1<<30, store.CacheVersion(outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +444,7 @@ func TestDiskCacheSkipsReplacedBigOutput(t *testing.T) {
 	}
 	write(t, sp, fakeMesh(100000, 4))
 	stop()
-	dc, err := diskcache.Open(dir, 1<<30, DiskCacheVersion(outputs.DefaultLimits))
+	dc, err := diskcache.Open(dir, 1<<30, store.CacheVersion(outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}

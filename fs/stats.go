@@ -15,6 +15,7 @@ import (
 
 	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 // Stats is the contents of .meshfs/stats.json.
@@ -141,14 +142,14 @@ func (f *FS) Stats() Stats {
 		}
 	}
 	s.Failing = []string{}
-	for _, fl := range f.failed.current(f.source) {
-		if fl.scan {
+	for _, fl := range f.failed.Current(f.source) {
+		if fl.Scan {
 			s.ScanFailures++
 		} else {
 			s.ConversionFailures++
 		}
 		if len(s.Failing) < failingMax {
-			s.Failing = append(s.Failing, fl.rel)
+			s.Failing = append(s.Failing, fl.Rel)
 		}
 	}
 	s.Cache.Hits, s.Cache.Misses = cs.Hits, cs.Misses
@@ -247,7 +248,7 @@ func (f *FS) statsFiles(name string) (func() []byte, bool) {
 	case statsName:
 		return f.statsJSON, true
 	case errorsName:
-		return func() []byte { return errorsText(f.source, f.failed.current(f.source)) }, true
+		return func() []byte { return store.ErrorsText(f.source, f.failed.Current(f.source)) }, true
 	}
 	return nil, false
 }

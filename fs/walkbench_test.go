@@ -12,6 +12,7 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/diskcache"
 	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 // BenchmarkRemountListing is the remount `ls -lR` of the walk benchmarks
@@ -34,7 +35,7 @@ func BenchmarkRemountListing(b *testing.B) {
 	}
 	dir := b.TempDir()
 	mount := func(prewarm bool) (*FS, func()) {
-		dc, err := diskcache.Open(dir, 1<<30, DiskCacheVersion(outputs.DefaultLimits))
+		dc, err := diskcache.Open(dir, 1<<30, store.CacheVersion(outputs.DefaultLimits))
 		if err != nil {
 			b.Fatal(err)
 		}

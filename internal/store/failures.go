@@ -1,4 +1,4 @@
-package fs
+package store
 
 import (
 	"errors"
@@ -11,12 +11,12 @@ import (
 	"github.com/meshfs/meshfs/internal/version"
 )
 
-// failureList is every mesh the mount knows to be broken: its scan or a
+// Failures is every mesh the mount knows to be broken: its scan or a
 // conversion failed, in this mount (a reader, a listing, the pre-warmer) or
 // in an earlier one (the disk cache's records, found when the mesh is
 // listed or looked at). A mesh not yet listed, scanned or converted is not
 // in it. stats.json counts it and .meshfs/errors.txt prints it.
-type failureList struct {
+type Failures struct {
 	mu sync.Mutex
 	m  map[string]failureRec // by source path
 }
@@ -27,8 +27,8 @@ type failureRec struct {
 	msg  string
 }
 
-// note records that source version v of the mesh at abs failed.
-func (l *failureList) note(abs string, v version.Version, scan bool, err error) {
+// Note records that source version v of the mesh at abs failed.
+func (l *Failures) Note(abs string, v version.Version, scan bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if r, ok := l.m[abs]; ok && r.id.Same(v.Ident) && (r.scan || !scan) {
@@ -40,23 +40,24 @@ func (l *failureList) note(abs string, v version.Version, scan bool, err error) 
 	l.m[abs] = failureRec{id: v.Ident, scan: scan, msg: err.Error()}
 }
 
-// failure is one line of the list: the mesh's path relative to the source.
-type failure struct {
-	rel  string
-	scan bool
-	msg  string
+// Failure is one line of the list: the mesh's path relative to the
+// source, whether its scan failed (else a conversion), and the error.
+type Failure struct {
+	Rel  string
+	Scan bool
+	Msg  string
 }
 
-// current returns the failures of the source versions still in place,
+// Current returns the failures of the source versions still in place,
 // sorted by path, dropping those whose source changed or went away.
-func (l *failureList) current(root string) []failure {
+func (l *Failures) Current(root string) []Failure {
 	l.mu.Lock()
 	recs := make(map[string]failureRec, len(l.m))
 	for k, v := range l.m {
 		recs[k] = v
 	}
 	l.mu.Unlock()
-	var out []failure
+	var out []Failure
 	for abs, r := range recs {
 		if !version.Still(abs, r.id) {
 			l.mu.Lock()
@@ -70,18 +71,18 @@ func (l *failureList) current(root string) []failure {
 		if err != nil {
 			rel = abs
 		}
-		out = append(out, failure{rel: filepath.ToSlash(rel), scan: r.scan, msg: r.msg})
+		out = append(out, Failure{Rel: filepath.ToSlash(rel), Scan: r.scan, Msg: r.msg})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].rel < out[j].rel })
+	sort.Slice(out, func(i, j int) bool { return out[i].Rel < out[j].Rel })
 	return out
 }
 
-// errorsText is .meshfs/errors.txt: one line per broken mesh, its path
+// ErrorsText is .meshfs/errors.txt: one line per broken mesh, its path
 // relative to the source, then the error (outputs.ErrorLine).
-func errorsText(root string, list []failure) []byte {
+func ErrorsText(root string, list []Failure) []byte {
 	var b strings.Builder
 	for _, f := range list {
-		b.WriteString(outputs.ErrorLine(f.rel, filepath.Join(root, filepath.FromSlash(f.rel)), errors.New(f.msg)))
+		b.WriteString(outputs.ErrorLine(f.Rel, filepath.Join(root, filepath.FromSlash(f.Rel)), errors.New(f.Msg)))
 		b.WriteByte('\n')
 	}
 	return []byte(b.String())
