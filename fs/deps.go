@@ -2,13 +2,8 @@ package fs
 
 import (
 	"path/filepath"
-	"sync"
 
-	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/cache"
-	"github.com/meshfs/meshfs/fs/diskcache"
-	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -89,77 +84,4 @@ func (f *FS) dependentsChanged(path string) {
 			f.invalidateName(d, filepath.Base(mesh))
 		}
 	}
-}
-
-// diskKey is the disk cache key of a memory cache key: the same source
-// Ident, with Deps the digest of the identities of every file the set
-// names (the folder's dependency files, the files the last scan found).
-func (f *FS) diskKey(k cache.Key) diskcache.Key {
-	set := append(f.folderDeps.of(filepath.Dir(k.Path)), f.versions.Set(k.Path)...)
-	return diskcache.Key{Path: k.Path, Version: version.Version{Ident: k.Version.Ident, Deps: set.Sum()}, Output: k.Output}
-}
-
-// folderDeps remembers the dependency files (formats.IsDependency) of each
-// source folder as they are, until the watcher reports a change of one.
-type folderDeps struct {
-	mu  sync.Mutex
-	gen map[string]uint64      // folder → changes reported
-	set map[string]version.Set // folder → its dependency files, at gen
-	at  map[string]uint64
-}
-
-// of returns the dependency files of the folder dir.
-func (c *folderDeps) of(dir string) version.Set {
-	c.mu.Lock()
-	if c.gen == nil {
-		c.gen, c.set, c.at = map[string]uint64{}, map[string]version.Set{}, map[string]uint64{}
-	}
-	gen := c.gen[dir]
-	c.gen[dir] = gen
-	if s, ok := c.set[dir]; ok && c.at[dir] == gen {
-		c.mu.Unlock()
-		return s
-	}
-	c.mu.Unlock()
-	var s version.Set
-	if ents, err := srcfile.ReadDir(dir); err == nil {
-		names := make(map[string]bool, len(ents))
-		for _, e := range ents {
-			names[e.Name()] = true
-		}
-		siblings := func(n string) bool { return names[n] }
-		for _, e := range ents {
-			if !e.Type().IsRegular() || !formats.IsDependency(e.Name(), siblings) {
-				continue
-			}
-			p := filepath.Join(dir, e.Name())
-			if id, _, err := version.Stat(p); err == nil {
-				s = append(s, version.Read{Path: p, Ident: id})
-			}
-		}
-	}
-	c.mu.Lock()
-	if c.gen[dir] == gen {
-		c.set[dir], c.at[dir] = s, gen
-	}
-	c.mu.Unlock()
-	return s[:len(s):len(s)]
-}
-
-// changed forgets what of knows of dir (every folder: dir "").
-func (c *folderDeps) changed(dir string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gen == nil {
-		return
-	}
-	if dir == "" {
-		for d := range c.gen {
-			c.gen[d]++
-		}
-		clear(c.set)
-		return
-	}
-	c.gen[dir]++
-	delete(c.set, dir)
 }

@@ -46,7 +46,6 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/maypok86/otter/v2"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
@@ -57,6 +56,7 @@ import (
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/walk"
 )
 
 // DefaultCacheSize is the default memory cache budget (--cache-size).
@@ -134,15 +134,13 @@ type FS struct {
 	source string
 	log    *log.Logger
 	cache  *cache.Cache
-	// sniffs remembers which format (or none) a source file version is, so
-	// listing a folder again does not reopen every file.
-	sniffs *otter.Cache[sniffKey, sniffResult]
-	root   *dirNode
-	limits outputs.Limits
-	sem    *outputs.Semaphore
-	gc     store.GCPacer
-	// failed lists the meshes known to be broken (failures.go).
-	failed store.Failures
+	// sniffer remembers which format (or none) a source file version is,
+	// so listing a folder again does not reopen every file.
+	sniffer *walk.Sniffer
+	root    *dirNode
+	limits  outputs.Limits
+	// st is where outputs come from (memory, disk cache, conversion).
+	st *store.Store
 
 	watch *watcher
 
@@ -150,34 +148,17 @@ type FS struct {
 	dirsMu sync.Mutex
 	dirs   map[string]*dirNode
 
-	// logged remembers which failures were already logged (once each).
-	logged sync.Map
-
 	start       time.Time
-	convMu      sync.Mutex
-	convLatency cache.Ring
 	openHandles atomic.Int64
-	sniffCount  atomic.Int64
 	notifies    atomic.Int64
 	watchErrors atomic.Int64
 
-	disk       *diskcache.Cache
-	diskWrites sync.WaitGroup
-	// savesPending counts converted outputs not yet in the disk cache
-	// (saveToDisk; stats.json disk_saves_pending).
-	savesPending atomic.Int64
-	activity     store.Activity // the readers' last request (see touch)
-	prewarm      *prewarmState
-	stopPrewarm  context.CancelFunc
-	prewarmDone  sync.WaitGroup
-	fallbacks    map[string]int64 // disk loads that converted after all (fallbackMu)
+	disk *diskcache.Cache
 	// versions knows which files each mesh's outputs are made from and
-	// numbers their changes (deps.go); folderDeps are the folders'
-	// dependency files, for disk keys; depDirs the folders of material
+	// numbers their changes (deps.go); depDirs are the folders of material
 	// files and textures watched.
-	versions   version.Tracker
-	folderDeps folderDeps
-	depDirs    sync.Map
+	versions version.Tracker
+	depDirs  sync.Map
 	// longTTL is set when the entry or attribute timeout is the watched
 	// default (see shortTTL).
 	longTTL bool
@@ -187,9 +168,6 @@ type FS struct {
 	// headerPushes counts header.json files stored in the kernel's cache
 	// with their folder's listing (pushHeader).
 	headerPushes atomic.Int64
-	// onePass counts scans made in one pass with a .glb's decoding
-	// (meshDir.scanAnd).
-	onePass atomic.Int64
 	// flushes counts FLUSH requests on outputs (see noFlush).
 	flushes atomic.Int64
 	// raw is the request layer of the mount (nil before Mount).
@@ -201,19 +179,9 @@ type FS struct {
 	// handles handed out.
 	passOff   atomic.Bool
 	passOpens atomic.Int64
-	// verified holds the disk-cache keys whose files were checked for
-	// passthrough (diskVerified).
-	verified sync.Map
-	// ahead scans a folder's meshes ahead of a walker (readahead.go).
-	ahead *scanAhead
+	// ahead runs the passes ahead of a walker (ahead.go).
+	ahead *walk.Ahead
 }
-
-type sniffKey struct {
-	path string
-	id   version.Ident
-}
-
-type sniffResult struct{ format decode.Format }
 
 // New prepares a file system for cfg.Source; nothing is read yet.
 func New(cfg Config) (*FS, error) {
@@ -244,7 +212,7 @@ func New(cfg Config) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	sn, err := otter.New(&otter.Options[sniffKey, sniffResult]{MaximumSize: 1 << 16})
+	sn, err := walk.NewSniffer()
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -257,8 +225,8 @@ func New(cfg Config) (*FS, error) {
 		lg.Printf("meshfs: %s is hidden: the mount shows its own %s (statistics) at the root in its place",
 			filepath.Join(src, statsDirName), statsDirName)
 	}
-	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffs: sn, dirs: map[string]*dirNode{}, start: time.Now(),
-		limits: outputs.DefaultLimits, disk: cfg.DiskCache, srcFDs: srcfd.New(), ahead: newScanAhead()}
+	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffer: sn, dirs: map[string]*dirNode{}, start: time.Now(),
+		limits: outputs.DefaultLimits, disk: cfg.DiskCache, srcFDs: srcfd.New(), ahead: walk.NewAhead()}
 	if cfg.Limits != nil {
 		f.limits = *cfg.Limits
 	}
@@ -266,9 +234,12 @@ func New(cfg Config) (*FS, error) {
 	if n <= 0 {
 		n = runtime.NumCPU()
 	}
-	f.sem = outputs.NewSemaphore(n)
-	f.gc.During = cfg.ConvertGOGC
-	f.activity.Clock = cfg.clock
+	f.st = store.New(c, cfg.DiskCache, outputs.NewSemaphore(n), &f.versions, lg)
+	f.st.Limits, f.st.Tree, f.st.Sniff = f.limits, src, f.sniff
+	f.st.GC.During = cfg.ConvertGOGC
+	f.st.Activity.Clock = cfg.clock
+	f.st.Hooks = hooks{f}
+	f.st.Ctx = f.ahead.Ctx
 	f.root = &dirNode{fsys: f, abs: src}
 	return f, nil
 }
@@ -424,19 +395,16 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 
 // Close stops the watcher and frees the cache. Call it after unmounting.
 func (f *FS) Close() {
-	if f.stopPrewarm != nil {
-		f.stopPrewarm()
-		f.prewarmDone.Wait()
-	}
+	f.st.StopPrewarm()
 	// Scans ahead save to the disk cache: stop them first.
-	f.ahead.close()
-	f.diskWrites.Wait()
+	f.ahead.Close()
+	f.st.DiskWrites.Wait()
 	if f.watch != nil {
 		f.watch.close()
 	}
 	f.cache.Close()
 	f.srcFDs.Close()
-	f.sniffs.StopAllGoroutines()
+	f.sniffer.Close()
 }
 
 // noOpen reports whether the kernel opens files and folders without us:
@@ -447,11 +415,15 @@ func (f *FS) noOpen() bool { return !f.cfg.OpenHandles }
 func (f *FS) Cache() *cache.Cache { return f.cache }
 
 // logOnce logs a failure the first time it is seen for one source version.
-func (f *FS) logOnce(key any, format string, args ...any) {
-	if _, seen := f.logged.LoadOrStore(key, true); !seen {
-		f.log.Printf(format, args...)
-	}
-}
+func (f *FS) logOnce(key any, format string, args ...any) { f.st.LogOnce(key, format, args...) }
+
+// touch records a reader's request: the pre-warmer and big saves wait for
+// a quiet moment.
+func (f *FS) touch() { f.st.Activity.Touch() }
+
+// Prewarm converts every mesh under the source in the background (the
+// store's pre-warmer). It returns at once; Close stops it.
+func (f *FS) Prewarm() { f.st.Prewarm() }
 
 // errno maps an error to what a reader sees: a vanished source is ENOENT,
 // a special file EACCES, anything else that fails a conversion is EIO.

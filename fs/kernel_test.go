@@ -465,7 +465,7 @@ func TestReadDirPlusCheapEntries(t *testing.T) {
 	src := fakeTree(t, 20)
 	dir := t.TempDir()
 	f, _, stop := mountDisk(t, src, dir, true)
-	f.prewarmDone.Wait()
+	f.st.PrewarmWait()
 	stop()
 
 	f, mnt, _ := mountDisk(t, src, dir, false)

@@ -18,6 +18,7 @@ import (
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/walk"
 )
 
 // statsDirName is the hidden folder at the root holding stats.json. It is
@@ -141,13 +142,13 @@ type dirNode struct {
 	// READDIRPLUS lookups that follow it reuse (see statReuse).
 	listed atomic.Pointer[listedStats]
 	// scanningAhead is set while a pass scans this folder's meshes ahead
-	// of a walker (readahead.go).
+	// of a walker (ahead.go).
 	scanningAhead atomic.Bool
 	// listedAhead is set by the first listing, which starts a pass that
-	// sniffs the folders after this one (listahead.go); subdirs is the
+	// sniffs the folders after this one (ahead.go); subdirs is the
 	// last listing's source folders, in its order.
 	listedAhead atomic.Bool
-	subdirs     atomic.Pointer[folderOrder]
+	subdirs     atomic.Pointer[walk.FolderOrder]
 }
 
 var (
@@ -216,7 +217,7 @@ func (d *dirNode) entryKind(name string, st *syscall.Stat_t, siblings func(strin
 
 // sniff returns the format of the regular file name (stat st) in d, or nil,
 // and whether that is known: the last listing's answer for the same version
-// of the file, else the file system's (FS.sniffNew). The listing keeps the
+// of the file, else the file system's (walk.Sniffer). The listing keeps the
 // answers of all its entries, however many: relisting a folder bigger than
 // the sniff cache sniffs only what changed.
 func (d *dirNode) sniff(name string, st *syscall.Stat_t) (decode.Format, bool) {
@@ -227,32 +228,14 @@ func (d *dirNode) sniff(name string, st *syscall.Stat_t) (decode.Format, bool) {
 			}
 		}
 	}
-	fm, _, known := d.fsys.sniffNew(filepath.Join(d.abs, name), st)
+	fm, _, known := d.fsys.sniffer.Sniff(filepath.Join(d.abs, name), st)
 	return fm, known
 }
 
 // sniff returns the format of the source file at path, or nil.
 func (f *FS) sniff(path string, st *syscall.Stat_t) decode.Format {
-	fm, _, _ := f.sniffNew(path, st)
+	fm, _, _ := f.sniffer.Sniff(path, st)
 	return fm
-}
-
-// sniffNew is sniff, also reporting whether the file was read (no sniff of
-// this version was cached) and whether the answer is known (false: the
-// file could not be read; it is shown as a plain file, whose open reports
-// the error, and sniffed again next time).
-func (f *FS) sniffNew(path string, st *syscall.Stat_t) (fm decode.Format, read, known bool) {
-	k := sniffKey{path, version.FromStat(st)}
-	if r, ok := f.sniffs.GetIfPresent(k); ok {
-		return r.format, false, true
-	}
-	f.sniffCount.Add(1)
-	fm, err := formats.SniffFile(path)
-	if err != nil {
-		return nil, true, false
-	}
-	f.sniffs.Set(k, sniffResult{fm})
-	return fm, true, true
 }
 
 // listedStats are a listing's entry stats, taken from nanotime at while the
@@ -280,11 +263,6 @@ func (d *dirNode) lstat(name string, st *syscall.Stat_t, gen uint64, now int64) 
 	return syscall.Lstat(filepath.Join(d.abs, name), st)
 }
 
-func (d *dirNode) siblingExists(name string) bool {
-	var st syscall.Stat_t
-	return syscall.Lstat(filepath.Join(d.abs, name), &st) == nil
-}
-
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	d.fsys.touch()
 	d.fsys.watchDir(d)
@@ -300,7 +278,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		}
 		return nil, gofs.ToErrno(err)
 	}
-	kind, format, _ := d.entryKind(name, &st, d.siblingExists)
+	kind, format, _ := d.entryKind(name, &st, formats.InFolder(d.abs))
 	if kind == 0 {
 		return nil, syscall.ENOENT
 	}
@@ -391,11 +369,11 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 		}
 		kinds[i] = fuse.DirEntry{Name: name, Mode: kind, Ino: st.Ino}
 	}
-	decode.ForEach(len(ents), min(listWorkers, len(ents)/listPerWorker), entry)
+	decode.ForEach(len(ents), min(listWorkers, len(ents)/walk.PerWorker), entry)
 	list := kinds[:0]
 	listed := &listedStats{at: now, gen: gen, st: make(map[string]*syscall.Stat_t, len(ents)),
 		formats: map[string]decode.Format{}}
-	var subdirs *folderOrder
+	var subdirs *walk.FolderOrder
 	var pngs []fuse.DirEntry // texture PNGs (texpng.go)
 	for i, e := range kinds {
 		if e.Mode != 0 {
@@ -405,7 +383,7 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 				listed.formats[e.Name] = fmts[i]
 			}
 			if stats[i].Mode&syscall.S_IFMT == syscall.S_IFDIR {
-				subdirs = subdirs.add(e.Name)
+				subdirs = subdirs.Add(e.Name)
 			}
 			if e.Mode == syscall.S_IFREG && outputs.ShowsPNG(e.Name) && !names[e.Name+outputs.PNGSuffix] {
 				pngs = append(pngs, fuse.DirEntry{Name: e.Name + outputs.PNGSuffix, Mode: syscall.S_IFREG})
@@ -419,11 +397,8 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 }
 
 // A source folder's entries are sized up by up to listWorkers goroutines,
-// one per listPerWorker entries.
-const (
-	listWorkers   = 8
-	listPerWorker = 8
-)
+// one per walk.PerWorker entries.
+const listWorkers = 8
 
 // linkNode mirrors a symbolic link as it is.
 type linkNode struct {

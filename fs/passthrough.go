@@ -31,14 +31,8 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/fs/diskcache"
 	"github.com/meshfs/meshfs/internal/version"
 )
-
-// passMin is the smallest output served by passthrough: below it the
-// kernel's page cache (FOPEN_KEEP_CACHE) already makes warm reads free, and
-// a first read crosses /dev/fuse in one or two requests.
-const passMin = 1 << 20
 
 // passState is one node's passthrough bookkeeping. The kernel keeps an
 // inode in one io mode while files on it are open (fs/fuse/iomode.c): a
@@ -175,19 +169,4 @@ func (f *FS) passthroughHandle(state *passState, ver version.Version, file *os.F
 	f.openHandles.Add(1)
 	f.passOpens.Add(1)
 	return &passHandle{fsys: f, st: st, f: file, size: size, state: state, close: closeFile}
-}
-
-// diskVerified reports whether a pinned disk-cache entry's file may be
-// handed to the kernel: checked against its CRC once per process, unless
-// this process wrote it whole (saveToDisk); a crash of an earlier daemon
-// may have left any file short.
-func (f *FS) diskVerified(k diskcache.Key, h *diskcache.Handle) bool {
-	if _, ok := f.verified.Load(k); ok {
-		return true
-	}
-	if !h.Verify() {
-		return false
-	}
-	f.verified.Store(k, struct{}{})
-	return true
 }

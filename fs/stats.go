@@ -79,7 +79,7 @@ type Stats struct {
 	// (part of scans or disk_loads' "format/scan").
 	ScansAhead int64 `json:"scans_ahead"`
 	// SniffsAhead counts sniffs made in the background for the folders a
-	// walker enters next (listahead.go).
+	// walker enters next (ahead.go).
 	SniffsAhead int64 `json:"sniffs_ahead"`
 	// HeaderPushes counts header.json files stored in the kernel's page
 	// cache with their folder's listing, so a reader's first read needs
@@ -103,18 +103,12 @@ type Stats struct {
 	// compare it before and after many opens).
 	Goroutines int `json:"goroutines"`
 	// Prewarm is the background pre-warmer's progress (absent without it).
-	Prewarm *PrewarmStats `json:"prewarm,omitempty"`
+	Prewarm *store.PrewarmStats `json:"prewarm,omitempty"`
 }
 
 // failingMax bounds stats.json's list of broken meshes (errors.txt has
 // them all).
 const failingMax = 100
-
-func (f *FS) recordConversion(d time.Duration) {
-	f.convMu.Lock()
-	f.convLatency.Add(d)
-	f.convMu.Unlock()
-}
 
 // Stats returns the current statistics.
 func (f *FS) Stats() Stats {
@@ -131,18 +125,18 @@ func (f *FS) Stats() Stats {
 	}
 	for label, n := range cs.Loads {
 		switch {
-		case strings.HasSuffix(label, diskSuffix):
-			s.DiskLoads[strings.TrimSuffix(label, diskSuffix)] = n
-		case isConversion(label):
+		case strings.HasSuffix(label, store.DiskSuffix):
+			s.DiskLoads[strings.TrimSuffix(label, store.DiskSuffix)] = n
+		case store.IsConversion(label):
 			s.Conversions[label] = n
-		case strings.HasSuffix(label, "/"+outScan):
+		case strings.HasSuffix(label, "/"+store.OutScan):
 			s.Scans[label] = n
 		default:
 			s.ChunkLoads[label] = n
 		}
 	}
 	s.Failing = []string{}
-	for _, fl := range f.failed.Current(f.source) {
+	for _, fl := range f.st.Failed.Current(f.source) {
 		if fl.Scan {
 			s.ScanFailures++
 		} else {
@@ -155,9 +149,7 @@ func (f *FS) Stats() Stats {
 	s.Cache.Hits, s.Cache.Misses = cs.Hits, cs.Misses
 	s.Cache.BytesCached, s.Cache.Budget, s.Cache.Entries = cs.BytesCached, cs.Budget, cs.Entries
 	s.Cache.Held, s.Cache.HeldOutside, s.Cache.HoldWaits, s.Cache.HoldsReleased = cs.Held, cs.HeldOutside, cs.HoldWaits, cs.HoldsReleased
-	f.convMu.Lock()
-	s.ConversionLatency = f.convLatency.Summary()
-	f.convMu.Unlock()
+	s.ConversionLatency = f.st.ConversionLatency()
 	s.Goroutines = runtime.NumGoroutine()
 	s.OpenHandles = f.openHandles.Load()
 	s.OpenMode = "handles"
@@ -170,24 +162,22 @@ func (f *FS) Stats() Stats {
 		s.Requests = f.raw.requests()
 		s.RequestMillis = f.raw.requestMillis()
 	}
-	s.Sniffs = f.sniffCount.Load()
-	s.ScansAhead = f.ahead.scans.Load()
-	s.SniffsAhead = f.ahead.sniffs.Load()
+	s.Sniffs = f.sniffer.Count()
+	s.ScansAhead = f.ahead.Scans.Load()
+	s.SniffsAhead = f.ahead.Sniffs.Load()
 	s.HeaderPushes = f.headerPushes.Load()
-	s.DiskSavesPending = f.savesPending.Load()
-	s.OnePass = f.onePass.Load()
+	s.DiskSavesPending = f.st.SavesPending.Load()
+	s.OnePass = f.st.OnePass.Load()
 	s.Notifications = f.notifies.Load()
 	s.WatchErrors = f.watchErrors.Load()
 	if f.disk != nil {
 		ds := f.disk.Stats()
 		s.DiskCache = &ds
 	}
-	if f.prewarm != nil {
-		s.Prewarm = f.prewarm.stats()
-	}
+	s.Prewarm = f.st.PrewarmStats()
 	// A disk entry found damaged after its load was labelled a disk load
 	// is converted after all: count it as the conversion it was.
-	for label, n := range f.diskFallbacks() {
+	for label, n := range f.st.DiskFallbacks() {
 		s.Conversions[label] += n
 		s.DiskLoads[label] -= n
 	}
@@ -248,7 +238,7 @@ func (f *FS) statsFiles(name string) (func() []byte, bool) {
 	case statsName:
 		return f.statsJSON, true
 	case errorsName:
-		return func() []byte { return store.ErrorsText(f.source, f.failed.Current(f.source)) }, true
+		return func() []byte { return store.ErrorsText(f.source, f.st.Failed.Current(f.source)) }, true
 	}
 	return nil, false
 }

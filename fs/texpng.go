@@ -11,7 +11,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/cache"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/version"
 )
@@ -24,9 +23,6 @@ import (
 // texture version (the cache's key: the texture's path and fingerprint)
 // and shares its decoding with the meshes that embed it. It shows its
 // texture's owner and mode.
-
-// outPNG is the cache's output name of a texture's PNG.
-const outPNG = "png"
 
 // pngSource returns the texture a name shows the PNG of, or "".
 func pngSource(name string) string {
@@ -67,21 +63,7 @@ func (t *texPNG) produce(ctx context.Context) ([]byte, *syscall.Stat_t, version.
 	}
 	// A PNG reads its texture alone.
 	fp := version.Version{Ident: id}
-	key := cache.Key{Path: t.abs, Version: fp, Output: outPNG}
-	e, err := t.fsys.cache.Get(ctx, key, "texture/"+outPNG, func(ctx context.Context) (*cache.Entry, error) {
-		if err := t.fsys.sem.Acquire(ctx); err != nil {
-			return nil, err
-		}
-		defer t.fsys.sem.Release()
-		start := time.Now()
-		b, err := outputs.TexturePNG(t.abs, t.fsys.limits)
-		t.fsys.recordConversion(time.Since(start))
-		if err != nil {
-			t.fsys.logOnce(key, "meshfs: %v", err)
-			return &cache.Entry{Err: err}, nil
-		}
-		return &cache.Entry{Parts: [][]byte{b}}, nil
-	})
+	e, err := t.fsys.st.PNG(ctx, t.abs, fp)
 	if err != nil {
 		return nil, nil, fp, errno(err)
 	}
