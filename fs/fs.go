@@ -1,8 +1,9 @@
 // Package fs is the FUSE side of meshfs: a read-only mirror of a source
 // folder in which every mesh file appears as a folder of converted outputs.
 // It knows no file format: export/outputs names and produces the outputs,
-// fs/cache keeps them. This package only maps them onto nodes, sizes and
-// kernel cache invalidations.
+// internal/store decides where they come from (memory, disk cache,
+// conversion). This package only maps them onto nodes, sizes and kernel
+// cache invalidations.
 //
 // Kernel caching is deliberate. Entries and attributes are cached for
 // Config.EntryTimeout/AttrTimeout, and the kernel opens files and folders
@@ -26,7 +27,7 @@
 // error, and the kernel's listing, entries and header.json are invalidated
 // so it sees the new shape at once. The request whose conversion failed
 // gets EIO; later lookups of the geometry ENOENT. .meshfs/errors.txt and
-// stats.json list the broken meshes known (failures.go).
+// stats.json list the broken meshes known (store.Failures).
 package fs
 
 import (
@@ -49,8 +50,8 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/cache"
-	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/cache"
+	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"

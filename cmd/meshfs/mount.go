@@ -22,7 +22,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	meshfs "github.com/meshfs/meshfs/fs"
-	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/store"
 )

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/diskcache"
 )
 
 // prepareMountpoint checks that mnt can be mounted on. A stale FUSE mount

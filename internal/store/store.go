@@ -17,8 +17,8 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/cache"
-	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/cache"
+	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/version"
 )
@@ -159,7 +159,7 @@ const (
 )
 
 // ScanResult is a cached structure scan of one source version, fresh or
-// persisted in the disk cache by an earlier mount (scanindex.go).
+// persisted in the disk cache by an earlier mount (scanrecord.go).
 type ScanResult struct {
 	// St is the structure (nil when the scan failed before finding one),
 	// ScanErr the scan's error, HdrErr header.json's.
