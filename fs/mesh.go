@@ -372,7 +372,7 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 		}
 	}
 	if ch != nil && f.kind == kGLB {
-		if _, fp, err := f.m.stat(); err == nil && f.pass.busyOther(fp) {
+		if _, fp, err := f.m.stat(); err == nil && f.pass.BusyOther(fp) {
 			// Its inode is passed through to another version's file
 			// and still open: this version needs an inode of its own.
 			ch, f = nil, f.m.out(kGLB, f.ent, "")
@@ -496,7 +496,7 @@ type outFile struct {
 	// stands for the version of the first size told (kernelview.Pinned).
 	view kernelview.View
 
-	pass passState // passthrough of the .glb (passthrough.go)
+	pass kernelview.Passthrough // passthrough of the .glb (passthrough.go)
 }
 
 var (
@@ -743,8 +743,8 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 		return nil, 0, outErrno(err)
 	}
 	if ptNode {
-		// Not passed through: see passState for why the io mode matters.
-		stale, done := o.pass.fallback(p.fp)
+		// Not passed through: see kernelview.Passthrough for why the io mode matters.
+		stale, done := o.pass.Fallback(p.fp)
 		if stale {
 			return nil, 0, syscall.ESTALE
 		}

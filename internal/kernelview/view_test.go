@@ -102,3 +102,33 @@ func TestStoreUnasked(t *testing.T) {
 	k2.Stored(a, b, drop)
 	wantDrop(t, ch, true)
 }
+
+func TestPassthroughOneBackingFile(t *testing.T) {
+	var p Passthrough
+	a, b := ver(1), ver(2)
+	for range 2 {
+		if !p.Try(a) {
+			t.Fatal("passthrough opens of one version refused")
+		}
+	}
+	if p.Try(b) || !p.BusyOther(b) || p.BusyOther(a) {
+		t.Fatal("another version's backing file allowed while a's is open")
+	}
+	if stale, _ := p.Fallback(a); !stale {
+		t.Fatal("a page-cached open allowed beside passthrough opens")
+	}
+	p.Release()
+	p.Release()
+	stale, done := p.Fallback(b)
+	if stale {
+		t.Fatal("page-cached open refused on an idle node")
+	}
+	if p.Try(b) {
+		t.Fatal("passthrough allowed beside a page-cached open")
+	}
+	done()
+	done()
+	if !p.Try(b) {
+		t.Fatal("passthrough refused once the page-cached open ended")
+	}
+}
