@@ -139,7 +139,6 @@ type FS struct {
 	// so listing a folder again does not reopen every file.
 	sniffer *walk.Sniffer
 	root    *dirNode
-	limits  outputs.Limits
 	// st is where outputs come from (memory, disk cache, conversion).
 	st *store.Store
 
@@ -227,16 +226,16 @@ func New(cfg Config) (*FS, error) {
 			filepath.Join(src, statsDirName), statsDirName)
 	}
 	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffer: sn, dirs: map[string]*dirNode{}, start: time.Now(),
-		limits: outputs.DefaultLimits, disk: cfg.DiskCache, srcFDs: srcfd.New(), ahead: walk.NewAhead()}
-	if cfg.Limits != nil {
-		f.limits = *cfg.Limits
-	}
+		disk: cfg.DiskCache, srcFDs: srcfd.New(), ahead: walk.NewAhead()}
 	n := cfg.Concurrency
 	if n <= 0 {
 		n = runtime.NumCPU()
 	}
 	f.st = store.New(c, cfg.DiskCache, outputs.NewSemaphore(n), &f.versions, lg)
-	f.st.Limits, f.st.Tree, f.st.Sniff = f.limits, src, f.sniff
+	f.st.Limits, f.st.Tree, f.st.Sniff = outputs.DefaultLimits, src, f.sniff
+	if cfg.Limits != nil {
+		f.st.Limits = *cfg.Limits
+	}
 	f.st.GC.During = cfg.ConvertGOGC
 	f.st.Activity.Clock = cfg.clock
 	f.st.Hooks = hooks{f}
@@ -458,14 +457,9 @@ type logger = log.Logger
 func newLogger(w io.Writer) *logger { return log.New(w, "", 0) }
 
 // newMeshDir is the mesh folder of d's entry name (stat st, format
-// format): its mesh described as every part of the mount converts it (the
-// mount's limits, asset paths included; its source as the tree asset roots
-// are looked for in).
+// format), its mesh described as the store converts it (store.NewMesh).
 func (d *dirNode) newMeshDir(name string, st *syscall.Stat_t, format decode.Format) *meshDir {
 	p := filepath.Join(d.abs, name)
-	m := outputs.New(p, format)
-	m.Limits = d.fsys.limits
-	m.Tree = d.fsys.source
-	return &meshDir{fsys: d.fsys, parent: d, abs: p, mesh: m,
+	return &meshDir{fsys: d.fsys, parent: d, abs: p, mesh: d.fsys.st.NewMesh(p, format),
 		ident: srcID{kind: kindMesh, File: version.FromStat(st).File}}
 }
