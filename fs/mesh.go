@@ -3,7 +3,6 @@ package fs
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -505,19 +504,6 @@ var (
 	_ = (gofs.NodeReader)((*outFile)(nil))
 )
 
-// conversion names the conversion a geometry output's bytes come from
-// (its cache output) and which of that conversion's files it is: the
-// folder table's Output and Part.
-func (o *outFile) conversion() (output string, part int) {
-	switch o.ent.Output {
-	case outputs.OutOBJ:
-		return store.OutOBJ, o.ent.Part
-	case outputs.OutAnimated:
-		return store.OutAnimated, 0
-	}
-	return store.OutGLB, 0
-}
-
 // produced is an output's content: bytes in memory, or a window of the
 // source file (raw chunks).
 type produced struct {
@@ -562,64 +548,17 @@ func (o *outFile) produce(ctx context.Context) (*produced, error) {
 
 // produceAt is produce for source version fp (stat st), stat'ed just now.
 func (o *outFile) produceAt(ctx context.Context, st *syscall.Stat_t, fp version.Version) (*produced, error) {
-	m := o.m
-	p := &produced{st: st, fp: fp}
-	switch o.kind {
-	case kHeader:
-		r, err := m.fsys.st.Scan(ctx, m.mesh, fp)
-		if err != nil {
-			return nil, err
-		}
-		if p.data, err = r.HeaderData(); err != nil {
-			return nil, err
-		}
-		if ferr, scan := m.fsys.st.Failure(m.mesh, fp, r); ferr != nil && !scan {
-			p.data = outputs.HeaderWithError(p.data, ferr)
-		}
-	case kError:
-		b, err := m.fsys.st.ErrorText(ctx, m.mesh, fp)
-		if err != nil {
-			return nil, err
-		}
-		if len(b) == 0 {
-			return nil, os.ErrNotExist
-		}
-		p.data = b
-	case kGLB, kOBJ, kMTL, kAnimated:
-		output, part := o.conversion()
-		e, err := m.fsys.st.Geometry(ctx, m.mesh, fp, output)
-		if err != nil {
-			return nil, err
-		}
-		if e.Err != nil {
-			return nil, &convError{e.Err}
-		}
-		p.data = e.Part(part)
-	case kChunk:
-		r, err := m.fsys.st.Scan(ctx, m.mesh, fp)
-		if err != nil {
-			return nil, err
-		}
-		data, raw, err := m.fsys.st.ChunkData(ctx, m.mesh, fp, r, o.chunk)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, err
-			}
-			return nil, &convError{err}
-		}
-		p.data, p.raw = data, raw
+	data, raw, err := o.m.fsys.st.Content(ctx, o.m.mesh, fp, o.ent, o.chunk)
+	if err != nil {
+		return nil, err
 	}
-	return p, nil
+	return &produced{st: st, fp: fp, data: data, raw: raw}, nil
 }
 
-// convError marks a conversion failure: the reader gets EIO even when the
-// underlying cause is, say, a missing sibling file.
-type convError struct{ err error }
-
-func (e *convError) Error() string { return e.err.Error() }
-
+// outErrno is what a reader of an output gets for err: EIO for a
+// conversion's failure, even when its cause is, say, a missing sibling.
 func outErrno(err error) syscall.Errno {
-	var ce *convError
+	var ce *store.ConvError
 	if errors.As(err, &ce) {
 		return syscall.EIO
 	}
@@ -654,18 +593,7 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 		if err != nil {
 			return errno(err)
 		}
-		output, part := o.conversion()
-		key := o.m.key(fp, output)
-		size := int64(-1)
-		if e, inMem := o.m.fsys.cache.Peek(key); !inMem {
-			if sizes, ok := o.m.fsys.st.DiskSizes(key); ok && part < len(sizes) {
-				size = sizes[part]
-			}
-		} else if cheapOnly && e.Err == nil {
-			// What produce would serve: this version's bytes.
-			size = int64(len(e.Part(part)))
-		}
-		if size >= 0 {
+		if size, ok := o.m.fsys.st.ConvertedSize(o.m.mesh, fp, o.ent, cheapOnly); ok {
 			if !o.tell(fp) {
 				return syscall.ESTALE
 			}
@@ -904,7 +832,7 @@ func (o *outFile) readOld(dest []byte, off int64) (fuse.ReadResult, syscall.Errn
 	if !o.ent.Converted() {
 		return nil, syscall.ESTALE
 	}
-	output, part := o.conversion()
+	output, part := store.Conversion(o.ent)
 	e, ok := o.m.fsys.cache.Use(o.m.key(fp, output))
 	if !ok || e.Err != nil {
 		return nil, syscall.ESTALE

@@ -1190,3 +1190,87 @@ const outScanLive = "scan-live"
 
 // PrewarmWait waits until the pre-warmer has ended.
 func (s *Store) PrewarmWait() { s.prewarmDone.Wait() }
+
+// Conversion names the conversion a converted entry's bytes come from (its
+// cache output) and which of that conversion's files it is.
+func Conversion(e outputs.Entry) (output string, part int) {
+	switch e.Output {
+	case outputs.OutOBJ:
+		return OutOBJ, e.Part
+	case outputs.OutAnimated:
+		return OutAnimated, 0
+	}
+	return OutGLB, 0
+}
+
+// ConvError marks a conversion's failure among Content's errors. It does
+// not unwrap: a reader gets EIO for it even when its cause is, say, a
+// missing sibling file.
+type ConvError struct{ Err error }
+
+func (e *ConvError) Error() string { return e.Err.Error() }
+
+// Content returns the bytes of entry e of m's folder for version v, or of
+// the file chunk under chunks/ when chunk is set: header.json (carrying a
+// conversion's failure), error.txt (os.ErrNotExist when nothing fails), a
+// conversion's file, or a chunk's bytes (raw instead for a chunk read from
+// the source itself). A conversion's failure is a *ConvError.
+func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version, e outputs.Entry, chunk string) (data []byte, raw *decode.Chunk, err error) {
+	switch {
+	case chunk != "":
+		r, err := s.Scan(ctx, m, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		data, raw, err := s.ChunkData(ctx, m, v, r, chunk)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			err = &ConvError{err}
+		}
+		return data, raw, err
+	case e.Converted():
+		output, part := Conversion(e)
+		g, err := s.Geometry(ctx, m, v, output)
+		if err != nil {
+			return nil, nil, err
+		}
+		if g.Err != nil {
+			return nil, nil, &ConvError{g.Err}
+		}
+		return g.Part(part), nil, nil
+	case e.Output == outputs.OutError:
+		b, err := s.ErrorText(ctx, m, v)
+		if err == nil && len(b) == 0 {
+			err = os.ErrNotExist
+		}
+		return b, nil, err
+	}
+	r, err := s.Scan(ctx, m, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	if data, err = r.HeaderData(); err != nil {
+		return nil, nil, err
+	}
+	if ferr, scan := s.Failure(m, v, r); ferr != nil && !scan {
+		data = outputs.HeaderWithError(data, ferr)
+	}
+	return data, nil, nil
+}
+
+// ConvertedSize is the size of converted entry e of m's folder for version
+// v when it is known without converting: from the disk cache's index when
+// memory does not hold the conversion, from memory when fromMemory.
+func (s *Store) ConvertedSize(m *outputs.Mesh, v version.Version, e outputs.Entry, fromMemory bool) (int64, bool) {
+	output, part := Conversion(e)
+	key := Key(m, v, output)
+	if got, inMem := s.Cache.Peek(key); inMem {
+		if fromMemory && got.Err == nil {
+			return int64(len(got.Part(part))), true
+		}
+		return 0, false
+	}
+	if sizes, ok := s.DiskSizes(key); ok && part < len(sizes) {
+		return sizes[part], true
+	}
+	return 0, false
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log"
 	"os"
 	"path/filepath"
@@ -113,6 +114,24 @@ func TestStoreTiers(t *testing.T) {
 	if !s.Converted(m, v, OutGLB) || s.Converted(m, v, OutOBJ) {
 		t.Fatal("Converted does not know what converted")
 	}
+	glbEntry, _ := m.Entry(m.GLBName())
+	if n, ok := s.ConvertedSize(m, v, glbEntry, true); !ok || n != int64(len(glb)) {
+		t.Fatalf("size from memory %d, %v; want %d", n, ok, len(glb))
+	}
+	if _, ok := s.ConvertedSize(m, v, glbEntry, false); ok {
+		t.Fatal("a size from memory when asked for the disk cache's only")
+	}
+	if b, _, err := s.Content(ctx, m, v, glbEntry, ""); err != nil || !bytes.Equal(b, glb) {
+		t.Fatalf("content of the .glb: %v", err)
+	}
+	hdrEntry, _ := m.Entry(outputs.HeaderName)
+	if b, _, err := s.Content(ctx, m, v, hdrEntry, ""); err != nil || !bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+		t.Fatalf("header.json %q, %v", b, err)
+	}
+	errEntry, _ := m.Entry(outputs.ErrorName)
+	if _, _, err := s.Content(ctx, m, v, errEntry, ""); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("error.txt of a healthy mesh: %v", err)
+	}
 	s.DiskWrites.Wait()
 	s.Disk.Close()
 
@@ -176,6 +195,12 @@ func TestStoreFailures(t *testing.T) {
 	}
 	if got := s.Failed.Current(src); len(got) != 1 || got[0].Rel != "broken.ply" {
 		t.Fatalf("failure list %+v", got)
+	}
+	var ce *ConvError
+	if glbEntry, _ := m.Entry(m.GLBName()); r.ScanErr == nil {
+		if _, _, err := s.Content(ctx, m, v, glbEntry, ""); !errors.As(err, &ce) {
+			t.Fatalf("content of a failed .glb: %v, want a ConvError", err)
+		}
 	}
 	text, err := s.ErrorText(ctx, m, v)
 	if err != nil || !strings.Contains(string(text), "broken.ply") {
