@@ -59,7 +59,7 @@ preview: build
 # it reports fails the test that started it. MESHFS_RACE makes a test
 # binary built without -race fail.
 test-race:
-	MESHFS_RACE=1 $(GO) test -count=1 -race -timeout 20m ./fs/... ./cmd/meshfs ./internal/archive
+	MESHFS_RACE=1 $(GO) test -count=1 -race -timeout 20m ./fs/... ./internal/... ./cmd/meshfs
 
 # Regenerate the committed fixtures under testdata/ from the encoders (the
 # decoder packages that define -update; the other packages refuse the flag).

@@ -47,9 +47,31 @@ func ParallelEach(n int, fn func(i int) error) error {
 	return chunked(n, 1, each)
 }
 
+// ForEach calls fn(i) for each i in [0, n) on workers goroutines taking
+// the next i in turn (one loop when workers < 2): for calls that wait on
+// the disk rather than the CPU, so workers may exceed the CPUs.
+func ForEach(n, workers int, fn func(i int)) {
+	each := func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			fn(i)
+		}
+		return nil
+	}
+	if workers < 2 || n < 2 {
+		each(0, n)
+		return
+	}
+	chunkedOn(workers, n, 1, each)
+}
+
 // chunked runs fn over [0, n) in ranges of chunk elements on all CPUs.
 func chunked(n, chunk int, fn func(lo, hi int) error) error {
-	workers := runtime.GOMAXPROCS(0)
+	return chunkedOn(runtime.GOMAXPROCS(0), n, chunk, fn)
+}
+
+// chunkedOn runs fn over [0, n) in ranges of chunk elements on workers
+// goroutines.
+func chunkedOn(workers, n, chunk int, fn func(lo, hi int) error) error {
 	chunks := (n + chunk - 1) / chunk
 	workers = min(workers, chunks)
 	var (

@@ -87,3 +87,24 @@ func TestParallelEach(t *testing.T) {
 		}
 	}
 }
+
+func TestForEach(t *testing.T) {
+	for _, workers := range []int{0, 1, 3, 64} {
+		for _, n := range []int{0, 1, 2, 100} {
+			var seen [100]atomic.Int32
+			ForEach(n, workers, func(i int) { seen[i].Add(1) })
+			for i := range 100 {
+				if want := int32(b2i(i < n)); seen[i].Load() != want {
+					t.Fatalf("workers %d, n %d: item %d called %d times", workers, n, i, seen[i].Load())
+				}
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

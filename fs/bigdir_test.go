@@ -53,7 +53,7 @@ func TestRelistBigFolder(t *testing.T) {
 	if len(ents) != bigFolder {
 		t.Fatalf("%d entries listed, want %d", len(ents), bigFolder)
 	}
-	before := f.sniffCount.Load()
+	before := f.sniffer.Count()
 	t.Logf("first listing: %v, %d sniffs, %s", took, before, memNow(t))
 
 	// One file changes (here: one appears); the watcher drops the listing.
@@ -62,7 +62,7 @@ func TestRelistBigFolder(t *testing.T) {
 	if !waitFor(time.Minute, func() bool { again, took = list(); return len(again) == bigFolder+1 }) {
 		t.Fatalf("%d entries after a file appeared, want %d", len(again), bigFolder+1)
 	}
-	sniffs := f.sniffCount.Load() - before
+	sniffs := f.sniffer.Count() - before
 	t.Logf("listing after a change: %v, %d sniffs, %s", took, sniffs, memNow(t))
 	if sniffs > 1 {
 		t.Errorf("relisting after one file appeared sniffed %d files, want 1", sniffs)

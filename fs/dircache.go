@@ -8,7 +8,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 // Mesh folders and their chunks/ are listed from the structure scan of one
@@ -67,14 +67,14 @@ const notCheap = syscall.EAGAIN
 // and chunks/ are answered from.
 func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
 	if snap != nil && name == outputs.HeaderName {
-		if size, ok := m.knownSizeIn(snap.r, snap.fp, kHeader, ""); ok {
-			ch := lookupKnown(ctx, &m.Inode, name, &outFile{m: m, kind: kHeader}, out, snap.st, snap.fp, size)
+		if size, ok := m.fsys.st.KnownSizeIn(m.mesh, snap.r, snap.fp, true, ""); ok {
+			ch := lookupKnown(ctx, &m.Inode, name, m.out(kHeader, outputs.Entry{}, ""), out, snap.st, snap.fp, size)
 			m.fsys.shortTTL(m.parent, out, nil)
 			snap.header = ch
 			return ch, 0
 		}
 	}
-	if snap != nil && name == outputs.ChunksDir && len(snap.r.chunks) > 0 {
+	if snap != nil && name == outputs.ChunksDir && len(snap.r.Chunks) > 0 {
 		fillDirAttr(&out.Attr, snap.st)
 		m.fsys.shortTTL(m.parent, out, nil)
 		if ch := m.GetChild(name); ch != nil {
@@ -92,7 +92,7 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 	kind := outKindOf(ent)
 	// One stat and one look at the caches: the size if it is known,
 	// notCheap if it would take a conversion.
-	ch, e := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: kind, ent: ent}, out, true)
+	ch, e := lookupOutput(ctx, &m.Inode, name, m.out(kind, ent, ""), out, true)
 	m.fsys.shortTTL(m.parent, out, nil)
 	if e == notCheap {
 		return nil, e
@@ -106,8 +106,8 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 // source stat and scan (nil: none).
 func (c *chunksDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
 	if snap != nil {
-		if size, ok := c.m.knownSizeIn(snap.r, snap.fp, kChunk, name); ok {
-			ch := lookupKnown(ctx, &c.Inode, name, &outFile{m: c.m, kind: kChunk, chunk: name}, out, snap.st, snap.fp, size)
+		if size, ok := c.m.fsys.st.KnownSizeIn(c.m.mesh, snap.r, snap.fp, false, name); ok {
+			ch := lookupKnown(ctx, &c.Inode, name, c.m.out(kChunk, outputs.Entry{}, name), out, snap.st, snap.fp, size)
 			c.m.fsys.shortTTL(c.m.parent, out, nil)
 			return ch, 0
 		}
@@ -116,16 +116,16 @@ func (c *chunksDir) plainLookup(ctx context.Context, name string, out *fuse.Entr
 	if err != nil {
 		return nil, replaced(errno(err))
 	}
-	r, err := c.m.scan(ctx, fp)
+	r, err := c.m.fsys.st.Scan(ctx, c.m.mesh, fp)
 	if err != nil {
 		return nil, errno(err)
 	}
-	ch, ok := r.chunk(name)
+	ch, ok := r.Chunk(name)
 	if !ok {
 		return nil, syscall.ENOENT
 	}
 	if ch.Load != nil {
-		if _, ok := c.m.fsys.cache.Peek(c.m.key(fp, outChunk+"/"+name)); !ok {
+		if _, ok := c.m.fsys.cache.Peek(c.m.key(fp, store.OutChunk+"/"+name)); !ok {
 			return nil, notCheap
 		}
 	}
@@ -215,38 +215,27 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 		return
 	}
 	r := snap.r
-	r.hdrMu.Lock()
-	data := r.header
-	inMemory := r.hdrLoad == nil && r.hdrErr == nil
-	r.hdrMu.Unlock()
+	data, inMemory := r.HeaderInMemory()
 	if !inMemory || len(data) == 0 || len(data) > pushHeaderMax {
 		return
 	}
-	if err, scan := m.failure(snap.fp, r); err != nil && !scan {
+	if err, scan := m.fsys.st.Failure(m.mesh, snap.fp, r); err != nil && !scan {
 		return // header.json carries the conversion's error, not these bytes
 	}
-	if _, fp, err := m.stat(); err != nil || fp != snap.fp {
+	if _, fp, err := m.stat(); err != nil || !fp.Same(snap.fp) {
 		return
 	}
-	of.mu.Lock()
-	have := of.pagesSeen && of.pagesFP == snap.fp
-	other := of.attrFP != (cache.Fingerprint{}) && of.attrFP != snap.fp
-	of.mu.Unlock()
-	if have || other {
+	if !of.view.WantsPages(snap.fp) {
 		return // the kernel has them already, or the node is another version's
 	}
-	// Not under of.mu: the store waits for the lock of a page a READ of
-	// this file may hold in flight, and that READ's answer takes of.mu.
+	// The store waits for the lock of a page a READ of this file may hold
+	// in flight, and that READ's answer asks the view: nothing is held.
 	if of.WriteCache(0, data) != 0 {
 		return // no inode for it (an entry without attributes), or gone
 	}
-	of.mu.Lock()
-	of.pagesFP, of.pagesSeen, of.attrFP = snap.fp, true, snap.fp
-	of.mu.Unlock()
 	m.fsys.headerPushes.Add(1)
-	if _, fp, err := m.stat(); err == nil && fp != snap.fp {
-		// Changed meanwhile: the watcher's invalidation may have come
-		// before our store.
-		go m.fsys.notifyContent(&of.Inode)
-	}
+	_, now, _ := m.stat()
+	// Changed meanwhile: the watcher's invalidation may have come before
+	// the store.
+	of.view.Stored(snap.fp, now, func() { m.fsys.notifyContent(&of.Inode) })
 }

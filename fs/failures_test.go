@@ -150,11 +150,11 @@ func TestBrokenMeshShowsAfterPrewarm(t *testing.T) {
 		t.Fatalf("untried mesh lists %v", ls)
 	}
 	f.Prewarm()
-	if !waitFor(30*time.Second, func() bool { return !f.prewarm.running.Load() }) {
+	if !waitFor(30*time.Second, func() bool { return !f.st.PrewarmStats().Running }) {
 		t.Fatal("prewarm did not finish")
 	}
-	if f.prewarm.failed.Load() != 2 {
-		t.Fatalf("prewarm: %+v", f.prewarm.stats())
+	if f.st.PrewarmStats().Failed != 2 {
+		t.Fatalf("prewarm: %+v", f.st.PrewarmStats())
 	}
 	brokenShape(t, bad, "bad")
 	brokenShape(t, filepath.Join(mnt, "unlisted", "bad2"+fakeExt), "bad2")

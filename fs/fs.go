@@ -1,8 +1,9 @@
 // Package fs is the FUSE side of meshfs: a read-only mirror of a source
 // folder in which every mesh file appears as a folder of converted outputs.
 // It knows no file format: export/outputs names and produces the outputs,
-// fs/cache keeps them. This package only maps them onto nodes, sizes and
-// kernel cache invalidations.
+// internal/store decides where they come from (memory, disk cache,
+// conversion). This package only maps them onto nodes, sizes and kernel
+// cache invalidations.
 //
 // Kernel caching is deliberate. Entries and attributes are cached for
 // Config.EntryTimeout/AttrTimeout, and the kernel opens files and folders
@@ -26,7 +27,7 @@
 // error, and the kernel's listing, entries and header.json are invalidated
 // so it sees the new shape at once. The request whose conversion failed
 // gets EIO; later lookups of the geometry ENOENT. .meshfs/errors.txt and
-// stats.json list the broken meshes known (failures.go).
+// stats.json list the broken meshes known (store.Failures).
 package fs
 
 import (
@@ -39,8 +40,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -48,13 +47,17 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/maypok86/otter/v2"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/cache"
-	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/cache"
+	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/mountpoint"
+	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/walk"
 )
 
 // DefaultCacheSize is the default memory cache budget (--cache-size).
@@ -101,11 +104,11 @@ type Config struct {
 	// default_permissions, so each user reads what the modes shown allow.
 	NoDefaultPermissions bool
 	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
-	// converts (gcpace.go); the process's own setting is restored after.
+	// converts (store.GCPacer); the process's own setting is restored after.
 	ConvertGOGC int
 	// clock is the time the waits for a quiet moment read (nil: the
 	// real one; tests set their own).
-	clock clock
+	clock store.Clock
 }
 
 // Default kernel cache timeouts without a watcher (NoWatch, or inotify
@@ -132,15 +135,12 @@ type FS struct {
 	source string
 	log    *log.Logger
 	cache  *cache.Cache
-	// sniffs remembers which format (or none) a source file version is, so
-	// listing a folder again does not reopen every file.
-	sniffs *otter.Cache[sniffKey, sniffResult]
-	root   *dirNode
-	limits outputs.Limits
-	sem    *outputs.Semaphore
-	gc     gcPacer
-	// failed lists the meshes known to be broken (failures.go).
-	failed failureList
+	// sniffer remembers which format (or none) a source file version is,
+	// so listing a folder again does not reopen every file.
+	sniffer *walk.Sniffer
+	root    *dirNode
+	// st is where outputs come from (memory, disk cache, conversion).
+	st *store.Store
 
 	watch *watcher
 
@@ -148,32 +148,17 @@ type FS struct {
 	dirsMu sync.Mutex
 	dirs   map[string]*dirNode
 
-	// logged remembers which failures were already logged (once each).
-	logged sync.Map
-
 	start       time.Time
-	convMu      sync.Mutex
-	convLatency cache.Ring
 	openHandles atomic.Int64
-	sniffCount  atomic.Int64
 	notifies    atomic.Int64
 	watchErrors atomic.Int64
 
-	disk       *diskcache.Cache
-	diskWrites sync.WaitGroup
-	// savesPending counts converted outputs not yet in the disk cache
-	// (saveToDisk; stats.json disk_saves_pending).
-	savesPending atomic.Int64
-	lastRequest  atomic.Int64 // unix ns of the last reader request (see touch)
-	prewarm      *prewarmState
-	stopPrewarm  context.CancelFunc
-	prewarmDone  sync.WaitGroup
-	fallbacks    map[string]int64 // disk loads that converted after all (fallbackMu)
-	// deps are the files outside their folders that meshes are made
-	// from (deps.go).
-	deps depTracker
-	// companionSums maps a source folder to its companionSum (persist.go).
-	companionSums sync.Map
+	disk *diskcache.Cache
+	// versions knows which files each mesh's outputs are made from and
+	// numbers their changes (deps.go); depDirs are the folders of material
+	// files and textures watched.
+	versions version.Tracker
+	depDirs  sync.Map
 	// longTTL is set when the entry or attribute timeout is the watched
 	// default (see shortTTL).
 	longTTL bool
@@ -183,33 +168,20 @@ type FS struct {
 	// headerPushes counts header.json files stored in the kernel's cache
 	// with their folder's listing (pushHeader).
 	headerPushes atomic.Int64
-	// onePass counts scans made in one pass with a .glb's decoding
-	// (meshDir.scanAnd).
-	onePass atomic.Int64
 	// flushes counts FLUSH requests on outputs (see noFlush).
 	flushes atomic.Int64
 	// raw is the request layer of the mount (nil before Mount).
 	raw *rawFS
-	// srcFDs are source descriptors kept for handle-less reads (srcfd.go).
-	srcFDs *srcFDs
+	// srcFDs are source descriptors kept for handle-less reads (package srcfd).
+	srcFDs *srcfd.FDs
 	// passOff is set once a passthrough handle was asked for a read: the
 	// kernel did not take the backing file. passOpens counts passthrough
 	// handles handed out.
 	passOff   atomic.Bool
 	passOpens atomic.Int64
-	// verified holds the disk-cache keys whose files were checked for
-	// passthrough (diskVerified).
-	verified sync.Map
-	// ahead scans a folder's meshes ahead of a walker (readahead.go).
-	ahead *scanAhead
+	// ahead runs the passes ahead of a walker (ahead.go).
+	ahead *walk.Ahead
 }
-
-type sniffKey struct {
-	path string
-	fp   cache.Fingerprint
-}
-
-type sniffResult struct{ format decode.Format }
 
 // New prepares a file system for cfg.Source; nothing is read yet.
 func New(cfg Config) (*FS, error) {
@@ -240,7 +212,7 @@ func New(cfg Config) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	sn, err := otter.New(&otter.Options[sniffKey, sniffResult]{MaximumSize: 1 << 16})
+	sn, err := walk.NewSniffer()
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -253,17 +225,21 @@ func New(cfg Config) (*FS, error) {
 		lg.Printf("meshfs: %s is hidden: the mount shows its own %s (statistics) at the root in its place",
 			filepath.Join(src, statsDirName), statsDirName)
 	}
-	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffs: sn, dirs: map[string]*dirNode{}, start: time.Now(),
-		limits: outputs.DefaultLimits, disk: cfg.DiskCache, srcFDs: newSrcFDs(), ahead: newScanAhead()}
-	if cfg.Limits != nil {
-		f.limits = *cfg.Limits
-	}
+	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffer: sn, dirs: map[string]*dirNode{}, start: time.Now(),
+		disk: cfg.DiskCache, srcFDs: srcfd.New(), ahead: walk.NewAhead()}
 	n := cfg.Concurrency
 	if n <= 0 {
 		n = runtime.NumCPU()
 	}
-	f.sem = outputs.NewSemaphore(n)
-	f.gc.during = cfg.ConvertGOGC
+	f.st = store.New(c, cfg.DiskCache, outputs.NewSemaphore(n), &f.versions, lg)
+	f.st.Limits, f.st.Tree, f.st.Sniff = outputs.DefaultLimits, src, f.sniff
+	if cfg.Limits != nil {
+		f.st.Limits = *cfg.Limits
+	}
+	f.st.GC.During = cfg.ConvertGOGC
+	f.st.Activity.Clock = cfg.clock
+	f.st.Hooks = hooks{f}
+	f.st.Ctx = f.ahead.Ctx
 	f.root = &dirNode{fsys: f, abs: src}
 	return f, nil
 }
@@ -410,107 +386,25 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 		// As gofs.Mount: a failed mount leaves a serve loop that ends.
 		return nil, err
 	}
-	raiseReadahead(mnt)
+	mountpoint.RaiseReadahead(mnt)
 	if f.watch != nil {
 		f.watch.start()
 	}
 	return srv, nil
 }
 
-// mountReadaheadKB is the readahead meshfs sets for its mount.
-const mountReadaheadKB = 1024
-
-// raiseReadahead sets the readahead of the mount at mnt to 1 MiB, through
-// its backing device's sysfs knob (root only; others keep the kernel's
-// 128 KiB). FUSE mounts start at 128 KiB whatever the daemon asks, so a
-// sequential reader of a big output reaching the daemon (a first read
-// under no_open) was sent 128 KiB READs even though they may be 1 MiB
-// (MaxWrite): with 1 MiB, a 36 MB .glb read 8 KiB at a time took 38
-// READs instead of 278 and ≈ 20 ms instead of ≈ 25.
-//
-// The device comes from /proc/self/mountinfo, not from a stat of mnt: that
-// would put the root's attributes in the kernel's cache, and a stat of a
-// mount whose daemon was killed would then succeed instead of telling
-// ENOTCONN, which is how the next mount finds a stale one to clear.
-func raiseReadahead(mnt string) {
-	dev := mountDevice(mnt)
-	if dev == "" {
-		return
-	}
-	knob := "/sys/class/bdi/" + dev + "/read_ahead_kb"
-	os.WriteFile(knob, []byte(strconv.Itoa(mountReadaheadKB)), 0) // not root, or no sysfs: the default stays
-}
-
-// mountDevice returns the "major:minor" of the last mount at mnt in
-// /proc/self/mountinfo, or "".
-func mountDevice(mnt string) string {
-	m, _ := lastMount(mnt)
-	return m.dev
-}
-
-// mountinfo is what /proc/self/mountinfo says of one mount.
-type mountinfo struct {
-	dev            string // "major:minor"
-	fstype, source string
-}
-
-// lastMount returns the last (topmost) mount at mnt in
-// /proc/self/mountinfo, if any.
-func lastMount(mnt string) (mountinfo, bool) {
-	var m mountinfo
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return m, false
-	}
-	found := false
-	for _, ln := range strings.Split(string(b), "\n") {
-		// ID parentID major:minor root mountpoint options [optional...] - fstype source superoptions
-		f := strings.Fields(ln)
-		if len(f) < 5 || unescapeMountinfo(f[4]) != mnt {
-			continue
-		}
-		m, found = mountinfo{dev: f[2]}, true
-		if i := slices.Index(f, "-"); i > 0 && i+2 < len(f) {
-			m.fstype, m.source = f[i+1], unescapeMountinfo(f[i+2])
-		}
-	}
-	return m, found
-}
-
-// unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 // Close stops the watcher and frees the cache. Call it after unmounting.
 func (f *FS) Close() {
-	if f.stopPrewarm != nil {
-		f.stopPrewarm()
-		f.prewarmDone.Wait()
-	}
+	f.st.StopPrewarm()
 	// Scans ahead save to the disk cache: stop them first.
-	f.ahead.close()
-	f.diskWrites.Wait()
+	f.ahead.Close()
+	f.st.DiskWrites.Wait()
 	if f.watch != nil {
 		f.watch.close()
 	}
 	f.cache.Close()
-	f.srcFDs.close()
-	f.sniffs.StopAllGoroutines()
+	f.srcFDs.Close()
+	f.sniffer.Close()
 }
 
 // noOpen reports whether the kernel opens files and folders without us:
@@ -521,11 +415,15 @@ func (f *FS) noOpen() bool { return !f.cfg.OpenHandles }
 func (f *FS) Cache() *cache.Cache { return f.cache }
 
 // logOnce logs a failure the first time it is seen for one source version.
-func (f *FS) logOnce(key any, format string, args ...any) {
-	if _, seen := f.logged.LoadOrStore(key, true); !seen {
-		f.log.Printf(format, args...)
-	}
-}
+func (f *FS) logOnce(key any, format string, args ...any) { f.st.LogOnce(key, format, args...) }
+
+// touch records a reader's request: the pre-warmer and big saves wait for
+// a quiet moment.
+func (f *FS) touch() { f.st.Activity.Touch() }
+
+// Prewarm converts every mesh under the source in the background (the
+// store's pre-warmer). It returns at once; Close stops it.
+func (f *FS) Prewarm() { f.st.Prewarm() }
 
 // errno maps an error to what a reader sees: a vanished source is ENOENT,
 // a special file EACCES, anything else that fails a conversion is EIO.
@@ -558,12 +456,10 @@ type logger = log.Logger
 
 func newLogger(w io.Writer) *logger { return log.New(w, "", 0) }
 
-// newMesh describes the mesh file at p (format f) as every part of the
-// mount converts it: the mount's limits (asset paths included), its source
-// as the tree asset roots are looked for in.
-func (f *FS) newMesh(p string, format decode.Format) *outputs.Mesh {
-	m := outputs.New(p, format)
-	m.Limits = f.limits
-	m.Tree = f.source
-	return m
+// newMeshDir is the mesh folder of d's entry name (stat st, format
+// format), its mesh described as the store converts it (store.NewMesh).
+func (d *dirNode) newMeshDir(name string, st *syscall.Stat_t, format decode.Format) *meshDir {
+	p := filepath.Join(d.abs, name)
+	return &meshDir{fsys: d.fsys, parent: d, abs: p, mesh: d.fsys.st.NewMesh(p, format),
+		ident: srcID{kind: kindMesh, File: version.FromStat(st).File}}
 }

@@ -41,7 +41,7 @@ import (
 //   - The disk cache: a read copies its entry into memory whole (Get), so
 //     eviction can never cut a read short; "open" now means "read recently":
 //     an output stays held in memory while READs of it keep coming, whatever
-//     the budget (fs/cache hold.go), and one evicted after that is loaded
+//     the budget (internal/cache hold.go), and one evicted after that is loaded
 //     or converted again.
 //
 // go-fuse answers READ with fh 0 by calling the node's Read with a nil

@@ -18,9 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
-	"golang.org/x/sys/unix"
+	"github.com/meshfs/meshfs/internal/mountpoint"
+	"github.com/meshfs/meshfs/internal/srcfd"
 )
 
 // fakeTree writes n fake meshes in folders of ten, with a plain file in
@@ -462,7 +465,7 @@ func TestReadDirPlusCheapEntries(t *testing.T) {
 	src := fakeTree(t, 20)
 	dir := t.TempDir()
 	f, _, stop := mountDisk(t, src, dir, true)
-	f.prewarmDone.Wait()
+	f.st.PrewarmWait()
 	stop()
 
 	f, mnt, _ := mountDisk(t, src, dir, false)
@@ -502,40 +505,38 @@ func TestReadDirPlusCheapEntries(t *testing.T) {
 
 // Handle-less reads of plain files keep a bounded number of source
 // descriptors open: a cold read of a big file opens its source once, not
-// once per request; reading more files than maxSrcFDs leaves no more than
+// once per request; reading more files than srcfd.Max leaves no more than
 // that open; all are closed with the mount.
 func TestNoOpenSourceDescriptors(t *testing.T) {
 	src := t.TempDir()
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<19) // 8 MiB: 8 READs at least (1 MiB each)
 	write(t, filepath.Join(src, "big.bin"), big)
-	for i := range maxSrcFDs + 36 {
+	for i := range srcfd.Max + 36 {
 		write(t, filepath.Join(src, "many", fmt.Sprintf("f%03d", i)), []byte(fmt.Sprint(i)))
 	}
 	base := fdCount(t)
 	f, mnt := mountT(t, src, Config{})
 	before := f.raw.requests()["READ"]
-	opens := f.srcFDs.opens.Load()
+	opens := f.srcFDs.Opens()
 	if b, err := os.ReadFile(filepath.Join(mnt, "big.bin")); err != nil || !bytes.Equal(b, big) {
 		t.Fatalf("big.bin: %d bytes %v", len(b), err)
 	}
 	reads := f.raw.requests()["READ"] - before
-	if o := f.srcFDs.opens.Load() - opens; reads < 8 || o != 1 {
+	if o := f.srcFDs.Opens() - opens; reads < 8 || o != 1 {
 		t.Fatalf("%d READs opened the source %d times", reads, o)
 	}
-	for i := range maxSrcFDs + 36 {
+	for i := range srcfd.Max + 36 {
 		if b, err := os.ReadFile(filepath.Join(mnt, "many", fmt.Sprintf("f%03d", i))); err != nil || string(b) != fmt.Sprint(i) {
 			t.Fatalf("f%03d: %q %v", i, b, err)
 		}
 	}
 	// The mount's own descriptors (/dev/fuse, the watcher) are a few.
-	if n := fdCount(t) - base; n > maxSrcFDs+8 {
-		t.Fatalf("%d descriptors open after reading %d files", n, maxSrcFDs+37)
+	if n := fdCount(t) - base; n > srcfd.Max+8 {
+		t.Fatalf("%d descriptors open after reading %d files", n, srcfd.Max+37)
 	}
-	f.srcFDs.mu.Lock()
-	held := f.srcFDs.lru.Len()
-	f.srcFDs.mu.Unlock()
-	if held != f.srcFDs.max || held != maxSrcFDs {
-		t.Fatalf("%d source descriptors held, want %d (at most %d)", held, f.srcFDs.max, maxSrcFDs)
+	held := f.srcFDs.Kept()
+	if held != f.srcFDs.Cap() || held != srcfd.Max {
+		t.Fatalf("%d source descriptors held, want %d (at most %d)", held, f.srcFDs.Cap(), srcfd.Max)
 	}
 }
 
@@ -678,8 +679,8 @@ func TestMountReadahead(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skipf("not root: readahead %s KiB", strings.TrimSpace(string(b)))
 	}
-	if got := strings.TrimSpace(string(b)); got != strconv.Itoa(mountReadaheadKB) {
-		t.Fatalf("readahead %s KiB, want %d", got, mountReadaheadKB)
+	if got := strings.TrimSpace(string(b)); got != strconv.Itoa(mountpoint.ReadaheadKB) {
+		t.Fatalf("readahead %s KiB, want %d", got, mountpoint.ReadaheadKB)
 	}
 	glb := filepath.Join(mnt, "big"+fakeExt, "big.glb")
 	fi, err := os.Stat(glb)
@@ -705,18 +706,5 @@ func TestMountReadahead(t *testing.T) {
 	// 128 KiB READs would be size/128 KiB of them.
 	if n != fi.Size() || d["READ"] > fi.Size()/(256<<10)+2 {
 		t.Fatalf("read %d of %d bytes in %d READs", n, fi.Size(), d["READ"])
-	}
-}
-
-func TestUnescapeMountinfo(t *testing.T) {
-	for in, want := range map[string]string{
-		`/tmp/a`:             "/tmp/a",
-		`/tmp/my\040models`:  "/tmp/my models",
-		`/tmp/tab\011x\134y`: "/tmp/tab\tx\\y",
-		`/tmp/short\04`:      `/tmp/short\04`,
-	} {
-		if got := unescapeMountinfo(in); got != want {
-			t.Errorf("unescapeMountinfo(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

@@ -3,10 +3,8 @@ package fs
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -16,20 +14,12 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/internal/cache"
+	"github.com/meshfs/meshfs/internal/kernelview"
+	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
-)
-
-// Cache output names (the last part of a statistics label).
-const (
-	outScan  = "scan"
-	outGLB   = "glb"
-	outOBJ   = "obj" // NAME.obj and NAME.mtl, made by one export
-	outChunk = "chunk"
-	// outAnimated is NAME.animated.glb; outAnims the animation files it
-	// attaches (the listing's State.Animated).
-	outAnimated = "animated"
-	outAnims    = "anims"
+	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // meshDir is a source mesh file shown as a folder of its outputs. Listing it
@@ -115,15 +105,14 @@ var (
 
 func (m *meshDir) id() srcID { return m.ident }
 
-func (m *meshDir) label(output string) string { return m.mesh.Format.Name() + "/" + output }
-
 // stat returns the source's stat and fingerprint now.
-func (m *meshDir) stat() (*syscall.Stat_t, cache.Fingerprint, error) {
+func (m *meshDir) stat() (*syscall.Stat_t, version.Version, error) {
 	st, err := m.sourceStat()
 	if err != nil {
-		return nil, cache.Fingerprint{}, err
+		return nil, version.Version{}, err
 	}
-	if uint64(st.Dev) != m.ident.dev || st.Ino != m.ident.ino {
+	id := version.FromStat(st)
+	if id.File != m.ident.File {
 		// The source was replaced (a new file renamed over it, or deleted
 		// and written again). This node and its outputs' inodes stand for
 		// the old file, whose readers may still hold handles of its size:
@@ -131,15 +120,13 @@ func (m *meshDir) stat() (*syscall.Stat_t, cache.Fingerprint, error) {
 		// here would cut their reads short (and fault their mappings).
 		// ESTALE makes the kernel look the name up again, which gives the
 		// new file fresh nodes.
-		return nil, cache.Fingerprint{}, syscall.ESTALE
+		return nil, version.Version{}, syscall.ESTALE
 	}
-	fp := cache.FromStat(st)
-	fp.Gen = m.parent.companionGen.Load() + m.fsys.depGen(m.abs)
-	return st, fp, nil
+	return st, m.fsys.versions.Version(m.abs, id), nil
 }
 
-func (m *meshDir) key(fp cache.Fingerprint, output string) cache.Key {
-	return cache.Key{Path: m.abs, FP: fp, Output: output}
+func (m *meshDir) key(fp version.Version, output string) cache.Key {
+	return store.Key(m.mesh, fp, output)
 }
 
 func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -153,279 +140,6 @@ func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 	fillDirAttr(&out.Attr, st)
 	m.fsys.shortTTL(m.parent, nil, out)
 	return 0
-}
-
-// scanResult is a cached structure scan of one source version, fresh or
-// persisted in the disk cache by an earlier mount (scanindex.go).
-type scanResult struct {
-	st      *decode.Structure
-	scanErr error
-	hdrErr  error
-	// header is header.json's bytes; use headerData, which reads those of
-	// a persisted scan on demand (hdrLoad, hdrSize) the first time.
-	header  []byte
-	hdrMu   sync.Mutex
-	hdrLoad func() ([]byte, error)
-	hdrSize int64
-	disk    bool // persisted by an earlier mount
-	// chunks are the names under chunks/, unique, in the order of the scan;
-	// chunkIdx picks the chunk a name shows (the last of that name, as
-	// `convert` would have overwritten the earlier ones).
-	chunks   []string
-	chunkIdx map[string]int
-}
-
-// persisted reports whether r came from the disk cache's index.
-func (r *scanResult) persisted() bool { return r.disk }
-
-// headerData returns header.json's bytes, or the error rendering it gave.
-func (r *scanResult) headerData() ([]byte, error) {
-	if r.hdrErr != nil {
-		return nil, r.hdrErr
-	}
-	r.hdrMu.Lock()
-	defer r.hdrMu.Unlock()
-	if r.hdrLoad != nil {
-		b, err := r.hdrLoad()
-		if err != nil {
-			return nil, err
-		}
-		r.header, r.hdrLoad = b, nil
-	}
-	return r.header, nil
-}
-
-// headerSize is header.json's size, known without reading it.
-func (r *scanResult) headerSize() int64 {
-	r.hdrMu.Lock()
-	defer r.hdrMu.Unlock()
-	if r.hdrLoad != nil {
-		return r.hdrSize
-	}
-	return int64(len(r.header))
-}
-
-func (r *scanResult) chunk(name string) (*decode.Chunk, bool) {
-	i, ok := r.chunkIdx[name]
-	if !ok {
-		return nil, false
-	}
-	return &r.st.Chunks[i], true
-}
-
-// scan returns the structure scan of source version fp: from memory, else
-// from the disk cache's index (an earlier mount's scan of this very
-// version: counted as a disk load, "fmt/scan" in disk_loads), else scanned
-// now and persisted on the way.
-func (m *meshDir) scan(ctx context.Context, fp cache.Fingerprint) (*scanResult, error) {
-	return m.scanAnd(ctx, fp, nil)
-}
-
-// oneScene is the scene of a scan made in one pass with the decoding, and
-// how long that pass took.
-type oneScene struct {
-	scene *decode.Scene
-	took  time.Duration
-}
-
-// scanAnd is scan. With sc, a scan made now (in memory nor on disk) is
-// made in one pass with the decoding where the format can
-// (outputs.Mesh.ScanDecode), under the conversions' semaphore, and sc
-// receives the scene: the first read of a .glb then reads and decompresses
-// the source once, not once for the scan and once for the scene.
-func (m *meshDir) scanAnd(ctx context.Context, fp cache.Fingerprint, sc *oneScene) (*scanResult, error) {
-	key, label := m.key(fp, outScan), m.label(outScan)
-	var rec *scanRecord
-	if _, ok := m.fsys.cache.Peek(key); !ok {
-		if rec = m.fsys.scanRecordOf(key); rec != nil {
-			label += diskSuffix
-		}
-	}
-	e, err := m.fsys.cache.Get(ctx, key, label, func(ctx context.Context) (*cache.Entry, error) {
-		if rec != nil {
-			r := m.fromRecord(fp, rec)
-			// Header bytes not in memory yet: weigh them in anyway.
-			aux := 512 + rec.hdrSize
-			for _, n := range r.chunks {
-				aux += 128 + int64(len(n))
-			}
-			return &cache.Entry{Aux: r, AuxWeight: aux}, nil
-		}
-		var st *decode.Structure
-		var scanErr error
-		if sc != nil {
-			if err := m.fsys.sem.Acquire(ctx); err != nil {
-				return nil, err
-			}
-			start := time.Now()
-			endGC := m.fsys.gc.begin(fp.Size)
-			s, scene, ok := m.mesh.ScanDecode(ctx)
-			endGC()
-			m.fsys.sem.Release()
-			if ok {
-				st, sc.scene, sc.took = s, scene, time.Since(start)
-				m.fsys.onePass.Add(1)
-			}
-		}
-		if st == nil {
-			st, scanErr = m.mesh.Scan(ctx)
-		}
-		if st == nil && errors.Is(scanErr, os.ErrNotExist) {
-			return nil, scanErr // gone: nothing to cache
-		}
-		hdr, deps, hdrErr := m.mesh.HeaderDeps(st, scanErr)
-		m.fsys.trackDeps(m.abs, deps)
-		r := &scanResult{st: st, scanErr: scanErr, hdrErr: hdrErr, header: hdr, chunkIdx: map[string]int{}}
-		aux := int64(512)
-		if st != nil {
-			for i := range st.Chunks {
-				name := decode.SafeName(st.Chunks[i].Name)
-				if _, dup := r.chunkIdx[name]; !dup {
-					r.chunks = append(r.chunks, name)
-				}
-				r.chunkIdx[name] = i
-				aux += 128 + int64(len(name))
-			}
-		}
-		if scanErr != nil {
-			m.fsys.logOnce(m.key(fp, "scan-error"), "meshfs: %v", scanErr)
-		}
-		m.fsys.saveScan(key, r)
-		return &cache.Entry{Parts: [][]byte{hdr}, Aux: r, AuxWeight: aux}, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	r := e.Aux.(*scanResult)
-	if r.scanErr != nil {
-		m.fsys.failed.note(m.abs, fp, true, r.scanErr)
-	} else if r.hdrErr != nil {
-		m.fsys.failed.note(m.abs, fp, true, r.hdrErr)
-	}
-	return r, nil
-}
-
-// geometry returns the cached entry of a geometry output (outGLB: one part;
-// outOBJ: the obj and the mtl), converting on a miss. A failed conversion is
-// an entry with Err.
-func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output string) (*cache.Entry, error) {
-	key, label := m.key(fp, output), m.label(output)
-	if e, ok := m.fsys.cache.Use(key); ok {
-		// Converted (or failed) already and still in memory: the scan
-		// that a conversion needs is not needed.
-		return e, nil
-	}
-	// An output in the disk cache was converted from this very source
-	// version (so its scan succeeded): load it instead of converting. So
-	// is a conversion that failed: its error comes back without a retry.
-	sizes, onDisk := m.fsys.diskSizes(key)
-	// What the load will hold in memory, about: the disk entry's sizes,
-	// or for a conversion the source's size.
-	hint := fp.Size
-	if onDisk {
-		hint = 0
-		for _, n := range sizes {
-			hint += n
-		}
-	}
-	var diskErr error
-	if !onDisk {
-		diskErr, onDisk = m.fsys.diskFailure(key)
-	}
-	var sc *oneScene
-	if onDisk {
-		label += diskSuffix
-	} else {
-		if output == outGLB && m.mesh.CanScanDecode() {
-			// One pass only for a conversion to come: a .glb in memory
-			// whose scan was evicted wants the scan alone.
-			if _, inMem := m.fsys.cache.Peek(key); !inMem {
-				sc = &oneScene{}
-			}
-		}
-		r, err := m.scanAnd(ctx, fp, sc)
-		if err != nil {
-			return nil, err
-		}
-		if r.scanErr != nil {
-			// `convert` does not decode a file whose structure is broken.
-			return &cache.Entry{Err: r.scanErr}, nil
-		}
-	}
-	var failed atomic.Bool
-	e, err := m.fsys.cache.GetSized(ctx, key, label, max(hint, 1), func(ctx context.Context) (*cache.Entry, error) {
-		if diskErr != nil {
-			// Listings already show error.txt (knownBroken): no notice.
-			return &cache.Entry{Err: diskErr}, nil
-		}
-		if onDisk {
-			if e := m.fsys.loadFromDisk(key); e != nil {
-				return e, nil
-			}
-			// Damaged or evicted since: convert after all.
-			m.fsys.countDiskFallback(m.label(output))
-		}
-		// Bounded concurrency: waiters share this load, others queue here.
-		if err := m.fsys.sem.Acquire(ctx); err != nil {
-			return nil, err
-		}
-		defer m.fsys.sem.Release()
-		defer m.fsys.gc.begin(fp.Size)()
-		start := time.Now()
-		var e *cache.Entry
-		var err error
-		switch output {
-		case outGLB:
-			var b []byte
-			if sc != nil && sc.scene != nil {
-				b, err = m.mesh.GLBOf(sc.scene)
-				sc.scene, start = nil, start.Add(-sc.took)
-			} else {
-				b, err = m.mesh.GLBFile(ctx)
-			}
-			e = &cache.Entry{Parts: [][]byte{b}}
-		case outOBJ:
-			var o, l []byte
-			o, l, err = m.mesh.OBJFiles(ctx)
-			e = &cache.Entry{Parts: [][]byte{o, l}}
-		case outAnimated:
-			var b []byte
-			b, err = m.mesh.AnimatedGLBFile(ctx)
-			e = &cache.Entry{Parts: [][]byte{b}}
-		}
-		m.fsys.recordConversion(time.Since(start))
-		// The reader who asked reads the output next: the quiet that a
-		// big disk-cache save (and the pre-warmer) wait for starts now,
-		// not when the request that converted began.
-		if !isPrewarm(ctx) {
-			m.fsys.touch()
-		}
-		if !errors.Is(err, os.ErrNotExist) && !stillSource(key) {
-			// Changed while it was read: these bytes may be of another
-			// version, or of two. Not cached; the reader gets ESTALE.
-			return nil, syscall.ESTALE
-		}
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, err
-			}
-			m.fsys.logOnce(m.key(fp, "error:"+err.Error()), "meshfs: %v", err)
-			e = &cache.Entry{Err: err}
-			failed.Store(true)
-		}
-		// Passthrough opens (passthrough.go) wait for this save: the
-		// opens before it is done read from the daemon, which for a first
-		// read is faster than writing the disk-cache file first.
-		m.fsys.saveToDisk(key, e)
-		return e, nil
-	})
-	if err == nil && e.Err != nil {
-		m.fsys.failed.note(m.abs, fp, false, e.Err)
-	}
-	if failed.Load() {
-		m.brokenNow()
-	}
-	return e, err
 }
 
 // brokenNow tells the kernel that the folder changed shape (a conversion
@@ -442,28 +156,21 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 // another inode) but, should one ever wait, the request goes on after
 // notifyWait and the notification completes beside it. The names' entry
 // invalidations lock the folder, which a LOOKUP in it holds: beside.
-func (m *meshDir) brokenNow() {
-	if m.parent == nil {
-		return
-	}
-	ch := m.parent.GetChild(filepath.Base(m.abs))
-	if ch == nil {
-		return
-	}
-	live, ok := ch.Operations().(*meshDir)
-	if !ok {
+func (f *FS) brokenNow(path string) {
+	live := f.meshAt(path)
+	if live == nil {
 		return
 	}
 	done := make(chan struct{})
 	go func() {
-		m.fsys.notifyContent(&live.Inode)
+		f.notifyContent(&live.Inode)
 		close(done)
 		if hdr := live.GetChild(outputs.HeaderName); hdr != nil {
-			m.fsys.notifyContent(hdr)
+			f.notifyContent(hdr)
 		}
 		for _, e := range live.mesh.Entries() {
 			if e.Converted() || e.Output == outputs.OutError {
-				m.fsys.notifies.Add(1)
+				f.notifies.Add(1)
 				live.NotifyEntry(e.Name)
 			}
 		}
@@ -474,136 +181,31 @@ func (m *meshDir) brokenNow() {
 	}
 }
 
+// hooks is the mount's side of what the store finds (store.Hooks).
+type hooks struct{ f *FS }
+
+func (h hooks) DepsFound(path string, deps []outputs.Dep) { h.f.trackDeps(path, deps) }
+func (h hooks) Broken(path string)                        { h.f.brokenNow(path) }
+
+// meshAt is the mesh folder node the kernel knows for the source file at
+// path, or nil.
+func (f *FS) meshAt(path string) *meshDir {
+	rel, err := filepath.Rel(f.source, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil
+	}
+	n := &f.root.Inode
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		if n = n.GetChild(name); n == nil {
+			return nil
+		}
+	}
+	m, _ := n.Operations().(*meshDir)
+	return m
+}
+
 // notifyWait bounds how long a request waits for a notification it sent.
 const notifyWait = 100 * time.Millisecond
-
-// chunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
-// which is read from the source file itself.
-func (m *meshDir) chunkData(ctx context.Context, fp cache.Fingerprint, r *scanResult, name string) ([]byte, *decode.Chunk, error) {
-	c, ok := r.chunk(name)
-	if !ok {
-		return nil, nil, os.ErrNotExist
-	}
-	if err := m.mesh.CheckChunk(c); err != nil {
-		// Over a limit: `convert` writes no file for it either.
-		m.fsys.logOnce(m.key(fp, "chunk:"+name), "meshfs: %s: %v", m.abs, err)
-		return nil, nil, err
-	}
-	if c.Load == nil {
-		if c.Offset < 0 || c.Length < 0 || c.Offset > fp.Size || c.Length > fp.Size-c.Offset {
-			// Get the error `convert` reports for this chunk.
-			_, err := m.mesh.ChunkBytes(c)
-			if err == nil {
-				err = errors.New("chunk " + name + " lies outside the file")
-			}
-			return nil, nil, err
-		}
-		return nil, c, nil
-	}
-	e, err := m.fsys.cache.GetSized(ctx, m.key(fp, outChunk+"/"+name), m.label(outChunk), c.Size, func(ctx context.Context) (*cache.Entry, error) {
-		b, err := m.mesh.ChunkBytes(c)
-		if err != nil {
-			m.fsys.logOnce(m.key(fp, "chunk:"+name), "meshfs: %s: %v", m.abs, err)
-			return &cache.Entry{Err: err}, nil
-		}
-		return &cache.Entry{Parts: [][]byte{b}}, nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if e.Err != nil {
-		return nil, nil, e.Err
-	}
-	return e.Part(0), nil, nil
-}
-
-// errorText is error.txt: the errors `convert` would record, in its order
-// (scan, header, chunks, then decoding and export). Empty when nothing fails.
-func (m *meshDir) errorText(ctx context.Context, fp cache.Fingerprint) ([]byte, error) {
-	r, err := m.scan(ctx, fp)
-	if err != nil {
-		return nil, err
-	}
-	var errs []error
-	if r.scanErr != nil {
-		errs = append(errs, r.scanErr)
-	}
-	if r.hdrErr != nil {
-		errs = append(errs, r.hdrErr)
-	}
-	if r.st != nil {
-		for i := range r.st.Chunks {
-			c := &r.st.Chunks[i]
-			if idx := r.chunkIdx[decode.SafeName(c.Name)]; idx != i {
-				// Shadowed by a later chunk of the same name: `convert`
-				// still loads it, and so reports its error.
-				if _, err := m.mesh.ChunkBytes(c); err != nil {
-					errs = append(errs, err)
-				}
-				continue
-			}
-			if _, _, err := m.chunkData(ctx, fp, r, decode.SafeName(c.Name)); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	if r.scanErr == nil {
-		g, err := m.geometry(ctx, fp, outGLB)
-		if err != nil {
-			return nil, err
-		}
-		o, err := m.geometry(ctx, fp, outOBJ)
-		if err != nil {
-			return nil, err
-		}
-		if g.Err != nil {
-			errs = append(errs, g.Err)
-		}
-		// A decoding error fails both exports: `convert` reports it once.
-		if o.Err != nil && (g.Err == nil || o.Err.Error() != g.Err.Error()) {
-			errs = append(errs, o.Err)
-		}
-	}
-	return outputs.ErrorText(errs...), nil
-}
-
-// failure returns what broke source version fp of the mesh (scan r), as
-// far as is known without converting anything: the scan's or header's
-// error (scan true), else a conversion that failed in this mount or, for
-// this version, in an earlier one. nil: nothing known to fail. A failure
-// found is entered in the mount's failure list (.meshfs/errors.txt).
-func (m *meshDir) failure(fp cache.Fingerprint, r *scanResult) (err error, scan bool) {
-	switch {
-	case r.scanErr != nil:
-		err, scan = r.scanErr, true
-	case r.hdrErr != nil:
-		err, scan = r.hdrErr, true
-	default:
-		for _, out := range []string{outGLB, outOBJ} {
-			key := m.key(fp, out)
-			if e, ok := m.fsys.cache.Peek(key); ok {
-				err = e.Err
-			} else {
-				err, _ = m.fsys.diskFailure(key)
-			}
-			if err != nil {
-				break
-			}
-		}
-	}
-	if err != nil {
-		m.fsys.failed.note(m.abs, fp, scan, err)
-	}
-	return err, scan
-}
-
-// knownBroken reports whether the folder of version fp is broken (the
-// folder table's rule: error.txt listed, no geometry outputs), as far as is
-// known without converting anything.
-func (m *meshDir) knownBroken(fp cache.Fingerprint, r *scanResult) bool {
-	err, _ := m.failure(fp, r)
-	return err != nil
-}
 
 // replaced turns the ESTALE of a replaced source into what a folder that
 // was deleted while open answers: nothing in it (ENOENT). A reader that
@@ -638,8 +240,8 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 	if err != nil {
 		return nil, false, nil, errno(err)
 	}
-	_, warm := m.fsys.cache.Peek(m.key(fp, outScan))
-	r, err := m.scan(ctx, fp)
+	_, warm := m.fsys.cache.Peek(m.key(fp, store.OutScan))
+	r, err := m.fsys.st.Scan(ctx, m.mesh, fp)
 	if err != nil {
 		return nil, false, nil, errno(err)
 	}
@@ -648,9 +250,9 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 		// A walker is probably entering this folder's siblings next.
 		m.fsys.scanSiblings(m)
 	}
-	broken := m.knownBroken(fp, r)
-	animated := !broken && r.scanErr == nil && m.animated(ctx, fp)
-	files := m.mesh.Files(outputs.State{Chunks: len(r.chunks) > 0, Broken: broken, Animated: animated})
+	broken := m.fsys.st.KnownBroken(m.mesh, fp, r)
+	animated := !broken && r.ScanErr == nil && m.fsys.st.Animated(ctx, m.mesh, fp)
+	files := m.mesh.Files(outputs.State{Chunks: len(r.Chunks) > 0, Broken: broken, Animated: animated})
 	list := make([]fuse.DirEntry, len(files))
 	for i, e := range files {
 		mode := uint32(syscall.S_IFREG)
@@ -659,7 +261,7 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 		}
 		list[i] = fuse.DirEntry{Name: e.Name, Mode: mode, Ino: e.Ino}
 	}
-	return list, broken || (m.converted(fp, outGLB) && m.converted(fp, outOBJ)), snap, 0
+	return list, broken || (m.fsys.st.Converted(m.mesh, fp, store.OutGLB) && m.fsys.st.Converted(m.mesh, fp, store.OutOBJ)), snap, 0
 }
 
 // listedScan is what a listing was made from: the source's stat and the
@@ -668,22 +270,10 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 // up again for every entry (chunks/ has one entry per chunk).
 type listedScan struct {
 	st *syscall.Stat_t
-	fp cache.Fingerprint
-	r  *scanResult
+	fp version.Version
+	r  *store.ScanResult
 	// header is header.json's node when the lookups answered it.
 	header *gofs.Inode
-}
-
-// converted reports whether output converted without error for fp, as far
-// as the caches know.
-func (m *meshDir) converted(fp cache.Fingerprint, output string) bool {
-	key := m.key(fp, output)
-	if e, ok := m.fsys.cache.Peek(key); ok {
-		return e.Err == nil
-	}
-	// diskSizes knows successful conversions only (not failure records).
-	_, ok := m.fsys.diskSizes(key)
-	return ok
 }
 
 // noNegative is the entry timeout of an ENOENT the kernel must not keep
@@ -716,29 +306,14 @@ func (m *meshDir) geometryGone(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
-	if _, ok := m.fsys.cache.Peek(m.key(fp, outScan)); !ok && !m.failedOnDisk(fp) {
+	if _, ok := m.fsys.cache.Peek(m.key(fp, store.OutScan)); !ok && !m.fsys.st.FailedOnDisk(m.mesh, fp) {
 		// Nothing known: the lookup's conversion will tell. A scan made
 		// here would be made apart from that conversion's decoding,
 		// which makes it in one pass where it can (scanAnd).
 		return false
 	}
-	r, err := m.scan(ctx, fp)
-	return err == nil && m.knownBroken(fp, r)
-}
-
-// failedOnDisk reports whether the disk cache records a failure of version
-// fp: a scan's, or a conversion's.
-func (m *meshDir) failedOnDisk(fp cache.Fingerprint) bool {
-	if m.fsys.disk == nil {
-		return false
-	}
-	for _, out := range []string{outGLB, outOBJ} {
-		if _, failed := m.fsys.diskFailure(m.key(fp, out)); failed {
-			return true
-		}
-	}
-	rec := m.fsys.scanRecordOf(m.key(fp, outScan))
-	return rec != nil && (rec.hasScanErr || rec.hasHdrErr)
+	r, err := m.fsys.st.Scan(ctx, m.mesh, fp)
+	return err == nil && m.fsys.st.KnownBroken(m.mesh, fp, r)
 }
 
 func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -764,11 +339,11 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		if err != nil {
 			return nil, replaced(errno(err))
 		}
-		r, err := m.scan(ctx, fp)
+		r, err := m.fsys.st.Scan(ctx, m.mesh, fp)
 		if err != nil {
 			return nil, errno(err)
 		}
-		if len(r.chunks) == 0 {
+		if len(r.Chunks) == 0 {
 			return nil, syscall.ENOENT
 		}
 		fillDirAttr(&out.Attr, st)
@@ -778,7 +353,7 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		}
 		return m.NewInode(ctx, &chunksDir{m: m}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
 	}
-	ch, en := lookupOutput(ctx, &m.Inode, name, &outFile{m: m, kind: outKindOf(e), ent: e}, out, false)
+	ch, en := lookupOutput(ctx, &m.Inode, name, m.out(outKindOf(e), e, ""), out, false)
 	m.fsys.shortTTL(m.parent, out, nil)
 	return ch, replaced(en)
 }
@@ -796,10 +371,10 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 		}
 	}
 	if ch != nil && f.kind == kGLB {
-		if _, fp, err := f.m.stat(); err == nil && f.pass.busyOther(fp) {
+		if _, fp, err := f.m.stat(); err == nil && f.pass.BusyOther(fp) {
 			// Its inode is passed through to another version's file
 			// and still open: this version needs an inode of its own.
-			ch, f = nil, &outFile{m: f.m, kind: kGLB, ent: f.ent}
+			ch, f = nil, f.m.out(kGLB, f.ent, "")
 		}
 	}
 	var a fuse.AttrOut
@@ -832,7 +407,7 @@ func outputChild(parent *gofs.Inode, name string, f *outFile) (*gofs.Inode, *out
 
 // lookupKnown is lookupOutput for an output other than the .glb whose
 // size the caller knows for source version fp (stat st).
-func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, st *syscall.Stat_t, fp cache.Fingerprint, size int64) *gofs.Inode {
+func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, st *syscall.Stat_t, fp version.Version, size int64) *gofs.Inode {
 	fresh := f
 	ch, f := outputChild(parent, name, f)
 	fillFileAttr(&out.Attr, st, size)
@@ -879,19 +454,19 @@ func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, *listedScan, 
 	if err != nil {
 		return nil, nil, errno(err)
 	}
-	r, err := c.m.scan(ctx, fp)
+	r, err := c.m.fsys.st.Scan(ctx, c.m.mesh, fp)
 	if err != nil {
 		return nil, nil, errno(err)
 	}
-	list := make([]fuse.DirEntry, len(r.chunks))
-	for i, n := range r.chunks {
+	list := make([]fuse.DirEntry, len(r.Chunks))
+	for i, n := range r.Chunks {
 		list[i] = fuse.DirEntry{Name: n, Mode: syscall.S_IFREG, Ino: uint64(i + 1)}
 	}
 	return list, &listedScan{st: st, fp: fp, r: r}, 0
 }
 
 func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	ch, e := lookupOutput(ctx, &c.Inode, name, &outFile{m: c.m, kind: kChunk, chunk: name}, out, false)
+	ch, e := lookupOutput(ctx, &c.Inode, name, c.m.out(kChunk, outputs.Entry{}, name), out, false)
 	c.m.fsys.shortTTL(c.m.parent, out, nil)
 	return ch, replaced(e)
 }
@@ -916,17 +491,11 @@ type outFile struct {
 	chunk string
 	ent   outputs.Entry // its entry in the folder table (not for chunks)
 
-	// What the kernel was last told: the fingerprint whose size it holds
-	// (attr) and whose bytes may be in its page cache (pages). Under
-	// no_open the node stands for the version of the first size told
-	// (tell): the kernel keeps one page cache per node, shared by every
-	// reader, so a node never serves two versions.
-	mu        sync.Mutex
-	attrFP    cache.Fingerprint
-	pagesFP   cache.Fingerprint
-	pagesSeen bool
+	// view is what the kernel was told of the node; under no_open it
+	// stands for the version of the first size told (kernelview.Pinned).
+	view kernelview.View
 
-	pass passState // passthrough of the .glb (passthrough.go)
+	pass kernelview.Passthrough // passthrough of the .glb (passthrough.go)
 }
 
 var (
@@ -935,24 +504,11 @@ var (
 	_ = (gofs.NodeReader)((*outFile)(nil))
 )
 
-// conversion names the conversion a geometry output's bytes come from
-// (its cache output) and which of that conversion's files it is: the
-// folder table's Output and Part.
-func (o *outFile) conversion() (output string, part int) {
-	switch o.ent.Output {
-	case outputs.OutOBJ:
-		return outOBJ, o.ent.Part
-	case outputs.OutAnimated:
-		return outAnimated, 0
-	}
-	return outGLB, 0
-}
-
 // produced is an output's content: bytes in memory, or a window of the
 // source file (raw chunks).
 type produced struct {
 	st   *syscall.Stat_t
-	fp   cache.Fingerprint
+	fp   version.Version
 	data []byte
 	raw  *decode.Chunk
 }
@@ -970,21 +526,16 @@ func (p *produced) size() int64 {
 // inode, so the mesh folder and its outputs' names stay; the outputs get
 // new nodes, see lookupOutput). With handles every open re-checks the
 // version (opened), so any version may be told.
-func (o *outFile) tell(fp cache.Fingerprint) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.m.fsys.noOpen() && o.attrFP != (cache.Fingerprint{}) && o.attrFP != fp {
-		return false
-	}
-	o.attrFP = fp
-	return true
-}
+func (o *outFile) tell(fp version.Version) bool { return o.view.Tell(fp) }
 
 // mayTell reports whether tell(fp) would succeed, recording nothing.
-func (o *outFile) mayTell(fp cache.Fingerprint) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return !o.m.fsys.noOpen() || o.attrFP == (cache.Fingerprint{}) || o.attrFP == fp
+func (o *outFile) mayTell(fp version.Version) bool { return o.view.MayTell(fp) }
+
+// out is a new node for one output of m: its entry in the folder table
+// (none for header.json's answer from a listing, and chunks), or a chunk's
+// name.
+func (m *meshDir) out(kind outKind, ent outputs.Entry, chunk string) *outFile {
+	return &outFile{m: m, kind: kind, ent: ent, chunk: chunk, view: kernelview.View{Pinned: m.fsys.noOpen()}}
 }
 
 func (o *outFile) produce(ctx context.Context) (*produced, error) {
@@ -996,65 +547,18 @@ func (o *outFile) produce(ctx context.Context) (*produced, error) {
 }
 
 // produceAt is produce for source version fp (stat st), stat'ed just now.
-func (o *outFile) produceAt(ctx context.Context, st *syscall.Stat_t, fp cache.Fingerprint) (*produced, error) {
-	m := o.m
-	p := &produced{st: st, fp: fp}
-	switch o.kind {
-	case kHeader:
-		r, err := m.scan(ctx, fp)
-		if err != nil {
-			return nil, err
-		}
-		if p.data, err = r.headerData(); err != nil {
-			return nil, err
-		}
-		if ferr, scan := m.failure(fp, r); ferr != nil && !scan {
-			p.data = outputs.HeaderWithError(p.data, ferr)
-		}
-	case kError:
-		b, err := m.errorText(ctx, fp)
-		if err != nil {
-			return nil, err
-		}
-		if len(b) == 0 {
-			return nil, os.ErrNotExist
-		}
-		p.data = b
-	case kGLB, kOBJ, kMTL, kAnimated:
-		output, part := o.conversion()
-		e, err := m.geometry(ctx, fp, output)
-		if err != nil {
-			return nil, err
-		}
-		if e.Err != nil {
-			return nil, &convError{e.Err}
-		}
-		p.data = e.Part(part)
-	case kChunk:
-		r, err := m.scan(ctx, fp)
-		if err != nil {
-			return nil, err
-		}
-		data, raw, err := m.chunkData(ctx, fp, r, o.chunk)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, err
-			}
-			return nil, &convError{err}
-		}
-		p.data, p.raw = data, raw
+func (o *outFile) produceAt(ctx context.Context, st *syscall.Stat_t, fp version.Version) (*produced, error) {
+	data, raw, err := o.m.fsys.st.Content(ctx, o.m.mesh, fp, o.ent, o.chunk)
+	if err != nil {
+		return nil, err
 	}
-	return p, nil
+	return &produced{st: st, fp: fp, data: data, raw: raw}, nil
 }
 
-// convError marks a conversion failure: the reader gets EIO even when the
-// underlying cause is, say, a missing sibling file.
-type convError struct{ err error }
-
-func (e *convError) Error() string { return e.err.Error() }
-
+// outErrno is what a reader of an output gets for err: EIO for a
+// conversion's failure, even when its cause is, say, a missing sibling.
 func outErrno(err error) syscall.Errno {
-	var ce *convError
+	var ce *store.ConvError
 	if errors.As(err, &ce) {
 		return syscall.EIO
 	}
@@ -1089,18 +593,7 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 		if err != nil {
 			return errno(err)
 		}
-		output, part := o.conversion()
-		key := o.m.key(fp, output)
-		size := int64(-1)
-		if e, inMem := o.m.fsys.cache.Peek(key); !inMem {
-			if sizes, ok := o.m.fsys.diskSizes(key); ok && part < len(sizes) {
-				size = sizes[part]
-			}
-		} else if cheapOnly && e.Err == nil {
-			// What produce would serve: this version's bytes.
-			size = int64(len(e.Part(part)))
-		}
-		if size >= 0 {
+		if size, ok := o.m.fsys.st.ConvertedSize(o.m.mesh, fp, o.ent, cheapOnly); ok {
 			if !o.tell(fp) {
 				return syscall.ESTALE
 			}
@@ -1118,7 +611,7 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 		if err != nil {
 			return errno(err)
 		}
-		if size, ok := o.m.knownSize(ctx, fp, o.kind, o.chunk); ok {
+		if size, ok := o.m.fsys.st.KnownSize(ctx, o.m.mesh, fp, o.kind == kHeader, o.chunk); ok {
 			if !o.tell(fp) {
 				return syscall.ESTALE
 			}
@@ -1151,9 +644,9 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 // a scan, with the permissions narrowed as they are now: the scan may have
 // found files the outputs are made from (deps.go), and the first stat of
 // an output must already show their narrowing.
-func (m *meshDir) narrowedSince(st *syscall.Stat_t, fp cache.Fingerprint) *syscall.Stat_t {
+func (m *meshDir) narrowedSince(st *syscall.Stat_t, fp version.Version) *syscall.Stat_t {
 	now, nfp, err := m.stat()
-	if err != nil || nfp != fp {
+	if err != nil || !nfp.Same(fp) {
 		return st
 	}
 	out := *st
@@ -1178,8 +671,8 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 		return nil, 0, outErrno(err)
 	}
 	if ptNode {
-		// Not passed through: see passState for why the io mode matters.
-		stale, done := o.pass.fallback(p.fp)
+		// Not passed through: see kernelview.Passthrough for why the io mode matters.
+		stale, done := o.pass.Fallback(p.fp)
 		if stale {
 			return nil, 0, syscall.ESTALE
 		}
@@ -1197,7 +690,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 			return nil, 0, errno(err)
 		}
 		var st syscall.Stat_t
-		if err := syscall.Fstat(int(f.Fd()), &st); err != nil || cache.FromStat(&st).Ino != p.fp.Ino || st.Size != p.fp.Size || st.Mtim.Nano() != p.fp.MtimeNs {
+		if err := syscall.Fstat(int(f.Fd()), &st); err != nil || !version.FromStat(&st).Same(p.fp.Ident) {
 			// Replaced between the scan and the open: its chunk table is
 			// not this file's. ESTALE makes the kernel walk the path again
 			// (EAGAIN reached the reader); that open sees the new version.
@@ -1221,38 +714,28 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 
 // opened records that an open serves version fp and reports whether the
 // kernel's pages of the file are of that version (so may be kept).
-func (o *outFile) opened(fp cache.Fingerprint) (keep bool) {
-	o.mu.Lock()
-	keep = o.pagesSeen && o.pagesFP == fp
-	staleAttr := o.attrFP != (cache.Fingerprint{}) && o.attrFP != fp
-	o.pagesFP, o.pagesSeen = fp, true
-	o.attrFP = fp
-	o.mu.Unlock()
-	if staleAttr {
-		// The kernel may still hold the old size; it must not cut or pad
-		// the new bytes by it. Notifying from inside a request risks a
-		// deadlock with the kernel, so do it beside this one.
-		go o.m.fsys.notifyContent(&o.Inode)
-	}
-	return keep
+// The kernel may still hold the old size; it must not cut or pad the new
+// bytes by it, so the view drops it.
+func (o *outFile) opened(fp version.Version) (keep bool) {
+	return o.view.Opened(fp, func() { o.m.fsys.notifyContent(&o.Inode) })
 }
 
 // openPassthrough opens the .glb on its disk-cache file for the kernel's
 // passthrough, converting first when neither cache has it. ok is false
 // when this open must be served by the daemon: a conversion error (produce
-// reports it), an output below passMin or not in the disk cache (yet: a
+// reports it), an output below store.PassMin or not in the disk cache (yet: a
 // fresh conversion is saved once its readers pause), a damaged entry, or
 // another version passed through and still open.
-func (o *outFile) openPassthrough(ctx context.Context) (fh gofs.FileHandle, fp cache.Fingerprint, ok bool) {
+func (o *outFile) openPassthrough(ctx context.Context) (fh gofs.FileHandle, fp version.Version, ok bool) {
 	m, fsys := o.m, o.m.fsys
 	st, fp, err := m.stat()
 	if err != nil {
 		return nil, fp, false
 	}
-	key := m.key(fp, outGLB)
-	dk := fsys.diskKey(key)
+	key := m.key(fp, store.OutGLB)
+	dk := fsys.st.DiskKey(key)
 	if _, onDisk := fsys.disk.Sizes(dk); !onDisk {
-		if e, err := m.geometry(ctx, fp, outGLB); err != nil || e.Err != nil {
+		if e, err := m.fsys.st.Geometry(ctx, m.mesh, fp, store.OutGLB); err != nil || e.Err != nil {
 			return nil, fp, false
 		}
 	}
@@ -1261,7 +744,7 @@ func (o *outFile) openPassthrough(ctx context.Context) (fh gofs.FileHandle, fp c
 		return nil, fp, false
 	}
 	sizes := h.Sizes()
-	if len(sizes) != 1 || sizes[0] < passMin || !fsys.diskVerified(dk, h) {
+	if len(sizes) != 1 || sizes[0] < store.PassMin || !fsys.st.Verified(dk, h) {
 		h.Close()
 		return nil, fp, false
 	}
@@ -1322,9 +805,7 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	if !o.tell(p.fp) {
 		return o.readOld(dest, off)
 	}
-	o.mu.Lock()
-	o.pagesFP, o.pagesSeen = p.fp, true
-	o.mu.Unlock()
+	o.view.Served(p.fp)
 	if p.raw == nil {
 		if off >= int64(len(p.data)) {
 			return memResult(nil), 0
@@ -1334,9 +815,9 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	}
 	// A raw chunk: read its window of the source, checking that the file
 	// opened is the version whose chunk table says where the window is.
-	k := srcKey{path: o.m.abs, dev: o.m.ident.dev, ino: p.fp.Ino, size: p.fp.Size, mtimeNs: p.fp.MtimeNs}
-	return o.m.fsys.srcFDs.readWindow(k, func(st *syscall.Stat_t) bool {
-		return uint64(st.Dev) == k.dev && st.Ino == k.ino && st.Size == k.size && st.Mtim.Nano() == k.mtimeNs
+	k := srcfd.Key{Path: o.m.abs, ID: p.fp.Ident}
+	return o.m.fsys.readWindow(k, func(st *syscall.Stat_t) bool {
+		return version.FromStat(st).Same(k.ID)
 	}, dest, off, p.raw.Offset, p.raw.Length)
 }
 
@@ -1347,13 +828,11 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 // GETATTR) makes a path walk look the name up again, which gives the new
 // version a node of its own.
 func (o *outFile) readOld(dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	o.mu.Lock()
-	fp := o.attrFP
-	o.mu.Unlock()
+	fp := o.view.Told()
 	if !o.ent.Converted() {
 		return nil, syscall.ESTALE
 	}
-	output, part := o.conversion()
+	output, part := store.Conversion(o.ent)
 	e, ok := o.m.fsys.cache.Use(o.m.key(fp, output))
 	if !ok || e.Err != nil {
 		return nil, syscall.ESTALE
@@ -1365,45 +844,8 @@ func (o *outFile) readOld(dest []byte, off int64) (fuse.ReadResult, syscall.Errn
 	return memResult(data[off:min(off+int64(len(dest)), int64(len(data)))]), 0
 }
 
-// isConversion reports whether a statistics label counts as a conversion.
-func isConversion(label string) bool {
-	i := strings.LastIndexByte(label, '/')
-	out := label[i+1:]
-	return out == outGLB || out == outOBJ || out == outAnimated
-}
-
-// animated reports whether some animation file of the folder belongs to
-// version fp of the mesh (outputs' rule for NAME.animated.glb), as the
-// memory cache remembers it: fp's Gen changes with any animation file of
-// the folder (formats.IsDependency), so a change there asks again.
-func (m *meshDir) animated(ctx context.Context, fp cache.Fingerprint) bool {
-	if !m.mesh.TakesAnimations() {
-		return false
-	}
-	e, err := m.fsys.cache.Get(ctx, m.key(fp, outAnims), m.label(outAnims), func(ctx context.Context) (*cache.Entry, error) {
-		if err := m.fsys.sem.Acquire(ctx); err != nil {
-			return nil, err
-		}
-		defer m.fsys.sem.Release()
-		names, err := m.mesh.Animations(ctx)
-		if err != nil {
-			return &cache.Entry{Err: err}, nil
-		}
-		w := int64(0)
-		for _, n := range names {
-			w += int64(len(n)) + 16
-		}
-		return &cache.Entry{Aux: names, AuxWeight: w}, nil
-	})
-	if err != nil || e.Err != nil {
-		return false
-	}
-	names, _ := e.Aux.([]string)
-	return len(names) > 0
-}
-
 // animatedNow is animated for the source's present version.
 func (m *meshDir) animatedNow(ctx context.Context) bool {
 	_, fp, err := m.stat()
-	return err == nil && m.animated(ctx, fp)
+	return err == nil && m.fsys.st.Animated(ctx, m.mesh, fp)
 }

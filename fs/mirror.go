@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -16,8 +15,10 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/walk"
 )
 
 // statsDirName is the hidden folder at the root holding stats.json. It is
@@ -29,8 +30,8 @@ const statsDirName = ".meshfs"
 // a file replaced by another (or turned from plain file into mesh) gets a
 // fresh node and the kernel a fresh inode.
 type srcID struct {
-	kind     uint32 // S_IFDIR, S_IFREG, S_IFLNK, or kindMesh
-	dev, ino uint64
+	kind uint32 // S_IFDIR, S_IFREG, S_IFLNK, or kindMesh
+	version.File
 }
 
 const kindMesh = 1
@@ -128,14 +129,10 @@ func fillFileAttr(a *fuse.Attr, st *syscall.Stat_t, size int64) {
 // dirNode mirrors one source folder.
 type dirNode struct {
 	roDir
-	fsys  *FS
-	abs   string
-	ident srcID
-	// companionGen is bumped when a companion or an animation file in this
-	// folder changes (formats.IsDependency);
-	// it is part of the fingerprint of the meshes here.
-	companionGen atomic.Uint64
-	watched      atomic.Bool
+	fsys    *FS
+	abs     string
+	ident   srcID
+	watched atomic.Bool
 	// unwatched is set when watching this folder failed (see shortTTL).
 	unwatched atomic.Bool
 	// changes counts the changes the watcher reported here (any name):
@@ -145,13 +142,13 @@ type dirNode struct {
 	// READDIRPLUS lookups that follow it reuse (see statReuse).
 	listed atomic.Pointer[listedStats]
 	// scanningAhead is set while a pass scans this folder's meshes ahead
-	// of a walker (readahead.go).
+	// of a walker (ahead.go).
 	scanningAhead atomic.Bool
 	// listedAhead is set by the first listing, which starts a pass that
-	// sniffs the folders after this one (listahead.go); subdirs is the
+	// sniffs the folders after this one (ahead.go); subdirs is the
 	// last listing's source folders, in its order.
 	listedAhead atomic.Bool
-	subdirs     atomic.Pointer[folderOrder]
+	subdirs     atomic.Pointer[walk.FolderOrder]
 }
 
 var (
@@ -220,43 +217,25 @@ func (d *dirNode) entryKind(name string, st *syscall.Stat_t, siblings func(strin
 
 // sniff returns the format of the regular file name (stat st) in d, or nil,
 // and whether that is known: the last listing's answer for the same version
-// of the file, else the file system's (FS.sniffNew). The listing keeps the
+// of the file, else the file system's (walk.Sniffer). The listing keeps the
 // answers of all its entries, however many: relisting a folder bigger than
 // the sniff cache sniffs only what changed.
 func (d *dirNode) sniff(name string, st *syscall.Stat_t) (decode.Format, bool) {
 	if l := d.listed.Load(); l != nil {
 		if fm, ok := l.formats[name]; ok {
-			if ps := l.st[name]; ps != nil && cache.FromStat(ps) == cache.FromStat(st) {
+			if ps := l.st[name]; ps != nil && version.FromStat(ps).Same(version.FromStat(st)) {
 				return fm, true
 			}
 		}
 	}
-	fm, _, known := d.fsys.sniffNew(filepath.Join(d.abs, name), st)
+	fm, _, known := d.fsys.sniffer.Sniff(filepath.Join(d.abs, name), st)
 	return fm, known
 }
 
 // sniff returns the format of the source file at path, or nil.
 func (f *FS) sniff(path string, st *syscall.Stat_t) decode.Format {
-	fm, _, _ := f.sniffNew(path, st)
+	fm, _, _ := f.sniffer.Sniff(path, st)
 	return fm
-}
-
-// sniffNew is sniff, also reporting whether the file was read (no sniff of
-// this version was cached) and whether the answer is known (false: the
-// file could not be read; it is shown as a plain file, whose open reports
-// the error, and sniffed again next time).
-func (f *FS) sniffNew(path string, st *syscall.Stat_t) (fm decode.Format, read, known bool) {
-	k := sniffKey{path, cache.FromStat(st)}
-	if r, ok := f.sniffs.GetIfPresent(k); ok {
-		return r.format, false, true
-	}
-	f.sniffCount.Add(1)
-	fm, err := formats.SniffFile(path)
-	if err != nil {
-		return nil, true, false
-	}
-	f.sniffs.Set(k, sniffResult{fm})
-	return fm, true, true
 }
 
 // listedStats are a listing's entry stats, taken from nanotime at while the
@@ -284,11 +263,6 @@ func (d *dirNode) lstat(name string, st *syscall.Stat_t, gen uint64, now int64) 
 	return syscall.Lstat(filepath.Join(d.abs, name), st)
 }
 
-func (d *dirNode) siblingExists(name string) bool {
-	var st syscall.Stat_t
-	return syscall.Lstat(filepath.Join(d.abs, name), &st) == nil
-}
-
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	d.fsys.touch()
 	d.fsys.watchDir(d)
@@ -304,11 +278,11 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		}
 		return nil, gofs.ToErrno(err)
 	}
-	kind, format, _ := d.entryKind(name, &st, d.siblingExists)
+	kind, format, _ := d.entryKind(name, &st, formats.InFolder(d.abs))
 	if kind == 0 {
 		return nil, syscall.ENOENT
 	}
-	id := srcID{kind: kind, dev: uint64(st.Dev), ino: st.Ino}
+	id := srcID{kind: kind, File: version.FromStat(&st).File}
 	var node gofs.InodeEmbedder
 	var mode uint32
 	switch kind {
@@ -316,10 +290,9 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		fillDirAttr(&out.Attr, &st)
 		node, mode = &dirNode{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFDIR
 	case kindMesh:
-		mesh := d.fsys.newMesh(p, format)
-		narrowAccess(mesh, &st, d.fsys.depPaths(p))
+		md := d.newMeshDir(name, &st, format)
+		narrowAccess(md.mesh, &st, d.fsys.depPaths(p))
 		fillDirAttr(&out.Attr, &st)
-		md := &meshDir{fsys: d.fsys, parent: d, abs: p, ident: id, mesh: mesh}
 		// A regular file (a mesh is never a link): this Lstat is the Stat
 		// the listing and lookups that follow need.
 		md.remember(&st, gen, now)
@@ -396,11 +369,11 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 		}
 		kinds[i] = fuse.DirEntry{Name: name, Mode: kind, Ino: st.Ino}
 	}
-	eachConcurrently(len(ents), min(listWorkers, len(ents)/listPerWorker), entry)
+	decode.ForEach(len(ents), min(listWorkers, len(ents)/walk.PerWorker), entry)
 	list := kinds[:0]
 	listed := &listedStats{at: now, gen: gen, st: make(map[string]*syscall.Stat_t, len(ents)),
 		formats: map[string]decode.Format{}}
-	var subdirs *folderOrder
+	var subdirs *walk.FolderOrder
 	var pngs []fuse.DirEntry // texture PNGs (texpng.go)
 	for i, e := range kinds {
 		if e.Mode != 0 {
@@ -410,7 +383,7 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 				listed.formats[e.Name] = fmts[i]
 			}
 			if stats[i].Mode&syscall.S_IFMT == syscall.S_IFDIR {
-				subdirs = subdirs.add(e.Name)
+				subdirs = subdirs.Add(e.Name)
 			}
 			if e.Mode == syscall.S_IFREG && outputs.ShowsPNG(e.Name) && !names[e.Name+outputs.PNGSuffix] {
 				pngs = append(pngs, fuse.DirEntry{Name: e.Name + outputs.PNGSuffix, Mode: syscall.S_IFREG})
@@ -423,36 +396,9 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	return gofs.NewListDirStream(list), 0
 }
 
-// eachConcurrently calls fn(i) for every i in [0, n) on workers goroutines
-// taking the next i in turn (one loop when workers < 2). For file system
-// calls that wait on the disk, so more workers than CPUs.
-func eachConcurrently(n, workers int, fn func(i int)) {
-	if workers < 2 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
 // A source folder's entries are sized up by up to listWorkers goroutines,
-// one per listPerWorker entries.
-const (
-	listWorkers   = 8
-	listPerWorker = 8
-)
+// one per walk.PerWorker entries.
+const listWorkers = 8
 
 // linkNode mirrors a symbolic link as it is.
 type linkNode struct {
@@ -506,7 +452,7 @@ func (p *passFile) id() srcID { return p.ident }
 
 // same reports whether st is the file this node was looked up as.
 func (p *passFile) same(st *syscall.Stat_t) bool {
-	return uint64(st.Dev) == p.ident.dev && st.Ino == p.ident.ino
+	return version.FromStat(st).File == p.ident.File
 }
 
 func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -551,7 +497,7 @@ func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if p.fsys.passthroughWanted() {
 		// The kernel reads the source itself: plain files as fast as
 		// outside the mount.
-		return p.fsys.passthroughHandle(nil, cache.Fingerprint{}, f, -1, nil, func() { f.Close() }), noFlush, 0
+		return p.fsys.passthroughHandle(nil, version.Version{}, f, -1, nil, func() { f.Close() }), noFlush, 0
 	}
 	p.fsys.openHandles.Add(1)
 	// No FOPEN_KEEP_CACHE: the kernel drops this file's pages on each open,
@@ -568,8 +514,8 @@ func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		if fh == nil && p.fsys.noOpen() {
 			// no_open: read the source itself, if it is still the file
 			// this node was looked up as.
-			k := srcKey{path: p.abs, dev: p.ident.dev, ino: p.ident.ino}
-			return p.fsys.srcFDs.readWindow(k, p.same, dest, off, 0, -1)
+			k := srcfd.Key{Path: p.abs, ID: version.Ident{File: p.ident.File}}
+			return p.fsys.readWindow(k, p.same, dest, off, 0, -1)
 		}
 		return nil, syscall.EBADF
 	}
@@ -620,7 +566,7 @@ type bytesHandle struct {
 	st       *syscall.Stat_t // the source's stat when the bytes were made
 	data     []byte
 	released atomic.Bool
-	// done, if set, is called once on release (passState.fallback).
+	// done, if set, is called once on release (kernelview.Passthrough.Fallback).
 	done func()
 }
 

@@ -21,10 +21,11 @@ import (
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"go.uber.org/goleak"
+
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"go.uber.org/goleak"
 )
 
 var fuseDebug = flag.Bool("fuse-debug", false, "log FUSE operations of test mounts")

@@ -16,7 +16,7 @@ package fs
 // Two constraints shape this file. The kernel (and go-fuse's bridge) keep
 // ONE backing file per inode while any passthrough handle on it is open, so
 // an open of another version of the file must not ask for passthrough until
-// those handles close (passState). And passthrough reads the backing file to
+// those handles close (kernelview.Passthrough). And passthrough reads the backing file to
 // its end, so only a backing file that is exactly the output can serve: a
 // whole source file, or a single-part disk-cache entry (the .glb; the .obj
 // shares its entry with the .mtl).
@@ -24,85 +24,15 @@ package fs
 import (
 	"context"
 	"os"
-	"sync"
 	"sync/atomic"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/fs/cache"
-	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/kernelview"
+	"github.com/meshfs/meshfs/internal/version"
 )
-
-// passMin is the smallest output served by passthrough: below it the
-// kernel's page cache (FOPEN_KEEP_CACHE) already makes warm reads free, and
-// a first read crosses /dev/fuse in one or two requests.
-const passMin = 1 << 20
-
-// passState is one node's passthrough bookkeeping. The kernel keeps an
-// inode in one io mode while files on it are open (fs/fuse/iomode.c): a
-// passthrough open while a page-cached open exists fails with EIO, and any
-// open without FOPEN_PASSTHROUGH while a passthrough one exists fails too.
-// So an open may pass through only when no page-cached open is left, and
-// one that cannot while passthrough opens exist goes to a new inode.
-type passState struct {
-	mu     sync.Mutex
-	ver    cache.Fingerprint // version of the backing file the kernel holds
-	pt     int               // passthrough opens on the node
-	cached int               // page-cached opens on the node
-}
-
-// tryPassthrough reports whether an open of version ver may pass through,
-// and if so counts it: not while page-cached opens exist, nor while
-// passthrough opens of another version do (one backing file per inode).
-func (s *passState) tryPassthrough(ver cache.Fingerprint) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cached > 0 || (s.pt > 0 && s.ver != ver) {
-		return false
-	}
-	s.ver = ver
-	s.pt++
-	return true
-}
-
-// fallback counts an open of version ver that does not pass through (it
-// goes through the page cache until done is called), or reports stale when
-// passthrough opens of another version are open on the node: the kernel
-// requires every open of an inode open for passthrough to pass through the
-// same backing file, so that open must be made on a new inode (ESTALE: the
-// kernel looks the name up again, and lookupOutput hands out a new node).
-func (s *passState) fallback(ver cache.Fingerprint) (stale bool, done func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.pt > 0 {
-		return true, nil
-	}
-	s.cached++
-	var once sync.Once
-	return false, func() {
-		once.Do(func() {
-			s.mu.Lock()
-			s.cached--
-			s.mu.Unlock()
-		})
-	}
-}
-
-// busyOther reports whether passthrough opens of a version other than ver
-// are open on the node.
-func (s *passState) busyOther(ver cache.Fingerprint) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.pt > 0 && s.ver != ver
-}
-
-func (s *passState) release() {
-	s.mu.Lock()
-	s.pt--
-	s.mu.Unlock()
-}
 
 // passHandle is an open file whose whole content is f. The kernel reads f
 // itself when it took the passthrough; otherwise (not root, an old kernel,
@@ -112,9 +42,9 @@ type passHandle struct {
 	fsys   *FS
 	st     *syscall.Stat_t // the source's stat at open (outputs only)
 	f      *os.File
-	size   int64      // -1: to the end of f (a plain file, read live)
-	state  *passState // nil: any open may pass through (a plain file)
-	close  func()     // closes f (and unpins its disk-cache entry)
+	size   int64                   // -1: to the end of f (a plain file, read live)
+	state  *kernelview.Passthrough // nil: any open may pass through (a plain file)
+	close  func()                  // closes f (and unpins its disk-cache entry)
 	closed atomic.Bool
 }
 
@@ -147,7 +77,7 @@ func (h *passHandle) Release(ctx context.Context) syscall.Errno {
 	if h.closed.CompareAndSwap(false, true) {
 		h.fsys.openHandles.Add(-1)
 		if h.state != nil {
-			h.state.release()
+			h.state.Release()
 		}
 		h.close()
 	}
@@ -167,27 +97,12 @@ func (f *FS) passthroughWanted() bool {
 // this open may not ask for passthrough (then it calls closeFile). state is
 // the node's bookkeeping (nil for a plain file: every open of the node
 // names the same source inode).
-func (f *FS) passthroughHandle(state *passState, ver cache.Fingerprint, file *os.File, size int64, st *syscall.Stat_t, closeFile func()) gofs.FileHandle {
-	if state != nil && !state.tryPassthrough(ver) {
+func (f *FS) passthroughHandle(state *kernelview.Passthrough, ver version.Version, file *os.File, size int64, st *syscall.Stat_t, closeFile func()) gofs.FileHandle {
+	if state != nil && !state.Try(ver) {
 		closeFile()
 		return nil
 	}
 	f.openHandles.Add(1)
 	f.passOpens.Add(1)
 	return &passHandle{fsys: f, st: st, f: file, size: size, state: state, close: closeFile}
-}
-
-// diskVerified reports whether a pinned disk-cache entry's file may be
-// handed to the kernel: checked against its CRC once per process, unless
-// this process wrote it whole (saveToDisk); a crash of an earlier daemon
-// may have left any file short.
-func (f *FS) diskVerified(k diskcache.Key, h *diskcache.Handle) bool {
-	if _, ok := f.verified.Load(k); ok {
-		return true
-	}
-	if !h.Verify() {
-		return false
-	}
-	f.verified.Store(k, struct{}{})
-	return true
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/meshfs/meshfs/internal/mountpoint"
 )
 
 // nobody is the unprivileged user the permission tests read as.
@@ -25,7 +27,8 @@ const mountGuard = 60 * time.Second
 // is still running after limit, and fails the test.
 func guardMount(t testing.TB, mnt string, limit time.Duration) {
 	t.Helper()
-	dev := mountDevice(mnt)
+	info, _ := mountpoint.Last(mnt)
+	dev := info.Dev
 	if dev == "" {
 		t.Fatalf("%s is not in /proc/self/mountinfo", mnt)
 	}
@@ -41,30 +44,11 @@ func guardMount(t testing.TB, mnt string, limit time.Duration) {
 // mount at mnt: its own line of /proc/self/mountinfo (the last mount there).
 func mountOptionsOf(t testing.TB, mnt string) (mount, super []string) {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, ln := range strings.Split(string(b), "\n") {
-		// ID parent major:minor root mountpoint options [tags] - type source super
-		f := strings.Fields(ln)
-		if len(f) < 6 || unescapeMountinfo(f[4]) != mnt {
-			continue
-		}
-		i := 6
-		for i < len(f) && f[i] != "-" {
-			i++
-		}
-		if i+3 >= len(f) {
-			t.Fatalf("mountinfo line %q", ln)
-		}
-		mount, super, found = strings.Split(f[5], ","), strings.Split(f[i+3], ","), true
-	}
-	if !found {
+	m, ok := mountpoint.Last(mnt)
+	if !ok || m.Super == nil {
 		t.Fatalf("%s is not in /proc/self/mountinfo", mnt)
 	}
-	return mount, super
+	return m.Options, m.Super
 }
 
 func hasOption(opts []string, o string) bool {

@@ -16,8 +16,9 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/diskcache"
 	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 // mountDisk mounts src with the disk cache folder dir; the returned func
@@ -30,7 +31,7 @@ func mountDisk(t *testing.T, src, dir string, prewarm bool) (*FS, string, func()
 // mountDiskConfig is mountDisk with the rest of the configuration given.
 func mountDiskConfig(t *testing.T, cfg Config, dir string, prewarm bool) (*FS, string, func()) {
 	t.Helper()
-	dc, err := diskcache.Open(dir, 1<<30, DiskCacheVersion(outputs.DefaultLimits))
+	dc, err := diskcache.Open(dir, 1<<30, store.CacheVersion(outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestDiskCacheRemount(t *testing.T) {
 	}
 	var loads int64
 	for label, n := range s.DiskLoads {
-		if isConversion(label) {
+		if store.IsConversion(label) {
 			loads += n
 		}
 	}
@@ -225,7 +226,7 @@ func TestPrewarmFillsDiskCache(t *testing.T) {
 	src := makeTree(t, 5, 500)
 	dir := t.TempDir()
 	f, mnt, stop := mountDisk(t, src, dir, true)
-	f.prewarmDone.Wait()
+	f.st.PrewarmWait()
 	s := stats(t, mnt)
 	if s.Prewarm == nil || s.Prewarm.Found != 5 || s.Prewarm.Done != 5 || s.Prewarm.Failed != 0 || s.Prewarm.Running {
 		t.Fatalf("prewarm %+v", s.Prewarm)
@@ -241,7 +242,7 @@ func TestPrewarmFillsDiskCache(t *testing.T) {
 	stop()
 	// Everything is on disk: a new mount's pre-warmer converts nothing.
 	f, mnt, _ = mountDisk(t, src, dir, true)
-	f.prewarmDone.Wait()
+	f.st.PrewarmWait()
 	s = stats(t, mnt)
 	if conversions(s) != 0 || s.Prewarm.Cached != 5 {
 		t.Fatalf("second prewarm: conversions %v, %+v", s.Conversions, s.Prewarm)
@@ -376,7 +377,7 @@ func TestDiskCacheSavesBigOutput(t *testing.T) {
 	glb := filepath.Join("big"+fakeExt, "big.glb")
 	_, mnt, stop := mountDisk(t, src, dir, false)
 	want, err := os.ReadFile(filepath.Join(mnt, glb))
-	if err != nil || len(want) < saveQuietMin {
+	if err != nil || len(want) < store.SaveQuietMin {
 		t.Fatalf("%d bytes, %v", len(want), err)
 	}
 	stop()
@@ -397,10 +398,10 @@ func TestDiskCacheSavesBigOutput(t *testing.T) {
 // is 1 s, and the clock moves only when the test says.
 func TestDiskCacheSaveWaitsAfterSlowConversion(t *testing.T) {
 	clk := newFakeClock()
-	oldQuiet, oldMax := saveQuiet, saveQuietMax
-	saveQuiet, saveQuietMax = time.Second, time.Minute
+	oldQuiet, oldMax := store.SaveQuiet, store.SaveQuietMax
+	store.SaveQuiet, store.SaveQuietMax = time.Second, time.Minute
 	fakeDecodeHook = func() { clk.Advance(1500 * time.Millisecond) }
-	t.Cleanup(func() { saveQuiet, saveQuietMax, fakeDecodeHook = oldQuiet, oldMax, nil })
+	t.Cleanup(func() { store.SaveQuiet, store.SaveQuietMax, fakeDecodeHook = oldQuiet, oldMax, nil })
 	src := t.TempDir()
 	write(t, filepath.Join(src, "big"+fakeExt), fakeMesh(100000, 3))
 	f, mnt, stop := mountDiskConfig(t, Config{Source: src, clock: clk}, t.TempDir(), false)
@@ -408,7 +409,7 @@ func TestDiskCacheSaveWaitsAfterSlowConversion(t *testing.T) {
 	// A stat converts (sizes are exact); no request follows it, and the
 	// test reads the statistics in-process, so the conversion's end is
 	// the last request the clock saw.
-	if fi, err := os.Stat(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || fi.Size() < saveQuietMin {
+	if fi, err := os.Stat(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || fi.Size() < store.SaveQuietMin {
 		t.Fatalf("%v, %v", fi, err)
 	}
 	// The save either waits for the quiet on the clock, which has not
@@ -421,7 +422,7 @@ func TestDiskCacheSaveWaitsAfterSlowConversion(t *testing.T) {
 		t.Fatalf("with no time passed since the conversion: %d disk-cache puts (want 1, the scan), %d saves pending (want 1): the .glb's save did not wait",
 			s.DiskCache.Puts, s.DiskSavesPending)
 	}
-	clk.Advance(saveQuiet)
+	clk.Advance(store.SaveQuiet)
 	if !waitFor(10*time.Second, func() bool { return f.Stats().DiskCache.Puts == 2 }) {
 		t.Fatalf("the .glb was not saved after the quiet: %+v", f.Stats().DiskCache)
 	}
@@ -430,20 +431,20 @@ func TestDiskCacheSaveWaitsAfterSlowConversion(t *testing.T) {
 // A big output whose source changes before it is saved is not saved: it
 // could never be served.
 func TestDiskCacheSkipsReplacedBigOutput(t *testing.T) {
-	oldQuiet, oldMax := saveQuiet, saveQuietMax
-	saveQuiet, saveQuietMax = time.Hour, time.Hour // saved only at unmount
-	t.Cleanup(func() { saveQuiet, saveQuietMax = oldQuiet, oldMax })
+	oldQuiet, oldMax := store.SaveQuiet, store.SaveQuietMax
+	store.SaveQuiet, store.SaveQuietMax = time.Hour, time.Hour // saved only at unmount
+	t.Cleanup(func() { store.SaveQuiet, store.SaveQuietMax = oldQuiet, oldMax })
 	src := t.TempDir()
 	sp := filepath.Join(src, "big"+fakeExt)
 	write(t, sp, fakeMesh(100000, 3))
 	dir := t.TempDir()
 	_, mnt, stop := mountDisk(t, src, dir, false)
-	if b, err := os.ReadFile(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || len(b) < saveQuietMin {
+	if b, err := os.ReadFile(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || len(b) < store.SaveQuietMin {
 		t.Fatalf("%d bytes, %v", len(b), err)
 	}
 	write(t, sp, fakeMesh(100000, 4))
 	stop()
-	dc, err := diskcache.Open(dir, 1<<30, DiskCacheVersion(outputs.DefaultLimits))
+	dc, err := diskcache.Open(dir, 1<<30, store.CacheVersion(outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}

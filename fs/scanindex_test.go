@@ -7,13 +7,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
-	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/meshgen"
 )
@@ -269,93 +267,4 @@ func testScanIndexDamaged(t *testing.T) {
 	if sum(s.Scans) != 6 || s.DiskCache.Damaged != 6 {
 		t.Errorf("damaged headers: scans %v, damaged %d; want 6 and 6", s.Scans, s.DiskCache.Damaged)
 	}
-}
-
-// The record codec: a fresh scan's record decodes to the same chunk table
-// and errors; every truncation and every single-byte change of a record
-// either fails to decode or decodes to a consistent record, never panics
-// or allocates beyond the blob.
-func TestScanRecordCodec(t *testing.T) {
-	r := &scanResult{
-		st: &decode.Structure{Format: "fake", Chunks: []decode.Chunk{
-			{Name: "HEAD", Offset: 0, Length: 8, Size: 8},
-			{Name: "POS.x2", Offset: 8, Length: 100, Size: 200, Load: func() ([]byte, error) { return nil, nil }},
-			{Name: "../../escape", Offset: 1 << 40, Length: 4, Size: 4},
-		}},
-		scanErr: errors.New("m.fmesh: offset 4: broken\nsecond line"),
-		header:  []byte("{}\n"),
-	}
-	blob := encodeScanRecord(r)
-	rec, err := decodeScanRecord(blob, []int64{3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rec.structure || rec.format != "fake" || !rec.hasScanErr || rec.scanErr != r.scanErr.Error() || rec.hasHdrErr || len(rec.chunks) != 3 {
-		t.Fatalf("decoded %+v", rec)
-	}
-	for i, c := range rec.chunks {
-		w := r.st.Chunks[i]
-		if c.name != w.Name || c.offset != w.Offset || c.length != w.Length || c.size != w.Size || c.loaded != (w.Load != nil) {
-			t.Errorf("chunk %d: %+v, want %+v", i, c, w)
-		}
-	}
-	// A record without a structure, with a header error.
-	r2 := &scanResult{scanErr: errors.New("gone"), hdrErr: errors.New("json: unsupported value")}
-	rec, err = decodeScanRecord(encodeScanRecord(r2), []int64{0})
-	if err != nil || rec.structure || !rec.hasHdrErr || rec.hdrErr != "json: unsupported value" || len(rec.chunks) != 0 {
-		t.Fatalf("no structure: %+v, %v", rec, err)
-	}
-	if _, err := decodeScanRecord(encodeScanRecord(r2), []int64{5}); err == nil {
-		t.Error("a header error with header bytes decoded")
-	}
-	if _, err := decodeScanRecord(blob, []int64{3, 4}); err == nil {
-		t.Error("two parts decoded")
-	}
-	for n := range len(blob) {
-		if _, err := decodeScanRecord(blob[:n], []int64{3}); err == nil {
-			t.Errorf("a record cut at %d bytes of %d decoded", n, len(blob))
-		}
-	}
-	if _, err := decodeScanRecord(append(blob, 0), []int64{3}); err == nil {
-		t.Error("trailing bytes decoded")
-	}
-	for i := range blob {
-		for _, x := range []byte{1, 0x80, 0xff} {
-			b := bytes.Clone(blob)
-			b[i] ^= x
-			rec, err := decodeScanRecord(b, []int64{3})
-			if err == nil && len(rec.chunks) > len(b)/minRecChunk {
-				t.Errorf("byte %d ^ %#x: %d chunks from %d bytes", i, x, len(rec.chunks), len(b))
-			}
-		}
-	}
-	// A count that claims more chunks than the bytes can hold is refused
-	// before allocating.
-	hostile := []byte{scanRecordVersion, recStructure, 0, 0xff, 0xff, 0xff, 0xff, 0x0f}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	_, err = decodeScanRecord(hostile, []int64{0})
-	runtime.ReadMemStats(&after)
-	if err == nil || after.TotalAlloc-before.TotalAlloc > 4096 {
-		t.Errorf("hostile chunk count: %v, %d bytes allocated", err, after.TotalAlloc-before.TotalAlloc)
-	}
-}
-
-func FuzzScanRecord(f *testing.F) {
-	f.Add(encodeScanRecord(&scanResult{st: &decode.Structure{Format: "x", Chunks: []decode.Chunk{{Name: "A", Length: 3, Size: 3}}}}), int64(2))
-	f.Add(encodeScanRecord(&scanResult{scanErr: errors.New("e")}), int64(0))
-	f.Fuzz(func(t *testing.T, b []byte, size int64) {
-		rec, err := decodeScanRecord(b, []int64{size})
-		if err != nil {
-			return
-		}
-		if len(rec.chunks) > len(b)/minRecChunk {
-			t.Fatalf("%d chunks from %d bytes", len(rec.chunks), len(b))
-		}
-		for _, c := range rec.chunks {
-			if c.size < 0 || !c.loaded && c.size != c.length {
-				t.Fatalf("inconsistent chunk %+v", c)
-			}
-		}
-	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -12,7 +11,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/cache"
+	"github.com/meshfs/meshfs/internal/kernelview"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Texture PNGs: beside every texture file meshfs decodes (a .dds, a .tga:
@@ -23,9 +23,6 @@ import (
 // texture version (the cache's key: the texture's path and fingerprint)
 // and shares its decoding with the meshes that embed it. It shows its
 // texture's owner and mode.
-
-// outPNG is the cache's output name of a texture's PNG.
-const outPNG = "png"
 
 // pngSource returns the texture a name shows the PNG of, or "".
 func pngSource(name string) string {
@@ -42,8 +39,9 @@ type texPNG struct {
 	fsys  *FS
 	abs   string
 	ident srcID
-	mu    sync.Mutex
-	told  cache.Fingerprint // the version whose size the kernel was told
+	// view is what the kernel was told: the PNG of the texture as it
+	// is at each request (kernelview.View.Retell).
+	view kernelview.View
 }
 
 var (
@@ -55,37 +53,24 @@ var (
 func (t *texPNG) id() srcID { return t.ident }
 
 // produce returns the PNG of the texture as it is now, and its stat.
-func (t *texPNG) produce(ctx context.Context) ([]byte, *syscall.Stat_t, cache.Fingerprint, syscall.Errno) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(t.abs, &st); err != nil {
-		return nil, nil, cache.Fingerprint{}, errno(err)
+func (t *texPNG) produce(ctx context.Context) ([]byte, *syscall.Stat_t, version.Version, syscall.Errno) {
+	id, st, err := version.Stat(t.abs)
+	if err != nil {
+		return nil, nil, version.Version{}, errno(err)
 	}
-	if uint64(st.Dev) != t.ident.dev || st.Ino != t.ident.ino {
-		return nil, nil, cache.Fingerprint{}, syscall.ESTALE // replaced: look the name up again
+	if id.File != t.ident.File {
+		return nil, nil, version.Version{}, syscall.ESTALE // replaced: look the name up again
 	}
-	fp := cache.FromStat(&st)
-	key := cache.Key{Path: t.abs, FP: fp, Output: outPNG}
-	e, err := t.fsys.cache.Get(ctx, key, "texture/"+outPNG, func(ctx context.Context) (*cache.Entry, error) {
-		if err := t.fsys.sem.Acquire(ctx); err != nil {
-			return nil, err
-		}
-		defer t.fsys.sem.Release()
-		start := time.Now()
-		b, err := outputs.TexturePNG(t.abs, t.fsys.limits)
-		t.fsys.recordConversion(time.Since(start))
-		if err != nil {
-			t.fsys.logOnce(key, "meshfs: %v", err)
-			return &cache.Entry{Err: err}, nil
-		}
-		return &cache.Entry{Parts: [][]byte{b}}, nil
-	})
+	// A PNG reads its texture alone.
+	fp := version.Version{Ident: id}
+	e, err := t.fsys.st.PNG(ctx, t.abs, fp)
 	if err != nil {
 		return nil, nil, fp, errno(err)
 	}
 	if e.Err != nil {
 		return nil, nil, fp, syscall.EIO
 	}
-	return e.Parts[0], &st, fp, 0
+	return e.Parts[0], st, fp, 0
 }
 
 func (t *texPNG) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -94,9 +79,7 @@ func (t *texPNG) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrO
 		return e
 	}
 	fillFileAttr(&out.Attr, st, int64(len(b)))
-	t.mu.Lock()
-	t.told = fp
-	t.mu.Unlock()
+	t.view.Retell(fp)
 	return 0
 }
 
@@ -109,10 +92,8 @@ func (t *texPNG) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint3
 	if e != 0 {
 		return nil, 0, e
 	}
-	t.mu.Lock()
-	keep := t.told == fp
-	t.told = fp
-	t.mu.Unlock()
+	keep := t.view.Told().Same(fp)
+	t.view.Retell(fp)
 	t.fsys.openHandles.Add(1)
 	fh := &bytesHandle{fsys: t.fsys, data: b, st: st}
 	if keep {
@@ -138,10 +119,7 @@ func (t *texPNG) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off 
 	if e != 0 {
 		return nil, e
 	}
-	t.mu.Lock()
-	told := t.told
-	t.mu.Unlock()
-	if told != fp {
+	if !t.view.Told().Same(fp) {
 		return nil, syscall.ESTALE
 	}
 	if off >= int64(len(b)) {
@@ -160,21 +138,19 @@ func (d *dirNode) lookupPNG(ctx context.Context, name, src string, out *fuse.Ent
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return nil, syscall.ENOENT
 	}
-	id := srcID{kind: kindPNG, dev: uint64(st.Dev), ino: st.Ino}
+	id := srcID{kind: kindPNG, File: version.FromStat(&st).File}
 	node := &texPNG{fsys: d.fsys, abs: filepath.Join(d.abs, src), ident: id}
 	b, pst, fp, e := node.produce(ctx)
 	if e != 0 {
 		return nil, e
 	}
 	fillFileAttr(&out.Attr, pst, int64(len(b)))
-	node.told = fp
+	node.view.Retell(fp)
 	d.fsys.shortTTL(d, out, nil)
 	if ch := d.GetChild(name); ch != nil {
 		if s, ok := ch.Operations().(sourced); ok && s.id() == id {
 			if old, ok := ch.Operations().(*texPNG); ok {
-				old.mu.Lock()
-				old.told = fp
-				old.mu.Unlock()
+				old.view.Retell(fp)
 			}
 			return ch, 0
 		}

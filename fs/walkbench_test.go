@@ -10,8 +10,9 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/diskcache"
 	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 // BenchmarkRemountListing is the remount `ls -lR` of the walk benchmarks
@@ -34,7 +35,7 @@ func BenchmarkRemountListing(b *testing.B) {
 	}
 	dir := b.TempDir()
 	mount := func(prewarm bool) (*FS, func()) {
-		dc, err := diskcache.Open(dir, 1<<30, DiskCacheVersion(outputs.DefaultLimits))
+		dc, err := diskcache.Open(dir, 1<<30, store.CacheVersion(outputs.DefaultLimits))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -51,7 +52,7 @@ func BenchmarkRemountListing(b *testing.B) {
 		}
 		if prewarm {
 			f.Prewarm()
-			f.prewarmDone.Wait()
+			f.st.PrewarmWait()
 		} else {
 			out, err := exec.Command("ls", "-lR", mnt).CombinedOutput()
 			if err != nil {

@@ -121,10 +121,11 @@ func (f *FS) sourceChanged(path string) {
 		// folder's (NotifyEntry alone leaves it).
 		f.notifyContent(&d.Inode)
 	}
-	if formats.IsDependency(name, d.siblingExists) {
+	if formats.IsDependency(name, formats.InFolder(d.abs)) {
 		// A companion or an animation file changed (or appeared, or went):
 		// the meshes beside it may read it, so their outputs are stale too.
-		d.companionGen.Add(1)
+		f.st.FolderChanged(dir)
+		f.versions.Changed(dir)
 		for n, ch := range d.Children() {
 			if _, ok := ch.Operations().(*meshDir); ok {
 				f.invalidateName(d, n)
@@ -205,9 +206,10 @@ func (f *FS) invalidateAll() {
 		dirs = append(dirs, d)
 	}
 	f.dirsMu.Unlock()
+	f.versions.ChangedAll()
+	f.st.FolderChanged("")
 	for _, d := range dirs {
 		d.changes.Add(1)
-		d.companionGen.Add(1)
 		for name := range d.Children() {
 			f.invalidateName(d, name)
 		}

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/diskcache"
 )
 
 // A --daemon without --log logs to daemonLogName in its cache folder; the

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/diskcache"
 )
 
 // The default daemon log is bounded: moved aside once at its limit, and

@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +22,9 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	meshfs "github.com/meshfs/meshfs/fs"
-	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/mountpoint"
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 func init() {
@@ -264,7 +265,7 @@ func runMount(source, mnt string, o *mountOpts, stdout, stderr io.Writer) error 
 	}
 	// Every argument is checked before any cache or mount work, and before
 	// a daemon is started.
-	paths, err := meshfs.CheckPaths(source, mnt, o.usedCacheDir(o.daemon || ready != nil), o.nonempty)
+	paths, err := mountpoint.Check(source, mnt, o.usedCacheDir(o.daemon || ready != nil), o.nonempty)
 	if err != nil {
 		return fail(err)
 	}
@@ -289,7 +290,7 @@ func (o *mountOpts) usedCacheDir(daemon bool) string {
 // serve mounts and serves until a signal or an external unmount. ready is
 // the pipe of the --daemon that started this process (nil in the
 // foreground).
-func serve(paths meshfs.Paths, o *mountOpts, stdout, stderr io.Writer, ready *os.File) error {
+func serve(paths mountpoint.Paths, o *mountOpts, stdout, stderr io.Writer, ready *os.File) error {
 	var logw io.Writer = stderr
 	logPath := ""
 	switch {
@@ -318,25 +319,7 @@ func serve(paths meshfs.Paths, o *mountOpts, stdout, stderr io.Writer, ready *os
 	}
 	logger := log.New(logw, "", log.LstdFlags)
 
-	convertGOGC := 0
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// Converted outputs are the daemon's memory: let the collector
-		// work harder rather than let the heap grow past the budget. 64 MiB
-		// over it leaves room below budget + 100 MiB of RSS for what is not
-		// heap (stacks, the runtime, FUSE buffers): with GOGC 400 the heap
-		// does reach the limit.
-		debug.SetMemoryLimit(o.cacheSize + 64<<20)
-		if os.Getenv("GOGC") == "" {
-			// The limit bounds the heap; below it, collecting at 4 × the
-			// live heap instead of 2 × spares a walk of a cold tree about
-			// 15 % of the daemon's CPU (garbage from listings and scans).
-			// A big conversion wants the opposite: its intermediates
-			// reuse the last one's memory rather than fresh pages
-			// (fs/gcpace.go), so it runs at the default 100.
-			debug.SetGCPercent(400)
-			convertGOGC = 100
-		}
-	}
+	convertGOGC := store.SetMemoryPolicy(o.cacheSize)
 	var disk *diskcache.Cache
 	switch {
 	case paths.CacheErr == nil:
@@ -430,7 +413,7 @@ func defaultCacheDir() string {
 }
 
 // openDiskCache opens the persistent cache in dir (checked by
-// meshfs.CheckPaths), or returns nil: with --no-disk-cache, or when it
+// mountpoint.Check), or returns nil: with --no-disk-cache, or when it
 // cannot be used. A folder already held by
 // another meshfs daemon is not an error: this mount runs without a disk
 // cache (memory only) and says so in the log, rather than refuse to mount
@@ -443,7 +426,7 @@ func openDiskCache(o *mountOpts, dir string, logger *log.Logger) *diskcache.Cach
 		logger.Printf("meshfs: no cache folder (no $XDG_CACHE_HOME nor home): running without a disk cache")
 		return nil
 	}
-	dc, err := diskcache.Open(dir, o.diskCacheSize, meshfs.DiskCacheVersion(o.limits))
+	dc, err := diskcache.Open(dir, o.diskCacheSize, store.CacheVersion(o.limits))
 	if err != nil {
 		if errors.Is(err, diskcache.ErrLocked) {
 			logger.Printf("meshfs: %v: running without a disk cache (give this mount its own --cache-dir to have one)", err)

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/meshfs/meshfs/fs/diskcache"
+	"github.com/meshfs/meshfs/internal/diskcache"
 )
 
 // Start-up checks: every refusal comes before anything is mounted or

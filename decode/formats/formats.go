@@ -4,6 +4,9 @@ package formats
 
 import (
 	"io"
+	"os"
+	"path/filepath"
+	"sync"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/gem"
@@ -86,4 +89,29 @@ func IsAnimationFile(name string) bool {
 // cache treat both alike).
 func IsDependency(name string, siblings func(string) bool) bool {
 	return IsCompanion(name, siblings) || IsAnimationFile(name)
+}
+
+// InFolder is the siblings function of IsCompanion and IsDependency for
+// files in the folder dir as it is now: whether dir holds an entry name.
+func InFolder(dir string) func(name string) bool {
+	return func(name string) bool {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		return err == nil
+	}
+}
+
+// Among is the siblings function for a folder listed as names (the set is
+// built at the first question, once: safe for concurrent use).
+func Among(names []string) func(name string) bool {
+	var set map[string]bool
+	var once sync.Once
+	return func(name string) bool {
+		once.Do(func() {
+			set = make(map[string]bool, len(names))
+			for _, n := range names {
+				set[n] = true
+			}
+		})
+		return set[name]
+	}
 }

@@ -313,39 +313,6 @@ func (bb *blockBuffers) decompressMapped(src *decode.Source, b block, section st
 // reading it.
 var mappedHook func()
 
-// loadScanned is load for a decoder: a large compressed block that a scan
-// of the same file has just decompressed (see handoff.go) is taken from
-// it, buffers and all, when the file is the version the scan read or,
-// for a source that is not an open file, after its compressed bytes
-// compare equal to the file's.
-func (bb *blockBuffers) loadScanned(src *decode.Source, b block, section string) ([]byte, error) {
-	if b.stored() || b.raw < minHandoff {
-		return bb.load(src, b, section)
-	}
-	if sb := takeBlock(src.Name, b); sb != nil {
-		if sameVersion(sb.version, src.R) {
-			bb.packed, bb.raw = sb.packed, sb.raw
-			return bb.raw, nil
-		}
-		if sb.packed == nil {
-			// Scanned from a mapping: no compressed bytes to compare,
-			// and the file is not the version scanned. Decompress into
-			// the block's buffer.
-			bb.raw = sb.raw
-			return bb.load(src, b, section)
-		}
-		same, err := sameBytes(src, b.data(), sb.packed, bb)
-		if err != nil {
-			return nil, &decode.FormatError{File: src.Name, Section: section, Field: "block data", Offset: b.data(), Msg: "read error", Err: err}
-		}
-		if same {
-			bb.packed, bb.raw = sb.packed, sb.raw
-			return bb.raw, nil
-		}
-	}
-	return bb.load(src, b, section)
-}
-
 // readPacked reads compressed block b's bytes into bb.packed.
 func (bb *blockBuffers) readPacked(src *decode.Source, b block, section string) error {
 	bb.packed = grow(bb.packed, b.packed)
@@ -382,7 +349,7 @@ func (bb *blockBuffers) decompressFrom(src *decode.Source, b block, section stri
 // A large collision block is read and counted on another CPU meanwhile,
 // through buffers of its own (the geometry block's error, if any, still
 // comes first, as in one pass).
-func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockBuffers, c *surfCounts, leave bool) error {
+func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockBuffers, c *surfCounts) error {
 	if h.lay.collision && l.coll[i].raw >= minConcurrentCollision && runtime.GOMAXPROCS(0) >= 2 {
 		cc := surfCounts{nodes: -1}
 		done := make(chan error, 1)
@@ -391,7 +358,7 @@ func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockB
 			defer putBuffers(cb)
 			done <- scanCollision(src, l, i, cb, &cc)
 		}()
-		err := scanGeometry(src, h, l, i, bb, c, leave)
+		err := scanGeometry(src, h, l, i, bb, c)
 		cerr := <-done // also when the geometry failed: the source must not be read after Scan returns
 		if err != nil {
 			return err
@@ -399,7 +366,7 @@ func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockB
 		c.nodes = cc.nodes
 		return cerr
 	}
-	if err := scanGeometry(src, h, l, i, bb, c, leave); err != nil {
+	if err := scanGeometry(src, h, l, i, bb, c); err != nil {
 		return err
 	}
 	if !h.lay.collision {
@@ -414,7 +381,7 @@ func scanSurface(src *decode.Source, h *header, l *fileLayout, i int, bb *blockB
 const minConcurrentCollision = 1 << 20
 
 // scanGeometry is scanSurface's geometry block.
-func scanGeometry(src *decode.Source, h *header, l *fileLayout, i int, bb *blockBuffers, c *surfCounts, leave bool) error {
+func scanGeometry(src *decode.Source, h *header, l *fileLayout, i int, bb *blockBuffers, c *surfCounts) error {
 	sec := geometrySection(i)
 	data, err := bb.load(src, l.geom[i], sec)
 	if err != nil {
@@ -427,11 +394,6 @@ func scanGeometry(src *decode.Source, h *header, l *fileLayout, i int, bb *block
 	}
 	if r.err != nil {
 		return r.err
-	}
-	if leave && leaves(l) {
-		// For a decode that may follow (handoff.go); the collision block
-		// gets buffers of its own size.
-		leaveBlock(src, l.geom[i], bb)
 	}
 	return nil
 }

@@ -77,11 +77,10 @@ func readSurface(src *decode.Source, h *header, l *fileLayout, i int, collision 
 	sec := geometrySection(i)
 	// The geometry block is only parsed (every array is copied out of
 	// it), so it is read through pooled buffers (a large file's blocks
-	// are tens of MB that a fresh allocation would zero first), or taken
-	// from a scan of the same file that has just decompressed it.
+	// are tens of MB that a fresh allocation would zero first).
 	bb := getBuffers()
 	defer putBuffers(bb)
-	data, err := bb.loadScanned(src, l.geom[i], sec)
+	data, err := bb.load(src, l.geom[i], sec)
 	if err != nil {
 		return err
 	}

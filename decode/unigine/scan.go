@@ -17,8 +17,7 @@ import (
 // over the file, so the pass is kept as cheap as it can be: each block is
 // read and decompressed once, one surface at a time, into two buffers that
 // every surface reuses (a scan holds one decompressed block, the largest,
-// never all of them; the last surface's geometry block is left for a
-// decode that may follow, see handoff.go); only the counts are read,
+// never all of them); only the counts are read,
 // arrays are stepped over by arithmetic (compact indices by counting the
 // bytes that end them), no float is converted and no geometry is built. chunks/ stays lazy: one
 // surface's chunk decompresses that block only, when it is read.
@@ -60,15 +59,12 @@ func (Format) Scan(ctx context.Context, src *decode.Source) (*decode.Structure, 
 	counts := make([]*surfCounts, len(h.surf))
 	bb := getBuffers()
 	defer putBuffers(bb)
-	if leaves(l) {
-		reclaimBlock(bb)
-	}
 	for i, sh := range h.surf {
 		if err = ctx.Err(); err != nil {
 			break
 		}
 		counts[i] = newSurfCounts(sh)
-		if err = scanSurface(src, h, l, i, bb, counts[i], i == len(h.surf)-1); err != nil {
+		if err = scanSurface(src, h, l, i, bb, counts[i]); err != nil {
 			break
 		}
 	}

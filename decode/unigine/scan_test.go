@@ -250,9 +250,8 @@ func TestScanHoldsOneBlock(t *testing.T) {
 	if raw < 100_000 {
 		t.Fatalf("block of %d bytes: too small to tell", raw)
 	}
-	// The last surface's geometry block is left for a decode (handoff.go)
-	// with the buffers it was read into, so its collision block gets
-	// buffers of its own.
+	// The collision blocks are read beside the geometry blocks, into
+	// buffers of their own.
 	c, _ := surfaceHeader(t, st, 7).Get("collision_block").(decode.Fields)
 	craw, _ := c.Get("uncompressed_size").(int64)
 	cpacked, _ := c.Get("compressed_size").(int64)

@@ -11,11 +11,10 @@ import (
 // ScanDecode is Scan and Decode of a sound file in one pass: each block is
 // read and decompressed once, and header.json's counts are taken from the
 // arrays Decode reads (the collision blocks are read too, for the spatial
-// tree's node counts). Scan followed by Decode reads every geometry block
-// twice: Scan decompresses it and steps over its arrays to count them,
-// Decode (even when it takes the block Scan left, see handoff.go) reads
-// the compressed bytes again to compare them. For the first read of a
-// large mesh's .glb, when neither has run yet, this one pass does both.
+// tree's node counts). Scan followed by Decode reads and decompresses every
+// geometry block twice: Scan to count its arrays, Decode to copy them. It
+// is the one way a block is decompressed once for both: the first read of
+// a mesh's .glb, when neither has run yet, and `convert`.
 //
 // It returns Scan's structure and Decode's scene, the same as the two
 // calls give for a file that both accept. A file that either refuses is

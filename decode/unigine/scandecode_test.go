@@ -130,8 +130,7 @@ func BenchmarkScanDecodeUnigine(b *testing.B) {
 }
 
 // fourSurfaces is a ≈1 M-triangle ms15 mesh in four surfaces (four
-// geometry blocks of ≈ 6 MB): only the last block's decompression is
-// shared by the handoff between Scan and Decode.
+// geometry blocks of ≈ 6 MB).
 func fourSurfaces() []byte {
 	f := &File{Magic: MagicMS15}
 	for i := range 4 {

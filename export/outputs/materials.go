@@ -12,8 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/gem"
@@ -21,6 +19,7 @@ import (
 	"github.com/meshfs/meshfs/decode/tfever"
 	"github.com/meshfs/meshfs/decode/unigine"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Materials: a scene's materials name material files and textures; the
@@ -74,19 +73,11 @@ func within(root, p string) bool {
 // Dep is one file a conversion read, with the identity it had then: a
 // change of any of them makes the output stale.
 type Dep struct {
-	Path    string
-	Size    int64
-	ModTime time.Time
-	Ino     uint64
+	Path string
+	version.Ident
 }
 
-func depOf(p string, fi os.FileInfo) Dep {
-	d := Dep{Path: p, Size: fi.Size(), ModTime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		d.Ino = st.Ino
-	}
-	return d
-}
+func depOf(p string, fi os.FileInfo) Dep { return Dep{Path: p, Ident: version.Of(fi)} }
 
 // resolution is one resolving pass over a scene's materials.
 type resolution struct {

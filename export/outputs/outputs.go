@@ -448,7 +448,13 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 		}
 	}
 
-	st, scanErr := m.Scan(ctx)
+	// One pass where the format can (the scan and the scene), else the
+	// scan now and the decoding below.
+	st, oneScene, _ := m.ScanDecode(ctx)
+	var scanErr error
+	if st == nil {
+		st, scanErr = m.Scan(ctx)
+	}
 	if scanErr != nil {
 		errs = append(errs, scanErr)
 	}
@@ -478,7 +484,10 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 	var convErr error
 	if scanErr == nil {
 		dctx, finish := m.deadline(ctx, "decode and export")
-		scene, err := m.decode(dctx)
+		scene, err := oneScene, error(nil)
+		if scene == nil {
+			scene, err = m.decode(dctx)
+		}
 		if err != nil {
 			convErr = finish(err)
 			errs = append(errs, convErr)

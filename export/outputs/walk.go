@@ -2,7 +2,6 @@ package outputs
 
 import (
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -57,11 +56,7 @@ func Walk(root string, fn func(rel string, m *Mesh, err error) error) error {
 // file beside it (a .msh.blob beside its .msh): it belongs to that mesh's
 // folder and has none of its own.
 func IsCompanion(path string) bool {
-	dir := filepath.Dir(path)
-	return formats.IsCompanion(filepath.Base(path), func(n string) bool {
-		_, err := os.Lstat(filepath.Join(dir, n))
-		return err == nil
-	})
+	return formats.IsCompanion(filepath.Base(path), formats.InFolder(filepath.Dir(path)))
 }
 
 // ErrorLine renders err, the failure of the source at path, on one line

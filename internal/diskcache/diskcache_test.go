@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 func key(i int) Key {
-	return Key{Path: fmt.Sprintf("/src/m%d.ply", i), Dev: 1, Ino: uint64(100 + i), Size: 10, MtimeNs: 5, Output: "glb"}
+	return Key{Path: fmt.Sprintf("/src/m%d.ply", i), Version: ver(1, uint64(100+i), 10, 5, 0), Output: "glb"}
 }
 
 func open(t *testing.T, dir string, max int64) *Cache {
@@ -61,7 +63,7 @@ func TestPutGetAcrossReopen(t *testing.T) {
 	k := key(1)
 	for _, mod := range []func(*Key){
 		func(k *Key) { k.Path += "x" }, func(k *Key) { k.Dev++ }, func(k *Key) { k.Ino++ },
-		func(k *Key) { k.Size++ }, func(k *Key) { k.MtimeNs++ }, func(k *Key) { k.Gen++ }, func(k *Key) { k.Output = "obj" },
+		func(k *Key) { k.Size++ }, func(k *Key) { k.MtimeNs++ }, func(k *Key) { k.Deps++ }, func(k *Key) { k.Output = "obj" },
 	} {
 		k2 := k
 		mod(&k2)
@@ -370,7 +372,7 @@ func TestNameMemo(t *testing.T) {
 	defer c.Close()
 	seen := map[string]Key{}
 	for i := 0; i < maxNames+100; i++ {
-		k := Key{Path: fmt.Sprintf("/src/m%d.gem", i%700), Dev: 1, Ino: uint64(i % 3), Size: int64(i % 5), Gen: uint64(i % 2), Output: "glb"}
+		k := Key{Path: fmt.Sprintf("/src/m%d.gem", i%700), Version: ver(1, uint64(i%3), int64(i%5), 0, uint64(i%2)), Output: "glb"}
 		want := c.hashName(k)
 		if got := c.name(k); got != want {
 			t.Fatalf("name(%+v) = %s, hash %s", k, got, want)
@@ -388,7 +390,7 @@ func TestNameMemo(t *testing.T) {
 	}
 	// Entries put under a memoized name are found by a fresh hash of the
 	// key after a reopen (the memo is not persisted).
-	k := Key{Path: "/src/a.gem", Dev: 2, Ino: 3, Output: "obj"}
+	k := Key{Path: "/src/a.gem", Version: ver(2, 3, 0, 0, 0), Output: "obj"}
 	if err := c.Put(k, [][]byte{[]byte("abc")}); err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +408,7 @@ func BenchmarkSizes(b *testing.B) {
 	defer c.Close()
 	keys := make([]Key, 64)
 	for i := range keys {
-		keys[i] = Key{Path: fmt.Sprintf("/assets/levels/area%d/mesh%d.gem", i/8, i), Dev: 2049, Ino: uint64(1000 + i), Size: 4096, MtimeNs: 1e18, Output: "glb"}
+		keys[i] = Key{Path: fmt.Sprintf("/assets/levels/area%d/mesh%d.gem", i/8, i), Version: ver(2049, uint64(1000+i), 4096, 1e18, 0), Output: "glb"}
 		c.Put(keys[i], [][]byte{[]byte("x")})
 	}
 	b.ReportAllocs()
@@ -415,4 +417,10 @@ func BenchmarkSizes(b *testing.B) {
 			b.Fatal("miss")
 		}
 	}
+}
+
+// ver is the version of a source file (dev, ino, size, mtime) read with
+// other files whose digest is deps.
+func ver(dev, ino uint64, size, mtimeNs int64, deps uint64) version.Version {
+	return version.Version{Ident: version.Ident{File: version.File{Dev: dev, Ino: ino}, Size: size, MtimeNs: mtimeNs}, Deps: deps}
 }

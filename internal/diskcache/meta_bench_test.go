@@ -33,7 +33,7 @@ func benchOpenIndex(b *testing.B, outputs bool) {
 	blob := bytes.Repeat([]byte{7}, 81)
 	hdr := bytes.Repeat([]byte{'h'}, 2586)
 	for i := range meshes {
-		k := Key{Path: fmt.Sprintf("/src/d%03d/m%05d.ply", i/100, i), Dev: 1, Ino: uint64(i), Size: 5000, MtimeNs: 1}
+		k := Key{Path: fmt.Sprintf("/src/d%03d/m%05d.ply", i/100, i), Version: ver(1, uint64(i), 5000, 1, 0)}
 		k.Output = "scan"
 		if err := c.PutMeta(k, [][]byte{hdr}, blob); err != nil {
 			b.Fatal(err)
@@ -92,7 +92,7 @@ func BenchmarkCloseRewrite(b *testing.B) {
 	blob := bytes.Repeat([]byte{7}, 81)
 	hdr := bytes.Repeat([]byte{'h'}, 2586)
 	key := func(i int) Key {
-		return Key{Path: fmt.Sprintf("/src/d%03d/m%05d.ply", i/100, i), Dev: 1, Ino: uint64(i), Size: 5000, MtimeNs: 1, Output: "scan"}
+		return Key{Path: fmt.Sprintf("/src/d%03d/m%05d.ply", i/100, i), Version: ver(1, uint64(i), 5000, 1, 0), Output: "scan"}
 	}
 	for i := range meshes {
 		if err := c.PutMeta(key(i), [][]byte{hdr}, blob); err != nil {
@@ -123,7 +123,7 @@ func BenchmarkPutMetaSmall(b *testing.B) {
 	hdr, blob := make([]byte, 600), make([]byte, 300)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		k := Key{Path: "/src/m.gem", Ino: uint64(i % 1000), Output: "scan"}
+		k := Key{Path: "/src/m.gem", Version: ver(0, uint64(i%1000), 0, 0, 0), Output: "scan"}
 		if err := c.PutMeta(k, [][]byte{hdr}, blob); err != nil {
 			b.Fatal(err)
 		}

@@ -3,57 +3,33 @@
 // of FUSE or of file formats: a key names a source file version and an output,
 // a loader produces the bytes.
 //
-// Staleness is decided in one place, the Fingerprint: a key holds the source's
-// (dev, ino, size, mtime ns), so a changed source simply misses and the old
-// entries age out by weight (or are dropped at once by Invalidate).
+// A key holds the version of the sources its output is made from
+// (internal/version), so a changed source simply misses and the old entries
+// age out by weight (or are dropped at once by Invalidate).
 package cache
 
 import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"weak"
 
 	"github.com/maypok86/otter/v2"
+
+	"github.com/meshfs/meshfs/internal/version"
 )
-
-// Fingerprint identifies one version of a source file.
-type Fingerprint struct {
-	Dev, Ino uint64
-	Size     int64
-	MtimeNs  int64
-	// Gen is bumped by the caller when a file this source depends on (a
-	// companion beside it) changes without the source itself changing.
-	Gen uint64
-}
-
-// FingerprintOf reads the fingerprint from a stat result.
-func FingerprintOf(fi os.FileInfo) Fingerprint {
-	fp := Fingerprint{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		fp.Dev, fp.Ino = uint64(st.Dev), st.Ino
-	}
-	return fp
-}
-
-// FromStat reads the fingerprint from a raw stat result.
-func FromStat(st *syscall.Stat_t) Fingerprint {
-	return Fingerprint{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size, MtimeNs: st.Mtim.Nano()}
-}
 
 // Key names one output of one version of one source file.
 type Key struct {
-	Path   string
-	FP     Fingerprint
-	Output string
+	Path    string
+	Version version.Version
+	Output  string
 }
 
 // Entry is a produced output: its bytes (one or more parts, as one
@@ -259,7 +235,7 @@ func (c *Cache) record(label string, d time.Duration, failed bool) {
 }
 
 // Invalidate drops every entry of the source at path, whatever its
-// fingerprint: called when the source is known to have changed, so memory
+// version: called when the source is known to have changed, so memory
 // is given back at once rather than when the stale entries age out.
 func (c *Cache) Invalidate(path string) int {
 	var keys []Key

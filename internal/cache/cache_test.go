@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -14,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -29,7 +29,7 @@ func newCache(t *testing.T, budget int64) *Cache {
 }
 
 func key(path, out string, size int64) Key {
-	return Key{Path: path, FP: Fingerprint{Dev: 1, Ino: 2, Size: size, MtimeNs: 3}, Output: out}
+	return Key{Path: path, Version: version.Version{Ident: version.Ident{File: version.File{Dev: 1, Ino: 2}, Size: size, MtimeNs: 3}}, Output: out}
 }
 
 func bytesOf(n int, b byte) []byte { return bytes.Repeat([]byte{b}, n) }
@@ -119,7 +119,7 @@ func TestFailureCachedUntilSourceChanges(t *testing.T) {
 	if calls != 1 {
 		t.Fatalf("failed load ran %d times, want 1", calls)
 	}
-	// Same path, new fingerprint: loads again.
+	// Same path, new version: loads again.
 	if _, err := c.Get(context.Background(), key("/x.bin", "glb", 101), "x/glb", load); err != nil {
 		t.Fatal(err)
 	}
@@ -199,27 +199,6 @@ func TestLatencyPercentiles(t *testing.T) {
 	}
 	if l := r.Summary(); l.P50Ms != 1000 || l.Count != 5100 {
 		t.Fatalf("after wrap %+v", l)
-	}
-}
-
-func TestFingerprintOf(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f")
-	if err := os.WriteFile(p, []byte("abc"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fi, _ := os.Stat(p)
-	a := FingerprintOf(fi)
-	if a.Size != 3 || a.Ino == 0 || a.MtimeNs != fi.ModTime().UnixNano() {
-		t.Fatalf("%+v", a)
-	}
-	// Replace by rename: same size, new inode, so a new fingerprint.
-	q := p + ".new"
-	os.WriteFile(q, []byte("xyz"), 0o644)
-	os.Chtimes(q, fi.ModTime(), fi.ModTime())
-	os.Rename(q, p)
-	fi2, _ := os.Stat(p)
-	if b := FingerprintOf(fi2); b == a {
-		t.Fatalf("replaced file has the same fingerprint %+v", b)
 	}
 }
 

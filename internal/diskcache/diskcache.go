@@ -56,6 +56,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // layoutVersion changes when the folder layout or index syntax changes; a
@@ -86,14 +88,13 @@ const MaxInline = 64 << 10
 // fields.
 const maxLine = (MaxMeta+MaxInline)/3*4 + 8 + 512
 
-// Key names one output of one version of one source file.
+// Key names one output of one version of its sources: the path of the
+// file it is named after, that version (whose Deps is the digest of the
+// other files read, version.Set.Sum: it outlives the process) and the
+// output.
 type Key struct {
-	Path     string
-	Dev, Ino uint64
-	Size     int64
-	MtimeNs  int64
-	// Gen is the caller's generation of the files the source depends on.
-	Gen    uint64
+	Path string
+	version.Version
 	Output string
 }
 
@@ -615,7 +616,7 @@ func (c *Cache) hashName(k Key) string {
 	u(k.Ino)
 	u(uint64(k.Size))
 	u(uint64(k.MtimeNs))
-	u(k.Gen)
+	u(k.Deps)
 	w(k.Output)
 	return hex.EncodeToString(h.Sum(nil)[:20])
 }

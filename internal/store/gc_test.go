@@ -1,6 +1,7 @@
-package fs
+package store
 
 import (
+	"errors"
 	"runtime/debug"
 	"testing"
 )
@@ -13,13 +14,13 @@ func TestGCPacer(t *testing.T) {
 	defer debug.SetGCPercent(orig)
 	gogc := func() int { v := debug.SetGCPercent(-1); debug.SetGCPercent(v); return v }
 
-	p := &gcPacer{during: 100}
-	small := p.begin(bigConversionSize - 1)
+	p := &GCPacer{During: 100}
+	small := p.Begin(BigConversionSize - 1)
 	if got := gogc(); got != 400 {
 		t.Fatalf("a small conversion set GOGC %d", got)
 	}
-	a := p.begin(bigConversionSize)
-	b := p.begin(64 << 20)
+	a := p.Begin(BigConversionSize)
+	b := p.Begin(64 << 20)
 	if got := gogc(); got != 100 {
 		t.Fatalf("GOGC %d during big conversions, want 100", got)
 	}
@@ -34,9 +35,21 @@ func TestGCPacer(t *testing.T) {
 		t.Fatalf("GOGC %d after the big conversions, want 400 again", got)
 	}
 
-	off := &gcPacer{}
-	off.begin(64 << 20)()
+	off := &GCPacer{}
+	off.Begin(64 << 20)()
 	if got := gogc(); got != 400 {
 		t.Fatalf("a pacer without a setting changed GOGC to %d", got)
+	}
+}
+
+func TestFailureRecord(t *testing.T) {
+	err, ok := DecodeFailure(EncodeFailure(errors.New("m.gem: offset 4: bad magic")))
+	if !ok || err.Error() != "m.gem: offset 4: bad magic" {
+		t.Fatalf("round trip: %v, %v", err, ok)
+	}
+	for _, b := range [][]byte{nil, {}, {0}, {2, 'x'}} {
+		if _, ok := DecodeFailure(b); ok {
+			t.Errorf("%q decoded as a failure", b)
+		}
 	}
 }

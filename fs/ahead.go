@@ -1,0 +1,97 @@
+package fs
+
+import (
+	"context"
+	"path/filepath"
+	"syscall"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/walk"
+)
+
+// What the mount does ahead of a walker (package walk): the first cold
+// mesh folder listed in a source folder scans that folder's next meshes,
+// and a folder's first listing sniffs the files of the folders after it.
+
+// scanAheadMax is the largest source scanned ahead, and scanAheadWindow
+// how many meshes after the one entered a pass covers: a walker that gets
+// past them misses again and starts the next pass from there, so a huge
+// folder is not scanned whole into memory for a walker that stops early
+// (vars for tests).
+var (
+	scanAheadMax    int64 = 4 << 20
+	scanAheadWindow       = 256
+)
+
+// listAheadWindow is how many folders after the one listed a pass covers,
+// listAheadMax how many files it sniffs at most (a listing is not always a
+// walk: `ls` of one folder must not make the daemon read a huge sibling
+// folder's files), and listAheadWorkers how many sniffs it keeps in flight
+// (the disk's queue, not the CPU, is what they wait for).
+var (
+	listAheadWindow  = 2
+	listAheadMax     = 1024
+	listAheadWorkers = 4
+)
+
+// scanSiblings starts a pass over the meshes of m's source folder, unless
+// one is already running or queued for that folder.
+func (f *FS) scanSiblings(m *meshDir) {
+	d := m.parent
+	if d == nil || !d.scanningAhead.CompareAndSwap(false, true) {
+		return
+	}
+	f.ahead.Go(walk.Scans, func(ctx context.Context) {
+		walk.ScanAhead(ctx, d.abs, filepath.Base(m.abs), scanAheadWindow, scanAheadMax,
+			func(name string, st *syscall.Stat_t, siblings func(string) bool) (decode.Format, bool) {
+				// The sniff is cached by the listing the walker just read.
+				kind, format, _ := d.entryKind(name, st, siblings)
+				return format, kind == kindMesh
+			},
+			func(p string, st *syscall.Stat_t, format decode.Format) {
+				mesh := f.st.NewMesh(p, format)
+				v := f.versions.Version(p, version.FromStat(st))
+				if _, ok := f.cache.Peek(store.Key(mesh, v, store.OutScan)); ok {
+					return
+				}
+				if _, err := f.st.Scan(ctx, mesh, v); err == nil {
+					f.ahead.Scans.Add(1)
+				}
+			})
+	}, func() { d.scanningAhead.Store(false) })
+}
+
+// listAhead sniffs ahead of a walker that has just listed d for the first
+// time: the files of the folders after d in its parent's last listing (none
+// when the parent was not listed: no walker is going through it). It
+// returns at once.
+func (f *FS) listAhead(d *dirNode) {
+	if d.abs == f.source || !d.listedAhead.CompareAndSwap(false, true) {
+		return
+	}
+	name, parent := d.Parent()
+	if parent == nil {
+		return
+	}
+	pd, ok := parent.Operations().(*dirNode)
+	if !ok {
+		return
+	}
+	next := pd.subdirs.Load().After(name, listAheadWindow)
+	if len(next) == 0 {
+		return
+	}
+	f.ahead.Go(walk.Lists, func(ctx context.Context) {
+		budget := listAheadMax
+		for _, n := range next {
+			if budget <= 0 || ctx.Err() != nil {
+				return
+			}
+			looked, read := walk.SniffFolder(ctx, f.sniffer, filepath.Join(pd.abs, n), budget, listAheadWorkers)
+			budget -= looked
+			f.ahead.Sniffs.Add(read)
+		}
+	}, nil)
+}

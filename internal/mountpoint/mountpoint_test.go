@@ -1,0 +1,64 @@
+package mountpoint
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestUnescapeMountinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		`/tmp/a`:             "/tmp/a",
+		`/tmp/my\040models`:  "/tmp/my models",
+		`/tmp/tab\011x\134y`: "/tmp/tab\tx\\y",
+		`/tmp/short\04`:      `/tmp/short\04`,
+	} {
+		if got := Unescape(in); got != want {
+			t.Errorf("Unescape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	root := t.TempDir()
+	src, mnt, cache := filepath.Join(root, "src"), filepath.Join(root, "mnt"), filepath.Join(root, "cache")
+	for _, d := range []string{src, mnt, filepath.Join(src, "inner")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Check(src, mnt, cache, false)
+	if err != nil || p.Source != src || p.Mountpoint != mnt || p.CacheDir != cache || p.CacheErr != nil {
+		t.Fatalf("plain mount: %+v, %v", p, err)
+	}
+	for _, c := range []struct{ src, mnt, cache string }{
+		{src, src, ""},                         // the source itself
+		{src, filepath.Join(src, "inner"), ""}, // inside the source
+		{filepath.Join(src, "inner"), src, ""}, // around the source
+		{src, mnt, filepath.Join(src, "c")},    // cache inside the source
+		{src, mnt, root},                       // cache around both
+		{src, filepath.Join(root, "none"), ""}, // no mount point
+		{filepath.Join(root, "none"), mnt, ""}, // no source
+	} {
+		if _, err := Check(c.src, c.mnt, c.cache, false); err == nil {
+			t.Errorf("Check(%s, %s, %s) accepted", c.src, c.mnt, c.cache)
+		}
+	}
+	os.WriteFile(filepath.Join(mnt, "x"), nil, 0o644)
+	if _, err := Check(src, mnt, "", false); err == nil {
+		t.Error("a non-empty mount point accepted")
+	}
+	if _, err := Check(src, mnt, "", true); err != nil {
+		t.Errorf("nonempty: %v", err)
+	}
+}
+
+func TestLast(t *testing.T) {
+	m, ok := Last("/")
+	if !ok || m.Dev == "" || m.FSType == "" || len(m.Options) == 0 {
+		t.Fatalf("/ in mountinfo: %+v, %v", m, ok)
+	}
+	if _, ok := Last(t.TempDir()); ok {
+		t.Fatal("a plain folder is a mount point")
+	}
+}

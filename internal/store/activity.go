@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// Clock is what the waits for a quiet moment tell the time by: the real
+// clock, or a test's that moves only when told to.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Activity is when readers last asked anything, for the work that stands
+// aside while they are active (a big disk-cache save, the pre-warmer).
+type Activity struct {
+	// Clock is the time it is told by (nil: the real clock).
+	Clock Clock
+	last  atomic.Int64 // unix ns of the last Touch
+}
+
+func (a *Activity) clock() Clock {
+	if a.Clock == nil {
+		return realClock{}
+	}
+	return a.Clock
+}
+
+// Touch records a reader's request.
+func (a *Activity) Touch() { a.last.Store(a.clock().Now().UnixNano()) }
+
+// WaitQuiet waits until no reader has asked anything for quiet, for at
+// most max (0: no bound), or until ctx is done. waited reports whether it
+// had to wait; ok is false when ctx ended the wait.
+func (a *Activity) WaitQuiet(ctx context.Context, quiet, max time.Duration) (waited, ok bool) {
+	clk := a.clock()
+	deadline := clk.Now().Add(max)
+	for {
+		now := clk.Now()
+		idle := time.Duration(now.UnixNano() - a.last.Load())
+		if idle >= quiet || (max > 0 && now.After(deadline)) {
+			return waited, true
+		}
+		waited = true
+		select {
+		case <-ctx.Done():
+			return waited, false
+		case <-clk.After(quiet - idle):
+		}
+	}
+}

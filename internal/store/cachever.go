@@ -1,0 +1,99 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"syscall"
+
+	"github.com/meshfs/meshfs/export/outputs"
+)
+
+// ConverterVersion is part of every disk cache key: bump it whenever the
+// bytes of any converted output change (a decoder or exporter fix), so a
+// cache written by an older converter is never served.
+const ConverterVersion = 1
+
+// KeyVersion is part of every disk cache key too: bump it whenever what
+// a key is derived from changes (the mount's diskKey), so an entry keyed
+// the old way is never found by a new key that happens to match.
+const KeyVersion = 2
+
+// CacheVersion is the version string disk cache entries are keyed by:
+// the converter version, the build (module version and VCS revision; for a
+// build from a modified tree, a hash of the executable, since its outputs
+// may differ from the revision's) and the options that shape outputs.
+func CacheVersion(limits outputs.Limits) string {
+	v := fmt.Sprintf("converter %d keys %d", ConverterVersion, KeyVersion)
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v += " " + bi.Main.Path + "@" + bi.Main.Version
+		modified := true // no VCS information: treat as modified
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v += " rev " + s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if modified {
+			v += " exe " + exeHash()
+		}
+	}
+	return v + fmt.Sprintf(" limits %d/%d/%v", limits.MaxSourceSize, limits.MaxOutputSize, limits.Timeout)
+}
+
+var exeHashOnce = sync.OnceValue(func() string {
+	p, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unknown"
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+})
+
+func exeHash() string { return exeHashOnce() }
+
+// LowPriority runs the calling goroutine, until it returns, on a thread of
+// its own at the lowest scheduling priority. The thread is never handed
+// back to the runtime (no UnlockOSThread): a goroutine that exits locked
+// takes its thread with it, so no request is ever served on a niced thread.
+func LowPriority() {
+	runtime.LockOSThread()
+	syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), 19)
+}
+
+// A failure record is the metadata blob of a geometry output's disk-cache
+// entry that has no parts: failureRecordVersion, then the error's text.
+// Successful conversions are stored without a blob, so a blob on a
+// geometry output's key always means a failure.
+const failureRecordVersion = 1
+
+// EncodeFailure is the failure record of a conversion that failed with
+// err.
+func EncodeFailure(err error) []byte {
+	return append([]byte{failureRecordVersion}, err.Error()...)
+}
+
+// DecodeFailure returns the error a failure record holds, and false for a
+// blob that is none.
+func DecodeFailure(meta []byte) (error, bool) {
+	if len(meta) < 1 || meta[0] != failureRecordVersion {
+		return nil, false
+	}
+	return errors.New(string(meta[1:])), true
+}

@@ -1,0 +1,89 @@
+package store
+
+import (
+	"errors"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/version"
+)
+
+// Failures is every mesh the mount knows to be broken: its scan or a
+// conversion failed, in this mount (a reader, a listing, the pre-warmer) or
+// in an earlier one (the disk cache's records, found when the mesh is
+// listed or looked at). A mesh not yet listed, scanned or converted is not
+// in it. stats.json counts it and .meshfs/errors.txt prints it.
+type Failures struct {
+	mu sync.Mutex
+	m  map[string]failureRec // by source path
+}
+
+type failureRec struct {
+	id   version.Ident // the source file's version that failed
+	scan bool          // the scan failed (else a conversion)
+	msg  string
+}
+
+// Note records that source version v of the mesh at abs failed.
+func (l *Failures) Note(abs string, v version.Version, scan bool, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r, ok := l.m[abs]; ok && r.id.Same(v.Ident) && (r.scan || !scan) {
+		return
+	}
+	if l.m == nil {
+		l.m = map[string]failureRec{}
+	}
+	l.m[abs] = failureRec{id: v.Ident, scan: scan, msg: err.Error()}
+}
+
+// Failure is one line of the list: the mesh's path relative to the
+// source, whether its scan failed (else a conversion), and the error.
+type Failure struct {
+	Rel  string
+	Scan bool
+	Msg  string
+}
+
+// Current returns the failures of the source versions still in place,
+// sorted by path, dropping those whose source changed or went away.
+func (l *Failures) Current(root string) []Failure {
+	l.mu.Lock()
+	recs := make(map[string]failureRec, len(l.m))
+	for k, v := range l.m {
+		recs[k] = v
+	}
+	l.mu.Unlock()
+	var out []Failure
+	for abs, r := range recs {
+		if !version.Still(abs, r.id) {
+			l.mu.Lock()
+			if l.m[abs] == r {
+				delete(l.m, abs)
+			}
+			l.mu.Unlock()
+			continue
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil {
+			rel = abs
+		}
+		out = append(out, Failure{Rel: filepath.ToSlash(rel), Scan: r.scan, Msg: r.msg})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Rel < out[j].Rel })
+	return out
+}
+
+// ErrorsText is .meshfs/errors.txt: one line per broken mesh, its path
+// relative to the source, then the error (outputs.ErrorLine).
+func ErrorsText(root string, list []Failure) []byte {
+	var b strings.Builder
+	for _, f := range list {
+		b.WriteString(outputs.ErrorLine(f.Rel, filepath.Join(root, filepath.FromSlash(f.Rel)), errors.New(f.Msg)))
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
+}

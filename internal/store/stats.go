@@ -1,0 +1,94 @@
+package store
+
+import (
+	"github.com/meshfs/meshfs/internal/cache"
+	"github.com/meshfs/meshfs/internal/diskcache"
+)
+
+// Stats is the contents of .meshfs/stats.json.
+type Stats struct {
+	Source  string  `json:"source"`
+	UptimeS float64 `json:"uptime_s"`
+	// Conversions counts geometry conversions by "format/output" (glb, obj;
+	// obj also makes the mtl).
+	Conversions map[string]int64 `json:"conversions"`
+	// Scans and ChunkLoads count structure scans and decompressed chunks.
+	Scans      map[string]int64 `json:"scans"`
+	ChunkLoads map[string]int64 `json:"chunk_loads"`
+	// Errors counts failed scans, conversions and chunk loads; ErrorsBy
+	// splits them by "format/output".
+	Errors   int64            `json:"errors"`
+	ErrorsBy map[string]int64 `json:"errors_by"`
+	// ScanFailures and ConversionFailures count the meshes known to be
+	// broken (their present version), by what failed: the structure scan,
+	// or the conversion (the scan succeeded). Failing lists them, relative
+	// to the source, in order, the first failingMax of them;
+	// .meshfs/errors.txt lists all, with each one's error. Known means
+	// failed in this mount (a reader, a listing, the pre-warmer) or in an
+	// earlier one for a mesh listed in this one (the disk cache's records).
+	ScanFailures       int      `json:"scan_failures"`
+	ConversionFailures int      `json:"conversion_failures"`
+	Failing            []string `json:"failing"`
+	Cache              struct {
+		Hits        int64 `json:"hits"`
+		Misses      int64 `json:"misses"`
+		BytesCached int64 `json:"bytes_cached"`
+		Budget      int64 `json:"budget_bytes"`
+		Entries     int   `json:"entries"`
+		// Held counts the outputs held for their readers whatever the
+		// budget, HeldOutside the bytes of those the budget does not
+		// keep; HoldWaits counts loads that waited for room among them
+		// and HoldsReleased the holds let go early to make it.
+		Held          int   `json:"held"`
+		HeldOutside   int64 `json:"held_outside_bytes"`
+		HoldWaits     int64 `json:"hold_waits"`
+		HoldsReleased int64 `json:"holds_released"`
+	} `json:"cache"`
+	ConversionLatency cache.Latency `json:"conversion_latency"`
+	// OpenHandles counts files open through the daemon; under no_open
+	// (OpenMode "no_open") the kernel opens files without asking, so it
+	// stays 0 and means nothing.
+	OpenHandles int64  `json:"open_handles"`
+	OpenMode    string `json:"open_mode"`
+	// PassthroughOpens counts opens handed to the kernel's passthrough (the
+	// open-handles mode, as root, Linux ≥ 6.9); Passthrough is false once
+	// the kernel was seen not to take them.
+	PassthroughOpens int64 `json:"passthrough_opens"`
+	Passthrough      bool  `json:"passthrough"`
+	// Requests counts FUSE requests by kind since the mount (FORGET needs
+	// no answer; the others are round trips).
+	Requests map[string]int64 `json:"fuse_requests,omitempty"`
+	// RequestMillis is the time the daemon spent answering them, by kind
+	// (from dispatch to reply; requests answered at once overlap).
+	RequestMillis map[string]float64 `json:"fuse_request_ms,omitempty"`
+	Sniffs        int64              `json:"sniffs"`
+	// ScansAhead counts scans made in the background ahead of a walker
+	// (part of scans or disk_loads' "format/scan").
+	ScansAhead int64 `json:"scans_ahead"`
+	// SniffsAhead counts sniffs made in the background for the folders a
+	// walker enters next (ahead.go).
+	SniffsAhead int64 `json:"sniffs_ahead"`
+	// HeaderPushes counts header.json files stored in the kernel's page
+	// cache with their folder's listing, so a reader's first read needs
+	// no request (dircache.go pushHeader).
+	HeaderPushes int64 `json:"header_pushes"`
+	// DiskSavesPending counts converted outputs still being saved to the
+	// disk cache (a big one waits for the readers to pause).
+	DiskSavesPending int64 `json:"disk_saves_pending"`
+	// OnePass counts first .glb conversions whose scan was made in the
+	// same pass as the decoding (formats that can: UNIGINE).
+	OnePass       int64 `json:"one_pass_scans"`
+	Notifications int64 `json:"kernel_notifications"`
+	WatchErrors   int64 `json:"watch_errors"`
+	// DiskLoads counts geometry outputs loaded from the disk cache (not
+	// conversions), by "format/output", and structure scans an earlier
+	// mount persisted there ("format/scan": not scans).
+	DiskLoads map[string]int64 `json:"disk_loads"`
+	// DiskCache is the persistent cache's state (absent without one).
+	DiskCache *diskcache.Stats `json:"disk_cache,omitempty"`
+	// Goroutines is the daemon's number of goroutines (the leak tests
+	// compare it before and after many opens).
+	Goroutines int `json:"goroutines"`
+	// Prewarm is the background pre-warmer's progress (absent without it).
+	Prewarm *PrewarmStats `json:"prewarm,omitempty"`
+}

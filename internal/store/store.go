@@ -1,0 +1,1276 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/cache"
+	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/version"
+)
+
+// Store is where a mount's outputs come from: the memory cache, else the
+// disk cache (an earlier mount's scan or conversion of this very version),
+// else a scan or a conversion now, bounded in number (the semaphore) and
+// saved to the disk cache once the readers pause. It keeps the failures of
+// the versions it made and knows which files each mesh read
+// (version.Tracker). It knows nothing of FUSE: the mount tells it of
+// readers' requests (Activity) and is told, through Hooks, of what the
+// kernel must learn.
+type Store struct {
+	Cache    *cache.Cache
+	Disk     *diskcache.Cache // nil: none
+	Sem      *outputs.Semaphore
+	GC       GCPacer
+	Failed   Failures
+	Versions *version.Tracker
+	Activity Activity
+	// Hooks are the mount's side of what the store finds.
+	Hooks Hooks
+	// Ctx ends with the mount: saves waiting for a quiet moment go ahead.
+	Ctx context.Context
+
+	log    *log.Logger
+	logged sync.Map // failures logged once each
+
+	folderDeps folderDeps
+	// DiskWrites are the saves in flight (Close waits for them);
+	// SavesPending counts converted outputs not yet in the disk cache.
+	DiskWrites   sync.WaitGroup
+	SavesPending atomic.Int64
+	// OnePass counts scans made in one pass with a .glb's decoding.
+	OnePass atomic.Int64
+	// verified holds the disk-cache keys whose files were checked for
+	// passthrough (Verified).
+	verified sync.Map
+
+	mu          sync.Mutex
+	fallbacks   map[string]int64 // disk loads that converted after all
+	convLatency cache.Ring
+
+	// Limits bound every conversion; Tree is the source folder asset roots
+	// are looked for in, and the pre-warmer walks.
+	Limits outputs.Limits
+	Tree   string
+	// Sniff returns the format of the source file at path (stat st), or
+	// nil: the mount's sniff cache, which the pre-warmer shares.
+	Sniff func(path string, st *syscall.Stat_t) decode.Format
+
+	prewarm     *prewarmState
+	stopPrewarm context.CancelFunc
+	prewarmDone sync.WaitGroup
+}
+
+// Hooks are what the mount does when the store finds something the kernel
+// must learn.
+type Hooks interface {
+	// DepsFound: a scan of the mesh at path found the files its outputs
+	// are made from besides its folder's (the mount watches them and tells
+	// the Tracker).
+	DepsFound(path string, deps []outputs.Dep)
+	// Broken: a conversion of the mesh at path just failed, and its folder
+	// changes shape (error.txt in, geometry out).
+	Broken(path string)
+}
+
+// New returns a store logging to lg over the given caches.
+func New(c *cache.Cache, disk *diskcache.Cache, sem *outputs.Semaphore, versions *version.Tracker, lg *log.Logger) *Store {
+	return &Store{Cache: c, Disk: disk, Sem: sem, Versions: versions, log: lg, Ctx: context.Background()}
+}
+
+// LogOnce logs a failure the first time it is seen for key.
+func (s *Store) LogOnce(key any, format string, args ...any) {
+	if _, seen := s.logged.LoadOrStore(key, true); !seen {
+		s.log.Printf(format, args...)
+	}
+}
+
+// Key is the memory cache key of output of mesh m's version v.
+func Key(m *outputs.Mesh, v version.Version, output string) cache.Key {
+	return cache.Key{Path: m.Path, Version: v, Output: output}
+}
+
+// Label names an output of m's format in the statistics ("gem/glb").
+func Label(m *outputs.Mesh, output string) string { return m.Format.Name() + "/" + output }
+
+// RecordConversion counts a conversion that took d.
+func (s *Store) RecordConversion(d time.Duration) {
+	s.mu.Lock()
+	s.convLatency.Add(d)
+	s.mu.Unlock()
+}
+
+// ConversionLatency summarises the recent conversions' durations.
+func (s *Store) ConversionLatency() cache.Latency {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.convLatency.Summary()
+}
+
+// Verified reports whether a pinned disk-cache entry's file may be handed
+// to the kernel: checked against its CRC once per process, unless this
+// process wrote it whole (SaveToDisk); a crash of an earlier daemon may
+// have left any file short.
+func (s *Store) Verified(k diskcache.Key, h *diskcache.Handle) bool {
+	if _, ok := s.verified.Load(k); ok {
+		return true
+	}
+	if !h.Verify() {
+		return false
+	}
+	s.verified.Store(k, struct{}{})
+	return true
+}
+
+// PassMin is the smallest output the mount serves by passthrough: below
+// it the kernel's page cache (FOPEN_KEEP_CACHE) already makes warm reads
+// free, and a first read crosses /dev/fuse in one or two requests. A save
+// of one this big marks it verified.
+const PassMin = 1 << 20
+
+// FolderChanged forgets what is known of the dependency files of the
+// folder dir ("": every folder), for disk keys.
+func (s *Store) FolderChanged(dir string) { s.folderDeps.changed(dir) }
+
+// Cache output names (the last part of a statistics label).
+const (
+	OutScan  = "scan"
+	OutGLB   = "glb"
+	OutOBJ   = "obj" // NAME.obj and NAME.mtl, made by one export
+	OutChunk = "chunk"
+	// OutAnimated is NAME.animated.glb; OutAnims the animation files it
+	// attaches (the listing's State.Animated).
+	OutAnimated = "animated"
+	OutAnims    = "anims"
+)
+
+// ScanResult is a cached structure scan of one source version, fresh or
+// persisted in the disk cache by an earlier mount (scanrecord.go).
+type ScanResult struct {
+	// St is the structure (nil when the scan failed before finding one),
+	// ScanErr the scan's error, HdrErr header.json's.
+	St      *decode.Structure
+	ScanErr error
+	HdrErr  error
+	// header is header.json's bytes; use HeaderData, which reads those of
+	// a persisted scan on demand (hdrLoad, hdrSize) the first time.
+	header  []byte
+	hdrMu   sync.Mutex
+	hdrLoad func() ([]byte, error)
+	hdrSize int64
+	disk    bool // persisted by an earlier mount
+	// Chunks are the names under chunks/, unique, in the order of the scan;
+	// chunkIdx picks the chunk a name shows (the last of that name, as
+	// `convert` would have overwritten the earlier ones).
+	Chunks   []string
+	chunkIdx map[string]int
+}
+
+// Persisted reports whether r came from the disk cache's index.
+func (r *ScanResult) Persisted() bool { return r.disk }
+
+// HeaderData returns header.json's bytes, or the error rendering it gave.
+func (r *ScanResult) HeaderData() ([]byte, error) {
+	if r.HdrErr != nil {
+		return nil, r.HdrErr
+	}
+	r.hdrMu.Lock()
+	defer r.hdrMu.Unlock()
+	if r.hdrLoad != nil {
+		b, err := r.hdrLoad()
+		if err != nil {
+			return nil, err
+		}
+		r.header, r.hdrLoad = b, nil
+	}
+	return r.header, nil
+}
+
+// HeaderInMemory returns header.json's bytes when they are in memory (not
+// a persisted scan's still on disk) and rendered without error.
+func (r *ScanResult) HeaderInMemory() ([]byte, bool) {
+	r.hdrMu.Lock()
+	defer r.hdrMu.Unlock()
+	return r.header, r.hdrLoad == nil && r.HdrErr == nil
+}
+
+// HeaderSize is header.json's size, known without reading it.
+func (r *ScanResult) HeaderSize() int64 {
+	r.hdrMu.Lock()
+	defer r.hdrMu.Unlock()
+	if r.hdrLoad != nil {
+		return r.hdrSize
+	}
+	return int64(len(r.header))
+}
+
+// Chunk is the chunk the name under chunks/ shows.
+func (r *ScanResult) Chunk(name string) (*decode.Chunk, bool) {
+	i, ok := r.chunkIdx[name]
+	if !ok {
+		return nil, false
+	}
+	return &r.St.Chunks[i], true
+}
+
+// Scan returns the structure scan of source version fp: from memory, else
+// from the disk cache's index (an earlier mount's scan of this very
+// version: counted as a disk load, "fmt/scan" in disk_loads), else scanned
+// now and persisted on the way.
+func (s *Store) Scan(ctx context.Context, m *outputs.Mesh, fp version.Version) (*ScanResult, error) {
+	return s.scanAnd(ctx, m, fp, nil)
+}
+
+// oneScene is the scene of a scan made in one pass with the decoding, and
+// how long that pass took.
+type oneScene struct {
+	scene *decode.Scene
+	took  time.Duration
+}
+
+// scanAnd is scan. With sc, a scan made now (in memory nor on disk) is
+// made in one pass with the decoding where the format can
+// (outputs.Mesh.ScanDecode), under the conversions' semaphore, and sc
+// receives the scene: the first read of a .glb then reads and decompresses
+// the source once, not once for the scan and once for the scene.
+func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version, sc *oneScene) (*ScanResult, error) {
+	key, label := Key(m, fp, OutScan), Label(m, OutScan)
+	var rec *ScanRecord
+	if _, ok := s.Cache.Peek(key); !ok {
+		if rec = s.scanRecordOf(key); rec != nil {
+			label += DiskSuffix
+		}
+	}
+	e, err := s.Cache.Get(ctx, key, label, func(ctx context.Context) (*cache.Entry, error) {
+		if rec != nil {
+			r := s.fromRecord(m, fp, rec)
+			// Header bytes not in memory yet: weigh them in anyway.
+			aux := 512 + rec.HdrSize
+			for _, n := range r.Chunks {
+				aux += 128 + int64(len(n))
+			}
+			return &cache.Entry{Aux: r, AuxWeight: aux}, nil
+		}
+		var st *decode.Structure
+		var scanErr error
+		if sc != nil {
+			if err := s.Sem.Acquire(ctx); err != nil {
+				return nil, err
+			}
+			start := time.Now()
+			endGC := s.GC.Begin(fp.Size)
+			one, scene, ok := m.ScanDecode(ctx)
+			endGC()
+			s.Sem.Release()
+			if ok {
+				st, sc.scene, sc.took = one, scene, time.Since(start)
+				s.OnePass.Add(1)
+			}
+		}
+		if st == nil {
+			st, scanErr = m.Scan(ctx)
+		}
+		if st == nil && errors.Is(scanErr, os.ErrNotExist) {
+			return nil, scanErr // gone: nothing to cache
+		}
+		hdr, deps, hdrErr := m.HeaderDeps(st, scanErr)
+		s.Hooks.DepsFound(m.Path, deps)
+		r := &ScanResult{St: st, ScanErr: scanErr, HdrErr: hdrErr, header: hdr, chunkIdx: map[string]int{}}
+		aux := int64(512)
+		if st != nil {
+			for i := range st.Chunks {
+				name := decode.SafeName(st.Chunks[i].Name)
+				if _, dup := r.chunkIdx[name]; !dup {
+					r.Chunks = append(r.Chunks, name)
+				}
+				r.chunkIdx[name] = i
+				aux += 128 + int64(len(name))
+			}
+		}
+		if scanErr != nil {
+			s.LogOnce(Key(m, fp, "scan-error"), "meshfs: %v", scanErr)
+		}
+		s.saveScan(key, r)
+		return &cache.Entry{Parts: [][]byte{hdr}, Aux: r, AuxWeight: aux}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := e.Aux.(*ScanResult)
+	if r.ScanErr != nil {
+		s.Failed.Note(m.Path, fp, true, r.ScanErr)
+	} else if r.HdrErr != nil {
+		s.Failed.Note(m.Path, fp, true, r.HdrErr)
+	}
+	return r, nil
+}
+
+// Geometry returns the cached entry of a geometry output (OutGLB: one part;
+// OutOBJ: the obj and the mtl), converting on a miss. A failed conversion is
+// an entry with Err.
+func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Version, output string) (*cache.Entry, error) {
+	key, label := Key(m, fp, output), Label(m, output)
+	if e, ok := s.Cache.Use(key); ok {
+		// Converted (or failed) already and still in memory: the scan
+		// that a conversion needs is not needed.
+		return e, nil
+	}
+	// An output in the disk cache was converted from this very source
+	// version (so its scan succeeded): load it instead of converting. So
+	// is a conversion that failed: its error comes back without a retry.
+	sizes, onDisk := s.DiskSizes(key)
+	// What the load will hold in memory, about: the disk entry's sizes,
+	// or for a conversion the source's size.
+	hint := fp.Size
+	if onDisk {
+		hint = 0
+		for _, n := range sizes {
+			hint += n
+		}
+	}
+	var diskErr error
+	if !onDisk {
+		diskErr, onDisk = s.DiskFailure(key)
+	}
+	var sc *oneScene
+	if onDisk {
+		label += DiskSuffix
+	} else {
+		if output == OutGLB && m.CanScanDecode() {
+			// One pass only for a conversion to come: a .glb in memory
+			// whose scan was evicted wants the scan alone.
+			if _, inMem := s.Cache.Peek(key); !inMem {
+				sc = &oneScene{}
+			}
+		}
+		r, err := s.scanAnd(ctx, m, fp, sc)
+		if err != nil {
+			return nil, err
+		}
+		if r.ScanErr != nil {
+			// `convert` does not decode a file whose structure is broken.
+			return &cache.Entry{Err: r.ScanErr}, nil
+		}
+	}
+	var failed atomic.Bool
+	e, err := s.Cache.GetSized(ctx, key, label, max(hint, 1), func(ctx context.Context) (*cache.Entry, error) {
+		if diskErr != nil {
+			// Listings already show error.txt (knownBroken): no notice.
+			return &cache.Entry{Err: diskErr}, nil
+		}
+		if onDisk {
+			if e := s.loadFromDisk(key); e != nil {
+				return e, nil
+			}
+			// Damaged or evicted since: convert after all.
+			s.countDiskFallback(Label(m, output))
+		}
+		// Bounded concurrency: waiters share this load, others queue here.
+		if err := s.Sem.Acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer s.Sem.Release()
+		defer s.GC.Begin(fp.Size)()
+		start := time.Now()
+		var e *cache.Entry
+		var err error
+		switch output {
+		case OutGLB:
+			var b []byte
+			if sc != nil && sc.scene != nil {
+				b, err = m.GLBOf(sc.scene)
+				sc.scene, start = nil, start.Add(-sc.took)
+			} else {
+				b, err = m.GLBFile(ctx)
+			}
+			e = &cache.Entry{Parts: [][]byte{b}}
+		case OutOBJ:
+			var o, l []byte
+			o, l, err = m.OBJFiles(ctx)
+			e = &cache.Entry{Parts: [][]byte{o, l}}
+		case OutAnimated:
+			var b []byte
+			b, err = m.AnimatedGLBFile(ctx)
+			e = &cache.Entry{Parts: [][]byte{b}}
+		}
+		s.RecordConversion(time.Since(start))
+		// The reader who asked reads the output next: the quiet that a
+		// big disk-cache save (and the pre-warmer) wait for starts now,
+		// not when the request that converted began.
+		if !isPrewarm(ctx) {
+			s.Activity.Touch()
+		}
+		if !errors.Is(err, os.ErrNotExist) && !version.Still(key.Path, key.Version.Ident) {
+			// Changed while it was read: these bytes may be of another
+			// version, or of two. Not cached; the reader gets ESTALE.
+			return nil, syscall.ESTALE
+		}
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+			s.LogOnce(Key(m, fp, "error:"+err.Error()), "meshfs: %v", err)
+			e = &cache.Entry{Err: err}
+			failed.Store(true)
+		}
+		// Passthrough opens (passthrough.go) wait for this save: the
+		// opens before it is done read from the daemon, which for a first
+		// read is faster than writing the disk-cache file first.
+		s.saveToDisk(key, e)
+		return e, nil
+	})
+	if err == nil && e.Err != nil {
+		s.Failed.Note(m.Path, fp, false, e.Err)
+	}
+	if failed.Load() {
+		s.Hooks.Broken(m.Path)
+	}
+	return e, err
+}
+
+// ChunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
+// which is read from the source file itself.
+func (s *Store) ChunkData(ctx context.Context, m *outputs.Mesh, fp version.Version, r *ScanResult, name string) ([]byte, *decode.Chunk, error) {
+	c, ok := r.Chunk(name)
+	if !ok {
+		return nil, nil, os.ErrNotExist
+	}
+	if err := m.CheckChunk(c); err != nil {
+		// Over a limit: `convert` writes no file for it either.
+		s.LogOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
+		return nil, nil, err
+	}
+	if c.Load == nil {
+		if c.Offset < 0 || c.Length < 0 || c.Offset > fp.Size || c.Length > fp.Size-c.Offset {
+			// Get the error `convert` reports for this chunk.
+			_, err := m.ChunkBytes(c)
+			if err == nil {
+				err = errors.New("chunk " + name + " lies outside the file")
+			}
+			return nil, nil, err
+		}
+		return nil, c, nil
+	}
+	e, err := s.Cache.GetSized(ctx, Key(m, fp, OutChunk+"/"+name), Label(m, OutChunk), c.Size, func(ctx context.Context) (*cache.Entry, error) {
+		b, err := m.ChunkBytes(c)
+		if err != nil {
+			s.LogOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
+			return &cache.Entry{Err: err}, nil
+		}
+		return &cache.Entry{Parts: [][]byte{b}}, nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.Err != nil {
+		return nil, nil, e.Err
+	}
+	return e.Part(0), nil, nil
+}
+
+// ErrorText is error.txt: the errors `convert` would record, in its order
+// (scan, header, chunks, then decoding and export). Empty when nothing fails.
+func (s *Store) ErrorText(ctx context.Context, m *outputs.Mesh, fp version.Version) ([]byte, error) {
+	r, err := s.Scan(ctx, m, fp)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	if r.ScanErr != nil {
+		errs = append(errs, r.ScanErr)
+	}
+	if r.HdrErr != nil {
+		errs = append(errs, r.HdrErr)
+	}
+	if r.St != nil {
+		for i := range r.St.Chunks {
+			c := &r.St.Chunks[i]
+			if idx := r.chunkIdx[decode.SafeName(c.Name)]; idx != i {
+				// Shadowed by a later chunk of the same name: `convert`
+				// still loads it, and so reports its error.
+				if _, err := m.ChunkBytes(c); err != nil {
+					errs = append(errs, err)
+				}
+				continue
+			}
+			if _, _, err := s.ChunkData(ctx, m, fp, r, decode.SafeName(c.Name)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if r.ScanErr == nil {
+		g, err := s.Geometry(ctx, m, fp, OutGLB)
+		if err != nil {
+			return nil, err
+		}
+		o, err := s.Geometry(ctx, m, fp, OutOBJ)
+		if err != nil {
+			return nil, err
+		}
+		if g.Err != nil {
+			errs = append(errs, g.Err)
+		}
+		// A decoding error fails both exports: `convert` reports it once.
+		if o.Err != nil && (g.Err == nil || o.Err.Error() != g.Err.Error()) {
+			errs = append(errs, o.Err)
+		}
+	}
+	return outputs.ErrorText(errs...), nil
+}
+
+// Failure returns what broke source version fp of the mesh (scan r), as
+// far as is known without converting anything: the scan's or header's
+// error (scan true), else a conversion that failed in this mount or, for
+// this version, in an earlier one. nil: nothing known to fail. A failure
+// found is entered in the mount's failure list (.meshfs/errors.txt).
+func (s *Store) Failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err error, scan bool) {
+	switch {
+	case r.ScanErr != nil:
+		err, scan = r.ScanErr, true
+	case r.HdrErr != nil:
+		err, scan = r.HdrErr, true
+	default:
+		for _, out := range []string{OutGLB, OutOBJ} {
+			key := Key(m, fp, out)
+			if e, ok := s.Cache.Peek(key); ok {
+				err = e.Err
+			} else {
+				err, _ = s.DiskFailure(key)
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		s.Failed.Note(m.Path, fp, scan, err)
+	}
+	return err, scan
+}
+
+// KnownBroken reports whether the folder of version fp is broken (the
+// folder table's rule: error.txt listed, no geometry outputs), as far as is
+// known without converting anything.
+func (s *Store) KnownBroken(m *outputs.Mesh, fp version.Version, r *ScanResult) bool {
+	err, _ := s.Failure(m, fp, r)
+	return err != nil
+}
+
+// Converted reports whether output converted without error for fp, as far
+// as the caches know.
+func (s *Store) Converted(m *outputs.Mesh, fp version.Version, output string) bool {
+	key := Key(m, fp, output)
+	if e, ok := s.Cache.Peek(key); ok {
+		return e.Err == nil
+	}
+	// diskSizes knows successful conversions only (not failure records).
+	_, ok := s.DiskSizes(key)
+	return ok
+}
+
+// FailedOnDisk reports whether the disk cache records a failure of version
+// fp: a scan's, or a conversion's.
+func (s *Store) FailedOnDisk(m *outputs.Mesh, fp version.Version) bool {
+	if s.Disk == nil {
+		return false
+	}
+	for _, out := range []string{OutGLB, OutOBJ} {
+		if _, failed := s.DiskFailure(Key(m, fp, out)); failed {
+			return true
+		}
+	}
+	rec := s.scanRecordOf(Key(m, fp, OutScan))
+	return rec != nil && rec.Failed()
+}
+
+// IsConversion reports whether a statistics label counts as a conversion.
+func IsConversion(label string) bool {
+	i := strings.LastIndexByte(label, '/')
+	out := label[i+1:]
+	return out == OutGLB || out == OutOBJ || out == OutAnimated
+}
+
+// Animated reports whether some animation file of the folder belongs to
+// version fp of the mesh (outputs' rule for NAME.animated.glb), as the
+// memory cache remembers it: fp's Gen changes with any animation file of
+// the folder (formats.IsDependency), so a change there asks again.
+func (s *Store) Animated(ctx context.Context, m *outputs.Mesh, fp version.Version) bool {
+	if !m.TakesAnimations() {
+		return false
+	}
+	e, err := s.Cache.Get(ctx, Key(m, fp, OutAnims), Label(m, OutAnims), func(ctx context.Context) (*cache.Entry, error) {
+		if err := s.Sem.Acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer s.Sem.Release()
+		names, err := m.Animations(ctx)
+		if err != nil {
+			return &cache.Entry{Err: err}, nil
+		}
+		w := int64(0)
+		for _, n := range names {
+			w += int64(len(n)) + 16
+		}
+		return &cache.Entry{Aux: names, AuxWeight: w}, nil
+	})
+	if err != nil || e.Err != nil {
+		return false
+	}
+	names, _ := e.Aux.([]string)
+	return len(names) > 0
+}
+
+// scanRecordOf returns the persisted scan of key, decoded, or nil. A record
+// that does not decode is removed from the disk cache.
+func (s *Store) scanRecordOf(key cache.Key) *ScanRecord {
+	if s.Disk == nil {
+		return nil
+	}
+	dk := s.DiskKey(key)
+	blob, sizes, ok := s.Disk.Meta(dk)
+	if !ok {
+		return nil
+	}
+	rec, err := DecodeScan(blob, sizes)
+	if err != nil {
+		s.Disk.Remove(dk)
+		s.LogOnce("scan-record-damaged", "meshfs: disk cache: %s: %v (scanned again)", key.Path, err)
+		return nil
+	}
+	return rec
+}
+
+// saveScan persists a fresh scan beside the reader (Close waits for it).
+func (s *Store) saveScan(key cache.Key, r *ScanResult) {
+	if s.Disk == nil || !Persistable(r.ScanErr) {
+		return
+	}
+	blob := EncodeScan(r.St, r.ScanErr, r.HdrErr)
+	hdr := r.header
+	if r.HdrErr != nil {
+		hdr = nil
+	}
+	dk := s.DiskKey(key)
+	s.DiskWrites.Add(1)
+	go func() {
+		defer s.DiskWrites.Done()
+		if err := s.Disk.PutMeta(dk, [][]byte{hdr}, blob); err != nil && err != diskcache.ErrTooBig {
+			s.LogOnce("disk-put-error", "meshfs: disk cache: %v", err)
+		}
+	}()
+}
+
+// fromRecord builds the scan result of a persisted record: chunk names,
+// sizes and errors from memory; header.json's bytes read from the disk
+// cache when first asked for; loaded chunks' bytes through a live scan.
+func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *ScanRecord) *ScanResult {
+	r := &ScanResult{chunkIdx: map[string]int{}, hdrSize: rec.HdrSize, disk: true}
+	if rec.HasScanErr {
+		r.ScanErr = errors.New(rec.ScanErr)
+	}
+	if rec.HasHdrErr {
+		r.HdrErr = errors.New(rec.HdrErr)
+	}
+	if rec.Structure {
+		r.St = &decode.Structure{Format: rec.Format, Chunks: make([]decode.Chunk, len(rec.Chunks))}
+		for i, c := range rec.Chunks {
+			r.St.Chunks[i] = decode.Chunk{Name: c.Name, Offset: c.Offset, Length: c.Length, Size: c.Size}
+			if c.Loaded {
+				r.St.Chunks[i].Load = s.liveLoader(m, fp, i, c)
+			}
+			name := decode.SafeName(c.Name)
+			if _, dup := r.chunkIdx[name]; !dup {
+				r.Chunks = append(r.Chunks, name)
+			}
+			r.chunkIdx[name] = i
+		}
+	}
+	if r.HdrErr == nil {
+		dk := s.DiskKey(Key(m, fp, OutScan))
+		r.hdrLoad = func() ([]byte, error) {
+			if parts, ok := s.Disk.Get(dk); ok && int64(len(parts[0])) == rec.HdrSize {
+				return parts[0], nil
+			}
+			// Damaged (Get discarded it): render it from a live scan.
+			live, err := s.liveScan(m, fp)
+			if err != nil {
+				return nil, err
+			}
+			hdr, err := m.Header(live.St, live.ScanErr)
+			if err == nil && int64(len(hdr)) != rec.HdrSize {
+				err = fmt.Errorf("%s: header.json is %d bytes, the disk cache's record said %d", m.Path, len(hdr), rec.HdrSize)
+			}
+			return hdr, err
+		}
+	}
+	return r
+}
+
+// liveScan is a scan of fp made for a persisted scan result (its loaded
+// chunks, or a damaged header), cached in memory and counted as a scan.
+func (s *Store) liveScan(m *outputs.Mesh, fp version.Version) (*ScanResult, error) {
+	e, err := s.Cache.Get(context.Background(), Key(m, fp, outScanLive), Label(m, OutScan), func(ctx context.Context) (*cache.Entry, error) {
+		st, scanErr := m.Scan(ctx)
+		if st == nil && errors.Is(scanErr, fs.ErrNotExist) {
+			return nil, scanErr
+		}
+		aux := int64(512)
+		if st != nil {
+			aux += 128 * int64(len(st.Chunks))
+		}
+		return &cache.Entry{Aux: &ScanResult{St: st, ScanErr: scanErr}, AuxWeight: aux}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e.Aux.(*ScanResult), nil
+}
+
+// liveLoader loads chunk i of a persisted scan through a live scan, after
+// checking that the live scan found the recorded chunk there.
+func (s *Store) liveLoader(m *outputs.Mesh, fp version.Version, i int, want RecChunk) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		live, err := s.liveScan(m, fp)
+		if err != nil {
+			return nil, err
+		}
+		if live.St == nil || i >= len(live.St.Chunks) {
+			return nil, fmt.Errorf("%s: chunk %s: not found by a new scan (the disk cache's record is not this file's)", m.Path, want.Name)
+		}
+		c := &live.St.Chunks[i]
+		if c.Name != want.Name || c.Offset != want.Offset || c.Length != want.Length || c.Size != want.Size || c.Load == nil {
+			return nil, fmt.Errorf("%s: chunk %s: a new scan differs from the disk cache's record", m.Path, want.Name)
+		}
+		return c.Load()
+	}
+}
+
+// KnownSize returns the size of a mesh folder's header.json (header) or of
+// one chunk (else, by its listed name) for the source version fp when it
+// is known from the scan alone, without reading header.json's bytes from
+// the disk cache or loading a chunk: false when the scan failed for
+// another reason, the file does not exist (header.json after a header
+// error), or the size is only known by producing it (a chunk outside the
+// file, or over the output limit, whose stat reports the error; a loaded
+// chunk of a fresh scan, loaded as before).
+func (s *Store) KnownSize(ctx context.Context, m *outputs.Mesh, fp version.Version, header bool, chunk string) (int64, bool) {
+	r, err := s.Scan(ctx, m, fp)
+	if err != nil {
+		return 0, false
+	}
+	return s.KnownSizeIn(m, r, fp, header, chunk)
+}
+
+// KnownSizeIn is knownSize given the scan r of version fp.
+func (s *Store) KnownSizeIn(m *outputs.Mesh, r *ScanResult, fp version.Version, header bool, chunk string) (int64, bool) {
+	switch {
+	case header:
+		if r.HdrErr != nil {
+			return 0, false
+		}
+		if err, scan := s.Failure(m, fp, r); err != nil && !scan {
+			// It carries the conversion's error: its size is known by
+			// rendering it.
+			return 0, false
+		}
+		return r.HeaderSize(), true
+	default:
+		c, ok := r.Chunk(chunk)
+		if !ok {
+			return 0, false
+		}
+		if m.CheckChunk(c) != nil {
+			return 0, false
+		}
+		if c.Load == nil {
+			if c.Offset < 0 || c.Length < 0 || c.Offset > fp.Size || c.Length > fp.Size-c.Offset {
+				return 0, false
+			}
+			return c.Length, true
+		}
+		if !r.Persisted() {
+			return 0, false
+		}
+		// A chunk that failed to load in this mount: its stat says so.
+		if e, ok := s.Cache.Peek(Key(m, fp, OutChunk+"/"+chunk)); ok && e.Err != nil {
+			return 0, false
+		}
+		return c.Size, true
+	}
+}
+
+// loadFromDisk returns the disk cache's entry for key, checked, or nil.
+// Cached bytes are served from memory once loaded: warm reads are answered
+// by the kernel's page cache (FOPEN_KEEP_CACHE) and never reach the daemon,
+// so the daemon's copy only serves first reads after a remount, and reading
+// the entry whole (one sequential read, CRC-checked) is what lets a damaged
+// entry be refused before any byte of it is served.
+func (s *Store) loadFromDisk(key cache.Key) *cache.Entry {
+	if s.Disk == nil {
+		return nil
+	}
+	parts, ok := s.Disk.Get(s.DiskKey(key))
+	if !ok {
+		return nil
+	}
+	return &cache.Entry{Parts: parts}
+}
+
+// saveToDisk writes a converted entry to the disk cache beside the reader
+// (Close waits for it). A failed conversion is kept too, as its error's
+// text (EncodeFailure), when the failure belongs to the source version:
+// otherwise a remount's `ls -lR` would convert every broken mesh again just
+// to learn that it still fails, and to list its error.txt.
+func (s *Store) saveToDisk(key cache.Key, e *cache.Entry) {
+	if s.Disk == nil || (e.Err != nil && !Persistable(e.Err)) {
+		return
+	}
+	dk := s.DiskKey(key)
+	s.DiskWrites.Add(1)
+	s.SavesPending.Add(1)
+	go func() {
+		defer s.DiskWrites.Done()
+		defer s.SavesPending.Add(-1)
+		if e.Err == nil && e.Weight() >= SaveQuietMin {
+			// A big one at the lowest priority (on a thread of its own:
+			// not worth it for the many small ones): its write and
+			// checksum, ≈ 15 ms of CPU for a 36 MB .glb, take what the
+			// readers and conversions leave of the CPUs.
+			LowPriority()
+			s.Activity.WaitQuiet(s.Ctx, SaveQuiet, SaveQuietMax)
+			if !version.Still(key.Path, key.Version.Ident) {
+				return // replaced while waiting: never to be served
+			}
+		}
+		var err error
+		if e.Err != nil {
+			err = s.Disk.PutMeta(dk, nil, EncodeFailure(e.Err))
+		} else {
+			err = s.Disk.Put(dk, e.Parts)
+		}
+		if err != nil && err != diskcache.ErrTooBig {
+			s.LogOnce("disk-put-error", "meshfs: disk cache: %v", err)
+		}
+		if err == nil && e.Err == nil && e.Weight() >= PassMin {
+			// Written whole by this process: passthrough needs no check.
+			s.verified.Store(dk, struct{}{})
+		}
+	}()
+}
+
+// A big entry is saved once the mount's readers have paused (at most
+// SaveQuietMax later): its write and checksum (≈ 20 ms of CPU for a 36 MB
+// .glb) would otherwise run beside the reader that asked for it, who is
+// still reading it on a 2-CPU machine.
+const SaveQuietMin = 1 << 20
+
+var (
+	SaveQuiet    = 50 * time.Millisecond
+	SaveQuietMax = 2 * time.Second // (vars for tests)
+)
+
+// DiskFailure returns the conversion failure the disk cache holds for a
+// Geometry output's key: the error of an earlier mount's conversion of this
+// very source version, with its text.
+func (s *Store) DiskFailure(key cache.Key) (error, bool) {
+	if s.Disk == nil {
+		return nil, false
+	}
+	meta, _, ok := s.Disk.Meta(s.DiskKey(key))
+	if !ok {
+		return nil, false
+	}
+	return DecodeFailure(meta)
+}
+
+// DiskSizes returns the part sizes of an output converted successfully by
+// an earlier mount, from the disk cache index (a failure record has none).
+func (s *Store) DiskSizes(key cache.Key) ([]int64, bool) {
+	if s.Disk == nil {
+		return nil, false
+	}
+	sizes, ok := s.Disk.Sizes(s.DiskKey(key))
+	if !ok || len(sizes) == 0 {
+		return nil, false
+	}
+	return sizes, true
+}
+
+// prewarmKey marks the context of the pre-warmer's conversions, which are
+// no reader's activity: were their ends touches, the pre-warmer would wait
+// out the quiet after each of its own conversions.
+type prewarmKey struct{}
+
+func isPrewarm(ctx context.Context) bool { return ctx.Value(prewarmKey{}) != nil }
+
+// prewarmQuiet is how long no reader must have asked anything before the
+// pre-warmer starts its next conversion.
+const prewarmQuiet = 100 * time.Millisecond
+
+// PrewarmStats is the pre-warmer's progress in stats.json.
+type PrewarmStats struct {
+	Running bool `json:"running"`
+	// Meshes found so far (the walk runs ahead of the conversions).
+	Found int64 `json:"found"`
+	// Done meshes were converted (or already cached); Failed ones failed.
+	Done   int64 `json:"done"`
+	Cached int64 `json:"already_cached"`
+	Failed int64 `json:"failed"`
+	// Waits counts the times it stood aside for a reader.
+	Waits int64 `json:"waits"`
+}
+
+type prewarmState struct {
+	running                            atomic.Bool
+	found, done, cached, failed, waits atomic.Int64
+}
+
+func (p *prewarmState) stats() *PrewarmStats {
+	return &PrewarmStats{Running: p.running.Load(), Found: p.found.Load(), Done: p.done.Load(),
+		Cached: p.cached.Load(), Failed: p.failed.Load(), Waits: p.waits.Load()}
+}
+
+// Prewarm converts every mesh under the source in the background, one at a
+// time, at low priority, standing aside while readers are active. It
+// returns at once; Close stops it.
+func (s *Store) Prewarm() {
+	if s.prewarm != nil {
+		return
+	}
+	p := &prewarmState{}
+	s.prewarm = p
+	p.running.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopPrewarm = cancel
+	s.prewarmDone.Add(1)
+	go func() {
+		defer s.prewarmDone.Done()
+		defer p.running.Store(false)
+		// This goroutine's thread runs at the lowest priority; the
+		// conversion's own helper goroutines do not inherit it, hence also
+		// the quiet-time wait.
+		LowPriority()
+		start := time.Now()
+		s.log.Printf("meshfs: prewarm: started on %s", s.Tree)
+		s.prewarmWalk(ctx, p)
+		s.log.Printf("meshfs: prewarm: %s: %d meshes, %d converted, %d already cached, %d failed, in %v",
+			map[bool]string{true: "stopped", false: "finished"}[ctx.Err() != nil],
+			p.found.Load(), p.done.Load()-p.cached.Load(), p.cached.Load(), p.failed.Load(), time.Since(start).Round(time.Millisecond))
+	}()
+}
+
+func (s *Store) prewarmWalk(ctx context.Context, p *prewarmState) {
+	ctx = context.WithValue(ctx, prewarmKey{}, true)
+	lastLog := time.Now()
+	srcfile.WalkDir(s.Tree, func(path string, de fs.DirEntry, err error) error {
+		if ctx.Err() != nil {
+			return fs.SkipAll
+		}
+		if err != nil || !de.Type().IsRegular() {
+			return nil
+		}
+		if outputs.IsCompanion(path) {
+			return nil
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(path, &st) != nil {
+			return nil
+		}
+		format := s.Sniff(path, &st)
+		if format == nil {
+			return nil
+		}
+		p.found.Add(1)
+		m := s.NewMesh(path, format)
+		fp := s.Versions.Version(path, version.FromStat(&st))
+		cached := true
+		for _, out := range []string{OutGLB, OutOBJ} {
+			if _, ok := s.Cache.Peek(Key(m, fp, out)); ok {
+				continue
+			}
+			if _, ok := s.DiskSizes(Key(m, fp, out)); ok {
+				continue
+			}
+			cached = false
+			if !s.waitQuiet(ctx, p) {
+				return fs.SkipAll
+			}
+			e, err := s.Geometry(ctx, m, fp, out)
+			if err == nil && e.Err != nil {
+				err = e.Err
+			}
+			if err != nil {
+				p.failed.Add(1)
+				break
+			}
+		}
+		if cached {
+			p.cached.Add(1)
+		}
+		p.done.Add(1)
+		if time.Since(lastLog) > 10*time.Second {
+			lastLog = time.Now()
+			s.log.Printf("meshfs: prewarm: %d of %d meshes found so far", p.done.Load(), p.found.Load())
+		}
+		return nil
+	})
+}
+
+// waitQuiet waits until no reader has asked anything for prewarmQuiet.
+func (s *Store) waitQuiet(ctx context.Context, p *prewarmState) bool {
+	waited, ok := s.Activity.WaitQuiet(ctx, prewarmQuiet, 0)
+	if waited {
+		p.waits.Add(1)
+	}
+	return ok
+}
+
+// DiskSuffix ends the statistics label of a geometry output loaded from the
+// disk cache ("gem/glb@disk"): a load, not a conversion.
+const DiskSuffix = "@disk"
+
+func (s *Store) countDiskFallback(label string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fallbacks == nil {
+		s.fallbacks = map[string]int64{}
+	}
+	s.fallbacks[label]++
+}
+
+func (s *Store) DiskFallbacks() map[string]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := make(map[string]int64, len(s.fallbacks))
+	for k, v := range s.fallbacks {
+		m[k] = v
+	}
+	return m
+}
+
+// DiskKey is the disk cache key of a memory cache key: the same source
+// Ident, with Deps the digest of the identities of every file the set
+// names (the folder's dependency files, the files the last scan found).
+func (s *Store) DiskKey(k cache.Key) diskcache.Key {
+	set := append(s.folderDeps.of(filepath.Dir(k.Path)), s.Versions.Set(k.Path)...)
+	return diskcache.Key{Path: k.Path, Version: version.Version{Ident: k.Version.Ident, Deps: set.Sum()}, Output: k.Output}
+}
+
+// folderDeps remembers the dependency files (formats.IsDependency) of each
+// source folder as they are, until the watcher reports a change of one.
+type folderDeps struct {
+	mu  sync.Mutex
+	gen map[string]uint64      // folder → changes reported
+	set map[string]version.Set // folder → its dependency files, at gen
+	at  map[string]uint64
+}
+
+// of returns the dependency files of the folder dir.
+func (c *folderDeps) of(dir string) version.Set {
+	c.mu.Lock()
+	if c.gen == nil {
+		c.gen, c.set, c.at = map[string]uint64{}, map[string]version.Set{}, map[string]uint64{}
+	}
+	gen := c.gen[dir]
+	c.gen[dir] = gen
+	if s, ok := c.set[dir]; ok && c.at[dir] == gen {
+		c.mu.Unlock()
+		return s
+	}
+	c.mu.Unlock()
+	var s version.Set
+	if ents, err := srcfile.ReadDir(dir); err == nil {
+		names := make([]string, len(ents))
+		for i, e := range ents {
+			names[i] = e.Name()
+		}
+		siblings := formats.Among(names)
+		for _, e := range ents {
+			if !e.Type().IsRegular() || !formats.IsDependency(e.Name(), siblings) {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			if id, _, err := version.Stat(p); err == nil {
+				s = append(s, version.Read{Path: p, Ident: id})
+			}
+		}
+	}
+	c.mu.Lock()
+	if c.gen[dir] == gen {
+		c.set[dir], c.at[dir] = s, gen
+	}
+	c.mu.Unlock()
+	return s[:len(s):len(s)]
+}
+
+// changed forgets what of knows of dir (every folder: dir "").
+func (c *folderDeps) changed(dir string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == nil {
+		return
+	}
+	if dir == "" {
+		for d := range c.gen {
+			c.gen[d]++
+		}
+		clear(c.set)
+		return
+	}
+	c.gen[dir]++
+	delete(c.set, dir)
+}
+
+// NewMesh describes the mesh file at p (format) as every part of the mount
+// converts it: the store's limits (asset paths included), its tree as the
+// folder asset roots are looked for in.
+func (s *Store) NewMesh(p string, format decode.Format) *outputs.Mesh {
+	m := outputs.New(p, format)
+	m.Limits = s.Limits
+	m.Tree = s.Tree
+	return m
+}
+
+// StopPrewarm stops the pre-warmer, if running, and waits for it.
+func (s *Store) StopPrewarm() {
+	if s.stopPrewarm != nil {
+		s.stopPrewarm()
+		s.prewarmDone.Wait()
+	}
+}
+
+// PrewarmStats is the pre-warmer's progress (nil: never started).
+func (s *Store) PrewarmStats() *PrewarmStats {
+	if s.prewarm == nil {
+		return nil
+	}
+	return s.prewarm.stats()
+}
+
+// OutPNG is the cache's output name of a texture's PNG.
+const OutPNG = "png"
+
+// PNG returns the PNG of the texture at path, version v (it reads the
+// texture alone), converting it at most once per version.
+func (s *Store) PNG(ctx context.Context, path string, v version.Version) (*cache.Entry, error) {
+	key := cache.Key{Path: path, Version: v, Output: OutPNG}
+	return s.Cache.Get(ctx, key, "texture/"+OutPNG, func(ctx context.Context) (*cache.Entry, error) {
+		if err := s.Sem.Acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer s.Sem.Release()
+		start := time.Now()
+		b, err := outputs.TexturePNG(path, s.Limits)
+		s.RecordConversion(time.Since(start))
+		if err != nil {
+			s.LogOnce(key, "meshfs: %v", err)
+			return &cache.Entry{Err: err}, nil
+		}
+		return &cache.Entry{Parts: [][]byte{b}}, nil
+	})
+}
+
+// outScanLive is the memory cache output of a scan made to load a chunk of
+// a persisted scan (labelled as a scan).
+const outScanLive = "scan-live"
+
+// PrewarmWait waits until the pre-warmer has ended.
+func (s *Store) PrewarmWait() { s.prewarmDone.Wait() }
+
+// Conversion names the conversion a converted entry's bytes come from (its
+// cache output) and which of that conversion's files it is.
+func Conversion(e outputs.Entry) (output string, part int) {
+	switch e.Output {
+	case outputs.OutOBJ:
+		return OutOBJ, e.Part
+	case outputs.OutAnimated:
+		return OutAnimated, 0
+	}
+	return OutGLB, 0
+}
+
+// ConvError marks a conversion's failure among Content's errors. It does
+// not unwrap: a reader gets EIO for it even when its cause is, say, a
+// missing sibling file.
+type ConvError struct{ Err error }
+
+func (e *ConvError) Error() string { return e.Err.Error() }
+
+// Content returns the bytes of entry e of m's folder for version v, or of
+// the file chunk under chunks/ when chunk is set: header.json (carrying a
+// conversion's failure), error.txt (os.ErrNotExist when nothing fails), a
+// conversion's file, or a chunk's bytes (raw instead for a chunk read from
+// the source itself). A conversion's failure is a *ConvError.
+func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version, e outputs.Entry, chunk string) (data []byte, raw *decode.Chunk, err error) {
+	switch {
+	case chunk != "":
+		r, err := s.Scan(ctx, m, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		data, raw, err := s.ChunkData(ctx, m, v, r, chunk)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			err = &ConvError{err}
+		}
+		return data, raw, err
+	case e.Converted():
+		output, part := Conversion(e)
+		g, err := s.Geometry(ctx, m, v, output)
+		if err != nil {
+			return nil, nil, err
+		}
+		if g.Err != nil {
+			return nil, nil, &ConvError{g.Err}
+		}
+		return g.Part(part), nil, nil
+	case e.Output == outputs.OutError:
+		b, err := s.ErrorText(ctx, m, v)
+		if err == nil && len(b) == 0 {
+			err = os.ErrNotExist
+		}
+		return b, nil, err
+	}
+	r, err := s.Scan(ctx, m, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	if data, err = r.HeaderData(); err != nil {
+		return nil, nil, err
+	}
+	if ferr, scan := s.Failure(m, v, r); ferr != nil && !scan {
+		data = outputs.HeaderWithError(data, ferr)
+	}
+	return data, nil, nil
+}
+
+// ConvertedSize is the size of converted entry e of m's folder for version
+// v when it is known without converting: from the disk cache's index when
+// memory does not hold the conversion, from memory when fromMemory.
+func (s *Store) ConvertedSize(m *outputs.Mesh, v version.Version, e outputs.Entry, fromMemory bool) (int64, bool) {
+	output, part := Conversion(e)
+	key := Key(m, v, output)
+	if got, inMem := s.Cache.Peek(key); inMem {
+		if fromMemory && got.Err == nil {
+			return int64(len(got.Part(part))), true
+		}
+		return 0, false
+	}
+	if sizes, ok := s.DiskSizes(key); ok && part < len(sizes) {
+		return sizes[part], true
+	}
+	return 0, false
+}

@@ -1,0 +1,239 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/cache"
+	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/version"
+)
+
+// recHooks records what the store tells the mount.
+type recHooks struct {
+	mu     sync.Mutex
+	deps   map[string]int
+	broken []string
+}
+
+func (h *recHooks) DepsFound(path string, deps []outputs.Dep) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.deps == nil {
+		h.deps = map[string]int{}
+	}
+	h.deps[path]++
+}
+
+func (h *recHooks) Broken(path string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.broken = append(h.broken, path)
+}
+
+// newStore is a store over src with its own memory cache and the disk
+// cache in disk (opened with the store's version string).
+func newStore(t *testing.T, src, disk string) (*Store, *recHooks) {
+	t.Helper()
+	c, err := cache.New(64 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := diskcache.Open(disk, 1<<30, CacheVersion(outputs.DefaultLimits))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(c, dc, outputs.NewSemaphore(2), &version.Tracker{}, log.New(os.Stderr, "", 0))
+	s.Limits, s.Tree = outputs.DefaultLimits, src
+	h := &recHooks{}
+	s.Hooks = h
+	t.Cleanup(func() {
+		s.DiskWrites.Wait()
+		c.Close()
+		dc.Close()
+	})
+	return s, h
+}
+
+// meshOf describes the source file at p as the store converts it, and
+// its version now.
+func meshOf(t *testing.T, s *Store, p string) (*outputs.Mesh, version.Version) {
+	t.Helper()
+	format, err := formats.SniffFile(p)
+	if err != nil || format == nil {
+		t.Fatalf("sniff %s: %v, %v", p, format, err)
+	}
+	id, _, err := version.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.NewMesh(p, format), s.Versions.Version(p, id)
+}
+
+// TestStoreTiers: an output converts once per version, is served from
+// memory after, from an earlier store's disk cache in a new store (no
+// conversion), and converts again when a file of its set changes.
+func TestStoreTiers(t *testing.T) {
+	src, disk := t.TempDir(), t.TempDir()
+	p := filepath.Join(src, "m.ply")
+	b, err := meshgen.GEM(500, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, h := newStore(t, src, disk)
+	m, v := meshOf(t, s, p)
+	e, err := s.Geometry(ctx, m, v, OutGLB)
+	if err != nil || e.Err != nil || !bytes.HasPrefix(e.Part(0), []byte("glTF")) {
+		t.Fatalf("glb: %v, %v", err, e.Err)
+	}
+	glb := e.Part(0)
+	if again, _ := s.Geometry(ctx, m, v, OutGLB); again != e {
+		t.Fatal("a second read of one version converted again")
+	}
+	label := Label(m, OutGLB)
+	if n := s.Cache.Stats().Loads[label]; n != 1 {
+		t.Fatalf("%d conversions, want 1", n)
+	}
+	if h.deps[p] != 1 {
+		t.Fatalf("the scan told the mount of its files %d times, want 1", h.deps[p])
+	}
+	if !s.Converted(m, v, OutGLB) || s.Converted(m, v, OutOBJ) {
+		t.Fatal("Converted does not know what converted")
+	}
+	glbEntry, _ := m.Entry(m.GLBName())
+	if n, ok := s.ConvertedSize(m, v, glbEntry, true); !ok || n != int64(len(glb)) {
+		t.Fatalf("size from memory %d, %v; want %d", n, ok, len(glb))
+	}
+	if _, ok := s.ConvertedSize(m, v, glbEntry, false); ok {
+		t.Fatal("a size from memory when asked for the disk cache's only")
+	}
+	if b, _, err := s.Content(ctx, m, v, glbEntry, ""); err != nil || !bytes.Equal(b, glb) {
+		t.Fatalf("content of the .glb: %v", err)
+	}
+	hdrEntry, _ := m.Entry(outputs.HeaderName)
+	if b, _, err := s.Content(ctx, m, v, hdrEntry, ""); err != nil || !bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+		t.Fatalf("header.json %q, %v", b, err)
+	}
+	errEntry, _ := m.Entry(outputs.ErrorName)
+	if _, _, err := s.Content(ctx, m, v, errEntry, ""); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("error.txt of a healthy mesh: %v", err)
+	}
+	s.DiskWrites.Wait()
+	s.Disk.Close()
+
+	// A new store (a remount): the disk cache's bytes, no conversion.
+	s2, _ := newStore(t, src, disk)
+	m2, v2 := meshOf(t, s2, p)
+	if sizes, ok := s2.DiskSizes(Key(m2, v2, OutGLB)); !ok || sizes[0] != int64(len(glb)) {
+		t.Fatalf("disk sizes %v, %v; want [%d]", sizes, ok, len(glb))
+	}
+	e2, err := s2.Geometry(ctx, m2, v2, OutGLB)
+	if err != nil || e2.Err != nil || !bytes.Equal(e2.Part(0), glb) {
+		t.Fatalf("from disk: %v, %v", err, e2.Err)
+	}
+	st := s2.Cache.Stats()
+	if st.Loads[label] != 0 || st.Loads[label+DiskSuffix] != 1 {
+		t.Fatalf("loads %v, want one disk load and no conversion", st.Loads)
+	}
+	// Its folder's dependency file appears: another version, converted.
+	s2.Versions.Changed(src)
+	s2.FolderChanged(src)
+	_, v3 := meshOf(t, s2, p)
+	if v3.Same(v2) {
+		t.Fatal("a change of the folder's files left the version")
+	}
+	if _, ok := s2.DiskSizes(Key(m2, v3, OutGLB)); !ok {
+		t.Fatal("a change counted in this mount only missed the disk cache")
+	}
+}
+
+// TestStoreFailures: a broken mesh fails once, is in the failure list,
+// tells the mount its folder changed shape, and a new store knows it from
+// the disk cache without converting.
+func TestStoreFailures(t *testing.T) {
+	src, disk := t.TempDir(), t.TempDir()
+	p := filepath.Join(src, "broken.ply")
+	b, err := meshgen.GEM(500, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The structure scans; the geometry's index count runs past the file.
+	b = b[:len(b)*3/4]
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, h := newStore(t, src, disk)
+	m, v := meshOf(t, s, p)
+	e, err := s.Geometry(ctx, m, v, OutGLB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Scan(ctx, m, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Err == nil && r.ScanErr == nil {
+		t.Skip("the cut GEM file still converts")
+	}
+	if !s.KnownBroken(m, v, r) {
+		t.Fatal("a failed mesh is not known broken")
+	}
+	if got := s.Failed.Current(src); len(got) != 1 || got[0].Rel != "broken.ply" {
+		t.Fatalf("failure list %+v", got)
+	}
+	var ce *ConvError
+	if glbEntry, _ := m.Entry(m.GLBName()); r.ScanErr == nil {
+		if _, _, err := s.Content(ctx, m, v, glbEntry, ""); !errors.As(err, &ce) {
+			t.Fatalf("content of a failed .glb: %v, want a ConvError", err)
+		}
+	}
+	text, err := s.ErrorText(ctx, m, v)
+	if err != nil || !strings.Contains(string(text), "broken.ply") {
+		t.Fatalf("error.txt %q, %v", text, err)
+	}
+	if r.ScanErr == nil && len(h.broken) != 1 {
+		t.Fatalf("the mount was told %d times that the folder broke, want 1", len(h.broken))
+	}
+	s.DiskWrites.Wait()
+	s.Disk.Close()
+
+	s2, _ := newStore(t, src, disk)
+	m2, v2 := meshOf(t, s2, p)
+	if !s2.FailedOnDisk(m2, v2) {
+		t.Fatal("a new store does not find the failure on disk")
+	}
+	r2, err := s2.Scan(ctx, m2, v2)
+	if err != nil || !s2.KnownBroken(m2, v2, r2) {
+		t.Fatalf("known broken after a remount: %v", err)
+	}
+	for label, n := range s2.Cache.Stats().Loads {
+		if IsConversion(label) && n > 0 {
+			t.Fatalf("the remount converted (%s: %d) to learn it is broken", label, n)
+		}
+	}
+	// Fixed in place: another version, no failure.
+	good, _ := meshgen.GEM(500, 2)
+	os.WriteFile(p, good, 0o644)
+	m3, v3 := meshOf(t, s2, p)
+	if e, err := s2.Geometry(ctx, m3, v3, OutGLB); err != nil || e.Err != nil {
+		t.Fatalf("fixed: %v, %v", err, e.Err)
+	}
+	if got := s2.Failed.Current(src); len(got) != 0 {
+		t.Fatalf("the fixed mesh is still listed: %+v", got)
+	}
+}

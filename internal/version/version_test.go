@@ -1,0 +1,159 @@
+package version
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestIdentOfAStat(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a")
+	if err := os.WriteFile(p, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, st, err := Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Of(fi).Same(id) || !FromStat(st).Same(id) {
+		t.Fatalf("Of %+v, FromStat %+v, Stat %+v: not one version", Of(fi), FromStat(st), id)
+	}
+	if id.Ino == 0 || id.Size != 3 || id.MtimeNs != fi.ModTime().UnixNano() {
+		t.Fatalf("ident %+v of a 3-byte file", id)
+	}
+	// Each field alone makes another version.
+	for _, change := range []func(*Ident){
+		func(i *Ident) { i.Dev++ }, func(i *Ident) { i.Ino++ },
+		func(i *Ident) { i.Size++ }, func(i *Ident) { i.MtimeNs++ },
+	} {
+		o := id
+		change(&o)
+		if o.Same(id) || (Version{Ident: o}).Same(Version{Ident: id}) {
+			t.Fatalf("%+v and %+v compare the same", o, id)
+		}
+	}
+	// Written in place with the same size: the mtime tells.
+	if err := os.WriteFile(p, []byte("two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Second)
+	os.Chtimes(p, later, later)
+	now, _, _ := Stat(p)
+	if now.Same(id) || now.File != id.File {
+		t.Fatalf("rewritten in place: %+v, was %+v", now, id)
+	}
+	if _, _, err := Stat(filepath.Join(dir, "gone")); err == nil {
+		t.Fatal("stat of a missing file succeeded")
+	}
+	var zero syscall.Stat_t
+	if !(Version{Ident: FromStat(&zero)}).Zero() {
+		t.Fatal("a zero stat is not the zero version")
+	}
+}
+
+func TestSetSum(t *testing.T) {
+	a := Read{Path: "/t/a.dds", Ident: Ident{File: File{1, 2}, Size: 3, MtimeNs: 4}}
+	b := Read{Path: "/t/b.mtl", Ident: Ident{File: File{1, 5}, Size: 6, MtimeNs: 7}}
+	if (Set{}).Sum() != 0 {
+		t.Fatal("empty set sums to non-zero")
+	}
+	if (Set{a, b}).Sum() != (Set{b, a}).Sum() {
+		t.Fatal("sum depends on order")
+	}
+	base := (Set{a, b}).Sum()
+	for _, change := range []func(*Read){
+		func(r *Read) { r.Path += "x" }, func(r *Read) { r.Dev++ }, func(r *Read) { r.Ino++ },
+		func(r *Read) { r.Size++ }, func(r *Read) { r.MtimeNs++ },
+	} {
+		c := b
+		change(&c)
+		if (Set{a, c}).Sum() == base {
+			t.Fatalf("changed %+v: same sum", c)
+		}
+	}
+	if (Set{a}).Sum() == base {
+		t.Fatal("a file less: same sum")
+	}
+}
+
+func TestTrackerCountsChangesOfNamedPaths(t *testing.T) {
+	var tr Tracker
+	id := Ident{File: File{1, 1}, Size: 10}
+	m1, m2, other := "/src/a/m1.ply", "/src/a/m2.ply", "/src/b/o.ply"
+	v1 := tr.Version(m1, id)
+	tr.Version(m2, id)
+	vo := tr.Version(other, id)
+	if v1.Deps != 0 {
+		t.Fatalf("fresh source: %+v", v1)
+	}
+	tex := Read{Path: "/src/tex/wood.dds", Ident: Ident{Size: 5}}
+	if !tr.Track(m1, Set{tex}) {
+		t.Fatal("first set found: not a change of paths")
+	}
+	if tr.Track(m1, Set{tex}) {
+		t.Fatal("same paths again: reported changed")
+	}
+	// Tracking is no change of version: the outputs made while the scan
+	// found the set are of the version asked.
+	if !tr.Version(m1, id).Same(v1) {
+		t.Fatal("tracking a set changed the version")
+	}
+	if got := tr.Changed(tex.Path); len(got) != 1 || got[0] != m1 {
+		t.Fatalf("texture changed: %v, want [%s]", got, m1)
+	}
+	if tr.Version(m1, id).Same(v1) {
+		t.Fatal("a file of the set changed: same version")
+	}
+	if !tr.Version(other, id).Same(vo) {
+		t.Fatal("a source not naming it changed version")
+	}
+	// A file of the folder (a companion, an animation): every source there.
+	if got := tr.Changed("/src/a"); len(got) != 2 || got[0] != m1 || got[1] != m2 {
+		t.Fatalf("folder changed: %v", got)
+	}
+	// A set no longer naming the texture is not changed by it.
+	tr.Track(m1, nil)
+	before := tr.Version(m1, id)
+	if got := tr.Changed(tex.Path); len(got) != 0 {
+		t.Fatalf("texture dropped from the set still names %v", got)
+	}
+	if !tr.Version(m1, id).Same(before) {
+		t.Fatal("changed by a file it no longer reads")
+	}
+	if len(tr.Set(m1)) != 0 {
+		t.Fatal("set kept")
+	}
+	tr.ChangedAll()
+	if tr.Version(other, id).Same(vo) {
+		t.Fatal("ChangedAll left a source's version")
+	}
+	// Its folder stays named after the set is cleared.
+	if got := tr.Changed("/src/a"); len(got) != 2 {
+		t.Fatalf("folder of a cleared set: %v", got)
+	}
+}
+
+func TestIdentOfReplacedFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(p)
+	a := Of(fi)
+	// Replaced by rename: same size and mtime, another inode.
+	q := p + ".new"
+	os.WriteFile(q, []byte("xyz"), 0o644)
+	os.Chtimes(q, fi.ModTime(), fi.ModTime())
+	os.Rename(q, p)
+	fi2, _ := os.Stat(p)
+	if b := Of(fi2); b.Same(a) || b.File == a.File {
+		t.Fatalf("replaced file has the same ident %+v", b)
+	}
+}
