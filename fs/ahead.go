@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
@@ -40,15 +41,15 @@ var (
 // one is already running or queued for that folder.
 func (f *FS) scanSiblings(m *meshDir) {
 	d := m.parent
-	if d == nil || !d.scanningAhead.CompareAndSwap(false, true) {
+	if d == nil || !d.dir.ScanningAhead.CompareAndSwap(false, true) {
 		return
 	}
 	f.ahead.Go(walk.Scans, func(ctx context.Context) {
-		walk.ScanAhead(ctx, d.abs, filepath.Base(m.abs), scanAheadWindow, scanAheadMax,
+		walk.ScanAhead(ctx, d.dir.Abs, filepath.Base(m.abs), scanAheadWindow, scanAheadMax,
 			func(name string, st *syscall.Stat_t, siblings func(string) bool) (decode.Format, bool) {
 				// The sniff is cached by the listing the walker just read.
-				kind, format, _ := d.entryKind(name, st, siblings)
-				return format, kind == kindMesh
+				kind, format, _ := d.dir.Kind(name, st, siblings)
+				return format, kind == mirror.KindMesh
 			},
 			func(p string, st *syscall.Stat_t, format decode.Format) {
 				mesh := f.st.NewMesh(p, format)
@@ -60,7 +61,7 @@ func (f *FS) scanSiblings(m *meshDir) {
 					f.ahead.Scans.Add(1)
 				}
 			})
-	}, func() { d.scanningAhead.Store(false) })
+	}, func() { d.dir.ScanningAhead.Store(false) })
 }
 
 // listAhead sniffs ahead of a walker that has just listed d for the first
@@ -68,7 +69,7 @@ func (f *FS) scanSiblings(m *meshDir) {
 // when the parent was not listed: no walker is going through it). It
 // returns at once.
 func (f *FS) listAhead(d *dirNode) {
-	if d.abs == f.source || !d.listedAhead.CompareAndSwap(false, true) {
+	if d.dir.Abs == f.source || !d.dir.ListedAhead.CompareAndSwap(false, true) {
 		return
 	}
 	name, parent := d.Parent()
@@ -79,7 +80,7 @@ func (f *FS) listAhead(d *dirNode) {
 	if !ok {
 		return
 	}
-	next := pd.subdirs.Load().After(name, listAheadWindow)
+	next := pd.dir.Subdirs().After(name, listAheadWindow)
 	if len(next) == 0 {
 		return
 	}
@@ -89,7 +90,7 @@ func (f *FS) listAhead(d *dirNode) {
 			if budget <= 0 || ctx.Err() != nil {
 				return
 			}
-			looked, read := walk.SniffFolder(ctx, f.sniffer, filepath.Join(pd.abs, n), budget, listAheadWorkers)
+			looked, read := walk.SniffFolder(ctx, f.sniffer, filepath.Join(pd.dir.Abs, n), budget, listAheadWorkers)
 			budget -= looked
 			f.ahead.Sniffs.Add(read)
 		}

@@ -31,7 +31,7 @@ func (f *FS) trackDeps(mesh string, deps []outputs.Dep) {
 		d := f.dirs[filepath.Dir(mesh)]
 		f.dirsMu.Unlock()
 		if d != nil {
-			d.changes.Add(1)
+			d.dir.Changes.Add(1)
 			// The kernel may hold attributes of the folder's files from
 			// before: drop them (from another goroutine: this runs within
 			// a request, which the kernel's notification may wait for).

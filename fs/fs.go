@@ -52,6 +52,7 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
@@ -240,7 +241,7 @@ func New(cfg Config) (*FS, error) {
 	f.st.Activity.Clock = cfg.clock
 	f.st.Hooks = hooks{f}
 	f.st.Ctx = f.ahead.Ctx
-	f.root = &dirNode{fsys: f, abs: src}
+	f.root = f.newDirNode(src, srcID{})
 	return f, nil
 }
 
@@ -276,7 +277,7 @@ func (f *FS) timeouts() (entry, attr time.Duration) {
 // assume it is: a change there would not be pushed, so it must show within
 // the unwatched default instead of a minute.
 func (f *FS) shortTTL(d *dirNode, entry *fuse.EntryOut, attr *fuse.AttrOut) {
-	if !f.longTTL || d == nil || !d.unwatched.Load() {
+	if !f.longTTL || d == nil || !d.dir.Unwatched.Load() {
 		return
 	}
 	if entry != nil {
@@ -459,7 +460,14 @@ func newLogger(w io.Writer) *logger { return log.New(w, "", 0) }
 // newMeshDir is the mesh folder of d's entry name (stat st, format
 // format), its mesh described as the store converts it (store.NewMesh).
 func (d *dirNode) newMeshDir(name string, st *syscall.Stat_t, format decode.Format) *meshDir {
-	p := filepath.Join(d.abs, name)
+	p := filepath.Join(d.dir.Abs, name)
 	return &meshDir{fsys: d.fsys, parent: d, abs: p, mesh: d.fsys.st.NewMesh(p, format),
-		ident: srcID{kind: kindMesh, File: version.FromStat(st).File}}
+		ident: srcID{kind: mirror.KindMesh, File: version.FromStat(st).File}}
+}
+
+// newDirNode is the node of the source folder abs.
+func (f *FS) newDirNode(abs string, id srcID) *dirNode {
+	d := &dirNode{fsys: f, ident: id}
+	d.dir.Abs, d.dir.Sniffer = abs, f.sniffer
+	return d
 }

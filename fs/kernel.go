@@ -1,12 +1,13 @@
 package fs
 
 import (
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/meshfs/meshfs/internal/requests"
 )
 
 // The kernel's no-open modes (Linux 5.1 and later, fs/fuse/file.c
@@ -54,35 +55,24 @@ import (
 type rawFS struct {
 	fuse.RawFileSystem
 	noOpen bool
-	counts [numOps]atomic.Int64
-	// nanos adds up the time from each request's dispatch to its reply, by
-	// kind: where a walk's wall time goes in the daemon (stats.json).
-	nanos [numOps]atomic.Int64
+	// reqs counts requests and their answers' time by kind (stats.json).
+	reqs *requests.Counter
 	// listOpens counts listings opened for handle-less READDIRs.
 	listOpens atomic.Int64
-
-	// held keeps the handle of a listing between its READDIRs, keyed by
-	// node and the offset the next READDIR of that listing asks for: a big
-	// folder read in many requests is listed once, not once per request.
-	mu     sync.Mutex
-	held   map[heldKey]*heldDir
-	closed bool
+	// held keeps the handle of a listing between its READDIRs.
+	held requests.Held[heldDir]
 
 	// srv is the mount's server (set by FS.Mount before it serves), for
 	// the notifications a refused WRITE sends (Write).
 	srv atomic.Pointer[fuse.Server]
 }
 
-type heldKey struct{ node, off uint64 }
-
 type heldDir struct {
-	hdr   fuse.InHeader
-	fh    uint64
-	timer *time.Timer
+	hdr fuse.InHeader
+	fh  uint64
 }
 
-// heldIdle is how long a listing's handle waits for its next READDIR. A
-// reader that stops half way (head, a killed ls) leaves it for this long.
+// heldIdle is how long a listing's handle waits for its next READDIR.
 const heldIdle = 2 * time.Second
 
 // Request kinds counted.
@@ -105,51 +95,29 @@ const (
 	opReadlink
 	opLseek
 	opStatx
-	numOps
 )
 
-var opNames = [numOps]string{"LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "FLUSH",
+var opNames = []string{"LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "FLUSH",
 	"OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "ACCESS", "STATFS", "GETXATTR", "LISTXATTR",
 	"READLINK", "LSEEK", "STATX"}
 
 func newRawFS(inner fuse.RawFileSystem, noOpen bool) *rawFS {
-	return &rawFS{RawFileSystem: inner, noOpen: noOpen, held: map[heldKey]*heldDir{}}
+	r := &rawFS{RawFileSystem: inner, noOpen: noOpen, reqs: requests.NewCounter(opNames)}
+	r.held = requests.Held[heldDir]{Idle: heldIdle, Release: r.releaseDir}
+	return r
 }
 
-// requests returns the counts of requests by kind (kinds never asked are
-// left out); FORGET is not a round trip (the kernel waits for no answer).
-func (r *rawFS) requests() map[string]int64 {
-	m := map[string]int64{}
-	for i := range r.counts {
-		if n := r.counts[i].Load(); n != 0 {
-			m[opNames[i]] = n
-		}
-	}
-	return m
-}
+// requests returns the counts of requests by kind; FORGET is not a round
+// trip (the kernel waits for no answer).
+func (r *rawFS) requests() map[string]int64 { return r.reqs.Counts() }
 
-// requestMillis returns the time spent answering requests by kind, in
-// milliseconds (kinds never asked are left out).
-func (r *rawFS) requestMillis() map[string]float64 {
-	m := map[string]float64{}
-	for i := range r.nanos {
-		if r.counts[i].Load() != 0 {
-			m[opNames[i]] = float64(r.nanos[i].Load()) / 1e6
-		}
-	}
-	return m
-}
+func (r *rawFS) count(op int) { r.reqs.Count(op) }
 
-func (r *rawFS) count(op int) { r.counts[op].Add(1) }
+// begin counts a request of kind op; timed, deferred with the request's
+// start, adds its time: defer r.timed(op, r.begin(op)).
+func (r *rawFS) begin(op int) time.Time { return r.reqs.Begin(op) }
 
-// timed counts a request of kind op and, deferred with the request's start,
-// adds its time: defer r.timed(op, r.begin(op)).
-func (r *rawFS) begin(op int) time.Time {
-	r.counts[op].Add(1)
-	return time.Now()
-}
-
-func (r *rawFS) timed(op int, start time.Time) { r.nanos[op].Add(int64(time.Since(start))) }
+func (r *rawFS) timed(op int, start time.Time) { r.reqs.Done(op, start) }
 
 func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
 	defer r.timed(opLookup, r.begin(opLookup))
@@ -180,21 +148,7 @@ func (r *rawFS) Forget(nodeid, nlookup uint64) {
 // held handle, so it may forget the node (a folder renamed or removed
 // while listed), and releasing a handle of a forgotten node panics in
 // go-fuse. A listing that goes on opens a new handle at its offset.
-func (r *rawFS) dropHeld(node uint64) {
-	var drop []*heldDir
-	r.mu.Lock()
-	for k, h := range r.held {
-		if k.node == node {
-			delete(r.held, k)
-			h.timer.Stop()
-			drop = append(drop, h)
-		}
-	}
-	r.mu.Unlock()
-	for _, h := range drop {
-		r.releaseDir(h)
-	}
-}
+func (r *rawFS) dropHeld(node uint64) { r.held.Drop(node) }
 
 func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
 	defer r.timed(opGetAttr, r.begin(opGetAttr))
@@ -351,21 +305,14 @@ func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxO
 // offset), reads, and holds the handle for the next request until the
 // listing ends or heldIdle passes.
 func (r *rawFS) readDirNoHandle(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
-	k := heldKey{in.NodeId, in.Offset}
-	r.mu.Lock()
-	h := r.held[k]
-	if h != nil {
-		delete(r.held, k)
-		h.timer.Stop()
-	}
-	r.mu.Unlock()
-	if h == nil {
+	h, ok := r.held.Take(in.NodeId, in.Offset)
+	if !ok {
 		var oo fuse.OpenOut
 		oi := fuse.OpenIn{InHeader: in.InHeader, Flags: syscall.O_RDONLY | syscall.O_DIRECTORY}
 		if st := r.RawFileSystem.OpenDir(cancel, &oi, &oo); !st.Ok() {
 			return st
 		}
-		h = &heldDir{hdr: in.InHeader, fh: oo.Fh}
+		h = heldDir{hdr: in.InHeader, fh: oo.Fh}
 		r.listOpens.Add(1)
 	}
 	rin := *in
@@ -381,55 +328,18 @@ func (r *rawFS) readDirNoHandle(cancel <-chan struct{}, in *fuse.ReadIn, out *fu
 		r.releaseDir(h)
 		return st
 	}
-	next := heldKey{in.NodeId, out.Offset}
-	r.mu.Lock()
-	if r.closed || r.held[next] != nil {
-		// Unmounting, or a concurrent reader of the same listing at the
-		// same place already holds one: keep one.
-		r.mu.Unlock()
-		r.releaseDir(h)
-		return st
-	}
-	r.held[next] = h
-	h.timer = time.AfterFunc(heldIdle, func() {
-		r.mu.Lock()
-		mine := r.held[next] == h
-		if mine {
-			delete(r.held, next)
-		}
-		r.mu.Unlock()
-		if mine {
-			r.releaseDir(h)
-		}
-	})
-	r.mu.Unlock()
+	r.held.Keep(in.NodeId, out.Offset, h)
 	return st
 }
 
-func (r *rawFS) releaseDir(h *heldDir) {
+func (r *rawFS) releaseDir(h heldDir) {
 	r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: h.hdr, Fh: h.fh})
 }
 
 // heldCount is the number of listing handles held (for tests).
-func (r *rawFS) heldCount() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.held)
-}
+func (r *rawFS) heldCount() int { return r.held.Len() }
 
 func (r *rawFS) OnUnmount() {
-	r.mu.Lock()
-	r.closed = true
-	hs := make([]*heldDir, 0, len(r.held))
-	for k, h := range r.held {
-		if h.timer.Stop() {
-			hs = append(hs, h)
-		}
-		delete(r.held, k)
-	}
-	r.mu.Unlock()
-	for _, h := range hs {
-		r.releaseDir(h)
-	}
+	r.held.Close()
 	r.RawFileSystem.OnUnmount()
 }

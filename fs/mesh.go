@@ -5,7 +5,6 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/kernelview"
+	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/store"
@@ -32,69 +32,17 @@ type meshDir struct {
 	abs    string
 	ident  srcID
 	mesh   *outputs.Mesh
-	// recent is the source's last stat, which the requests of one burst
-	// (a walker's lookup, listing, READDIRPLUS of 4 outputs and chunks/)
-	// share instead of stat'ing the source ≈ 6 times (sourceStat).
-	recent atomic.Pointer[recentStat]
+	// recent is the source's last stat, shared by a burst's requests.
+	recent mirror.Recent
 }
 
-// recentStat is a stat of a mesh folder's source, taken at nanotime at
-// while the parent folder's change count was gen.
-type recentStat struct {
-	st  syscall.Stat_t
-	at  int64
-	gen uint64
-}
-
-// statReuse is how long a source stat stands for the next requests. Only
-// while the source folder is watched, so a change within it is also pushed
-// to the kernel: the reuse only spares the stats of
-// requests already on their way, it does not delay a change. Any change the
-// watcher reports in the folder bumps its change count: a stat taken before
-// the bump (so possibly before the change) is never reused after it.
-const statReuse = 200 * time.Millisecond
-
-// sourceStat stats the source, or reuses a stat taken within statReuse.
+// sourceStat stats the source, or reuses a stat of the same burst
+// (mirror.Recent), its permissions narrowed by the files its outputs are
+// made from (mirror.Narrow).
 func (m *meshDir) sourceStat() (*syscall.Stat_t, error) {
-	reuse := m.parent.watched.Load() && !m.parent.unwatched.Load()
-	gen := m.parent.changes.Load()
-	now := time.Now().UnixNano()
-	if reuse {
-		if r := m.recent.Load(); r != nil && r.gen == gen && now-r.at >= 0 && now-r.at < int64(statReuse) {
-			st := r.st
-			return &st, nil
-		}
-	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(m.abs, &st); err != nil {
-		return nil, err
-	}
-	narrowAccess(m.mesh, &st, m.fsys.depPaths(m.abs))
-	if reuse {
-		m.remember(&st, gen, now)
-	}
-	return &st, nil
-}
-
-// narrowAccess sets the permission bits of st, the stat of mesh's source
-// file, to those its folder and outputs show: the source's, narrowed by
-// every file the outputs are made from (outputs.Narrow): its companions,
-// and deps, the material files and textures its last scan found (deps.go),
-// so that nobody reads through an output what they could not read from its
-// sources (each stat'ed as outputs.StatAccess does).
-func narrowAccess(mesh *outputs.Mesh, st *syscall.Stat_t, deps []string) {
-	srcs := append(mesh.Sources(), deps...)
-	if len(srcs) < 2 {
-		return
-	}
-	files := outputs.StatAccess([]outputs.Access{{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode}}, srcs[1:]...)
-	st.Mode = st.Mode&^0o777 | outputs.Narrow(files...).Perm
-}
-
-// remember keeps st (narrowed by narrowAccess), taken at now while the
-// parent folder's change count was gen, for sourceStat.
-func (m *meshDir) remember(st *syscall.Stat_t, gen uint64, now int64) {
-	m.recent.Store(&recentStat{st: *st, at: now, gen: gen})
+	return m.recent.Stat(&m.parent.dir, m.abs, func(st *syscall.Stat_t) {
+		mirror.Narrow(m.mesh, st, m.fsys.depPaths(m.abs))
+	})
 }
 
 var (

@@ -7,18 +7,16 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
-	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/version"
-	"github.com/meshfs/meshfs/internal/walk"
 )
 
 // statsDirName is the hidden folder at the root holding stats.json. It is
@@ -30,14 +28,9 @@ const statsDirName = ".meshfs"
 // a file replaced by another (or turned from plain file into mesh) gets a
 // fresh node and the kernel a fresh inode.
 type srcID struct {
-	kind uint32 // S_IFDIR, S_IFREG, S_IFLNK, or kindMesh
+	kind uint32 // S_IFDIR, S_IFREG, S_IFLNK, mirror.KindMesh or mirror.KindPNG
 	version.File
 }
-
-const kindMesh = 1
-
-// kindPNG is the srcID kind of a texture's PNG (texpng.go).
-const kindPNG = 2
 
 type sourced interface{ id() srcID }
 
@@ -92,24 +85,11 @@ func (*roDir) Link(context.Context, gofs.InodeEmbedder, string, *fuse.EntryOut) 
 	return nil, syscall.EROFS
 }
 
-// readOnlyMode strips write bits (and, for files, execute bits) from a
-// source mode: the mount never offers what it cannot do.
-func readOnlyMode(perm uint32, dir bool) uint32 {
-	perm &= 0o777 &^ 0o222
-	if dir {
-		// A folder made from a file is searchable wherever it is readable.
-		perm |= (perm & 0o444) >> 2
-	} else {
-		perm &^= 0o111
-	}
-	return perm
-}
-
 // fillDirAttr describes a source folder or a mesh folder made from the
 // source file st.
 func fillDirAttr(a *fuse.Attr, st *syscall.Stat_t) {
 	a.FromStat(st)
-	a.Mode = syscall.S_IFDIR | readOnlyMode(st.Mode, true)
+	a.Mode = syscall.S_IFDIR | mirror.ReadOnlyMode(st.Mode, true)
 	a.Size = 0
 	a.Blocks = 0
 	a.Nlink = 2
@@ -119,36 +99,20 @@ func fillDirAttr(a *fuse.Attr, st *syscall.Stat_t) {
 // owner and times).
 func fillFileAttr(a *fuse.Attr, st *syscall.Stat_t, size int64) {
 	a.FromStat(st)
-	a.Mode = syscall.S_IFREG | readOnlyMode(st.Mode, false)
+	a.Mode = syscall.S_IFREG | mirror.ReadOnlyMode(st.Mode, false)
 	a.Size = uint64(size)
 	a.Nlink = 1
 	a.Blksize = 4096
 	a.Blocks = (uint64(size) + 511) / 512
 }
 
-// dirNode mirrors one source folder.
+// dirNode mirrors one source folder (its listing and stat policy:
+// mirror.Folder).
 type dirNode struct {
 	roDir
-	fsys    *FS
-	abs     string
-	ident   srcID
-	watched atomic.Bool
-	// unwatched is set when watching this folder failed (see shortTTL).
-	unwatched atomic.Bool
-	// changes counts the changes the watcher reported here (any name):
-	// a mesh's stat is reused only within one count (meshDir.sourceStat).
-	changes atomic.Uint64
-	// listed is the stats of the last listing's entries, which the
-	// READDIRPLUS lookups that follow it reuse (see statReuse).
-	listed atomic.Pointer[listedStats]
-	// scanningAhead is set while a pass scans this folder's meshes ahead
-	// of a walker (ahead.go).
-	scanningAhead atomic.Bool
-	// listedAhead is set by the first listing, which starts a pass that
-	// sniffs the folders after this one (ahead.go); subdirs is the
-	// last listing's source folders, in its order.
-	listedAhead atomic.Bool
-	subdirs     atomic.Pointer[walk.FolderOrder]
+	fsys  *FS
+	dir   mirror.Folder
+	ident srcID
 }
 
 var (
@@ -162,7 +126,7 @@ func (d *dirNode) id() srcID { return d.ident }
 
 func (d *dirNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	var st syscall.Stat_t
-	if err := syscall.Stat(d.abs, &st); err != nil {
+	if err := syscall.Stat(d.dir.Abs, &st); err != nil {
 		return gofs.ToErrno(err)
 	}
 	fillDirAttr(&out.Attr, &st)
@@ -192,75 +156,10 @@ func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno
 	return 0
 }
 
-// entryKind decides what the source entry name (stat st) shows as: a folder,
-// a plain file, a symlink, a mesh folder (with its format), or nothing
-// (hidden companions, sockets, devices). known is false when a regular
-// file could not be sniffed (shown as a plain file for now).
-func (d *dirNode) entryKind(name string, st *syscall.Stat_t, siblings func(string) bool) (kind uint32, f decode.Format, known bool) {
-	switch st.Mode & syscall.S_IFMT {
-	case syscall.S_IFDIR:
-		return syscall.S_IFDIR, nil, true
-	case syscall.S_IFLNK:
-		return syscall.S_IFLNK, nil, true
-	case syscall.S_IFREG:
-		if formats.IsCompanion(name, siblings) {
-			return 0, nil, true
-		}
-		f, known := d.sniff(name, st)
-		if f != nil {
-			return kindMesh, f, known
-		}
-		return syscall.S_IFREG, nil, known
-	}
-	return 0, nil, true
-}
-
-// sniff returns the format of the regular file name (stat st) in d, or nil,
-// and whether that is known: the last listing's answer for the same version
-// of the file, else the file system's (walk.Sniffer). The listing keeps the
-// answers of all its entries, however many: relisting a folder bigger than
-// the sniff cache sniffs only what changed.
-func (d *dirNode) sniff(name string, st *syscall.Stat_t) (decode.Format, bool) {
-	if l := d.listed.Load(); l != nil {
-		if fm, ok := l.formats[name]; ok {
-			if ps := l.st[name]; ps != nil && version.FromStat(ps).Same(version.FromStat(st)) {
-				return fm, true
-			}
-		}
-	}
-	fm, _, known := d.fsys.sniffer.Sniff(filepath.Join(d.abs, name), st)
-	return fm, known
-}
-
 // sniff returns the format of the source file at path, or nil.
 func (f *FS) sniff(path string, st *syscall.Stat_t) decode.Format {
 	fm, _, _ := f.sniffer.Sniff(path, st)
 	return fm
-}
-
-// listedStats are a listing's entry stats, taken from nanotime at while the
-// folder's change count was gen, and the formats (nil: none) of its
-// regular files whose sniff is known, for the next listing (dirNode.sniff).
-type listedStats struct {
-	at      int64
-	gen     uint64
-	st      map[string]*syscall.Stat_t
-	formats map[string]decode.Format
-}
-
-// lstat is Lstat of the entry name, or its stat from a listing made within
-// statReuse while the folder is watched and saw no change since (the
-// lookups of a READDIRPLUS follow its listing at once).
-func (d *dirNode) lstat(name string, st *syscall.Stat_t, gen uint64, now int64) error {
-	if d.watched.Load() && !d.unwatched.Load() {
-		if l := d.listed.Load(); l != nil && l.gen == gen && now-l.at >= 0 && now-l.at < int64(statReuse) {
-			if s := l.st[name]; s != nil {
-				*st = *s
-				return nil
-			}
-		}
-	}
-	return syscall.Lstat(filepath.Join(d.abs, name), st)
 }
 
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -269,16 +168,16 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if d.IsRoot() && name == statsDirName {
 		return d.lookupStats(ctx, out)
 	}
-	p := filepath.Join(d.abs, name)
-	gen, now := d.changes.Load(), time.Now().UnixNano()
+	p := filepath.Join(d.dir.Abs, name)
+	now := d.dir.Now()
 	var st syscall.Stat_t
-	if err := d.lstat(name, &st, gen, now); err != nil {
+	if err := d.dir.Lstat(name, &st, now); err != nil {
 		if src := pngSource(name); src != "" && errors.Is(err, syscall.ENOENT) {
 			return d.lookupPNG(ctx, name, src, out)
 		}
 		return nil, gofs.ToErrno(err)
 	}
-	kind, format, _ := d.entryKind(name, &st, formats.InFolder(d.abs))
+	kind, format, _ := d.dir.Kind(name, &st, formats.InFolder(d.dir.Abs))
 	if kind == 0 {
 		return nil, syscall.ENOENT
 	}
@@ -288,21 +187,21 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	switch kind {
 	case syscall.S_IFDIR:
 		fillDirAttr(&out.Attr, &st)
-		node, mode = &dirNode{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFDIR
-	case kindMesh:
+		node, mode = d.fsys.newDirNode(p, id), syscall.S_IFDIR
+	case mirror.KindMesh:
 		md := d.newMeshDir(name, &st, format)
-		narrowAccess(md.mesh, &st, d.fsys.depPaths(p))
+		mirror.Narrow(md.mesh, &st, d.fsys.depPaths(p))
 		fillDirAttr(&out.Attr, &st)
 		// A regular file (a mesh is never a link): this Lstat is the Stat
 		// the listing and lookups that follow need.
-		md.remember(&st, gen, now)
+		md.recent.Remember(&st, now)
 		node, mode = md, syscall.S_IFDIR
 	case syscall.S_IFLNK:
 		out.Attr.FromStat(&st)
 		node, mode = &linkNode{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFLNK
 	default:
 		out.Attr.FromStat(&st)
-		out.Attr.Mode = syscall.S_IFREG | readOnlyMode(st.Mode, false)
+		out.Attr.Mode = syscall.S_IFREG | mirror.ReadOnlyMode(st.Mode, false)
 		node, mode = &passFile{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFREG
 	}
 	d.fsys.shortTTL(d, out, nil)
@@ -312,7 +211,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 			case *dirNode:
 				d.fsys.watchDir(n)
 			case *meshDir:
-				n.remember(&st, gen, now)
+				n.recent.Remember(&st, now)
 			}
 			return ch, 0
 		}
@@ -329,76 +228,16 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	// After this listing (its own sniffs first): the next folders'.
 	defer d.fsys.listAhead(d)
 	d.fsys.watchDir(d)
-	f, err := srcfile.OpenFolder(d.abs)
+	ents, err := d.dir.List()
 	if err != nil {
 		return nil, errno(err)
 	}
-	ents, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil && len(ents) == 0 {
-		return nil, gofs.ToErrno(err)
+	list := make([]fuse.DirEntry, len(ents))
+	for i, e := range ents {
+		list[i] = fuse.DirEntry{Name: e.Name, Mode: e.Kind, Ino: e.Ino}
 	}
-	names := make(map[string]bool, len(ents))
-	for _, e := range ents {
-		names[e.Name()] = true
-	}
-	siblings := func(n string) bool { return names[n] }
-	// What each entry shows as needs its stat and, for a file not seen
-	// before, a sniff: an open and a read of its first bytes, from the
-	// disk when the walk is cold. Done one after the other they made the
-	// first listing of a folder of 100 meshes take about 8 ms; several at
-	// once keep the disk's queue busy instead (sniffs are cached, so a
-	// warm listing only stats).
-	kinds := make([]fuse.DirEntry, len(ents))
-	stats := make([]syscall.Stat_t, len(ents))
-	fmts := make([]decode.Format, len(ents))
-	known := make([]bool, len(ents))
-	gen, now := d.changes.Load(), time.Now().UnixNano()
-	entry := func(i int) {
-		name := ents[i].Name()
-		st := &stats[i]
-		if err := syscall.Lstat(filepath.Join(d.abs, name), st); err != nil {
-			return // gone since the listing: kind 0, left out
-		}
-		kind, fm, ok := d.entryKind(name, st, siblings)
-		if kind == kindMesh || kind == syscall.S_IFREG {
-			fmts[i], known[i] = fm, ok
-		}
-		if kind == kindMesh {
-			kind = syscall.S_IFDIR
-		}
-		kinds[i] = fuse.DirEntry{Name: name, Mode: kind, Ino: st.Ino}
-	}
-	decode.ForEach(len(ents), min(listWorkers, len(ents)/walk.PerWorker), entry)
-	list := kinds[:0]
-	listed := &listedStats{at: now, gen: gen, st: make(map[string]*syscall.Stat_t, len(ents)),
-		formats: map[string]decode.Format{}}
-	var subdirs *walk.FolderOrder
-	var pngs []fuse.DirEntry // texture PNGs (texpng.go)
-	for i, e := range kinds {
-		if e.Mode != 0 {
-			list = append(list, e)
-			listed.st[e.Name] = &stats[i]
-			if known[i] {
-				listed.formats[e.Name] = fmts[i]
-			}
-			if stats[i].Mode&syscall.S_IFMT == syscall.S_IFDIR {
-				subdirs = subdirs.Add(e.Name)
-			}
-			if e.Mode == syscall.S_IFREG && outputs.ShowsPNG(e.Name) && !names[e.Name+outputs.PNGSuffix] {
-				pngs = append(pngs, fuse.DirEntry{Name: e.Name + outputs.PNGSuffix, Mode: syscall.S_IFREG})
-			}
-		}
-	}
-	list = append(list, pngs...) // after the loop: list shares kinds' array
-	d.listed.Store(listed)
-	d.subdirs.Store(subdirs)
 	return gofs.NewListDirStream(list), 0
 }
-
-// A source folder's entries are sized up by up to listWorkers goroutines,
-// one per walk.PerWorker entries.
-const listWorkers = 8
 
 // linkNode mirrors a symbolic link as it is.
 type linkNode struct {
@@ -473,7 +312,7 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 		return gofs.ToErrno(err)
 	}
 	out.Attr.FromStat(&st)
-	out.Attr.Mode = syscall.S_IFREG | readOnlyMode(st.Mode, false)
+	out.Attr.Mode = syscall.S_IFREG | mirror.ReadOnlyMode(st.Mode, false)
 	p.fsys.shortTTL(parentDir(&p.Inode), nil, out)
 	return 0
 }

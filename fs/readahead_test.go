@@ -112,7 +112,7 @@ func TestScanAheadWindow(t *testing.T) {
 	// The pass flag clears when a pass ends: wait for that, not a time.
 	idle := func() bool {
 		d := f.root.GetChild("d00")
-		return d != nil && !d.Operations().(*dirNode).scanningAhead.Load()
+		return d != nil && !d.Operations().(*dirNode).dir.ScanningAhead.Load()
 	}
 	enter("m000" + fakeExt)
 	if !waitFor(10*time.Second, func() bool { return f.Stats().ScansAhead >= 3 && idle() }) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"runtime"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,82 +17,16 @@ import (
 // Stats is the contents of .meshfs/stats.json (store.Stats).
 type Stats = store.Stats
 
-// failingMax bounds stats.json's list of broken meshes (errors.txt has
-// them all).
-const failingMax = 100
-
 // Stats returns the current statistics.
 func (f *FS) Stats() Stats {
-	cs := f.cache.Stats()
-	s := Stats{
-		Source:      f.source,
-		UptimeS:     time.Since(f.start).Seconds(),
-		Conversions: map[string]int64{},
-		Scans:       map[string]int64{},
-		ChunkLoads:  map[string]int64{},
-		DiskLoads:   map[string]int64{},
-		ErrorsBy:    cs.Failed,
-		Errors:      cs.Failures,
-	}
-	for label, n := range cs.Loads {
-		switch {
-		case strings.HasSuffix(label, store.DiskSuffix):
-			s.DiskLoads[strings.TrimSuffix(label, store.DiskSuffix)] = n
-		case store.IsConversion(label):
-			s.Conversions[label] = n
-		case strings.HasSuffix(label, "/"+store.OutScan):
-			s.Scans[label] = n
-		default:
-			s.ChunkLoads[label] = n
-		}
-	}
-	s.Failing = []string{}
-	for _, fl := range f.st.Failed.Current(f.source) {
-		if fl.Scan {
-			s.ScanFailures++
-		} else {
-			s.ConversionFailures++
-		}
-		if len(s.Failing) < failingMax {
-			s.Failing = append(s.Failing, fl.Rel)
-		}
-	}
-	s.Cache.Hits, s.Cache.Misses = cs.Hits, cs.Misses
-	s.Cache.BytesCached, s.Cache.Budget, s.Cache.Entries = cs.BytesCached, cs.Budget, cs.Entries
-	s.Cache.Held, s.Cache.HeldOutside, s.Cache.HoldWaits, s.Cache.HoldsReleased = cs.Held, cs.HeldOutside, cs.HoldWaits, cs.HoldsReleased
-	s.ConversionLatency = f.st.ConversionLatency()
-	s.Goroutines = runtime.NumGoroutine()
-	s.OpenHandles = f.openHandles.Load()
-	s.OpenMode = "handles"
-	s.PassthroughOpens = f.passOpens.Load()
-	s.Passthrough = f.passthroughWanted()
-	if f.noOpen() {
-		s.OpenMode = "no_open"
-	}
+	m := store.MountCounts{Start: f.start, NoOpen: f.noOpen(), Passthrough: f.passthroughWanted(),
+		OpenHandles: f.openHandles.Load(), PassthroughOpens: f.passOpens.Load(), HeaderPushes: f.headerPushes.Load(),
+		Notifications: f.notifies.Load(), WatchErrors: f.watchErrors.Load(), Sniffs: f.sniffer.Count(),
+		ScansAhead: f.ahead.Scans.Load(), SniffsAhead: f.ahead.Sniffs.Load()}
 	if f.raw != nil {
-		s.Requests = f.raw.requests()
-		s.RequestMillis = f.raw.requestMillis()
+		m.Requests, m.RequestMillis = f.raw.requests(), f.raw.reqs.Millis()
 	}
-	s.Sniffs = f.sniffer.Count()
-	s.ScansAhead = f.ahead.Scans.Load()
-	s.SniffsAhead = f.ahead.Sniffs.Load()
-	s.HeaderPushes = f.headerPushes.Load()
-	s.DiskSavesPending = f.st.SavesPending.Load()
-	s.OnePass = f.st.OnePass.Load()
-	s.Notifications = f.notifies.Load()
-	s.WatchErrors = f.watchErrors.Load()
-	if f.disk != nil {
-		ds := f.disk.Stats()
-		s.DiskCache = &ds
-	}
-	s.Prewarm = f.st.PrewarmStats()
-	// A disk entry found damaged after its load was labelled a disk load
-	// is converted after all: count it as the conversion it was.
-	for label, n := range f.st.DiskFallbacks() {
-		s.Conversions[label] += n
-		s.DiskLoads[label] -= n
-	}
-	return s
+	return f.st.Stats(m)
 }
 
 func (f *FS) statsJSON() []byte {
@@ -108,7 +40,7 @@ func (f *FS) statsJSON() []byte {
 // lookupStats returns the hidden .meshfs folder.
 func (d *dirNode) lookupStats(ctx context.Context, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	var st syscall.Stat_t
-	if err := syscall.Stat(d.abs, &st); err != nil {
+	if err := syscall.Stat(d.dir.Abs, &st); err != nil {
 		return nil, gofs.ToErrno(err)
 	}
 	fillDirAttr(&out.Attr, &st)

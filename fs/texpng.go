@@ -5,13 +5,13 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelview"
+	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -130,16 +130,15 @@ func (t *texPNG) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off 
 
 // lookupPNG looks up name, the PNG of the texture called src in d.
 func (d *dirNode) lookupPNG(ctx context.Context, name, src string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	gen, now := d.changes.Load(), time.Now().UnixNano()
 	var st syscall.Stat_t
-	if err := d.lstat(src, &st, gen, now); err != nil {
+	if err := d.dir.Lstat(src, &st, d.dir.Now()); err != nil {
 		return nil, syscall.ENOENT
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return nil, syscall.ENOENT
 	}
-	id := srcID{kind: kindPNG, File: version.FromStat(&st).File}
-	node := &texPNG{fsys: d.fsys, abs: filepath.Join(d.abs, src), ident: id}
+	id := srcID{kind: mirror.KindPNG, File: version.FromStat(&st).File}
+	node := &texPNG{fsys: d.fsys, abs: filepath.Join(d.dir.Abs, src), ident: id}
 	b, pst, fp, e := node.produce(ctx)
 	if e != 0 {
 		return nil, e

@@ -76,20 +76,20 @@ func (wt *watcher) loop() {
 
 // watchDir starts watching d's source folder, once.
 func (f *FS) watchDir(d *dirNode) {
-	if f.watch == nil || !d.watched.CompareAndSwap(false, true) {
+	if f.watch == nil || !d.dir.Watched.CompareAndSwap(false, true) {
 		return
 	}
 	f.dirsMu.Lock()
-	f.dirs[d.abs] = d
+	f.dirs[d.dir.Abs] = d
 	f.dirsMu.Unlock()
-	if err := f.watch.w.Add(d.abs); err != nil {
+	if err := f.watch.w.Add(d.dir.Abs); err != nil {
 		f.watchErrors.Add(1)
-		d.unwatched.Store(true)
+		d.dir.Unwatched.Store(true)
 		_, attr := f.timeouts()
 		if f.longTTL {
 			attr = defaultAttrTimeout // shortTTL
 		}
-		f.logOnce("watch-error", "meshfs: watching %s: %v (changes there show after %v; raise fs.inotify.max_user_watches)", d.abs, err, attr)
+		f.logOnce("watch-error", "meshfs: watching %s: %v (changes there show after %v; raise fs.inotify.max_user_watches)", d.dir.Abs, err, attr)
 	}
 }
 
@@ -104,14 +104,14 @@ func (f *FS) sourceChanged(path string) {
 		var st syscall.Stat_t
 		if syscall.Stat(path, &st) != nil {
 			delete(f.dirs, path)
-			gone.watched.Store(false)
+			gone.dir.Watched.Store(false)
 		}
 	}
 	f.dirsMu.Unlock()
 	if d == nil {
 		return
 	}
-	d.changes.Add(1) // before the kernel is told: no stat of before is reused
+	d.dir.Changes.Add(1) // before the kernel is told: no stat of before is reused
 	f.invalidateName(d, name)
 	if outputs.ShowsPNG(name) {
 		f.invalidateName(d, name+outputs.PNGSuffix)
@@ -121,7 +121,7 @@ func (f *FS) sourceChanged(path string) {
 		// folder's (NotifyEntry alone leaves it).
 		f.notifyContent(&d.Inode)
 	}
-	if formats.IsDependency(name, formats.InFolder(d.abs)) {
+	if formats.IsDependency(name, formats.InFolder(d.dir.Abs)) {
 		// A companion or an animation file changed (or appeared, or went):
 		// the meshes beside it may read it, so their outputs are stale too.
 		f.st.FolderChanged(dir)
@@ -142,7 +142,7 @@ func (f *FS) invalidateName(d *dirNode, name string) {
 	}
 	f.notifies.Add(1)
 	var st syscall.Stat_t
-	if ch != nil && syscall.Lstat(filepath.Join(d.abs, name), &st) != nil {
+	if ch != nil && syscall.Lstat(filepath.Join(d.dir.Abs, name), &st) != nil {
 		d.NotifyDelete(name, ch)
 		d.RmChild(name)
 		return
@@ -209,7 +209,7 @@ func (f *FS) invalidateAll() {
 	f.versions.ChangedAll()
 	f.st.FolderChanged("")
 	for _, d := range dirs {
-		d.changes.Add(1)
+		d.dir.Changes.Add(1)
 		for name := range d.Children() {
 			f.invalidateName(d, name)
 		}

@@ -1,6 +1,10 @@
 package store
 
 import (
+	"runtime"
+	"strings"
+	"time"
+
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
 )
@@ -22,7 +26,7 @@ type Stats struct {
 	// ScanFailures and ConversionFailures count the meshes known to be
 	// broken (their present version), by what failed: the structure scan,
 	// or the conversion (the scan succeeded). Failing lists them, relative
-	// to the source, in order, the first failingMax of them;
+	// to the source, in order, the first 100 of them;
 	// .meshfs/errors.txt lists all, with each one's error. Known means
 	// failed in this mount (a reader, a listing, the pre-warmer) or in an
 	// earlier one for a mesh listed in this one (the disk cache's records).
@@ -91,4 +95,85 @@ type Stats struct {
 	Goroutines int `json:"goroutines"`
 	// Prewarm is the background pre-warmer's progress (absent without it).
 	Prewarm *PrewarmStats `json:"prewarm,omitempty"`
+}
+
+// failingMax bounds Stats.Failing (errors.txt has them all).
+const failingMax = 100
+
+// MountCounts is what the FUSE layer counts, which Stats reports beside
+// the store's own figures.
+type MountCounts struct {
+	Start                                                       time.Time
+	NoOpen, Passthrough                                         bool
+	OpenHandles, PassthroughOpens, HeaderPushes                 int64
+	Notifications, WatchErrors, Sniffs, ScansAhead, SniffsAhead int64
+	Requests                                                    map[string]int64
+	RequestMillis                                               map[string]float64
+}
+
+// Stats returns the statistics of the mount of s.Tree now: the store's,
+// and m's.
+func (s *Store) Stats(m MountCounts) Stats {
+	cs := s.Cache.Stats()
+	st := Stats{
+		Source:      s.Tree,
+		UptimeS:     time.Since(m.Start).Seconds(),
+		Conversions: map[string]int64{},
+		Scans:       map[string]int64{},
+		ChunkLoads:  map[string]int64{},
+		DiskLoads:   map[string]int64{},
+		ErrorsBy:    cs.Failed,
+		Errors:      cs.Failures,
+	}
+	for label, n := range cs.Loads {
+		switch {
+		case strings.HasSuffix(label, DiskSuffix):
+			st.DiskLoads[strings.TrimSuffix(label, DiskSuffix)] = n
+		case IsConversion(label):
+			st.Conversions[label] = n
+		case strings.HasSuffix(label, "/"+OutScan):
+			st.Scans[label] = n
+		default:
+			st.ChunkLoads[label] = n
+		}
+	}
+	st.Failing = []string{}
+	for _, fl := range s.Failed.Current(s.Tree) {
+		if fl.Scan {
+			st.ScanFailures++
+		} else {
+			st.ConversionFailures++
+		}
+		if len(st.Failing) < failingMax {
+			st.Failing = append(st.Failing, fl.Rel)
+		}
+	}
+	c := &st.Cache
+	c.Hits, c.Misses = cs.Hits, cs.Misses
+	c.BytesCached, c.Budget, c.Entries = cs.BytesCached, cs.Budget, cs.Entries
+	c.Held, c.HeldOutside, c.HoldWaits, c.HoldsReleased = cs.Held, cs.HeldOutside, cs.HoldWaits, cs.HoldsReleased
+	st.ConversionLatency = s.ConversionLatency()
+	st.Goroutines = runtime.NumGoroutine()
+	st.OpenHandles, st.PassthroughOpens, st.Passthrough = m.OpenHandles, m.PassthroughOpens, m.Passthrough
+	st.OpenMode = "handles"
+	if m.NoOpen {
+		st.OpenMode = "no_open"
+	}
+	st.Requests, st.RequestMillis = m.Requests, m.RequestMillis
+	st.Sniffs, st.ScansAhead, st.SniffsAhead, st.HeaderPushes = m.Sniffs, m.ScansAhead, m.SniffsAhead, m.HeaderPushes
+	st.DiskSavesPending = s.SavesPending.Load()
+	st.OnePass = s.OnePass.Load()
+	st.Notifications, st.WatchErrors = m.Notifications, m.WatchErrors
+	if s.Disk != nil {
+		ds := s.Disk.Stats()
+		st.DiskCache = &ds
+	}
+	st.Prewarm = s.PrewarmStats()
+	// A disk entry found damaged after its load was labelled a disk load
+	// is converted after all: count it as the conversion it was.
+	for label, n := range s.DiskFallbacks() {
+		st.Conversions[label] += n
+		st.DiskLoads[label] -= n
+	}
+	return st
 }

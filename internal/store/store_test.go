@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
@@ -235,5 +236,48 @@ func TestStoreFailures(t *testing.T) {
 	}
 	if got := s2.Failed.Current(src); len(got) != 0 {
 		t.Fatalf("the fixed mesh is still listed: %+v", got)
+	}
+}
+
+// Stats sorts the cache's loads into conversions, scans and disk loads,
+// and reports the mount's counts beside them.
+func TestStoreStats(t *testing.T) {
+	src, disk := t.TempDir(), t.TempDir()
+	p := filepath.Join(src, "m.ply")
+	b, err := meshgen.GEM(50, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newStore(t, src, disk)
+	m, v := meshOf(t, s, p)
+	if e, err := s.Geometry(context.Background(), m, v, OutGLB); err != nil || e.Err != nil {
+		t.Fatalf("glb: %v", err)
+	}
+	st := s.Stats(MountCounts{Start: time.Now().Add(-time.Second), NoOpen: true, Sniffs: 3, Requests: map[string]int64{"READ": 2}})
+	label := Label(m, OutGLB)
+	if st.Conversions[label] != 1 || len(st.DiskLoads) != 0 {
+		t.Fatalf("conversions %v, disk loads %v; want one %s conversion", st.Conversions, st.DiskLoads, label)
+	}
+	if len(st.Scans) != 1 || st.Source != src || st.UptimeS < 1 {
+		t.Fatalf("scans %v, source %q, uptime %v", st.Scans, st.Source, st.UptimeS)
+	}
+	if st.OpenMode != "no_open" || st.Sniffs != 3 || st.Requests["READ"] != 2 || st.DiskCache == nil {
+		t.Fatalf("mount counts not reported: %+v", st)
+	}
+	if st.Failing == nil || st.ScanFailures+st.ConversionFailures != 0 {
+		t.Fatalf("failing %v for a healthy mesh", st.Failing)
+	}
+	s.DiskWrites.Wait()
+	s.Disk.Close()
+	s2, _ := newStore(t, src, disk)
+	m2, v2 := meshOf(t, s2, p)
+	if _, err := s2.Geometry(context.Background(), m2, v2, OutGLB); err != nil {
+		t.Fatal(err)
+	}
+	if st := s2.Stats(MountCounts{}); st.DiskLoads[label] != 1 || st.Conversions[label] != 0 || st.OpenMode != "handles" {
+		t.Fatalf("remount: disk loads %v, conversions %v, mode %s", st.DiskLoads, st.Conversions, st.OpenMode)
 	}
 }

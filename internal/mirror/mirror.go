@@ -1,0 +1,281 @@
+// Package mirror is a source folder as the mount shows it, apart from FUSE:
+// what each entry shows as (a folder, a plain file, a link, a mesh folder,
+// a texture's PNG, or nothing), the folder's listing, and the stats that
+// the requests of one burst share.
+//
+// Stat reuse: the requests of one burst (a walker's listing, the
+// READDIRPLUS lookups that follow it, a mesh folder's lookup, listing and
+// outputs) would stat the same source files again and again. A stat stands
+// for the next requests for StatReuse, and only while the folder is watched,
+// so a change within it is also pushed to the kernel: the reuse only spares
+// the stats of requests already on their way, it does not delay a change.
+// Any change the watcher reports in the folder bumps its change count
+// (Folder.Changes): a stat taken before the bump (so possibly before the
+// change) is never reused after it.
+package mirror
+
+import (
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/walk"
+)
+
+// StatReuse is how long a source stat stands for the next requests.
+const StatReuse = 200 * time.Millisecond
+
+// Kinds of entry besides the file types (syscall.S_IFDIR, S_IFREG,
+// S_IFLNK); 0 is an entry not shown (hidden companions, sockets, devices).
+const (
+	KindMesh = 1 // a mesh file, shown as a folder of its outputs
+	KindPNG  = 2 // a texture's PNG (outputs.ShowsPNG)
+)
+
+// Folder is one source folder the mount shows.
+type Folder struct {
+	Abs     string
+	Sniffer *walk.Sniffer
+	// Watched is set once the watcher watches the folder, Unwatched when
+	// watching it failed.
+	Watched, Unwatched atomic.Bool
+	// Changes counts the changes the watcher reported here (any name).
+	Changes atomic.Uint64
+	// ScanningAhead is set while a pass scans this folder's meshes ahead
+	// of a walker; ListedAhead by the first listing, which starts a pass
+	// that sniffs the folders after this one (package walk).
+	ScanningAhead, ListedAhead atomic.Bool
+
+	listed  atomic.Pointer[listed]
+	subdirs atomic.Pointer[walk.FolderOrder]
+}
+
+// Moment is when a stat is taken: the folder's change count and the time.
+type Moment struct {
+	gen uint64
+	at  int64
+}
+
+// Now is the moment of a stat about to be taken in d.
+func (d *Folder) Now() Moment { return Moment{gen: d.Changes.Load(), at: time.Now().UnixNano()} }
+
+// reusable reports whether a stat taken at then may stand for one at now.
+func (d *Folder) reusable(then, now Moment) bool {
+	return d.Watched.Load() && !d.Unwatched.Load() && then.gen == now.gen &&
+		now.at-then.at >= 0 && now.at-then.at < int64(StatReuse)
+}
+
+// listed are a listing's entry stats, taken at a moment, and the formats
+// (nil: none) of its regular files whose sniff is known, for the next
+// listing (Folder.sniff).
+type listed struct {
+	at      Moment
+	st      map[string]*syscall.Stat_t
+	formats map[string]decode.Format
+}
+
+// Lstat is Lstat of the entry name at moment now, or its stat from a
+// listing that may stand for it (the lookups of a READDIRPLUS follow its
+// listing at once).
+func (d *Folder) Lstat(name string, st *syscall.Stat_t, now Moment) error {
+	if l := d.listed.Load(); l != nil && d.reusable(l.at, now) {
+		if s := l.st[name]; s != nil {
+			*st = *s
+			return nil
+		}
+	}
+	return syscall.Lstat(filepath.Join(d.Abs, name), st)
+}
+
+// Kind decides what the source entry name (stat st) shows as, with its
+// format for a mesh. known is false when a regular file could not be
+// sniffed (shown as a plain file for now).
+func (d *Folder) Kind(name string, st *syscall.Stat_t, siblings func(string) bool) (kind uint32, f decode.Format, known bool) {
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		return syscall.S_IFDIR, nil, true
+	case syscall.S_IFLNK:
+		return syscall.S_IFLNK, nil, true
+	case syscall.S_IFREG:
+		if formats.IsCompanion(name, siblings) {
+			return 0, nil, true
+		}
+		f, known := d.sniff(name, st)
+		if f != nil {
+			return KindMesh, f, known
+		}
+		return syscall.S_IFREG, nil, known
+	}
+	return 0, nil, true
+}
+
+// sniff returns the format of the regular file name (stat st), or nil, and
+// whether that is known: the last listing's answer for the same version of
+// the file, else the sniffer's. The listing keeps the answers of all its
+// entries, however many: relisting a folder bigger than the sniff cache
+// sniffs only what changed.
+func (d *Folder) sniff(name string, st *syscall.Stat_t) (decode.Format, bool) {
+	if l := d.listed.Load(); l != nil {
+		if fm, ok := l.formats[name]; ok {
+			if ps := l.st[name]; ps != nil && version.FromStat(ps).Same(version.FromStat(st)) {
+				return fm, true
+			}
+		}
+	}
+	fm, _, known := d.Sniffer.Sniff(filepath.Join(d.Abs, name), st)
+	return fm, known
+}
+
+// Entry is one entry of a folder's listing; Kind is its file type (a
+// mesh's is S_IFDIR) and Ino the source's inode number (0 for a PNG).
+type Entry struct {
+	Name string
+	Kind uint32
+	Ino  uint64
+}
+
+// listWorkers bounds the goroutines that size up a listing's entries, one
+// per walk.PerWorker entries: each entry not seen before needs a sniff (an
+// open and a read of its first bytes, from the disk when the walk is
+// cold), and several at once keep the disk's queue busy.
+const listWorkers = 8
+
+// List is the folder's listing: every source entry shown, then the PNGs of
+// its textures (unless a real file has the PNG's name). It keeps the
+// entries' stats and sniffs for the requests that follow (Lstat, Kind) and
+// the order of its subfolders (Subdirs).
+func (d *Folder) List() ([]Entry, error) {
+	f, err := srcfile.OpenFolder(d.Abs)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil && len(ents) == 0 {
+		return nil, err
+	}
+	names := make(map[string]bool, len(ents))
+	for _, e := range ents {
+		names[e.Name()] = true
+	}
+	siblings := func(n string) bool { return names[n] }
+	kinds := make([]Entry, len(ents))
+	stats := make([]syscall.Stat_t, len(ents))
+	fmts := make([]decode.Format, len(ents))
+	known := make([]bool, len(ents))
+	now := d.Now()
+	entry := func(i int) {
+		name := ents[i].Name()
+		st := &stats[i]
+		if err := syscall.Lstat(filepath.Join(d.Abs, name), st); err != nil {
+			return // gone since the listing: kind 0, left out
+		}
+		kind, fm, ok := d.Kind(name, st, siblings)
+		if kind == KindMesh || kind == syscall.S_IFREG {
+			fmts[i], known[i] = fm, ok
+		}
+		if kind == KindMesh {
+			kind = syscall.S_IFDIR
+		}
+		kinds[i] = Entry{Name: name, Kind: kind, Ino: st.Ino}
+	}
+	decode.ForEach(len(ents), min(listWorkers, len(ents)/walk.PerWorker), entry)
+	list := kinds[:0]
+	l := &listed{at: now, st: make(map[string]*syscall.Stat_t, len(ents)), formats: map[string]decode.Format{}}
+	var subdirs *walk.FolderOrder
+	var pngs []Entry
+	for i, e := range kinds {
+		if e.Kind == 0 {
+			continue
+		}
+		list = append(list, e)
+		l.st[e.Name] = &stats[i]
+		if known[i] {
+			l.formats[e.Name] = fmts[i]
+		}
+		if stats[i].Mode&syscall.S_IFMT == syscall.S_IFDIR {
+			subdirs = subdirs.Add(e.Name)
+		}
+		if e.Kind == syscall.S_IFREG && outputs.ShowsPNG(e.Name) && !names[e.Name+outputs.PNGSuffix] {
+			pngs = append(pngs, Entry{Name: e.Name + outputs.PNGSuffix, Kind: syscall.S_IFREG})
+		}
+	}
+	list = append(list, pngs...) // after the loop: list shares kinds' array
+	d.listed.Store(l)
+	d.subdirs.Store(subdirs)
+	return list, nil
+}
+
+// Subdirs is the last listing's subfolders, in its order (nil: not listed).
+func (d *Folder) Subdirs() *walk.FolderOrder { return d.subdirs.Load() }
+
+// Recent is the last stat of one source file of folder D (a mesh), which
+// the requests of a burst share (the package doc's stat reuse).
+type Recent struct {
+	last atomic.Pointer[recentStat]
+}
+
+type recentStat struct {
+	st syscall.Stat_t
+	at Moment
+}
+
+// Stat stats the source at abs in d, or reuses a stat that may stand for
+// it. narrow, if set, adjusts a fresh stat (permissions) before it is kept.
+func (r *Recent) Stat(d *Folder, abs string, narrow func(*syscall.Stat_t)) (*syscall.Stat_t, error) {
+	now := d.Now()
+	if p := r.last.Load(); p != nil && d.reusable(p.at, now) {
+		st := p.st
+		return &st, nil
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(abs, &st); err != nil {
+		return nil, err
+	}
+	if narrow != nil {
+		narrow(&st)
+	}
+	if d.Watched.Load() && !d.Unwatched.Load() {
+		r.Remember(&st, now)
+	}
+	return &st, nil
+}
+
+// Remember keeps st, taken at moment at, for Stat.
+func (r *Recent) Remember(st *syscall.Stat_t, at Moment) {
+	r.last.Store(&recentStat{st: *st, at: at})
+}
+
+// Narrow sets the permission bits of st, the stat of mesh's source file, to
+// those its folder and outputs show: the source's, narrowed by every file
+// the outputs are made from (outputs.Narrow): its companions, and deps, the
+// material files and textures its last scan found, so that nobody reads
+// through an output what they could not read from its sources (each
+// stat'ed as outputs.StatAccess does).
+func Narrow(mesh *outputs.Mesh, st *syscall.Stat_t, deps []string) {
+	srcs := append(mesh.Sources(), deps...)
+	if len(srcs) < 2 {
+		return
+	}
+	files := outputs.StatAccess([]outputs.Access{{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode}}, srcs[1:]...)
+	st.Mode = st.Mode&^0o777 | outputs.Narrow(files...).Perm
+}
+
+// ReadOnlyMode strips write bits (and, for files, execute bits) from a
+// source mode: the mount never offers what it cannot do. A folder made from
+// a file (a mesh folder) is searchable wherever it is readable.
+func ReadOnlyMode(perm uint32, dir bool) uint32 {
+	perm &= 0o777 &^ 0o222
+	if dir {
+		perm |= (perm & 0o444) >> 2
+	} else {
+		perm &^= 0o111
+	}
+	return perm
+}

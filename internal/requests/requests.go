@@ -1,0 +1,169 @@
+// Package requests is the raw request layer's bookkeeping, apart from
+// FUSE: how many requests of each kind came and how long their answers
+// took (Counter, for stats.json and tests), and the listing handles held
+// between the READDIRs of one listing that come without a handle (Held).
+package requests
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Counter counts requests by kind (an index into its names) and adds up
+// the time from each request's dispatch to its reply.
+type Counter struct {
+	names  []string
+	counts []atomic.Int64
+	nanos  []atomic.Int64
+}
+
+// NewCounter counts the kinds named by names.
+func NewCounter(names []string) *Counter {
+	return &Counter{names: names, counts: make([]atomic.Int64, len(names)), nanos: make([]atomic.Int64, len(names))}
+}
+
+// Count counts one request of kind op, untimed.
+func (c *Counter) Count(op int) { c.counts[op].Add(1) }
+
+// Begin counts a request of kind op and returns its start, for Done:
+// defer c.Done(op, c.Begin(op)).
+func (c *Counter) Begin(op int) time.Time {
+	c.counts[op].Add(1)
+	return time.Now()
+}
+
+// Done adds the time since start to kind op.
+func (c *Counter) Done(op int, start time.Time) { c.nanos[op].Add(int64(time.Since(start))) }
+
+// Counts returns the number of requests by kind name (kinds never asked
+// are left out).
+func (c *Counter) Counts() map[string]int64 {
+	m := map[string]int64{}
+	for i := range c.counts {
+		if n := c.counts[i].Load(); n != 0 {
+			m[c.names[i]] = n
+		}
+	}
+	return m
+}
+
+// Millis returns the time spent answering requests by kind name, in
+// milliseconds (kinds never asked are left out).
+func (c *Counter) Millis() map[string]float64 {
+	m := map[string]float64{}
+	for i := range c.nanos {
+		if c.counts[i].Load() != 0 {
+			m[c.names[i]] = float64(c.nanos[i].Load()) / 1e6
+		}
+	}
+	return m
+}
+
+// Held keeps handles of type H between the requests of one listing, keyed
+// by node and the offset the next request of that listing asks for: a big
+// folder read in many requests is listed once, not once per request. A
+// handle not taken within Idle (a reader that stops half way: head, a
+// killed ls) is released.
+type Held[H any] struct {
+	Idle    time.Duration
+	Release func(H)
+
+	mu     sync.Mutex
+	m      map[heldKey]*held[H]
+	closed bool
+}
+
+type heldKey struct{ node, off uint64 }
+
+type held[H any] struct {
+	h     H
+	timer *time.Timer
+}
+
+// Take removes and returns the handle held for node at offset off.
+func (t *Held[H]) Take(node, off uint64) (H, bool) {
+	k := heldKey{node, off}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.m[k]
+	if e == nil {
+		var zero H
+		return zero, false
+	}
+	delete(t.m, k)
+	e.timer.Stop()
+	return e.h, true
+}
+
+// Keep holds h for node's next request at offset off, or releases it when
+// Close was called or a concurrent reader of the same listing at the same
+// place holds one already (one is kept).
+func (t *Held[H]) Keep(node, off uint64, h H) {
+	k := heldKey{node, off}
+	t.mu.Lock()
+	if t.closed || t.m[k] != nil {
+		t.mu.Unlock()
+		t.Release(h)
+		return
+	}
+	if t.m == nil {
+		t.m = map[heldKey]*held[H]{}
+	}
+	e := &held[H]{h: h}
+	t.m[k] = e
+	e.timer = time.AfterFunc(t.Idle, func() {
+		t.mu.Lock()
+		mine := t.m[k] == e
+		if mine {
+			delete(t.m, k)
+		}
+		t.mu.Unlock()
+		if mine {
+			t.Release(h)
+		}
+	})
+	t.mu.Unlock()
+}
+
+// Drop releases every handle held for node (before the node is forgotten:
+// releasing a handle of a forgotten node is an error).
+func (t *Held[H]) Drop(node uint64) {
+	var drop []H
+	t.mu.Lock()
+	for k, e := range t.m {
+		if k.node == node {
+			delete(t.m, k)
+			e.timer.Stop()
+			drop = append(drop, e.h)
+		}
+	}
+	t.mu.Unlock()
+	for _, h := range drop {
+		t.Release(h)
+	}
+}
+
+// Close releases every handle held and holds none from now on.
+func (t *Held[H]) Close() {
+	t.mu.Lock()
+	t.closed = true
+	var hs []H
+	for k, e := range t.m {
+		if e.timer.Stop() {
+			hs = append(hs, e.h)
+		}
+		delete(t.m, k)
+	}
+	t.mu.Unlock()
+	for _, h := range hs {
+		t.Release(h)
+	}
+}
+
+// Len is the number of handles held.
+func (t *Held[H]) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}

@@ -1,0 +1,86 @@
+package requests
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestCounter(t *testing.T) {
+	c := NewCounter([]string{"LOOKUP", "READ", "FORGET"})
+	c.Count(2)
+	c.Done(1, c.Begin(1).Add(-3*time.Millisecond))
+	c.Done(1, c.Begin(1))
+	got := c.Counts()
+	if len(got) != 2 || got["READ"] != 2 || got["FORGET"] != 1 {
+		t.Fatalf("counts %v", got)
+	}
+	ms := c.Millis()
+	if _, ok := ms["LOOKUP"]; ok || ms["READ"] < 3 {
+		t.Fatalf("millis %v", ms)
+	}
+}
+
+// recorder is a Release that remembers what it released.
+type recorder struct {
+	mu  sync.Mutex
+	got []int
+}
+
+func (r *recorder) release(h int) {
+	r.mu.Lock()
+	r.got = append(r.got, h)
+	r.mu.Unlock()
+}
+
+func (r *recorder) released() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Sorted(slices.Values(r.got))
+}
+
+func TestHeld(t *testing.T) {
+	var r recorder
+	h := &Held[int]{Idle: time.Hour, Release: r.release}
+	h.Keep(1, 10, 100)
+	if _, ok := h.Take(1, 11); ok {
+		t.Fatal("took a handle at another offset")
+	}
+	if v, ok := h.Take(1, 10); !ok || v != 100 || h.Len() != 0 {
+		t.Fatalf("take: %v %v, %d left", v, ok, h.Len())
+	}
+	// One handle per place: a second one is released at once.
+	h.Keep(1, 20, 101)
+	h.Keep(1, 20, 102)
+	h.Keep(2, 20, 103)
+	h.Keep(1, 30, 104)
+	if got := r.released(); !slices.Equal(got, []int{102}) {
+		t.Fatalf("released %v, want [102]", got)
+	}
+	h.Drop(1)
+	if got := r.released(); !slices.Equal(got, []int{101, 102, 104}) || h.Len() != 1 {
+		t.Fatalf("after Drop(1): released %v, %d held", got, h.Len())
+	}
+	h.Close()
+	h.Keep(3, 0, 105)
+	if got := r.released(); !slices.Equal(got, []int{101, 102, 103, 104, 105}) || h.Len() != 0 {
+		t.Fatalf("after Close: released %v, %d held", got, h.Len())
+	}
+}
+
+func TestHeldIdle(t *testing.T) {
+	var r recorder
+	h := &Held[int]{Idle: 10 * time.Millisecond, Release: r.release}
+	h.Keep(1, 1, 7)
+	deadline := time.Now().Add(5 * time.Second)
+	for h.Len() != 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := r.released(); !slices.Equal(got, []int{7}) {
+		t.Fatalf("idle handle: released %v, want [7]", got)
+	}
+	if _, ok := h.Take(1, 1); ok {
+		t.Fatal("took a released handle")
+	}
+}
