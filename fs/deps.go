@@ -53,7 +53,7 @@ func (f *FS) trackDeps(mesh string, deps []outputs.Dep) {
 		if _, seen := f.depDirs.LoadOrStore(dir, true); seen {
 			continue
 		}
-		if err := f.watch.w.Add(dir); err != nil {
+		if err := f.watch.Add(dir); err != nil {
 			f.watchErrors.Add(1)
 			f.logOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
 		}

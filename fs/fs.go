@@ -52,6 +52,7 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/srcfd"
@@ -59,6 +60,7 @@ import (
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
+	"github.com/meshfs/meshfs/internal/watch"
 )
 
 // DefaultCacheSize is the default memory cache budget (--cache-size).
@@ -72,8 +74,7 @@ type Config struct {
 	CacheSize int64
 	// EntryTimeout, AttrTimeout and NegativeTimeout are how long the kernel
 	// may trust a name, an attribute and a missing name. Zero means the
-	// defaults below (names and attributes: watchedTimeout while the source
-	// is watched); a negative value means "do not cache".
+	// defaults (kernelview.Timeouts); a negative value means "do not cache".
 	EntryTimeout, AttrTimeout, NegativeTimeout time.Duration
 	// Log receives one line per broken mesh and per watcher problem
 	// (nil: discard).
@@ -112,24 +113,6 @@ type Config struct {
 	clock store.Clock
 }
 
-// Default kernel cache timeouts without a watcher (NoWatch, or inotify
-// unavailable): one second bounds how long a change can go unseen.
-const (
-	defaultEntryTimeout    = time.Second
-	defaultAttrTimeout     = time.Second
-	defaultNegativeTimeout = time.Second
-)
-
-// watchedTimeout is the default entry and attribute timeout while the
-// source is watched. The watcher pushes every change to the kernel
-// (sourceChanged), so the timeout only bounds what a lost event could hide;
-// a walk of a big tree (grep -r, ls -lR) takes longer than one second, and
-// with one-second timeouts its second pass asked the daemon again for every
-// name. Folders whose watch could not be added keep the one-second defaults
-// for everything under them (shortTTL). Missing names keep one second: a
-// created file is pushed too, but negative entries are cheap to re-ask.
-const watchedTimeout = time.Minute
-
 // FS is one meshfs file system.
 type FS struct {
 	cfg    Config
@@ -143,7 +126,7 @@ type FS struct {
 	// st is where outputs come from (memory, disk cache, conversion).
 	st *store.Store
 
-	watch *watcher
+	watch *watch.Watcher
 
 	// dirs maps watched source folders to their nodes, for the watcher.
 	dirsMu sync.Mutex
@@ -160,9 +143,8 @@ type FS struct {
 	// files and textures watched.
 	versions version.Tracker
 	depDirs  sync.Map
-	// longTTL is set when the entry or attribute timeout is the watched
-	// default (see shortTTL).
-	longTTL bool
+	// ttl decides the kernel's entry and attribute timeouts.
+	ttl kernelview.Timeouts
 	// listings counts folder listings made for the kernel (mesh folders
 	// and chunks/), for tests of the kernel's listing cache.
 	listings atomic.Int64
@@ -207,7 +189,7 @@ func New(cfg Config) (*FS, error) {
 		cfg.CacheSize = DefaultCacheSize
 	}
 	if cfg.NegativeTimeout == 0 {
-		cfg.NegativeTimeout = defaultNegativeTimeout
+		cfg.NegativeTimeout = kernelview.DefaultTimeout
 	}
 	c, err := cache.New(cfg.CacheSize)
 	if err != nil {
@@ -241,6 +223,7 @@ func New(cfg Config) (*FS, error) {
 	f.st.Activity.Clock = cfg.clock
 	f.st.Hooks = hooks{f}
 	f.st.Ctx = f.ahead.Ctx
+	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout}
 	f.root = f.newDirNode(src, srcID{})
 	return f, nil
 }
@@ -251,45 +234,24 @@ func (f *FS) Root() gofs.InodeEmbedder { return f.root }
 // Source is the absolute path of the mirrored folder.
 func (f *FS) Source() string { return f.source }
 
-// timeouts returns the entry and attribute timeouts in effect: the
-// configured ones, else watchedTimeout when the source is watched, else
-// one second.
-func (f *FS) timeouts() (entry, attr time.Duration) {
-	entry, attr = f.cfg.EntryTimeout, f.cfg.AttrTimeout
-	long := f.watch != nil
-	if entry == 0 {
-		entry = defaultEntryTimeout
-		if long {
-			entry = watchedTimeout
-		}
-	}
-	if attr == 0 {
-		attr = defaultAttrTimeout
-		if long {
-			attr = watchedTimeout
-		}
-	}
-	return entry, attr
-}
+// timeouts returns the entry and attribute timeouts in effect.
+func (f *FS) timeouts() (entry, attr time.Duration) { return f.ttl.Effective() }
 
 // shortTTL caps the timeouts of an entry or attribute reply for a node in
-// (or below) source folder d when d is not watched although the defaults
-// assume it is: a change there would not be pushed, so it must show within
-// the unwatched default instead of a minute.
+// (or below) source folder d when d's watch failed (Timeouts.Unwatched).
 func (f *FS) shortTTL(d *dirNode, entry *fuse.EntryOut, attr *fuse.AttrOut) {
-	if !f.longTTL || d == nil || !d.dir.Unwatched.Load() {
+	if d == nil || !d.dir.Unwatched.Load() {
 		return
 	}
-	if entry != nil {
-		if f.cfg.EntryTimeout == 0 {
-			entry.SetEntryTimeout(defaultEntryTimeout)
-		}
-		if f.cfg.AttrTimeout == 0 {
-			entry.SetAttrTimeout(defaultAttrTimeout)
-		}
+	e, a := f.ttl.Unwatched()
+	if entry != nil && e != 0 {
+		entry.SetEntryTimeout(e)
 	}
-	if attr != nil && f.cfg.AttrTimeout == 0 {
-		attr.SetTimeout(defaultAttrTimeout)
+	if entry != nil && a != 0 {
+		entry.SetAttrTimeout(a)
+	}
+	if attr != nil && a != 0 {
+		attr.SetTimeout(a)
 	}
 }
 
@@ -363,12 +325,12 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 	// The watcher exists before the first request can arrive; its
 	// notifications need the server, which Mount connects to the nodes.
 	if !f.cfg.NoWatch && f.watch == nil {
-		w, err := newWatcher(f)
+		w, err := watch.New(watchHandler{f})
 		if err != nil {
-			f.log.Printf("meshfs: watching %s: %v (changes show after %v)", f.source, err, defaultAttrTimeout)
+			f.log.Printf("meshfs: watching %s: %v (changes show after %v)", f.source, err, kernelview.DefaultTimeout)
 		} else {
 			f.watch = w
-			f.longTTL = f.cfg.EntryTimeout == 0 || f.cfg.AttrTimeout == 0
+			f.ttl.Watched = true
 			f.watchDir(f.root)
 		}
 	}
@@ -389,7 +351,7 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 	}
 	mountpoint.RaiseReadahead(mnt)
 	if f.watch != nil {
-		f.watch.start()
+		f.watch.Start()
 	}
 	return srv, nil
 }
@@ -401,7 +363,7 @@ func (f *FS) Close() {
 	f.ahead.Close()
 	f.st.DiskWrites.Wait()
 	if f.watch != nil {
-		f.watch.close()
+		f.watch.Close()
 	}
 	f.cache.Close()
 	f.srcFDs.Close()

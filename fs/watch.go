@@ -1,76 +1,31 @@
 package fs
 
 import (
-	"errors"
 	"path/filepath"
-	"sync"
 	"syscall"
 
-	"github.com/fsnotify/fsnotify"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
 )
 
-// watcher pushes source changes to the kernel. Folders are watched as the
-// kernel first looks into them: the kernel can only cache what it has seen,
-// and a mount of a huge tree stays instant.
-type watcher struct {
-	fsys *FS
-	w    *fsnotify.Watcher
-	done sync.WaitGroup
-	// ready is closed once the tree is mounted: events wait for it, since
-	// handling one touches the root inode, which go-fuse initialises while
-	// mounting (a data race the race detector caught when a source changed
-	// during the mount).
-	ready     chan struct{}
-	readyOnce sync.Once
-}
+// watchHandler is the mount's side of the watcher (package watch), which
+// pushes source changes to the kernel. Folders are watched as the kernel
+// first looks into them: the kernel can only cache what it has seen, and a
+// mount of a huge tree stays instant.
+type watchHandler struct{ f *FS }
 
-func newWatcher(f *FS) (*watcher, error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, err
-	}
-	wt := &watcher{fsys: f, w: w, ready: make(chan struct{})}
-	wt.done.Add(1)
-	go wt.loop()
-	return wt, nil
-}
+func (h watchHandler) Changed(path string) { h.f.sourceChanged(path) }
 
-// start lets the watcher handle events (after the mount).
-func (wt *watcher) start() { wt.readyOnce.Do(func() { close(wt.ready) }) }
-
-func (wt *watcher) close() {
-	wt.start()
-	wt.w.Close()
-	wt.done.Wait()
-}
-
-func (wt *watcher) loop() {
-	defer wt.done.Done()
-	<-wt.ready
-	for {
-		select {
-		case ev, ok := <-wt.w.Events:
-			if !ok {
-				return
-			}
-			wt.fsys.sourceChanged(ev.Name)
-		case err, ok := <-wt.w.Errors:
-			if !ok {
-				return
-			}
-			wt.fsys.watchErrors.Add(1)
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				// Events were lost: forget everything the kernel holds.
-				wt.fsys.log.Printf("meshfs: watcher: %v: invalidating every cached entry", err)
-				wt.fsys.invalidateAll()
-			} else {
-				wt.fsys.log.Printf("meshfs: watcher: %v", err)
-			}
-		}
+func (h watchHandler) Failed(err error, lost bool) {
+	h.f.watchErrors.Add(1)
+	if lost {
+		// Events were lost: forget everything the kernel holds.
+		h.f.log.Printf("meshfs: watcher: %v: invalidating every cached entry", err)
+		h.f.invalidateAll()
+	} else {
+		h.f.log.Printf("meshfs: watcher: %v", err)
 	}
 }
 
@@ -82,12 +37,12 @@ func (f *FS) watchDir(d *dirNode) {
 	f.dirsMu.Lock()
 	f.dirs[d.dir.Abs] = d
 	f.dirsMu.Unlock()
-	if err := f.watch.w.Add(d.dir.Abs); err != nil {
+	if err := f.watch.Add(d.dir.Abs); err != nil {
 		f.watchErrors.Add(1)
 		d.dir.Unwatched.Store(true)
 		_, attr := f.timeouts()
-		if f.longTTL {
-			attr = defaultAttrTimeout // shortTTL
+		if _, short := f.ttl.Unwatched(); short != 0 {
+			attr = short // shortTTL
 		}
 		f.logOnce("watch-error", "meshfs: watching %s: %v (changes there show after %v; raise fs.inotify.max_user_watches)", d.dir.Abs, err, attr)
 	}

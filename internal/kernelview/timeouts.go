@@ -1,0 +1,63 @@
+package kernelview
+
+import "time"
+
+// Timeouts decide how long the kernel may trust a name and an attribute.
+// Without a watcher (or inotify), one second bounds how long a change can
+// go unseen. While the source is watched, the watcher pushes every change
+// to the kernel, so the default timeout only bounds what a lost event could
+// hide: a walk of a big tree (grep -r, ls -lR) takes longer than one
+// second, and with one-second timeouts its second pass asked the daemon
+// again for every name. Folders whose watch could not be added keep the
+// one-second default for everything under them (Unwatched). Missing names
+// keep one second: a created file is pushed too, but negative entries are
+// cheap to re-ask.
+type Timeouts struct {
+	// Entry and Attr are the configured timeouts (0: the defaults; a
+	// negative value: none).
+	Entry, Attr time.Duration
+	// Watched is set while the source is watched.
+	Watched bool
+}
+
+const (
+	// DefaultTimeout is the entry, attribute and negative timeout
+	// without a watcher.
+	DefaultTimeout = time.Second
+	// WatchedTimeout is the default entry and attribute timeout while the
+	// source is watched.
+	WatchedTimeout = time.Minute
+)
+
+// Effective returns the entry and attribute timeouts in effect.
+func (t Timeouts) Effective() (entry, attr time.Duration) {
+	def := DefaultTimeout
+	if t.Watched {
+		def = WatchedTimeout
+	}
+	entry, attr = t.Entry, t.Attr
+	if entry == 0 {
+		entry = def
+	}
+	if attr == 0 {
+		attr = def
+	}
+	return entry, attr
+}
+
+// Unwatched returns the timeouts of a reply about a node in (or below) a
+// folder whose watch failed, while the mount assumes one: a change there
+// would not be pushed, so it must show within DefaultTimeout instead of a
+// minute. A zero value leaves the reply's timeout as it is.
+func (t Timeouts) Unwatched() (entry, attr time.Duration) {
+	if !t.Watched {
+		return 0, 0
+	}
+	if t.Entry == 0 {
+		entry = DefaultTimeout
+	}
+	if t.Attr == 0 {
+		attr = DefaultTimeout
+	}
+	return entry, attr
+}

@@ -1,0 +1,24 @@
+package kernelview
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTimeouts(t *testing.T) {
+	for _, c := range []struct {
+		t                   Timeouts
+		entry, attr, uE, uA time.Duration
+	}{
+		{Timeouts{Watched: true}, WatchedTimeout, WatchedTimeout, DefaultTimeout, DefaultTimeout},
+		{Timeouts{}, DefaultTimeout, DefaultTimeout, 0, 0},
+		{Timeouts{Attr: 3 * time.Second, Watched: true}, WatchedTimeout, 3 * time.Second, DefaultTimeout, 0},
+		{Timeouts{Entry: -1, Attr: -1}, -1, -1, 0, 0},
+	} {
+		e, a := c.t.Effective()
+		ue, ua := c.t.Unwatched()
+		if e != c.entry || a != c.attr || ue != c.uE || ua != c.uA {
+			t.Errorf("%+v: effective %v %v, unwatched %v %v; want %v %v, %v %v", c.t, e, a, ue, ua, c.entry, c.attr, c.uE, c.uA)
+		}
+	}
+}

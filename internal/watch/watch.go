@@ -1,0 +1,75 @@
+// Package watch tells the mount of changes under its source, apart from
+// FUSE: an inotify watcher (fsnotify) whose events wait until the mount is
+// ready, and whose lost events are reported as one overflow.
+package watch
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Handler is what the mount does with what the watcher sees.
+type Handler interface {
+	// Changed is called for every change, appearance or removal of the
+	// entry at path.
+	Changed(path string)
+	// Failed is called for every error of the watcher; lost is set when
+	// events were lost (everything the kernel holds may be stale).
+	Failed(err error, lost bool)
+}
+
+// Watcher watches folders as the mount asks. Events wait for Start:
+// handling one touches the mounted tree, which is set up while mounting.
+type Watcher struct {
+	h         Handler
+	w         *fsnotify.Watcher
+	done      sync.WaitGroup
+	ready     chan struct{}
+	readyOnce sync.Once
+}
+
+// New starts a watcher that reports to h once started.
+func New(h Handler) (*Watcher, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	wt := &Watcher{h: h, w: w, ready: make(chan struct{})}
+	wt.done.Add(1)
+	go wt.loop()
+	return wt, nil
+}
+
+// Add watches the folder dir (not its subfolders).
+func (wt *Watcher) Add(dir string) error { return wt.w.Add(dir) }
+
+// Start lets the watcher report events (after the mount).
+func (wt *Watcher) Start() { wt.readyOnce.Do(func() { close(wt.ready) }) }
+
+// Close stops the watcher and waits for the event being handled.
+func (wt *Watcher) Close() {
+	wt.Start()
+	wt.w.Close()
+	wt.done.Wait()
+}
+
+func (wt *Watcher) loop() {
+	defer wt.done.Done()
+	<-wt.ready
+	for {
+		select {
+		case ev, ok := <-wt.w.Events:
+			if !ok {
+				return
+			}
+			wt.h.Changed(ev.Name)
+		case err, ok := <-wt.w.Errors:
+			if !ok {
+				return
+			}
+			wt.h.Failed(err, errors.Is(err, fsnotify.ErrEventOverflow))
+		}
+	}
+}
