@@ -8,7 +8,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/store"
 )
 
 // Mesh folders and their chunks/ are listed from the structure scan of one
@@ -68,7 +67,7 @@ const notCheap = syscall.EAGAIN
 func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
 	if snap != nil && name == outputs.HeaderName {
 		if size, ok := m.fsys.st.KnownSizeIn(m.mesh, snap.r, snap.fp, true, ""); ok {
-			ch := lookupKnown(ctx, &m.Inode, name, m.out(kHeader, outputs.Entry{}, ""), out, snap.st, snap.fp, size)
+			ch := lookupKnown(ctx, &m.Inode, name, m.out(outputs.Entry{}, ""), out, snap.st, snap.fp, size)
 			m.fsys.shortTTL(m.parent, out, nil)
 			snap.header = ch
 			return ch, 0
@@ -89,10 +88,9 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 	if !ok || !ent.Converted() {
 		return nil, notCheap
 	}
-	kind := outKindOf(ent)
 	// One stat and one look at the caches: the size if it is known,
 	// notCheap if it would take a conversion.
-	ch, e := lookupOutput(ctx, &m.Inode, name, m.out(kind, ent, ""), out, true)
+	ch, e := lookupOutput(ctx, &m.Inode, name, m.out(ent, ""), out, true)
 	m.fsys.shortTTL(m.parent, out, nil)
 	if e == notCheap {
 		return nil, e
@@ -107,7 +105,7 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 func (c *chunksDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
 	if snap != nil {
 		if size, ok := c.m.fsys.st.KnownSizeIn(c.m.mesh, snap.r, snap.fp, false, name); ok {
-			ch := lookupKnown(ctx, &c.Inode, name, c.m.out(kChunk, outputs.Entry{}, name), out, snap.st, snap.fp, size)
+			ch := lookupKnown(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, snap.st, snap.fp, size)
 			c.m.fsys.shortTTL(c.m.parent, out, nil)
 			return ch, 0
 		}
@@ -120,14 +118,10 @@ func (c *chunksDir) plainLookup(ctx context.Context, name string, out *fuse.Entr
 	if err != nil {
 		return nil, errno(err)
 	}
-	ch, ok := r.Chunk(name)
-	if !ok {
+	if cheap, found := c.m.fsys.st.ChunkCheap(c.m.mesh, fp, r, name); !found {
 		return nil, syscall.ENOENT
-	}
-	if ch.Load != nil {
-		if _, ok := c.m.fsys.cache.Peek(c.m.key(fp, store.OutChunk+"/"+name)); !ok {
-			return nil, notCheap
-		}
+	} else if !cheap {
+		return nil, notCheap
 	}
 	return c.Lookup(ctx, name, out)
 }
@@ -194,18 +188,14 @@ func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 	return &listHandle{fsys: c.m.fsys, list: list, lookup: lookup}, c.m.fsys.cacheDir(len(list) > 0), 0
 }
 
-// pushHeaderMax bounds the header.json pushed into the kernel's cache.
-const pushHeaderMax = 64 << 10
-
 // pushHeader stores header.json's bytes in the kernel's page cache
 // (FUSE_NOTIFY_STORE) at the end of a cold listing of the mesh folder, so
 // that a walker reading it next (grep -r) is answered from that cache
 // instead of sending a READ: of the 5 round trips a cold grep made per mesh
 // (2 listings of the folder, 2 of chunks/, 1 READ), the READ is the one
 // whose answer is known already. Only under no_open (the kernel keeps the
-// pages across opens), only a header in memory (a persisted one would be
-// read from the disk cache for a reader who may never come), and only while
-// the source is still the version listed.
+// pages across opens), only a header the store deems pushable
+// (store.Pushable), and only while the source is still the version listed.
 func (m *meshDir) pushHeader(snap *listedScan) {
 	if snap.header == nil {
 		return
@@ -214,13 +204,9 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	if !ok {
 		return
 	}
-	r := snap.r
-	data, inMemory := r.HeaderInMemory()
-	if !inMemory || len(data) == 0 || len(data) > pushHeaderMax {
+	data, ok := m.fsys.st.Pushable(m.mesh, snap.fp, snap.r)
+	if !ok {
 		return
-	}
-	if err, scan := m.fsys.st.Failure(m.mesh, snap.fp, r); err != nil && !scan {
-		return // header.json carries the conversion's error, not these bytes
 	}
 	if _, fp, err := m.stat(); err != nil || !fp.Same(snap.fp) {
 		return

@@ -31,8 +31,6 @@
 package fs
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -56,7 +54,6 @@ import (
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/srcfd"
-	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
@@ -388,31 +385,9 @@ func (f *FS) touch() { f.st.Activity.Touch() }
 // store's pre-warmer). It returns at once; Close stops it.
 func (f *FS) Prewarm() { f.st.Prewarm() }
 
-// errno maps an error to what a reader sees: a vanished source is ENOENT,
-// a special file EACCES, anything else that fails a conversion is EIO.
-func errno(err error) syscall.Errno {
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, os.ErrNotExist):
-		return syscall.ENOENT
-	case errors.Is(err, syscall.ESTALE):
-		return syscall.ESTALE
-	case errors.Is(err, os.ErrPermission):
-		return syscall.EACCES
-	case errors.Is(err, srcfile.ErrNotRegular):
-		// A FIFO, device or socket in the tree: never opened, so it can
-		// never block the daemon.
-		return syscall.EACCES
-	case errors.Is(err, srcfile.ErrSymlink):
-		// Replaced by a link since the lookup: the kernel looks it up
-		// again and shows the link.
-		return syscall.ESTALE
-	case errors.Is(err, context.Canceled):
-		return syscall.EINTR
-	}
-	return syscall.EIO
-}
+// errno and outErrno are what a reader sees for an error (store.Errno,
+// store.ReadErrno).
+var errno, outErrno = store.Errno, store.ReadErrno
 
 // logger is a log.Logger; a named type keeps test helpers short.
 type logger = log.Logger

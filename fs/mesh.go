@@ -176,10 +176,8 @@ func (m *meshDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	return gofs.NewListDirStream(list), 0
 }
 
-// listing is the folder's entries, and whether they are final for this
-// source version: error.txt is listed once a conversion is known to fail,
-// so the listing is final when error.txt is listed or when both geometry
-// outputs are known to have converted (in memory or in the disk cache).
+// listing is the folder's entries, whether they are final for this source
+// version (store.Listing), and what they were made from.
 func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedScan, syscall.Errno) {
 	st, fp, err := m.stat()
 	if errors.Is(err, syscall.ESTALE) {
@@ -188,19 +186,14 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 	if err != nil {
 		return nil, false, nil, errno(err)
 	}
-	_, warm := m.fsys.cache.Peek(m.key(fp, store.OutScan))
-	r, err := m.fsys.st.Scan(ctx, m.mesh, fp)
+	files, r, warm, final, err := m.fsys.st.Listing(ctx, m.mesh, fp)
 	if err != nil {
 		return nil, false, nil, errno(err)
 	}
-	snap := &listedScan{st: st, fp: fp, r: r}
 	if !warm {
 		// A walker is probably entering this folder's siblings next.
 		m.fsys.scanSiblings(m)
 	}
-	broken := m.fsys.st.KnownBroken(m.mesh, fp, r)
-	animated := !broken && r.ScanErr == nil && m.fsys.st.Animated(ctx, m.mesh, fp)
-	files := m.mesh.Files(outputs.State{Chunks: len(r.Chunks) > 0, Broken: broken, Animated: animated})
 	list := make([]fuse.DirEntry, len(files))
 	for i, e := range files {
 		mode := uint32(syscall.S_IFREG)
@@ -209,7 +202,7 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 		}
 		list[i] = fuse.DirEntry{Name: e.Name, Mode: mode, Ino: e.Ino}
 	}
-	return list, broken || (m.fsys.st.Converted(m.mesh, fp, store.OutGLB) && m.fsys.st.Converted(m.mesh, fp, store.OutOBJ)), snap, 0
+	return list, final, &listedScan{st: st, fp: fp, r: r}, 0
 }
 
 // listedScan is what a listing was made from: the source's stat and the
@@ -227,42 +220,6 @@ type listedScan struct {
 // noNegative is the entry timeout of an ENOENT the kernel must not keep
 // (go-fuse then answers the error itself, which the kernel never caches).
 const noNegative = time.Nanosecond
-
-// outKindOf maps an entry of the folder table to the node kind serving it.
-func outKindOf(e outputs.Entry) outKind {
-	switch {
-	case e.Output == outputs.OutGLB:
-		return kGLB
-	case e.Output == outputs.OutAnimated:
-		return kAnimated
-	case e.Output == outputs.OutOBJ && e.Part == 1:
-		return kMTL
-	case e.Output == outputs.OutOBJ:
-		return kOBJ
-	case e.Output == outputs.OutError:
-		return kError
-	}
-	return kHeader
-}
-
-// geometryGone reports whether the geometry outputs are not in the folder
-// of the source's present version because it is known broken (lookups of
-// their names answer ENOENT, as the listing shows). Errors are left to the
-// output's own lookup.
-func (m *meshDir) geometryGone(ctx context.Context) bool {
-	_, fp, err := m.stat()
-	if err != nil {
-		return false
-	}
-	if _, ok := m.fsys.cache.Peek(m.key(fp, store.OutScan)); !ok && !m.fsys.st.FailedOnDisk(m.mesh, fp) {
-		// Nothing known: the lookup's conversion will tell. A scan made
-		// here would be made apart from that conversion's decoding,
-		// which makes it in one pass where it can (scanAnd).
-		return false
-	}
-	r, err := m.fsys.st.Scan(ctx, m.mesh, fp)
-	return err == nil && m.fsys.st.KnownBroken(m.mesh, fp, r)
-}
 
 func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m.fsys.touch()
@@ -301,7 +258,7 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		}
 		return m.NewInode(ctx, &chunksDir{m: m}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
 	}
-	ch, en := lookupOutput(ctx, &m.Inode, name, m.out(outKindOf(e), e, ""), out, false)
+	ch, en := lookupOutput(ctx, &m.Inode, name, m.out(e, ""), out, false)
 	m.fsys.shortTTL(m.parent, out, nil)
 	return ch, replaced(en)
 }
@@ -318,11 +275,11 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 			ch, f = nil, fresh
 		}
 	}
-	if ch != nil && f.kind == kGLB {
+	if ch != nil && f.isGLB() {
 		if _, fp, err := f.m.stat(); err == nil && f.pass.BusyOther(fp) {
 			// Its inode is passed through to another version's file
 			// and still open: this version needs an inode of its own.
-			ch, f = nil, f.m.out(kGLB, f.ent, "")
+			ch, f = nil, f.m.out(f.ent, "")
 		}
 	}
 	var a fuse.AttrOut
@@ -414,30 +371,17 @@ func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, *listedScan, 
 }
 
 func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	ch, e := lookupOutput(ctx, &c.Inode, name, c.m.out(kChunk, outputs.Entry{}, name), out, false)
+	ch, e := lookupOutput(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, false)
 	c.m.fsys.shortTTL(c.m.parent, out, nil)
 	return ch, replaced(e)
 }
-
-type outKind int
-
-const (
-	kHeader outKind = iota
-	kError
-	kGLB
-	kOBJ
-	kMTL
-	kChunk
-	kAnimated // NAME.animated.glb
-)
 
 // outFile is one output file of a mesh.
 type outFile struct {
 	roNode
 	m     *meshDir
-	kind  outKind
-	chunk string
-	ent   outputs.Entry // its entry in the folder table (not for chunks)
+	chunk string        // a chunk's name under chunks/
+	ent   outputs.Entry // its entry in the folder table (zero: header.json, or a chunk)
 
 	// view is what the kernel was told of the node; under no_open it
 	// stands for the version of the first size told (kernelview.Pinned).
@@ -482,9 +426,11 @@ func (o *outFile) mayTell(fp version.Version) bool { return o.view.MayTell(fp) }
 // out is a new node for one output of m: its entry in the folder table
 // (none for header.json's answer from a listing, and chunks), or a chunk's
 // name.
-func (m *meshDir) out(kind outKind, ent outputs.Entry, chunk string) *outFile {
-	return &outFile{m: m, kind: kind, ent: ent, chunk: chunk, view: kernelview.View{Pinned: m.fsys.noOpen()}}
+func (m *meshDir) out(ent outputs.Entry, chunk string) *outFile {
+	return &outFile{m: m, ent: ent, chunk: chunk, view: kernelview.View{Pinned: m.fsys.noOpen()}}
 }
+
+func (o *outFile) isGLB() bool { return o.chunk == "" && o.ent.Output == outputs.OutGLB }
 
 func (o *outFile) produce(ctx context.Context) (*produced, error) {
 	st, fp, err := o.m.stat()
@@ -501,16 +447,6 @@ func (o *outFile) produceAt(ctx context.Context, st *syscall.Stat_t, fp version.
 		return nil, err
 	}
 	return &produced{st: st, fp: fp, data: data, raw: raw}, nil
-}
-
-// outErrno is what a reader of an output gets for err: EIO for a
-// conversion's failure, even when its cause is, say, a missing sibling.
-func outErrno(err error) syscall.Errno {
-	var ce *store.ConvError
-	if errors.As(err, &ce) {
-		return syscall.EIO
-	}
-	return errno(err)
 }
 
 func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -534,42 +470,26 @@ func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 // the disk cache, else notCheap (plainLookup).
 func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool) syscall.Errno {
 	o.m.fsys.touch()
-	if o.ent.Converted() {
-		// Sizes of outputs converted by an earlier mount come from the
-		// disk cache's index: stat'ing (ls -l) converts nothing.
-		st, fp, err := o.m.stat()
-		if err != nil {
-			return errno(err)
-		}
-		if size, ok := o.m.fsys.st.ConvertedSize(o.m.mesh, fp, o.ent, cheapOnly); ok {
-			if !o.tell(fp) {
-				return syscall.ESTALE
-			}
-			fillFileAttr(&out.Attr, st, size)
-			return 0
-		}
-		if cheapOnly {
-			return notCheap
-		}
-	}
-	if o.kind == kHeader || o.kind == kChunk {
-		// header.json's and chunks' sizes come from the scan: stat'ing
-		// reads nothing more (a persisted scan's header stays on disk).
-		st, fp, err := o.m.stat()
-		if err != nil {
-			return errno(err)
-		}
-		if size, ok := o.m.fsys.st.KnownSize(ctx, o.m.mesh, fp, o.kind == kHeader, o.chunk); ok {
-			if !o.tell(fp) {
-				return syscall.ESTALE
-			}
-			fillFileAttr(&out.Attr, o.m.narrowedSince(st, fp), size)
-			return 0
-		}
-	}
 	st, fp, err := o.m.stat()
 	if err != nil {
 		return errno(err)
+	}
+	// Sizes of outputs converted by an earlier mount come from the disk
+	// cache's index, header.json's and chunks' from the scan: stat'ing
+	// (ls -l) converts nothing.
+	size, scanned, ok, costly := o.m.fsys.st.CheapSize(ctx, o.m.mesh, fp, o.ent, o.chunk, cheapOnly)
+	if ok {
+		if !o.tell(fp) {
+			return syscall.ESTALE
+		}
+		if scanned {
+			st = o.m.narrowedSince(st, fp)
+		}
+		fillFileAttr(&out.Attr, st, size)
+		return 0
+	}
+	if costly {
+		return notCheap
 	}
 	if !o.mayTell(fp) {
 		// Changed since this node's size was told: convert nothing for
@@ -607,7 +527,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	ptNode := o.kind == kGLB && o.m.fsys.passthroughWanted() && o.m.fsys.disk != nil
+	ptNode := o.isGLB() && o.m.fsys.passthroughWanted() && o.m.fsys.disk != nil
 	if ptNode {
 		if fh, fp, ok := o.openPassthrough(ctx); ok {
 			o.opened(fp)
@@ -669,34 +589,19 @@ func (o *outFile) opened(fp version.Version) (keep bool) {
 }
 
 // openPassthrough opens the .glb on its disk-cache file for the kernel's
-// passthrough, converting first when neither cache has it. ok is false
-// when this open must be served by the daemon: a conversion error (produce
-// reports it), an output below store.PassMin or not in the disk cache (yet: a
-// fresh conversion is saved once its readers pause), a damaged entry, or
-// another version passed through and still open.
+// passthrough (store.PassFile). ok is false when this open must be served
+// by the daemon: no such file, or another version passed through and
+// still open.
 func (o *outFile) openPassthrough(ctx context.Context) (fh gofs.FileHandle, fp version.Version, ok bool) {
-	m, fsys := o.m, o.m.fsys
-	st, fp, err := m.stat()
+	st, fp, err := o.m.stat()
 	if err != nil {
 		return nil, fp, false
 	}
-	key := m.key(fp, store.OutGLB)
-	dk := fsys.st.DiskKey(key)
-	if _, onDisk := fsys.disk.Sizes(dk); !onDisk {
-		if e, err := m.fsys.st.Geometry(ctx, m.mesh, fp, store.OutGLB); err != nil || e.Err != nil {
-			return nil, fp, false
-		}
-	}
-	h, pinned := fsys.disk.Pin(dk)
-	if !pinned {
+	h, size, ok := o.m.fsys.st.PassFile(ctx, o.m.mesh, fp)
+	if !ok {
 		return nil, fp, false
 	}
-	sizes := h.Sizes()
-	if len(sizes) != 1 || sizes[0] < store.PassMin || !fsys.st.Verified(dk, h) {
-		h.Close()
-		return nil, fp, false
-	}
-	fh = fsys.passthroughHandle(&o.pass, fp, h.File, sizes[0], st, func() { h.Close() })
+	fh = o.m.fsys.passthroughHandle(&o.pass, fp, h.File, size, st, func() { h.Close() })
 	return fh, fp, fh != nil
 }
 
@@ -776,20 +681,20 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 // GETATTR) makes a path walk look the name up again, which gives the new
 // version a node of its own.
 func (o *outFile) readOld(dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	fp := o.view.Told()
-	if !o.ent.Converted() {
+	data, ok := o.m.fsys.st.InMemory(o.m.mesh, o.view.Told(), o.ent)
+	if !ok {
 		return nil, syscall.ESTALE
 	}
-	output, part := store.Conversion(o.ent)
-	e, ok := o.m.fsys.cache.Use(o.m.key(fp, output))
-	if !ok || e.Err != nil {
-		return nil, syscall.ESTALE
-	}
-	data := e.Part(part)
 	if off >= int64(len(data)) {
 		return memResult(nil), 0
 	}
 	return memResult(data[off:min(off+int64(len(dest)), int64(len(data)))]), 0
+}
+
+// geometryGone is store.GeometryGone for the source's present version.
+func (m *meshDir) geometryGone(ctx context.Context) bool {
+	_, fp, err := m.stat()
+	return err == nil && m.fsys.st.GeometryGone(ctx, m.mesh, fp)
 }
 
 // animatedNow is animated for the source's present version.

@@ -1,0 +1,47 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+
+	"github.com/meshfs/meshfs/internal/srcfile"
+)
+
+// Errno maps an error to what a reader sees: a vanished source is ENOENT,
+// a special file EACCES, anything else that fails a conversion is EIO.
+func Errno(err error) syscall.Errno {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, os.ErrNotExist):
+		return syscall.ENOENT
+	case errors.Is(err, syscall.ESTALE):
+		return syscall.ESTALE
+	case errors.Is(err, os.ErrPermission):
+		return syscall.EACCES
+	case errors.Is(err, srcfile.ErrNotRegular):
+		// A FIFO, device or socket in the tree: never opened, so it can
+		// never block the daemon.
+		return syscall.EACCES
+	case errors.Is(err, srcfile.ErrSymlink):
+		// Replaced by a link since the lookup: the kernel looks it up
+		// again and shows the link.
+		return syscall.ESTALE
+	case errors.Is(err, context.Canceled):
+		return syscall.EINTR
+	}
+	return syscall.EIO
+}
+
+// ReadErrno is what a reader of an output gets for err: EIO for a
+// conversion's failure (a *ConvError), even when its cause is, say, a
+// missing sibling file.
+func ReadErrno(err error) syscall.Errno {
+	var ce *ConvError
+	if errors.As(err, &ce) {
+		return syscall.EIO
+	}
+	return Errno(err)
+}

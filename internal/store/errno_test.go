@@ -1,0 +1,34 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/meshfs/meshfs/internal/srcfile"
+)
+
+func TestErrno(t *testing.T) {
+	for _, c := range []struct {
+		err        error
+		want, read syscall.Errno
+	}{
+		{nil, 0, 0},
+		{fmt.Errorf("open: %w", os.ErrNotExist), syscall.ENOENT, syscall.ENOENT},
+		{&ConvError{os.ErrNotExist}, syscall.EIO, syscall.EIO},
+		{os.ErrPermission, syscall.EACCES, syscall.EACCES},
+		{srcfile.ErrNotRegular, syscall.EACCES, syscall.EACCES},
+		{srcfile.ErrSymlink, syscall.ESTALE, syscall.ESTALE},
+		{context.Canceled, syscall.EINTR, syscall.EINTR},
+		{fmt.Errorf("bad"), syscall.EIO, syscall.EIO},
+	} {
+		if got := Errno(c.err); got != c.want {
+			t.Errorf("Errno(%v) = %v, want %v", c.err, got, c.want)
+		}
+		if got := ReadErrno(c.err); got != c.read {
+			t.Errorf("ReadErrno(%v) = %v, want %v", c.err, got, c.read)
+		}
+	}
+}

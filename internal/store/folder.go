@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/version"
+)
+
+// What a mesh folder shows for one version of its source, as far as the
+// store knows it: the mount's nodes ask these and translate the answers.
+
+// Listing is the folder table of m for version v given what is known
+// (outputs.Mesh.Files), the scan it was made from, whether that scan was
+// in memory already (warm), and whether the listing is final for v:
+// error.txt is listed once a conversion is known to fail, so the listing
+// is final when error.txt is listed or when both geometry outputs are
+// known to have converted (in memory or in the disk cache).
+func (s *Store) Listing(ctx context.Context, m *outputs.Mesh, v version.Version) (files []outputs.Entry, r *ScanResult, warm, final bool, err error) {
+	_, warm = s.Cache.Peek(Key(m, v, OutScan))
+	if r, err = s.Scan(ctx, m, v); err != nil {
+		return nil, nil, warm, false, err
+	}
+	broken := s.KnownBroken(m, v, r)
+	animated := !broken && r.ScanErr == nil && s.Animated(ctx, m, v)
+	files = m.Files(outputs.State{Chunks: len(r.Chunks) > 0, Broken: broken, Animated: animated})
+	final = broken || (s.Converted(m, v, OutGLB) && s.Converted(m, v, OutOBJ))
+	return files, r, warm, final, nil
+}
+
+// GeometryGone reports whether the geometry outputs are not in the folder
+// of version v because it is known broken (their names are not found, as
+// the listing shows). Nothing known is not gone: the lookup's conversion
+// will tell, and a scan made here would be made apart from that
+// conversion's decoding, which makes it in one pass where it can.
+func (s *Store) GeometryGone(ctx context.Context, m *outputs.Mesh, v version.Version) bool {
+	if _, ok := s.Cache.Peek(Key(m, v, OutScan)); !ok && !s.FailedOnDisk(m, v) {
+		return false
+	}
+	r, err := s.Scan(ctx, m, v)
+	return err == nil && s.KnownBroken(m, v, r)
+}
+
+// CheapSize is the size of entry e of m's folder (or of chunk, when set)
+// for version v when it is known without converting, loading or rendering
+// it: a converted output's from the disk cache's index (from memory too
+// when fromMemory), header.json's and a chunk's from the scan (scanned is
+// then set: the scan may have found files that narrow the folder's
+// permissions). A converted output unknown with fromMemory is notCheap:
+// its size would cost a conversion.
+func (s *Store) CheapSize(ctx context.Context, m *outputs.Mesh, v version.Version, e outputs.Entry, chunk string, fromMemory bool) (size int64, scanned, ok, notCheap bool) {
+	if chunk == "" && e.Converted() {
+		if size, ok := s.ConvertedSize(m, v, e, fromMemory); ok {
+			return size, false, true, false
+		}
+		return 0, false, false, fromMemory
+	}
+	if chunk != "" || e.Output == outputs.OutHeader {
+		size, ok := s.KnownSize(ctx, m, v, chunk == "", chunk)
+		return size, true, ok, false
+	}
+	return 0, false, false, false
+}
+
+// InMemory returns the bytes of converted entry e of m's folder for
+// version v while memory still holds them.
+func (s *Store) InMemory(m *outputs.Mesh, v version.Version, e outputs.Entry) ([]byte, bool) {
+	if !e.Converted() {
+		return nil, false
+	}
+	output, part := Conversion(e)
+	g, ok := s.Cache.Use(Key(m, v, output))
+	if !ok || g.Err != nil {
+		return nil, false
+	}
+	return g.Part(part), true
+}
+
+// PassFile returns the pinned disk-cache entry of m's .glb for version v
+// and its size, converting first when neither cache has it, when the
+// kernel's passthrough may read it: an entry of exactly the .glb (a single
+// part), at least PassMin bytes, checked whole. ok is false when the open
+// must be served otherwise: a conversion error, an output below PassMin or
+// not in the disk cache (yet: a fresh conversion is saved once its readers
+// pause), or a damaged entry. The caller closes h.
+func (s *Store) PassFile(ctx context.Context, m *outputs.Mesh, v version.Version) (h *diskcache.Handle, size int64, ok bool) {
+	if s.Disk == nil {
+		return nil, 0, false
+	}
+	dk := s.DiskKey(Key(m, v, OutGLB))
+	if _, onDisk := s.Disk.Sizes(dk); !onDisk {
+		if e, err := s.Geometry(ctx, m, v, OutGLB); err != nil || e.Err != nil {
+			return nil, 0, false
+		}
+	}
+	h, pinned := s.Disk.Pin(dk)
+	if !pinned {
+		return nil, 0, false
+	}
+	sizes := h.Sizes()
+	if len(sizes) != 1 || sizes[0] < PassMin || !s.Verified(dk, h) {
+		h.Close()
+		return nil, 0, false
+	}
+	return h, sizes[0], true
+}
+
+// PushMax bounds the header.json pushed into the kernel's page cache.
+const PushMax = 64 << 10
+
+// Pushable returns header.json's bytes from scan r of version v when they
+// may be pushed into the kernel's page cache with the folder's listing
+// (so a walker reading it next needs no request): only a header in memory
+// (a persisted one would be read from the disk cache for a reader who may
+// never come), of at most PushMax bytes, and not one that carries a
+// conversion's error instead.
+func (s *Store) Pushable(m *outputs.Mesh, v version.Version, r *ScanResult) ([]byte, bool) {
+	data, inMemory := r.HeaderInMemory()
+	if !inMemory || len(data) == 0 || len(data) > PushMax {
+		return nil, false
+	}
+	if err, scan := s.Failure(m, v, r); err != nil && !scan {
+		return nil, false
+	}
+	return data, true
+}
+
+// ChunkCheap reports whether the attributes of chunk name of scan r (of
+// version v) are known without loading it: a raw chunk's, or a loaded
+// chunk's in memory. found is false when r has no such chunk.
+func (s *Store) ChunkCheap(m *outputs.Mesh, v version.Version, r *ScanResult, name string) (cheap, found bool) {
+	ch, ok := r.Chunk(name)
+	if !ok {
+		return false, false
+	}
+	if ch.Load != nil {
+		if _, ok := s.Cache.Peek(Key(m, v, OutChunk+"/"+name)); !ok {
+			return false, true
+		}
+	}
+	return true, true
+}

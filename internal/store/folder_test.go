@@ -1,0 +1,140 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/fs/meshgen"
+)
+
+func names(files []outputs.Entry) map[string]bool {
+	m := map[string]bool{}
+	for _, e := range files {
+		m[e.Name] = true
+	}
+	return m
+}
+
+// A mesh folder's view: what it lists, when the listing is final, which
+// sizes are known without converting, and what may be pushed or served
+// from memory.
+func TestFolderView(t *testing.T) {
+	src, disk := t.TempDir(), t.TempDir()
+	p := filepath.Join(src, "m.ply")
+	b, err := meshgen.GEM(200, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, _ := newStore(t, src, disk)
+	m, v := meshOf(t, s, p)
+	glb, _ := m.Entry(m.GLBName())
+	hdr, _ := m.Entry(outputs.HeaderName)
+
+	files, r, warm, final, err := s.Listing(ctx, m, v)
+	if err != nil || warm || final {
+		t.Fatalf("first listing: warm %v final %v, %v", warm, final, err)
+	}
+	if got := names(files); !got[m.GLBName()] || !got[m.OBJName()] || !got[outputs.HeaderName] || got[outputs.ErrorName] {
+		t.Fatalf("healthy mesh lists %v", got)
+	}
+	if _, _, warm, _, _ := s.Listing(ctx, m, v); !warm {
+		t.Fatal("second listing: the scan is not warm")
+	}
+	if s.GeometryGone(ctx, m, v) {
+		t.Fatal("a healthy mesh's geometry is gone")
+	}
+	if _, _, ok, costly := s.CheapSize(ctx, m, v, glb, "", true); ok || !costly {
+		t.Fatalf("size of an unconverted .glb: ok %v, costly %v", ok, costly)
+	}
+	if _, _, ok, costly := s.CheapSize(ctx, m, v, glb, "", false); ok || costly {
+		t.Fatalf("size of an unconverted .glb (any tier): ok %v, costly %v", ok, costly)
+	}
+	header, _, err := s.Content(ctx, m, v, hdr, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size, scanned, ok, _ := s.CheapSize(ctx, m, v, outputs.Entry{}, "", false); !ok || !scanned || size != int64(len(header)) {
+		t.Fatalf("header.json: size %d (%v, scanned %v), want %d", size, ok, scanned, len(header))
+	}
+	if data, ok := s.Pushable(m, v, r); !ok || !bytes.Equal(data, header) {
+		t.Fatalf("pushable header %v: %q", ok, data)
+	}
+	if _, ok := s.InMemory(m, v, glb); ok {
+		t.Fatal("an unconverted .glb in memory")
+	}
+	for _, out := range []string{OutGLB, OutOBJ} {
+		if e, err := s.Geometry(ctx, m, v, out); err != nil || e.Err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+	}
+	data, ok := s.InMemory(m, v, glb)
+	want, _, _ := s.Content(ctx, m, v, glb, "")
+	if !ok || !bytes.Equal(data, want) {
+		t.Fatal("the converted .glb is not served from memory")
+	}
+	if size, _, ok, _ := s.CheapSize(ctx, m, v, glb, "", true); !ok || size != int64(len(want)) {
+		t.Fatalf("size of the converted .glb %d (%v), want %d", size, ok, len(want))
+	}
+	if _, _, _, final, _ := s.Listing(ctx, m, v); !final {
+		t.Fatal("the listing after both conversions is not final")
+	}
+	if _, _, ok := s.PassFile(ctx, m, v); ok {
+		t.Fatal("a .glb below PassMin offered for passthrough")
+	}
+	for _, c := range r.Chunks {
+		if _, found := s.ChunkCheap(m, v, r, c); !found {
+			t.Fatalf("chunk %s not found", c)
+		}
+	}
+	if _, found := s.ChunkCheap(m, v, r, "no such chunk"); found {
+		t.Fatal("a missing chunk found")
+	}
+}
+
+// A broken mesh lists error.txt and no geometry, finally, and its geometry
+// is gone once the failure is known.
+func TestFolderViewBroken(t *testing.T) {
+	src, disk := t.TempDir(), t.TempDir()
+	p := filepath.Join(src, "broken.ply")
+	b, err := meshgen.GEM(500, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b[:len(b)*3/4], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, _ := newStore(t, src, disk)
+	m, v := meshOf(t, s, p)
+	if s.GeometryGone(ctx, m, v) {
+		t.Fatal("geometry gone before anything is known")
+	}
+	e, err := s.Geometry(ctx, m, v, OutGLB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, r, _, final, err := s.Listing(ctx, m, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Err == nil && r.ScanErr == nil {
+		t.Skip("the cut GEM file still converts")
+	}
+	if got := names(files); got[m.GLBName()] || !got[outputs.ErrorName] || !final {
+		t.Fatalf("broken mesh lists %v (final %v)", got, final)
+	}
+	if !s.GeometryGone(ctx, m, v) {
+		t.Fatal("a broken mesh's geometry is not gone")
+	}
+	if _, ok := s.Pushable(m, v, r); ok && r.ScanErr == nil {
+		t.Fatal("a header carrying a conversion's error is pushable")
+	}
+}
