@@ -6,9 +6,6 @@ import (
 	"syscall"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/internal/mirror"
-	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 )
 
@@ -45,19 +42,10 @@ func (f *FS) scanSiblings(m *meshDir) {
 		return
 	}
 	f.ahead.Go(walk.Scans, func(ctx context.Context) {
-		walk.ScanAhead(ctx, d.dir.Abs, filepath.Base(m.abs), scanAheadWindow, scanAheadMax,
-			func(name string, st *syscall.Stat_t, siblings func(string) bool) (decode.Format, bool) {
-				// The sniff is cached by the listing the walker just read.
-				kind, format, _ := d.dir.Kind(name, st, siblings)
-				return format, kind == mirror.KindMesh
-			},
+		// The sniffs are cached by the listing the walker just read.
+		walk.ScanAhead(ctx, d.dir.Abs, filepath.Base(m.abs), scanAheadWindow, scanAheadMax, d.dir.MeshFormat,
 			func(p string, st *syscall.Stat_t, format decode.Format) {
-				mesh := f.st.NewMesh(p, format)
-				v := f.versions.Version(p, version.FromStat(st))
-				if _, ok := f.cache.Peek(store.Key(mesh, v, store.OutScan)); ok {
-					return
-				}
-				if _, err := f.st.Scan(ctx, mesh, v); err == nil {
+				if f.st.ScanAhead(ctx, p, st, format) {
 					f.ahead.Scans.Add(1)
 				}
 			})

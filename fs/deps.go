@@ -3,7 +3,6 @@ package fs
 import (
 	"path/filepath"
 
-	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -17,14 +16,11 @@ import (
 // The disk cache's key holds the digest of the set's identities instead
 // (diskKey), since the tracker's counts restart with every mount.
 
-// trackDeps records that mesh's outputs are made from deps, watching
+// trackDeps records that mesh's outputs are made from deps (which the
+// tracker was told; changed: not the last scan's), watching
 // their folders.
-func (f *FS) trackDeps(mesh string, deps []outputs.Dep) {
-	set := make(version.Set, len(deps))
-	for i, d := range deps {
-		set[i] = version.Read{Path: d.Path, Ident: d.Ident}
-	}
-	if f.versions.Track(mesh, set) {
+func (f *FS) trackDeps(mesh string, deps version.Set, changed bool) {
+	if changed {
 		// Its permissions are narrowed by other files now: no stat of
 		// the folder taken before may be reused (sourceStat).
 		f.dirsMu.Lock()
@@ -65,11 +61,7 @@ func (f *FS) depPaths(mesh string) []string {
 	if f == nil {
 		return nil // a node made by a test without a file system
 	}
-	var out []string
-	for _, r := range f.versions.Set(mesh) {
-		out = append(out, r.Path)
-	}
-	return out
+	return f.versions.Set(mesh).Paths()
 }
 
 // dependentsChanged makes the kernel and the cache forget the outputs of

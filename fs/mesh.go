@@ -132,8 +132,10 @@ func (f *FS) brokenNow(path string) {
 // hooks is the mount's side of what the store finds (store.Hooks).
 type hooks struct{ f *FS }
 
-func (h hooks) DepsFound(path string, deps []outputs.Dep) { h.f.trackDeps(path, deps) }
-func (h hooks) Broken(path string)                        { h.f.brokenNow(path) }
+func (h hooks) DepsFound(path string, set version.Set, changed bool) {
+	h.f.trackDeps(path, set, changed)
+}
+func (h hooks) Broken(path string) { h.f.brokenNow(path) }
 
 // meshAt is the mesh folder node the kernel knows for the source file at
 // path, or nil.

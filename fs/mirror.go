@@ -172,7 +172,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	now := d.dir.Now()
 	var st syscall.Stat_t
 	if err := d.dir.Lstat(name, &st, now); err != nil {
-		if src := pngSource(name); src != "" && errors.Is(err, syscall.ENOENT) {
+		if src := mirror.PNGSource(name); src != "" && errors.Is(err, syscall.ENOENT) {
 			return d.lookupPNG(ctx, name, src, out)
 		}
 		return nil, gofs.ToErrno(err)

@@ -3,13 +3,11 @@ package fs
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/version"
@@ -23,15 +21,6 @@ import (
 // texture version (the cache's key: the texture's path and fingerprint)
 // and shares its decoding with the meshes that embed it. It shows its
 // texture's owner and mode.
-
-// pngSource returns the texture a name shows the PNG of, or "".
-func pngSource(name string) string {
-	base, ok := strings.CutSuffix(name, outputs.PNGSuffix)
-	if !ok || !outputs.ShowsPNG(base) {
-		return ""
-	}
-	return base
-}
 
 // texPNG is NAME.EXT.png; abs is the texture's path.
 type texPNG struct {
@@ -52,25 +41,11 @@ var (
 
 func (t *texPNG) id() srcID { return t.ident }
 
-// produce returns the PNG of the texture as it is now, and its stat.
+// produce returns the PNG of the texture as it is now, and its stat
+// (store.TexturePNG).
 func (t *texPNG) produce(ctx context.Context) ([]byte, *syscall.Stat_t, version.Version, syscall.Errno) {
-	id, st, err := version.Stat(t.abs)
-	if err != nil {
-		return nil, nil, version.Version{}, errno(err)
-	}
-	if id.File != t.ident.File {
-		return nil, nil, version.Version{}, syscall.ESTALE // replaced: look the name up again
-	}
-	// A PNG reads its texture alone.
-	fp := version.Version{Ident: id}
-	e, err := t.fsys.st.PNG(ctx, t.abs, fp)
-	if err != nil {
-		return nil, nil, fp, errno(err)
-	}
-	if e.Err != nil {
-		return nil, nil, fp, syscall.EIO
-	}
-	return e.Parts[0], st, fp, 0
+	b, st, fp, err := t.fsys.st.TexturePNG(ctx, t.abs, t.ident.File)
+	return b, st, fp, outErrno(err)
 }
 
 func (t *texPNG) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {

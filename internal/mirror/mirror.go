@@ -16,6 +16,7 @@ package mirror
 
 import (
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -113,6 +114,13 @@ func (d *Folder) Kind(name string, st *syscall.Stat_t, siblings func(string) boo
 		return syscall.S_IFREG, nil, known
 	}
 	return 0, nil, true
+}
+
+// MeshFormat returns the format of entry name (stat st) and whether it is
+// a mesh (Kind).
+func (d *Folder) MeshFormat(name string, st *syscall.Stat_t, siblings func(string) bool) (decode.Format, bool) {
+	kind, format, _ := d.Kind(name, st, siblings)
+	return format, kind == KindMesh
 }
 
 // sniff returns the format of the regular file name (stat st), or nil, and
@@ -278,4 +286,13 @@ func ReadOnlyMode(perm uint32, dir bool) uint32 {
 		perm &^= 0o111
 	}
 	return perm
+}
+
+// PNGSource returns the texture whose PNG is called name, or "".
+func PNGSource(name string) string {
+	base, ok := strings.CutSuffix(name, outputs.PNGSuffix)
+	if !ok || !outputs.ShowsPNG(base) {
+		return ""
+	}
+	return base
 }

@@ -223,3 +223,11 @@ func TestReadOnlyMode(t *testing.T) {
 		}
 	}
 }
+
+func TestPNGSource(t *testing.T) {
+	for name, want := range map[string]string{"wood.dds.png": "wood.dds", "a.TGA.png": "a.TGA", "photo.jpg.png": "", "wood.dds": "", "x.png": ""} {
+		if got := PNGSource(name); got != want {
+			t.Errorf("PNGSource(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"syscall"
+
+	"github.com/meshfs/meshfs/decode"
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/diskcache"
@@ -140,4 +143,16 @@ func (s *Store) ChunkCheap(m *outputs.Mesh, v version.Version, r *ScanResult, na
 		}
 	}
 	return true, true
+}
+
+// ScanAhead scans the mesh at path (stat st, format) ahead of a walker,
+// unless memory holds its scan, and reports whether it did.
+func (s *Store) ScanAhead(ctx context.Context, path string, st *syscall.Stat_t, format decode.Format) bool {
+	m := s.NewMesh(path, format)
+	v := s.Versions.Version(path, version.FromStat(st))
+	if _, ok := s.Cache.Peek(Key(m, v, OutScan)); ok {
+		return false
+	}
+	_, err := s.Scan(ctx, m, v)
+	return err == nil
 }

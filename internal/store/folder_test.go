@@ -3,12 +3,15 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 func names(files []outputs.Entry) map[string]bool {
@@ -136,5 +139,67 @@ func TestFolderViewBroken(t *testing.T) {
 	}
 	if _, ok := s.Pushable(m, v, r); ok && r.ScanErr == nil {
 		t.Fatal("a header carrying a conversion's error is pushable")
+	}
+}
+
+// A texture's PNG is made from the texture as it is now; a replaced
+// texture is ESTALE and one that does not decode a conversion's failure.
+func TestTexturePNG(t *testing.T) {
+	src := t.TempDir()
+	s, _ := newStore(t, src, t.TempDir())
+	p := filepath.Join(src, "wood.tga")
+	tga := []byte{0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2, 0, 24, 0}
+	tga = append(tga, bytes.Repeat([]byte{0x10, 0x80, 0xff}, 4)...)
+	if err := os.WriteFile(p, tga, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := version.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	b, st, v, err := s.TexturePNG(ctx, p, id.File)
+	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) || st == nil || !v.Same(version.Version{Ident: id}) {
+		t.Fatalf("PNG of a texture: %q…, %v", b[:min(8, len(b))], err)
+	}
+	if _, _, _, err := s.TexturePNG(ctx, p, version.File{}); !errors.Is(err, syscall.ESTALE) {
+		t.Fatalf("another file's PNG: %v, want ESTALE", err)
+	}
+	if err := os.WriteFile(p, []byte("not a texture"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, _, _ = version.Stat(p)
+	var ce *ConvError
+	if _, _, _, err := s.TexturePNG(ctx, p, id.File); !errors.As(err, &ce) {
+		t.Fatalf("PNG of a broken texture: %v, want a ConvError", err)
+	}
+}
+
+// A scan ahead scans a mesh once: memory holds it for the walker.
+func TestScanAhead(t *testing.T) {
+	src := t.TempDir()
+	p := filepath.Join(src, "m.ply")
+	b, err := meshgen.GEM(20, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newStore(t, src, t.TempDir())
+	m, v := meshOf(t, s, p)
+	var st syscall.Stat_t
+	if err := syscall.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if !s.ScanAhead(ctx, p, &st, m.Format) {
+		t.Fatal("a cold mesh was not scanned ahead")
+	}
+	if _, ok := s.Cache.Peek(Key(m, v, OutScan)); !ok {
+		t.Fatal("the scan ahead is not in memory")
+	}
+	if s.ScanAhead(ctx, p, &st, m.Format) {
+		t.Fatal("a mesh scanned twice ahead")
 	}
 }

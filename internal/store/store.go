@@ -79,9 +79,10 @@ type Store struct {
 // must learn.
 type Hooks interface {
 	// DepsFound: a scan of the mesh at path found the files its outputs
-	// are made from besides its folder's (the mount watches them and tells
-	// the Tracker).
-	DepsFound(path string, deps []outputs.Dep)
+	// are made from besides its folder's, set, which the Tracker was told;
+	// changed is set when they differ from the last scan's (the mount
+	// watches their folders).
+	DepsFound(path string, set version.Set, changed bool)
 	// Broken: a conversion of the mesh at path just failed, and its folder
 	// changes shape (error.txt in, geometry out).
 	Broken(path string)
@@ -288,7 +289,11 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 			return nil, scanErr // gone: nothing to cache
 		}
 		hdr, deps, hdrErr := m.HeaderDeps(st, scanErr)
-		s.Hooks.DepsFound(m.Path, deps)
+		set := make(version.Set, len(deps))
+		for i, d := range deps {
+			set[i] = version.Read{Path: d.Path, Ident: d.Ident}
+		}
+		s.Hooks.DepsFound(m.Path, set, s.Versions.Track(m.Path, set))
 		r := &ScanResult{St: st, ScanErr: scanErr, HdrErr: hdrErr, header: hdr, chunkIdx: map[string]int{}}
 		aux := int64(512)
 		if st != nil {
@@ -1182,6 +1187,30 @@ func (s *Store) PNG(ctx context.Context, path string, v version.Version) (*cache
 		}
 		return &cache.Entry{Parts: [][]byte{b}}, nil
 	})
+}
+
+// TexturePNG returns the PNG of the texture at path as it is now, its stat
+// and version, or syscall.ESTALE when it is no longer file (replaced: the
+// caller's node stands for the old one). A texture that does not decode is
+// a *ConvError.
+func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) ([]byte, *syscall.Stat_t, version.Version, error) {
+	id, st, err := version.Stat(path)
+	if err != nil {
+		return nil, nil, version.Version{}, err
+	}
+	if id.File != file {
+		return nil, nil, version.Version{}, syscall.ESTALE
+	}
+	// A PNG reads its texture alone.
+	v := version.Version{Ident: id}
+	e, err := s.PNG(ctx, path, v)
+	if err != nil {
+		return nil, nil, v, err
+	}
+	if e.Err != nil {
+		return nil, nil, v, &ConvError{e.Err}
+	}
+	return e.Parts[0], st, v, nil
 }
 
 // outScanLive is the memory cache output of a scan made to load a chunk of

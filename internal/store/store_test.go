@@ -27,7 +27,7 @@ type recHooks struct {
 	broken []string
 }
 
-func (h *recHooks) DepsFound(path string, deps []outputs.Dep) {
+func (h *recHooks) DepsFound(path string, _ version.Set, _ bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.deps == nil {

@@ -93,6 +93,15 @@ type Read struct {
 // Set is the files an output read besides the one it is named after.
 type Set []Read
 
+// Paths are the paths of the set's files.
+func (s Set) Paths() []string {
+	out := make([]string, len(s))
+	for i, r := range s {
+		out[i] = r.Path
+	}
+	return out
+}
+
 // Sum digests the set, in path order, for keys that outlive the process:
 // any change of a file of it (or of its paths) changes the sum. The empty
 // set sums to 0.
