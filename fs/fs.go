@@ -1,37 +1,20 @@
 // Package fs is the FUSE side of meshfs: a read-only mirror of a source
 // folder in which every mesh file appears as a folder of converted outputs.
-// It knows no file format: export/outputs names and produces the outputs,
-// internal/store decides where they come from (memory, disk cache,
-// conversion). This package only maps them onto nodes, sizes and kernel
-// cache invalidations.
+// It knows no file format and decides little: each node asks a policy
+// package and translates the answer into a FUSE reply (internal/mirror: a
+// source folder's entries and stats; internal/store: what a mesh folder
+// holds and where its bytes come from; internal/kernelview: what the
+// kernel was told and may be told; internal/walk: work ahead of a walker).
 //
-// Kernel caching is deliberate. Entries and attributes are cached for
-// Config.EntryTimeout/AttrTimeout, and the kernel opens files and folders
-// without asking (its no-open modes, kernel.go), keeping every page and
-// listing, so that warm walks and reads never reach the daemon. Staleness is
-// handled from our side: SOURCE is watched (inotify) and every change,
-// appearance or removal is pushed to the kernel (NotifyEntry/NotifyContent/
-// NotifyDelete); without the watcher the one-second attribute timeout and
-// a source mtime that changes with the content make the kernel drop what it
-// holds (AUTO_INVAL_DATA). With Config.OpenHandles every open reaches the
-// daemon instead, re-checks the source's fingerprint and drops the kernel's
-// pages when it changed since the bytes were last served; there, as root,
-// plain files and big .glb files are passed through (passthrough.go).
-//
-// A mesh folder shows what is known of its mesh without converting it
-// (the folder table of export/outputs). A mesh not converted yet lists
-// NAME.glb, NAME.obj and NAME.mtl; the first stat or open converts. Once its
-// scan or a conversion is known to have failed (in this mount, in an
-// earlier one through the disk cache's records, or by the pre-warmer), it
-// is broken: it lists error.txt and no geometry, header.json carries the
-// error, and the kernel's listing, entries and header.json are invalidated
-// so it sees the new shape at once. The request whose conversion failed
-// gets EIO; later lookups of the geometry ENOENT. .meshfs/errors.txt and
-// stats.json list the broken meshes known (store.Failures).
+// Kernel caching is deliberate: the kernel opens files and folders without
+// asking (kernel.go) and keeps entries, attributes, pages and listings, so
+// warm walks never reach the daemon; the watcher pushes every source change
+// to the kernel (watch.go). A broken mesh's folder changes shape (error.txt
+// in, geometry out) and the kernel is told at once (brokenNow). DESIGN.md
+// says how each of these is kept.
 package fs
 
 import (
-	"fmt"
 	"io"
 	"log"
 	"os"
@@ -165,22 +148,9 @@ type FS struct {
 
 // New prepares a file system for cfg.Source; nothing is read yet.
 func New(cfg Config) (*FS, error) {
-	src, err := filepath.Abs(cfg.Source)
+	src, err := mountpoint.Source(cfg.Source)
 	if err != nil {
 		return nil, err
-	}
-	// The links in the source path are followed once, here, as the user
-	// asked: every path beneath it is then a real path, and the daemon
-	// follows no link (package srcfile).
-	if src, err = filepath.EvalSymlinks(src); err != nil {
-		return nil, fmt.Errorf("source: %w", err)
-	}
-	fi, err := os.Stat(src)
-	if err != nil {
-		return nil, fmt.Errorf("source: %w", err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("source %s is not a directory", src)
 	}
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = DefaultCacheSize

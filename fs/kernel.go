@@ -11,42 +11,13 @@ import (
 )
 
 // The kernel's no-open modes (Linux 5.1 and later, fs/fuse/file.c
-// fuse_file_open). When the daemon answers OPEN with ENOSYS the kernel sets
-// no_open for the whole connection: it never sends OPEN, RELEASE or FLUSH
-// again, every file behaves as if opened with FOPEN_KEEP_CACHE and READs
-// arrive with fh 0. ENOSYS to OPENDIR does the same for folders
-// (no_opendir): no OPENDIR or RELEASEDIR, READDIR with fh 0, and every
-// listing stays in the kernel (FOPEN_CACHE_DIR) until it is invalidated:
-// NotifyContent on the folder, or a changed mtime seen when its attributes
-// are refreshed at a rewind (AUTO_INVAL_DATA, which go-fuse negotiates).
-//
-// A warm walk (grep -r over header.json, ls -lR) then costs no round trip
-// at all per mesh, where per-open handles cost eight (OPENDIR, READDIR x2,
-// RELEASEDIR of the mesh folder, OPENDIR and RELEASEDIR of chunks/, OPEN
-// and RELEASE of header.json).
-//
-// What handles used to give is kept another way:
-//   - Reads: an output's node stands for one source version, the one whose
-//     size the kernel was first told (outFile.tell); each READ serves that
-//     version's bytes (memory cache, disk cache, or a conversion) or, once
-//     the source has changed and memory no longer holds them, ESTALE. The
-//     kernel's page cache is one per node, shared by every reader, so no
-//     read mixes two versions; a LOOKUP after the change (the watcher's
-//     NotifyEntry, or ESTALE from GETATTR making the kernel walk again)
-//     gets a new node for the new version.
-//   - Listings: the watcher notifies each changed folder; a mesh folder is
-//     notified when error.txt appears (a conversion failed after it was
-//     listed).
-//   - Writes: the mount is read-only (MS_RDONLY), so the kernel refuses
-//     write opens itself; OPEN with write flags still answers EROFS.
-//   - The disk cache: a read copies its entry into memory whole (Get), so
-//     eviction can never cut a read short; "open" now means "read recently":
-//     an output stays held in memory while READs of it keep coming, whatever
-//     the budget (internal/cache hold.go), and one evicted after that is loaded
-//     or converted again.
-//
+// fuse_file_open): ENOSYS to OPEN sets no_open for the connection (no
+// OPEN, RELEASE or FLUSH again, every file kept as with FOPEN_KEEP_CACHE,
+// READs with fh 0); ENOSYS to OPENDIR sets no_opendir (READDIR with fh 0,
+// every listing kept until it is invalidated). DESIGN.md ("Talking to the
+// kernel") says how reads, listings and writes keep what handles gave.
 // go-fuse answers READ with fh 0 by calling the node's Read with a nil
-// handle, which every file node here copes with. It answers READDIR with
+// handle, which every file node here copes with; it answers READDIR with
 // fh 0 with an empty listing, so rawFS opens a real handle for it.
 
 // rawFS wraps the go-fuse node file system: it counts requests (for tests

@@ -662,11 +662,7 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	}
 	o.view.Served(p.fp)
 	if p.raw == nil {
-		if off >= int64(len(p.data)) {
-			return memResult(nil), 0
-		}
-		end := min(off+int64(len(dest)), int64(len(p.data)))
-		return memResult(p.data[off:end]), 0
+		return memAt(p.data, dest, off)
 	}
 	// A raw chunk: read its window of the source, checking that the file
 	// opened is the version whose chunk table says where the window is.
@@ -687,10 +683,7 @@ func (o *outFile) readOld(dest []byte, off int64) (fuse.ReadResult, syscall.Errn
 	if !ok {
 		return nil, syscall.ESTALE
 	}
-	if off >= int64(len(data)) {
-		return memResult(nil), 0
-	}
-	return memResult(data[off:min(off+int64(len(dest)), int64(len(data)))]), 0
+	return memAt(data, dest, off)
 }
 
 // geometryGone is store.GeometryGone for the source's present version.

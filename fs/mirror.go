@@ -378,17 +378,11 @@ var (
 )
 
 func (h *fdHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	if off < 0 {
-		return nil, syscall.EINVAL
+	n, e := span(dest, off, h.length)
+	if e != 0 || n == 0 {
+		return noBytes(e)
 	}
-	n := int64(len(dest))
-	if h.length >= 0 {
-		if off >= h.length {
-			return memResult(nil), 0
-		}
-		n = min(n, h.length-off)
-	}
-	return fdResult(int(h.f.Fd()), h.base+off, int(n), dest)
+	return fdResult(int(h.f.Fd()), h.base+off, n, dest)
 }
 
 func (h *fdHandle) Release(ctx context.Context) syscall.Errno {
@@ -415,14 +409,7 @@ var (
 )
 
 func (h *bytesHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	if off < 0 {
-		return nil, syscall.EINVAL
-	}
-	if off >= int64(len(h.data)) {
-		return memResult(nil), 0
-	}
-	end := min(off+int64(len(dest)), int64(len(h.data)))
-	return memResult(h.data[off:end]), 0
+	return memAt(h.data, dest, off)
 }
 
 func (h *bytesHandle) Release(ctx context.Context) syscall.Errno {

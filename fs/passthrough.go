@@ -1,25 +1,10 @@
 package fs
 
 // FUSE passthrough (Linux ≥ 6.9, CAP_SYS_ADMIN): an open's reply names a
-// backing file and the kernel reads that file itself; no READ reaches the
-// daemon and no byte crosses /dev/fuse. fs/servebench measured a 36 MiB
-// read at ≈ 4 GB/s by passthrough against ≈ 0.3–0.5 GB/s through the daemon
-// (memory or splice) on this machine: for a big .glb the transfer, not the
-// conversion, was half of a first read. So in the open-handles mode a plain
-// file is passed through to its source, and a .glb to its disk-cache file
-// once that is written. A fresh conversion is saved once its readers pause,
-// and the opens before that read from the daemon: writing the file before
-// the first open returned (36 MB of new page cache) cost more than serving
-// that open (first reads of a 1 M-triangle UNIGINE .glb, medians of 5, three
-// runs: 249–285 MB/s written first, 282–360 served).
-//
-// Two constraints shape this file. The kernel (and go-fuse's bridge) keep
-// ONE backing file per inode while any passthrough handle on it is open, so
-// an open of another version of the file must not ask for passthrough until
-// those handles close (kernelview.Passthrough). And passthrough reads the backing file to
-// its end, so only a backing file that is exactly the output can serve: a
-// whole source file, or a single-part disk-cache entry (the .glb; the .obj
-// shares its entry with the .mtl).
+// backing file and the kernel reads that file itself. In the open-handles
+// mode a plain file is passed through to its source and a big .glb to its
+// disk-cache file (store.PassFile); kernelview.Passthrough keeps the
+// kernel's rule of one backing file per inode.
 
 import (
 	"context"
@@ -60,17 +45,11 @@ func (h *passHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Rea
 	if h.fsys.passOff.CompareAndSwap(false, true) {
 		h.fsys.log.Printf("meshfs: the kernel does not pass files through (needs Linux ≥ 6.9 and root); serving reads from the daemon")
 	}
-	if off < 0 {
-		return nil, syscall.EINVAL
+	n, e := span(dest, off, h.size)
+	if e != 0 || n == 0 {
+		return noBytes(e)
 	}
-	n := int64(len(dest))
-	if h.size >= 0 {
-		if off >= h.size {
-			return memResult(nil), 0
-		}
-		n = min(n, h.size-off)
-	}
-	return fdResult(int(h.f.Fd()), off, int(n), dest)
+	return fdResult(int(h.f.Fd()), off, n, dest)
 }
 
 func (h *passHandle) Release(ctx context.Context) syscall.Errno {

@@ -23,6 +23,35 @@ import (
 // memResult replies with bytes held in memory, written with one writev.
 func memResult(b []byte) fuse.ReadResult { return fuse.ReadResultVector([][]byte{b}) }
 
+// memAt replies to a READ of dest's size at off of data.
+func memAt(data, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	n, e := span(dest, off, int64(len(data)))
+	if e != 0 || n == 0 {
+		return noBytes(e)
+	}
+	return memResult(data[off : off+int64(n)]), 0
+}
+
+// noBytes replies to a READ with nothing: errno e, or the end of the file.
+func noBytes(e syscall.Errno) (fuse.ReadResult, syscall.Errno) {
+	if e != 0 {
+		return nil, e
+	}
+	return memResult(nil), 0
+}
+
+// span is how many bytes a READ of dest's size at off gets from a file of
+// length bytes (-1: unknown, as many as asked).
+func span(dest []byte, off, length int64) (int, syscall.Errno) {
+	if off < 0 {
+		return 0, syscall.EINVAL
+	}
+	if length < 0 {
+		return len(dest), 0
+	}
+	return int(max(0, min(int64(len(dest)), length-off))), 0
+}
+
 // spliceFits reports whether go-fuse can splice an n-byte reply: its pipe
 // must hold the reply's 16-byte header, the data and one more page.
 func spliceFits(n int) bool {

@@ -19,26 +19,20 @@ import (
 // buffer, read into when the reply is too big to splice (readresult.go).
 func (f *FS) readWindow(k srcfd.Key, same func(*syscall.Stat_t) bool, dest []byte, off, base, length int64) (fuse.ReadResult, syscall.Errno) {
 	c := f.srcFDs
-	if off < 0 {
-		return nil, syscall.EINVAL
-	}
-	n := int64(len(dest))
-	if length >= 0 {
-		if off >= length {
-			return memResult(nil), 0
-		}
-		n = min(n, length-off)
+	n, en := span(dest, off, length)
+	if en != 0 || n == 0 {
+		return noBytes(en)
 	}
 	e, err := c.Get(k, same)
 	if err != nil {
 		return nil, errno(err)
 	}
-	if !spliceFits(int(n)) {
+	if !spliceFits(n) {
 		// Too big to splice (see readresult.go): read it here.
 		defer c.Release(e)
-		return fdResult(e.Fd, base+off, int(n), dest)
+		return fdResult(e.Fd, base+off, n, dest)
 	}
-	r := &fileResult{c: c, e: e, off: base + off, size: int(n)}
+	r := &fileResult{c: c, e: e, off: base + off, size: n}
 	// go-fuse skips Done for a request the kernel interrupted: the cleanup
 	// releases the descriptor then, once the reply is dropped (never while
 	// a splice may still use it: the request holds r until then).

@@ -87,9 +87,6 @@ func (t *texPNG) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off 
 	if fh != nil || !t.fsys.noOpen() {
 		return nil, syscall.EBADF
 	}
-	if off < 0 {
-		return nil, syscall.EINVAL
-	}
 	b, _, fp, e := t.produce(ctx)
 	if e != 0 {
 		return nil, e
@@ -97,10 +94,7 @@ func (t *texPNG) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off 
 	if !t.view.Told().Same(fp) {
 		return nil, syscall.ESTALE
 	}
-	if off >= int64(len(b)) {
-		return memResult(nil), 0
-	}
-	return memResult(b[off:min(off+int64(len(dest)), int64(len(b)))]), 0
+	return memAt(b, dest, off)
 }
 
 // lookupPNG looks up name, the PNG of the texture called src in d.

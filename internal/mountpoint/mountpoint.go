@@ -292,3 +292,24 @@ func Unescape(s string) string {
 	}
 	return b.String()
 }
+
+// Source is the real path of the source folder src. The links in its path
+// are followed once, here, as the user asked: every path beneath it is then
+// a real path, and the daemon follows no link (package srcfile).
+func Source(src string) (string, error) {
+	src, err := filepath.Abs(src)
+	if err != nil {
+		return "", err
+	}
+	if src, err = filepath.EvalSymlinks(src); err != nil {
+		return "", fmt.Errorf("source: %w", err)
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return "", fmt.Errorf("source: %w", err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("source %s is not a directory", src)
+	}
+	return src, nil
+}

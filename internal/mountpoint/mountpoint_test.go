@@ -62,3 +62,20 @@ func TestLast(t *testing.T) {
 		t.Fatal("a plain folder is a mount point")
 	}
 }
+
+func TestSource(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	os.Mkdir(real, 0o755)
+	os.Symlink(real, filepath.Join(dir, "link"))
+	os.WriteFile(filepath.Join(dir, "file"), nil, 0o644)
+	want, _ := filepath.EvalSymlinks(real)
+	if got, err := Source(filepath.Join(dir, "link")); err != nil || got != want {
+		t.Fatalf("Source(link) = %q, %v; want %q", got, err, want)
+	}
+	for _, bad := range []string{filepath.Join(dir, "file"), filepath.Join(dir, "missing")} {
+		if _, err := Source(bad); err == nil {
+			t.Errorf("Source(%s) accepted", bad)
+		}
+	}
+}

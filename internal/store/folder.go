@@ -82,8 +82,10 @@ func (s *Store) InMemory(m *outputs.Mesh, v version.Version, e outputs.Entry) ([
 
 // PassFile returns the pinned disk-cache entry of m's .glb for version v
 // and its size, converting first when neither cache has it, when the
-// kernel's passthrough may read it: an entry of exactly the .glb (a single
-// part), at least PassMin bytes, checked whole. ok is false when the open
+// kernel's passthrough may read it: the kernel reads a backing file to its
+// end, so only an entry that is exactly the .glb serves (a single part; the
+// .obj shares its entry with the .mtl), of at least PassMin bytes, checked
+// whole. ok is false when the open
 // must be served otherwise: a conversion error, an output below PassMin or
 // not in the disk cache (yet: a fresh conversion is saved once its readers
 // pause), or a damaged entry. The caller closes h.
