@@ -380,10 +380,12 @@ func (m *meshDir) geometry(ctx context.Context, fp cache.Fingerprint, output str
 			if sc != nil && sc.scene != nil {
 				b, err = m.mesh.GLBOf(sc.scene)
 				sc.scene, start = nil, start.Add(-sc.took)
+				e = &cache.Entry{Parts: [][]byte{b}}
 			} else {
-				b, err = m.mesh.GLBFile(ctx)
+				var parts [][]byte
+				parts, err = m.mesh.GLBFiles(ctx)
+				e = &cache.Entry{Parts: parts}
 			}
-			e = &cache.Entry{Parts: [][]byte{b}}
 		case outOBJ:
 			var o, l []byte
 			o, l, err = m.mesh.OBJFiles(ctx)
@@ -945,7 +947,7 @@ func (o *outFile) conversion() (output string, part int) {
 	case outputs.OutAnimated:
 		return outAnimated, 0
 	}
-	return outGLB, 0
+	return outGLB, o.ent.Part
 }
 
 // produced is an output's content: bytes in memory, or a window of the

@@ -1,0 +1,474 @@
+package outputs
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// assembly is one pass over a model's parts: every file it names is
+// found, decoded and resolved once, whatever the number of LODs and
+// placements using it.
+type assembly struct {
+	m     *Mesh
+	model *decode.Model
+	x     *refs
+	scale float32
+	parts map[string]*partOut
+	anims map[string]*animOut
+	// decoded and orm are shared by every part's resolution: a texture
+	// file is decoded, and embedded, once per model.
+	decoded map[string]*decode.Image
+	orm     map[*decode.Image]*decode.Image
+	deps    []Dep
+}
+
+// partOut is one part file, decoded.
+type partOut struct {
+	mesh  *Mesh
+	res   *resolution
+	scene *decode.Scene
+	err   error
+	// overrides are the materials made for ModelPart.Materials, by name.
+	overrides map[string]*decode.Material
+}
+
+// animOut is one animation file, decoded.
+type animOut struct {
+	scene *decode.Scene
+	err   error
+}
+
+func (m *Mesh) newAssembly(model *decode.Model) *assembly {
+	return &assembly{m: m, model: model, x: m.newRefs(), scale: float32(scaleOf(model)),
+		parts: map[string]*partOut{}, anims: map[string]*animOut{},
+		decoded: map[string]*decode.Image{}, orm: map[*decode.Image]*decode.Image{}}
+}
+
+// part decodes the part at p (once).
+func (a *assembly) part(ctx context.Context, p string) *partOut {
+	if po, ok := a.parts[p]; ok {
+		return po
+	}
+	po := &partOut{}
+	a.parts[p] = po
+	pm, err := a.m.partMesh(p)
+	if err != nil {
+		po.err = err
+		return po
+	}
+	po.mesh = pm
+	a.deps = append(a.deps, statDeps(pm.Sources()[1:])...)
+	scene, err := pm.decode(ctx)
+	if err != nil {
+		po.err = err
+		return po
+	}
+	po.res = pm.newResolution(true)
+	po.res.decoded, po.res.orm = a.decoded, a.orm
+	po.res.resolveMaterials(scene.Materials)
+	a.deps = append(a.deps, po.res.deps...)
+	scaleScene(scene, a.scale)
+	po.scene = scene
+	return po
+}
+
+// override returns the material called name as the part's engine
+// resolves it (once per part and name).
+func (a *assembly) override(po *partOut, name string) *decode.Material {
+	if mat, ok := po.overrides[name]; ok {
+		return mat
+	}
+	mat := &decode.Material{Name: name}
+	if resolve := resolvers[po.mesh.Format.Name()]; resolve != nil {
+		before := len(po.res.deps)
+		resolve(po.res, mat)
+		a.deps = append(a.deps, po.res.deps[before:]...)
+	}
+	if po.overrides == nil {
+		po.overrides = map[string]*decode.Material{}
+	}
+	po.overrides[name] = mat
+	return mat
+}
+
+// anim decodes the animation file at p (once).
+func (a *assembly) anim(ctx context.Context, p string) *animOut {
+	if ao, ok := a.anims[p]; ok {
+		return ao
+	}
+	ao := &animOut{}
+	a.anims[p] = ao
+	am, err := a.m.partMesh(p)
+	if err == nil {
+		ao.scene, err = am.decode(ctx)
+	}
+	if err == nil && len(ao.scene.Animations) == 0 {
+		err = fmt.Errorf("%s: the file holds no animation", p)
+	}
+	ao.err = err
+	return ao
+}
+
+// scaleScene multiplies every length of s by k: positions, morph target
+// positions, translations of transforms and inverse bind matrices.
+func scaleScene(s *decode.Scene, k float32) {
+	if k == 1 || k <= 0 {
+		return
+	}
+	for mi := range s.Meshes {
+		mesh := &s.Meshes[mi]
+		mesh.Transform.Translation = mul3(mesh.Transform.Translation, k)
+		for pi := range mesh.Primitives {
+			p := &mesh.Primitives[pi]
+			for i := range p.Positions {
+				p.Positions[i] = mul3(p.Positions[i], k)
+			}
+			for ti := range p.Targets {
+				for i := range p.Targets[ti].Positions {
+					p.Targets[ti].Positions[i] = mul3(p.Targets[ti].Positions[i], k)
+				}
+			}
+		}
+	}
+	if s.Skeleton != nil {
+		for i := range s.Skeleton.Joints {
+			j := &s.Skeleton.Joints[i]
+			j.Rest.Translation = mul3(j.Rest.Translation, k)
+			if j.InverseBind != nil {
+				ib := *j.InverseBind
+				ib[12], ib[13], ib[14] = ib[12]*k, ib[13]*k, ib[14]*k
+				j.InverseBind = &ib
+			}
+		}
+	}
+	for ai := range s.Animations {
+		scaleTranslations(s.Animations[ai].Channels, k)
+	}
+}
+
+// scaleTranslations multiplies the values of translation channels by k,
+// in new slices (decoded animations are shared).
+func scaleTranslations(cs []decode.Channel, k float32) {
+	if k == 1 || k <= 0 {
+		return
+	}
+	for i := range cs {
+		if cs[i].Path != decode.PathTranslation {
+			continue
+		}
+		v := make([]float32, len(cs[i].Values))
+		for j, x := range cs[i].Values {
+			v[j] = x * k
+		}
+		cs[i].Values = v
+	}
+}
+
+func mul3(v [3]float32, k float32) [3]float32 { return [3]float32{v[0] * k, v[1] * k, v[2] * k} }
+
+// lodScene assembles LOD li: node 0 is the model's root (named after
+// the model), LOD node i is scene node i+1.
+func (a *assembly) lodScene(ctx context.Context, li int) (*decode.Scene, error) {
+	lod := &a.model.LODs[li]
+	s := &decode.Scene{}
+	root := decode.Fields{{Key: "unit", Value: a.model.Unit}, {Key: "scale_to_metres", Value: float64(a.scale)}}
+	s.Nodes = append(s.Nodes, decode.Node{Name: a.m.Base, Parent: -1, Matrix: decode.Identity4(), Extras: root})
+	byName := map[string]int{}
+	for i, n := range lod.Nodes {
+		p := n.Parent + 1
+		if n.Parent < 0 || n.Parent >= i {
+			p = 0
+		}
+		mat := n.Matrix
+		if mat == (decode.Mat4{}) {
+			mat = decode.Identity4()
+		}
+		s.Nodes = append(s.Nodes, decode.Node{Name: n.Name, Parent: p, Matrix: mat, Extras: n.Extras})
+		if _, dup := byName[n.Name]; !dup && n.Name != "" {
+			byName[n.Name] = i + 1
+		}
+	}
+	world := make([]decode.Mat4, len(s.Nodes))
+	for i, n := range s.Nodes {
+		world[i] = n.Matrix
+		if i > 0 {
+			world[i] = world[n.Parent].Mul(n.Matrix)
+		}
+	}
+	var unresolved, failed []decode.Fields
+	matIndex := map[*decode.Material]int{}
+	addMat := func(mat *decode.Material) int {
+		if i, ok := matIndex[mat]; ok {
+			return i
+		}
+		s.Materials = append(s.Materials, *mat)
+		matIndex[mat] = len(s.Materials) - 1
+		return len(s.Materials) - 1
+	}
+	empty := func(at int, name string, extras decode.Fields) {
+		s.Nodes = append(s.Nodes, decode.Node{Name: name, Parent: at, Matrix: decode.Identity4(), Extras: extras})
+	}
+	for i, n := range lod.Nodes {
+		at := i + 1
+		for _, part := range n.Parts {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			name := path.Base(strings.ReplaceAll(part.Mesh.Stored, "\\", "/"))
+			fd := a.x.find(part.Mesh)
+			if fd.path == "" {
+				rf := refFields(part.Mesh, fd)
+				unresolved = append(unresolved, append(decode.Fields{{Key: "node", Value: n.Name}}, rf...))
+				empty(at, name, decode.Fields{{Key: "unresolved", Value: fd.tried}})
+				continue
+			}
+			po := a.part(ctx, fd.path)
+			if po.err != nil {
+				failed = append(failed, decode.Fields{{Key: "node", Value: n.Name}, {Key: "name", Value: part.Mesh.Stored}, {Key: "path", Value: fd.shown}, {Key: "error", Value: po.err.Error()}})
+				empty(at, name, decode.Fields{{Key: "error", Value: po.err.Error()}})
+				continue
+			}
+			a.place(s, po, part, at, world, byName, addMat)
+		}
+	}
+	// Animations: the model's, then the LOD's.
+	all := append(append([]decode.ModelAnimation(nil), a.model.Animations...), lod.Animations...)
+	for _, ma := range all {
+		an, reason := a.animation(ctx, ma, byName, len(lod.Nodes))
+		if reason != nil {
+			failed = append(failed, reason)
+			continue
+		}
+		s.Animations = append(s.Animations, an...)
+	}
+	if len(unresolved) > 0 || len(failed) > 0 {
+		var ex decode.Fields
+		ex = append(ex, s.Nodes[0].Extras...)
+		ex.Add("unresolved", nonNilFields(unresolved))
+		ex.Add("failed", nonNilFields(failed))
+		s.Nodes[0].Extras = ex
+	}
+	return s, nil
+}
+
+// place hangs the meshes of a decoded part on scene node at.
+func (a *assembly) place(s *decode.Scene, po *partOut, part decode.ModelPart, at int, world []decode.Mat4, byName map[string]int, addMat func(*decode.Material) int) {
+	ps := po.scene
+	flat := 0 // primitive index over the part's meshes, for overrides
+	for _, pm := range ps.Meshes {
+		mesh := pm
+		mesh.Node = at
+		mesh.Skin = nil
+		mesh.Primitives = make([]decode.Primitive, len(pm.Primitives))
+		copy(mesh.Primitives, pm.Primitives)
+		skinned := part.Skinned && pm.Skinned && ps.Skeleton != nil && len(ps.Skeleton.Joints) > 0
+		var slotOf []uint16
+		if skinned {
+			mesh.Skin, slotOf = a.skin(ps.Skeleton, at, world, byName)
+		} else {
+			mesh.Skinned = false
+		}
+		for k := range mesh.Primitives {
+			p := &mesh.Primitives[k]
+			switch {
+			case flat < len(part.Materials):
+				p.Material = addMat(a.override(po, part.Materials[flat]))
+			case p.Material >= 0 && p.Material < len(ps.Materials):
+				p.Material = addMat(&ps.Materials[p.Material])
+			default:
+				p.Material = -1
+			}
+			flat++
+			if !skinned {
+				p.Joints, p.Weights = nil, nil
+				continue
+			}
+			js := make([][4]uint16, len(p.Joints))
+			for v, j := range p.Joints {
+				for c := range 4 {
+					if int(j[c]) < len(slotOf) {
+						js[v][c] = slotOf[j[c]]
+					}
+				}
+			}
+			p.Joints = js
+		}
+		s.Meshes = append(s.Meshes, mesh)
+	}
+}
+
+// skin binds a part skinned to its skeleton sk, placed at node at, to the
+// scene's nodes by joint name: a joint naming no node is node at. The
+// inverse bind matrix of a node n standing for joint j is
+// inverse(world n)·(world at)·(rest j)·(inverse bind j), so that at rest
+// every vertex is where the rigid part would be; slotOf maps the part's
+// joints to the skin's.
+func (a *assembly) skin(sk *decode.Skeleton, at int, world []decode.Mat4, byName map[string]int) (*decode.Skin, []uint16) {
+	js := sk.Joints
+	rest := make([]decode.Mat4, len(js))
+	for i, j := range js {
+		rest[i] = j.Rest.Matrix()
+		if j.Rest == (decode.TRS{}) {
+			rest[i] = decode.Identity4()
+		}
+		if p := j.Parent; p >= 0 && p < i {
+			rest[i] = rest[p].Mul(rest[i])
+		}
+	}
+	skin := &decode.Skin{}
+	slotOf := make([]uint16, len(js))
+	slot := map[int]int{}
+	for i, j := range js {
+		n, ok := byName[j.Name]
+		if !ok {
+			n = at
+		}
+		if k, ok := slot[n]; ok {
+			slotOf[i] = uint16(k)
+			continue
+		}
+		inv, ok := world[n].InverseAffine()
+		if !ok {
+			inv = decode.Identity4()
+		}
+		m := inv.Mul(world[at]).Mul(rest[i])
+		if j.InverseBind != nil {
+			var ib decode.Mat4
+			for k, v := range j.InverseBind {
+				ib[k] = float64(v)
+			}
+			m = m.Mul(ib)
+		}
+		var f [16]float32
+		for k, v := range m {
+			f[k] = float32(v)
+		}
+		slot[n] = len(skin.Joints)
+		slotOf[i] = uint16(len(skin.Joints))
+		skin.Joints = append(skin.Joints, n)
+		skin.InverseBinds = append(skin.InverseBinds, f)
+	}
+	return skin, slotOf
+}
+
+// animation turns one of the model's animations into scene animations on
+// its nodes, or returns why it cannot (for the "failed" list).
+func (a *assembly) animation(ctx context.Context, ma decode.ModelAnimation, byName map[string]int, nodes int) ([]decode.Animation, decode.Fields) {
+	fail := func(stored, why string) decode.Fields {
+		return decode.Fields{{Key: "kind", Value: "animation"}, {Key: "name", Value: ma.Name}, {Key: "file", Value: stored}, {Key: "error", Value: why}}
+	}
+	if ma.File == nil {
+		an := decode.Animation{Name: ma.Name}
+		for _, c := range ma.Channels {
+			if c.Index < 0 || c.Index >= nodes {
+				continue
+			}
+			c.Kind, c.Index = decode.TargetNode, c.Index+1
+			an.Channels = append(an.Channels, c)
+		}
+		if len(an.Channels) == 0 {
+			return nil, fail("", "no channel drives a node of the LOD")
+		}
+		return []decode.Animation{an}, nil
+	}
+	fd := a.x.find(*ma.File)
+	if fd.path == "" {
+		f := fail(ma.File.Stored, "not found")
+		f.Add("unresolved", fd.tried)
+		return nil, f
+	}
+	ao := a.anim(ctx, fd.path)
+	if ao.err != nil {
+		return nil, fail(ma.File.Stored, ao.err.Error())
+	}
+	sk := ao.scene.Skeleton
+	var out []decode.Animation
+	for _, src := range ao.scene.Animations {
+		an := decode.Animation{Name: ma.Name}
+		if len(ao.scene.Animations) > 1 && src.Name != "" {
+			an.Name = ma.Name + "/" + src.Name
+		}
+		for _, c := range src.Channels {
+			to := -1
+			switch {
+			case ma.Node >= 0 && ma.Node < nodes:
+				to = ma.Node + 1
+			case c.Kind == decode.TargetJoint && sk != nil && c.Index >= 0 && c.Index < len(sk.Joints):
+				if n, ok := byName[sk.Joints[c.Index].Name]; ok {
+					to = n
+				}
+			}
+			if to < 0 {
+				continue
+			}
+			c.Kind, c.Index = decode.TargetNode, to
+			out1 := []decode.Channel{c}
+			scaleTranslations(out1, a.scale)
+			an.Channels = append(an.Channels, out1[0])
+		}
+		if len(an.Channels) > 0 {
+			out = append(out, an)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fail(ma.File.Stored, "no joint it animates is a node of the model")
+	}
+	return out, nil
+}
+
+// ModelGLBs assembles every LOD of the model and exports each, LOD 0
+// first (NAME.glb, NAME.lod1.glb …), with the files the assembly read.
+func (m *Mesh) ModelGLBs(ctx context.Context) (glbs [][]byte, deps []Dep, err error) {
+	ctx, finish := m.deadline(ctx, "model assembly and glb export")
+	defer func() { err = finish(err) }()
+	scenes, deps, err := m.assemble(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for li, s := range scenes {
+		b, err := GLB(s)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: LOD %d: glb export: %w", m.Path, li, err)
+		}
+		if err := m.checkOutput(m.LODGLBName(li), int64(len(b))); err != nil {
+			return nil, nil, err
+		}
+		glbs = append(glbs, b)
+	}
+	return glbs, deps, nil
+}
+
+// assemble decodes the model and builds one scene per LOD.
+func (m *Mesh) assemble(ctx context.Context) ([]*decode.Scene, []Dep, error) {
+	model, err := m.DecodeModel(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := m.newAssembly(model)
+	var scenes []*decode.Scene
+	for li := range model.LODs {
+		s, err := a.lodScene(ctx, li)
+		if err != nil {
+			return nil, nil, err
+		}
+		scenes = append(scenes, s)
+	}
+	deps := append(a.x.r.deps, a.deps...)
+	return scenes, dedupDeps(deps), nil
+}
+
+func dedupDeps(ds []Dep) []Dep {
+	seen := map[string]bool{}
+	out := ds[:0]
+	for _, d := range ds {
+		if !seen[d.Path] {
+			seen[d.Path] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
