@@ -83,6 +83,10 @@ type ModelPart struct {
 // animation format's file, its joints or nodes matched by name, or, for
 // Node ≥ 0, the single node it moves as a TF .ani does) or channels held
 // in the model itself (Kind TargetJoint, Index a node of the LOD).
+// A single-node file's track is relative to the node: the node's
+// transform at time t is its Matrix times the track's (TF plays .ani
+// tracks in the node's frame). Channels held in the model are the node's
+// whole transform, as glTF channels are.
 type ModelAnimation struct {
 	Name     string
 	File     *Ref
