@@ -15,6 +15,8 @@ import (
 // All is every supported format, in sniffing order.
 var All = []decode.Format{
 	gem.Format{},
+	gem.Mdl{},
+	gem.AnmFormat{},
 	unigine.Format{},
 	unigine.AnimFormat{},
 	tfever.Msh{},
