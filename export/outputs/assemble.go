@@ -3,7 +3,10 @@ package outputs
 import (
 	"context"
 	"fmt"
+	"math"
 	"path"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/meshfs/meshfs/decode"
@@ -238,7 +241,7 @@ func (a *assembly) lodScene(ctx context.Context, li int) (*decode.Scene, error) 
 	// Animations: the model's, then the LOD's.
 	all := append(append([]decode.ModelAnimation(nil), a.model.Animations...), lod.Animations...)
 	for _, ma := range all {
-		an, reason := a.animation(ctx, ma, byName, len(lod.Nodes))
+		an, reason := a.animation(ctx, ma, byName, s.Nodes[:len(lod.Nodes)+1])
 		if reason != nil {
 			failed = append(failed, reason)
 			continue
@@ -357,7 +360,8 @@ func (a *assembly) skin(sk *decode.Skeleton, at int, world []decode.Mat4, byName
 
 // animation turns one of the model's animations into scene animations on
 // its nodes, or returns why it cannot (for the "failed" list).
-func (a *assembly) animation(ctx context.Context, ma decode.ModelAnimation, byName map[string]int, nodes int) ([]decode.Animation, decode.Fields) {
+func (a *assembly) animation(ctx context.Context, ma decode.ModelAnimation, byName map[string]int, tree []decode.Node) ([]decode.Animation, decode.Fields) {
+	nodes := len(tree) - 1
 	fail := func(stored, why string) decode.Fields {
 		return decode.Fields{{Key: "kind", Value: "animation"}, {Key: "name", Value: ma.Name}, {Key: "file", Value: stored}, {Key: "error", Value: why}}
 	}
@@ -409,6 +413,9 @@ func (a *assembly) animation(ctx context.Context, ma decode.ModelAnimation, byNa
 			out1 := []decode.Channel{c}
 			scaleTranslations(out1, a.scale)
 			an.Channels = append(an.Channels, out1[0])
+		}
+		if ma.Node >= 0 && ma.Node < nodes {
+			an.Channels = relative(tree[ma.Node+1].Matrix, an.Channels)
 		}
 		if len(an.Channels) > 0 {
 			out = append(out, an)
@@ -471,4 +478,120 @@ func dedupDeps(ds []Dep) []Dep {
 		}
 	}
 	return out
+}
+
+// relative turns the channels of a single-node track, which the game
+// plays in the node's frame (the node's transform is m · track), into
+// channels of the node's whole transform: the track is sampled at every
+// time any of its channels has a key (linear, rotations spherical; step
+// when any channel steps), each sample composed with m and split into
+// translation, rotation and scale (a mirroring m as a negative x scale, as
+// the node's own rest transform is).
+func relative(m decode.Mat4, cs []decode.Channel) []decode.Channel {
+	if len(cs) == 0 {
+		return cs
+	}
+	var tc, rc, sc *decode.Channel
+	var times []float32
+	step := false
+	for i := range cs {
+		c := &cs[i]
+		switch c.Path {
+		case decode.PathTranslation:
+			tc = c
+		case decode.PathRotation:
+			rc = c
+		case decode.PathScale:
+			sc = c
+		}
+		times = append(times, c.Times...)
+		step = step || c.Step
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+	node := cs[0].Index
+	out := []decode.Channel{
+		{Kind: decode.TargetNode, Index: node, Path: decode.PathTranslation, Times: times, Step: step},
+		{Kind: decode.TargetNode, Index: node, Path: decode.PathRotation, Times: times, Step: step},
+		{Kind: decode.TargetNode, Index: node, Path: decode.PathScale, Times: times, Step: step},
+	}
+	for _, t := range times {
+		trs := decode.Identity()
+		if tc != nil {
+			trs.Translation = [3]float32(sample(tc, t, 3))
+		}
+		if rc != nil {
+			trs.Rotation = [4]float32(sample(rc, t, 4))
+		}
+		if sc != nil {
+			trs.Scale = [3]float32(sample(sc, t, 3))
+		}
+		w := m.Mul(trs.Matrix()).TRS()
+		out[0].Values = append(out[0].Values, w.Translation[:]...)
+		out[1].Values = append(out[1].Values, w.Rotation[:]...)
+		out[2].Values = append(out[2].Values, w.Scale[:]...)
+	}
+	return out
+}
+
+// sample is channel c's value at time t (n floats): held before the
+// first key and after the last, interpolated between (step: the earlier
+// key), rotations by spherical interpolation.
+func sample(c *decode.Channel, t float32, n int) []float32 {
+	keys := min(len(c.Times), len(c.Values)/n)
+	if keys == 0 {
+		if n == 4 {
+			return []float32{0, 0, 0, 1}
+		}
+		if c.Path == decode.PathScale {
+			return []float32{1, 1, 1}
+		}
+		return make([]float32, n)
+	}
+	at := func(k int) []float32 { return c.Values[k*n : k*n+n] }
+	k := sort.Search(keys, func(i int) bool { return c.Times[i] > t }) // first key after t
+	switch {
+	case k == 0:
+		return at(0)
+	case k == keys:
+		return at(keys - 1)
+	case c.Step:
+		return at(k - 1)
+	}
+	a, b := at(k-1), at(k)
+	u := (t - c.Times[k-1]) / (c.Times[k] - c.Times[k-1])
+	if n == 4 {
+		return slerp(a, b, u)
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = a[i] + (b[i]-a[i])*u
+	}
+	return v
+}
+
+func slerp(a, b []float32, u float32) []float32 {
+	dot := float64(a[0]*b[0] + a[1]*b[1] + a[2]*b[2] + a[3]*b[3])
+	sign := 1.0
+	if dot < 0 {
+		dot, sign = -dot, -1
+	}
+	wa, wb := 1-float64(u), float64(u)
+	if dot < 0.9995 {
+		th := math.Acos(dot)
+		wa, wb = math.Sin((1-float64(u))*th)/math.Sin(th), math.Sin(float64(u)*th)/math.Sin(th)
+	}
+	v := make([]float32, 4)
+	var l float64
+	for i := range v {
+		x := wa*float64(a[i]) + sign*wb*float64(b[i])
+		v[i] = float32(x)
+		l += x * x
+	}
+	if l = math.Sqrt(l); l > 0 {
+		for i := range v {
+			v[i] = float32(float64(v[i]) / l)
+		}
+	}
+	return v
 }

@@ -108,7 +108,6 @@ func (m *Mesh) DecodeModel(ctx context.Context) (*decode.Model, error) {
 	if err := m.limitSource(src); err != nil {
 		return nil, err
 	}
-	src.OpenAsset = m.openAsset
 	ctx, finish := m.deadline(ctx, "model decode")
 	model, err := md.DecodeModel(ctx, src)
 	if err == nil && (model == nil || len(model.LODs) == 0) {
@@ -246,7 +245,7 @@ func (m *Mesh) modelHeader(st *decode.Structure, scanErr error) ([]byte, []Dep, 
 		} else {
 			var fs decode.Fields
 			fs, deps = m.modelFields(model)
-			f = append(f, fs...)
+			f = addAbsent(f, fs)
 		}
 	}
 	if scanErr != nil {
@@ -264,7 +263,7 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 	}
 	f.Add("unit", unit)
 	f.Add("scale_to_metres", scaleOf(model))
-	f = append(f, model.Header...)
+	f = addAbsent(f, model.Header)
 	x := m.newRefs()
 	var unresolved, failed []decode.Fields
 	scanned := map[string]bool{}
@@ -313,9 +312,9 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 		}
 		lods = append(lods, lf)
 	}
-	f.Add("lods", lods)
+	f.Add("lod_files", lods)
 	if anims := m.animationFields(model.Animations, look); anims != nil {
-		f.Add("animations", anims)
+		f.Add("animation_files", anims)
 	}
 	if len(model.Colliders) > 0 {
 		var cs []decode.Fields
@@ -326,7 +325,7 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 			}
 			cs = append(cs, cf)
 		}
-		f.Add("colliders", cs)
+		f.Add("collider_shapes", cs)
 	}
 	f.Add("unresolved", nonNilFields(unresolved))
 	f.Add("failed", nonNilFields(failed))
@@ -349,6 +348,22 @@ func (m *Mesh) animationFields(anims []decode.ModelAnimation, look func(string, 
 		out = append(out, af)
 	}
 	return out
+}
+
+// addAbsent appends to f the fields of more whose keys f lacks: the scan's
+// own fields come first and keep their values.
+func addAbsent(f, more decode.Fields) decode.Fields {
+	have := make(map[string]bool, len(f))
+	for _, kv := range f {
+		have[kv.Key] = true
+	}
+	for _, kv := range more {
+		if !have[kv.Key] {
+			have[kv.Key] = true
+			f = append(f, kv)
+		}
+	}
+	return f
 }
 
 func nonNilFields(f []decode.Fields) []decode.Fields {

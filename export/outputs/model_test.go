@@ -298,7 +298,7 @@ func TestModelHeader(t *testing.T) {
 			File                   string
 			VisibleFrom, VisibleTo float64 `json:"-"`
 			Parts                  []map[string]any
-		} `json:"lods"`
+		} `json:"lod_files"`
 		Unresolved []map[string]any
 		Failed     []map[string]any
 	}

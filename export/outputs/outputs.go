@@ -169,6 +169,9 @@ func (m *Mesh) source() (*decode.Source, func(), error) {
 			return m.openSibling(name)
 		},
 	}
+	if m.IsModel() {
+		src.OpenAsset = m.openAsset
+	}
 	return src, done, nil
 }
 
