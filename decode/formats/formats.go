@@ -19,6 +19,7 @@ var All = []decode.Format{
 	gem.Format{},
 	gem.Mdl{},
 	gem.AnmFormat{},
+	gem.VolFormat{},
 	unigine.Format{},
 	unigine.AnimFormat{},
 	tfever.Msh{},

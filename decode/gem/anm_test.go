@@ -273,7 +273,8 @@ func TestAnmErrors(t *testing.T) {
 // FormatError.
 func TestTruncations(t *testing.T) {
 	files := modelFixtures(t)
-	for _, ext := range []string{".anm", ".mdl"} {
+	files["box.vol"] = EncodeVol(fixtureVol())
+	for _, ext := range []string{".anm", ".mdl", ".vol"} {
 		if _, ok := realDataOK(t); ok {
 			for _, p := range assetFiles(t, ext) {
 				b, err := os.ReadFile(p)
@@ -286,8 +287,11 @@ func TestTruncations(t *testing.T) {
 	}
 	for name, b := range files {
 		var f decode.Format = AnmFormat{}
-		if strings.HasSuffix(name, ".mdl") {
+		switch filepath.Ext(name) {
+		case ".mdl":
 			f = Mdl{}
+		case ".vol":
+			f = VolFormat{}
 		}
 		step := max(1, len(b)/600)
 		for n := 0; n <= len(b); n += step {
@@ -321,8 +325,8 @@ func decodeErr(f decode.Format, src *decode.Source) error {
 	return err
 }
 
-// TestAnmGLTF exports the .anm fixtures and real files, and the .mdl
-// skeletons Decode gives, with the .glb exporter, and runs the Khronos
+// TestAnmGLTF exports the .anm and .vol fixtures and real files, and the
+// .mdl skeletons Decode gives, with the .glb exporter, and runs the Khronos
 // validator over them: 0 errors each.
 func TestAnmGLTF(t *testing.T) {
 	dir := t.TempDir()
@@ -342,6 +346,7 @@ func TestAnmGLTF(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
+	export("box.vol", VolFormat{}, EncodeVol(fixtureVol()))
 	for name, b := range modelFixtures(t) {
 		if strings.HasSuffix(name, ".anm") {
 			export(name, AnmFormat{}, b)
@@ -357,6 +362,10 @@ func TestAnmGLTF(t *testing.T) {
 		for _, p := range assetFiles(t, ".mdl") {
 			b, _ := os.ReadFile(p)
 			export(p, Mdl{}, b)
+		}
+		for _, p := range assetFiles(t, ".vol") {
+			b, _ := os.ReadFile(p)
+			export(p, VolFormat{}, b)
 		}
 	}
 	if err := validator.Available(); err != nil {

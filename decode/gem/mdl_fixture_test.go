@@ -153,11 +153,16 @@ func modelFixtures(t testing.TB) map[string][]byte {
 	return out
 }
 
+func decodetestGolden(t *testing.T, name string, b []byte) {
+	t.Helper()
+	decodetest.Golden(t, filepath.Join(fixtureDir, name), b, *update, "go test ./decode/gem -run 'TestModelFixtures|TestVolFixture' -update")
+}
+
 // TestModelFixtures checks that the committed .mdl and .anm fixtures are
 // what the encoders write now; with -update it rewrites them.
 func TestModelFixtures(t *testing.T) {
 	for name, b := range modelFixtures(t) {
-		decodetest.Golden(t, filepath.Join(fixtureDir, name), b, *update, "go test ./decode/gem -run TestModelFixtures -update")
+		decodetestGolden(t, name, b)
 	}
 }
 
