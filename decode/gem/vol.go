@@ -202,4 +202,3 @@ func (f VolFormat) Decode(ctx context.Context, src *decode.Source) (*decode.Scen
 	}
 	return &decode.Scene{Meshes: []decode.Mesh{m}}, nil
 }
-
