@@ -306,7 +306,8 @@ func TestTruncations(t *testing.T) {
 	}
 }
 
-func realDataOK(t *testing.T) (string, bool) {
+// realDataOK reports whether ../shared/assets is there (t may be nil).
+func realDataOK(t testing.TB) (string, bool) {
 	dir := filepath.Join("..", "..", "..", "shared", "assets")
 	_, err := os.Stat(dir)
 	return dir, err == nil
