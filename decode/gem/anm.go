@@ -48,7 +48,10 @@ const (
 
 // AnmKey is one bone's key in a frame.
 type AnmKey struct {
-	Bone  int
+	Bone int
+	// Flags say what an FRM2 key stores. For an FRMN key the parser sets
+	// what its records amount to (MATR: position and rotation, VISI:
+	// visible on or off, MESH) and the encoder ignores them.
 	Flags uint16
 	// Position, Rotation (quaternion x, y, z; w ≥ 0) and Scale hold what
 	// the flags say is stored.
@@ -242,7 +245,9 @@ func (r *anmReader) frm2(a *Anm, start int) (AnmFrame, error) {
 	}
 	fr := AnmFrame{Number: uint32(r.u16())}
 	n := int(r.u8())
-	fr.Keys = make([]AnmKey, 0, n)
+	if n > 0 {
+		fr.Keys = make([]AnmKey, 0, n)
+	}
 	for i := 0; i < n; i++ {
 		at := r.off
 		if err := r.need(3, sec, fmt.Sprintf("key %d", i)); err != nil {

@@ -127,17 +127,21 @@ func toLatin1(s string) ([]byte, error) {
 
 // EncodeText writes GEM text groups as ParseText reads them: one group a
 // line, nested groups indented by a tab, numbers bare and every other
-// argument quoted. ParseText(EncodeText(nodes)) gives nodes back (lines aside)
+// argument quoted; a group name is bare unless it cannot be. ParseText(EncodeText(nodes)) gives nodes back (lines aside)
 // when the arguments come before the children, as GEM writes them.
 func EncodeText(nodes []*Node) ([]byte, error) {
 	var sb strings.Builder
 	var walk func(n *Node, depth int) error
 	walk = func(n *Node, depth int) error {
-		if n.Name == "" || strings.ContainsAny(n.Name, " \t\r\n\f\v{}\";") {
-			return fmt.Errorf("gem: group name %q is not a bare word", n.Name)
+		if strings.Contains(n.Name, "\"") {
+			return fmt.Errorf("gem: group name %q holds a quote", n.Name)
 		}
 		sb.WriteString(strings.Repeat("\t", depth))
-		sb.WriteString("{" + n.Name)
+		if n.Name == "" || strings.ContainsAny(n.Name, " \t\r\n\f\v{};") {
+			sb.WriteString("{\"" + n.Name + "\"")
+		} else {
+			sb.WriteString("{" + n.Name)
+		}
 		for _, a := range n.Args {
 			if strings.Contains(a, "\"") {
 				return fmt.Errorf("gem: argument %q holds a quote", a)

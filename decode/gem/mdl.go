@@ -608,6 +608,9 @@ func (m *model) header() decode.Fields {
 	h.Add("lod_count", m.LODCount)
 	h.Add("sequence_count", len(m.Sequences))
 	h.Add("volume_count", len(m.Volumes))
+	// The counts are those of Decode's scene (a joint per bone); the
+	// assembled model's are outputs'.
+	h.Add("counts", decode.SummaryFields(0, 0, 0, len(m.Bones), 0, 0))
 	h.Add("unit", "GEM unit")
 	h.Add("metres_per_unit", MetresPerUnit)
 	if parts == nil {

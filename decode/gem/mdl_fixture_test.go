@@ -120,11 +120,12 @@ func fixtureLegacyAnm() *Anm {
 		Bones: []string{"turret", "hatch"},
 		Frames: []AnmFrame{
 			{Legacy: true, Number: 0, Keys: []AnmKey{
-				{Bone: 0, Matrix: &[12]float32{1, 0, 0, 0, 1, 0, 0, 0, 1, 9.5, 0, 10}},
-				{Bone: 1, Matrix: &[12]float32{1, 0, 0, 0, 1, 0, 0, 0, -1, 0, 2, 4}, Visible: &vis, Mesh: []byte{1, 2, 3, 4, 5, 6, 7, 8}},
+				{Bone: 0, Flags: KeyPosition | KeyRotation, Matrix: &[12]float32{1, 0, 0, 0, 1, 0, 0, 0, 1, 9.5, 0, 10}},
+				{Bone: 1, Flags: KeyPosition | KeyRotation | KeyVisibleOff | KeyMesh, Matrix: &[12]float32{1, 0, 0, 0, 1, 0, 0, 0, -1, 0, 2, 4},
+					Visible: &vis, Mesh: []byte{1, 2, 3, 4, 5, 6, 7, 8}},
 			}},
 			{Legacy: true, Number: 2, Keys: []AnmKey{
-				{Bone: 0, Matrix: &[12]float32{0, 1, 0, -1, 0, 0, 0, 0, 1, 9.5, 0, 12}},
+				{Bone: 0, Flags: KeyPosition | KeyRotation, Matrix: &[12]float32{0, 1, 0, -1, 0, 0, 0, 0, 1, 9.5, 0, 12}},
 			}},
 		},
 	}
@@ -152,11 +153,16 @@ func modelFixtures(t testing.TB) map[string][]byte {
 	return out
 }
 
+func decodetestGolden(t *testing.T, name string, b []byte) {
+	t.Helper()
+	decodetest.Golden(t, filepath.Join(fixtureDir, name), b, *update, "go test ./decode/gem -run 'TestModelFixtures|TestVolFixture' -update")
+}
+
 // TestModelFixtures checks that the committed .mdl and .anm fixtures are
 // what the encoders write now; with -update it rewrites them.
 func TestModelFixtures(t *testing.T) {
 	for name, b := range modelFixtures(t) {
-		decodetest.Golden(t, filepath.Join(fixtureDir, name), b, *update, "go test ./decode/gem -run TestModelFixtures -update")
+		decodetestGolden(t, name, b)
 	}
 }
 

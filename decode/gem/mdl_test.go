@@ -16,13 +16,18 @@ import (
 )
 
 // assetFiles lists the files with extension ext under the GEM trees of
-// ../shared/assets (decodetest.NeedShared's rule when absent).
+// ../shared/assets and ../shared/realdata/gem (decodetest.NeedShared's
+// rule when absent).
 func assetFiles(t testing.TB, ext string) []string {
 	t.Helper()
 	root := decodetest.NeedShared(t, "assets")
+	trees := []string{filepath.Join(root, "gem-centurion"), filepath.Join(root, "gem-pilot")}
+	if real, ok := decodetest.RealData(t, "gem"); ok {
+		trees = append(trees, real)
+	}
 	var files []string
-	for _, tree := range []string{"gem-centurion", "gem-pilot"} {
-		filepath.WalkDir(filepath.Join(root, tree), func(p string, d os.DirEntry, err error) error {
+	for _, tree := range trees {
+		filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.EqualFold(filepath.Ext(p), ext) {
 				files = append(files, p)
 			}
