@@ -506,6 +506,11 @@ func (r *mdlReader) animations(lod *decode.ModelLOD, v any, node int, field stri
 			if err != nil {
 				return err
 			}
+			if ch == nil {
+				// An empty track moves nothing: header.json alone lists it.
+				r.out.anims = append(r.out.anims, h)
+				continue
+			}
 			ma.Channels = ch
 		case "FILE_REF":
 			p, err := r.table(at.Get("params"), af+".params")

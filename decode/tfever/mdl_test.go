@@ -18,7 +18,6 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/decodetest"
-	"github.com/meshfs/meshfs/decode/tfever/luasandbox"
 )
 
 // treeSource is the file rel of an asset tree held in files (slash paths
@@ -537,6 +536,3 @@ func TestMdlHostile(t *testing.T) {
 		})
 	}
 }
-
-// The sandbox's limits are those the caller gives.
-var _ = luasandbox.Limits{}
