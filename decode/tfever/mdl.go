@@ -595,8 +595,9 @@ func trsMatrix(t [3]float64, q quat) decode.Mat4 {
 // collider reads a BOX or CYLINDER collider as a shape at the model's
 // root: its transf in the Y-up basis, a box's full extents or a
 // cylinder's radius and height from params.halfExtents (the cylinder's
-// axis is the game's Z, the scene's Y). Other types (MESH: the model's own
-// meshes; NONE) are in header.json only.
+// axis taken as the game's Z, the scene's Y; no real file here has a
+// cylinder to confirm it). Other types (MESH: the model's own meshes;
+// POINT_CLOUD, NONE) are in header.json only.
 func (r *mdlReader) collider(v any) (decode.Collider, bool, error) {
 	c := decode.Collider{Name: "collider", Node: -1}
 	t, err := r.table(v, "collider")

@@ -536,3 +536,37 @@ func TestMdlHostile(t *testing.T) {
 		})
 	}
 }
+
+// TestMdlNodeShapes: a skin is a skinned part; a meshes list puts an
+// entry without transf on its node and one with a transf on a child node
+// of its own, placed by it.
+func TestMdlNodeShapes(t *testing.T) {
+	script := []byte(`function data() return { lods = { { node = { name = "root",
+		skin = "person/body.msh", skinMaterials = { "person/skin.mtl" },
+		meshes = {
+			{ mesh = "a/b.msh", materials = { "a.mtl", "b.mtl" } },
+			{ mesh = "a/c.msh", transf = { 1,0,0,0, 0,1,0,0, 0,0,1,0, 1,2,3,1 }, _extra = 7 },
+		},
+		children = { { name = "kid", mesh = "a/d.msh" } },
+	} } } } end`)
+	m, err := Mdl{}.DecodeModel(context.Background(), treeSource("models/model/x.mdl", map[string][]byte{"models/model/x.mdl": script}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := m.LODs[0].Nodes
+	if len(nodes) != 3 || nodes[1].Name != "c" || nodes[1].Parent != 0 || nodes[2].Name != "kid" || nodes[2].Parent != 0 {
+		t.Fatalf("nodes %+v", nodes)
+	}
+	root := nodes[0].Parts
+	if len(root) != 2 || !root[0].Skinned || root[0].Mesh.Rel != "models/mesh/person/body.msh" || !slices.Equal(root[0].Materials, []string{"person/skin.mtl"}) ||
+		root[1].Skinned || root[1].Mesh.Rel != "models/mesh/a/b.msh" || len(root[1].Materials) != 2 {
+		t.Errorf("root parts %+v", root)
+	}
+	// TF (1, 2, 3) is Y-up (1, 3, −2).
+	if c := nodes[1]; len(c.Parts) != 1 || c.Parts[0].Mesh.Rel != "models/mesh/a/c.msh" || c.Matrix[12] != 1 || c.Matrix[13] != 3 || c.Matrix[14] != -2 || c.Extras.Get("_extra") != 7.0 {
+		t.Errorf("meshes child %+v", c)
+	}
+	if k := nodes[2]; len(k.Parts) != 1 || k.Parts[0].Materials != nil {
+		t.Errorf("kid %+v", k)
+	}
+}
