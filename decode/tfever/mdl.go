@@ -200,6 +200,9 @@ type mdlReader struct {
 	out                  *mdlFile
 	nodes, parts, nanims int
 	seenMesh, seenMat    map[string]bool
+	// animHdr is, per animation of the LOD being read, its entry in
+	// out.anims.
+	animHdr []int
 }
 
 func (r *mdlReader) limit(field, what string, n, max int) error {
@@ -270,8 +273,13 @@ func (r *mdlReader) lod(v any, field string, index int) error {
 	if nv == nil {
 		return r.errf(field+".node", "is missing, want the LOD's root node")
 	}
+	r.animHdr = r.animHdr[:0]
 	if err := r.node(&lod, nv, -1, field+".node", index); err != nil {
 		return err
+	}
+	uniqueNames(lod.Animations)
+	for i, a := range lod.Animations {
+		r.out.anims[r.animHdr[i]][0].Value = a.Name
 	}
 	r.out.model.LODs = append(r.out.model.LODs, lod)
 
@@ -386,6 +394,20 @@ func (r *mdlReader) node(lod *decode.ModelLOD, v any, parent int, field string, 
 		}
 	}
 	return nil
+}
+
+// uniqueNames gives the animations of nodes that share a name (and so
+// a set/node name) the node's index too: set/node#index.
+func uniqueNames(as []decode.ModelAnimation) {
+	n := map[string]int{}
+	for _, a := range as {
+		n[a.Name]++
+	}
+	for i, a := range as {
+		if n[a.Name] > 1 {
+			as[i].Name = fmt.Sprintf("%s#%d", a.Name, a.Node)
+		}
+	}
 }
 
 func lastElem(p string) string {
@@ -536,6 +558,7 @@ func (r *mdlReader) animations(lod *decode.ModelLOD, v any, node int, field stri
 			r.out.anims = append(r.out.anims, h)
 			continue
 		}
+		r.animHdr = append(r.animHdr, len(r.out.anims))
 		r.out.anims = append(r.out.anims, h)
 		lod.Animations = append(lod.Animations, ma)
 	}

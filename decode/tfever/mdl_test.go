@@ -504,6 +504,7 @@ func TestMdlHostile(t *testing.T) {
 		"no lods":          {script: []byte(`function data() return { lods = {} } end`)},
 		"bad transf":       {script: hostileModel(`{ { node = { transf = { 1, 2, 3 } } } }`)},
 		"projective":       {script: hostileModel(`{ { node = { transf = { 1,0,0,1, 0,1,0,0, 0,0,1,0, 0,0,0,1 } } } }`)},
+		"many meshes":      {script: hostileModel(`{ { node = { meshes = (function() local t = {} for i = 1, 20000 do t[i] = { mesh = "a.msh" } end return t end)() } } }`), want: decode.ErrLimit},
 		"mesh not a name":  {script: hostileModel(`{ { node = { mesh = {} } } }`)},
 		"missing module":   {script: []byte(`local transf = require "transf" function data() return { lods = { { node = { transf = transf.rotZ(1) } } } } end`)},
 	} {
@@ -568,5 +569,31 @@ func TestMdlNodeShapes(t *testing.T) {
 	}
 	if k := nodes[2]; len(k.Parts) != 1 || k.Parts[0].Materials != nil {
 		t.Errorf("kid %+v", k)
+	}
+}
+
+// TestMdlDuplicateNodeNames: two nodes of one name keep distinct animation
+// names, in the Model and in header.json.
+func TestMdlDuplicateNodeNames(t *testing.T) {
+	script := []byte(`function data() return { lods = { { node = { name = "root", children = {
+		{ name = "door", animations = { open = { type = "FILE_REF", params = { id = "a.ani" } } } },
+		{ name = "door", animations = { open = { type = "FILE_REF", params = { id = "b.ani" } } } },
+		{ name = "step", animations = { open = { type = "FILE_REF", params = { id = "c.ani" } } } },
+	} } } } } end`)
+	src := treeSource("models/model/x.mdl", map[string][]byte{"models/model/x.mdl": script})
+	m, err := Mdl{}.DecodeModel(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Mdl{}.Scan(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"open/door#1", "open/door#2", "open/step"}
+	hdr := st.Header.Get("animations").([]decode.Fields)
+	for i, a := range m.LODs[0].Animations {
+		if a.Name != want[i] || hdr[i].Get("name") != want[i] {
+			t.Errorf("animation %d: %q, header %q, want %q", i, a.Name, hdr[i].Get("name"), want[i])
+		}
 	}
 }
