@@ -81,6 +81,9 @@ const (
 	MaxModelNodes      = 10_000
 	MaxModelParts      = 10_000
 	MaxModelAnimations = 10_000
+	// MaxPartMaterials caps one part's materials (one per sub-mesh: real
+	// parts have one to three).
+	MaxPartMaterials = 1_000
 )
 
 // maxModuleFile bounds a required module's size before reading it, as the
@@ -461,6 +464,11 @@ func (r *mdlReader) part(mv, matv any, field, matField string, skinned bool) (de
 	rel := strings.TrimPrefix(strings.ReplaceAll(name, "\\", "/"), "/")
 	p.Mesh = decode.Ref{Stored: name, Base: decode.RefAssetRoot, Rel: "models/mesh/" + rel}
 	p.Skinned = skinned
+	if mt, ok := matv.(*luasandbox.Table); ok && len(mt.Seq) > MaxPartMaterials {
+		e := r.errf(matField, "has %d materials, more than the limit of %d", len(mt.Seq), MaxPartMaterials)
+		e.(*decode.FormatError).Err = decode.ErrLimit
+		return p, e
+	}
 	mats, err := r.strings(matv, matField)
 	if err != nil {
 		return p, err
