@@ -274,6 +274,9 @@ func (r *mdlReader) lod(v any, field string, index int) error {
 	}
 	nv := t.Get("node")
 	if nv == nil {
+		if t.Get("children") != nil {
+			return r.errf(field+".node", "is missing and the LOD has children: the Train Fever (1) layout, which is not read")
+		}
 		return r.errf(field+".node", "is missing, want the LOD's root node")
 	}
 	r.animHdr = r.animHdr[:0]

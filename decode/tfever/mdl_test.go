@@ -506,6 +506,7 @@ func TestMdlHostile(t *testing.T) {
 		"projective":       {script: hostileModel(`{ { node = { transf = { 1,0,0,1, 0,1,0,0, 0,0,1,0, 0,0,0,1 } } } }`)},
 		"many meshes":      {script: hostileModel(`{ { node = { meshes = (function() local t = {} for i = 1, 20000 do t[i] = { mesh = "a.msh" } end return t end)() } } }`), want: decode.ErrLimit},
 		"many materials":   {script: hostileModel(`{ { node = { mesh = "a.msh", materials = (function() local t = {} for i = 1, 5000 do t[i] = "m" .. i end return t end)() } } }`), want: decode.ErrLimit},
+		"Train Fever 1":    {script: hostileModel(`{ { children = { { id = "a.msh", type = "MESH" } } } }`)},
 		"mesh not a name":  {script: hostileModel(`{ { node = { mesh = {} } } }`)},
 		"missing module":   {script: []byte(`local transf = require "transf" function data() return { lods = { { node = { transf = transf.rotZ(1) } } } } end`)},
 	} {
