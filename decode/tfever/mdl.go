@@ -81,6 +81,9 @@ const (
 	MaxModelNodes      = 10_000
 	MaxModelParts      = 10_000
 	MaxModelAnimations = 10_000
+	// MaxPartMaterials caps one part's materials (one per sub-mesh: real
+	// parts have one to three).
+	MaxPartMaterials = 1_000
 )
 
 // maxModuleFile bounds a required module's size before reading it, as the
@@ -200,6 +203,9 @@ type mdlReader struct {
 	out                  *mdlFile
 	nodes, parts, nanims int
 	seenMesh, seenMat    map[string]bool
+	// animHdr is, per animation of the LOD being read, its entry in
+	// out.anims.
+	animHdr []int
 }
 
 func (r *mdlReader) limit(field, what string, n, max int) error {
@@ -268,10 +274,18 @@ func (r *mdlReader) lod(v any, field string, index int) error {
 	}
 	nv := t.Get("node")
 	if nv == nil {
+		if t.Get("children") != nil {
+			return r.errf(field+".node", "is missing and the LOD has children: the Train Fever (1) layout, which is not read")
+		}
 		return r.errf(field+".node", "is missing, want the LOD's root node")
 	}
+	r.animHdr = r.animHdr[:0]
 	if err := r.node(&lod, nv, -1, field+".node", index); err != nil {
 		return err
+	}
+	uniqueNames(lod.Animations)
+	for i, a := range lod.Animations {
+		r.out.anims[r.animHdr[i]][0].Value = a.Name
 	}
 	r.out.model.LODs = append(r.out.model.LODs, lod)
 
@@ -388,6 +402,20 @@ func (r *mdlReader) node(lod *decode.ModelLOD, v any, parent int, field string, 
 	return nil
 }
 
+// uniqueNames gives the animations of nodes that share a name (and so
+// a set/node name) the node's index too: set/node#index.
+func uniqueNames(as []decode.ModelAnimation) {
+	n := map[string]int{}
+	for _, a := range as {
+		n[a.Name]++
+	}
+	for i, a := range as {
+		if n[a.Name] > 1 {
+			as[i].Name = fmt.Sprintf("%s#%d", a.Name, a.Node)
+		}
+	}
+}
+
 func lastElem(p string) string {
 	if i := strings.LastIndexAny(p, "/\\"); i >= 0 {
 		return p[i+1:]
@@ -439,6 +467,11 @@ func (r *mdlReader) part(mv, matv any, field, matField string, skinned bool) (de
 	rel := strings.TrimPrefix(strings.ReplaceAll(name, "\\", "/"), "/")
 	p.Mesh = decode.Ref{Stored: name, Base: decode.RefAssetRoot, Rel: "models/mesh/" + rel}
 	p.Skinned = skinned
+	if mt, ok := matv.(*luasandbox.Table); ok && len(mt.Seq) > MaxPartMaterials {
+		e := r.errf(matField, "has %d materials, more than the limit of %d", len(mt.Seq), MaxPartMaterials)
+		e.(*decode.FormatError).Err = decode.ErrLimit
+		return p, e
+	}
 	mats, err := r.strings(matv, matField)
 	if err != nil {
 		return p, err
@@ -506,6 +539,11 @@ func (r *mdlReader) animations(lod *decode.ModelLOD, v any, node int, field stri
 			if err != nil {
 				return err
 			}
+			if ch == nil {
+				// An empty track moves nothing: header.json alone lists it.
+				r.out.anims = append(r.out.anims, h)
+				continue
+			}
 			ma.Channels = ch
 		case "FILE_REF":
 			p, err := r.table(at.Get("params"), af+".params")
@@ -531,6 +569,7 @@ func (r *mdlReader) animations(lod *decode.ModelLOD, v any, node int, field stri
 			r.out.anims = append(r.out.anims, h)
 			continue
 		}
+		r.animHdr = append(r.animHdr, len(r.out.anims))
 		r.out.anims = append(r.out.anims, h)
 		lod.Animations = append(lod.Animations, ma)
 	}
@@ -590,8 +629,9 @@ func trsMatrix(t [3]float64, q quat) decode.Mat4 {
 // collider reads a BOX or CYLINDER collider as a shape at the model's
 // root: its transf in the Y-up basis, a box's full extents or a
 // cylinder's radius and height from params.halfExtents (the cylinder's
-// axis is the game's Z, the scene's Y). Other types (MESH: the model's own
-// meshes; NONE) are in header.json only.
+// axis taken as the game's Z, the scene's Y; no real file here has a
+// cylinder to confirm it). Other types (MESH: the model's own meshes;
+// POINT_CLOUD, NONE) are in header.json only.
 func (r *mdlReader) collider(v any) (decode.Collider, bool, error) {
 	c := decode.Collider{Name: "collider", Node: -1}
 	t, err := r.table(v, "collider")

@@ -18,7 +18,6 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/decodetest"
-	"github.com/meshfs/meshfs/decode/tfever/luasandbox"
 )
 
 // treeSource is the file rel of an asset tree held in files (slash paths
@@ -505,6 +504,9 @@ func TestMdlHostile(t *testing.T) {
 		"no lods":          {script: []byte(`function data() return { lods = {} } end`)},
 		"bad transf":       {script: hostileModel(`{ { node = { transf = { 1, 2, 3 } } } }`)},
 		"projective":       {script: hostileModel(`{ { node = { transf = { 1,0,0,1, 0,1,0,0, 0,0,1,0, 0,0,0,1 } } } }`)},
+		"many meshes":      {script: hostileModel(`{ { node = { meshes = (function() local t = {} for i = 1, 20000 do t[i] = { mesh = "a.msh" } end return t end)() } } }`), want: decode.ErrLimit},
+		"many materials":   {script: hostileModel(`{ { node = { mesh = "a.msh", materials = (function() local t = {} for i = 1, 5000 do t[i] = "m" .. i end return t end)() } } }`), want: decode.ErrLimit},
+		"Train Fever 1":    {script: hostileModel(`{ { children = { { id = "a.msh", type = "MESH" } } } }`)},
 		"mesh not a name":  {script: hostileModel(`{ { node = { mesh = {} } } }`)},
 		"missing module":   {script: []byte(`local transf = require "transf" function data() return { lods = { { node = { transf = transf.rotZ(1) } } } } end`)},
 	} {
@@ -538,5 +540,62 @@ func TestMdlHostile(t *testing.T) {
 	}
 }
 
-// The sandbox's limits are those the caller gives.
-var _ = luasandbox.Limits{}
+// TestMdlNodeShapes: a skin is a skinned part; a meshes list puts an
+// entry without transf on its node and one with a transf on a child node
+// of its own, placed by it.
+func TestMdlNodeShapes(t *testing.T) {
+	script := []byte(`function data() return { lods = { { node = { name = "root",
+		skin = "person/body.msh", skinMaterials = { "person/skin.mtl" },
+		meshes = {
+			{ mesh = "a/b.msh", materials = { "a.mtl", "b.mtl" } },
+			{ mesh = "a/c.msh", transf = { 1,0,0,0, 0,1,0,0, 0,0,1,0, 1,2,3,1 }, _extra = 7 },
+		},
+		children = { { name = "kid", mesh = "a/d.msh" } },
+	} } } } end`)
+	m, err := Mdl{}.DecodeModel(context.Background(), treeSource("models/model/x.mdl", map[string][]byte{"models/model/x.mdl": script}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := m.LODs[0].Nodes
+	if len(nodes) != 3 || nodes[1].Name != "c" || nodes[1].Parent != 0 || nodes[2].Name != "kid" || nodes[2].Parent != 0 {
+		t.Fatalf("nodes %+v", nodes)
+	}
+	root := nodes[0].Parts
+	if len(root) != 2 || !root[0].Skinned || root[0].Mesh.Rel != "models/mesh/person/body.msh" || !slices.Equal(root[0].Materials, []string{"person/skin.mtl"}) ||
+		root[1].Skinned || root[1].Mesh.Rel != "models/mesh/a/b.msh" || len(root[1].Materials) != 2 {
+		t.Errorf("root parts %+v", root)
+	}
+	// TF (1, 2, 3) is Y-up (1, 3, −2).
+	if c := nodes[1]; len(c.Parts) != 1 || c.Parts[0].Mesh.Rel != "models/mesh/a/c.msh" || c.Matrix[12] != 1 || c.Matrix[13] != 3 || c.Matrix[14] != -2 || c.Extras.Get("_extra") != 7.0 {
+		t.Errorf("meshes child %+v", c)
+	}
+	if k := nodes[2]; len(k.Parts) != 1 || k.Parts[0].Materials != nil {
+		t.Errorf("kid %+v", k)
+	}
+}
+
+// TestMdlDuplicateNodeNames: two nodes of one name keep distinct animation
+// names, in the Model and in header.json.
+func TestMdlDuplicateNodeNames(t *testing.T) {
+	script := []byte(`function data() return { lods = { { node = { name = "root", children = {
+		{ name = "door", animations = { open = { type = "FILE_REF", params = { id = "a.ani" } } } },
+		{ name = "door", animations = { open = { type = "FILE_REF", params = { id = "b.ani" } } } },
+		{ name = "step", animations = { open = { type = "FILE_REF", params = { id = "c.ani" } } } },
+	} } } } } end`)
+	src := treeSource("models/model/x.mdl", map[string][]byte{"models/model/x.mdl": script})
+	m, err := Mdl{}.DecodeModel(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Mdl{}.Scan(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"open/door#1", "open/door#2", "open/step"}
+	hdr := st.Header.Get("animations").([]decode.Fields)
+	for i, a := range m.LODs[0].Animations {
+		if a.Name != want[i] || hdr[i].Get("name") != want[i] {
+			t.Errorf("animation %d: %q, header %q, want %q", i, a.Name, hdr[i].Get("name"), want[i])
+		}
+	}
+}
