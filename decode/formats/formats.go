@@ -24,6 +24,7 @@ var All = []decode.Format{
 	unigine.AnimFormat{},
 	tfever.Msh{},
 	tfever.Ani{},
+	tfever.Mdl{},
 }
 
 // HeadSize is how many leading bytes Sniff needs.
