@@ -173,14 +173,15 @@ func scaleTranslations(cs []decode.Channel, k float32) {
 
 func mul3(v [3]float32, k float32) [3]float32 { return [3]float32{v[0] * k, v[1] * k, v[2] * k} }
 
-// lodScene assembles LOD li: node 0 is the model's root (named after
-// the model), LOD node i is scene node i+1.
-func (a *assembly) lodScene(ctx context.Context, li int) (*decode.Scene, error) {
+// treeScene is the node tree of LOD li: node 0 is the model's root
+// (named after the model), LOD node i is scene node i+1; byName finds a
+// node by name (the first of a name).
+func (a *assembly) treeScene(li int) (s *decode.Scene, byName map[string]int) {
 	lod := &a.model.LODs[li]
-	s := &decode.Scene{}
+	s = &decode.Scene{}
 	root := decode.Fields{{Key: "unit", Value: a.model.Unit}, {Key: "scale_to_metres", Value: float64(a.scale)}}
 	s.Nodes = append(s.Nodes, decode.Node{Name: a.m.Base, Parent: -1, Matrix: decode.Identity4(), Extras: root})
-	byName := map[string]int{}
+	byName = map[string]int{}
 	for i, n := range lod.Nodes {
 		p := n.Parent + 1
 		if n.Parent < 0 || n.Parent >= i {
@@ -195,6 +196,13 @@ func (a *assembly) lodScene(ctx context.Context, li int) (*decode.Scene, error) 
 			byName[n.Name] = i + 1
 		}
 	}
+	return s, byName
+}
+
+// lodScene assembles LOD li on its tree (treeScene).
+func (a *assembly) lodScene(ctx context.Context, li int) (*decode.Scene, error) {
+	lod := &a.model.LODs[li]
+	s, byName := a.treeScene(li)
 	world := make([]decode.Mat4, len(s.Nodes))
 	for i, n := range s.Nodes {
 		world[i] = n.Matrix
@@ -428,20 +436,26 @@ func (a *assembly) animation(ctx context.Context, ma decode.ModelAnimation, byNa
 }
 
 // ModelGLBs assembles every LOD of the model and exports each, LOD 0
-// first (NAME.glb, NAME.lod1.glb …), with the files the assembly read.
+// first (NAME.glb, NAME.lod1.glb …), then its collision shapes when it
+// has any (NAME.collision.glb, collision.go), with the files the assembly
+// read.
 func (m *Mesh) ModelGLBs(ctx context.Context) (glbs [][]byte, deps []Dep, err error) {
 	ctx, finish := m.deadline(ctx, "model assembly and glb export")
 	defer func() { err = finish(err) }()
-	scenes, deps, err := m.assemble(ctx)
+	scenes, lods, deps, err := m.assemble(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	for li, s := range scenes {
+		name := m.LODGLBName(li)
+		if li >= lods {
+			name = m.CollisionGLBName()
+		}
 		b, err := GLB(s)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: LOD %d: glb export: %w", m.Path, li, err)
+			return nil, nil, fmt.Errorf("%s: %s: glb export: %w", m.Path, name, err)
 		}
-		if err := m.checkOutput(m.LODGLBName(li), int64(len(b))); err != nil {
+		if err := m.checkOutput(name, int64(len(b))); err != nil {
 			return nil, nil, err
 		}
 		glbs = append(glbs, b)
@@ -449,23 +463,25 @@ func (m *Mesh) ModelGLBs(ctx context.Context) (glbs [][]byte, deps []Dep, err er
 	return glbs, deps, nil
 }
 
-// assemble decodes the model and builds one scene per LOD.
-func (m *Mesh) assemble(ctx context.Context) ([]*decode.Scene, []Dep, error) {
+// assemble decodes the model and builds one scene per LOD (lods of
+// them), then one of its collision shapes when it has any.
+func (m *Mesh) assemble(ctx context.Context) (scenes []*decode.Scene, lods int, deps []Dep, err error) {
 	model, err := m.DecodeModel(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	a := m.newAssembly(model)
-	var scenes []*decode.Scene
 	for li := range model.LODs {
 		s, err := a.lodScene(ctx, li)
 		if err != nil {
-			return nil, nil, err
+			return nil, 0, nil, err
 		}
 		scenes = append(scenes, s)
 	}
-	deps := append(a.x.r.deps, a.deps...)
-	return scenes, dedupDeps(deps), nil
+	if len(model.Colliders) > 0 {
+		scenes = append(scenes, a.collisionScene(ctx))
+	}
+	return scenes, len(model.LODs), dedupDeps(append(a.x.r.deps, a.deps...)), nil
 }
 
 func dedupDeps(ds []Dep) []Dep {

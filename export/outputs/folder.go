@@ -64,12 +64,17 @@ func (m *Mesh) Entries() []Entry {
 			{Name: HeaderName, Output: OutHeader, Ino: 4},
 			{Name: ChunksDir, Dir: true, Output: OutChunks, Ino: 5},
 		}
-		for n := range m.LODs() {
+		lods, colliders := m.shape()
+		for n := range lods {
 			ino := uint64(1)
 			if n > 0 {
 				ino = 7 + uint64(n)
 			}
 			es = append(es, Entry{Name: m.LODGLBName(n), Output: OutGLB, Part: n, Ino: ino})
+		}
+		if colliders {
+			// The part after the LODs' (ModelGLBs).
+			es = append(es, Entry{Name: m.CollisionGLBName(), Output: OutGLB, Part: lods, Ino: 7})
 		}
 		return append(es, Entry{Name: ErrorName, Output: OutError, Ino: 6})
 	}

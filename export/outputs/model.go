@@ -62,37 +62,53 @@ func (m *Mesh) LODGLBName(n int) string {
 // modelInfo is what a model's folder listing needs of its decoded model,
 // kept for one version of the file.
 type modelInfo struct {
-	mu   sync.Mutex
-	dep  Dep
-	lods int
+	mu        sync.Mutex
+	dep       Dep
+	lods      int // 0: not known yet
+	colliders bool
 }
 
 // LODs returns how many LODs the model file has (1 when it cannot tell):
 // the file is stat'ed, and decoded when it changed since it last was.
 func (m *Mesh) LODs() int {
+	n, _ := m.shape()
+	return n
+}
+
+// HasColliders reports whether the model has collision shapes (its folder
+// then holds NAME.collision.glb), as LODs finds it.
+func (m *Mesh) HasColliders() bool {
+	_, c := m.shape()
+	return c
+}
+
+func (m *Mesh) shape() (lods int, colliders bool) {
 	if !m.IsModel() || m.info == nil {
-		return 1
+		return 1, false
 	}
 	var d Dep
 	if m.mem == nil {
 		fi, err := os.Stat(m.Path)
 		if err != nil {
-			return 1
+			return 1, false
 		}
 		d = depOf(m.Path, fi)
 	}
 	m.info.mu.Lock()
 	defer m.info.mu.Unlock()
 	if m.info.lods > 0 && m.info.dep == d && m.mem == nil {
-		return m.info.lods
+		return m.info.lods, m.info.colliders
 	}
-	n := 1
-	if md, err := m.DecodeModel(context.Background()); err == nil && len(md.LODs) > 1 {
-		n = len(md.LODs)
+	n, c := 1, false
+	if md, err := m.DecodeModel(context.Background()); err == nil {
+		n, c = max(len(md.LODs), 1), len(md.Colliders) > 0
 	}
-	m.info.dep, m.info.lods = d, n
-	return n
+	m.info.dep, m.info.lods, m.info.colliders = d, n, c
+	return n, c
 }
+
+// CollisionGLBName is the name of the file of the model's collision shapes.
+func (m *Mesh) CollisionGLBName() string { return m.Base + ".collision.glb" }
 
 // DecodeModel reads the model file alone, within Limits.Timeout.
 func (m *Mesh) DecodeModel(ctx context.Context) (*decode.Model, error) {

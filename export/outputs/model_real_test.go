@@ -105,11 +105,20 @@ func findModel(t *testing.T, ms []*realModel, name string) *realModel {
 func TestRealModels(t *testing.T) {
 	for _, rm := range realModels(t) {
 		name := filepath.Base(rm.path)
-		if len(rm.glbs) != len(rm.model.LODs) {
-			t.Errorf("%s: %d .glb for %d LODs", name, len(rm.glbs), len(rm.model.LODs))
+		want := len(rm.model.LODs)
+		if len(rm.model.Colliders) > 0 {
+			want++ // NAME.collision.glb
 		}
-		for li, b := range rm.glbs {
+		if len(rm.glbs) != want {
+			t.Fatalf("%s: %d .glb for %d LODs and %d colliders", name, len(rm.glbs), len(rm.model.LODs), len(rm.model.Colliders))
+		}
+		for _, b := range rm.glbs {
 			validator.Check(t, b)
+		}
+		if len(rm.model.Colliders) > 0 {
+			checkCollision(t, rm)
+		}
+		for li, b := range rm.glbs[:len(rm.model.LODs)] {
 			doc := rm.docs[li]
 			lod := rm.model.LODs[li]
 			world := make([]decode.Mat4, len(lod.Nodes))
@@ -180,6 +189,41 @@ func emptyChild(doc *qgltf.Document, i int, key string) bool {
 		}
 	}
 	return false
+}
+
+// checkCollision: every collider of the model is a mesh named after it
+// on its node in NAME.collision.glb, or a named empty node saying why.
+func checkCollision(t *testing.T, rm *realModel) {
+	doc := rm.docs[len(rm.model.LODs)]
+	meshes := 0
+	for _, n := range doc.Nodes {
+		if n.Mesh != nil {
+			meshes++
+		}
+	}
+	empty := 0
+	for i := range doc.Nodes {
+		if emptyChild(doc, i, "unresolved") || emptyChild(doc, i, "error") {
+			empty++
+		}
+	}
+	if meshes+empty < len(rm.model.Colliders) {
+		t.Errorf("%s: %d collision meshes and %d empty nodes for %d colliders", filepath.Base(rm.path), meshes, empty, len(rm.model.Colliders))
+	}
+	for _, c := range rm.model.Colliders {
+		if c.Kind != "mesh" && c.Node >= 0 {
+			on := false
+			for i, n := range doc.Nodes {
+				if n.Mesh != nil && n.Name == c.Name && parentOf(doc, i) == c.Node+1 {
+					on = true
+				}
+			}
+			if !on {
+				t.Errorf("%s: no collision mesh %s under node %d", filepath.Base(rm.path), c.Name, c.Node+1)
+			}
+		}
+	}
+	t.Logf("%s: %d colliders, %d collision meshes", filepath.Base(rm.path), len(rm.model.Colliders), meshes)
 }
 
 func nearMat(a, b decode.Mat4, tol float64) bool {

@@ -95,6 +95,11 @@ func modelTree(t *testing.T) (dir string, model *decode.Model) {
 				Parts: []decode.ModelPart{{Mesh: ref("cube.msh"), Materials: []string{"paint.mtl"}}}}},
 		}},
 		Animations: []decode.ModelAnimation{{Name: "walk", File: &decode.Ref{Stored: "walk.ani", Base: decode.RefModelDir, Rel: "walk.ani"}, Node: 1}},
+		Colliders: []decode.Collider{
+			{Name: "hull_box", Kind: "box", Node: 0, Matrix: translate(0, 0.5, 0), Size: [3]float64{1, 2, 3}},
+			{Name: "drum", Kind: "cylinder", Node: 1, Size: [3]float64{0.5, 1, 0}},
+			{Name: "hull.vol", Kind: "mesh", Node: 0, Mesh: &decode.Ref{Stored: "hull.vol", Base: decode.RefModelDir, Rel: "hull.vol"}},
+		},
 	}
 	return dir, model
 }
@@ -163,8 +168,8 @@ func TestModelAssembly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(glbs) != 2 {
-		t.Fatalf("%d glb files, want 2", len(glbs))
+	if len(glbs) != 3 {
+		t.Fatalf("%d glb files, want 2 LODs and the collision shapes", len(glbs))
 	}
 	for _, b := range glbs {
 		validator.Check(t, b)
@@ -266,6 +271,29 @@ func TestModelAssembly(t *testing.T) {
 		t.Errorf("box at %v, want z = 3", w[12:15])
 	}
 
+	// Collision shapes: each on its node; the missing polyhedron a named
+	// empty node.
+	docC := parseGLB(t, glbs[2])
+	hb := -1
+	for i, n := range docC.Nodes {
+		if n.Name == "hull_box" && n.Mesh != nil {
+			hb = i
+		}
+	}
+	if hb < 0 || docC.Nodes[parentOf(docC, hb)].Name != "hull" {
+		t.Fatalf("no hull_box mesh on hull")
+	}
+	acc := docC.Accessors[docC.Meshes[*docC.Nodes[hb].Mesh].Primitives[0].Attributes[qgltf.POSITION]]
+	if acc.Max[0] != 0.5 || acc.Max[1] != 1 || acc.Max[2] != 1.5 {
+		t.Errorf("hull_box extends to %v, want (0.5, 1, 1.5)", acc.Max)
+	}
+	if w := worldOf(docC, hb); !near(w[13], 1.5) {
+		t.Errorf("hull_box at y %v, want 1.5 (hull 1 + its own 0.5)", w[13])
+	}
+	if v := nodeNamed(t, docC, "hull.vol"); docC.Nodes[v].Mesh != nil {
+		t.Error("the missing hull.vol has a mesh")
+	}
+
 	// Dependencies: every part file read, and a companion.
 	want := map[string]bool{"body.ply": false, "skin.ply": false, "cube.msh": false, "cube.msh.blob": false, "walk.ani": false}
 	for _, d := range deps {
@@ -308,8 +336,8 @@ func TestModelHeader(t *testing.T) {
 	if h.Kind != "test" || h.Unit != "test unit" || len(h.LODs) != 2 || h.LODs[1].File != "tank.lod1.glb" {
 		t.Errorf("header %s", b)
 	}
-	if len(h.Unresolved) != 1 || h.Unresolved[0]["name"] != "nope.ply" {
-		t.Errorf("unresolved %v, want nope.ply", h.Unresolved)
+	if len(h.Unresolved) != 2 || h.Unresolved[0]["name"] != "nope.ply" || h.Unresolved[1]["name"] != "hull.vol" {
+		t.Errorf("unresolved %v, want the part nope.ply and the collider hull.vol", h.Unresolved)
 	}
 	if len(h.Failed) != 1 || h.Failed[0]["name"] != "broken.ply" {
 		t.Errorf("failed %v, want broken.ply", h.Failed)
@@ -332,7 +360,7 @@ func TestModelFolder(t *testing.T) {
 	if err := m.WriteDir(context.Background(), out); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{"header.json", "tank.glb", "tank.lod1.glb", "chunks/model.txt"} {
+	for _, n := range []string{"header.json", "tank.glb", "tank.lod1.glb", "tank.collision.glb", "chunks/model.txt"} {
 		if _, err := os.Stat(filepath.Join(out, n)); err != nil {
 			t.Error(err)
 		}

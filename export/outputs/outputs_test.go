@@ -79,6 +79,9 @@ func TestEveryFileConverts(t *testing.T) {
 			for n := range m.LODs() {
 				glbs = append(glbs, filepath.Join(dst, m.LODGLBName(n)))
 			}
+			if m.HasColliders() {
+				glbs = append(glbs, filepath.Join(dst, m.CollisionGLBName()))
+			}
 			if _, err := os.Stat(filepath.Join(dst, m.AnimatedGLBName())); err == nil {
 				glbs = append(glbs, filepath.Join(dst, m.AnimatedGLBName()))
 			}
@@ -122,6 +125,9 @@ func checkFolder(t *testing.T, m *outputs.Mesh, dir string) {
 		want = []string{outputs.ChunksDir, outputs.HeaderName}
 		for n := range m.LODs() {
 			want = append(want, m.LODGLBName(n))
+		}
+		if m.HasColliders() {
+			want = append(want, m.CollisionGLBName())
 		}
 	} else if anims, err := m.Animations(context.Background()); err != nil {
 		t.Errorf("%s: animations: %v", dir, err)

@@ -99,6 +99,14 @@ func TestModelClients(t *testing.T) {
 				}
 				files = append(files, &modelFile{label: name + "/" + rel + "/" + lod, path: filepath.Join(dir, lod), doc: doc, glb: b})
 			}
+			if m.HasColliders() {
+				b, err := os.ReadFile(filepath.Join(dir, m.CollisionGLBName()))
+				if err != nil {
+					t.Errorf("%s/%s: %v", name, rel, err)
+				} else {
+					validator.Check(t, b)
+				}
+			}
 		}
 	}
 	if len(files) == 0 {
