@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/export/gltf"
 )
 
 // assembly is one pass over a model's parts: every file it names is
@@ -481,7 +482,37 @@ func (m *Mesh) assemble(ctx context.Context) (scenes []*decode.Scene, lods int, 
 	if len(model.Colliders) > 0 {
 		scenes = append(scenes, a.collisionScene(ctx))
 	}
+	encodeImages(scenes)
 	return scenes, len(model.LODs), dedupDeps(append(a.x.r.deps, a.deps...)), nil
+}
+
+// encodeImages gives every image the scenes' materials embed its PNG
+// once (gltf.PNGOf), so that the LODs' files share one encoding: a
+// repacked image (metal-gloss-AO) gets its own, a two-channel normal map
+// is replaced by its three-channel image.
+func encodeImages(scenes []*decode.Scene) {
+	rebuilt := map[*decode.Image]*decode.Image{}
+	for _, s := range scenes {
+		for i := range s.Materials {
+			mat := &s.Materials[i]
+			for _, img := range []*decode.Image{mat.BaseColorMap, mat.MetallicRoughnessMap, mat.OcclusionMap, mat.NormalMap} {
+				if img != nil && img.PNG == nil {
+					img.PNG, _ = gltf.PNGOf(img, false)
+				}
+			}
+			if n := mat.NormalMap; n != nil && mat.NormalRedGreen {
+				r, ok := rebuilt[n]
+				if !ok {
+					r = &decode.Image{Name: n.Name, Ref: n.Ref}
+					r.PNG, _ = gltf.PNGOf(n, true)
+					rebuilt[n] = r
+				}
+				if r.PNG != nil {
+					mat.NormalMap, mat.NormalRedGreen = r, false
+				}
+			}
+		}
+	}
 }
 
 func dedupDeps(ds []Dep) []Dep {
