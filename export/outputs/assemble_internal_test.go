@@ -105,3 +105,36 @@ func BenchmarkAssembleCenturion(b *testing.B) {
 func BenchmarkAssembleInova(b *testing.B) {
 	benchAssemble(b, "tf-inova/res/models/model/vehicle/waggon/ws_inovab_wc.mdl")
 }
+
+// TestConcurrentAssemblies: assemblies of one model at once (the mount's
+// readers) share decoded textures and give the same bytes.
+func TestConcurrentAssemblies(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	m, err := Open(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "tfever", "res", "models", "model", "fixture", "car.mdl"))
+	if err != nil || m == nil || !m.IsModel() {
+		t.Fatalf("car.mdl: %v", err)
+	}
+	const n = 4
+	out := make([][][]byte, n)
+	errs := make([]error, n)
+	done := make(chan int)
+	for i := range n {
+		go func() {
+			out[i], _, errs[i] = m.ModelGLBs(context.Background())
+			done <- i
+		}()
+	}
+	for range n {
+		<-done
+	}
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		for k := range out[i] {
+			if string(out[i][k]) != string(out[0][k]) {
+				t.Errorf("assembly %d: file %d differs", i, k)
+			}
+		}
+	}
+}
