@@ -66,8 +66,10 @@ type AnmKey struct {
 }
 
 // FrameRate is the rate meshfs plays GEM frames at. The files store frame
-// numbers, not times; GEM's animations are made in 3ds Max, whose default
-// (NTSC) rate this is. A sequence's {speed} is not applied.
+// numbers, not times, and no public source states the engine's rate;
+// GEM's animations are exported from 3ds Max, whose default (NTSC) rate
+// this is. A sequence's {speed} is not applied (the model's header.json
+// and the animation's extras give it).
 const FrameRate = 30
 
 // maxAnm bounds the .anm read: real files are a few KiB to tens of KiB.
@@ -597,7 +599,8 @@ func rowsQuat(rows [3][3]float64) [4]float64 {
 // no key sets), and one animation named name with TargetJoint channels.
 // Frame n plays at n / FrameRate seconds. Keys are sparse: the channels
 // hold only the keyed frames, and glTF's linear (rotation: spherical)
-// interpolation fills the frames between, as GEM does; before the first
+// interpolation fills the frames between, as the modders' importers
+// evaluate GEM's keys (the engine's own rule is not public); before the first
 // and after the last key a component holds. A mirrored key (flag 0x04) is
 // a mirror of the bone's local Z before its rotation: it becomes a scale
 // channel with Y negated in the scene's axes, stepped where the mirror
