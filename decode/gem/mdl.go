@@ -108,7 +108,15 @@ func (f Mdl) DecodeModel(ctx context.Context, src *decode.Source) (*decode.Model
 		skinned[r.Rel] = v
 		return v
 	}
-	out := &decode.Model{Unit: "GEM unit", Scale: MetresPerUnit, Header: m.header()}
+	// The header's counts are Decode's scene's; outputs derives the
+	// assembled model's.
+	var h decode.Fields
+	for _, f := range m.header() {
+		if f.Key != "counts" {
+			h = append(h, f)
+		}
+	}
+	out := &decode.Model{Unit: "GEM unit", Scale: MetresPerUnit, Header: h}
 	for k := 0; k < m.LODCount; k++ {
 		var lod decode.ModelLOD
 		for _, b := range m.Bones {

@@ -153,6 +153,9 @@ func TestRealModels(t *testing.T) {
 			if len(files) != got[1] {
 				t.Errorf("%d distinct part files in the LODs, header says %d", len(files), got[1])
 			}
+			if m.Header.Get("counts") != nil || m.Header.Get("bone_count") != got[0] {
+				t.Errorf("model header %v: want the scan's fields but its counts", m.Header)
+			}
 			if m.Scale != MetresPerUnit || m.Unit != "GEM unit" {
 				t.Errorf("unit %q scale %v", m.Unit, m.Scale)
 			}
