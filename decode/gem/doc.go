@@ -97,9 +97,12 @@
 //     model's skeleton (the Centurion's tracks: "body"; the pilot's skin:
 //     42 of its 59 bones); bone map value 0 (joint 0 "root" of the .ply's
 //     own scene) is the node carrying the part. Its vertices are in that
-//     node's frame as a rigid part's are (the pilot's skin spans z −18 to
-//     13.7 under a node at z 18). ModelPart.Skinned is set for parts
-//     beside the model whose file has a SKIN chunk.
+//     node's frame as a rigid part's are (placed so, the pilot's skin
+//     stands on the ground and each bone's vertices surround it;
+//     TestPilotSkinOnBones), so joint J binds with the inverse bind matrix
+//     W_J⁻¹ · W_node · Scale (rest world matrices; Scale for the vertices'
+//     GEM units). ModelPart.Skinned is set for parts beside the model whose
+//     file has a SKIN chunk.
 //   - Bone extras: "kind" (revolute, prizmatic, socket, … the word before
 //     the name), "mirrored", then every other child group by name:
 //     numbers, words, true for a bare flag ({limits a b}, {speed s},
