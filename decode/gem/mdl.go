@@ -27,6 +27,13 @@ var (
 // maxModelText bounds the .mdl text read: real models are tens of KiB.
 const maxModelText = 8 << 20
 
+// maxLODs and maxLODNodes bound the LODs a model may have and the nodes
+// of all of them together (real models: 3 LODs, 177 nodes at most).
+const (
+	maxLODs     = 16
+	maxLODNodes = 1 << 16
+)
+
 // Name implements decode.Format.
 func (Mdl) Name() string { return "gem-mdl" }
 
@@ -277,6 +284,12 @@ func parseModel(file string, b []byte) (*model, error) {
 	}
 	if len(p.m.Bones) == 0 {
 		return nil, p.errAt(skel, "{Skeleton} has no bone")
+	}
+	// Every LOD is a whole node tree: a few bytes of {OFF} must not claim
+	// millions of nodes.
+	if p.m.LODCount > maxLODs || p.m.LODCount*len(p.m.Bones) > maxLODNodes {
+		return nil, &decode.FormatError{File: file, Field: "{LODView}", Err: decode.ErrLimit,
+			Msg: fmt.Sprintf("%d LODs of %d bones (limits: %d LODs, %d nodes in all)", p.m.LODCount, len(p.m.Bones), maxLODs, maxLODNodes)}
 	}
 	for _, n := range nodes {
 		if strings.EqualFold(n.Name, "Volume") {

@@ -339,6 +339,7 @@ func TestModelErrors(t *testing.T) {
 		{"{Skeleton {bone \"a\" {LODView {VolumeView \"x.ply\"} {Box 1 2 3}}}}", "LODView"},
 		{"{Skeleton {bone \"a\"}}\n{Volume \"v\" {Bone \"a\"}}", "has no {Box}"},
 		{"{Skeleton {bone a b c}}", "3 words"},
+		{"{Skeleton {bone \"a\" {LODView" + strings.Repeat("{OFF}", 17) + "}}}", "17 LODs"},
 	} {
 		_, err := parseModel("m.mdl", []byte(c.text))
 		var fe *decode.FormatError
