@@ -392,6 +392,14 @@ func (p *mdlParser) frame(n *Node) (gemFrame, error) {
 	return g, nil
 }
 
+// fileArg is the file a group names in its first argument.
+func (p *mdlParser) fileArg(n *Node) (decode.Ref, error) {
+	if n.Arg(0) == "" {
+		return decode.Ref{}, p.errAt(n, "names no file")
+	}
+	return ref(n.Arg(0)), nil
+}
+
 // ref is a file a model names: a path starting with '/' is beneath the
 // asset root (resource/), any other beside the model. Backslashes are
 // separators.
@@ -432,18 +440,22 @@ func (p *mdlParser) bone(n *Node, parent int) error {
 		lc := strings.ToLower(c.Name)
 		switch lc {
 		case "volumeview":
-			if len(c.Args) == 0 {
-				return p.errAt(c, "names no file")
+			r, err := p.fileArg(c)
+			if err != nil {
+				return err
 			}
-			b.Views = append(b.Views, ref(c.Args[0]))
+			b.Views = append(b.Views, r)
 		case "lodview":
 			if len(b.LODs) > 0 {
 				return p.errAt(c, "a second {LODView} in bone %q", name)
 			}
 			for _, v := range c.Children {
 				switch {
-				case strings.EqualFold(v.Name, "VolumeView") && len(v.Args) > 0:
-					r := ref(v.Args[0])
+				case strings.EqualFold(v.Name, "VolumeView"):
+					r, err := p.fileArg(v)
+					if err != nil {
+						return err
+					}
 					b.LODs = append(b.LODs, &r)
 				case strings.EqualFold(v.Name, "OFF"):
 					b.LODs = append(b.LODs, nil)
@@ -454,7 +466,7 @@ func (p *mdlParser) bone(n *Node, parent int) error {
 			p.m.LODCount = max(p.m.LODCount, len(b.LODs))
 		}
 		if !boneGroups[lc] {
-			b.Extras.Add(c.Name, extraValue(c))
+			addExtra(&b.Extras, c.Name, extraValue(c))
 		}
 	}
 	me := len(p.m.Bones)
@@ -509,9 +521,19 @@ func extraValue(n *Node) any {
 		f.Add("value", v)
 	}
 	for _, c := range n.Children {
-		f.Add(c.Name, extraValue(c))
+		addExtra(&f, c.Name, extraValue(c))
 	}
 	return f
+}
+
+// addExtra adds key to f; a key given again (two {parameters}) becomes
+// key_2, key_3, …, so no JSON object repeats a key.
+func addExtra(f *decode.Fields, key string, v any) {
+	k := key
+	for n := 2; f.Get(k) != nil; n++ {
+		k = key + "_" + strconv.Itoa(n)
+	}
+	f.Add(k, v)
 }
 
 // sequences reads an {animation} group's {sequence "n" …} entries. A
@@ -530,13 +552,14 @@ func (p *mdlParser) sequences(n *Node, bone string) error {
 		}
 		for _, e := range c.Children {
 			if strings.EqualFold(e.Name, "file") {
-				if len(e.Args) == 0 {
-					return p.errAt(e, "names no file")
+				r, err := p.fileArg(e)
+				if err != nil {
+					return err
 				}
-				s.File = ref(e.Args[0])
+				s.File = r
 				continue
 			}
-			s.Extras.Add(e.Name, extraValue(e))
+			addExtra(&s.Extras, e.Name, extraValue(e))
 		}
 		p.m.Sequences = append(p.m.Sequences, s)
 	}
@@ -556,10 +579,11 @@ func (p *mdlParser) volume(n *Node) error {
 		case "bone":
 			v.Bone = c.Arg(0)
 		case "polyhedron":
-			if len(c.Args) == 0 {
-				return p.errAt(c, "names no file")
+			r, err := p.fileArg(c)
+			if err != nil {
+				return err
 			}
-			v.Kind, v.File = "mesh", ref(c.Args[0])
+			v.Kind, v.File = "mesh", r
 		case "box":
 			s, err := p.floats(c, 3)
 			if err != nil {

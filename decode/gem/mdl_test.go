@@ -212,6 +212,10 @@ func TestCenturionAssembly(t *testing.T) {
 	if strings.Join(skinned, " ") != "trackl.ply trackr.ply" {
 		t.Errorf("skinned parts %v, want the tracks", skinned)
 	}
+	twice, err := parseModel("m.mdl", []byte("{Skeleton {bone \"a\" {parameters \"x\"} {parameters \"y\"} {speed 1}}}"))
+	if err != nil || len(twice.Bones[0].Extras) != 3 || twice.Bones[0].Extras.Get("parameters_2") != "y" {
+		t.Errorf("repeated extras: %v %v", twice, err)
+	}
 	gun := nodes[nodeIndex(t, nodes, "gun_rot")]
 	if gun.Extras.Get("kind") != "revolute" || len(gun.Extras.Get("limits").([]float64)) != 2 {
 		t.Errorf("gun_rot extras %v", gun.Extras)
@@ -339,6 +343,7 @@ func TestModelErrors(t *testing.T) {
 		{"{Skeleton {bone \"a\" {LODView {VolumeView \"x.ply\"} {Box 1 2 3}}}}", "LODView"},
 		{"{Skeleton {bone \"a\"}}\n{Volume \"v\" {Bone \"a\"}}", "has no {Box}"},
 		{"{Skeleton {bone a b c}}", "3 words"},
+		{"{Skeleton {bone \"a\" {VolumeView \"\"}}}", "names no file"},
 		{"{Skeleton {bone \"a\" {LODView" + strings.Repeat("{OFF}", 17) + "}}}", "17 LODs"},
 	} {
 		_, err := parseModel("m.mdl", []byte(c.text))
