@@ -664,8 +664,8 @@ func (m *model) header() decode.Fields {
 	h.Add("parts", parts)
 	lods := make([]decode.Fields, m.LODCount)
 	for k := range lods {
+		// The file gives LODs an order, no distances.
 		lods[k].Add("lod", k)
-		lods[k].Add("source", "LODView entry "+strconv.Itoa(k))
 		lods[k].Add("placements", placed[k])
 	}
 	h.Add("lods", lods)
