@@ -38,7 +38,8 @@ type Model struct {
 	// translation: node matrices, channels held here, collider matrices
 	// and sizes (1 when the engine's unit is the metre). An animation
 	// file's own format converts its translations to metres too. Parts'
-	// vertices are not scaled: see the package comment above.
+	// and collider meshes' vertices are not scaled: see this file's first
+	// comment.
 	Unit  string
 	Scale float64
 	// Colliders are collision shapes, shown hidden or apart.
