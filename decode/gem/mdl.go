@@ -430,11 +430,12 @@ func (p *mdlParser) bone(n *Node, parent int) error {
 		return err
 	}
 	b := bone{Name: name, Parent: parent, Frame: g}
+	var ex extras
 	if kind != "" {
-		b.Extras.Add("kind", kind)
+		ex.add("kind", kind)
 	}
 	if g.det() < 0 {
-		b.Extras.Add("mirrored", true)
+		ex.add("mirrored", true)
 	}
 	for _, c := range n.Children {
 		lc := strings.ToLower(c.Name)
@@ -466,9 +467,10 @@ func (p *mdlParser) bone(n *Node, parent int) error {
 			p.m.LODCount = max(p.m.LODCount, len(b.LODs))
 		}
 		if !boneGroups[lc] {
-			addExtra(&b.Extras, c.Name, extraValue(c))
+			ex.add(c.Name, extraValue(c))
 		}
 	}
+	b.Extras = ex.f
 	me := len(p.m.Bones)
 	p.m.Bones = append(p.m.Bones, b)
 	for _, c := range n.Children {
@@ -516,24 +518,35 @@ func extraValue(n *Node) any {
 	if len(n.Children) == 0 {
 		return v
 	}
-	var f decode.Fields
+	var f extras
 	if v != true {
-		f.Add("value", v)
+		f.add("value", v)
 	}
 	for _, c := range n.Children {
-		addExtra(&f, c.Name, extraValue(c))
+		f.add(c.Name, extraValue(c))
 	}
-	return f
+	return f.f
 }
 
-// addExtra adds key to f; a key given again (two {parameters}) becomes
-// key_2, key_3, …, so no JSON object repeats a key.
-func addExtra(f *decode.Fields, key string, v any) {
-	k := key
-	for n := 2; f.Get(k) != nil; n++ {
-		k = key + "_" + strconv.Itoa(n)
+// extras builds a Fields in which no key repeats: a key given again (two
+// {parameters}) becomes key_2, key_3, …. Lookups are by map, so a group
+// of many alike children costs linear time.
+type extras struct {
+	f    decode.Fields
+	seen map[string]int // key → times given
+}
+
+func (e *extras) add(key string, v any) {
+	if e.seen == nil {
+		e.seen = map[string]int{}
 	}
-	f.Add(k, v)
+	k := key
+	for e.seen[k] > 0 {
+		e.seen[key]++
+		k = key + "_" + strconv.Itoa(e.seen[key])
+	}
+	e.seen[k]++
+	e.f.Add(k, v)
 }
 
 // sequences reads an {animation} group's {sequence "n" …} entries. A
@@ -547,8 +560,9 @@ func (p *mdlParser) sequences(n *Node, bone string) error {
 			return p.errAt(c, "has no name")
 		}
 		s := sequence{Name: c.Args[0], File: ref(c.Args[0] + ".anm")}
+		var ex extras
 		if bone != "" {
-			s.Extras.Add("bone", bone)
+			ex.add("bone", bone)
 		}
 		for _, e := range c.Children {
 			if strings.EqualFold(e.Name, "file") {
@@ -559,8 +573,9 @@ func (p *mdlParser) sequences(n *Node, bone string) error {
 				s.File = r
 				continue
 			}
-			addExtra(&s.Extras, e.Name, extraValue(e))
+			ex.add(e.Name, extraValue(e))
 		}
+		s.Extras = ex.f
 		p.m.Sequences = append(p.m.Sequences, s)
 	}
 	return nil
