@@ -305,6 +305,9 @@ type mdlParser struct {
 	file string
 	text []byte
 	m    *model
+	// byName maps lower-cased bone names to the first bone of the name,
+	// for volumes' {Bone}.
+	byName map[string]int
 }
 
 // textError turns a ParseText error into a FormatError at its line.
@@ -626,11 +629,14 @@ func (p *mdlParser) volume(n *Node) error {
 		return p.errAt(n, "volume %q has no {Box}, {Cylinder}, {Sphere} or {Polyhedron}", v.Name)
 	}
 	if v.Bone != "" {
-		for i, b := range p.m.Bones {
-			if strings.EqualFold(b.Name, v.Bone) {
-				v.Node = i
-				break
+		if p.byName == nil {
+			p.byName = map[string]int{}
+			for i := len(p.m.Bones) - 1; i >= 0; i-- {
+				p.byName[strings.ToLower(p.m.Bones[i].Name)] = i
 			}
+		}
+		if i, ok := p.byName[strings.ToLower(v.Bone)]; ok {
+			v.Node = i
 		}
 	}
 	p.m.Volumes = append(p.m.Volumes, v)

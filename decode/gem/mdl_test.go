@@ -217,8 +217,13 @@ func TestCenturionAssembly(t *testing.T) {
 	if ex := twice.Bones[0].Extras; err != nil || len(ex) != 5 || ex.Get("p") != 1.0 || ex.Get("p_2") != 0.0 || ex.Get("p_3") != 2.0 || ex.Get("p_4") != 3.0 {
 		t.Errorf("repeated extras: %v %v", ex, err)
 	}
-	many := "{Skeleton {bone \"a\"" + strings.Repeat("{parameters 1}", 200000) + "}}"
+	vols := "{Skeleton" + strings.Repeat("{bone \"b\"}", 50000) + "{bone \"Last\"}}" + strings.Repeat("{Volume \"v\" {Box 1 1 1} {Bone \"last\"}}", 50000)
 	start := time.Now()
+	if m, err := parseModel("m.mdl", []byte(vols)); err != nil || m.Volumes[49999].Node != 50000 || time.Since(start) > 5*time.Second {
+		t.Errorf("50 000 volumes on the last of 50 001 bones: %v in %v", err, time.Since(start))
+	}
+	many := "{Skeleton {bone \"a\"" + strings.Repeat("{parameters 1}", 200000) + "}}"
+	start = time.Now()
 	if m, err := parseModel("m.mdl", []byte(many)); err != nil || len(m.Bones[0].Extras) != 200000 || time.Since(start) > 5*time.Second {
 		t.Errorf("200 000 alike extras: %v in %v", err, time.Since(start))
 	}
