@@ -66,8 +66,10 @@ type AnmKey struct {
 }
 
 // FrameRate is the rate meshfs plays GEM frames at. The files store frame
-// numbers, not times; GEM's animations are made in 3ds Max, whose default
-// (NTSC) rate this is. A sequence's {speed} is not applied.
+// numbers, not times, and no public source states the engine's rate;
+// GEM's animations are exported from 3ds Max, whose default (NTSC) rate
+// this is. A sequence's {speed} is not applied (the model's header.json
+// and the animation's extras give it).
 const FrameRate = 30
 
 // maxAnm bounds the .anm read: real files are a few KiB to tens of KiB.
@@ -597,8 +599,10 @@ func rowsQuat(rows [3][3]float64) [4]float64 {
 // no key sets), and one animation named name with TargetJoint channels.
 // Frame n plays at n / FrameRate seconds. Keys are sparse: the channels
 // hold only the keyed frames, and glTF's linear (rotation: spherical)
-// interpolation fills the frames between, as GEM does; before the first
-// and after the last key a component holds. A mirrored key (flag 0x04) is
+// interpolation fills the frames between, as the modders' importers
+// evaluate GEM's keys (the engine's own rule is not public); before the
+// first and after the last key a component holds, to the last of FRMS's
+// frames. A mirrored key (flag 0x04) is
 // a mirror of the bone's local Z before its rotation: it becomes a scale
 // channel with Y negated in the scene's axes, stepped where the mirror
 // changes. Translations are converted to metres (MetresPerUnit) and all
@@ -717,6 +721,19 @@ func AnmScene(a *Anm, file, name string) (*decode.Scene, error) {
 			chans = append(chans, t.scl)
 		} else if t.restS {
 			sk.Joints[i].Rest.Scale = [3]float32{1, 1, 1}
+		}
+	}
+	// The animation lasts the FRMS frames even where the last ones key
+	// nothing: every channel holds its last value to the end.
+	if a.HasFrameCount && a.FrameCount > 1 && a.FrameCount-1 <= 1<<24 {
+		end := float32(float64(a.FrameCount-1) / FrameRate)
+		for i := range chans {
+			c := &chans[i]
+			if n := len(c.Times); n > 0 && end > c.Times[n-1] {
+				w := len(c.Values) / n
+				c.Times = append(c.Times, end)
+				c.Values = append(c.Values, c.Values[len(c.Values)-w:]...)
+			}
 		}
 	}
 	if len(chans) > 0 {

@@ -168,7 +168,7 @@ func TestAnmFixtures(t *testing.T) {
 	for key, want := range map[string]decode.Channel{
 		"gun translation":    {Times: []float32{0, 1.0 / 3}, Values: []float32{1.3, 0.4, 0, 1, 0.4, 0}},
 		"gun rotation":       {Times: []float32{0, 1.0 / 6, 1.0 / 3}, Values: []float32{0, 0, 0, 1, 0, -h, 0, h, 0, -1, 0, 0}},
-		"wheell translation": {Times: []float32{0}, Values: []float32{0.5, -0.1, 1.3}},
+		"wheell translation": {Times: []float32{0, 1.0 / 3}, Values: []float32{0.5, -0.1, 1.3, 0.5, -0.1, 1.3}},
 		"wheell rotation":    {Times: []float32{0, 1.0 / 3}, Values: []float32{-h, 0, 0, h, 0, 0, -h, h}},
 		"wheell scale":       {Times: []float32{0, 1.0 / 3}, Values: []float32{1, -3, 2, 1, -3, 2}},
 	} {
@@ -198,6 +198,20 @@ func TestAnmFixtures(t *testing.T) {
 	}
 	if r := sc.Skeleton.Joints[1].Rest; r.Scale != [3]float32{1, -3, 2} || r.Translation != [3]float32{0.5, -0.1, 1.3} {
 		t.Errorf("wheell rest %+v", r)
+	}
+	// Frames past the last key still count: FRMS sets the length.
+	long := fixtureAnm()
+	long.FrameCount = 31
+	sc, err = AnmScene(long, "f.anm", "long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range sc.Animations[0].Channels {
+		n := len(c.Times)
+		w := len(c.Values) / n
+		if c.Times[n-1] != 1 || n < 2 || !reflect.DeepEqual(c.Values[len(c.Values)-w:], c.Values[len(c.Values)-2*w:len(c.Values)-w]) {
+			t.Errorf("channel %+v: want its last value held to 1 s", c)
+		}
 	}
 	// FRMN: a mirrored matrix becomes a rotation after a mirror of Z.
 	sc, err = AnmScene(fixtureLegacyAnm(), "l.anm", "turret")

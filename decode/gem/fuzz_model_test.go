@@ -76,11 +76,14 @@ func increasing(t []float32) bool {
 	return true
 }
 
-func realSeeds(f *testing.F, ext string) [][]byte {
+// realSeeds are the real files with extension ext of at most limit
+// bytes: the fuzzer minimises each new input it finds, which for a big
+// text seed takes longer than a short run.
+func realSeeds(f *testing.F, ext string, limit int) [][]byte {
 	var out [][]byte
 	if _, ok := realDataOK(nil); ok {
 		for _, p := range assetFiles(f, ext) {
-			if b, err := os.ReadFile(p); err == nil && len(b) <= 16<<10 {
+			if b, err := os.ReadFile(p); err == nil && len(b) <= limit {
 				out = append(out, b)
 			}
 		}
@@ -90,17 +93,17 @@ func realSeeds(f *testing.F, ext string) [][]byte {
 
 func FuzzMdl(f *testing.F) {
 	fx := modelFixtures(f)
-	seeds := append(realSeeds(f, ".mdl"), fx["tank_small.mdl"], fx["crewman.mdl"], []byte("{Skeleton {bone \"a\"}}"))
+	seeds := append(realSeeds(f, ".mdl", 4<<10), fx["tank_small.mdl"], fx["crewman.mdl"], []byte("{Skeleton {bone \"a\"}}"))
 	fuzzFormat(f, Mdl{}, "fuzz.mdl", seeds)
 }
 
 func FuzzAnm(f *testing.F) {
 	fx := modelFixtures(f)
-	seeds := append(realSeeds(f, ".anm"), fx["gun_fire.anm"], fx["turret_frmn.anm"], []byte("EANM"))
+	seeds := append(realSeeds(f, ".anm", 16<<10), fx["gun_fire.anm"], fx["turret_frmn.anm"], []byte("EANM"))
 	fuzzFormat(f, AnmFormat{}, "fuzz.anm", seeds)
 }
 
 func FuzzVol(f *testing.F) {
-	seeds := append(realSeeds(f, ".vol"), EncodeVol(fixtureVol()), []byte("EVLMVERT"))
+	seeds := append(realSeeds(f, ".vol", 16<<10), EncodeVol(fixtureVol()), []byte("EVLMVERT"))
 	fuzzFormat(f, VolFormat{}, "fuzz.vol", seeds)
 }

@@ -27,6 +27,13 @@ var (
 // maxModelText bounds the .mdl text read: real models are tens of KiB.
 const maxModelText = 8 << 20
 
+// maxLODs and maxLODNodes bound the LODs a model may have and the nodes
+// of all of them together (real models: 3 LODs, 177 nodes at most).
+const (
+	maxLODs     = 16
+	maxLODNodes = 1 << 16
+)
+
 // Name implements decode.Format.
 func (Mdl) Name() string { return "gem-mdl" }
 
@@ -108,7 +115,15 @@ func (f Mdl) DecodeModel(ctx context.Context, src *decode.Source) (*decode.Model
 		skinned[r.Rel] = v
 		return v
 	}
-	out := &decode.Model{Unit: "GEM unit", Scale: MetresPerUnit, Header: m.header()}
+	// The header's counts are Decode's scene's; outputs derives the
+	// assembled model's.
+	var h decode.Fields
+	for _, f := range m.header() {
+		if f.Key != "counts" {
+			h = append(h, f)
+		}
+	}
+	out := &decode.Model{Unit: "GEM unit", Scale: MetresPerUnit, Header: h}
 	for k := 0; k < m.LODCount; k++ {
 		var lod decode.ModelLOD
 		for _, b := range m.Bones {
@@ -270,6 +285,12 @@ func parseModel(file string, b []byte) (*model, error) {
 	if len(p.m.Bones) == 0 {
 		return nil, p.errAt(skel, "{Skeleton} has no bone")
 	}
+	// Every LOD is a whole node tree: a few bytes of {OFF} must not claim
+	// millions of nodes.
+	if p.m.LODCount > maxLODs || p.m.LODCount*len(p.m.Bones) > maxLODNodes {
+		return nil, &decode.FormatError{File: file, Field: "{LODView}", Err: decode.ErrLimit,
+			Msg: fmt.Sprintf("%d LODs of %d bones (limits: %d LODs, %d nodes in all)", p.m.LODCount, len(p.m.Bones), maxLODs, maxLODNodes)}
+	}
 	for _, n := range nodes {
 		if strings.EqualFold(n.Name, "Volume") {
 			if err := p.volume(n); err != nil {
@@ -284,6 +305,9 @@ type mdlParser struct {
 	file string
 	text []byte
 	m    *model
+	// byName maps lower-cased bone names to the first bone of the name,
+	// for volumes' {Bone}.
+	byName map[string]int
 }
 
 // textError turns a ParseText error into a FormatError at its line.
@@ -371,6 +395,14 @@ func (p *mdlParser) frame(n *Node) (gemFrame, error) {
 	return g, nil
 }
 
+// fileArg is the file a group names in its first argument.
+func (p *mdlParser) fileArg(n *Node) (decode.Ref, error) {
+	if n.Arg(0) == "" {
+		return decode.Ref{}, p.errAt(n, "names no file")
+	}
+	return ref(n.Arg(0)), nil
+}
+
 // ref is a file a model names: a path starting with '/' is beneath the
 // asset root (resource/), any other beside the model. Backslashes are
 // separators.
@@ -401,28 +433,33 @@ func (p *mdlParser) bone(n *Node, parent int) error {
 		return err
 	}
 	b := bone{Name: name, Parent: parent, Frame: g}
+	var ex extras
 	if kind != "" {
-		b.Extras.Add("kind", kind)
+		ex.add("kind", kind)
 	}
 	if g.det() < 0 {
-		b.Extras.Add("mirrored", true)
+		ex.add("mirrored", true)
 	}
 	for _, c := range n.Children {
 		lc := strings.ToLower(c.Name)
 		switch lc {
 		case "volumeview":
-			if len(c.Args) == 0 {
-				return p.errAt(c, "names no file")
+			r, err := p.fileArg(c)
+			if err != nil {
+				return err
 			}
-			b.Views = append(b.Views, ref(c.Args[0]))
+			b.Views = append(b.Views, r)
 		case "lodview":
 			if len(b.LODs) > 0 {
 				return p.errAt(c, "a second {LODView} in bone %q", name)
 			}
 			for _, v := range c.Children {
 				switch {
-				case strings.EqualFold(v.Name, "VolumeView") && len(v.Args) > 0:
-					r := ref(v.Args[0])
+				case strings.EqualFold(v.Name, "VolumeView"):
+					r, err := p.fileArg(v)
+					if err != nil {
+						return err
+					}
 					b.LODs = append(b.LODs, &r)
 				case strings.EqualFold(v.Name, "OFF"):
 					b.LODs = append(b.LODs, nil)
@@ -433,9 +470,10 @@ func (p *mdlParser) bone(n *Node, parent int) error {
 			p.m.LODCount = max(p.m.LODCount, len(b.LODs))
 		}
 		if !boneGroups[lc] {
-			b.Extras.Add(c.Name, extraValue(c))
+			ex.add(c.Name, extraValue(c))
 		}
 	}
+	b.Extras = ex.f
 	me := len(p.m.Bones)
 	p.m.Bones = append(p.m.Bones, b)
 	for _, c := range n.Children {
@@ -483,14 +521,35 @@ func extraValue(n *Node) any {
 	if len(n.Children) == 0 {
 		return v
 	}
-	var f decode.Fields
+	var f extras
 	if v != true {
-		f.Add("value", v)
+		f.add("value", v)
 	}
 	for _, c := range n.Children {
-		f.Add(c.Name, extraValue(c))
+		f.add(c.Name, extraValue(c))
 	}
-	return f
+	return f.f
+}
+
+// extras builds a Fields in which no key repeats: a key given again (two
+// {parameters}) becomes key_2, key_3, …. Lookups are by map, so a group
+// of many alike children costs linear time.
+type extras struct {
+	f    decode.Fields
+	seen map[string]int // key → times given
+}
+
+func (e *extras) add(key string, v any) {
+	if e.seen == nil {
+		e.seen = map[string]int{}
+	}
+	k := key
+	for e.seen[k] > 0 {
+		e.seen[key]++
+		k = key + "_" + strconv.Itoa(e.seen[key])
+	}
+	e.seen[k]++
+	e.f.Add(k, v)
 }
 
 // sequences reads an {animation} group's {sequence "n" …} entries. A
@@ -504,19 +563,22 @@ func (p *mdlParser) sequences(n *Node, bone string) error {
 			return p.errAt(c, "has no name")
 		}
 		s := sequence{Name: c.Args[0], File: ref(c.Args[0] + ".anm")}
+		var ex extras
 		if bone != "" {
-			s.Extras.Add("bone", bone)
+			ex.add("bone", bone)
 		}
 		for _, e := range c.Children {
 			if strings.EqualFold(e.Name, "file") {
-				if len(e.Args) == 0 {
-					return p.errAt(e, "names no file")
+				r, err := p.fileArg(e)
+				if err != nil {
+					return err
 				}
-				s.File = ref(e.Args[0])
+				s.File = r
 				continue
 			}
-			s.Extras.Add(e.Name, extraValue(e))
+			ex.add(e.Name, extraValue(e))
 		}
+		s.Extras = ex.f
 		p.m.Sequences = append(p.m.Sequences, s)
 	}
 	return nil
@@ -535,10 +597,11 @@ func (p *mdlParser) volume(n *Node) error {
 		case "bone":
 			v.Bone = c.Arg(0)
 		case "polyhedron":
-			if len(c.Args) == 0 {
-				return p.errAt(c, "names no file")
+			r, err := p.fileArg(c)
+			if err != nil {
+				return err
 			}
-			v.Kind, v.File = "mesh", ref(c.Args[0])
+			v.Kind, v.File = "mesh", r
 		case "box":
 			s, err := p.floats(c, 3)
 			if err != nil {
@@ -566,11 +629,14 @@ func (p *mdlParser) volume(n *Node) error {
 		return p.errAt(n, "volume %q has no {Box}, {Cylinder}, {Sphere} or {Polyhedron}", v.Name)
 	}
 	if v.Bone != "" {
-		for i, b := range p.m.Bones {
-			if strings.EqualFold(b.Name, v.Bone) {
-				v.Node = i
-				break
+		if p.byName == nil {
+			p.byName = map[string]int{}
+			for i := len(p.m.Bones) - 1; i >= 0; i-- {
+				p.byName[strings.ToLower(p.m.Bones[i].Name)] = i
 			}
+		}
+		if i, ok := p.byName[strings.ToLower(v.Bone)]; ok {
+			v.Node = i
 		}
 	}
 	p.m.Volumes = append(p.m.Volumes, v)
@@ -619,8 +685,8 @@ func (m *model) header() decode.Fields {
 	h.Add("parts", parts)
 	lods := make([]decode.Fields, m.LODCount)
 	for k := range lods {
+		// The file gives LODs an order, no distances.
 		lods[k].Add("lod", k)
-		lods[k].Add("source", "LODView entry "+strconv.Itoa(k))
 		lods[k].Add("placements", placed[k])
 	}
 	h.Add("lods", lods)

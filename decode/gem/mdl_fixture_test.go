@@ -155,12 +155,12 @@ func modelFixtures(t testing.TB) map[string][]byte {
 
 func decodetestGolden(t *testing.T, name string, b []byte) {
 	t.Helper()
-	decodetest.Golden(t, filepath.Join(fixtureDir, name), b, *update, "go test ./decode/gem -run 'TestModelFixtures|TestVolFixture' -update")
+	decodetest.Golden(t, filepath.Join(fixtureDir, name), b, *update, "go test ./decode/gem -run TestFixtures -update")
 }
 
-// TestModelFixtures checks that the committed .mdl and .anm fixtures are
+// TestFixturesModel checks that the committed .mdl and .anm fixtures are
 // what the encoders write now; with -update it rewrites them.
-func TestModelFixtures(t *testing.T) {
+func TestFixturesModel(t *testing.T) {
 	for name, b := range modelFixtures(t) {
 		decodetestGolden(t, name, b)
 	}

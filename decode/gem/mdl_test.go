@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/decodetest"
@@ -153,6 +154,9 @@ func TestRealModels(t *testing.T) {
 			if len(files) != got[1] {
 				t.Errorf("%d distinct part files in the LODs, header says %d", len(files), got[1])
 			}
+			if m.Header.Get("counts") != nil || m.Header.Get("bone_count") != got[0] {
+				t.Errorf("model header %v: want the scan's fields but its counts", m.Header)
+			}
 			if m.Scale != MetresPerUnit || m.Unit != "GEM unit" {
 				t.Errorf("unit %q scale %v", m.Unit, m.Scale)
 			}
@@ -208,6 +212,20 @@ func TestCenturionAssembly(t *testing.T) {
 	}
 	if strings.Join(skinned, " ") != "trackl.ply trackr.ply" {
 		t.Errorf("skinned parts %v, want the tracks", skinned)
+	}
+	twice, err := parseModel("m.mdl", []byte("{Skeleton {bone \"a\" {p_2 0} {p 1} {p 2} {p 3} {speed 1}}}"))
+	if ex := twice.Bones[0].Extras; err != nil || len(ex) != 5 || ex.Get("p") != 1.0 || ex.Get("p_2") != 0.0 || ex.Get("p_3") != 2.0 || ex.Get("p_4") != 3.0 {
+		t.Errorf("repeated extras: %v %v", ex, err)
+	}
+	vols := "{Skeleton" + strings.Repeat("{bone \"b\"}", 50000) + "{bone \"Last\"}}" + strings.Repeat("{Volume \"v\" {Box 1 1 1} {Bone \"last\"}}", 50000)
+	start := time.Now()
+	if m, err := parseModel("m.mdl", []byte(vols)); err != nil || m.Volumes[49999].Node != 50000 || time.Since(start) > 5*time.Second {
+		t.Errorf("50 000 volumes on the last of 50 001 bones: %v in %v", err, time.Since(start))
+	}
+	many := "{Skeleton {bone \"a\"" + strings.Repeat("{parameters 1}", 200000) + "}}"
+	start = time.Now()
+	if m, err := parseModel("m.mdl", []byte(many)); err != nil || len(m.Bones[0].Extras) != 200000 || time.Since(start) > 5*time.Second {
+		t.Errorf("200 000 alike extras: %v in %v", err, time.Since(start))
 	}
 	gun := nodes[nodeIndex(t, nodes, "gun_rot")]
 	if gun.Extras.Get("kind") != "revolute" || len(gun.Extras.Get("limits").([]float64)) != 2 {
@@ -336,6 +354,8 @@ func TestModelErrors(t *testing.T) {
 		{"{Skeleton {bone \"a\" {LODView {VolumeView \"x.ply\"} {Box 1 2 3}}}}", "LODView"},
 		{"{Skeleton {bone \"a\"}}\n{Volume \"v\" {Bone \"a\"}}", "has no {Box}"},
 		{"{Skeleton {bone a b c}}", "3 words"},
+		{"{Skeleton {bone \"a\" {VolumeView \"\"}}}", "names no file"},
+		{"{Skeleton {bone \"a\" {LODView" + strings.Repeat("{OFF}", 17) + "}}}", "17 LODs"},
 	} {
 		_, err := parseModel("m.mdl", []byte(c.text))
 		var fe *decode.FormatError

@@ -6,9 +6,9 @@ import (
 	"github.com/meshfs/meshfs/decode"
 )
 
-// UnitsPerMetre is GEM's length unit: 20 units are one metre (measured on
-// the Centurion, whose hull the model makes 7.69 m long and 3.36 m wide,
-// against the real tank's 7.8 m and 3.4 m; Gates of Hell documents 20).
+// UnitsPerMetre is GEM's length unit: 20 units are one metre, Gates of
+// Hell's documented unit, which the Centurion's assembled hull confirms
+// against the real tank's size (TestUnits).
 const UnitsPerMetre = 20
 
 // MetresPerUnit is the factor from GEM units to metres.
@@ -51,11 +51,6 @@ func (g gemFrame) det() float64 {
 	return r[0][0]*(r[1][1]*r[2][2]-r[1][2]*r[2][1]) -
 		r[0][1]*(r[1][0]*r[2][2]-r[1][2]*r[2][0]) +
 		r[0][2]*(r[1][0]*r[2][1]-r[1][1]*r[2][0])
-}
-
-// sceneVec converts a GEM position to the scene's axes, scaled.
-func sceneVec(v [3]float32, scale float64) [3]float32 {
-	return [3]float32{float32(float64(v[0]) * scale), float32(float64(v[2]) * scale), float32(float64(v[1]) * scale)}
 }
 
 // gemQuat completes a stored rotation (x, y, z; w ≥ 0 implied) to a unit

@@ -101,6 +101,7 @@ func TestVol(t *testing.T) {
 	}
 }
 
-func TestVolFixture(t *testing.T) {
+// TestFixturesVol checks the committed box.vol against the encoder.
+func TestFixturesVol(t *testing.T) {
 	decodetestGolden(t, "box.vol", EncodeVol(fixtureVol()))
 }
