@@ -419,9 +419,7 @@ func (a *assembly) animation(ctx context.Context, ma decode.ModelAnimation, byNa
 				continue
 			}
 			c.Kind, c.Index = decode.TargetNode, to
-			out1 := []decode.Channel{c}
-			scaleTranslations(out1, a.scale)
-			an.Channels = append(an.Channels, out1[0])
+			an.Channels = append(an.Channels, c)
 		}
 		if ma.Node >= 0 && ma.Node < nodes {
 			an.Channels = relative(tree[ma.Node+1].Matrix, an.Channels)

@@ -33,10 +33,12 @@ import (
 // part's materials primitive by primitive, each resolved by the part
 // engine's resolver; a texture is embedded once per file. Animation files
 // are decoded by their format and their channels moved onto the nodes by
-// joint name (or onto ModelAnimation.Node for a single-track file); their
-// translations are scaled by Model.Scale as the decoder scaled the nodes'.
-// A part's geometry is scaled by Model.Scale, so no node carries a scale
-// the model's unit brought.
+// joint name (or onto ModelAnimation.Node for a single-track file, its
+// track composed with the node's matrix); their formats give them in
+// metres, as the decoder gives the nodes. A part's format keeps the
+// engine's unit: each decoded part's geometry (and its own transforms) is
+// scaled by Model.Scale once, so no node carries a scale the model's unit
+// brought (Blender's importer builds bones from unscaled rest poses).
 //
 // Nothing a model names fails the model: a missing file leaves a named
 // empty node (extras "unresolved") and a file that does not decode one
