@@ -246,8 +246,8 @@ func refFields(ref decode.Ref, f found) decode.Fields {
 
 // modelHeader is HeaderDeps for a model: the scan's fields, the model's
 // own, every LOD's range, and every file it names as a stat finds it; the
-// parts' structure scans add their materials' files and name the parts
-// that fail. It never assembles.
+// named files' structure scans (parts, animations, polyhedra) add their
+// materials' files and name the files that fail. It never assembles.
 func (m *Mesh) modelHeader(st *decode.Structure, scanErr error) ([]byte, []Dep, error) {
 	var f decode.Fields
 	f.Add("file", filepath.Base(m.Path))
@@ -292,7 +292,7 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 		if fd.path == "" {
 			u := decode.Fields{{Key: "kind", Value: kind}}
 			unresolved = append(unresolved, append(u, rf...))
-		} else if kind == "part" && !scanned[fd.path] {
+		} else if !scanned[fd.path] {
 			scanned[fd.path] = true
 			ds, err := m.partDeps(fd.path)
 			partDeps = append(partDeps, ds...)

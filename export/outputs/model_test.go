@@ -70,6 +70,8 @@ func modelTree(t *testing.T) (dir string, model *decode.Model) {
 	b, _ := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "gem", "eply_tangents_textures.ply"))
 	put(t, filepath.Join(dir, "broken.ply"), b[:len(b)/3])
 	put(t, filepath.Join(dir, "tank.mdl"), []byte("model text\n"))
+	ani, _ := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "tfever", "walk.ani"))
+	put(t, filepath.Join(dir, "bad.ani"), ani[:len(ani)/2])
 
 	ref := func(name string) decode.Ref { return decode.Ref{Stored: name, Base: decode.RefModelDir, Rel: name} }
 	mirror := translate(-1, 0, 0)
@@ -94,7 +96,10 @@ func modelTree(t *testing.T) (dir string, model *decode.Model) {
 			Nodes: []decode.ModelNode{{Name: "box", Parent: -1, Matrix: translate(0, 0, 3),
 				Parts: []decode.ModelPart{{Mesh: ref("cube.msh"), Materials: []string{"paint.mtl"}}}}},
 		}},
-		Animations: []decode.ModelAnimation{{Name: "walk", File: &decode.Ref{Stored: "walk.ani", Base: decode.RefModelDir, Rel: "walk.ani"}, Node: 1}},
+		Animations: []decode.ModelAnimation{
+			{Name: "walk", File: &decode.Ref{Stored: "walk.ani", Base: decode.RefModelDir, Rel: "walk.ani"}, Node: 1},
+			{Name: "limp", File: &decode.Ref{Stored: "bad.ani", Base: decode.RefModelDir, Rel: "bad.ani"}, Node: 1},
+		},
 		Colliders: []decode.Collider{
 			{Name: "hull_box", Kind: "box", Node: 0, Matrix: translate(0, 0.5, 0), Size: [3]float64{1, 2, 3}},
 			{Name: "drum", Kind: "cylinder", Node: 1, Size: [3]float64{0.5, 1, 0}},
@@ -228,7 +233,7 @@ func TestModelAssembly(t *testing.T) {
 		t.Errorf("broken.ply extras %s, want its error", ex)
 	}
 	rootEx, _ := json.Marshal(doc.Nodes[root].Extras)
-	if !strings.Contains(string(rootEx), "nope.ply") || !strings.Contains(string(rootEx), "broken.ply") {
+	if !strings.Contains(string(rootEx), "nope.ply") || !strings.Contains(string(rootEx), "broken.ply") || !strings.Contains(string(rootEx), "bad.ani") {
 		t.Errorf("root extras %s: want unresolved nope.ply and failed broken.ply", rootEx)
 	}
 	// Animations on nodes: the inline one on wheel_l, walk.ani on it too.
@@ -339,8 +344,8 @@ func TestModelHeader(t *testing.T) {
 	if len(h.Unresolved) != 2 || h.Unresolved[0]["name"] != "nope.ply" || h.Unresolved[1]["name"] != "hull.vol" {
 		t.Errorf("unresolved %v, want the part nope.ply and the collider hull.vol", h.Unresolved)
 	}
-	if len(h.Failed) != 1 || h.Failed[0]["name"] != "broken.ply" {
-		t.Errorf("failed %v, want broken.ply", h.Failed)
+	if len(h.Failed) != 2 || h.Failed[0]["name"] != "broken.ply" || h.Failed[1]["name"] != "bad.ani" {
+		t.Errorf("failed %v, want the part broken.ply and the animation bad.ani", h.Failed)
 	}
 	names := map[string]bool{}
 	for _, d := range deps {
