@@ -19,7 +19,10 @@ import (
 // Models: a model file (its format a decode.ModelDecoder: GEM or Transport
 // Fever .mdl) names meshes, materials and animations held in other files.
 // Its folder holds NAME.glb (LOD 0), NAME.lodN.glb (LOD N, each a complete
-// model), header.json, chunks/ (the model text) and error.txt.
+// model), NAME.collision.glb when it has collision shapes (collision.go),
+// header.json, chunks/ (the model text) and error.txt. Every .glb is made
+// by one conversion (GLBFiles: the folder table's Part is the file's
+// index), so the parts are decoded once for all of them.
 //
 // Assembly: every Ref is looked for as its Base says: RefModelDir beneath
 // the model's folder, RefAssetRoot beneath the asset roots (the res folder
@@ -43,8 +46,9 @@ import (
 // Nothing a model names fails the model: a missing file leaves a named
 // empty node (extras "unresolved") and a file that does not decode one
 // with extras "error"; header.json lists the first under "unresolved" (by
-// stat only) and parts whose structure scan fails under "failed"; each
-// .glb's scene extras list both as found by the assembly. Only a model
+// stat only) and the named files whose structure scan fails under
+// "failed"; each .glb's root node extras list both as the assembly found
+// them (with an animation none of whose joints is a node). Only a model
 // file that does not decode fails the folder.
 
 // IsModel reports whether m is a model file.
