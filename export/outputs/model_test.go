@@ -382,8 +382,17 @@ func TestModelFolder(t *testing.T) {
 		t.Error("an entry for a third LOD the model lacks")
 	}
 
+	// The mount asks a folder's OBJ conversion for error.txt: a model
+	// has none, and it fails only as the model file does.
+	if o, l, err := m.OBJFiles(context.Background()); o != nil || l != nil || err != nil {
+		t.Errorf("OBJFiles of a model: %d, %d bytes, %v", len(o), len(l), err)
+	}
+
 	// Only an unreadable model fails the folder.
 	put(t, filepath.Join(dir, "tank.mdl"), []byte("broken"))
+	if _, _, err := m.OBJFiles(context.Background()); err == nil || !strings.Contains(err.Error(), "broken model") {
+		t.Errorf("OBJFiles of a broken model: %v", err)
+	}
 	out2 := filepath.Join(t.TempDir(), "tank")
 	if err := m.WriteDir(context.Background(), out2); err == nil {
 		t.Error("a broken model converted")

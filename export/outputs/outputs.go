@@ -396,10 +396,14 @@ func (m *Mesh) GLBFiles(ctx context.Context) ([][]byte, error) {
 }
 
 // OBJFiles decodes m and exports NAME.obj and NAME.mtl, failing with the
-// error WriteDir records for them.
+// error WriteDir records for them. A model has none: it gives no files,
+// and fails only as its model file does.
 func (m *Mesh) OBJFiles(ctx context.Context) (objBytes, mtlBytes []byte, err error) {
 	if m.IsModel() {
-		return nil, nil, fmt.Errorf("%s: a model is not exported as OBJ: %w", m.Path, os.ErrNotExist)
+		// A model's folder holds no OBJ (the folder table): nothing to
+		// export, and the model's own failure, found without assembling.
+		_, err := m.DecodeModel(ctx)
+		return nil, nil, err
 	}
 	ctx, finish := m.deadline(ctx, "decode and obj export")
 	defer func() { err = finish(err) }()
