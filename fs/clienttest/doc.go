@@ -53,5 +53,7 @@
 // The package has only tests. preview.sh with blender/render_preview.py is
 // `make preview`: it mounts testdata/ and renders every .glb with Blender's
 // Workbench engine into build/preview/contact-sheet.png (a copy from the
-// fixtures of this commit is contact-sheet.png here, for the README).
+// fixtures of this commit is contact-sheet.png here, for the README);
+// with MODELS=../shared/assets it renders the assembled models' LOD 0
+// instead (models-contact-sheet.png here).
 package clienttest

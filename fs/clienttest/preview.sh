@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # make preview: mount testdata/ with meshfs, render every .glb the mount shows
-# with Blender Workbench (headless) into one contact sheet PNG.
+# with Blender Workbench (headless) into one contact sheet PNG (MODELS=DIR:
+# the assembled models of DIR).
 #   preview.sh MESHFS_BINARY OUT_DIR
 set -euo pipefail
 bin=$(realpath "$1")
 out=$(realpath -m "$2")
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../testdata" && pwd)
+# MODELS=DIR renders the models of DIR instead (LOD 0, NAME.glb, of every
+# .mdl folder): the models' sheet is MODELS=../shared/assets.
+if [ -n "${MODELS:-}" ]; then src=$(realpath "$MODELS"); fi
 command -v blender >/dev/null || { echo "preview: blender not found (apt-get install --no-install-recommends blender python3-numpy)" >&2; exit 1; }
 mkdir -p "$out"
 mnt=$(mktemp -d /tmp/meshfs-preview-mnt.XXXXXX)
@@ -29,7 +33,11 @@ args=()
 while IFS= read -r glb; do
   rel=${glb#"$mnt"/}
   args+=("$(dirname "$rel")=$glb")
-done < <(find "$mnt" -name '*.glb' | sort)
+done < <(if [ -n "${MODELS:-}" ]; then
+  find "$mnt" -path '*.mdl/*' -name '*.glb' ! -name '*.lod[0-9]*.glb' ! -name '*.collision.glb'
+else
+  find "$mnt" -name '*.glb'
+fi | sort)
 [ ${#args[@]} -gt 0 ] || { echo "preview: no .glb files under $mnt" >&2; exit 1; }
 blender -b --factory-startup -noaudio --python-exit-code 1 \
   --python "$here/blender/render_preview.py" -- "$out/contact-sheet.png" "${args[@]}" \
