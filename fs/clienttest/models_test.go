@@ -34,7 +34,7 @@ type modelFile struct {
 // every model's folder: header.json of every model is listed, stat'ed and
 // grepped with no assembly (the mount's stats count none), every LOD's
 // .glb has 0 validator errors, and Blender 3.4 imports each as one
-// hierarchy with the file's nodes (as objects or bones) under the file's
+// hierarchy (one object without a parent) with the file's nodes (as objects or bones) under the file's
 // parents, its materials, its images at their PNG sizes, an action for
 // every animation, skins whose bones move the mesh, and mirrored parts
 // facing as their unmirrored twins do. Run: go test ./fs/clienttest
@@ -277,6 +277,16 @@ func compareModel(r *modelReport, f *modelFile) []string {
 			continue
 		}
 		errs = append(errs, "node "+n.Name+" under "+want.parent+": no such object or bone")
+	}
+	// One hierarchy: a single object without a parent.
+	var tops []string
+	for _, o := range r.Objects {
+		if o.Parent == "" {
+			tops = append(tops, o.Name)
+		}
+	}
+	if len(tops) != 1 {
+		errs = append(errs, "objects without a parent: "+strings.Join(tops, ", ")+"; want the model's root alone")
 	}
 	// Materials: every one a primitive uses, by name.
 	mats := map[string]bool{}
