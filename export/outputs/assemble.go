@@ -2,6 +2,7 @@ package outputs
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"path"
@@ -65,18 +66,25 @@ func (a *assembly) part(ctx context.Context, p string) *partOut {
 		return po
 	}
 	po.mesh = pm
+	po.res = pm.newResolution(true)
+	po.res.decoded, po.res.orm = a.decoded, a.orm
+	if e := partScenes.entry(p); e != nil {
+		// Decoded already (for its own folder, or another model).
+		a.deps = append(a.deps, e.deps[1:]...)
+		po.scene = scaledCopy(e.scene, a.scale)
+		return po
+	}
+	src := pm.sourceDeps()
 	a.deps = append(a.deps, statDeps(pm.Sources()[1:])...)
 	scene, err := pm.decode(ctx)
 	if err != nil {
 		po.err = err
 		return po
 	}
-	po.res = pm.newResolution(true)
-	po.res.decoded, po.res.orm = a.decoded, a.orm
 	po.res.resolveMaterials(scene.Materials)
 	a.deps = append(a.deps, po.res.deps...)
-	scaleScene(scene, a.scale)
-	po.scene = scene
+	pm.keepScene(scene, src, po.res.deps)
+	po.scene = scaledCopy(scene, a.scale)
 	return po
 }
 
@@ -117,30 +125,33 @@ func (a *assembly) anim(ctx context.Context, p string) *animOut {
 	return ao
 }
 
-// scaleScene multiplies every length of s by k: positions, morph target
-// positions, translations of transforms and inverse bind matrices.
-func scaleScene(s *decode.Scene, k float32) {
+// scaledCopy is s with every length multiplied by k: positions, morph
+// target positions, translations of transforms and inverse bind
+// matrices, in new slices (s, perhaps a kept scene, is not changed); s
+// itself when k is 1.
+func scaledCopy(s *decode.Scene, k float32) *decode.Scene {
 	if k == 1 || k <= 0 {
-		return
+		return s
 	}
-	for mi := range s.Meshes {
-		mesh := &s.Meshes[mi]
+	c := *s
+	c.Meshes = append([]decode.Mesh(nil), s.Meshes...)
+	for mi := range c.Meshes {
+		mesh := &c.Meshes[mi]
 		mesh.Transform.Translation = mul3(mesh.Transform.Translation, k)
+		mesh.Primitives = append([]decode.Primitive(nil), mesh.Primitives...)
 		for pi := range mesh.Primitives {
 			p := &mesh.Primitives[pi]
-			for i := range p.Positions {
-				p.Positions[i] = mul3(p.Positions[i], k)
-			}
+			p.Positions = scaled3(p.Positions, k)
+			p.Targets = append([]decode.MorphTarget(nil), p.Targets...)
 			for ti := range p.Targets {
-				for i := range p.Targets[ti].Positions {
-					p.Targets[ti].Positions[i] = mul3(p.Targets[ti].Positions[i], k)
-				}
+				p.Targets[ti].Positions = scaled3(p.Targets[ti].Positions, k)
 			}
 		}
 	}
 	if s.Skeleton != nil {
-		for i := range s.Skeleton.Joints {
-			j := &s.Skeleton.Joints[i]
+		sk := &decode.Skeleton{Joints: append([]decode.Joint(nil), s.Skeleton.Joints...)}
+		for i := range sk.Joints {
+			j := &sk.Joints[i]
 			j.Rest.Translation = mul3(j.Rest.Translation, k)
 			if j.InverseBind != nil {
 				ib := *j.InverseBind
@@ -148,10 +159,26 @@ func scaleScene(s *decode.Scene, k float32) {
 				j.InverseBind = &ib
 			}
 		}
+		c.Skeleton = sk
 	}
-	for ai := range s.Animations {
-		scaleTranslations(s.Animations[ai].Channels, k)
+	c.Animations = append([]decode.Animation(nil), s.Animations...)
+	for ai := range c.Animations {
+		cs := append([]decode.Channel(nil), c.Animations[ai].Channels...)
+		scaleTranslations(cs, k)
+		c.Animations[ai].Channels = cs
 	}
+	return &c
+}
+
+func scaled3(vs [][3]float32, k float32) [][3]float32 {
+	if vs == nil {
+		return nil
+	}
+	out := make([][3]float32, len(vs))
+	for i, v := range vs {
+		out[i] = mul3(v, k)
+	}
+	return out
 }
 
 // scaleTranslations multiplies the values of translation channels by k,
@@ -484,30 +511,50 @@ func (m *Mesh) assemble(ctx context.Context) (scenes []*decode.Scene, lods int, 
 	return scenes, len(model.LODs), dedupDeps(append(a.x.r.deps, a.deps...)), nil
 }
 
-// encodeImages gives every image the scenes' materials embed its PNG
-// once (gltf.PNGOf), so that the LODs' files share one encoding: a
-// repacked image (metal-gloss-AO) gets its own, a two-channel normal map
-// is replaced by its three-channel image.
+// encodeImages gives every image the scenes' materials embed its PNG,
+// encoded once (gltf.PNGOf; a two-channel normal map as the
+// three-channel image it is embedded as), and makes the materials of
+// every scene use one image per PNG: the LOD files share one encoding,
+// and a texture reached through several parts (decoded for the model or
+// kept from their own folders) is embedded once per file. Images are
+// replaced, never changed: a kept part's scene shares them.
 func encodeImages(scenes []*decode.Scene) {
-	rebuilt := map[*decode.Image]*decode.Image{}
+	type key struct {
+		img      *decode.Image
+		rebuildZ bool
+	}
+	done := map[key]*decode.Image{}
+	byPNG := map[[sha256.Size]byte]*decode.Image{}
+	canon := func(img *decode.Image, rebuildZ bool) *decode.Image {
+		if img == nil {
+			return nil
+		}
+		k := key{img, rebuildZ}
+		if c, ok := done[k]; ok {
+			return c
+		}
+		c := img
+		if png, ok := gltf.PNGOf(img, rebuildZ); ok {
+			h := sha256.Sum256(png)
+			if c = byPNG[h]; c == nil {
+				c = &decode.Image{Name: img.Name, Ref: img.Ref, PNG: png}
+				if !rebuildZ {
+					c.Pixels = img.Pixels
+				}
+				byPNG[h] = c
+			}
+		}
+		done[k] = c
+		return c
+	}
 	for _, s := range scenes {
 		for i := range s.Materials {
 			mat := &s.Materials[i]
-			for _, img := range []*decode.Image{mat.BaseColorMap, mat.MetallicRoughnessMap, mat.OcclusionMap, mat.NormalMap} {
-				if img != nil && img.PNG == nil {
-					img.PNG, _ = gltf.PNGOf(img, false)
-				}
-			}
-			if n := mat.NormalMap; n != nil && mat.NormalRedGreen {
-				r, ok := rebuilt[n]
-				if !ok {
-					r = &decode.Image{Name: n.Name, Ref: n.Ref}
-					r.PNG, _ = gltf.PNGOf(n, true)
-					rebuilt[n] = r
-				}
-				if r.PNG != nil {
-					mat.NormalMap, mat.NormalRedGreen = r, false
-				}
+			mat.BaseColorMap = canon(mat.BaseColorMap, false)
+			mat.MetallicRoughnessMap = canon(mat.MetallicRoughnessMap, false)
+			mat.OcclusionMap = canon(mat.OcclusionMap, false)
+			if n := canon(mat.NormalMap, mat.NormalRedGreen); n != nil && n.PNG != nil {
+				mat.NormalMap, mat.NormalRedGreen = n, false
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/decodetest"
@@ -136,5 +137,74 @@ func TestConcurrentAssemblies(t *testing.T) {
 				t.Errorf("assembly %d: file %d differs", i, k)
 			}
 		}
+	}
+}
+
+// TestPartSceneShared: a part converted for its own folder is not decoded
+// again for a model (the model places the kept scene), the model's scale
+// is applied to a copy (the kept scene is unchanged), and a changed part
+// file is decoded anew.
+func TestPartSceneShared(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	ply, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "gem", "eply_tangents_textures.ply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	part := filepath.Join(dir, "wheel.ply")
+	if err := os.WriteFile(part, ply, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pm, err := Open(part)
+	if err != nil || pm == nil {
+		t.Fatal(err)
+	}
+	if _, err := pm.GLBFile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	kept := partScenes.entry(part)
+	if kept == nil {
+		t.Fatal("the part's own conversion kept no scene")
+	}
+	before := kept.scene.Meshes[0].Primitives[0].Positions[0]
+
+	mdl := filepath.Join(dir, "car.mdl")
+	if err := os.WriteFile(mdl, []byte("{Skeleton}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ref := decode.Ref{Stored: "wheel.ply", Base: decode.RefModelDir, Rel: "wheel.ply"}
+	model := &decode.Model{Scale: 1, LODs: []decode.ModelLOD{{Nodes: []decode.ModelNode{{Name: "car", Parent: -1, Parts: []decode.ModelPart{{Mesh: ref}}}}}}}
+	a := New(mdl, gem.Mdl{}).newAssembly(model)
+	if _, err := a.lodScene(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if a.parts[part].scene != kept.scene {
+		t.Error("the model decoded a part its own folder had converted")
+	}
+	model.Scale = 0.05
+	a = New(mdl, gem.Mdl{}).newAssembly(model)
+	s, err := a.lodScene(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Meshes[0].Primitives[0].Positions[0]
+	if kept.scene.Meshes[0].Primitives[0].Positions[0] != before || math.Abs(float64(got[0]-before[0]*0.05)) > 1e-6 {
+		t.Errorf("scaled placement %v from kept %v (was %v)", got, kept.scene.Meshes[0].Primitives[0].Positions[0], before)
+	}
+
+	// A new version of the part: the kept scene is stale.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(part, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if partScenes.entry(part) != nil {
+		t.Error("a kept scene outlived its part's change")
+	}
+	a = New(mdl, gem.Mdl{}).newAssembly(model)
+	if _, err := a.lodScene(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if a.parts[part].scene == kept.scene {
+		t.Error("the model placed a stale scene")
 	}
 }

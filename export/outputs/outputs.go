@@ -361,11 +361,12 @@ func (m *Mesh) GLBFile(ctx context.Context) (b []byte, err error) {
 	}
 	ctx, finish := m.deadline(ctx, "decode and glb export")
 	defer func() { err = finish(err) }()
+	src := m.sourceDeps()
 	scene, err := m.decode(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m.Textures(scene)
+	m.keepScene(scene, src, m.Textures(scene))
 	return m.exportGLB(scene)
 }
 
@@ -527,12 +528,16 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 		geometry[0] = glbs
 	} else if scanErr == nil {
 		dctx, finish := m.deadline(ctx, "decode and export")
+		src := m.sourceDeps()
 		scene, err := m.decode(dctx)
 		if err != nil {
 			convErr = finish(err)
 			errs = append(errs, convErr)
 		} else {
-			m.Textures(scene)
+			// Kept as it is now: the animations are added to the
+			// scene below.
+			kept := *scene
+			m.keepScene(&kept, src, m.Textures(scene))
 			if b, err := m.exportGLB(scene); err != nil {
 				errs = append(errs, err)
 				convErr = err
