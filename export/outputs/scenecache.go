@@ -30,7 +30,7 @@ type sceneEntry struct {
 	size  int64
 }
 
-var partScenes = &sceneCache{budget: 128 << 20}
+var partScenes = &sceneCache{budget: 64 << 20}
 
 // entry returns the entry kept for the mesh file at path, if every file
 // it was made from is as it was. Its deps begin with the mesh file.
