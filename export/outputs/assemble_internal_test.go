@@ -140,8 +140,9 @@ func TestConcurrentAssemblies(t *testing.T) {
 	}
 }
 
-// TestPartSceneShared: a part converted for its own folder is not decoded
-// again for a model (the model places the kept scene), the model's scale
+// TestPartSceneShared: a mesh no model names keeps nothing; a part a
+// model's header named, converted for its own folder, is not decoded
+// again for the model (the model places the kept scene), the model's scale
 // is applied to a copy (the kept scene is unchanged), and a changed part
 // file is decoded anew.
 func TestPartSceneShared(t *testing.T) {
@@ -162,18 +163,24 @@ func TestPartSceneShared(t *testing.T) {
 	if _, err := pm.GLBFile(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	kept := partScenes.entry(part)
-	if kept == nil {
-		t.Fatal("the part's own conversion kept no scene")
+	if partScenes.entry(part) != nil {
+		t.Fatal("a mesh no model names kept its scene")
 	}
-	before := kept.scene.Meshes[0].Primitives[0].Positions[0]
-
 	mdl := filepath.Join(dir, "car.mdl")
 	if err := os.WriteFile(mdl, []byte("{Skeleton}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ref := decode.Ref{Stored: "wheel.ply", Base: decode.RefModelDir, Rel: "wheel.ply"}
 	model := &decode.Model{Scale: 1, LODs: []decode.ModelLOD{{Nodes: []decode.ModelNode{{Name: "car", Parent: -1, Parts: []decode.ModelPart{{Mesh: ref}}}}}}}
+	New(mdl, gem.Mdl{}).modelFields(model) // the model's header names the part
+	if _, err := pm.GLBFile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	kept := partScenes.entry(part)
+	if kept == nil {
+		t.Fatal("the part's own conversion kept no scene")
+	}
+	before := kept.scene.Meshes[0].Primitives[0].Positions[0]
 	a := New(mdl, gem.Mdl{}).newAssembly(model)
 	if _, err := a.lodScene(context.Background(), 0); err != nil {
 		t.Fatal(err)

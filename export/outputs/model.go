@@ -298,6 +298,9 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 			unresolved = append(unresolved, append(u, rf...))
 		} else if !scanned[fd.path] {
 			scanned[fd.path] = true
+			if kind == "part" {
+				markWanted(fd.path) // its own conversions keep its scene
+			}
 			ds, err := m.partDeps(fd.path)
 			partDeps = append(partDeps, ds...)
 			if err != nil {

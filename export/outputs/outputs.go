@@ -361,7 +361,7 @@ func (m *Mesh) GLBFile(ctx context.Context) (b []byte, err error) {
 	}
 	ctx, finish := m.deadline(ctx, "decode and glb export")
 	defer func() { err = finish(err) }()
-	src := m.sourceDeps()
+	src := m.ownSourceDeps()
 	scene, err := m.decode(ctx)
 	if err != nil {
 		return nil, err
@@ -528,7 +528,7 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 		geometry[0] = glbs
 	} else if scanErr == nil {
 		dctx, finish := m.deadline(ctx, "decode and export")
-		src := m.sourceDeps()
+		src := m.ownSourceDeps()
 		scene, err := m.decode(dctx)
 		if err != nil {
 			convErr = finish(err)

@@ -8,10 +8,11 @@ import (
 )
 
 // Decoded parts are shared: a mesh file's scene, decoded and its
-// materials resolved (with images), is kept once a conversion made it,
-// for the models that place the file as a part and the file's own folder
-// alike, so that a part converted for its own folder is not decoded again
-// for a model (nor the other way round). An entry holds the files the
+// materials resolved (with images), is kept once a conversion made it for
+// a model, or for the file's own folder when a model names the file (a
+// model's header found it: wanted), so that a part converted for its own
+// folder is not decoded again for a model. A mount without models keeps
+// nothing. An entry holds the files the
 // scene was made from (the mesh, its companions, its material files and
 // textures) with their identities, and is used only while every one of
 // them stats the same. Kept scenes are never changed: a model scales a
@@ -72,6 +73,39 @@ func (c *sceneCache) put(path string, deps []Dep, scene *decode.Scene) {
 func sceneSize(s *decode.Scene) int64 {
 	c := s.Count()
 	return int64(c.Vertices)*64 + int64(c.Triangles)*12 + 1024
+}
+
+// wanted are the mesh files that models name, as their headers found
+// them (at most wantedMax; past that it starts over).
+var wanted struct {
+	sync.Mutex
+	m map[string]bool
+}
+
+const wantedMax = 1 << 16
+
+func markWanted(path string) {
+	wanted.Lock()
+	defer wanted.Unlock()
+	if wanted.m == nil || len(wanted.m) >= wantedMax {
+		wanted.m = map[string]bool{}
+	}
+	wanted.m[path] = true
+}
+
+func isWanted(path string) bool {
+	wanted.Lock()
+	defer wanted.Unlock()
+	return wanted.m[path]
+}
+
+// ownSourceDeps is sourceDeps for a conversion of m for its own folder:
+// nil (nothing to keep) unless a model names m.
+func (m *Mesh) ownSourceDeps() []Dep {
+	if !isWanted(m.Path) {
+		return nil
+	}
+	return m.sourceDeps()
 }
 
 // sourceDeps stats m's sources before a decoding: a scene kept with them
