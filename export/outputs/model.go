@@ -142,9 +142,15 @@ func (m *Mesh) DecodeModel(ctx context.Context) (*decode.Model, error) {
 // res folder above the file, the folder above it holding texture/, then
 // Limits.AssetPaths, each once.
 func (m *Mesh) assetRoots() []string {
+	roots, _ := m.assetRootsOwn()
+	return roots
+}
+
+// assetRootsOwn is assetRoots, and how many of them (the first) are the
+// model's own, found by walking up its tree.
+func (m *Mesh) assetRootsOwn() (roots []string, own int) {
 	tf := m.newResolution(false)
 	tf.tfRoots()
-	var roots []string
 	seen := map[string]bool{}
 	add := func(rs ...string) {
 		for _, r := range rs {
@@ -157,8 +163,11 @@ func (m *Mesh) assetRoots() []string {
 	if tf.own == 1 {
 		add(tf.roots[0])
 	}
-	add(m.newResolution(false).roots...)
-	return roots
+	gem := m.newResolution(false)
+	add(gem.roots[:gem.own]...)
+	own = len(roots)
+	add(gem.roots[gem.own:]...)
+	return roots, own
 }
 
 // openAsset is decode.Source.OpenAsset for m.
@@ -195,12 +204,33 @@ func (m *Mesh) openAsset(rel string) (io.ReaderAt, int64, string, error) {
 // refs finds the files a model names by stat only.
 type refs struct {
 	m     *Mesh
-	r     *resolution // the model's: where found files are shown from, and their deps
+	r     *resolution // the model's: it records the deps
 	roots []string
+	own   map[string]bool // the roots in the model's tree, and its folder
 }
 
 func (m *Mesh) newRefs() *refs {
-	return &refs{m: m, r: m.newResolution(false), roots: m.assetRoots()}
+	x := &refs{m: m, r: m.newResolution(false), own: map[string]bool{}}
+	var n int
+	x.roots, n = m.assetRootsOwn()
+	for _, r := range x.roots[:n] {
+		x.own[r] = true
+	}
+	x.own[x.r.dir] = true
+	return x
+}
+
+// show is how header.json names the file rel beneath root: relative to
+// the model's folder beneath its own roots (so it works in the mount
+// too), absolute beneath an --asset-path root.
+func (x *refs) show(c candidate) string {
+	p := filepath.Join(c.root, filepath.FromSlash(c.rel))
+	if x.own[c.root] {
+		if rp, err := filepath.Rel(x.r.dir, p); err == nil {
+			return filepath.ToSlash(rp)
+		}
+	}
+	return filepath.ToSlash(p)
 }
 
 // found is one Ref looked for.
@@ -226,11 +256,15 @@ func (x *refs) find(ref decode.Ref) found {
 		// In memory, every file is a base name beside the model.
 		cands = []candidate{{x.r.dir, path.Base(rel)}}
 	}
-	_, c, tried, err := x.r.read(cands, 0, false)
+	_, c, _, err := x.r.read(cands, 0, false)
 	if err != nil {
-		return found{tried: nonNilStrings(tried), err: err}
+		tried := []string{}
+		for _, c := range cands {
+			tried = append(tried, x.show(c))
+		}
+		return found{tried: tried, err: err}
 	}
-	return found{path: filepath.Join(c.root, filepath.FromSlash(c.rel)), shown: x.r.show(c.root, c.rel)}
+	return found{path: filepath.Join(c.root, filepath.FromSlash(c.rel)), shown: x.show(c)}
 }
 
 // refFields is a Ref as header.json lists it.

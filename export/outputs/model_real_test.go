@@ -169,9 +169,21 @@ func TestRealModels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var h struct{ Unresolved, Failed []map[string]any }
+		var h struct {
+			Unresolved, Failed []map[string]any
+			LODFiles           []struct{ Parts []struct{ Path string } } `json:"lod_files"`
+		}
 		if err := json.Unmarshal(hdr, &h); err != nil {
 			t.Fatal(err)
+		}
+		// Found files are named relative to the model's folder (its tree
+		// holds them), so the names work in the mount too.
+		for _, l := range h.LODFiles {
+			for _, p := range l.Parts {
+				if filepath.IsAbs(p.Path) {
+					t.Errorf("%s: header.json names part %s by an absolute path", name, p.Path)
+				}
+			}
 		}
 		t.Logf("%s: unresolved %v; failed %v", name, h.Unresolved, h.Failed)
 		for _, f := range h.Failed {
