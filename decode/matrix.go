@@ -6,6 +6,14 @@ import "math"
 // transforms without float32 rounding.
 type Mat4 [16]float64
 
+// Identity4 is the matrix that changes nothing.
+func Identity4() Mat4 { return Mat4{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1} }
+
+// Det3 is the determinant of m's 3×3 part: negative when m mirrors.
+func (m Mat4) Det3() float64 {
+	return m[0]*(m[5]*m[10]-m[9]*m[6]) - m[4]*(m[1]*m[10]-m[9]*m[2]) + m[8]*(m[1]*m[6]-m[5]*m[2])
+}
+
 // Matrix is t as a matrix: translation · rotation · scale.
 func (t TRS) Matrix() Mat4 {
 	x, y, z, w := float64(t.Rotation[0]), float64(t.Rotation[1]), float64(t.Rotation[2]), float64(t.Rotation[3])

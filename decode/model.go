@@ -12,7 +12,11 @@ import "context"
 // Conventions are the Scene's: right-handed, Y up, metres (Model.Scale
 // says what the decoder multiplied by), counter-clockwise. Transforms are
 // in that convention already, so a part decoded by its own format (which
-// converts to Y up itself) is placed by them unchanged.
+// converts to Y up itself) is placed by them unchanged but for its unit:
+// a part's own format keeps the engine's unit, so the assembler scales
+// each part by Model.Scale where it places it (a rigid part's mesh node;
+// a skinned part's bind), never the node tree, whose translations are in
+// metres already.
 
 // ModelDecoder is implemented by a Format whose files are models: Decode
 // of such a format is not called; outputs assembles the Model instead.
@@ -31,7 +35,11 @@ type Model struct {
 	Animations []ModelAnimation
 	// Unit names the engine's unit ("metre"; "GEM unit"), and Scale is
 	// the factor from it to metres that the decoder applied to every
-	// translation (1 when the engine's unit is the metre).
+	// translation: node matrices, channels held here, collider matrices
+	// and sizes (1 when the engine's unit is the metre). An animation
+	// file's own format converts its translations to metres too. Parts'
+	// and collider meshes' vertices are not scaled: see this file's first
+	// comment.
 	Unit  string
 	Scale float64
 	// Colliders are collision shapes, shown hidden or apart.
@@ -83,6 +91,10 @@ type ModelPart struct {
 // animation format's file, its joints or nodes matched by name, or, for
 // Node ≥ 0, the single node it moves as a TF .ani does) or channels held
 // in the model itself (Kind TargetJoint, Index a node of the LOD).
+// A single-node file's track is relative to the node: the node's
+// transform at time t is its Matrix times the track's (TF plays .ani
+// tracks in the node's frame). Channels held in the model are the node's
+// whole transform, as glTF channels are.
 type ModelAnimation struct {
 	Name     string
 	File     *Ref

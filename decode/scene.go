@@ -11,9 +11,13 @@ import "image"
 
 // Scene is one decoded source file.
 type Scene struct {
-	Meshes     []Mesh
-	Materials  []Material
-	Skeleton   *Skeleton // nil when the file has no skin
+	Meshes    []Mesh
+	Materials []Material
+	Skeleton  *Skeleton // nil when the file has no skin
+	// Nodes, when not empty, are a node tree (an assembled model's): each
+	// mesh then hangs on its node (Mesh.Node), a skinned mesh is bound to
+	// nodes by its Skin, and Skeleton is not used.
+	Nodes      []Node
 	Animations []Animation
 	// Repairs lists what Repair changed because the source holds
 	// non-finite values; header.json reports it.
@@ -33,6 +37,34 @@ type Mesh struct {
 	// Transform is the node's local transform (identity when zero value is
 	// used through Identity()).
 	Transform TRS
+	// Node is, in a scene with Nodes, the node the mesh hangs on (its
+	// Transform is then relative to that node), or -1 for the scene's
+	// root. Skin, when set, binds a skinned mesh to nodes: its
+	// primitives' Joints index Skin.Joints.
+	Node int
+	Skin *Skin
+}
+
+// Node is one node of a scene's node tree.
+type Node struct {
+	Name string
+	// Parent is an earlier node's index, or -1 for a root.
+	Parent int
+	// Matrix is the local transform relative to the parent, column-major.
+	// It may mirror (negative determinant); exporters keep the meshes'
+	// front faces front beneath it.
+	Matrix Mat4
+	// Extras are the node's own fields (glTF node extras).
+	Extras Fields
+}
+
+// Skin binds a skinned mesh of a scene with Nodes to its joints.
+type Skin struct {
+	// Joints are node indices, each once.
+	Joints []int
+	// InverseBinds are one column-major matrix per joint, from the
+	// skinned mesh's space to the joint's at rest.
+	InverseBinds [][16]float32
 }
 
 // Primitive is one surface: indexed triangles with per-vertex attributes.
@@ -169,6 +201,7 @@ type TargetKind int
 const (
 	TargetMesh  TargetKind = iota // Scene.Meshes[Index]'s node
 	TargetJoint                   // Scene.Skeleton.Joints[Index]
+	TargetNode                    // Scene.Nodes[Index]
 )
 
 // Path is the animated property, named as in glTF.

@@ -203,9 +203,9 @@ func TestConvertDir(t *testing.T) {
 	for _, rel := range meshes {
 		m, _ := outputs.Open(filepath.Join(src, rel))
 		dir := filepath.Join(out, "assets", rel)
-		for _, name := range []string{outputs.HeaderName, m.GLBName(), m.OBJName(), m.MTLName()} {
-			if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
-				t.Errorf("%s/%s: %v", rel, name, err)
+		for _, e := range m.Files(outputs.State{}) { // a folder that converted
+			if fi, err := os.Stat(filepath.Join(dir, e.Name)); err != nil || fi.Size() == 0 {
+				t.Errorf("%s/%s: %v", rel, e.Name, err)
 			}
 		}
 	}

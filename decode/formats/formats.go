@@ -15,13 +15,19 @@ import (
 	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
-// All is every supported format, in sniffing order.
+// All is every supported format, in sniffing order. GEM's .mdl comes
+// before any other .mdl format: it claims only text that opens with a
+// group or a ';' comment.
 var All = []decode.Format{
 	gem.Format{},
+	gem.Mdl{},
+	gem.AnmFormat{},
+	gem.VolFormat{},
 	unigine.Format{},
 	unigine.AnimFormat{},
 	tfever.Msh{},
 	tfever.Ani{},
+	tfever.Mdl{},
 }
 
 // HeadSize is how many leading bytes Sniff needs.

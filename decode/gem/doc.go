@@ -64,4 +64,96 @@
 //     few bytes of submesh chunks cannot claim a scene far larger than the
 //     file. A declaration element with a stream_index other than 0 is an
 //     error: a file has one vertex stream.
+//
+// # Models (.mdl), animations (.anm), collision polyhedra (.vol)
+//
+// Mdl reads a model's text (ParseText's syntax; EncodeText writes it for
+// fixtures) into a decode.Model; AnmFormat and VolFormat are ordinary
+// formats, so a lone .anm or .vol shows as a folder of its own.
+//
+// .mdl: the top-level {Skeleton} holds {bone [kind] "name" …} groups,
+// nested as the hierarchy; {Animation {Sequence …}} may be top level or
+// inside the skeleton or a bone; {Volume …} groups are top level.
+//
+//   - A bone's frame: {Orientation 9 numbers} (the 3×3 rows), {Position 3}
+//     (the translation), {Matrix34 12} (rows, then the translation); a
+//     later group overrides what an earlier one set, none is the identity.
+//     Row i is where local axis i goes (Direct3D row vectors, v' = v·M);
+//     the real .anm keys confirm it (their quaternions rebuild these rows).
+//     A node's matrix is C·M·C⁻¹ for C: (x, y, z) → (x, z, y), the .ply
+//     decoder's conversion, so a part's converted vertices are placed
+//     where the game puts them; mirrored frames (negative determinant, as
+//     the root "basis" is) stay mirrored and are marked "mirrored" in the
+//     node's extras. A singular frame is an error.
+//   - Units: 20 GEM units are one metre (MetresPerUnit). Model.Scale is
+//     that factor; it multiplies node translations (and collider sizes),
+//     never the parts' vertices, which their own decoder keeps in GEM
+//     units: the assembler scales each placed part.
+//   - Parts: {VolumeView "f.ply" …} shows f at every LOD; {LODView
+//     {VolumeView …}… {OFF}} gives LOD k its k-th entry ({OFF}: nothing),
+//     and a LOD beyond its length the last entry. The model has as many
+//     LODs as its longest LODView (at least one); each is the whole node
+//     tree. A name starting with '/' is beneath the asset root
+//     (resource/), any other beside the model; '\' is a separator.
+//   - Skinned parts: a .ply with a SKIN chunk lists bone names of the
+//     model's skeleton (the Centurion's tracks: "body"; the pilot's skin:
+//     42 of its 59 bones); bone map value 0 (joint 0 "root" of the .ply's
+//     own scene) is the node carrying the part. Its vertices are in that
+//     node's frame as a rigid part's are (placed so, the pilot's skin
+//     stands on the ground and each bone's vertices surround it;
+//     TestPilotSkinOnBones), so joint J binds with the inverse bind matrix
+//     W_J⁻¹ · W_node · Scale (rest world matrices; Scale for the vertices'
+//     GEM units). ModelPart.Skinned is set for parts beside the model whose
+//     file has a SKIN chunk.
+//   - Bone extras: "kind" (revolute, prizmatic, socket, … the word before
+//     the name), "mirrored", then every other child group by name:
+//     numbers, words, true for a bare flag ({limits a b}, {speed s},
+//     {parameters "…"}, {speed2 s}, …).
+//   - Sequences: {sequence "n" {file "x.anm"} {speed s} {smooth} {resume}
+//     {autostart}}; without {file} the file is n.anm beside the model. The
+//     other groups are the animation's extras (a bone's own sequences add
+//     "bone").
+//   - Volumes: {Volume "n" {Bone "b"} {Box x y z} | {Cylinder r l} |
+//     {Sphere r} | {Polyhedron "f.vol"} frame}: a collider on the node
+//     named b (-1 when absent or unknown, which header.json says), with its
+//     frame converted as a bone's. A box's size is its full extents along
+//     its own axes (the Centurion's track boxes match the track meshes), a
+//     cylinder's its radius and length (its axis is the frame's GEM Z).
+//
+// .anm (EANM), little-endian; offsets from the start of the file:
+//
+//	0   char[4]  "EANM"
+//	4   u32      version (0x00060000 in every real file; FRM2 frames)
+//	8   sections, each a tag, until the first frame:
+//	    "FRMS" u32 frame count (the frames the animation spans)
+//	    "CMNT" u16 length, length bytes of Latin-1 text (repeatable)
+//	    "BMAP" u32 bone count, per bone u32 length + Latin-1 name
+//	    then frames to the end of the file, each
+//	    "FRM2" u16 frame number, u8 key count, per key:
+//	           u8 bone (BMAP index), u16 flags, then by flag:
+//	           0x01 position f32[3]; 0x02 rotation f32[3] (quaternion x, y,
+//	           z; w = +√(1 − x² − y² − z²)); 0x40 scale f32[3];
+//	           0x20 MESH: u32 size, size bytes (vertex animation);
+//	           0x04 mirrored, 0x08 visible on, 0x10 visible off carry no
+//	           data; other bits are an error
+//	    "FRMN" u32 frame number (older versions), then per bone "BONE" u32
+//	           index followed by any of "MATR" f32[12] (rows, then the
+//	           translation), "VISI" u32, "MESH" u32 size + bytes
+//
+// Keys are the bone's full local transform (the pilot's first frame is
+// its model's rest pose), sparse: a frame keys only what changes, and
+// frames may be skipped (43 of 49 stored in dismounting_bmd4). A mirrored
+// key (0x04, repeated on every transform key of a mirrored bone) is the
+// rotation applied after a mirror of local Z: M = T·R·diag(1, 1, −1),
+// which rebuilds the model's mirrored frames (foot1l, ik_chain03 in the
+// pilot). Frame n plays at n / FrameRate seconds; between keys the scene
+// interpolates (linear, rotations spherical), as the modders' importers
+// evaluate GEM's keys; the mirror is a scale channel, stepped where it
+// changes. Visibility and MESH keys are counted in header.json, not
+// converted.
+//
+// .vol (EVLM): "EVLM", then sections "VERT" u32 n, n × f32[3]; "INDX" u32
+// n (a multiple of 3), n × u16; "SIDE" u32 n (one per triangle), n × u8
+// (the face's side number). Triangles are Direct3D-clockwise seen from
+// outside, as meshes are; the scene keeps the winding after the mirror.
 package gem

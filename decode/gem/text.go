@@ -32,7 +32,8 @@ func (e *TextError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.L
 
 // ParseText reads a GEM text file into its top-level groups. `;` starts a
 // comment to the end of the line; strings are in double quotes and hold
-// no escapes; anything else up to a space or brace is a bare word.
+// no escapes; anything else up to a space or brace is a bare word. A
+// group's name is a word or a string (`{"Stuff" …}` in .mdl extenders).
 func ParseText(file string, b []byte) ([]*Node, error) {
 	p := &textParser{file: file, b: b, line: 1}
 	root := &Node{}
@@ -57,7 +58,7 @@ func ParseText(file string, b []byte) ([]*Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			if nk != tokWord {
+			if nk != tokWord && nk != tokString {
 				return nil, &TextError{file, p.line, "a group must start with a name"}
 			}
 			n := &Node{Name: name, Line: p.line}

@@ -120,3 +120,19 @@ func BenchmarkExportBig(b *testing.B) {
 		return nil
 	})
 }
+
+// BenchmarkDecodeModel measures one DecodeModel of the inova (66 KB of
+// Lua, 49 nodes, 48 KEYFRAME sets), or of the car fixture without
+// ../shared.
+func BenchmarkDecodeModel(b *testing.B) {
+	var src *decode.Source
+	if root, ok := decodetest.Shared(b, "assets"); ok {
+		src = diskSource(b, filepath.Join(root, "tf-inova/res/models/model/vehicle/waggon/ws_inovab_wc.mdl"))
+	} else {
+		src = treeSource("models/model/fixture/car.mdl", fixtureTree(b))
+	}
+	decodetest.Loop(b, src.Size, func() error {
+		_, err := Mdl{}.DecodeModel(context.Background(), src)
+		return err
+	})
+}

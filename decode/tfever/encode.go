@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // EncAttr is one vertex attribute for the encoder: NumComp float32s per item.
@@ -200,6 +201,162 @@ func nums(fs []float64) string {
 			b.WriteString(", ")
 		}
 		b.WriteString(num(f))
+	}
+	return b.String()
+}
+
+// EncModel is what EncodeMdl writes: a Transport Fever 2 .mdl.
+type EncModel struct {
+	// Requires are modules the script requires at its top, each bound
+	// to a local named after its last path element.
+	Requires     []string
+	LODs         []EncLOD
+	BBMin, BBMax [3]float64
+	// Collider and Metadata are Lua source of those tables, written
+	// verbatim ("" leaves the key out).
+	Collider, Metadata string
+}
+
+// EncLOD is one level of detail.
+type EncLOD struct {
+	Node                   EncNode
+	VisibleFrom, VisibleTo float64
+	Static                 bool
+}
+
+// EncNode is one node: its transform (nil writes no transf: identity),
+// a mesh with its materials, a skin, animation sets, children.
+type EncNode struct {
+	Name          string
+	Transf        *[16]float64
+	Mesh          string
+	Materials     []string
+	Skin          string
+	SkinMaterials []string
+	Animations    []EncNodeAnim
+	Children      []EncNode
+}
+
+// EncNodeAnim is one animation set of a node: a KEYFRAME track (File
+// empty) or a FILE_REF to an .ani relative to res/models/animation/.
+type EncNodeAnim struct {
+	Set       string
+	File      string
+	Origin    [3]float64
+	Keyframes []EncKeyframe
+	Forward   bool
+}
+
+// EncodeMdl writes the model as the game's exporter does: tabs, keys in
+// sorted order, trailing commas.
+func EncodeMdl(m *EncModel) []byte {
+	var s bytes.Buffer
+	for _, r := range m.Requires {
+		fmt.Fprintf(&s, "local %s = require %s\n", moduleLocal(r), strconv.Quote(r))
+	}
+	s.WriteString("function data()\nreturn ")
+	writeModelTable(&s, m, 0)
+	s.WriteString("\nend\n")
+	return s.Bytes()
+}
+
+// EncodeMdlRequire writes the model's table as a function of the module
+// module (a res/scripts/ file) and a .mdl that requires it and returns
+// its table, as mods that build many models from one script do.
+func EncodeMdlRequire(m *EncModel, module string) (mdl, script []byte) {
+	var lib bytes.Buffer
+	for _, r := range m.Requires {
+		fmt.Fprintf(&lib, "local %s = require %s\n", moduleLocal(r), strconv.Quote(r))
+	}
+	lib.WriteString("local function build()\n\treturn ")
+	writeModelTable(&lib, m, 1)
+	lib.WriteString("\nend\n\nreturn {\n\tbuild = build\n}\n")
+	name := moduleLocal(module)
+	mdl = fmt.Appendf(nil, "local %s = require %s\nfunction data()\n\treturn %s.build()\nend\n", name, strconv.Quote(module), name)
+	return mdl, lib.Bytes()
+}
+
+// moduleLocal is a module's last path element as a Lua name.
+func moduleLocal(module string) string {
+	if i := strings.LastIndexAny(module, "/."); i >= 0 {
+		module = module[i+1:]
+	}
+	if luaKey(module) != module {
+		return "mod"
+	}
+	return module
+}
+
+func writeModelTable(s *bytes.Buffer, m *EncModel, depth int) {
+	in := func(d int) string { return strings.Repeat("\t", depth+d) }
+	s.WriteString("{\n")
+	fmt.Fprintf(s, "%sboundingInfo = {\n%sbbMax = { %s, },\n%sbbMin = { %s, },\n%s},\n", in(1), in(2), nums(m.BBMax[:]), in(2), nums(m.BBMin[:]), in(1))
+	if m.Collider != "" {
+		fmt.Fprintf(s, "%scollider = %s,\n", in(1), m.Collider)
+	}
+	fmt.Fprintf(s, "%slods = {\n", in(1))
+	for _, l := range m.LODs {
+		fmt.Fprintf(s, "%s{\n%snode = ", in(2), in(3))
+		writeNode(s, &l.Node, depth+3)
+		fmt.Fprintf(s, ",\n%sstatic = %v,\n%svisibleFrom = %s,\n%svisibleTo = %s,\n%s},\n", in(3), l.Static, in(3), num(l.VisibleFrom), in(3), num(l.VisibleTo), in(2))
+	}
+	fmt.Fprintf(s, "%s},\n", in(1))
+	if m.Metadata != "" {
+		fmt.Fprintf(s, "%smetadata = %s,\n", in(1), m.Metadata)
+	}
+	fmt.Fprintf(s, "%sversion = 1,\n%s}", in(1), in(0))
+}
+
+func writeNode(s *bytes.Buffer, n *EncNode, depth int) {
+	in := func(d int) string { return strings.Repeat("\t", depth+d) }
+	s.WriteString("{\n")
+	if len(n.Animations) > 0 {
+		fmt.Fprintf(s, "%sanimations = {\n", in(1))
+		anims := append([]EncNodeAnim(nil), n.Animations...)
+		sort.SliceStable(anims, func(i, j int) bool { return anims[i].Set < anims[j].Set })
+		for _, a := range anims {
+			fmt.Fprintf(s, "%s%s = {\n", in(2), luaKey(a.Set))
+			if a.File != "" {
+				fmt.Fprintf(s, "%sparams = {\n%sid = %s,\n%s},\n%stype = \"FILE_REF\",\n", in(3), in(4), strconv.Quote(a.File), in(3), in(3))
+			} else {
+				fmt.Fprintf(s, "%sforward = %v,\n%sparams = {\n%skeyframes = {\n", in(3), a.Forward, in(3), in(4))
+				for _, k := range a.Keyframes {
+					fmt.Fprintf(s, "%s{\n%srot = { %s, },\n%stime = %s,\n%stransl = { %s, },\n%s},\n",
+						in(5), in(6), nums(k.Rot[:]), in(6), num(k.TimeMs), in(6), nums(k.Transl[:]), in(5))
+				}
+				fmt.Fprintf(s, "%s},\n%sorigin = { %s, },\n%s},\n%stype = \"KEYFRAME\",\n", in(4), in(4), nums(a.Origin[:]), in(3), in(3))
+			}
+			fmt.Fprintf(s, "%s},\n", in(2))
+		}
+		fmt.Fprintf(s, "%s},\n", in(1))
+	}
+	if len(n.Children) > 0 {
+		fmt.Fprintf(s, "%schildren = {\n", in(1))
+		for i := range n.Children {
+			s.WriteString(in(2))
+			writeNode(s, &n.Children[i], depth+2)
+			s.WriteString(",\n")
+		}
+		fmt.Fprintf(s, "%s},\n", in(1))
+	}
+	if n.Mesh != "" {
+		fmt.Fprintf(s, "%smaterials = { %s},\n%smesh = %s,\n", in(1), quotedList(n.Materials), in(1), strconv.Quote(n.Mesh))
+	}
+	fmt.Fprintf(s, "%sname = %s,\n", in(1), strconv.Quote(n.Name))
+	if n.Skin != "" {
+		fmt.Fprintf(s, "%sskin = %s,\n%sskinMaterials = { %s},\n", in(1), strconv.Quote(n.Skin), in(1), quotedList(n.SkinMaterials))
+	}
+	if n.Transf != nil {
+		fmt.Fprintf(s, "%stransf = { %s, },\n", in(1), nums(n.Transf[:]))
+	}
+	fmt.Fprintf(s, "%s}", in(0))
+}
+
+func quotedList(l []string) string {
+	var b strings.Builder
+	for _, e := range l {
+		b.WriteString(strconv.Quote(e))
+		b.WriteString(", ")
 	}
 	return b.String()
 }

@@ -260,6 +260,9 @@ func fixtures(t testing.TB) map[string][]byte {
 	// fixture tree holds only files that convert.)
 	times, ms := aniTrack()
 	out["walk.ani"] = EncodeAni(times, ms)
+	for p, b := range modelFixtures(t) {
+		out[p] = b
+	}
 	return out
 }
 

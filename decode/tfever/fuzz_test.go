@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,6 +160,82 @@ func checkScene(t *testing.T, s *decode.Scene) {
 			for i := range c.Times {
 				if c.Times[i] < 0 || i > 0 && !(c.Times[i] > c.Times[i-1]) {
 					t.Fatalf("times %v", c.Times)
+				}
+			}
+		}
+	}
+}
+
+// FuzzMdl mutates a model script, with the fixture tree's meshes and
+// modules to require: any result must be a FormatError or a Model whose
+// trees, references and channels keep what the assembler relies on.
+func FuzzMdl(f *testing.F) {
+	tree := fixtureTree(f)
+	for _, name := range []string{"car.mdl", "sign.mdl"} {
+		f.Add(tree["models/model/fixture/"+name])
+	}
+	f.Add([]byte(`function data() return { lods = { { node = { meshes = { { mesh = "a.msh", transf = { 1,0,0,0, 0,1,0,0, 0,0,1,0, 1,2,3,1 } } }, skin = "s.msh" } } } } end`))
+	f.Fuzz(func(t *testing.T, script []byte) {
+		files := map[string][]byte{}
+		for k, v := range tree {
+			files[k] = v
+		}
+		files["models/model/f.mdl"] = script
+		src := treeSource("models/model/f.mdl", files)
+		format := Mdl{Limits: fuzzLimits}
+		st, err := format.Scan(context.Background(), src)
+		checkErr(t, err)
+		if st == nil {
+			t.Fatal("Scan returned no structure")
+		}
+		if _, err := decode.HeaderJSON(st.Header); err != nil {
+			t.Fatalf("header.json: %v", err)
+		}
+		m, err := format.DecodeModel(context.Background(), src)
+		checkErr(t, err)
+		if err == nil {
+			checkModel(t, m)
+		}
+	})
+}
+
+// checkModel asserts what the assembler relies on.
+func checkModel(t *testing.T, m *decode.Model) {
+	t.Helper()
+	if len(m.LODs) == 0 {
+		t.Fatal("no LOD")
+	}
+	if _, err := decode.HeaderJSON(m.Header); err != nil {
+		t.Fatalf("header: %v", err)
+	}
+	for li, lod := range m.LODs {
+		for i, n := range lod.Nodes {
+			if i == 0 && n.Parent != -1 || i > 0 && !(n.Parent >= 0 && n.Parent < i) {
+				t.Fatalf("LOD %d node %d: parent %d", li, i, n.Parent)
+			}
+			for _, v := range n.Matrix {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("LOD %d node %d: matrix %v", li, i, n.Matrix)
+				}
+			}
+			for _, p := range n.Parts {
+				if p.Mesh.Base != decode.RefAssetRoot || !strings.HasPrefix(p.Mesh.Rel, "models/mesh/") {
+					t.Fatalf("part %+v", p)
+				}
+			}
+		}
+		for _, a := range lod.Animations {
+			if a.Node < 0 || a.Node >= len(lod.Nodes) || (a.File == nil) == (a.Channels == nil) {
+				t.Fatalf("animation %+v", a)
+			}
+			for _, c := range a.Channels {
+				per := 3
+				if c.Path == decode.PathRotation {
+					per = 4
+				}
+				if c.Kind != decode.TargetJoint || c.Index != a.Node || len(c.Times) == 0 || len(c.Values) != per*len(c.Times) ||
+					!finite(c.Values...) || !increasing(c.Times) {
+					t.Fatalf("channel %+v", c)
 				}
 			}
 		}

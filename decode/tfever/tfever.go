@@ -1,6 +1,8 @@
 // Package tfever reads Transport Fever and Train Fever meshes: a `.msh` Lua
 // data script that locates attributes and index lists in its companion
-// `.msh.blob`, and `.ani` keyframe tracks (FORMATS.md §2).
+// `.msh.blob`, `.ani` keyframe tracks (FORMATS.md §2), and Transport Fever
+// 2 `.mdl` models, which place meshes by reference (Mdl, a
+// decode.ModelDecoder).
 //
 // The scripts run in luasandbox. Conventions of the source: Z up,
 // right-handed, metres, counter-clockwise front faces; the decoder rotates

@@ -100,6 +100,9 @@ type builder struct {
 	named          map[namedMaterial]int
 	// textures are the embedded images' texture indices (images.go).
 	textures map[imageKey]int
+	// treeNodes is how many nodes a scene's node tree has (nodes.go):
+	// glTF nodes 0 to treeNodes−1 are its nodes.
+	treeNodes int
 }
 
 // namedMaterial is a material made for primitives called name whose scene
@@ -285,6 +288,9 @@ func runJobs(bin []byte, jobs []job, size int) {
 func (b *builder) scene(s *decode.Scene) error {
 	doc := b.doc
 	b.materials(s.Materials)
+	if len(s.Nodes) > 0 {
+		return b.nodeTree(s)
+	}
 
 	nJoints := 0
 	if s.Skeleton != nil {
@@ -881,6 +887,10 @@ func (b *builder) animation(a *decode.Animation, meshNode, jointNode []int) {
 		case decode.TargetJoint:
 			if c.Index >= 0 && c.Index < len(jointNode) {
 				node = jointNode[c.Index]
+			}
+		case decode.TargetNode:
+			if c.Index >= 0 && c.Index < b.treeNodes {
+				node = c.Index
 			}
 		}
 		var comps int

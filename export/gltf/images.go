@@ -23,6 +23,27 @@ type imageKey struct {
 	rebuildZ bool
 }
 
+// PNGOf is the PNG a .glb embeds for img, Z rebuilt when rebuildZ: its
+// own PNG when it has one and Z is kept, else its pixels encoded; ok is
+// false when it has no pixels to give.
+func PNGOf(img *decode.Image, rebuildZ bool) (data []byte, ok bool) {
+	if img.PNG != nil && !rebuildZ {
+		return img.PNG, true
+	}
+	if img.Pixels == nil {
+		return nil, false
+	}
+	px := img.Pixels
+	if rebuildZ {
+		px = RebuildZ(px)
+	}
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, px); err != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
 // textureOf returns the glTF texture index for img, embedding it the first
 // time; ok is false when the image has no pixels to give.
 func (b *builder) textureOf(img *decode.Image, rebuildZ bool) (int, bool) {
@@ -30,20 +51,9 @@ func (b *builder) textureOf(img *decode.Image, rebuildZ bool) (int, bool) {
 	if t, ok := b.textures[key]; ok {
 		return t, true
 	}
-	data := img.PNG
-	if rebuildZ || data == nil {
-		if img.Pixels == nil {
-			return 0, false
-		}
-		px := img.Pixels
-		if rebuildZ {
-			px = RebuildZ(px)
-		}
-		var buf bytes.Buffer
-		if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, px); err != nil {
-			return 0, false
-		}
-		data = buf.Bytes()
+	data, ok := PNGOf(img, rebuildZ)
+	if !ok {
+		return 0, false
 	}
 	if b.textures == nil {
 		b.textures = map[imageKey]int{}

@@ -24,7 +24,7 @@ type Output int
 const (
 	OutHeader   Output = iota // header.json, rendered from the scan
 	OutChunks                 // chunks/, from the scan
-	OutGLB                    // NAME.glb, a conversion
+	OutGLB                    // NAME.glb, a conversion; a model's NAME.lodN.glb is its part N
 	OutOBJ                    // NAME.obj (part 0) and NAME.mtl (part 1): one conversion
 	OutError                  // error.txt
 	OutAnimated               // NAME.animated.glb, a conversion of the mesh and its folder's animation files (animated.go)
@@ -57,6 +57,27 @@ type State struct {
 // Entries is every file a folder of m may hold, in the order `convert`
 // writes them (error.txt, holding every failure, last).
 func (m *Mesh) Entries() []Entry {
+	if m.IsModel() {
+		// A model: its LODs' files are the parts of one conversion
+		// (GLBFiles), and it has no OBJ.
+		es := []Entry{
+			{Name: HeaderName, Output: OutHeader, Ino: 4},
+			{Name: ChunksDir, Dir: true, Output: OutChunks, Ino: 5},
+		}
+		lods, colliders := m.shape()
+		for n := range lods {
+			ino := uint64(1)
+			if n > 0 {
+				ino = 7 + uint64(n)
+			}
+			es = append(es, Entry{Name: m.LODGLBName(n), Output: OutGLB, Part: n, Ino: ino})
+		}
+		if colliders {
+			// The part after the LODs' (ModelGLBs).
+			es = append(es, Entry{Name: m.CollisionGLBName(), Output: OutGLB, Part: lods, Ino: 7})
+		}
+		return append(es, Entry{Name: ErrorName, Output: OutError, Ino: 6})
+	}
 	return []Entry{
 		{Name: HeaderName, Output: OutHeader, Ino: 4},
 		{Name: ChunksDir, Dir: true, Output: OutChunks, Ino: 5},

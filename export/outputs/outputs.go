@@ -41,6 +41,9 @@ type Mesh struct {
 	// above. "" lets the walk go up to the file system's root.
 	Tree string
 
+	// info is what the folder listing of a model knows (model.go).
+	info *modelInfo
+
 	// mem, when set, holds the source file and its companions by base name
 	// instead of the file system (NewMemory).
 	mem map[string][]byte
@@ -68,7 +71,11 @@ func Open(path string) (*Mesh, error) {
 // package srcfile says: path follows no symbolic link, the files it names
 // are opened beneath its folder, and each must be a regular file.
 func New(path string, f decode.Format) *Mesh {
-	return &Mesh{Path: path, Format: f, Base: decode.SafeName(f.StripExt(filepath.Base(path))), Limits: DefaultLimits}
+	m := &Mesh{Path: path, Format: f, Base: decode.SafeName(f.StripExt(filepath.Base(path))), Limits: DefaultLimits}
+	if m.IsModel() {
+		m.info = &modelInfo{}
+	}
+	return m
 }
 
 // NewMemory describes an in-memory mesh of format f: files holds the file
@@ -162,6 +169,9 @@ func (m *Mesh) source() (*decode.Source, func(), error) {
 			return m.openSibling(name)
 		},
 	}
+	if m.IsModel() {
+		src.OpenAsset = m.openAsset
+	}
 	return src, done, nil
 }
 
@@ -185,7 +195,7 @@ func (m *Mesh) Scan(ctx context.Context) (*decode.Structure, error) {
 // (or GLBFile), which report any error in their own terms.
 func (m *Mesh) ScanDecode(ctx context.Context) (st *decode.Structure, scene *decode.Scene, ok bool) {
 	sd, can := m.Format.(decode.ScanDecoder)
-	if !can {
+	if !can || m.IsModel() {
 		return nil, nil, false
 	}
 	src, done, err := m.source()
@@ -207,7 +217,7 @@ func (m *Mesh) ScanDecode(ctx context.Context) (st *decode.Structure, scene *dec
 // CanScanDecode reports whether m's format scans and decodes in one pass.
 func (m *Mesh) CanScanDecode() bool {
 	_, can := m.Format.(decode.ScanDecoder)
-	return can
+	return can && !m.IsModel()
 }
 
 // GLBOf exports NAME.glb from m's scene (from ScanDecode), failing with the
@@ -303,6 +313,9 @@ func (m *Mesh) Header(st *decode.Structure, scanErr error) ([]byte, error) {
 // textures the conversion reads. An output is stale when any of them
 // changes.
 func (m *Mesh) HeaderDeps(st *decode.Structure, scanErr error) ([]byte, []Dep, error) {
+	if m.IsModel() {
+		return m.modelHeader(st, scanErr)
+	}
 	var f decode.Fields
 	var deps []Dep
 	f.Add("file", filepath.Base(m.Path))
@@ -339,13 +352,21 @@ func (m *Mesh) OBJ(s *decode.Scene) (objBytes, mtlBytes []byte, err error) {
 // records for it. The mount produces each output on its own through these
 // helpers, so `convert` and the mount show the same bytes.
 func (m *Mesh) GLBFile(ctx context.Context) (b []byte, err error) {
+	if m.IsModel() {
+		glbs, _, err := m.ModelGLBs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return glbs[0], nil
+	}
 	ctx, finish := m.deadline(ctx, "decode and glb export")
 	defer func() { err = finish(err) }()
+	src := m.ownSourceDeps()
 	scene, err := m.decode(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m.Textures(scene)
+	m.keepScene(scene, src, m.Textures(scene))
 	return m.exportGLB(scene)
 }
 
@@ -360,9 +381,31 @@ func (m *Mesh) exportGLB(scene *decode.Scene) ([]byte, error) {
 	return b, nil
 }
 
+// GLBFiles are the files of the conversion behind NAME.glb, by the
+// folder table's Part: NAME.glb alone for a mesh, every LOD's for a model
+// (NAME.glb, NAME.lod1.glb …).
+func (m *Mesh) GLBFiles(ctx context.Context) ([][]byte, error) {
+	if m.IsModel() {
+		glbs, _, err := m.ModelGLBs(ctx)
+		return glbs, err
+	}
+	b, err := m.GLBFile(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return [][]byte{b}, nil
+}
+
 // OBJFiles decodes m and exports NAME.obj and NAME.mtl, failing with the
-// error WriteDir records for them.
+// error WriteDir records for them. A model has none: it gives no files,
+// and fails only as its model file does.
 func (m *Mesh) OBJFiles(ctx context.Context) (objBytes, mtlBytes []byte, err error) {
+	if m.IsModel() {
+		// A model's folder holds no OBJ (the folder table): nothing to
+		// export, and the model's own failure, found without assembling.
+		_, err := m.DecodeModel(ctx)
+		return nil, nil, err
+	}
 	ctx, finish := m.deadline(ctx, "decode and obj export")
 	defer func() { err = finish(err) }()
 	scene, err := m.decode(ctx)
@@ -482,8 +525,16 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 	var geometry [2][][]byte // by output: OutGLB, OutOBJ
 	var animated []byte      // NAME.animated.glb, when animations belong to the mesh
 	var convErr error
-	if scanErr == nil {
+	if scanErr == nil && m.IsModel() {
+		glbs, _, err := m.ModelGLBs(ctx)
+		if err != nil {
+			convErr = err
+			errs = append(errs, err)
+		}
+		geometry[0] = glbs
+	} else if scanErr == nil {
 		dctx, finish := m.deadline(ctx, "decode and export")
+		src := m.ownSourceDeps()
 		scene, err := oneScene, error(nil)
 		if scene == nil {
 			scene, err = m.decode(dctx)
@@ -492,7 +543,10 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 			convErr = finish(err)
 			errs = append(errs, convErr)
 		} else {
-			m.Textures(scene)
+			// Kept as it is now: the animations are added to the
+			// scene below.
+			kept := *scene
+			m.keepScene(&kept, src, m.Textures(scene))
 			if b, err := m.exportGLB(scene); err != nil {
 				errs = append(errs, err)
 				convErr = err

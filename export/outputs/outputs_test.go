@@ -76,7 +76,12 @@ func TestEveryFileConverts(t *testing.T) {
 				continue
 			}
 			checkFolder(t, m, dst)
-			glbs = append(glbs, filepath.Join(dst, m.GLBName()))
+			for n := range m.LODs() {
+				glbs = append(glbs, filepath.Join(dst, m.LODGLBName(n)))
+			}
+			if m.HasColliders() {
+				glbs = append(glbs, filepath.Join(dst, m.CollisionGLBName()))
+			}
 			if _, err := os.Stat(filepath.Join(dst, m.AnimatedGLBName())); err == nil {
 				glbs = append(glbs, filepath.Join(dst, m.AnimatedGLBName()))
 			}
@@ -115,7 +120,16 @@ func checkFolder(t *testing.T, m *outputs.Mesh, dir string) {
 	}
 	sort.Strings(names)
 	want := []string{m.GLBName(), m.MTLName(), m.OBJName(), outputs.ChunksDir, outputs.HeaderName}
-	if anims, err := m.Animations(context.Background()); err != nil {
+	if m.IsModel() {
+		// A model: every LOD's .glb, no OBJ.
+		want = []string{outputs.ChunksDir, outputs.HeaderName}
+		for n := range m.LODs() {
+			want = append(want, m.LODGLBName(n))
+		}
+		if m.HasColliders() {
+			want = append(want, m.CollisionGLBName())
+		}
+	} else if anims, err := m.Animations(context.Background()); err != nil {
 		t.Errorf("%s: animations: %v", dir, err)
 	} else if len(anims) > 0 {
 		want = append(want, m.AnimatedGLBName())
@@ -135,7 +149,9 @@ func checkFolder(t *testing.T, m *outputs.Mesh, dir string) {
 	if !bytes.HasPrefix(hdr, []byte("{\n  \"file\": ")) || !bytes.HasSuffix(hdr, []byte("}\n")) {
 		t.Errorf("%s: header.json is not 2-space indented with file first and a trailing newline", dir)
 	}
-	checkCounts(t, m, obj)
+	if !m.IsModel() {
+		checkCounts(t, m, obj)
+	}
 	chunks, _ := os.ReadDir(filepath.Join(dir, outputs.ChunksDir))
 	if len(chunks) == 0 {
 		t.Errorf("%s: chunks/ is empty", dir)

@@ -20,6 +20,12 @@ import (
 // to a folder is followed; no link below it is, and no folder is waited on
 // (srcfile.WalkDir).
 func Walk(root string, fn func(rel string, m *Mesh, err error) error) error {
+	// A mesh's path is its real one (Open), so its tree is the real root:
+	// asset roots are looked for beneath it.
+	tree := filepath.Clean(root)
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		tree = real
+	}
 	// srcfile.WalkDir: a folder swapped for a link or a FIFO during the
 	// walk fails at once, neither followed nor waited on.
 	return srcfile.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
@@ -47,7 +53,7 @@ func Walk(root string, fn func(rel string, m *Mesh, err error) error) error {
 		if m == nil {
 			return nil
 		}
-		m.Tree = filepath.Clean(root)
+		m.Tree = tree
 		return fn(rel, m, nil)
 	})
 }

@@ -41,10 +41,20 @@
 // scene built for the purpose (rules_test.go). Up to 1% of a mesh's faces
 // may have a winding against the file's own normals (real art has a few).
 //
+// Models (.mdl) are TestModelClients' (models_test.go, with
+// blender/inspect_models.py; `go test ./fs/clienttest -run TestModelClients
+// -clients`): it mounts the model trees of ../shared/assets, reads every
+// model's header.json with no assembly made, and has Blender import every
+// LOD's .glb as one hierarchy with the file's nodes as objects or bones
+// under the file's parents, the materials its primitives use, its images
+// at their PNG sizes, an action for every animation, bones that move
+// their skin, and mirrored parts facing as their unmirrored twins.
+//
 // The package has only tests. preview.sh with blender/render_preview.py is
 // `make preview`: it mounts testdata/ and ../shared/assets and renders every
 // mesh's .glb with Blender's Workbench engine, base colour textures shown,
 // into build/preview/contact-sheet.png, and a small 256-colour sheet of it
 // into build/preview/preview-small.png (a copy is docs/preview.png, for the
-// README).
+// README). With MODELS=../shared/assets it renders the assembled models'
+// LOD 0 instead (models-contact-sheet.png here).
 package clienttest

@@ -2,7 +2,9 @@
 # make preview: mount testdata/ and, when it is there, ../shared/assets with
 # meshfs, and render every mesh's .glb the mounts show with Blender
 # Workbench (headless, textures shown) into one contact sheet PNG, plus a
-# small paletted copy of it for the README (docs/preview.png).
+# small paletted copy of it for the README (docs/preview.png). MODELS=DIR
+# renders the assembled models of DIR instead (LOD 0: the NAME.glb of every
+# .mdl folder); the models' sheet is MODELS=../shared/assets.
 #   preview.sh MESHFS_BINARY OUT_DIR
 set -euo pipefail
 bin=$(realpath "$1")
@@ -13,6 +15,7 @@ command -v blender >/dev/null || { echo "preview: blender not found (apt-get ins
 mkdir -p "$out"
 srcs=("testdata=$repo/testdata")
 if [ -d "$repo/../shared/assets" ]; then srcs+=("assets=$(cd "$repo/../shared/assets" && pwd)"); fi
+if [ -n "${MODELS:-}" ]; then srcs=("models=$(realpath "$MODELS")"); fi
 cache=$(mktemp -d /tmp/meshfs-preview-cache.XXXXXX) # never the user's real cache folder
 mnts=()
 pids=()
@@ -44,8 +47,12 @@ for s in "${srcs[@]}"; do
   while IFS= read -r glb; do
     rel=${glb#"$mnt"/}
     args+=("$name/$(dirname "$rel")=$glb")
-  done < <(find "$mnt" -name '*.glb' ! -name '*.animated.glb' \
-    ! -path '*.anim/*' ! -path '*.ani/*' ! -path '*.anm/*' | sort)
+  done < <(if [ -n "${MODELS:-}" ]; then
+    find "$mnt" -path '*.mdl/*' -name '*.glb' ! -name '*.lod[0-9]*.glb' ! -name '*.collision.glb'
+  else
+    find "$mnt" -name '*.glb' ! -name '*.animated.glb' ! -path '*.mdl/*' \
+      ! -path '*.anim/*' ! -path '*.ani/*' ! -path '*.anm/*'
+  fi | sort)
 done
 [ ${#args[@]} -gt 0 ] || { echo "preview: no .glb files under the mounts" >&2; exit 1; }
 blender -b --factory-startup -noaudio --python-exit-code 1 \

@@ -395,14 +395,17 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 		var err error
 		switch output {
 		case OutGLB:
-			var b []byte
 			if sc != nil && sc.scene != nil {
+				var b []byte
 				b, err = m.GLBOf(sc.scene)
 				sc.scene, start = nil, start.Add(-sc.took)
+				e = &cache.Entry{Parts: [][]byte{b}}
 			} else {
-				b, err = m.GLBFile(ctx)
+				// A model's LOD files are the parts of its one conversion.
+				var parts [][]byte
+				parts, err = m.GLBFiles(ctx)
+				e = &cache.Entry{Parts: parts}
 			}
-			e = &cache.Entry{Parts: [][]byte{b}}
 		case OutOBJ:
 			var o, l []byte
 			o, l, err = m.OBJFiles(ctx)
@@ -1229,7 +1232,7 @@ func Conversion(e outputs.Entry) (output string, part int) {
 	case outputs.OutAnimated:
 		return OutAnimated, 0
 	}
-	return OutGLB, 0
+	return OutGLB, e.Part
 }
 
 // ConvError marks a conversion's failure among Content's errors. It does

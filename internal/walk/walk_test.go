@@ -98,6 +98,13 @@ func TestAheadOneAtATimeAndClose(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a list pass waited for a scan pass")
 	}
+	// One scan pass runs; the other two have had time to start beside it.
+	for deadline := time.Now().Add(5 * time.Second); running.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no scan pass started")
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
 	close(release)
 	a.Close()
 	if most.Load() != 1 {

@@ -109,8 +109,12 @@ func convert(v *variant) *outcome {
 		mu.Unlock()
 	}
 	seen := map[string]bool{}
-	fixed := map[string]bool{outputs.HeaderName: true, outputs.ErrorName: true, outputs.ChunksDir + "/": true,
-		m.GLBName(): true, m.OBJName(): true, m.MTLName(): true}
+	fixed := map[string]bool{outputs.ChunksDir + "/": true}
+	for _, e := range m.Entries() { // the folder table: a model's LOD files too
+		if !e.Dir {
+			fixed[e.Name] = true
+		}
+	}
 	emit := func(name string, b []byte) error {
 		if seen[name] {
 			problem("%q produced twice (two chunks whose names sanitise alike?)", name)

@@ -1,0 +1,494 @@
+package outputs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/formats"
+)
+
+// Models: a model file (its format a decode.ModelDecoder: GEM or Transport
+// Fever .mdl) names meshes, materials and animations held in other files.
+// Its folder holds NAME.glb (LOD 0), NAME.lodN.glb (LOD N, each a complete
+// model), NAME.collision.glb when it has collision shapes (collision.go),
+// header.json, chunks/ (the model text) and error.txt. Every .glb is made
+// by one conversion (GLBFiles: the folder table's Part is the file's
+// index), so the parts are decoded once for all of them.
+//
+// Assembly: every Ref is looked for as its Base says: RefModelDir beneath
+// the model's folder, RefAssetRoot beneath the asset roots (the res folder
+// above the model, then the folder above it holding texture/, then
+// Limits.AssetPaths). Each distinct part file is decoded once per model by
+// its own format, as a Mesh of its own folder (so its companions, materials
+// and textures resolve as they do there), its materials resolved, and
+// placed at its node: a rigid part's meshes as children of the node, a
+// skinned part's bound to the model's nodes by joint name (a joint that
+// names no node is the part's own node). ModelPart.Materials replace the
+// part's materials primitive by primitive, each resolved by the part
+// engine's resolver; a texture is embedded once per file. Animation files
+// are decoded by their format and their channels moved onto the nodes by
+// joint name (or onto ModelAnimation.Node for a single-track file, its
+// track composed with the node's matrix); their formats give them in
+// metres, as the decoder gives the nodes. A part's format keeps the
+// engine's unit: each decoded part's geometry (and its own transforms) is
+// scaled by Model.Scale once, so no node carries a scale the model's unit
+// brought (Blender's importer builds bones from unscaled rest poses).
+//
+// Nothing a model names fails the model: a missing file leaves a named
+// empty node (extras "unresolved") and a file that does not decode one
+// with extras "error"; header.json lists the first under "unresolved" (by
+// stat only) and the named files whose structure scan fails under
+// "failed"; each .glb's root node extras list both as the assembly found
+// them (with an animation none of whose joints is a node). Only a model
+// file that does not decode fails the folder.
+
+// IsModel reports whether m is a model file.
+func (m *Mesh) IsModel() bool {
+	_, ok := m.Format.(decode.ModelDecoder)
+	return ok
+}
+
+// LODGLBName is the name of LOD n's file: NAME.glb for LOD 0.
+func (m *Mesh) LODGLBName(n int) string {
+	if n == 0 {
+		return m.GLBName()
+	}
+	return m.Base + ".lod" + strconv.Itoa(n) + ".glb"
+}
+
+// modelInfo is what a model's folder listing needs of its decoded model,
+// kept for one version of the file.
+type modelInfo struct {
+	mu        sync.Mutex
+	dep       Dep
+	lods      int // 0: not known yet
+	colliders bool
+}
+
+// LODs returns how many LODs the model file has (1 when it cannot tell):
+// the file is stat'ed, and decoded when it changed since it last was.
+func (m *Mesh) LODs() int {
+	n, _ := m.shape()
+	return n
+}
+
+// HasColliders reports whether the model has collision shapes (its folder
+// then holds NAME.collision.glb), as LODs finds it.
+func (m *Mesh) HasColliders() bool {
+	_, c := m.shape()
+	return c
+}
+
+func (m *Mesh) shape() (lods int, colliders bool) {
+	if !m.IsModel() || m.info == nil {
+		return 1, false
+	}
+	var d Dep
+	if m.mem == nil {
+		fi, err := os.Stat(m.Path)
+		if err != nil {
+			return 1, false
+		}
+		d = depOf(m.Path, fi)
+	}
+	m.info.mu.Lock()
+	defer m.info.mu.Unlock()
+	if m.info.lods > 0 && m.info.dep == d && m.mem == nil {
+		return m.info.lods, m.info.colliders
+	}
+	n, c := 1, false
+	if md, err := m.DecodeModel(context.Background()); err == nil {
+		n, c = max(len(md.LODs), 1), len(md.Colliders) > 0
+	}
+	m.info.dep, m.info.lods, m.info.colliders = d, n, c
+	return n, c
+}
+
+// CollisionGLBName is the name of the file of the model's collision shapes.
+func (m *Mesh) CollisionGLBName() string { return m.Base + ".collision.glb" }
+
+// DecodeModel reads the model file alone, within Limits.Timeout.
+func (m *Mesh) DecodeModel(ctx context.Context) (*decode.Model, error) {
+	md, ok := m.Format.(decode.ModelDecoder)
+	if !ok {
+		return nil, fmt.Errorf("%s: %s is not a model format", m.Path, m.Format.Name())
+	}
+	src, done, err := m.source()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := m.limitSource(src); err != nil {
+		return nil, err
+	}
+	ctx, finish := m.deadline(ctx, "model decode")
+	model, err := md.DecodeModel(ctx, src)
+	if err == nil && (model == nil || len(model.LODs) == 0) {
+		err = decode.Errorf(m.Path, "", "lods", 0, "the model has no LOD")
+	}
+	return model, finish(err)
+}
+
+// assetRoots are the roots RefAssetRoot paths are looked for beneath: the
+// res folder above the file, the folder above it holding texture/, then
+// Limits.AssetPaths, each once.
+func (m *Mesh) assetRoots() []string {
+	roots, _ := m.assetRootsOwn()
+	return roots
+}
+
+// assetRootsOwn is assetRoots, and how many of them (the first) are the
+// model's own, found by walking up its tree.
+func (m *Mesh) assetRootsOwn() (roots []string, own int) {
+	tf := m.newResolution(false)
+	tf.tfRoots()
+	seen := map[string]bool{}
+	add := func(rs ...string) {
+		for _, r := range rs {
+			if !seen[r] {
+				seen[r] = true
+				roots = append(roots, r)
+			}
+		}
+	}
+	if tf.own == 1 {
+		add(tf.roots[0])
+	}
+	gem := m.newResolution(false)
+	add(gem.roots[:gem.own]...)
+	own = len(roots)
+	add(gem.roots[gem.own:]...)
+	return roots, own
+}
+
+// openAsset is decode.Source.OpenAsset for m.
+func (m *Mesh) openAsset(rel string) (io.ReaderAt, int64, string, error) {
+	if m.mem != nil {
+		b, ok := m.mem[path.Base(rel)]
+		if !ok {
+			return nil, 0, "", &os.PathError{Op: "open", Path: rel, Err: os.ErrNotExist}
+		}
+		return bytes.NewReader(b), int64(len(b)), path.Base(rel), nil
+	}
+	err := error(&os.PathError{Op: "open", Path: rel, Err: os.ErrNotExist})
+	for _, root := range m.assetRoots() {
+		f, oerr := openBeneath(root, rel)
+		if oerr != nil {
+			if !errors.Is(oerr, os.ErrNotExist) {
+				err = oerr
+			}
+			continue
+		}
+		r, size, _, serr := sized(f)
+		if serr != nil {
+			return nil, 0, "", serr
+		}
+		if serr := m.checkSource(filepath.Join(root, rel), size); serr != nil {
+			f.Close()
+			return nil, 0, "", serr
+		}
+		return r, size, filepath.Join(root, filepath.FromSlash(rel)), nil
+	}
+	return nil, 0, "", err
+}
+
+// refs finds the files a model names by stat only.
+type refs struct {
+	m     *Mesh
+	r     *resolution // the model's: it records the deps
+	roots []string
+	own   map[string]bool // the roots in the model's tree, and its folder
+}
+
+func (m *Mesh) newRefs() *refs {
+	x := &refs{m: m, r: m.newResolution(false), own: map[string]bool{}}
+	var n int
+	x.roots, n = m.assetRootsOwn()
+	for _, r := range x.roots[:n] {
+		x.own[r] = true
+	}
+	x.own[x.r.dir] = true
+	return x
+}
+
+// show is how header.json names the file rel beneath root: relative to
+// the model's folder beneath its own roots (so it works in the mount
+// too), absolute beneath an --asset-path root.
+func (x *refs) show(c candidate) string {
+	p := filepath.Join(c.root, filepath.FromSlash(c.rel))
+	if x.own[c.root] {
+		if rp, err := filepath.Rel(x.r.dir, p); err == nil {
+			return filepath.ToSlash(rp)
+		}
+	}
+	return filepath.ToSlash(p)
+}
+
+// found is one Ref looked for.
+type found struct {
+	path  string   // the file, "" when none
+	shown string   // as header.json names it
+	tried []string // when not found
+	err   error
+}
+
+func (x *refs) find(ref decode.Ref) found {
+	rel := ref.Rel
+	var cands []candidate
+	switch ref.Base {
+	case decode.RefModelDir:
+		cands = append(cands, candidate{x.r.dir, rel})
+	default:
+		for _, root := range x.roots {
+			cands = append(cands, candidate{root, rel})
+		}
+	}
+	if x.m.mem != nil {
+		// In memory, every file is a base name beside the model.
+		cands = []candidate{{x.r.dir, path.Base(rel)}}
+	}
+	_, c, _, err := x.r.read(cands, 0, false)
+	if err != nil {
+		tried := []string{}
+		for _, c := range cands {
+			tried = append(tried, x.show(c))
+		}
+		return found{tried: tried, err: err}
+	}
+	return found{path: filepath.Join(c.root, filepath.FromSlash(c.rel)), shown: x.show(c)}
+}
+
+// refFields is a Ref as header.json lists it.
+func refFields(ref decode.Ref, f found) decode.Fields {
+	var fs decode.Fields
+	fs.Add("name", ref.Stored)
+	if f.path != "" {
+		fs.Add("path", f.shown)
+	} else {
+		fs.Add("unresolved", f.tried)
+		if f.err != nil && !errors.Is(f.err, os.ErrNotExist) {
+			fs.Add("error", f.err.Error())
+		}
+	}
+	return fs
+}
+
+// modelHeader is HeaderDeps for a model: the scan's fields, the model's
+// own, every LOD's range, and every file it names as a stat finds it; the
+// named files' structure scans (parts, animations, polyhedra) add their
+// materials' files and name the files that fail. It never assembles.
+func (m *Mesh) modelHeader(st *decode.Structure, scanErr error) ([]byte, []Dep, error) {
+	var f decode.Fields
+	f.Add("file", filepath.Base(m.Path))
+	f.Add("format", m.Format.Name())
+	if st != nil {
+		f = append(f, st.Header...)
+	}
+	var deps []Dep
+	if scanErr == nil {
+		model, err := m.DecodeModel(context.Background())
+		if err != nil {
+			scanErr = err
+		} else {
+			var fs decode.Fields
+			fs, deps = m.modelFields(model)
+			f = addAbsent(f, fs)
+		}
+	}
+	if scanErr != nil {
+		f.Add("error", scanErr.Error())
+	}
+	b, err := decode.HeaderJSON(f)
+	return b, deps, err
+}
+
+func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
+	var f decode.Fields
+	unit := model.Unit
+	if unit == "" {
+		unit = "metre"
+	}
+	f.Add("unit", unit)
+	f.Add("scale_to_metres", scaleOf(model))
+	f = addAbsent(f, model.Header)
+	x := m.newRefs()
+	var unresolved, failed []decode.Fields
+	scanned := map[string]bool{}
+	var partDeps []Dep
+	look := func(kind string, ref decode.Ref) decode.Fields {
+		fd := x.find(ref)
+		rf := refFields(ref, fd)
+		if fd.path == "" {
+			u := decode.Fields{{Key: "kind", Value: kind}}
+			unresolved = append(unresolved, append(u, rf...))
+		} else if !scanned[fd.path] {
+			scanned[fd.path] = true
+			if kind == "part" {
+				markWanted(fd.path) // its own conversions keep its scene
+			}
+			ds, err := m.partDeps(fd.path)
+			partDeps = append(partDeps, ds...)
+			if err != nil {
+				failed = append(failed, decode.Fields{{Key: "kind", Value: kind}, {Key: "name", Value: ref.Stored}, {Key: "path", Value: fd.shown}, {Key: "error", Value: err.Error()}})
+			}
+		}
+		return rf
+	}
+	var lods []decode.Fields
+	for li, lod := range model.LODs {
+		var lf decode.Fields
+		lf.Add("lod", li)
+		lf.Add("file", m.LODGLBName(li))
+		lf.Add("visible_from", lod.VisibleFrom)
+		lf.Add("visible_to", lod.VisibleTo)
+		lf.Add("nodes", len(lod.Nodes))
+		var parts []decode.Fields
+		for _, n := range lod.Nodes {
+			for _, p := range n.Parts {
+				pf := decode.Fields{{Key: "node", Value: n.Name}}
+				pf = append(pf, look("part", p.Mesh)...)
+				if p.Skinned {
+					pf.Add("skinned", true)
+				}
+				if len(p.Materials) > 0 {
+					pf.Add("materials", p.Materials)
+				}
+				parts = append(parts, pf)
+			}
+		}
+		lf.Add("parts", nonNilFields(parts))
+		if anims := m.animationFields(lod.Animations, look); anims != nil {
+			lf.Add("animations", anims)
+		}
+		lods = append(lods, lf)
+	}
+	f.Add("lod_files", lods)
+	if anims := m.animationFields(model.Animations, look); anims != nil {
+		f.Add("animation_files", anims)
+	}
+	if len(model.Colliders) > 0 {
+		var cs []decode.Fields
+		for _, c := range model.Colliders {
+			cf := decode.Fields{{Key: "name", Value: c.Name}, {Key: "kind", Value: c.Kind}, {Key: "node", Value: c.Node}, {Key: "size", Value: c.Size}}
+			if c.Mesh != nil {
+				cf = append(cf, look("collider", *c.Mesh)...)
+			}
+			cs = append(cs, cf)
+		}
+		f.Add("collider_shapes", cs)
+	}
+	f.Add("unresolved", nonNilFields(unresolved))
+	f.Add("failed", nonNilFields(failed))
+	return f, append(x.r.deps, partDeps...)
+}
+
+func (m *Mesh) animationFields(anims []decode.ModelAnimation, look func(string, decode.Ref) decode.Fields) []decode.Fields {
+	var out []decode.Fields
+	for _, a := range anims {
+		af := decode.Fields{{Key: "name", Value: a.Name}}
+		if a.File != nil {
+			af.Add("file", look("animation", *a.File))
+			if a.Node >= 0 {
+				af.Add("node", a.Node)
+			}
+		} else {
+			af.Add("channels", len(a.Channels))
+		}
+		af = append(af, a.Extras...)
+		out = append(out, af)
+	}
+	return out
+}
+
+// addAbsent appends to f the fields of more whose keys f lacks: the scan's
+// own fields come first and keep their values.
+func addAbsent(f, more decode.Fields) decode.Fields {
+	have := make(map[string]bool, len(f))
+	for _, kv := range f {
+		have[kv.Key] = true
+	}
+	for _, kv := range more {
+		if !have[kv.Key] {
+			have[kv.Key] = true
+			f = append(f, kv)
+		}
+	}
+	return f
+}
+
+func nonNilFields(f []decode.Fields) []decode.Fields {
+	if f == nil {
+		return []decode.Fields{}
+	}
+	return f
+}
+
+func scaleOf(model *decode.Model) float64 {
+	if model.Scale > 0 {
+		return model.Scale
+	}
+	return 1
+}
+
+// partDeps scans the part at p (no geometry built) and returns the files
+// its outputs read beyond itself (its companions, its materials' files);
+// err is the scan's failure, or that no mesh format claims the file.
+func (m *Mesh) partDeps(p string) ([]Dep, error) {
+	pm, err := m.partMesh(p)
+	if err != nil {
+		return nil, err
+	}
+	deps := statDeps(pm.Sources()[1:])
+	st, err := pm.Scan(context.Background())
+	if st != nil {
+		_, ds, _ := pm.HeaderDeps(st, nil)
+		deps = append(deps, ds...)
+	}
+	return deps, err
+}
+
+// partMesh describes the part file at p as a mesh of its own folder.
+func (m *Mesh) partMesh(p string) (*Mesh, error) {
+	var f decode.Format
+	if m.mem != nil {
+		b, ok := m.mem[filepath.Base(p)]
+		if !ok {
+			return nil, &os.PathError{Op: "open", Path: p, Err: os.ErrNotExist}
+		}
+		f = formats.Sniff(filepath.Base(p), b[:min(len(b), formats.HeadSize)])
+	} else {
+		var err error
+		if f, err = formats.SniffFile(p); err != nil {
+			return nil, err
+		}
+	}
+	if f == nil {
+		return nil, fmt.Errorf("%s: no mesh format claims the file", p)
+	}
+	if _, ok := f.(decode.ModelDecoder); ok {
+		return nil, fmt.Errorf("%s: a model, not a mesh", p)
+	}
+	pm := New(p, f)
+	pm.Limits, pm.Tree, pm.mem = m.Limits, m.Tree, m.mem
+	return pm, nil
+}
+
+// statDeps are the deps of the files at paths that a stat finds.
+func statDeps(paths []string) []Dep {
+	var deps []Dep
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			deps = append(deps, depOf(p, fi))
+		}
+	}
+	return deps
+}

@@ -1,0 +1,133 @@
+package outputs
+
+import (
+	"os"
+	"sync"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// Decoded parts are shared: a mesh file's scene, decoded and its
+// materials resolved (with images), is kept once a conversion made it for
+// a model, or for the file's own folder when a model names the file (a
+// model's header found it: wanted), so that a part converted for its own
+// folder is not decoded again for a model. A mount without models keeps
+// nothing. An entry holds the files the
+// scene was made from (the mesh, its companions, its material files and
+// textures) with their identities, and is used only while every one of
+// them stats the same. Kept scenes are never changed: a model scales a
+// copy of a part's positions. The cache holds at most budget bytes of
+// geometry (an estimate); past that it starts over.
+type sceneCache struct {
+	mu     sync.Mutex
+	m      map[string]*sceneEntry
+	bytes  int64
+	budget int64
+}
+
+type sceneEntry struct {
+	deps  []Dep
+	scene *decode.Scene
+	size  int64
+}
+
+var partScenes = &sceneCache{budget: 64 << 20}
+
+// entry returns the entry kept for the mesh file at path, if every file
+// it was made from is as it was. Its deps begin with the mesh file.
+func (c *sceneCache) entry(path string) *sceneEntry {
+	c.mu.Lock()
+	e := c.m[path]
+	c.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	for _, d := range e.deps {
+		fi, err := os.Stat(d.Path)
+		if err != nil || depOf(d.Path, fi) != d {
+			return nil
+		}
+	}
+	return e
+}
+
+// put keeps scene, made from the files deps, for the mesh file at path.
+func (c *sceneCache) put(path string, deps []Dep, scene *decode.Scene) {
+	n := sceneSize(scene)
+	if n > c.budget/4 {
+		return // one scene would crowd out the rest
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+n > c.budget {
+		c.m, c.bytes = map[string]*sceneEntry{}, 0
+	}
+	if old := c.m[path]; old != nil {
+		c.bytes -= old.size
+	}
+	c.m[path] = &sceneEntry{deps: deps, scene: scene, size: n}
+	c.bytes += n
+}
+
+// sceneSize estimates the bytes of a scene's geometry.
+func sceneSize(s *decode.Scene) int64 {
+	c := s.Count()
+	return int64(c.Vertices)*64 + int64(c.Triangles)*12 + 1024
+}
+
+// wanted are the mesh files that models name, as their headers found
+// them (at most wantedMax; past that it starts over).
+var wanted struct {
+	sync.Mutex
+	m map[string]bool
+}
+
+const wantedMax = 1 << 16
+
+func markWanted(path string) {
+	wanted.Lock()
+	defer wanted.Unlock()
+	if wanted.m == nil || len(wanted.m) >= wantedMax {
+		wanted.m = map[string]bool{}
+	}
+	wanted.m[path] = true
+}
+
+func isWanted(path string) bool {
+	wanted.Lock()
+	defer wanted.Unlock()
+	return wanted.m[path]
+}
+
+// ownSourceDeps is sourceDeps for a conversion of m for its own folder:
+// nil (nothing to keep) unless a model names m.
+func (m *Mesh) ownSourceDeps() []Dep {
+	if !isWanted(m.Path) {
+		return nil
+	}
+	return m.sourceDeps()
+}
+
+// sourceDeps stats m's sources before a decoding: a scene kept with them
+// is never newer than they say (a change during the decoding makes the
+// entry stale, not wrong). nil when one is missing or m is in memory.
+func (m *Mesh) sourceDeps() []Dep {
+	if m.mem != nil || m.IsModel() {
+		return nil
+	}
+	srcs := m.Sources()
+	deps := statDeps(srcs)
+	if len(deps) != len(srcs) {
+		return nil
+	}
+	return deps
+}
+
+// keepScene keeps scene, decoded from the sources src (sourceDeps) and
+// resolved reading the files tex, for the models that place m.
+func (m *Mesh) keepScene(scene *decode.Scene, src, tex []Dep) {
+	if src == nil || scene == nil {
+		return
+	}
+	partScenes.put(m.Path, append(append([]Dep(nil), src...), tex...), scene)
+}

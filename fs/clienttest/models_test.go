@@ -1,0 +1,414 @@
+package clienttest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	qgltf "github.com/qmuntal/gltf"
+
+	"github.com/meshfs/meshfs/decode/decodetest"
+	"github.com/meshfs/meshfs/export/gltf/validator"
+	"github.com/meshfs/meshfs/export/outputs"
+)
+
+// modelRoots are the asset trees of ../shared whose models (.mdl) the
+// model test mounts.
+var modelRoots = []string{"gem-centurion", "gem-pilot", "tf-inova", "tf-flirt", "tf-roadsign"}
+
+// modelFile is one assembled model file read from a mount.
+type modelFile struct {
+	label string // "tf-inova/res/.../x.mdl/x.lod1.glb"
+	path  string
+	doc   *qgltf.Document
+	glb   []byte
+}
+
+// TestModelClients mounts the model trees of ../shared/assets and checks
+// every model's folder: header.json of every model is listed, stat'ed and
+// grepped with no assembly (the mount's stats count none), every LOD's
+// .glb has 0 validator errors, and Blender 3.4 imports each as one
+// hierarchy (one object without a parent) with the file's nodes (as objects or bones) under the file's
+// parents, its materials, its images at their PNG sizes, an action for
+// every animation, skins whose bones move the mesh, and mirrored parts
+// facing as their unmirrored twins do. Run: go test ./fs/clienttest
+// -run TestModelClients -clients.
+func TestModelClients(t *testing.T) {
+	if !*clients {
+		t.Skip("needs Blender 3.4 and the glTF validator: go test ./fs/clienttest -run TestModelClients -clients")
+	}
+	blender := lookTool(t, "blender", "apt-get install --no-install-recommends blender python3-numpy")
+	if err := validator.Available(); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildMeshfs(t)
+	var files []*modelFile
+	for _, name := range modelRoots {
+		src, ok := decodetest.Shared(t, filepath.Join("assets", name))
+		if !ok {
+			continue
+		}
+		src, _ = filepath.Abs(src)
+		mnt := mountTree(t, bin, src)
+		models := modelFolders(t, src)
+		if len(models) == 0 {
+			t.Errorf("%s: no .mdl", name)
+		}
+		// header.json first: listing, stat and grep assemble nothing.
+		for rel := range models {
+			p := filepath.Join(mnt, rel, outputs.HeaderName)
+			b, err := os.ReadFile(p)
+			if err != nil || !bytes.Contains(b, []byte(`"lod_files"`)) || !bytes.Contains(b, []byte(`"unresolved"`)) {
+				t.Errorf("%s/%s: header.json %v: no lod_files or unresolved", name, rel, err)
+			}
+		}
+		if n := conversions(t, mnt); n != 0 {
+			t.Errorf("%s: reading every model's header.json made %d conversions, want none", name, n)
+		}
+		for rel, m := range models {
+			dir := filepath.Join(mnt, rel)
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range ents {
+				got = append(got, e.Name())
+			}
+			for n := range m.LODs() {
+				lod := m.LODGLBName(n)
+				if !strings.Contains(" "+strings.Join(got, " ")+" ", " "+lod+" ") {
+					t.Errorf("%s/%s lists %v: no %s", name, rel, got, lod)
+					continue
+				}
+				b, err := os.ReadFile(filepath.Join(dir, lod))
+				if err != nil {
+					t.Errorf("%s/%s/%s: %v", name, rel, lod, err)
+					continue
+				}
+				validator.Check(t, b)
+				doc := new(qgltf.Document)
+				if err := qgltf.NewDecoder(bytes.NewReader(b)).Decode(doc); err != nil {
+					t.Fatal(err)
+				}
+				files = append(files, &modelFile{label: name + "/" + rel + "/" + lod, path: filepath.Join(dir, lod), doc: doc, glb: b})
+			}
+			if m.HasColliders() {
+				b, err := os.ReadFile(filepath.Join(dir, m.CollisionGLBName()))
+				if err != nil {
+					t.Errorf("%s/%s: %v", name, rel, err)
+				} else {
+					validator.Check(t, b)
+				}
+			}
+		}
+	}
+	if len(files) == 0 {
+		t.Fatal("no model read from the mounts")
+	}
+	reports := runModelBlender(t, blender, files)
+	for i, f := range files {
+		for _, e := range compareModel(&reports[i], f) {
+			t.Errorf("%s: %s", f.label, e)
+		}
+		r := &reports[i]
+		t.Logf("%s: %d objects, %d bones, %d materials, %d images, %d actions", f.label, len(r.Objects), len(r.Bones), len(r.Materials), len(r.Images), len(r.Actions))
+	}
+}
+
+// modelFolders returns every model file under src, by path relative to it.
+func modelFolders(t *testing.T, src string) map[string]*outputs.Mesh {
+	out := map[string]*outputs.Mesh{}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		m, err := outputs.Open(p)
+		if err == nil && m != nil && m.IsModel() {
+			rel, _ := filepath.Rel(src, p)
+			out[rel] = m
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// conversions is the mount's count of conversions made (.meshfs/stats.json).
+func conversions(t *testing.T, mnt string) int {
+	b, err := os.ReadFile(filepath.Join(mnt, ".meshfs", "stats.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct{ Conversions map[string]int }
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range st.Conversions {
+		n += c
+	}
+	return n
+}
+
+// modelReport is inspect_models.py's report of one file.
+type modelReport struct {
+	Path    string
+	Error   string
+	Objects []struct {
+		Name, Type, Parent string
+		ParentIsArmature   bool `json:"parent_is_armature"`
+		Det                float64
+		Outward            float64
+		Armature           string
+	}
+	Bones []struct{ Name, Parent, Armature string }
+	// Materials and Images are Blender's data-blocks after the import.
+	Materials []string
+	Images    []struct {
+		Name string
+		Size [2]int
+	}
+	Actions []struct {
+		Name    string
+		FCurves int
+	}
+	// Deform is, per armature, how far its meshes move when each weighted
+	// bone is rotated.
+	Deform map[string]map[string]float64
+}
+
+func runModelBlender(t *testing.T, blender string, files []*modelFile) []modelReport {
+	t.Helper()
+	dir := t.TempDir()
+	var jobs []string
+	for _, f := range files {
+		jobs = append(jobs, f.path)
+	}
+	jobsPath, reportPath := filepath.Join(dir, "jobs.json"), filepath.Join(dir, "report.json")
+	b, _ := json.Marshal(jobs)
+	if err := os.WriteFile(jobsPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("blender", "inspect_models.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(blender, "-b", "--factory-startup", "-noaudio", "--python-exit-code", "1",
+		"--python", script, "--", jobsPath, reportPath).CombinedOutput()
+	if err != nil {
+		t.Fatalf("blender: %v\n%s", err, lastLines(out, 40))
+	}
+	b, err = os.ReadFile(reportPath)
+	if err != nil {
+		t.Fatalf("blender wrote no report: %v\n%s", err, lastLines(out, 40))
+	}
+	var reports []modelReport
+	if err := json.Unmarshal(b, &reports); err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) != len(files) {
+		t.Fatalf("blender reported %d files of %d", len(reports), len(files))
+	}
+	return reports
+}
+
+// base is a Blender name without the ".001" Blender adds to a repeated one.
+func base(name string) string { return dupSuffix.ReplaceAllString(name, "") }
+
+// compareModel compares Blender's import of f with the file.
+func compareModel(r *modelReport, f *modelFile) []string {
+	if r.Error != "" {
+		return []string{"Blender's import failed: " + r.Error}
+	}
+	doc := f.doc
+	var errs []string
+	parent := make([]int, len(doc.Nodes))
+	for i := range parent {
+		parent[i] = -1
+	}
+	for i, n := range doc.Nodes {
+		for _, c := range n.Children {
+			parent[c] = i
+		}
+	}
+	// Every node is an object or a bone, under its parent (an object
+	// parented to a bone names the bone; a skinned mesh, a root of the
+	// file, is the armature's child).
+	type item struct{ name, parent string }
+	have := map[item]int{}
+	armatures := map[string]bool{}
+	for _, o := range r.Objects {
+		p := base(o.Parent)
+		if o.ParentIsArmature && o.Armature != "" {
+			p = ""
+		}
+		have[item{base(o.Name), p}]++
+		if o.Type == "ARMATURE" {
+			armatures[o.Name] = true
+		}
+	}
+	for _, b := range r.Bones {
+		p := b.Parent
+		if p == "" {
+			p = b.Armature // a root bone is under the node its armature stands for
+		}
+		have[item{base(b.Name), base(p)}]++
+	}
+	for i, n := range doc.Nodes {
+		want := item{blenderName(n.Name), ""}
+		if p := parent[i]; p >= 0 {
+			want.parent = blenderName(doc.Nodes[p].Name)
+		}
+		if have[want] > 0 {
+			have[want]--
+			continue
+		}
+		// A node that heads an armature is its object and its root bone.
+		if want.parent == "" && armatures[want.name] {
+			continue
+		}
+		errs = append(errs, "node "+n.Name+" under "+want.parent+": no such object or bone")
+	}
+	// One hierarchy: a single object without a parent.
+	var tops []string
+	for _, o := range r.Objects {
+		if o.Parent == "" {
+			tops = append(tops, o.Name)
+		}
+	}
+	if len(tops) != 1 {
+		errs = append(errs, "objects without a parent: "+strings.Join(tops, ", ")+"; want the model's root alone")
+	}
+	// Materials: every one a primitive uses, by name.
+	mats := map[string]bool{}
+	for _, m := range r.Materials {
+		mats[m] = true
+	}
+	used := map[int]bool{}
+	for _, m := range doc.Meshes {
+		for _, p := range m.Primitives {
+			if p.Material != nil {
+				used[*p.Material] = true
+			}
+		}
+	}
+	for i, m := range doc.Materials {
+		if used[i] && !mats[blenderName(m.Name)] {
+			errs = append(errs, "material "+m.Name+" not imported")
+		}
+	}
+	// Images: the file's, each at its PNG's size.
+	sizes := pngSizes(f)
+	if len(r.Images) != len(sizes) {
+		errs = append(errs, "images: Blender has "+itoa(len(r.Images))+", the file "+itoa(len(sizes)))
+	}
+	bySize := map[[2]int]int{}
+	for _, s := range sizes {
+		bySize[s]++
+	}
+	for _, im := range r.Images {
+		if bySize[im.Size] == 0 {
+			errs = append(errs, "image "+im.Name+" loaded at a size no image of the file has")
+		}
+		bySize[im.Size]--
+	}
+	// Actions: one or more per animation, named after it.
+	for _, a := range doc.Animations {
+		prefix, found := blenderName(a.Name), false
+		for _, ac := range r.Actions {
+			if strings.HasPrefix(ac.Name, prefix) && ac.FCurves > 0 {
+				found = true
+			}
+		}
+		if !found {
+			errs = append(errs, "animation "+a.Name+": no action with keys")
+		}
+	}
+	// Skins: a posed bone moves the mesh bound to it.
+	if len(doc.Skins) > 0 {
+		moved := false
+		for _, bones := range r.Deform {
+			for _, d := range bones {
+				if d > 0.001 {
+					moved = true
+				}
+			}
+		}
+		if !moved {
+			errs = append(errs, "no bone moves a skinned mesh")
+		}
+	}
+	// Mirrors: a part placed mirrored faces as its unmirrored twin does.
+	facing := map[string][2]float64{} // by base name: [plain, mirrored]; −1 none
+	for _, o := range r.Objects {
+		if o.Type != "MESH" {
+			continue
+		}
+		k := base(o.Name)
+		v, ok := facing[k]
+		if !ok {
+			v = [2]float64{-1, -1}
+		}
+		if o.Det < 0 {
+			v[1] = o.Outward
+		} else {
+			v[0] = o.Outward
+		}
+		facing[k] = v
+	}
+	for k, v := range facing {
+		if v[0] >= 0 && v[1] >= 0 && (v[0]-v[1] > 0.01 || v[1]-v[0] > 0.01) {
+			errs = append(errs, "part "+k+": mirrored faces outward "+ftoa(v[1])+", unmirrored "+ftoa(v[0]))
+		}
+	}
+	return errs
+}
+
+// pngSizes are the width and height of every image the .glb embeds.
+func pngSizes(f *modelFile) [][2]int {
+	// The binary chunk follows the JSON chunk.
+	glb := f.glb
+	if len(glb) < 20 {
+		return nil
+	}
+	jsonLen := int(binary.LittleEndian.Uint32(glb[12:]))
+	if len(glb) < 20+jsonLen+8 {
+		return nil // no binary chunk
+	}
+	bin := glb[20+jsonLen+8:]
+	var out [][2]int
+	for _, im := range f.doc.Images {
+		if im.BufferView == nil {
+			continue
+		}
+		bv := f.doc.BufferViews[*im.BufferView]
+		if bv.ByteOffset+bv.ByteLength > len(bin) {
+			continue
+		}
+		png := bin[bv.ByteOffset : bv.ByteOffset+bv.ByteLength]
+		if len(png) < 24 {
+			continue
+		}
+		out = append(out, [2]int{int(binary.BigEndian.Uint32(png[16:])), int(binary.BigEndian.Uint32(png[20:]))})
+	}
+	return out
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func ftoa(f float64) string {
+	b, _ := json.Marshal(f)
+	return string(b)
+}
