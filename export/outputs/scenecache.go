@@ -1,10 +1,10 @@
 package outputs
 
 import (
-	"os"
 	"sync"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Decoded parts are shared: a mesh file's scene, decoded and its
@@ -27,6 +27,7 @@ type sceneCache struct {
 
 type sceneEntry struct {
 	deps  []Dep
+	set   version.Set // deps, for the staleness check
 	scene *decode.Scene
 	size  int64
 }
@@ -42,11 +43,8 @@ func (c *sceneCache) entry(path string) *sceneEntry {
 	if e == nil {
 		return nil
 	}
-	for _, d := range e.deps {
-		fi, err := os.Stat(d.Path)
-		if err != nil || depOf(d.Path, fi) != d {
-			return nil
-		}
+	if !e.set.Unchanged() {
+		return nil
 	}
 	return e
 }
@@ -65,7 +63,11 @@ func (c *sceneCache) put(path string, deps []Dep, scene *decode.Scene) {
 	if old := c.m[path]; old != nil {
 		c.bytes -= old.size
 	}
-	c.m[path] = &sceneEntry{deps: deps, scene: scene, size: n}
+	set := make(version.Set, len(deps))
+	for i, d := range deps {
+		set[i] = version.Read(d)
+	}
+	c.m[path] = &sceneEntry{deps: deps, set: set, scene: scene, size: n}
 	c.bytes += n
 }
 

@@ -291,7 +291,7 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 		hdr, deps, hdrErr := m.HeaderDeps(st, scanErr)
 		set := make(version.Set, len(deps))
 		for i, d := range deps {
-			set[i] = version.Read{Path: d.Path, Ident: d.Ident}
+			set[i] = version.Read(d)
 		}
 		s.Hooks.DepsFound(m.Path, set, s.Versions.Track(m.Path, set))
 		r := &ScanResult{St: st, ScanErr: scanErr, HdrErr: hdrErr, header: hdr, chunkIdx: map[string]int{}}

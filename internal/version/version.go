@@ -93,6 +93,18 @@ type Read struct {
 // Set is the files an output read besides the one it is named after.
 type Set []Read
 
+// Unchanged reports whether every file of the set is the version it was
+// (Ident.Same on a stat of each now).
+func (s Set) Unchanged() bool {
+	for _, r := range s {
+		id, _, err := Stat(r.Path)
+		if err != nil || !id.Same(r.Ident) {
+			return false
+		}
+	}
+	return true
+}
+
 // Paths are the paths of the set's files.
 func (s Set) Paths() []string {
 	out := make([]string, len(s))

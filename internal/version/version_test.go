@@ -157,3 +157,29 @@ func TestIdentOfReplacedFile(t *testing.T) {
 		t.Fatalf("replaced file has the same ident %+v", b)
 	}
 }
+
+func TestSetUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "tex.dds")
+	if err := os.WriteFile(p, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Set{{Path: p, Ident: id}}
+	if !s.Unchanged() || !(Set{}).Unchanged() {
+		t.Fatal("an unchanged set is stale")
+	}
+	if err := os.WriteFile(p, []byte("two!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s.Unchanged() {
+		t.Fatal("a rewritten file left its set unchanged")
+	}
+	os.Remove(p)
+	if s.Unchanged() {
+		t.Fatal("a removed file left its set unchanged")
+	}
+}
