@@ -53,24 +53,14 @@ var (
 
 func (m *meshDir) id() srcID { return m.ident }
 
-// stat returns the source's stat and fingerprint now.
+// stat returns the source's stat and version now (mirror.Recent.Version:
+// ESTALE once replaced).
 func (m *meshDir) stat() (*syscall.Stat_t, version.Version, error) {
 	st, err := m.sourceStat()
 	if err != nil {
 		return nil, version.Version{}, err
 	}
-	id := version.FromStat(st)
-	if id.File != m.ident.File {
-		// The source was replaced (a new file renamed over it, or deleted
-		// and written again). This node and its outputs' inodes stand for
-		// the old file, whose readers may still hold handles of its size:
-		// the kernel keeps one size per inode, so serving the new file
-		// here would cut their reads short (and fault their mappings).
-		// ESTALE makes the kernel look the name up again, which gives the
-		// new file fresh nodes.
-		return nil, version.Version{}, syscall.ESTALE
-	}
-	return st, m.fsys.versions.Version(m.abs, id), nil
+	return mirror.Versioned(st, m.ident.File, m.abs, &m.fsys.versions)
 }
 
 func (m *meshDir) key(fp version.Version, output string) cache.Key {

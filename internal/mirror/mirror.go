@@ -260,6 +260,22 @@ func (r *Recent) Remember(st *syscall.Stat_t, at Moment) {
 	r.last.Store(&recentStat{st: *st, at: at})
 }
 
+// Versioned returns st, a stat of the source at path, with the version of
+// its outputs now (tr's), or ESTALE when it is no longer file: the source
+// was replaced (a new file renamed over it, or deleted and written again).
+// A node and its outputs' inodes stand for the old file, whose readers may
+// still hold handles of its size: the kernel keeps one size per inode, so
+// serving the new file there would cut their reads short (and fault their
+// mappings). ESTALE makes the kernel look the name up again, which gives
+// the new file fresh nodes.
+func Versioned(st *syscall.Stat_t, file version.File, path string, tr *version.Tracker) (*syscall.Stat_t, version.Version, error) {
+	id := version.FromStat(st)
+	if id.File != file {
+		return nil, version.Version{}, syscall.ESTALE
+	}
+	return st, tr.Version(path, id), nil
+}
+
 // Narrow sets the permission bits of st, the stat of mesh's source file, to
 // those its folder and outputs show: the source's, narrowed by every file
 // the outputs are made from (outputs.Narrow): its companions, and deps, the

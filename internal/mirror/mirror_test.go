@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 )
 
@@ -229,5 +230,21 @@ func TestPNGSource(t *testing.T) {
 		if got := PNGSource(name); got != want {
 			t.Errorf("PNGSource(%q) = %q, want %q", name, got, want)
 		}
+	}
+}
+
+func TestVersioned(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "m.ply")
+	os.WriteFile(p, []byte("one"), 0o644)
+	id, st, err := version.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr version.Tracker
+	if got, v, err := Versioned(st, id.File, p, &tr); err != nil || got != st || !v.Same(tr.Version(p, id)) {
+		t.Fatalf("the same file: %v, %v", v, err)
+	}
+	if _, _, err := Versioned(st, version.File{Dev: 1, Ino: 2}, p, &tr); err != syscall.ESTALE {
+		t.Fatalf("a replaced file: %v, want ESTALE", err)
 	}
 }
