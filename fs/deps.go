@@ -23,10 +23,7 @@ func (f *FS) trackDeps(mesh string, deps version.Set, changed bool) {
 	if changed {
 		// Its permissions are narrowed by other files now: no stat of
 		// the folder taken before may be reused (sourceStat).
-		f.dirsMu.Lock()
-		d := f.dirs[filepath.Dir(mesh)]
-		f.dirsMu.Unlock()
-		if d != nil {
+		if d := f.dirAt(filepath.Dir(mesh)); d != nil {
 			d.dir.Changes.Add(1)
 			// The kernel may hold attributes of the folder's files from
 			// before: drop them (from another goroutine: this runs within
@@ -46,11 +43,8 @@ func (f *FS) trackDeps(mesh string, deps version.Set, changed bool) {
 	}
 	for _, d := range deps {
 		dir := filepath.Dir(d.Path)
-		if _, seen := f.depDirs.LoadOrStore(dir, true); seen {
-			continue
-		}
-		if err := f.watch.Add(dir); err != nil {
-			f.watchErrors.Add(1)
+		if err := f.watch.AddOnce(dir); err != nil {
+			f.n.WatchErrors.Add(1)
 			f.logOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
 		}
 	}
@@ -68,9 +62,7 @@ func (f *FS) depPaths(mesh string) []string {
 // every mesh whose set names path.
 func (f *FS) dependentsChanged(path string) {
 	for _, mesh := range f.versions.Changed(path) {
-		f.dirsMu.Lock()
-		d := f.dirs[filepath.Dir(mesh)]
-		f.dirsMu.Unlock()
+		d := f.dirAt(filepath.Dir(mesh))
 		f.cache.Invalidate(mesh)
 		if d != nil {
 			f.invalidateName(d, filepath.Base(mesh))

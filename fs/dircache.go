@@ -8,6 +8,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/requests"
 )
 
 // Mesh folders and their chunks/ are listed from the structure scan of one
@@ -23,20 +24,12 @@ var (
 	_ = (gofs.NodeOpendirHandler)((*chunksDir)(nil))
 )
 
-// listHandle serves one listing made at open.
+// listHandle serves one listing made at open (requests.Listing).
 type listHandle struct {
+	requests.Listing[fuse.DirEntry]
 	fsys *FS
-	list []fuse.DirEntry
-	next int
-	read bool
 	// lookup answers an entry of a READDIRPLUS (see plainLookup).
 	lookup func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno)
-	// ends counts the times the end was reached. The second is in a
-	// request of its own, after the kernel took in every entry (and made
-	// an inode of each entry answered with attributes): atEnd, when set,
-	// runs then, before that request is answered.
-	ends  int
-	atEnd func()
 }
 
 var (
@@ -74,12 +67,7 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 		}
 	}
 	if snap != nil && name == outputs.ChunksDir && len(snap.r.Chunks) > 0 {
-		fillDirAttr(&out.Attr, snap.st)
-		m.fsys.shortTTL(m.parent, out, nil)
-		if ch := m.GetChild(name); ch != nil {
-			return ch, 0
-		}
-		return m.NewInode(ctx, &chunksDir{m: m}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
+		return m.chunksNode(ctx, snap.st, out), 0
 	}
 	if name == outputs.HeaderName || name == outputs.ChunksDir {
 		return m.Lookup(ctx, name, out)
@@ -127,27 +115,20 @@ func (c *chunksDir) plainLookup(ctx context.Context, name string, out *fuse.Entr
 }
 
 func (h *listHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
-	if !h.read {
-		// The kernel asked for the entries: its cache did not serve them.
-		h.read = true
-		h.fsys.listings.Add(1)
+	e, first, ok := h.Next()
+	if first {
+		h.fsys.n.Listings.Add(1)
 	}
-	if h.next >= len(h.list) {
-		if h.ends++; h.ends == 2 && h.atEnd != nil {
-			h.atEnd()
-			h.atEnd = nil
-		}
+	if !ok {
 		return nil, 0
 	}
-	e := h.list[h.next]
-	h.next++
 	return &e, 0
 }
 
 // Seekdir: go-fuse numbers entries 1, 2, ... (offset i resumes after the
 // i-th entry).
 func (h *listHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
-	h.next = int(min(off, uint64(len(h.list))))
+	h.Seek(off)
 	return 0
 }
 
@@ -168,9 +149,9 @@ func (m *meshDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHan
 	lookup := func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 		return m.plainLookup(ctx, name, out, snap)
 	}
-	h := &listHandle{fsys: m.fsys, list: list, lookup: lookup}
+	h := &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: m.fsys, lookup: lookup}
 	if snap != nil && m.fsys.noOpen() {
-		h.atEnd = func() { m.pushHeader(snap) }
+		h.AtEnd = func() { m.pushHeader(snap) }
 	}
 	return h, m.fsys.cacheDir(final), 0
 }
@@ -185,7 +166,8 @@ func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 		return c.plainLookup(ctx, name, out, snap)
 	}
 	// A replaced source lists nothing here; not worth keeping.
-	return &listHandle{fsys: c.m.fsys, list: list, lookup: lookup}, c.m.fsys.cacheDir(len(list) > 0), 0
+	return &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: c.m.fsys, lookup: lookup},
+		c.m.fsys.cacheDir(len(list) > 0), 0
 }
 
 // pushHeader stores header.json's bytes in the kernel's page cache
@@ -219,7 +201,7 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	if of.WriteCache(0, data) != 0 {
 		return // no inode for it (an entry without attributes), or gone
 	}
-	m.fsys.headerPushes.Add(1)
+	m.fsys.n.HeaderPushes.Add(1)
 	_, now, _ := m.stat()
 	// Changed meanwhile: the watcher's invalidation may have come before
 	// the store.

@@ -23,18 +23,18 @@ func TestListingCachedUntilChange(t *testing.T) {
 	chunks := filepath.Join(dir, outputs.ChunksDir)
 
 	first := names(t, chunks)
-	n := f.listings.Load()
+	n := f.n.Listings.Load()
 	if got := names(t, chunks); !slices.Equal(got, first) {
 		t.Fatalf("second listing %v, first %v", got, first)
 	}
-	if d := f.listings.Load() - n; d != 0 {
+	if d := f.n.Listings.Load() - n; d != 0 {
 		t.Fatalf("second listing of chunks/ reached the daemon (%d listings)", d)
 	}
 	// The mesh folder: not final before its outputs converted...
 	names(t, dir)
-	n = f.listings.Load()
+	n = f.n.Listings.Load()
 	names(t, dir)
-	if f.listings.Load() == n {
+	if f.n.Listings.Load() == n {
 		t.Fatal("a mesh folder's listing was kept before its outputs were known")
 	}
 	// ...and final once they did.
@@ -45,9 +45,9 @@ func TestListingCachedUntilChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	names(t, dir)
-	n = f.listings.Load()
+	n = f.n.Listings.Load()
 	names(t, dir)
-	if d := f.listings.Load() - n; d != 0 {
+	if d := f.n.Listings.Load() - n; d != 0 {
 		t.Fatalf("a converted mesh folder's listing reached the daemon again (%d)", d)
 	}
 
@@ -81,7 +81,7 @@ func TestNoFlushOnClose(t *testing.T) {
 				}
 			}
 		}
-		if n := f.flushes.Load(); n != 0 {
+		if n := f.n.Flushes.Load(); n != 0 {
 			t.Fatalf("%d FLUSH requests reached outputs for 3 reads", n)
 		}
 		if n := f.raw.requests()["FLUSH"]; n > 1 {

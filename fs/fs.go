@@ -112,36 +112,22 @@ type FS struct {
 	dirsMu sync.Mutex
 	dirs   map[string]*dirNode
 
-	start       time.Time
-	openHandles atomic.Int64
-	notifies    atomic.Int64
-	watchErrors atomic.Int64
+	start time.Time
+	n     store.Counts // what stats.json reports of the mount
 
 	disk *diskcache.Cache
 	// versions knows which files each mesh's outputs are made from and
-	// numbers their changes (deps.go); depDirs are the folders of material
-	// files and textures watched.
+	// numbers their changes (deps.go).
 	versions version.Tracker
-	depDirs  sync.Map
 	// ttl decides the kernel's entry and attribute timeouts.
 	ttl kernelview.Timeouts
-	// listings counts folder listings made for the kernel (mesh folders
-	// and chunks/), for tests of the kernel's listing cache.
-	listings atomic.Int64
-	// headerPushes counts header.json files stored in the kernel's cache
-	// with their folder's listing (pushHeader).
-	headerPushes atomic.Int64
-	// flushes counts FLUSH requests on outputs (see noFlush).
-	flushes atomic.Int64
 	// raw is the request layer of the mount (nil before Mount).
 	raw *rawFS
 	// srcFDs are source descriptors kept for handle-less reads (package srcfd).
 	srcFDs *srcfd.FDs
 	// passOff is set once a passthrough handle was asked for a read: the
-	// kernel did not take the backing file. passOpens counts passthrough
-	// handles handed out.
-	passOff   atomic.Bool
-	passOpens atomic.Int64
+	// kernel did not take the backing file.
+	passOff atomic.Bool
 	// ahead runs the passes ahead of a walker (ahead.go).
 	ahead *walk.Ahead
 }
@@ -257,7 +243,7 @@ func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 	// No node has extended attributes, and answering "none" (ENODATA) for
 	// each one `ls -l` asks about (security.selinux, the POSIX ACLs) costs
 	// two or three round trips per file. ENOSYS makes the kernel stop
-	// asking: a measured third of a warm `ls -lR` of a mesh tree.
+	// asking.
 	mo.DisableXAttrs = true
 	if !f.cfg.OpenHandles {
 		// The kernel offers no_opendir only to a daemon that asks.
@@ -270,9 +256,7 @@ func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 	}
 	if mo.MaxWrite == 0 {
 		// READs of up to 1 MiB (the kernel's max_pages limit) instead of
-		// go-fuse's 128 KiB: a first read of a 36 MB .glb from the
-		// daemon's memory takes 138 requests instead of 276 and ≈ 20 ms
-		// instead of 26 (median of 10; the copy is the rest).
+		// go-fuse's 128 KiB: half the requests for a big file.
 		mo.MaxWrite = 1 << 20
 	}
 	entry, attr := f.timeouts()

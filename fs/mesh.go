@@ -108,7 +108,7 @@ func (f *FS) brokenNow(path string) {
 		}
 		for _, e := range live.mesh.Entries() {
 			if e.Converted() || e.Output == outputs.OutError {
-				f.notifies.Add(1)
+				f.n.Notifications.Add(1)
 				live.NotifyEntry(e.Name)
 			}
 		}
@@ -243,12 +243,7 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		if len(r.Chunks) == 0 {
 			return nil, syscall.ENOENT
 		}
-		fillDirAttr(&out.Attr, st)
-		m.fsys.shortTTL(m.parent, out, nil)
-		if ch := m.GetChild(name); ch != nil {
-			return ch, 0
-		}
-		return m.NewInode(ctx, &chunksDir{m: m}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
+		return m.chunksNode(ctx, st, out), 0
 	}
 	ch, en := lookupOutput(ctx, &m.Inode, name, m.out(e, ""), out, false)
 	m.fsys.shortTTL(m.parent, out, nil)
@@ -317,6 +312,17 @@ func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFil
 		return ch
 	}
 	return parent.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG})
+}
+
+// chunksNode answers a lookup of chunks/ (stat st of the source): its
+// node, reused.
+func (m *meshDir) chunksNode(ctx context.Context, st *syscall.Stat_t, out *fuse.EntryOut) *gofs.Inode {
+	fillDirAttr(&out.Attr, st)
+	m.fsys.shortTTL(m.parent, out, nil)
+	if ch := m.GetChild(outputs.ChunksDir); ch != nil {
+		return ch
+	}
+	return m.NewInode(ctx, &chunksDir{m: m}, gofs.StableAttr{Mode: syscall.S_IFDIR})
 }
 
 // chunksDir is chunks/ of a mesh folder.
@@ -536,7 +542,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 		if stale {
 			return nil, 0, syscall.ESTALE
 		}
-		o.m.fsys.openHandles.Add(1)
+		o.m.fsys.n.OpenHandles.Add(1)
 		fh := &bytesHandle{fsys: o.m.fsys, data: p.data, st: p.st, done: done}
 		if o.opened(p.fp) {
 			return fh, fuse.FOPEN_KEEP_CACHE | noFlush, 0
@@ -545,23 +551,18 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	}
 	var fh gofs.FileHandle
 	if p.raw != nil {
-		f, err := srcfile.Open(o.m.abs)
+		// Replaced between the scan and the open: its chunk table is not
+		// this file's. ESTALE makes the kernel walk the path again (EAGAIN
+		// reached the reader); that open sees the new version.
+		f, err := srcfile.OpenSame(o.m.abs, func(st *syscall.Stat_t) bool { return version.FromStat(st).Same(p.fp.Ident) })
 		if err != nil {
 			return nil, 0, errno(err)
-		}
-		var st syscall.Stat_t
-		if err := syscall.Fstat(int(f.Fd()), &st); err != nil || !version.FromStat(&st).Same(p.fp.Ident) {
-			// Replaced between the scan and the open: its chunk table is
-			// not this file's. ESTALE makes the kernel walk the path again
-			// (EAGAIN reached the reader); that open sees the new version.
-			f.Close()
-			return nil, 0, syscall.ESTALE
 		}
 		fh = &fdHandle{fsys: o.m.fsys, f: f, base: p.raw.Offset, length: p.raw.Length, st: p.st}
 	} else {
 		fh = &bytesHandle{fsys: o.m.fsys, data: p.data, st: p.st}
 	}
-	o.m.fsys.openHandles.Add(1)
+	o.m.fsys.n.OpenHandles.Add(1)
 	if o.opened(p.fp) {
 		// Same source version as the pages the kernel may hold: keep them,
 		// so warm reads never reach this daemon.
@@ -605,7 +606,7 @@ var _ = (gofs.NodeFlusher)((*outFile)(nil))
 
 // Flush only counts: with noFlush the kernel should not ask.
 func (o *outFile) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
-	o.m.fsys.flushes.Add(1)
+	o.m.fsys.n.Flushes.Add(1)
 	return 0
 }
 

@@ -321,24 +321,18 @@ func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	f, err := srcfile.Open(p.abs)
+	// Replaced since the lookup: this inode is the old file's, whose
+	// readers may hold its size (mirror.Versioned); ESTALE.
+	f, err := srcfile.OpenSame(p.abs, p.same)
 	if err != nil {
 		return nil, 0, errno(err)
-	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || !p.same(&st) {
-		// Replaced since the lookup: this inode is the old file's, whose
-		// readers may hold its size (see meshDir.stat). ESTALE makes the
-		// kernel look the name up again.
-		f.Close()
-		return nil, 0, syscall.ESTALE
 	}
 	if p.fsys.passthroughWanted() {
 		// The kernel reads the source itself: plain files as fast as
 		// outside the mount.
 		return p.fsys.passthroughHandle(nil, version.Version{}, f, -1, nil, func() { f.Close() }), noFlush, 0
 	}
-	p.fsys.openHandles.Add(1)
+	p.fsys.n.OpenHandles.Add(1)
 	// No FOPEN_KEEP_CACHE: the kernel drops this file's pages on each open,
 	// as for any file whose contents we do not control.
 	return &fdHandle{fsys: p.fsys, f: f, length: -1}, noFlush, 0
@@ -387,7 +381,7 @@ func (h *fdHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadR
 
 func (h *fdHandle) Release(ctx context.Context) syscall.Errno {
 	if h.closed.CompareAndSwap(false, true) {
-		h.fsys.openHandles.Add(-1)
+		h.fsys.n.OpenHandles.Add(-1)
 		h.f.Close()
 	}
 	return 0
@@ -414,7 +408,7 @@ func (h *bytesHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Re
 
 func (h *bytesHandle) Release(ctx context.Context) syscall.Errno {
 	if h.released.CompareAndSwap(false, true) {
-		h.fsys.openHandles.Add(-1)
+		h.fsys.n.OpenHandles.Add(-1)
 		if h.done != nil {
 			h.done()
 		}

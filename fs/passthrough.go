@@ -54,7 +54,7 @@ func (h *passHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Rea
 
 func (h *passHandle) Release(ctx context.Context) syscall.Errno {
 	if h.closed.CompareAndSwap(false, true) {
-		h.fsys.openHandles.Add(-1)
+		h.fsys.n.OpenHandles.Add(-1)
 		if h.state != nil {
 			h.state.Release()
 		}
@@ -81,7 +81,7 @@ func (f *FS) passthroughHandle(state *kernelview.Passthrough, ver version.Versio
 		closeFile()
 		return nil
 	}
-	f.openHandles.Add(1)
-	f.passOpens.Add(1)
+	f.n.OpenHandles.Add(1)
+	f.n.PassthroughOpens.Add(1)
 	return &passHandle{fsys: f, st: st, f: file, size: size, state: state, close: closeFile}
 }

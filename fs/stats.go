@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"sync"
 	"syscall"
-	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/meshfs/meshfs/internal/requests"
 	"github.com/meshfs/meshfs/internal/store"
 )
 
@@ -19,10 +18,8 @@ type Stats = store.Stats
 
 // Stats returns the current statistics.
 func (f *FS) Stats() Stats {
-	m := store.MountCounts{Start: f.start, NoOpen: f.noOpen(), Passthrough: f.passthroughWanted(),
-		OpenHandles: f.openHandles.Load(), PassthroughOpens: f.passOpens.Load(), HeaderPushes: f.headerPushes.Load(),
-		Notifications: f.notifies.Load(), WatchErrors: f.watchErrors.Load(), Sniffs: f.sniffer.Count(),
-		ScansAhead: f.ahead.Scans.Load(), SniffsAhead: f.ahead.Sniffs.Load()}
+	m := store.MountCounts{Counts: &f.n, Start: f.start, NoOpen: f.noOpen(), Passthrough: f.passthroughWanted(),
+		Sniffs: f.sniffer.Count(), ScansAhead: f.ahead.Scans.Load(), SniffsAhead: f.ahead.Sniffs.Load()}
 	if f.raw != nil {
 		m.Requests, m.RequestMillis = f.raw.requests(), f.raw.reqs.Millis()
 	}
@@ -123,7 +120,7 @@ func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 			return ch, 0
 		}
 	}
-	sf := &statsFile{fsys: s.fsys, render: render}
+	sf := &statsFile{fsys: s.fsys, snap: requests.Snapshot{Render: render}}
 	sf.fill(&out.Attr, true)
 	return s.NewInode(ctx, sf, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
 }
@@ -140,12 +137,8 @@ func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 // (AUTO_INVAL_DATA). Two openers at the same moment may share one.
 type statsFile struct {
 	roNode
-	fsys   *FS
-	render func() []byte // the file's contents now
-
-	mu   sync.Mutex
-	snap []byte
-	at   time.Time
+	fsys *FS
+	snap requests.Snapshot // renders the file's contents now
 }
 
 var (
@@ -156,12 +149,7 @@ var (
 
 // fill describes the snapshot: a new one when fresh, else the current one.
 func (s *statsFile) fill(a *fuse.Attr, fresh bool) {
-	s.mu.Lock()
-	if fresh || s.snap == nil {
-		s.snap, s.at = s.render(), time.Now()
-	}
-	b, at := s.snap, s.at
-	s.mu.Unlock()
+	b, at := s.snap.Take(fresh)
 	a.Mode = syscall.S_IFREG
 	daemonOnly(a)
 	a.Size = uint64(len(b))
@@ -186,8 +174,8 @@ func (s *statsFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	s.fsys.openHandles.Add(1)
-	return &bytesHandle{fsys: s.fsys, data: s.render()}, fuse.FOPEN_DIRECT_IO, 0
+	s.fsys.n.OpenHandles.Add(1)
+	return &bytesHandle{fsys: s.fsys, data: s.snap.Render()}, fuse.FOPEN_DIRECT_IO, 0
 }
 
 func (s *statsFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -197,9 +185,6 @@ func (s *statsFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, o
 	if fh != nil || !s.fsys.noOpen() {
 		return nil, syscall.EBADF
 	}
-	s.mu.Lock()
-	b := s.snap
-	s.mu.Unlock()
-	h := bytesHandle{data: b}
+	h := bytesHandle{data: s.snap.Last()}
 	return h.Read(ctx, dest, off)
 }

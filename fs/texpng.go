@@ -69,7 +69,7 @@ func (t *texPNG) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint3
 	}
 	keep := t.view.Told().Same(fp)
 	t.view.Retell(fp)
-	t.fsys.openHandles.Add(1)
+	t.fsys.n.OpenHandles.Add(1)
 	fh := &bytesHandle{fsys: t.fsys, data: b, st: st}
 	if keep {
 		return fh, fuse.FOPEN_KEEP_CACHE | noFlush, 0

@@ -1,13 +1,16 @@
 package fs
 
 import (
+	"maps"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/kernelview"
 )
 
 // watchHandler is the mount's side of the watcher (package watch), which
@@ -19,7 +22,7 @@ type watchHandler struct{ f *FS }
 func (h watchHandler) Changed(path string) { h.f.sourceChanged(path) }
 
 func (h watchHandler) Failed(err error, lost bool) {
-	h.f.watchErrors.Add(1)
+	h.f.n.WatchErrors.Add(1)
 	if lost {
 		// Events were lost: forget everything the kernel holds.
 		h.f.log.Printf("meshfs: watcher: %v: invalidating every cached entry", err)
@@ -27,6 +30,13 @@ func (h watchHandler) Failed(err error, lost bool) {
 	} else {
 		h.f.log.Printf("meshfs: watcher: %v", err)
 	}
+}
+
+// dirAt is the watched source folder node of path, or nil.
+func (f *FS) dirAt(path string) *dirNode {
+	f.dirsMu.Lock()
+	defer f.dirsMu.Unlock()
+	return f.dirs[path]
 }
 
 // watchDir starts watching d's source folder, once.
@@ -38,7 +48,7 @@ func (f *FS) watchDir(d *dirNode) {
 	f.dirs[d.dir.Abs] = d
 	f.dirsMu.Unlock()
 	if err := f.watch.Add(d.dir.Abs); err != nil {
-		f.watchErrors.Add(1)
+		f.n.WatchErrors.Add(1)
 		d.dir.Unwatched.Store(true)
 		_, attr := f.timeouts()
 		if _, short := f.ttl.Unwatched(); short != 0 {
@@ -95,7 +105,7 @@ func (f *FS) invalidateName(d *dirNode, name string) {
 	if ch != nil {
 		f.invalidateNode(ch)
 	}
-	f.notifies.Add(1)
+	f.n.Notifications.Add(1)
 	var st syscall.Stat_t
 	if ch != nil && syscall.Lstat(filepath.Join(d.dir.Abs, name), &st) != nil {
 		d.NotifyDelete(name, ch)
@@ -116,40 +126,26 @@ func (f *FS) invalidateNode(n *gofs.Inode) {
 		f.notifyContent(n)
 		return
 	}
-	// header.json last: the kernel takes the notifications in order, so a
-	// reader who sees the new header.json (the version a walker greps)
-	// finds every other file of the folder dropped already.
 	children := n.Children()
-	names := make([]string, 0, len(children))
-	for name := range children {
-		if name != outputs.HeaderName {
-			names = append(names, name)
-		}
-	}
-	if _, ok := children[outputs.HeaderName]; ok {
-		names = append(names, outputs.HeaderName)
-	}
-	for _, name := range names {
-		f.invalidateNode(children[name])
-		f.notifies.Add(1)
-		n.NotifyEntry(name)
-	}
+	var table []string
 	if m, ok := n.Operations().(*meshDir); ok {
-		// The kernel may hold a negative entry for any name of the folder
-		// table (error.txt of a healthy mesh, the .glb of a broken one):
-		// the new version may have it.
 		for _, e := range m.mesh.Entries() {
-			if _, ok := children[e.Name]; !ok {
-				f.notifies.Add(1)
-				n.NotifyEntry(e.Name)
-			}
+			table = append(table, e.Name)
 		}
+	}
+	held, negative := kernelview.DropOrder(slices.Collect(maps.Keys(children)), table, outputs.HeaderName)
+	for _, name := range append(held, negative...) {
+		if ch := children[name]; ch != nil {
+			f.invalidateNode(ch)
+		}
+		f.n.Notifications.Add(1)
+		n.NotifyEntry(name)
 	}
 	f.notifyContent(n)
 }
 
 func (f *FS) notifyContent(n *gofs.Inode) {
-	f.notifies.Add(1)
+	f.n.Notifications.Add(1)
 	n.NotifyContent(0, 0)
 }
 

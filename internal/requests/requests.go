@@ -167,3 +167,62 @@ func (t *Held[H]) Len() int {
 	defer t.mu.Unlock()
 	return len(t.m)
 }
+
+// Listing serves one listing made at open, an entry per call.
+type Listing[E any] struct {
+	List []E
+	// AtEnd, if set, runs once, when the end is reached the second time:
+	// that is in a request of its own, after the kernel took in every
+	// entry (and made an inode of each entry answered with attributes).
+	AtEnd func()
+
+	next, ends int
+	read       bool
+}
+
+// Next returns the next entry (ok false at the end); first is set on the
+// first call (the kernel asked for the entries: its cache did not serve
+// them).
+func (l *Listing[E]) Next() (e E, first, ok bool) {
+	first, l.read = !l.read, true
+	if l.next >= len(l.List) {
+		if l.ends++; l.ends == 2 && l.AtEnd != nil {
+			l.AtEnd()
+			l.AtEnd = nil
+		}
+		return e, first, false
+	}
+	l.next++
+	return l.List[l.next-1], first, true
+}
+
+// Seek resumes after the off-th entry (entries are numbered from 1).
+func (l *Listing[E]) Seek(off uint64) { l.next = int(min(off, uint64(len(l.List)))) }
+
+// Snapshot is a file rendered anew on demand (.meshfs/stats.json), whose
+// last rendering several requests share.
+type Snapshot struct {
+	Render func() []byte
+
+	mu   sync.Mutex
+	snap []byte
+	at   time.Time
+}
+
+// Take returns a new rendering when fresh (or none was made yet), else
+// the last one, and when it was made.
+func (s *Snapshot) Take(fresh bool) ([]byte, time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fresh || s.snap == nil {
+		s.snap, s.at = s.Render(), time.Now()
+	}
+	return s.snap, s.at
+}
+
+// Last is the last rendering (nil: none).
+func (s *Snapshot) Last() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snap
+}

@@ -84,3 +84,54 @@ func TestHeldIdle(t *testing.T) {
 		t.Fatal("took a released handle")
 	}
 }
+
+func TestListing(t *testing.T) {
+	ended := 0
+	l := &Listing[string]{List: []string{"a", "b"}, AtEnd: func() { ended++ }}
+	var got []string
+	e, first, ok := l.Next()
+	if !first || !ok {
+		t.Fatal("first entry")
+	}
+	got = append(got, e)
+	for {
+		e, first, ok := l.Next()
+		if first {
+			t.Fatal("first again")
+		}
+		if !ok {
+			break
+		}
+		got = append(got, e)
+	}
+	if !slices.Equal(got, []string{"a", "b"}) || ended != 0 {
+		t.Fatalf("got %v, ended %d", got, ended)
+	}
+	l.Seek(1)
+	if e, _, ok := l.Next(); !ok || e != "b" {
+		t.Fatalf("after Seek(1): %q %v", e, ok)
+	}
+	l.Next()
+	l.Next()
+	if ended != 1 {
+		t.Fatalf("AtEnd ran %d times, want once at the second end", ended)
+	}
+	l.Seek(99)
+	if _, _, ok := l.Next(); ok {
+		t.Fatal("an entry past the end")
+	}
+}
+
+func TestSnapshot(t *testing.T) {
+	n := 0
+	s := &Snapshot{Render: func() []byte { n++; return []byte{byte(n)} }}
+	if s.Last() != nil {
+		t.Fatal("a rendering before any")
+	}
+	a, _ := s.Take(false)
+	b, _ := s.Take(false)
+	c, _ := s.Take(true)
+	if a[0] != 1 || b[0] != 1 || c[0] != 2 || s.Last()[0] != 2 {
+		t.Fatalf("renderings %v %v %v", a, b, c)
+	}
+}

@@ -162,6 +162,21 @@ func Open(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
+// OpenSame is Open of a file that must be the one same accepts (its stat
+// on the descriptor opened), else syscall.ESTALE: the file was replaced
+// since its caller looked it up.
+func OpenSame(path string, same func(*syscall.Stat_t) bool) (*os.File, error) {
+	fd, st, err := OpenFD(path)
+	if err != nil {
+		return nil, err
+	}
+	if !same(st) {
+		syscall.Close(fd)
+		return nil, syscall.ESTALE
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
 // Dir is an open folder that files are opened beneath.
 type Dir struct {
 	f *os.File

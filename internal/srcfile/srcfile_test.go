@@ -164,3 +164,21 @@ func TestWalkDir(t *testing.T) {
 		t.Errorf("a FIFO root: %q", got)
 	}
 }
+
+func TestOpenSame(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a")
+	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenSame(p, func(*syscall.Stat_t) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := OpenSame(p, func(*syscall.Stat_t) bool { return false }); err != syscall.ESTALE {
+		t.Fatalf("another file: %v, want ESTALE", err)
+	}
+	if _, err := OpenSame(p+"-missing", func(*syscall.Stat_t) bool { return true }); !os.IsNotExist(err) {
+		t.Fatalf("a missing file: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/meshfs/meshfs/internal/cache"
@@ -100,15 +101,25 @@ type Stats struct {
 // failingMax bounds Stats.Failing (errors.txt has them all).
 const failingMax = 100
 
+// Counts are the mount's counters: files open through the daemon, opens
+// handed to passthrough, header.json files pushed with their listing,
+// kernel notifications, watcher errors, and (for tests) listings made for
+// the kernel and FLUSH requests on outputs.
+type Counts struct {
+	OpenHandles, PassthroughOpens, HeaderPushes atomic.Int64
+	Notifications, WatchErrors                  atomic.Int64
+	Listings, Flushes                           atomic.Int64
+}
+
 // MountCounts is what the FUSE layer counts, which Stats reports beside
 // the store's own figures.
 type MountCounts struct {
-	Start                                                       time.Time
-	NoOpen, Passthrough                                         bool
-	OpenHandles, PassthroughOpens, HeaderPushes                 int64
-	Notifications, WatchErrors, Sniffs, ScansAhead, SniffsAhead int64
-	Requests                                                    map[string]int64
-	RequestMillis                                               map[string]float64
+	*Counts
+	Start                           time.Time
+	NoOpen, Passthrough             bool
+	Sniffs, ScansAhead, SniffsAhead int64
+	Requests                        map[string]int64
+	RequestMillis                   map[string]float64
 }
 
 // Stats returns the statistics of the mount of s.Tree now: the store's,
@@ -154,16 +165,16 @@ func (s *Store) Stats(m MountCounts) Stats {
 	c.Held, c.HeldOutside, c.HoldWaits, c.HoldsReleased = cs.Held, cs.HeldOutside, cs.HoldWaits, cs.HoldsReleased
 	st.ConversionLatency = s.ConversionLatency()
 	st.Goroutines = runtime.NumGoroutine()
-	st.OpenHandles, st.PassthroughOpens, st.Passthrough = m.OpenHandles, m.PassthroughOpens, m.Passthrough
+	st.OpenHandles, st.PassthroughOpens, st.Passthrough = m.OpenHandles.Load(), m.PassthroughOpens.Load(), m.Passthrough
 	st.OpenMode = "handles"
 	if m.NoOpen {
 		st.OpenMode = "no_open"
 	}
 	st.Requests, st.RequestMillis = m.Requests, m.RequestMillis
-	st.Sniffs, st.ScansAhead, st.SniffsAhead, st.HeaderPushes = m.Sniffs, m.ScansAhead, m.SniffsAhead, m.HeaderPushes
+	st.Sniffs, st.ScansAhead, st.SniffsAhead, st.HeaderPushes = m.Sniffs, m.ScansAhead, m.SniffsAhead, m.HeaderPushes.Load()
 	st.DiskSavesPending = s.SavesPending.Load()
 	st.OnePass = s.OnePass.Load()
-	st.Notifications, st.WatchErrors = m.Notifications, m.WatchErrors
+	st.Notifications, st.WatchErrors = m.Notifications.Load(), m.WatchErrors.Load()
 	if s.Disk != nil {
 		ds := s.Disk.Stats()
 		st.DiskCache = &ds

@@ -256,7 +256,7 @@ func TestStoreStats(t *testing.T) {
 	if e, err := s.Geometry(context.Background(), m, v, OutGLB); err != nil || e.Err != nil {
 		t.Fatalf("glb: %v", err)
 	}
-	st := s.Stats(MountCounts{Start: time.Now().Add(-time.Second), NoOpen: true, Sniffs: 3, Requests: map[string]int64{"READ": 2}})
+	st := s.Stats(MountCounts{Counts: &Counts{}, Start: time.Now().Add(-time.Second), NoOpen: true, Sniffs: 3, Requests: map[string]int64{"READ": 2}})
 	label := Label(m, OutGLB)
 	if st.Conversions[label] != 1 || len(st.DiskLoads) != 0 {
 		t.Fatalf("conversions %v, disk loads %v; want one %s conversion", st.Conversions, st.DiskLoads, label)
@@ -277,7 +277,7 @@ func TestStoreStats(t *testing.T) {
 	if _, err := s2.Geometry(context.Background(), m2, v2, OutGLB); err != nil {
 		t.Fatal(err)
 	}
-	if st := s2.Stats(MountCounts{}); st.DiskLoads[label] != 1 || st.Conversions[label] != 0 || st.OpenMode != "handles" {
+	if st := s2.Stats(MountCounts{Counts: &Counts{}}); st.DiskLoads[label] != 1 || st.Conversions[label] != 0 || st.OpenMode != "handles" {
 		t.Fatalf("remount: disk loads %v, conversions %v, mode %s", st.DiskLoads, st.Conversions, st.OpenMode)
 	}
 }

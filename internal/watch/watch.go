@@ -28,6 +28,7 @@ type Watcher struct {
 	done      sync.WaitGroup
 	ready     chan struct{}
 	readyOnce sync.Once
+	once      sync.Map // folders AddOnce was asked for
 }
 
 // New starts a watcher that reports to h once started.
@@ -44,6 +45,16 @@ func New(h Handler) (*Watcher, error) {
 
 // Add watches the folder dir (not its subfolders).
 func (wt *Watcher) Add(dir string) error { return wt.w.Add(dir) }
+
+// AddOnce watches dir unless AddOnce was asked for it before (a folder of
+// material files and textures, which several meshes name): only the
+// first call tries, and reports its error.
+func (wt *Watcher) AddOnce(dir string) error {
+	if _, seen := wt.once.LoadOrStore(dir, true); seen {
+		return nil
+	}
+	return wt.w.Add(dir)
+}
 
 // Start lets the watcher report events (after the mount).
 func (wt *Watcher) Start() { wt.readyOnce.Do(func() { close(wt.ready) }) }

@@ -36,8 +36,14 @@ func TestWatcher(t *testing.T) {
 		t.Skip("no inotify:", err)
 	}
 	defer w.Close()
-	if err := w.Add(dir); err != nil {
+	if err := w.AddOnce(dir); err != nil {
 		t.Fatal(err)
+	}
+	if err := w.AddOnce(filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("watching a missing folder succeeded")
+	}
+	if err := w.AddOnce(filepath.Join(dir, "missing")); err != nil {
+		t.Fatalf("the second AddOnce of a folder tried again: %v", err)
 	}
 	p := filepath.Join(dir, "a")
 	os.WriteFile(p, []byte("x"), 0o644)

@@ -1,0 +1,32 @@
+package kernelview
+
+import "slices"
+
+// DropOrder is the order in which the kernel is told to drop a folder's
+// names when its source changed: held, the names it holds nodes of, with
+// last (header.json) after the others, since the kernel takes the
+// notifications in order and a reader who sees the new header.json (the
+// version a walker greps) must find every other file of the folder dropped
+// already; then negative, the names of the folder's table it holds no node
+// of, for which it may hold a negative entry (error.txt of a healthy mesh,
+// the .glb of a broken one) that the new version may not deserve.
+func DropOrder(children, table []string, last string) (held, negative []string) {
+	held = make([]string, 0, len(children))
+	hasLast := false
+	for _, n := range children {
+		if n == last {
+			hasLast = true
+		} else {
+			held = append(held, n)
+		}
+	}
+	if hasLast {
+		held = append(held, last)
+	}
+	for _, n := range table {
+		if !slices.Contains(children, n) {
+			negative = append(negative, n)
+		}
+	}
+	return held, negative
+}
