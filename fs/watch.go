@@ -8,7 +8,6 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
-	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelview"
 )
@@ -76,19 +75,16 @@ func (f *FS) sourceChanged(path string) {
 	if d == nil {
 		return
 	}
-	d.dir.Changes.Add(1) // before the kernel is told: no stat of before is reused
-	f.invalidateName(d, name)
-	if outputs.ShowsPNG(name) {
-		f.invalidateName(d, name+outputs.PNGSuffix)
+	names, dep := d.dir.Changed(name) // before the kernel is told
+	for _, n := range names {
+		f.invalidateName(d, n)
 	}
 	if f.noOpen() {
 		// Under no_opendir the kernel keeps every listing: drop the
 		// folder's (NotifyEntry alone leaves it).
 		f.notifyContent(&d.Inode)
 	}
-	if formats.IsDependency(name, formats.InFolder(d.dir.Abs)) {
-		// A companion or an animation file changed (or appeared, or went):
-		// the meshes beside it may read it, so their outputs are stale too.
+	if dep {
 		f.st.FolderChanged(dir)
 		f.versions.Changed(dir)
 		for n, ch := range d.Children() {

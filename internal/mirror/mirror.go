@@ -220,6 +220,20 @@ func (d *Folder) List() ([]Entry, error) {
 	return list, nil
 }
 
+// Changed counts a change of the entry name (or its appearance, or its
+// removal: no stat taken before is reused) and returns the names it makes
+// stale in the folder, name and its texture's PNG; dep is set when name is
+// a file the meshes beside it may read (a companion or an animation file:
+// formats.IsDependency), whose outputs are then stale too.
+func (d *Folder) Changed(name string) (names []string, dep bool) {
+	d.Changes.Add(1)
+	names = []string{name}
+	if outputs.ShowsPNG(name) {
+		names = append(names, name+outputs.PNGSuffix)
+	}
+	return names, formats.IsDependency(name, formats.InFolder(d.Abs))
+}
+
 // Subdirs is the last listing's subfolders, in its order (nil: not listed).
 func (d *Folder) Subdirs() *walk.FolderOrder { return d.subdirs.Load() }
 

@@ -248,3 +248,19 @@ func TestVersioned(t *testing.T) {
 		t.Fatalf("a replaced file: %v, want ESTALE", err)
 	}
 }
+
+// A change names the entry and its PNG, bumps the change count, and tells
+// a companion from a plain file.
+func TestChanged(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "door.msh"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "door.msh.blob"), nil, 0o644)
+	d := folder(t, dir)
+	names, dep := d.Changed("wood.dds")
+	if !slices.Equal(names, []string{"wood.dds", "wood.dds.png"}) || dep || d.Changes.Load() != 1 {
+		t.Fatalf("wood.dds: %v %v, count %d", names, dep, d.Changes.Load())
+	}
+	if names, dep := d.Changed("door.msh.blob"); !slices.Equal(names, []string{"door.msh.blob"}) || !dep {
+		t.Fatalf("a companion: %v %v", names, dep)
+	}
+}
