@@ -13,7 +13,6 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/srcfd"
@@ -61,10 +60,6 @@ func (m *meshDir) stat() (*syscall.Stat_t, version.Version, error) {
 		return nil, version.Version{}, err
 	}
 	return mirror.Versioned(st, m.ident.File, m.abs, &m.fsys.versions)
-}
-
-func (m *meshDir) key(fp version.Version, output string) cache.Key {
-	return store.Key(m.mesh, fp, output)
 }
 
 func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
