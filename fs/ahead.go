@@ -13,27 +13,6 @@ import (
 // mesh folder listed in a source folder scans that folder's next meshes,
 // and a folder's first listing sniffs the files of the folders after it.
 
-// scanAheadMax is the largest source scanned ahead, and scanAheadWindow
-// how many meshes after the one entered a pass covers: a walker that gets
-// past them misses again and starts the next pass from there, so a huge
-// folder is not scanned whole into memory for a walker that stops early
-// (vars for tests).
-var (
-	scanAheadMax    int64 = 4 << 20
-	scanAheadWindow       = 256
-)
-
-// listAheadWindow is how many folders after the one listed a pass covers,
-// listAheadMax how many files it sniffs at most (a listing is not always a
-// walk: `ls` of one folder must not make the daemon read a huge sibling
-// folder's files), and listAheadWorkers how many sniffs it keeps in flight
-// (the disk's queue, not the CPU, is what they wait for).
-var (
-	listAheadWindow  = 2
-	listAheadMax     = 1024
-	listAheadWorkers = 4
-)
-
 // scanSiblings starts a pass over the meshes of m's source folder, unless
 // one is already running or queued for that folder.
 func (f *FS) scanSiblings(m *meshDir) {
@@ -43,7 +22,7 @@ func (f *FS) scanSiblings(m *meshDir) {
 	}
 	f.ahead.Go(walk.Scans, func(ctx context.Context) {
 		// The sniffs are cached by the listing the walker just read.
-		walk.ScanAhead(ctx, d.dir.Abs, filepath.Base(m.abs), scanAheadWindow, scanAheadMax, d.dir.MeshFormat,
+		walk.ScanAhead(ctx, d.dir.Abs, filepath.Base(m.abs), walk.ScanAheadWindow, walk.ScanAheadMax, d.dir.MeshFormat,
 			func(p string, st *syscall.Stat_t, format decode.Format) {
 				if f.st.ScanAhead(ctx, p, st, format) {
 					f.ahead.Scans.Add(1)
@@ -68,19 +47,11 @@ func (f *FS) listAhead(d *dirNode) {
 	if !ok {
 		return
 	}
-	next := pd.dir.Subdirs().After(name, listAheadWindow)
+	next := pd.dir.Subdirs().After(name, walk.ListAheadWindow)
 	if len(next) == 0 {
 		return
 	}
 	f.ahead.Go(walk.Lists, func(ctx context.Context) {
-		budget := listAheadMax
-		for _, n := range next {
-			if budget <= 0 || ctx.Err() != nil {
-				return
-			}
-			looked, read := walk.SniffFolder(ctx, f.sniffer, filepath.Join(pd.dir.Abs, n), budget, listAheadWorkers)
-			budget -= looked
-			f.ahead.Sniffs.Add(read)
-		}
+		walk.SniffFolders(ctx, f.sniffer, pd.dir.Abs, next, &f.ahead.Sniffs)
 	}, nil)
 }

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"github.com/meshfs/meshfs/internal/walk"
 	"os"
 	"path/filepath"
 	"testing"
@@ -69,14 +70,14 @@ func TestListAhead(t *testing.T) {
 	})
 }
 
-// A pass sniffs at most listAheadMax files (an `ls` of one folder must not
+// A pass sniffs at most walk.ListAheadMax files (an `ls` of one folder must not
 // make the daemon read a huge sibling folder), and none when the parent
 // was never listed (no walker goes through it).
 func TestListAheadBounded(t *testing.T) {
 	src := fakeTree(t, 40)
-	old := listAheadMax
-	listAheadMax = 5
-	t.Cleanup(func() { listAheadMax = old })
+	old := walk.ListAheadMax
+	walk.ListAheadMax = 5
+	t.Cleanup(func() { walk.ListAheadMax = old })
 	f, mnt := mountT(t, src, Config{})
 	// Not listed: the root. A folder looked up by path and listed starts
 	// no pass.

@@ -252,7 +252,7 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 	fresh := f
 	ch, f := outputChild(parent, name, f)
 	if ch != nil && f.m.fsys.noOpen() {
-		if _, fp, err := f.m.stat(); err == nil && !f.mayTell(fp) {
+		if _, fp, err := f.m.stat(); err == nil && !f.view.MayTell(fp) {
 			// The node stands for another version of the source.
 			ch, f = nil, fresh
 		}
@@ -298,10 +298,10 @@ func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFil
 	fresh := f
 	ch, f := outputChild(parent, name, f)
 	fillFileAttr(&out.Attr, st, size)
-	if !f.tell(fp) {
+	if !f.view.Tell(fp) {
 		// The node stands for another version of the source.
 		ch, f = nil, fresh
-		f.tell(fp)
+		f.view.Tell(fp)
 	}
 	if ch != nil {
 		return ch
@@ -405,17 +405,6 @@ func (p *produced) size() int64 {
 	return int64(len(p.data))
 }
 
-// tell records that the kernel is told the size of source version fp, and
-// reports whether it may be: under no_open a node told one version's size
-// stands for that version only (a source overwritten in place keeps its
-// inode, so the mesh folder and its outputs' names stay; the outputs get
-// new nodes, see lookupOutput). With handles every open re-checks the
-// version (opened), so any version may be told.
-func (o *outFile) tell(fp version.Version) bool { return o.view.Tell(fp) }
-
-// mayTell reports whether tell(fp) would succeed, recording nothing.
-func (o *outFile) mayTell(fp version.Version) bool { return o.view.MayTell(fp) }
-
 // out is a new node for one output of m: its entry in the folder table
 // (none for header.json's answer from a listing, and chunks), or a chunk's
 // name.
@@ -472,7 +461,7 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 	// (ls -l) converts nothing.
 	size, scanned, ok, costly := o.m.fsys.st.CheapSize(ctx, o.m.mesh, fp, o.ent, o.chunk, cheapOnly)
 	if ok {
-		if !o.tell(fp) {
+		if !o.view.Tell(fp) {
 			return syscall.ESTALE
 		}
 		if scanned {
@@ -484,7 +473,7 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 	if costly {
 		return notCheap
 	}
-	if !o.mayTell(fp) {
+	if !o.view.MayTell(fp) {
 		// Changed since this node's size was told: convert nothing for
 		// a node that cannot show it. ESTALE makes a path walk look the
 		// name up again (a new node).
@@ -494,7 +483,7 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 	if err != nil {
 		return outErrno(err)
 	}
-	if !o.tell(p.fp) {
+	if !o.view.Tell(p.fp) {
 		return syscall.ESTALE
 	}
 	fillFileAttr(&out.Attr, o.m.narrowedSince(p.st, p.fp), p.size())
@@ -636,14 +625,14 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	if err != nil {
 		return nil, outErrno(err)
 	}
-	if !o.mayTell(fp) {
+	if !o.view.MayTell(fp) {
 		return o.readOld(dest, off)
 	}
 	p, err := o.produceAt(ctx, st, fp)
 	if err != nil {
 		return nil, outErrno(err)
 	}
-	if !o.tell(p.fp) {
+	if !o.view.Tell(p.fp) {
 		return o.readOld(dest, off)
 	}
 	o.view.Served(p.fp)

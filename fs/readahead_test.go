@@ -2,6 +2,7 @@ package fs
 
 import (
 	"fmt"
+	"github.com/meshfs/meshfs/internal/walk"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,7 +22,7 @@ func totalScans(s Stats) int64 {
 // Listing one cold mesh folder scans the folder's other meshes in the
 // background (never converting), so a walker entering them next finds
 // their scans done; a folder only listed (ls, no mesh folder entered)
-// scans nothing, and sources over scanAheadMax wait for their own listing.
+// scans nothing, and sources over walk.ScanAheadMax wait for their own listing.
 func TestScanAhead(t *testing.T) {
 	bothModes(t, func(t *testing.T) {
 		src := fakeTree(t, 20) // d00 and d01, ten meshes each
@@ -31,9 +32,9 @@ func TestScanAhead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		old := scanAheadMax
-		scanAheadMax = fi.Size() - 1
-		t.Cleanup(func() { scanAheadMax = old })
+		old := walk.ScanAheadMax
+		walk.ScanAheadMax = fi.Size() - 1
+		t.Cleanup(func() { walk.ScanAheadMax = old })
 
 		f, mnt := mountT(t, src, Config{})
 		// Listing the source folders (with their entries' attributes)
@@ -95,13 +96,13 @@ func TestScanAhead(t *testing.T) {
 	})
 }
 
-// A pass covers scanAheadWindow meshes after the one entered; a walker
+// A pass covers walk.ScanAheadWindow meshes after the one entered; a walker
 // that gets past them starts the next pass when it misses.
 func TestScanAheadWindow(t *testing.T) {
 	src := fakeTree(t, 10) // d00: ten meshes
-	old := scanAheadWindow
-	scanAheadWindow = 3
-	t.Cleanup(func() { scanAheadWindow = old })
+	old := walk.ScanAheadWindow
+	walk.ScanAheadWindow = 3
+	t.Cleanup(func() { walk.ScanAheadWindow = old })
 	f, mnt := mountT(t, src, Config{})
 	enter := func(name string) {
 		t.Helper()

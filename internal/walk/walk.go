@@ -260,3 +260,39 @@ func ScanAhead(ctx context.Context, dir, after string, window int, maxSize int64
 		scan(p, &st, format)
 	}
 }
+
+// ScanAheadMax is the largest source scanned ahead, and ScanAheadWindow
+// how many meshes after the one entered a pass covers: a walker that gets
+// past them misses again and starts the next pass from there, so a huge
+// folder is not scanned whole into memory for a walker that stops early
+// (vars for tests).
+var (
+	ScanAheadMax    int64 = 4 << 20
+	ScanAheadWindow       = 256
+)
+
+// ListAheadWindow is how many folders after the one listed a pass covers,
+// ListAheadMax how many files it sniffs at most (a listing is not always a
+// walk: `ls` of one folder must not make the daemon read a huge sibling
+// folder's files), and ListAheadWorkers how many sniffs it keeps in flight
+// (the disk's queue, not the CPU, is what they wait for).
+var (
+	ListAheadWindow  = 2
+	ListAheadMax     = 1024
+	ListAheadWorkers = 4
+)
+
+// SniffFolders sniffs the files of the folders names of parent, in order,
+// at most ListAheadMax files in all, adding the number of files each
+// folder's pass read to reads as it ends.
+func SniffFolders(ctx context.Context, s *Sniffer, parent string, names []string, reads *atomic.Int64) {
+	budget := ListAheadMax
+	for _, n := range names {
+		if budget <= 0 || ctx.Err() != nil {
+			return
+		}
+		looked, r := SniffFolder(ctx, s, filepath.Join(parent, n), budget, ListAheadWorkers)
+		budget -= looked
+		reads.Add(r)
+	}
+}

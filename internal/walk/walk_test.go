@@ -161,3 +161,27 @@ func TestSniffFolder(t *testing.T) {
 		t.Fatalf("limit 5: looked at %d", looked)
 	}
 }
+
+// SniffFolders stops at ListAheadMax files in all.
+func TestSniffFoldersBudget(t *testing.T) {
+	parent := t.TempDir()
+	for _, n := range []string{"a", "b"} {
+		dir := tree(t, 3)
+		if err := os.Rename(dir, filepath.Join(parent, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := NewSniffer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old := ListAheadMax
+	ListAheadMax = 5
+	t.Cleanup(func() { ListAheadMax = old })
+	var reads atomic.Int64
+	SniffFolders(context.Background(), s, parent, []string{"a", "b"}, &reads)
+	if n := reads.Load(); n < 1 || n > 5 || s.Count() > 5 {
+		t.Fatalf("%d files read (%d sniffs), want at most 5", n, s.Count())
+	}
+}
