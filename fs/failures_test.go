@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/meshfs/meshfs/internal/store"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -166,7 +167,7 @@ func TestBrokenMeshShowsAfterPrewarm(t *testing.T) {
 
 func readErrors(t *testing.T, mnt string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(mnt, statsDirName, errorsName))
+	b, err := os.ReadFile(filepath.Join(mnt, statsDirName, store.ErrorsName))
 	if err != nil {
 		t.Fatal(err)
 	}

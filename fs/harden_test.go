@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/meshfs/meshfs/internal/store"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -427,7 +428,7 @@ func TestHostileTree(t *testing.T) {
 			}
 		}
 		var listed []string
-		errs, err := os.ReadFile(filepath.Join(mnt, statsDirName, errorsName))
+		errs, err := os.ReadFile(filepath.Join(mnt, statsDirName, store.ErrorsName))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/meshfs/meshfs/internal/store"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -166,7 +167,7 @@ func sampleTree(t testing.TB) string {
 
 func stats(t testing.TB, mnt string) Stats {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(mnt, statsDirName, statsName))
+	b, err := os.ReadFile(filepath.Join(mnt, statsDirName, store.StatsName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -833,7 +834,7 @@ func TestStatsJSON(t *testing.T) {
 		if s.ConversionLatency.Count != 2 || s.ConversionLatency.P99Ms < s.ConversionLatency.P50Ms {
 			t.Fatalf("latency %+v", s.ConversionLatency)
 		}
-		if err := os.WriteFile(filepath.Join(mnt, statsDirName, statsName), nil, 0); !errors.Is(err, syscall.EROFS) {
+		if err := os.WriteFile(filepath.Join(mnt, statsDirName, store.StatsName), nil, 0); !errors.Is(err, syscall.EROFS) {
 			t.Fatalf("stats.json writable: %v", err)
 		}
 	})

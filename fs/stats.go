@@ -2,7 +2,6 @@ package fs
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"syscall"
 
@@ -24,14 +23,6 @@ func (f *FS) Stats() Stats {
 		m.Requests, m.RequestMillis = f.raw.requests(), f.raw.reqs.Millis()
 	}
 	return f.st.Stats(m)
-}
-
-func (f *FS) statsJSON() []byte {
-	b, err := json.MarshalIndent(f.Stats(), "", "  ")
-	if err != nil {
-		return []byte("{}\n")
-	}
-	return append(b, '\n')
 }
 
 // lookupStats returns the hidden .meshfs folder.
@@ -69,22 +60,6 @@ type statsDir struct {
 	fsys *FS
 }
 
-const (
-	statsName  = "stats.json"
-	errorsName = "errors.txt" // one line per broken mesh (store.Failures)
-)
-
-// statsFiles renders the files of .meshfs, by name.
-func (f *FS) statsFiles(name string) (func() []byte, bool) {
-	switch name {
-	case statsName:
-		return f.statsJSON, true
-	case errorsName:
-		return func() []byte { return store.ErrorsText(f.source, f.st.Failed.Current(f.source)) }, true
-	}
-	return nil, false
-}
-
 var (
 	_ = (gofs.NodeLookuper)((*statsDir)(nil))
 	_ = (gofs.NodeReaddirer)((*statsDir)(nil))
@@ -99,14 +74,15 @@ func (s *statsDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 }
 
 func (s *statsDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	return gofs.NewListDirStream([]fuse.DirEntry{
-		{Name: statsName, Mode: syscall.S_IFREG, Ino: 1},
-		{Name: errorsName, Mode: syscall.S_IFREG, Ino: 2},
-	}), 0
+	list := make([]fuse.DirEntry, len(store.MetaNames))
+	for i, n := range store.MetaNames {
+		list[i] = fuse.DirEntry{Name: n, Mode: syscall.S_IFREG, Ino: uint64(i + 1)}
+	}
+	return gofs.NewListDirStream(list), 0
 }
 
 func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	render, ok := s.fsys.statsFiles(name)
+	render, ok := s.fsys.st.MetaFile(name, s.fsys.Stats)
 	if !ok {
 		return nil, syscall.ENOENT
 	}

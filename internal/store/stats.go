@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -187,4 +188,32 @@ func (s *Store) Stats(m MountCounts) Stats {
 		st.DiskLoads[label] -= n
 	}
 	return st
+}
+
+// The files of the mount's .meshfs folder, in listing order: the
+// statistics, and one line per broken mesh (Failures).
+const (
+	StatsName  = "stats.json"
+	ErrorsName = "errors.txt"
+)
+
+// MetaNames are the files of .meshfs.
+var MetaNames = []string{StatsName, ErrorsName}
+
+// MetaFile returns the renderer of .meshfs/name: stats.json of stats, or
+// errors.txt of the failures known now.
+func (s *Store) MetaFile(name string, stats func() Stats) (func() []byte, bool) {
+	switch name {
+	case StatsName:
+		return func() []byte {
+			b, err := json.MarshalIndent(stats(), "", "  ")
+			if err != nil {
+				return []byte("{}\n")
+			}
+			return append(b, '\n')
+		}, true
+	case ErrorsName:
+		return func() []byte { return ErrorsText(s.Tree, s.Failed.Current(s.Tree)) }, true
+	}
+	return nil, false
 }

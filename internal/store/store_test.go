@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log"
 	"os"
@@ -279,5 +280,30 @@ func TestStoreStats(t *testing.T) {
 	}
 	if st := s2.Stats(MountCounts{Counts: &Counts{}}); st.DiskLoads[label] != 1 || st.Conversions[label] != 0 || st.OpenMode != "handles" {
 		t.Fatalf("remount: disk loads %v, conversions %v, mode %s", st.DiskLoads, st.Conversions, st.OpenMode)
+	}
+}
+
+// .meshfs holds stats.json and errors.txt, rendered anew on each call.
+func TestMetaFile(t *testing.T) {
+	src := t.TempDir()
+	s, _ := newStore(t, src, t.TempDir())
+	calls := 0
+	render, ok := s.MetaFile(StatsName, func() Stats { calls++; return s.Stats(MountCounts{Counts: &Counts{}}) })
+	if !ok {
+		t.Fatal("no stats.json")
+	}
+	var st Stats
+	if err := json.Unmarshal(render(), &st); err != nil || st.Source != src {
+		t.Fatalf("stats.json: %v, source %q", err, st.Source)
+	}
+	render()
+	if calls != 2 {
+		t.Fatalf("stats rendered %d times for 2 reads", calls)
+	}
+	if errs, ok := s.MetaFile(ErrorsName, nil); !ok || len(errs()) != 0 {
+		t.Fatal("errors.txt of a mount without failures")
+	}
+	if _, ok := s.MetaFile("other", nil); ok || len(MetaNames) != 2 {
+		t.Fatal("an unknown .meshfs file")
 	}
 }
