@@ -528,10 +528,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 		}
 		o.m.fsys.n.OpenHandles.Add(1)
 		fh := &bytesHandle{fsys: o.m.fsys, data: p.data, st: p.st, done: done}
-		if o.opened(p.fp) {
-			return fh, fuse.FOPEN_KEEP_CACHE | noFlush, 0
-		}
-		return fh, noFlush, 0
+		return fh, keepFlags(o.opened(p.fp)), 0
 	}
 	var fh gofs.FileHandle
 	if p.raw != nil {
@@ -547,14 +544,17 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 		fh = &bytesHandle{fsys: o.m.fsys, data: p.data, st: p.st}
 	}
 	o.m.fsys.n.OpenHandles.Add(1)
-	if o.opened(p.fp) {
-		// Same source version as the pages the kernel may hold: keep them,
-		// so warm reads never reach this daemon.
-		return fh, fuse.FOPEN_KEEP_CACHE | noFlush, 0
+	return fh, keepFlags(o.opened(p.fp)), 0
+}
+
+// keepFlags are the open flags of an output: FOPEN_KEEP_CACHE when the
+// kernel's pages are of the version opened (warm reads never reach the
+// daemon), else none, so the kernel drops the pages of another version.
+func keepFlags(keep bool) uint32 {
+	if keep {
+		return fuse.FOPEN_KEEP_CACHE | noFlush
 	}
-	// A new version (or the first open): no KEEP_CACHE, so the kernel drops
-	// any pages it holds for this file.
-	return fh, noFlush, 0
+	return noFlush
 }
 
 // opened records that an open serves version fp and reports whether the

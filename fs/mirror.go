@@ -205,22 +205,30 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		node, mode = &passFile{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFREG
 	}
 	d.fsys.shortTTL(d, out, nil)
-	if ch := d.GetChild(name); ch != nil {
-		if s, ok := ch.Operations().(sourced); ok && s.id() == id {
-			switch n := ch.Operations().(type) {
-			case *dirNode:
-				d.fsys.watchDir(n)
-			case *meshDir:
-				n.recent.Remember(&st, now)
-			}
-			return ch, 0
+	if ch := d.sameChild(name, id); ch != nil {
+		switch n := ch.Operations().(type) {
+		case *dirNode:
+			d.fsys.watchDir(n)
+		case *meshDir:
+			n.recent.Remember(&st, now)
 		}
+		return ch, 0
 	}
 	ch := d.NewInode(ctx, node, gofs.StableAttr{Mode: mode})
 	if dn, ok := node.(*dirNode); ok {
 		d.fsys.watchDir(dn)
 	}
 	return ch, 0
+}
+
+// sameChild is d's child node called name when it mirrors id still.
+func (d *dirNode) sameChild(name string, id srcID) *gofs.Inode {
+	if ch := d.GetChild(name); ch != nil {
+		if s, ok := ch.Operations().(sourced); ok && s.id() == id {
+			return ch
+		}
+	}
+	return nil
 }
 
 func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {

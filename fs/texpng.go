@@ -70,11 +70,7 @@ func (t *texPNG) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint3
 	keep := t.view.Told().Same(fp)
 	t.view.Retell(fp)
 	t.fsys.n.OpenHandles.Add(1)
-	fh := &bytesHandle{fsys: t.fsys, data: b, st: st}
-	if keep {
-		return fh, fuse.FOPEN_KEEP_CACHE | noFlush, 0
-	}
-	return fh, noFlush, 0
+	return &bytesHandle{fsys: t.fsys, data: b, st: st}, keepFlags(keep), 0
 }
 
 // Read serves a handle's bytes, or without one (no_open) the bytes of the
@@ -115,13 +111,11 @@ func (d *dirNode) lookupPNG(ctx context.Context, name, src string, out *fuse.Ent
 	fillFileAttr(&out.Attr, pst, int64(len(b)))
 	node.view.Retell(fp)
 	d.fsys.shortTTL(d, out, nil)
-	if ch := d.GetChild(name); ch != nil {
-		if s, ok := ch.Operations().(sourced); ok && s.id() == id {
-			if old, ok := ch.Operations().(*texPNG); ok {
-				old.view.Retell(fp)
-			}
-			return ch, 0
+	if ch := d.sameChild(name, id); ch != nil {
+		if old, ok := ch.Operations().(*texPNG); ok {
+			old.view.Retell(fp)
 		}
+		return ch, 0
 	}
 	return d.NewInode(ctx, node, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
 }
