@@ -85,6 +85,11 @@ type ModelPart struct {
 	// Skinned: the part is bound by joint names to the model's nodes
 	// (GEM skinned parts, TF jointWeights) rather than placed rigidly.
 	Skinned bool
+	// SkinFrame, for a skinned part, is the rest frame its vertices are
+	// in, relative to the node carrying it (the zero matrix: the node's
+	// own frame). The assembler binds the skin so that at rest every
+	// vertex is where this frame puts it.
+	SkinFrame Mat4
 }
 
 // ModelAnimation is one named animation: either a file (File set: an

@@ -98,12 +98,19 @@
 //   - Skinned parts: a .ply with a SKIN chunk lists bone names of the
 //     model's skeleton (the Centurion's tracks: "body"; the pilot's skin:
 //     42 of its 59 bones); bone map value 0 (joint 0 "root" of the .ply's
-//     own scene) is the node carrying the part. Its vertices are in that
-//     node's frame as a rigid part's are (placed so, the pilot's skin
-//     stands on the ground and each bone's vertices surround it;
-//     TestPilotSkinOnBones), so joint J binds with the inverse bind matrix
-//     W_J⁻¹ · W_node · Scale (rest world matrices; Scale for the vertices'
-//     GEM units). ModelPart.Skinned is set for parts beside the model whose
+//     own scene) is the node carrying the part. Its vertices are not in
+//     that node's frame: they are in the skin frame S, the axes of the
+//     carrying node's root bone turned by skinAxes (GEM rows (0 1 0)
+//     (−1 0 0) (0 0 1): the file faces GEM y where the model faces x) with
+//     the carrying node's origin; the carrying node's own orientation is
+//     not used. Placed so, the pilot's skin stands on the ground with each
+//     bone's vertices around it (its "skin" bone's frame is exactly S;
+//     TestPilotSkinOnBones) and the Centurion's tracks lie along the hull
+//     under the road wheels (their bones "trackl", "trackr" would stand
+//     them upright; TestCenturionTracksUnderWheels). ModelPart.SkinFrame
+//     is W_node⁻¹·S, so joint J binds with the inverse bind matrix
+//     W_J⁻¹·S·Scale (rest world matrices; Scale for the vertices' GEM
+//     units). ModelPart.Skinned is set for parts beside the model whose
 //     file has a SKIN chunk.
 //   - Bone extras: "kind" (revolute, prizmatic, socket, … the word before
 //     the name), "mirrored", then every other child group by name:

@@ -285,28 +285,35 @@ func glbBounds(t *testing.T, doc *qgltf.Document, skip func(string) bool) box {
 		if n.Mesh == nil || skipped(i) {
 			continue
 		}
-		m := worldOf(doc, i)
-		if n.Skin != nil {
-			sk := doc.Skins[*n.Skin]
-			ibs, err := modeler.ReadAccessor(doc, doc.Accessors[*sk.InverseBindMatrices], nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ib := ibs.([][4][4]float32)[0]
-			var ibm decode.Mat4
-			for c := 0; c < 4; c++ {
-				for r := 0; r < 4; r++ {
-					ibm[c*4+r] = float64(ib[c][r])
-				}
-			}
-			m = worldOf(doc, sk.Joints[0]).Mul(ibm)
-		}
-		for _, p := range doc.Meshes[*n.Mesh].Primitives {
-			acc := doc.Accessors[p.Attributes[qgltf.POSITION]]
-			b.add(m, acc.Min, acc.Max)
-		}
+		b.addMesh(t, doc, i)
 	}
 	return b
+}
+
+// addMesh adds the mesh of node i placed as a viewer shows it at rest (a
+// skinned mesh by its first joint and inverse bind matrix).
+func (b *box) addMesh(t *testing.T, doc *qgltf.Document, i int) {
+	n := doc.Nodes[i]
+	m := worldOf(doc, i)
+	if n.Skin != nil {
+		sk := doc.Skins[*n.Skin]
+		ibs, err := modeler.ReadAccessor(doc, doc.Accessors[*sk.InverseBindMatrices], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ib := ibs.([][4][4]float32)[0] // [row][column]
+		var ibm decode.Mat4
+		for c := 0; c < 4; c++ {
+			for r := 0; r < 4; r++ {
+				ibm[c*4+r] = float64(ib[r][c])
+			}
+		}
+		m = worldOf(doc, sk.Joints[0]).Mul(ibm)
+	}
+	for _, p := range doc.Meshes[*n.Mesh].Primitives {
+		acc := doc.Accessors[p.Attributes[qgltf.POSITION]]
+		b.add(m, acc.Min, acc.Max)
+	}
 }
 
 // authored are the TF models whose boundingInfo is set by hand rather
@@ -491,6 +498,23 @@ func TestRealCenturion(t *testing.T) {
 		t.Errorf("hull %.2f × %.2f m, want 7.8 × 3.4 m within 3%%", length, width)
 	}
 	t.Logf("hull %.2f m × %.2f m", length, width)
+	// The skinned tracks (mesh nodes named after their bones, skinned)
+	// lie along the hull's length, their bottoms at the wheels' (the
+	// hull's lowest point).
+	for _, tr := range []string{"trackl", "trackr"} {
+		tb := emptyBox()
+		for i, n := range doc.Nodes {
+			if n.Name == tr && n.Mesh != nil && n.Skin != nil {
+				tb.addMesh(t, doc, i)
+			}
+		}
+		size := [3]float64{tb.max[0] - tb.min[0], tb.max[1] - tb.min[1], tb.max[2] - tb.min[2]}
+		t.Logf("%s: %.2f × %.2f × %.2f m, bottom %.2f m (hull's %.2f m)", tr, size[0], size[1], size[2], tb.min[1], b.min[1])
+		if size[0] < 0.9*length || size[0] < 3*size[1] || size[0] < 3*size[2] || math.Abs(tb.min[1]-b.min[1]) > 0.15 {
+			t.Errorf("%s spans %.2f × %.2f × %.2f m from y %.2f m: not along the hull (%.2f m long) at its bottom (%.2f m)",
+				tr, size[0], size[1], size[2], tb.min[1], length, b.min[1])
+		}
+	}
 	// Six sequences: each a glTF animation, or listed as failed with
 	// the reason (open.anm drives cover1 and cover2, which the
 	// Centurion's skeleton lacks).
