@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/meshfs/meshfs/internal/fusetest"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 )
 
@@ -27,15 +28,15 @@ const mountGuard = 60 * time.Second
 // is still running after limit, and fails the test.
 func guardMount(t testing.TB, mnt string, limit time.Duration) {
 	t.Helper()
-	info, _ := mountpoint.Last(mnt)
-	dev := info.Dev
-	if dev == "" {
-		t.Fatalf("%s is not in /proc/self/mountinfo", mnt)
+	n, err := fusetest.Conn(mnt)
+	if err != nil {
+		t.Fatalf("%s: %v", mnt, err)
 	}
 	timer := time.AfterFunc(limit, func() {
 		t.Errorf("still running after %v: aborting the FUSE connection of %s", limit, mnt)
-		_, minor, _ := strings.Cut(dev, ":")
-		os.WriteFile("/sys/fs/fuse/connections/"+minor+"/abort", []byte("1"), 0)
+		if err := fusetest.Abort(n); err != nil {
+			t.Errorf("aborting: %v", err)
+		}
 	})
 	t.Cleanup(func() { timer.Stop() })
 }
