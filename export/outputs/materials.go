@@ -671,17 +671,22 @@ func nonNilStrings(s []string) []string {
 
 // ormOf turns a Transport Fever metal-gloss-AO image (R metal, G gloss, B
 // occlusion) into glTF's packing: R occlusion, G roughness = 1 − gloss, B
-// metal. An image without pixels (only a Ref) stays as it is.
+// metal.
 func ormOf(img *decode.Image) *decode.Image {
+	return repack(img, func(metal, gloss, ao uint8) (r, g, b uint8) { return ao, 255 - gloss, metal })
+}
+
+// repack returns img with each opaque pixel's channels moved by f (alpha
+// 255). An image without pixels (only a Ref) stays as it is.
+func repack(img *decode.Image, f func(r, g, b uint8) (uint8, uint8, uint8)) *decode.Image {
 	if img == nil || img.Pixels == nil {
 		return img
 	}
-	src := img.Pixels
-	px := image.NewNRGBA(src.Rect)
-	copy(px.Pix, src.Pix)
+	px := image.NewNRGBA(img.Pixels.Rect)
+	copy(px.Pix, img.Pixels.Pix)
 	for i := 0; i+3 < len(px.Pix); i += 4 {
-		metal, gloss, ao := px.Pix[i], px.Pix[i+1], px.Pix[i+2]
-		px.Pix[i], px.Pix[i+1], px.Pix[i+2], px.Pix[i+3] = ao, 255-gloss, metal, 255
+		px.Pix[i], px.Pix[i+1], px.Pix[i+2] = f(px.Pix[i], px.Pix[i+1], px.Pix[i+2])
+		px.Pix[i+3] = 255
 	}
 	return &decode.Image{Name: img.Name, Pixels: px, Ref: img.Ref}
 }
@@ -810,17 +815,7 @@ func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 
 // shadingOf turns a UNIGINE shading image (R metalness, G roughness) into
 // glTF's metallic-roughness packing: G roughness, B metal (R, unused by
-// glTF there, 255). An image without pixels (only a Ref) stays as it is.
+// glTF there, 255).
 func shadingOf(img *decode.Image) *decode.Image {
-	if img == nil || img.Pixels == nil {
-		return img
-	}
-	src := img.Pixels
-	px := image.NewNRGBA(src.Rect)
-	copy(px.Pix, src.Pix)
-	for i := 0; i+3 < len(px.Pix); i += 4 {
-		metal, rough := px.Pix[i], px.Pix[i+1]
-		px.Pix[i], px.Pix[i+1], px.Pix[i+2], px.Pix[i+3] = 255, rough, metal, 255
-	}
-	return &decode.Image{Name: img.Name, Pixels: px, Ref: img.Ref}
+	return repack(img, func(metal, rough, _ uint8) (r, g, b uint8) { return 255, rough, metal })
 }

@@ -109,3 +109,43 @@ func UnblockFIFOs(root string) {
 		return nil
 	})
 }
+
+// LowerNofile sets the soft descriptor limit to n until the test ends.
+func LowerNofile(t testing.TB, n uint64) {
+	t.Helper()
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+		t.Skipf("getrlimit: %v", err)
+	}
+	lim := old
+	lim.Cur = n
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatalf("setrlimit %d: %v", n, err)
+	}
+	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old) })
+}
+
+// LimitWithFree returns the descriptor limit under which exactly free
+// descriptor numbers are unused in this process now (a new descriptor
+// takes the lowest free number, which must be below the limit).
+func LimitWithFree(t testing.TB, free int) uint64 {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	used := map[int]bool{}
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil {
+			used[n] = true
+		}
+	}
+	for n := 0; ; n++ {
+		if !used[n] {
+			if free == 0 {
+				return uint64(n)
+			}
+			free--
+		}
+	}
+}

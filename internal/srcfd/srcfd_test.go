@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 
+	"github.com/meshfs/meshfs/internal/fusetest"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -18,46 +18,6 @@ func TestSrcFDLimit(t *testing.T) {
 	}{{0, 1}, {3, 1}, {64, 16}, {256, Max}, {1 << 20, Max}} {
 		if got := Limit(c.nofile); got != c.want {
 			t.Errorf("Limit(%d) = %d, want %d", c.nofile, got, c.want)
-		}
-	}
-}
-
-// lowerNofile sets the soft descriptor limit to n until the test ends.
-func lowerNofile(t *testing.T, n uint64) {
-	t.Helper()
-	var old syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
-		t.Skipf("getrlimit: %v", err)
-	}
-	lim := old
-	lim.Cur = n
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatalf("setrlimit %d: %v", n, err)
-	}
-	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old) })
-}
-
-// limitWithFree returns the descriptor limit under which exactly free
-// descriptor numbers are unused in this process now (a new descriptor
-// takes the lowest free number, which must be below the limit).
-func limitWithFree(t *testing.T, free int) uint64 {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skipf("no /proc/self/fd: %v", err)
-	}
-	used := map[int]bool{}
-	for _, e := range ents {
-		if n, err := strconv.Atoi(e.Name()); err == nil {
-			used[n] = true
-		}
-	}
-	for n := 0; ; n++ {
-		if !used[n] {
-			if free == 0 {
-				return uint64(n)
-			}
-			free--
 		}
 	}
 }
@@ -88,7 +48,7 @@ func TestSrcFDsOpenWhenFull(t *testing.T) {
 	k, same := key(10)
 	// No descriptor left: the limit at the lowest free number, so that
 	// every one below it is taken.
-	lowerNofile(t, limitWithFree(t, 0))
+	fusetest.LowerNofile(t, fusetest.LimitWithFree(t, 0))
 	var fill []int
 	defer func() {
 		for _, fd := range fill {
