@@ -122,14 +122,11 @@ func (m *Mesh) DecodeModel(ctx context.Context) (*decode.Model, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: %s is not a model format", m.Path, m.Format.Name())
 	}
-	src, done, err := m.source()
+	src, done, err := m.limitedSource()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	if err := m.limitSource(src); err != nil {
-		return nil, err
-	}
 	ctx, finish := m.deadline(ctx, "model decode")
 	model, err := md.DecodeModel(ctx, src)
 	if err == nil && (model == nil || len(model.LODs) == 0) {

@@ -198,14 +198,11 @@ func (m *Mesh) ScanDecode(ctx context.Context) (st *decode.Structure, scene *dec
 	if !can || m.IsModel() {
 		return nil, nil, false
 	}
-	src, done, err := m.source()
+	src, done, err := m.limitedSource()
 	if err != nil {
 		return nil, nil, false
 	}
 	defer done()
-	if m.limitSource(src) != nil {
-		return nil, nil, false
-	}
 	ctx, finish := m.deadline(ctx, "scan and decode")
 	st, scene, err = sd.ScanDecode(ctx, src)
 	if finish(err) != nil || st == nil || scene == nil {
@@ -249,15 +246,26 @@ func (m *Mesh) Decode(ctx context.Context) (*decode.Scene, error) {
 // decode builds the scene without a deadline of its own: GLBFile and
 // OBJFiles put decoding and export under one.
 func (m *Mesh) decode(ctx context.Context) (*decode.Scene, error) {
-	src, done, err := m.source()
+	src, done, err := m.limitedSource()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	if err := m.limitSource(src); err != nil {
-		return nil, err
-	}
 	return m.Format.Decode(ctx, src)
+}
+
+// limitedSource is source for a decoding: it fails on a file over
+// MaxSourceSize.
+func (m *Mesh) limitedSource() (*decode.Source, func(), error) {
+	src, done, err := m.source()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := m.limitSource(src); err != nil {
+		done()
+		return nil, nil, err
+	}
+	return src, done, nil
 }
 
 // ChunkBytes returns the contents of one chunk of st; a chunk larger than
