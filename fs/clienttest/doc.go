@@ -56,5 +56,5 @@
 // into build/preview/contact-sheet.png, and a small 256-colour sheet of it
 // into build/preview/preview-small.png (a copy is docs/preview.png, for the
 // README). With MODELS=../shared/assets it renders the assembled models'
-// LOD 0 instead (models-contact-sheet.png here).
+// LOD 0 instead (docs/models.png).
 package clienttest
