@@ -460,7 +460,11 @@ var (
 )
 
 // mmapHelperSource maps the file named by its argument and prints its size
-// and the SHA-256 of the mapped bytes.
+// and the SHA-256 of the mapped bytes; with -w it tries to write the file
+// through write() and a shared writable mapping (writeMapped). It runs in a
+// process of its own: a munmap that writes back to an in-process daemon
+// holds the process's memory map while the daemon, which needs it to
+// allocate, would answer the write-back.
 const mmapHelperSource = `package main
 
 import (
@@ -471,6 +475,10 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-w" {
+		writeMapped(os.Args[2])
+		return
+	}
 	f, err := os.Open(os.Args[1])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -487,6 +495,26 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("%d %x\n", fi.Size(), sha256.Sum256(m))
+}
+
+// writeMapped tries to change the file at p: write(), then stores into a
+// shared writable mapping, written back by munmap and close. It prints
+// "write went through" when write() succeeds.
+func writeMapped(p string) {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		return // refused: nothing to try
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte("X")); err == nil {
+		fmt.Println("write went through")
+	}
+	m, err := syscall.Mmap(int(f.Fd()), 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return // no shared writable mapping: nothing to leak
+	}
+	copy(m, "JUNK")
+	syscall.Munmap(m)
 }
 `
 
