@@ -13,7 +13,6 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/gltf"
-	"github.com/meshfs/meshfs/export/gltf/validator"
 )
 
 func anmSource(name string, b []byte) *decode.Source {
@@ -383,17 +382,5 @@ func TestAnmGLTF(t *testing.T) {
 			export(p, VolFormat{}, b)
 		}
 	}
-	if err := validator.Available(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("glTF validator required in CI: %v", err)
-		}
-		t.Skipf("exported %d files; validator not installed: %v", len(paths), err)
-	}
-	reports, err := validator.ValidateFiles(paths...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range reports {
-		t.Run(filepath.Base(paths[i]), func(t *testing.T) { validator.CheckReport(t, r) })
-	}
+	validateFiles(t, paths)
 }
