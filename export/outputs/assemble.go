@@ -276,8 +276,9 @@ func (a *assembly) lodScene(ctx context.Context, li int) (*decode.Scene, error) 
 	}
 	// Animations: the model's, then the LOD's.
 	all := append(append([]decode.ModelAnimation(nil), a.model.Animations...), lod.Animations...)
+	bind := a.binder(s, lod, byName)
 	for _, ma := range all {
-		an, reason := a.animation(ctx, ma, byName, s.Nodes[:len(lod.Nodes)+1])
+		an, reason := a.animation(ctx, ma, bind, s.Nodes[:len(lod.Nodes)+1])
 		if reason != nil {
 			failed = append(failed, reason)
 			continue
@@ -399,9 +400,54 @@ func (a *assembly) skin(sk *decode.Skeleton, at int, frame decode.Mat4, world []
 	return skin, slotOf
 }
 
+// boneBinder finds the scene node an animation's joint drives (binder).
+type boneBinder func(joint decode.Joint, animation string) int
+
+// binder binds animation joints to the nodes of LOD lod's scene s by
+// name: the node of that name, else the one node whose name equals it
+// ignoring case (as the modders' GEM importers match .anm bones). A joint
+// no node matches drives a stand-in: an empty node named after it under
+// the model's root, at the joint's first key (its rest), its extras
+// "unbound_bone" and the animations keying it; one stand-in per name
+// (ignoring case) and scene, whatever the number of animations keying it.
+func (a *assembly) binder(s *decode.Scene, lod *decode.ModelLOD, byName map[string]int) boneBinder {
+	folded := map[string]int{} // lower-case name → node, -1 when two nodes share it
+	for i, n := range lod.Nodes {
+		k := strings.ToLower(n.Name)
+		if j, dup := folded[k]; dup && j != i+1 {
+			folded[k] = -1
+		} else if !dup {
+			folded[k] = i + 1
+		}
+	}
+	stand := map[string]int{}
+	return func(j decode.Joint, animation string) int {
+		if n, ok := byName[j.Name]; ok {
+			return n
+		}
+		k := strings.ToLower(j.Name)
+		if n := folded[k]; n > 0 {
+			return n
+		}
+		n, ok := stand[k]
+		if !ok {
+			n = len(s.Nodes)
+			stand[k] = n
+			s.Nodes = append(s.Nodes, decode.Node{Name: j.Name, Parent: 0, Matrix: j.Rest.Matrix(),
+				Extras: decode.Fields{{Key: "unbound_bone", Value: "no bone of the model has this name (ignoring case): its keys drive this empty node under the model's root"}, {Key: "animations", Value: []string{}}}})
+		}
+		ex := s.Nodes[n].Extras
+		if names := ex[1].Value.([]string); !slices.Contains(names, animation) {
+			ex[1].Value = append(names, animation)
+		}
+		return n
+	}
+}
+
 // animation turns one of the model's animations into scene animations on
-// its nodes, or returns why it cannot (for the "failed" list).
-func (a *assembly) animation(ctx context.Context, ma decode.ModelAnimation, byName map[string]int, tree []decode.Node) ([]decode.Animation, decode.Fields) {
+// its nodes (joints bound by bind), or returns why it cannot (for the
+// "failed" list).
+func (a *assembly) animation(ctx context.Context, ma decode.ModelAnimation, bind boneBinder, tree []decode.Node) ([]decode.Animation, decode.Fields) {
 	nodes := len(tree) - 1
 	fail := func(stored, why string) decode.Fields {
 		return decode.Fields{{Key: "kind", Value: "animation"}, {Key: "name", Value: ma.Name}, {Key: "file", Value: stored}, {Key: "error", Value: why}}
@@ -443,9 +489,7 @@ func (a *assembly) animation(ctx context.Context, ma decode.ModelAnimation, byNa
 			case ma.Node >= 0 && ma.Node < nodes:
 				to = ma.Node + 1
 			case c.Kind == decode.TargetJoint && sk != nil && c.Index >= 0 && c.Index < len(sk.Joints):
-				if n, ok := byName[sk.Joints[c.Index].Name]; ok {
-					to = n
-				}
+				to = bind(sk.Joints[c.Index], an.Name)
 			}
 			if to < 0 {
 				continue

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/meshfs/meshfs/decode"
@@ -320,6 +321,7 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 	x := m.newRefs()
 	var unresolved, failed []decode.Fields
 	scanned := map[string]bool{}
+	boneNames := map[string][]string{} // an animation file's scanned bone names, by path
 	var partDeps []Dep
 	look := func(kind string, ref decode.Ref) decode.Fields {
 		fd := x.find(ref)
@@ -332,8 +334,11 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 			if kind == "part" {
 				markWanted(fd.path) // its own conversions keep its scene
 			}
-			ds, err := m.partDeps(fd.path)
+			st, ds, err := m.partDeps(fd.path)
 			partDeps = append(partDeps, ds...)
+			if kind == "animation" && st != nil {
+				boneNames[fd.path] = scannedBones(st)
+			}
 			if err != nil {
 				failed = append(failed, decode.Fields{{Key: "kind", Value: kind}, {Key: "name", Value: ref.Stored}, {Key: "path", Value: fd.shown}, {Key: "error", Value: err.Error()}})
 			}
@@ -363,13 +368,17 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 			}
 		}
 		lf.Add("parts", nonNilFields(parts))
-		if anims := m.animationFields(lod.Animations, look); anims != nil {
+		if anims := m.animationFields(lod.Animations, look, unbound(&lod, x, boneNames)); anims != nil {
 			lf.Add("animations", anims)
 		}
 		lods = append(lods, lf)
 	}
 	f.Add("lod_files", lods)
-	if anims := m.animationFields(model.Animations, look); anims != nil {
+	var lod0 *decode.ModelLOD
+	if len(model.LODs) > 0 {
+		lod0 = &model.LODs[0]
+	}
+	if anims := m.animationFields(model.Animations, look, unbound(lod0, x, boneNames)); anims != nil {
 		f.Add("animation_files", anims)
 	}
 	if len(model.Colliders) > 0 {
@@ -388,7 +397,7 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 	return f, append(x.r.deps, partDeps...)
 }
 
-func (m *Mesh) animationFields(anims []decode.ModelAnimation, look func(string, decode.Ref) decode.Fields) []decode.Fields {
+func (m *Mesh) animationFields(anims []decode.ModelAnimation, look func(string, decode.Ref) decode.Fields, unbound func(decode.ModelAnimation) []string) []decode.Fields {
 	var out []decode.Fields
 	for _, a := range anims {
 		af := decode.Fields{{Key: "name", Value: a.Name}}
@@ -396,12 +405,50 @@ func (m *Mesh) animationFields(anims []decode.ModelAnimation, look func(string, 
 			af.Add("file", look("animation", *a.File))
 			if a.Node >= 0 {
 				af.Add("node", a.Node)
+			} else if u := unbound(a); u != nil {
+				af.Add("unbound_bones", u)
 			}
 		} else {
 			af.Add("channels", len(a.Channels))
 		}
 		af = append(af, a.Extras...)
 		out = append(out, af)
+	}
+	return out
+}
+
+// unbound returns, for an animation file of LOD lod that the scan has
+// read (look runs first), the bones it names that no node of lod matches
+// by the assembler's rule (binder: the name, else the name ignoring case);
+// the assembled .glb keys them on stand-in nodes. Nil when none, or when
+// the file or its scan's bone names are unknown.
+func unbound(lod *decode.ModelLOD, x *refs, boneNames map[string][]string) func(decode.ModelAnimation) []string {
+	have := map[string]bool{}
+	if lod != nil {
+		for _, n := range lod.Nodes {
+			have[strings.ToLower(n.Name)] = true
+		}
+	}
+	return func(a decode.ModelAnimation) []string {
+		var out []string
+		for _, b := range boneNames[x.find(*a.File).path] {
+			if !have[strings.ToLower(b)] {
+				out = append(out, b)
+			}
+		}
+		return out
+	}
+}
+
+// scannedBones are the bone names a structure scan lists under "bones"
+// (each an object with a "name"), as GEM's .anm scan does.
+func scannedBones(st *decode.Structure) []string {
+	bs, _ := st.Header.Get("bones").([]decode.Fields)
+	var out []string
+	for _, b := range bs {
+		if n, ok := b.Get("name").(string); ok {
+			out = append(out, n)
+		}
 	}
 	return out
 }
@@ -436,13 +483,14 @@ func scaleOf(model *decode.Model) float64 {
 	return 1
 }
 
-// partDeps scans the part at p (no geometry built) and returns the files
-// its outputs read beyond itself (its companions, its materials' files);
-// err is the scan's failure, or that no mesh format claims the file.
-func (m *Mesh) partDeps(p string) ([]Dep, error) {
+// partDeps scans the part at p (no geometry built) and returns its
+// structure and the files its outputs read beyond itself (its
+// companions, its materials' files); err is the scan's failure, or that
+// no mesh format claims the file.
+func (m *Mesh) partDeps(p string) (*decode.Structure, []Dep, error) {
 	pm, err := m.partMesh(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	deps := statDeps(pm.Sources()[1:])
 	st, err := pm.Scan(context.Background())
@@ -450,7 +498,7 @@ func (m *Mesh) partDeps(p string) ([]Dep, error) {
 		_, ds, _ := pm.HeaderDeps(st, nil)
 		deps = append(deps, ds...)
 	}
-	return deps, err
+	return st, deps, err
 }
 
 // partMesh describes the part file at p as a mesh of its own folder.
