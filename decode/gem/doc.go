@@ -119,7 +119,10 @@
 //   - Sequences: {sequence "n" {file "x.anm"} {speed s} {smooth} {resume}
 //     {autostart}}; without {file} the file is n.anm beside the model. The
 //     other groups are the animation's extras (a bone's own sequences add
-//     "bone").
+//     "bone"). A sequence's BMAP bones bind to the model's bones by name,
+//     else by name ignoring case (the modders' importers fold case); a
+//     bone no model bone matches is not an error: the assembler keeps its
+//     keys on a stand-in node and header.json names it ("unbound_bones").
 //   - Volumes: {Volume "n" {Bone "b"} {Box x y z} | {Cylinder r l} |
 //     {Sphere r} | {Polyhedron "f.vol"} frame}: a collider on the node
 //     named b (-1 when absent or unknown, which header.json says), with its
@@ -158,6 +161,41 @@
 // evaluate GEM's keys; the mirror is a scale channel, stepped where it
 // changes. Visibility and MESH keys are counted in header.json, not
 // converted.
+//
+// What the real files leave unexplained (the Centurion, measured; no rule
+// in the data fixes them, so the files are converted as read):
+//
+//   - Animations made for another skeleton. open.anm keys "cover1" and
+//     "cover2" (two hatch halves turning ±150° about x from (−15.9,
+//     −12.5, 20.8) and (−15.9, −1.9, 20.8)); the model has one hatch,
+//     "cover", under "turret_mgun" (its rest (−15.9, −14.5, 21.5) in the
+//     turret), and no reading of case, numbering or prefix maps two keyed
+//     bones onto it. start, stop, fire and hit key "anten" (the model
+//     has antena1 and antena2, neither at its (−32.3, −8.6, 18.7)) and
+//     key "body" at (0.02, 0.87, 7.28) against its rest (−0.06, 0.04,
+//     24.69) in "basis": 17.4 units (0.87 m) lower, where the body's own
+//     rollers, children of "body", would sink under the tracks, which hang
+//     from "basis". fire.anm keys "gun_rot" at (16.6, −0.7, 10.0) against
+//     (26.0, −0.03, 8.7). fire_mgun.anm's first frame is this model's rest
+//     exactly (gunner2, mgun_rot, mgun), as the pilot's sequences are
+//     theirs. Keys are applied as the bones' full local transforms (the
+//     pilot's data and the modders' importers agree); applying them
+//     relative to an animation's first frame would hide the offsets, but
+//     the files that fit the model cannot tell the two readings apart, so
+//     nothing supports it.
+//   - The gun. gun.ply's vertices run along −x of its bone's frame (x
+//     from −69.6 to 0.4) while the bone "foresight1" under "gun" sits at
+//     x 71.4 and the Volume "gun" (a cylinder of length 71.0, its axis
+//     the frame's +x, centred at x 35.5) runs from 0 to 71: the barrel
+//     points back through the turret. fire.anm's "gun" keys the frame
+//     turned 180° about its z (rows (−1 0 0) (0 0 −1) (0 −1 0) against
+//     the .mdl's (1 0 0) (0 0 1) (0 −1 0)), under which the mesh would
+//     point forward; but that animation belongs to another skeleton (gun
+//     at (8.7, 0.1, 0.03) against (1.5, −0.6, 0.03)). Transposing the
+//     Matrix34 rows changes neither frame's x, no other part is turned
+//     against its bone (the wheel pairs, the turret and the hull sit as
+//     read; the shields' polyhedra match their meshes exactly), and the
+//     .ply has no transform of its own: no rule turns this one part.
 //
 // .vol (EVLM): "EVLM", then sections "VERT" u32 n, n × f32[3]; "INDX" u32
 // n (a multiple of 3), n × u16; "SIDE" u32 n (one per triangle), n × u8
