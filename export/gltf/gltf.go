@@ -369,7 +369,10 @@ func (b *builder) materials(ms []decode.Material) {
 // when it is the same (GEM sections are named after their materials), the
 // primitive's alone when it has no material (UNIGINE surfaces), else
 // "prim (mat)" (Transport Fever submeshes). An unnamed primitive uses its
-// scene material as it is.
+// scene material as it is, and so does every primitive of a scene with a
+// node tree (an assembled model): its materials are the model's, each
+// once and named after its file, and the primitive's name is in its
+// extras only.
 func MaterialName(prim, mat string, has bool) string {
 	switch {
 	case prim == "" || has && prim == mat:
@@ -390,6 +393,8 @@ func (b *builder) materialOf(p *decode.Primitive) *int {
 	}
 	name := MaterialName(p.Name, mat, has)
 	switch {
+	case has && b.treeNodes > 0:
+		return qgltf.Index(p.Material)
 	case name == "" && !has:
 		return nil
 	case has && name == mat:

@@ -557,6 +557,9 @@ func (m *Mesh) assemble(ctx context.Context) (scenes []*decode.Scene, lods int, 
 		scenes = append(scenes, a.collisionScene(ctx))
 	}
 	encodeImages(scenes)
+	for _, s := range scenes {
+		mergeMaterials(s)
+	}
 	return scenes, len(model.LODs), dedupDeps(append(a.x.r.deps, a.deps...)), nil
 }
 
@@ -735,4 +738,51 @@ func slerp(a, b []float32, u float32) []float32 {
 		}
 	}
 	return v
+}
+
+// mergeMaterials makes s hold each distinct material once: materials with
+// the same name (the material file, or the model's name for it), texture
+// references, factors, flags and images (encodeImages made equal PNGs one
+// image) become the first of them, and the primitives using them use it.
+// Parts sharing a material file thus share one glTF material.
+func mergeMaterials(s *decode.Scene) {
+	if len(s.Materials) < 2 {
+		return
+	}
+	first := map[string]int{}
+	remap := make([]int, len(s.Materials))
+	var kept []decode.Material
+	for i := range s.Materials {
+		k := materialKey(&s.Materials[i])
+		j, ok := first[k]
+		if !ok {
+			j = len(kept)
+			first[k] = j
+			kept = append(kept, s.Materials[i])
+		}
+		remap[i] = j
+	}
+	if len(kept) == len(s.Materials) {
+		return
+	}
+	s.Materials = kept
+	for mi := range s.Meshes {
+		for pi := range s.Meshes[mi].Primitives {
+			if p := &s.Meshes[mi].Primitives[pi]; p.Material >= 0 && p.Material < len(remap) {
+				p.Material = remap[p.Material]
+			}
+		}
+	}
+}
+
+// materialKey is what makes two materials one (mergeMaterials); images
+// by identity.
+func materialKey(m *decode.Material) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q %v %v %v %v %v %v %p %p %p %p", m.Name, m.DoubleSided, m.AlphaBlend, m.AlphaMask, m.AlphaCutoff,
+		m.BaseColor, m.NormalRedGreen, m.BaseColorMap, m.NormalMap, m.MetallicRoughnessMap, m.OcclusionMap)
+	for _, t := range m.Textures {
+		fmt.Fprintf(&b, " %q=%q", t.Role, t.Path)
+	}
+	return b.String()
 }

@@ -3,6 +3,7 @@ package outputs_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"io/fs"
 	"math"
@@ -593,4 +594,46 @@ func readFile(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestRealMaterialsOnce: an assembled model holds each distinct material
+// once (parts sharing a material file share its glTF material) and each
+// texture once: the Centurion's 35 parts use 7 .mtl files, the inova's
+// LOD 0 5; no two materials of a .glb share a name, no two images their
+// PNG (two texture files may share a name: the Centurion's two
+// centurion.dds).
+func TestRealMaterialsOnce(t *testing.T) {
+	for _, c := range []struct {
+		model     string
+		materials int
+	}{{"centurion.mdl", 7}, {"ws_inovab_wc.mdl", 5}} {
+		rm := findModel(t, realModels(t), c.model)
+		for li, doc := range rm.docs[:len(rm.model.LODs)] {
+			mats := map[string]int{}
+			for _, m := range doc.Materials {
+				mats[m.Name]++
+			}
+			for n, k := range mats {
+				if k > 1 {
+					t.Errorf("%s LOD %d: material %q %d times", c.model, li, n, k)
+				}
+			}
+			images := map[[32]byte]string{} // by the PNG's bytes
+			for _, im := range doc.Images {
+				if im.BufferView == nil {
+					continue
+				}
+				bv := doc.BufferViews[*im.BufferView]
+				sum := sha256.Sum256(doc.Buffers[bv.Buffer].Data[bv.ByteOffset : bv.ByteOffset+bv.ByteLength])
+				if other, dup := images[sum]; dup {
+					t.Errorf("%s LOD %d: images %q and %q are the same PNG", c.model, li, other, im.Name)
+				}
+				images[sum] = im.Name
+			}
+			if li == 0 && len(doc.Materials) != c.materials {
+				t.Errorf("%s: %d materials, want %d (one per material file): %v", c.model, len(doc.Materials), c.materials, mats)
+			}
+			t.Logf("%s LOD %d: %d materials, %d images", c.model, li, len(doc.Materials), len(doc.Images))
+		}
+	}
 }
