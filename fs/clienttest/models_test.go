@@ -35,7 +35,8 @@ type modelFile struct {
 // grepped with no assembly (the mount's stats count none), every LOD's
 // .glb has 0 validator errors, and Blender 3.4 imports each as one
 // hierarchy (one object without a parent) with the file's nodes (as objects or bones) under the file's
-// parents, its materials, its images at their PNG sizes, an action for
+// parents, its materials (one per material and vertex-colour use, no
+// more), its images at their PNG sizes, an action for
 // every animation, skins whose bones move the mesh, and mirrored parts
 // facing as their unmirrored twins do. Run: go test ./fs/clienttest
 // -run TestModelClients -clients.
@@ -305,6 +306,25 @@ func compareModel(r *modelReport, f *modelFile) []string {
 		if used[i] && !mats[blenderName(m.Name)] {
 			errs = append(errs, "material "+m.Name+" not imported")
 		}
+	}
+	// And no more: the file holds each material once, and Blender's
+	// importer makes one per material and vertex-colour use (a material
+	// used with COLOR_0 and without it becomes NAME and NAME.001).
+	type use struct {
+		mat   int
+		color bool
+	}
+	uses := map[use]bool{}
+	for _, m := range doc.Meshes {
+		for _, p := range m.Primitives {
+			if p.Material != nil {
+				_, c := p.Attributes[qgltf.COLOR_0]
+				uses[use{*p.Material, c}] = true
+			}
+		}
+	}
+	if len(r.Materials) != len(uses) {
+		errs = append(errs, "materials: Blender has "+itoa(len(r.Materials))+" ("+strings.Join(r.Materials, ", ")+"), the file's primitives use "+itoa(len(uses))+" (material, vertex colours) pairs")
 	}
 	// Images: the file's, each at its PNG's size.
 	sizes := pngSizes(f)
