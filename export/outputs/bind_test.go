@@ -3,8 +3,10 @@ package outputs_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
@@ -115,5 +117,65 @@ func TestAnimationBinding(t *testing.T) {
 	}
 	if len(h.Anims) != 2 || !slices.Equal(h.Anims[0].Unbound, []string{"hatch"}) || !slices.Equal(h.Anims[1].Unbound, []string{"hatch1", "HATCH"}) || len(h.Failed) != 0 {
 		t.Errorf("header animations %+v, failed %v: want turn's hatch and open's hatch1, HATCH unbound, nothing failed", h.Anims, h.Failed)
+	}
+}
+
+// TestDecodeOnlyFailure: a part whose scan passes but whose decode fails
+// (a GEM .ply with two VERT chunks: Scan lists them, Decode refuses) is
+// named in the .glb's root extras and on its empty node; header.json,
+// made by scans only, does not list it as failed.
+func TestDecodeOnlyFailure(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "gem", "eply_tangents_textures.ply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := gem.Parse(context.Background(), "p.ply", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vert gem.Chunk
+	for _, c := range f.Chunks {
+		if c.FourCC() == "VERT" {
+			vert = c
+		}
+	}
+	f.Chunks = append(f.Chunks, vert)
+	twice, err := gem.Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, filepath.Join(dir, "twice.ply"), twice)
+	put(t, filepath.Join(dir, "tank.mdl"), []byte("model text\n"))
+	model := &decode.Model{Unit: "test unit", Scale: 1, LODs: []decode.ModelLOD{{Nodes: []decode.ModelNode{
+		{Name: "hull", Parent: -1, Matrix: decode.Identity4(), Parts: []decode.ModelPart{{Mesh: decode.Ref{Stored: "twice.ply", Base: decode.RefModelDir, Rel: "twice.ply"}}}}}}}}
+	m := outputs.New(filepath.Join(dir, "tank.mdl"), testModel{model})
+	st, err := m.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, _, err := m.HeaderDeps(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h struct{ Failed, Unresolved []map[string]any }
+	if err := json.Unmarshal(hb, &h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Failed) != 0 || len(h.Unresolved) != 0 {
+		t.Errorf("header.json failed %v, unresolved %v: want neither (the part scans)", h.Failed, h.Unresolved)
+	}
+	glbs, _, err := m.ModelGLBs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	validator.Check(t, glbs[0])
+	doc := parseGLB(t, glbs[0])
+	ex, _ := json.Marshal(doc.Nodes[nodeNamed(t, doc, "tank")].Extras)
+	if !strings.Contains(string(ex), `"failed"`) || !strings.Contains(string(ex), "twice.ply") {
+		t.Errorf("root extras %s: want twice.ply under failed", ex)
+	}
+	if n := nodeNamed(t, doc, "twice.ply"); doc.Nodes[n].Mesh != nil {
+		t.Error("twice.ply has a mesh")
 	}
 }
