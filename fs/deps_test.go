@@ -35,7 +35,7 @@ func ddsOf(t *testing.T, w, h int) []byte {
 }
 
 // glbImageSizes returns the width×height of every PNG image embedded in glb.
-func glbImageSizes(t *testing.T, glb []byte) [][2]int {
+func glbImageSizes(t testing.TB, glb []byte) [][2]int {
 	t.Helper()
 	if len(glb) < 20 {
 		t.Fatalf("glb of %d bytes", len(glb))
