@@ -15,16 +15,14 @@ import (
 )
 
 // BenchmarkTexturedGLB: a GEM mesh whose material names a 2048² BC1
-// texture (with mips, as shipped), its .glb read through the mount:
-//
-//   - first/textured: the first read of the .glb of a mesh and texture new
-//     to the mount (each iteration copies both under new names), the
-//     texture decoded and PNG-encoded in the conversion;
-//   - first/untextured: the same mesh with no material file;
-//   - warm/mount, warm/plain: the textured .glb read again (the kernel's
-//     page cache) against a plain file of its size outside the mount;
-//     warm/mount reports x-plain, the ratio of the two medians (issue 15's
-//     target: ≤ 1.25).
+// texture (with mips, as shipped), its .glb read through the mount.
+// first/textured is the first read of the .glb of a mesh and texture new
+// to the mount (each iteration copies both under new names), the texture
+// decoded and PNG-encoded in the conversion; first/untextured the same
+// mesh with no material file. warm/mount reads the textured .glb again
+// (the kernel's page cache) and warm/plain a plain file of its size
+// outside the mount; warm/mount reports x-plain, the ratio of the two
+// medians (issue 15's target: ≤ 1.25).
 //
 //	go test ./fs -run '^$' -bench TexturedGLB -benchtime 10x
 func BenchmarkTexturedGLB(b *testing.B) {
