@@ -282,3 +282,6 @@ func toNRGBA(img image.Image) *image.NRGBA {
 // access: one fixed row filter, the fastest deflate level, bands of rows
 // compressed on all CPUs (writePNG).
 func PNG(w io.Writer, m *Image) error { return writePNG(w, m.NRGBA) }
+
+// EncodePNG is PNG into a buffer of the file's exact size.
+func EncodePNG(m *Image) ([]byte, error) { return encodePNG(m.NRGBA) }

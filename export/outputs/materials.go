@@ -302,11 +302,7 @@ func texturePNG(full string, b []byte, dep *Dep, ts Textures) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		var buf bytes.Buffer
-		if err := texture.PNG(&buf, im); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
+		return texture.EncodePNG(im)
 	}
 	switch {
 	case dep == nil:
