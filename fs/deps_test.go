@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/woozymasta/bcn"
+
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 // ddsOf is a w×h BC1 DDS made by bcn's encoder.
@@ -33,7 +35,7 @@ func ddsOf(t *testing.T, w, h int) []byte {
 }
 
 // glbImageSizes returns the width×height of every PNG image embedded in glb.
-func glbImageSizes(t *testing.T, glb []byte) [][2]int {
+func glbImageSizes(t testing.TB, glb []byte) [][2]int {
 	t.Helper()
 	if len(glb) < 20 {
 		t.Fatalf("glb of %d bytes", len(glb))
@@ -215,4 +217,50 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestTexturePNGRemount: a texture's PNG is encoded once for its
+// NAME.EXT.png and the .glb embedding it, and a remount over the same disk
+// cache serves NAME.EXT.png and another mesh's new .glb with that PNG,
+// encoding none (stats.json's texture_pngs).
+func TestTexturePNGRemount(t *testing.T) {
+	ply, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "gem", "eply_tangents_textures.ply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, cache := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(src, "resource", "texture", "common", "hull.dds"), ddsOf(t, 64, 32))
+	for _, d := range []string{"a", "b"} {
+		write(t, filepath.Join(src, "resource", "entity", d, "body.ply"), ply)
+		write(t, filepath.Join(src, "resource", "entity", d, "body.mtl"), []byte(`{material simple {diffuse "$/hull"}}`))
+	}
+	read := func(mnt string, rel ...string) []byte {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(append([]string{mnt}, rel...)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	pngRel := []string{"resource", "texture", "common", "hull.dds.png"}
+	_, mnt, stop := mountDisk(t, src, cache, false)
+	png := read(mnt, pngRel...)
+	if glb := read(mnt, "resource", "entity", "a", "body.ply", "body.glb"); !bytes.Contains(glb, png) {
+		t.Fatal("a/body.glb does not embed hull.dds.png's bytes")
+	}
+	if s := stats(t, mnt); s.TexturePNGs != 1 {
+		t.Fatalf("first mount: %d PNGs encoded, want 1", s.TexturePNGs)
+	}
+	stop()
+
+	_, mnt, _ = mountDisk(t, src, cache, false)
+	if glb := read(mnt, "resource", "entity", "b", "body.ply", "body.glb"); !bytes.Contains(glb, png) {
+		t.Fatal("b/body.glb, made after the remount, does not embed the same PNG")
+	}
+	if got := read(mnt, pngRel...); !bytes.Equal(got, png) {
+		t.Fatal("hull.dds.png differs after the remount")
+	}
+	if s := stats(t, mnt); s.TexturePNGs != 0 || s.DiskLoads[store.LabelPNG] != 1 {
+		t.Fatalf("after the remount: %d PNGs encoded, disk loads %v; want 0 and one texture/png", s.TexturePNGs, s.DiskLoads)
+	}
 }

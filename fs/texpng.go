@@ -48,14 +48,19 @@ func (t *texPNG) produce(ctx context.Context) ([]byte, *syscall.Stat_t, version.
 	return b, st, fp, outErrno(err)
 }
 
-func (t *texPNG) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+// attr fills a with the PNG's attributes as it is now, the version the
+// kernel is then told of.
+func (t *texPNG) attr(ctx context.Context, a *fuse.Attr) syscall.Errno {
 	b, st, fp, e := t.produce(ctx)
-	if e != 0 {
-		return e
+	if e == 0 {
+		fillFileAttr(a, st, int64(len(b)))
+		t.view.Retell(fp)
 	}
-	fillFileAttr(&out.Attr, st, int64(len(b)))
-	t.view.Retell(fp)
-	return 0
+	return e
+}
+
+func (t *texPNG) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	return t.attr(ctx, &out.Attr)
 }
 
 func (t *texPNG) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
@@ -104,16 +109,13 @@ func (d *dirNode) lookupPNG(ctx context.Context, name, src string, out *fuse.Ent
 	}
 	id := srcID{kind: mirror.KindPNG, File: version.FromStat(&st).File}
 	node := &texPNG{fsys: d.fsys, abs: filepath.Join(d.dir.Abs, src), ident: id}
-	b, pst, fp, e := node.produce(ctx)
-	if e != 0 {
+	if e := node.attr(ctx, &out.Attr); e != 0 {
 		return nil, e
 	}
-	fillFileAttr(&out.Attr, pst, int64(len(b)))
-	node.view.Retell(fp)
 	d.fsys.shortTTL(d, out, nil)
 	if ch := d.sameChild(name, id); ch != nil {
 		if old, ok := ch.Operations().(*texPNG); ok {
-			old.view.Retell(fp)
+			old.view.Retell(node.view.Told())
 		}
 		return ch, 0
 	}

@@ -36,12 +36,21 @@ const (
 // piece its history, under 1 % at this size).
 const pngBand = 1 << 20
 
-// writePNG writes m as an 8-bit PNG: RGB when every pixel is opaque, RGBA
-// otherwise, at flate.BestSpeed, every row filtered with pngFilter.
+// writePNG writes m as an 8-bit PNG (encodePNG).
 func writePNG(w io.Writer, m *image.NRGBA) error {
+	b, err := encodePNG(m)
+	if err == nil {
+		_, err = w.Write(b)
+	}
+	return err
+}
+
+// encodePNG returns m as an 8-bit PNG: RGB when every pixel is opaque,
+// RGBA otherwise, at flate.BestSpeed, every row filtered with pngFilter.
+func encodePNG(m *image.NRGBA) ([]byte, error) {
 	wd, ht := m.Rect.Dx(), m.Rect.Dy()
 	if wd <= 0 || ht <= 0 {
-		return decode.Errorf("", "", "", 0, "cannot encode a %d×%d image as PNG", wd, ht)
+		return nil, decode.Errorf("", "", "", 0, "cannot encode a %d×%d image as PNG", wd, ht)
 	}
 	opaque := m.Opaque()
 	bpp := 4
@@ -70,28 +79,29 @@ func writePNG(w io.Writer, m *image.NRGBA) error {
 		}
 	}
 	err := each(bands, func(i int) error {
+		// Each filtered row goes to the compressor as it is made: a
+		// band's rows are never held whole.
 		y0, y1 := i*rowsPer, min(ht, (i+1)*rowsPer)
-		raw := make([]byte, (y1-y0)*stride)
 		prev := make([]byte, bpp*wd)
 		cur := make([]byte, bpp*wd)
+		out := make([]byte, stride)
 		if y0 > 0 {
 			rowBytes(m, y0-1, opaque, prev)
-		} else {
-			clear(prev)
-		}
-		for y := y0; y < y1; y++ {
-			rowBytes(m, y, opaque, cur)
-			out := raw[(y-y0)*stride : (y-y0+1)*stride]
-			out[0] = byte(pngFilter)
-			filterRow(out[1:], cur, prev, bpp, pngFilter)
-			prev, cur = cur, prev
 		}
 		var buf bytes.Buffer
-		buf.Grow(len(raw) / 3)
+		buf.Grow((y1 - y0) * stride / 3)
 		fw := flateWriter(&buf)
 		defer flatePool.Put(fw)
-		if _, err := fw.Write(raw); err != nil {
-			return err
+		sum := adler32.New()
+		for y := y0; y < y1; y++ {
+			rowBytes(m, y, opaque, cur)
+			out[0] = byte(pngFilter)
+			filterRow(out[1:], cur, prev, bpp, pngFilter)
+			sum.Write(out)
+			if _, err := fw.Write(out); err != nil {
+				return err
+			}
+			prev, cur = cur, prev
 		}
 		var err error
 		if i == bands-1 {
@@ -99,37 +109,39 @@ func writePNG(w io.Writer, m *image.NRGBA) error {
 		} else {
 			err = fw.Flush()
 		}
-		pieces[i] = piece{z: buf.Bytes(), adler: adler32.Checksum(raw), n: len(raw)}
+		pieces[i] = piece{z: buf.Bytes(), adler: sum.Sum32(), n: (y1 - y0) * stride}
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var hdr [13]byte
 	binary.BigEndian.PutUint32(hdr[0:], uint32(wd))
 	binary.BigEndian.PutUint32(hdr[4:], uint32(ht))
 	hdr[8], hdr[9] = 8, colorType // bit depth, colour type; compression, filter, interlace 0
-	var out bytes.Buffer
-	out.WriteString("\x89PNG\r\n\x1a\n")
-	writeChunk(&out, "IHDR", hdr[:])
 	// One IDAT: zlib header (deflate, 32 KiB window, fastest level), the
-	// pieces, the Adler-32 of all filtered rows.
-	size := 2 + 4
+	// pieces, the Adler-32 of all filtered rows. The file is assembled in
+	// one buffer of its exact size.
+	idatLen := 2 + 4
 	for _, p := range pieces {
-		size += len(p.z)
+		idatLen += len(p.z)
 	}
-	idat := make([]byte, 0, size)
-	idat = append(idat, 0x78, 0x01)
+	const sig = "\x89PNG\r\n\x1a\n"
+	out := make([]byte, 0, len(sig)+3*12+len(hdr)+idatLen)
+	out = append(out, sig...)
+	out = appendChunk(out, "IHDR", hdr[:])
+	out = binary.BigEndian.AppendUint32(out, uint32(idatLen))
+	start := len(out)
+	out = append(out, "IDAT"...)
+	out = append(out, 0x78, 0x01)
 	sum := uint32(1)
 	for _, p := range pieces {
-		idat = append(idat, p.z...)
+		out = append(out, p.z...)
 		sum = adler32Combine(sum, p.adler, p.n)
 	}
-	idat = binary.BigEndian.AppendUint32(idat, sum)
-	writeChunk(&out, "IDAT", idat)
-	writeChunk(&out, "IEND", nil)
-	_, err = w.Write(out.Bytes())
-	return err
+	out = binary.BigEndian.AppendUint32(out, sum)
+	out = binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(out[start:]))
+	return appendChunk(out, "IEND", nil), nil
 }
 
 // parallelPixels is the picture size from which writePNG deflates its
@@ -147,17 +159,13 @@ func flateWriter(w io.Writer) *flate.Writer {
 	return fw
 }
 
-func writeChunk(b *bytes.Buffer, typ string, data []byte) {
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(data)))
-	b.Write(n[:])
-	crc := crc32.NewIEEE()
-	crc.Write([]byte(typ))
-	crc.Write(data)
-	b.WriteString(typ)
-	b.Write(data)
-	binary.BigEndian.PutUint32(n[:], crc.Sum32())
-	b.Write(n[:])
+// appendChunk appends the PNG chunk typ holding data to b.
+func appendChunk(b []byte, typ string, data []byte) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
+	start := len(b)
+	b = append(b, typ...)
+	b = append(b, data...)
+	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[start:]))
 }
 
 // rowBytes copies row y (from 0, the top) of m into dst as RGB (opaque) or RGBA bytes.

@@ -32,6 +32,20 @@ type Limits struct {
 	// asset roots searched for the files a mesh's materials name, after
 	// the mesh's own (--asset-path; see materials.go).
 	AssetPaths []string
+	// Textures keeps the PNG of each texture version for every conversion
+	// and NAME.EXT.png (nil: this process's memory, the images cache). It
+	// too travels with the limits, so that a model's parts share it.
+	Textures Textures
+}
+
+// Textures is where the PNG of a texture file's version is kept, shared
+// by every mesh that embeds it and by its NAME.EXT.png: the mount's store
+// keeps it in memory and on disk like any output.
+type Textures interface {
+	// PNG returns the PNG of the texture file version d, calling make
+	// (which decodes and encodes it) at most once per version while the
+	// result is kept.
+	PNG(d Dep, make func() ([]byte, error)) ([]byte, error)
 }
 
 // Default limits. The largest mesh files of the supported games are tens of

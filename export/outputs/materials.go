@@ -218,8 +218,9 @@ func (s slot) fields() decode.Fields {
 }
 
 // texture resolves one texture name through cands; with images it decodes
-// the file (once per pass) into an image.
-func (r *resolution) texture(slotName, stored string, cands []candidate) (slot, *decode.Image, candidate) {
+// the file (once per pass): into pixels when the slot repacks or rebuilds
+// them (pixels), else into the PNG the .glb embeds as it is.
+func (r *resolution) texture(slotName, stored string, cands []candidate, pixels bool) (slot, *decode.Image, candidate) {
 	s := slot{name: slotName, stored: stored}
 	b, c, tried, err := r.read(cands, r.m.Limits.MaxSourceSize, r.images)
 	if b == nil {
@@ -231,7 +232,11 @@ func (r *resolution) texture(slotName, stored string, cands []candidate) (slot, 
 	}
 	s.path = r.show(c.root, c.rel)
 	full := filepath.Join(c.root, filepath.FromSlash(c.rel))
-	if img, ok := r.decoded[full]; ok {
+	key := full // what this pass decoded: a path's PNG, or its pixels
+	if pixels {
+		key += "\x00pixels"
+	}
+	if img, ok := r.decoded[key]; ok {
 		return s, img, c
 	}
 	// The mount shows the texture as NAME.EXT.png beside it, and the
@@ -241,47 +246,95 @@ func (r *resolution) texture(slotName, stored string, cands []candidate) (slot, 
 	if r.inTree(c.root) {
 		ref = "../" + s.path + ".png"
 	}
-	if !r.images {
-		img := &decode.Image{Name: filepath.Base(full) + ".png", Ref: ref}
-		r.decoded[full] = img
-		return s, img, c
-	}
-	// Files are shared by their identity (Dep); an in-memory mesh's have
-	// none, so they are decoded for this pass alone.
-	decodeIt := func() (*decode.Image, error) { return decodeImage(full, b) }
-	getImage := decodeIt
-	for _, d := range r.deps {
-		if d.Path == full {
-			getImage = func() (*decode.Image, error) { return images.get(d, decodeIt) }
+	img := &decode.Image{Name: filepath.Base(full) + PNGSuffix, Ref: ref}
+	if r.images {
+		// Files are shared by their identity (Dep); an in-memory mesh's
+		// have none, so they are decoded for this pass alone.
+		var dep *Dep
+		for i := range r.deps {
+			if r.deps[i].Path == full {
+				dep = &r.deps[i]
+			}
+		}
+		if pixels {
+			img.Pixels, err = texturePixels(full, b, dep)
+		} else {
+			img.PNG, err = texturePNG(full, b, dep, r.m.Limits.Textures)
+		}
+		if err != nil {
+			s.err = err.Error()
+			return s, nil, c
 		}
 	}
-	shared, err := getImage()
-	if err != nil {
-		s.err = err.Error()
-		return s, nil, c
+	r.decoded[key] = img
+	return s, img, c
+}
+
+// texturePixels decodes the texture file full (bytes b), shared by file
+// version dep (nil: decoded for the caller alone).
+func texturePixels(full string, b []byte, dep *Dep) (*image.NRGBA, error) {
+	decodeIt := func() (*decode.Image, error) {
+		im, err := texture.Decode(full, bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return nil, err
+		}
+		return &decode.Image{Pixels: im.NRGBA}, nil
 	}
-	img := *shared
-	img.Ref = ref
-	r.decoded[full] = &img
-	return s, &img, c
+	var img *decode.Image
+	var err error
+	if dep == nil {
+		img, err = decodeIt()
+	} else {
+		img, err = images.get(imageKey{*dep, false}, decodeIt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return img.Pixels, nil
+}
+
+// texturePNG returns the PNG of the texture file full (bytes b): kept by
+// ts for file version dep, made once per version (nil dep: made for the
+// caller alone; nil ts: kept in this process's memory).
+func texturePNG(full string, b []byte, dep *Dep, ts Textures) ([]byte, error) {
+	mk := func() ([]byte, error) {
+		im, err := texture.Decode(full, bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return nil, err
+		}
+		return texture.EncodePNG(im)
+	}
+	switch {
+	case dep == nil:
+		return mk()
+	case ts == nil:
+		ts = memTextures{}
+	}
+	return ts.PNG(*dep, mk)
+}
+
+// imageKey is one kept image of a texture file version: its PNG, or its
+// pixels.
+type imageKey struct {
+	Dep
+	png bool
 }
 
 // imageCache keeps decoded textures by file identity, so that every mesh
-// using a texture shares one decoding and one PNG encoding of each of its
-// versions. It holds at most budget bytes of pixels and PNG; past that it
-// starts over.
+// using a texture shares one decoding of each of its versions. It holds at
+// most budget bytes of pixels and PNG; past that it starts over.
 type imageCache struct {
 	mu     sync.Mutex
-	m      map[Dep]*decode.Image
+	m      map[imageKey]*decode.Image
 	bytes  int64
 	budget int64
 }
 
 var images = &imageCache{budget: 512 << 20}
 
-func (c *imageCache) get(d Dep, make func() (*decode.Image, error)) (*decode.Image, error) {
+func (c *imageCache) get(k imageKey, make func() (*decode.Image, error)) (*decode.Image, error) {
 	c.mu.Lock()
-	img, ok := c.m[d]
+	img, ok := c.m[k]
 	c.mu.Unlock()
 	if ok {
 		return img, nil
@@ -290,32 +343,35 @@ func (c *imageCache) get(d Dep, make func() (*decode.Image, error)) (*decode.Ima
 	if err != nil {
 		return nil, err
 	}
-	n := int64(len(img.Pixels.Pix) + len(img.PNG))
+	n := int64(len(img.PNG))
+	if img.Pixels != nil {
+		n += int64(len(img.Pixels.Pix))
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || c.bytes+n > c.budget {
-		c.m, c.bytes = map[Dep]*decode.Image{}, 0
+		c.m, c.bytes = map[imageKey]*decode.Image{}, 0
 	}
-	if old, ok := c.m[d]; ok {
+	if old, ok := c.m[k]; ok {
 		return old, nil
 	}
-	c.m[d] = img
+	c.m[k] = img
 	c.bytes += n
 	return img, nil
 }
 
-// decodeImage decodes a texture file's bytes into an image ready for
-// export, named as the mount shows its PNG.
-func decodeImage(name string, b []byte) (*decode.Image, error) {
-	im, err := texture.Decode(name, bytes.NewReader(b), int64(len(b)))
+// memTextures keeps PNGs in the images cache: Textures without a store.
+type memTextures struct{}
+
+func (memTextures) PNG(d Dep, make func() ([]byte, error)) ([]byte, error) {
+	img, err := images.get(imageKey{d, true}, func() (*decode.Image, error) {
+		b, err := make()
+		return &decode.Image{PNG: b}, err
+	})
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := texture.PNG(&buf, im); err != nil {
-		return nil, err
-	}
-	return &decode.Image{Name: filepath.Base(name) + ".png", Pixels: im.NRGBA, PNG: buf.Bytes()}, nil
+	return img.PNG, nil
 }
 
 // maxMaterialFile bounds a material file's size.
@@ -448,7 +504,7 @@ func resolveGEM(r *resolution, m *decode.Material) decode.Fields {
 	var slots []decode.Fields
 	var skins []string
 	for _, ref := range refs {
-		s, img, c := r.texture(ref.slot, ref.name, r.gemCandidates(ref.name, mtlDir))
+		s, img, c := r.texture(ref.slot, ref.name, r.gemCandidates(ref.name, mtlDir), false)
 		switch ref.slot {
 		case "diffuse":
 			m.BaseColorMap = img
@@ -508,33 +564,35 @@ func ShowsPNG(name string) bool {
 	return false
 }
 
-// TexturePNG decodes the texture file at path (one version of it, the one
-// it opens) and returns its PNG, shared with every mesh that embeds it.
-// The file is opened as the sources are, within limits.MaxSourceSize.
-func TexturePNG(path string, limits Limits) ([]byte, error) {
+// TexturePNG returns the PNG of the texture file at path (the version it
+// opens, d), kept by limits.Textures for every mesh that embeds it. The
+// file is opened as the sources are, within limits.MaxSourceSize.
+func TexturePNG(path string, limits Limits) (png []byte, d Dep, err error) {
 	f, err := openBeneath(filepath.Dir(path), filepath.Base(path))
 	if err != nil {
-		return nil, err
+		return nil, Dep{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, Dep{}, err
 	}
 	if max := limits.MaxSourceSize; max > 0 && fi.Size() > max {
-		return nil, limitError(path, "", "", "the file is %d bytes, more than the %s limit of %d bytes", fi.Size(), FlagMaxSourceSize, max)
+		return nil, Dep{}, limitError(path, "", "", "the file is %d bytes, more than the %s limit of %d bytes", fi.Size(), FlagMaxSourceSize, max)
 	}
-	img, err := images.get(depOf(path, fi), func() (*decode.Image, error) {
+	d = depOf(path, fi)
+	ts := limits.Textures
+	if ts == nil {
+		ts = memTextures{}
+	}
+	png, err = ts.PNG(d, func() ([]byte, error) {
 		b, err := io.ReadAll(io.LimitReader(f, fi.Size()))
 		if err != nil {
 			return nil, err
 		}
-		return decodeImage(path, b)
+		return texturePNG(path, b, nil, nil)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return img.PNG, nil
+	return png, d, err
 }
 
 // Transport Fever (engine rules in package tfever): a mesh of the old Train
@@ -632,7 +690,7 @@ func resolveTF(r *resolution, m *decode.Material) decode.Fields {
 		for _, root := range r.roots {
 			tc = append(tc, candidate{root, "textures/" + strings.TrimPrefix(tm.FileName, "/")})
 		}
-		s, img, _ := r.texture(tm.Slot, tm.FileName, tc)
+		s, img, _ := r.texture(tm.Slot, tm.FileName, tc, tm.Slot == "map_metal_gloss_ao" || tm.Slot == "map_normal" && tm.RedGreen)
 		switch tm.Slot {
 		case "map_albedo", "map_albedo_opacity":
 			if m.BaseColorMap == nil {
@@ -765,7 +823,7 @@ func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 		for _, root := range r.roots {
 			cands = append(cands, candidate{root, p})
 		}
-		s, img, _ := r.texture(t.Slot, t.Path, cands)
+		s, img, _ := r.texture(t.Slot, t.Path, cands, t.Slot == "normal" || t.Slot == "shading")
 		switch t.Slot {
 		case "albedo":
 			m.BaseColorMap = img

@@ -130,6 +130,11 @@ func run() error {
 			return err
 		}
 	}
+	if !*skipTextures {
+		if err := textureBench(&r); err != nil {
+			return err
+		}
+	}
 
 	var body bytes.Buffer
 	body.Write(r.Bytes())

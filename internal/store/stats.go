@@ -87,9 +87,13 @@ type Stats struct {
 	Notifications int64 `json:"kernel_notifications"`
 	WatchErrors   int64 `json:"watch_errors"`
 	// DiskLoads counts geometry outputs loaded from the disk cache (not
-	// conversions), by "format/output", and structure scans an earlier
-	// mount persisted there ("format/scan": not scans).
+	// conversions), by "format/output", structure scans an earlier mount
+	// persisted there ("format/scan": not scans) and textures' PNGs
+	// ("texture/png": not texture_pngs).
 	DiskLoads map[string]int64 `json:"disk_loads"`
+	// TexturePNGs counts textures decoded and PNG-encoded: once per
+	// texture version for NAME.EXT.png and every .glb embedding it.
+	TexturePNGs int64 `json:"texture_pngs"`
 	// DiskCache is the persistent cache's state (absent without one).
 	DiskCache *diskcache.Stats `json:"disk_cache,omitempty"`
 	// Goroutines is the daemon's number of goroutines (the leak tests
@@ -143,6 +147,8 @@ func (s *Store) Stats(m MountCounts) Stats {
 			st.DiskLoads[strings.TrimSuffix(label, DiskSuffix)] = n
 		case IsConversion(label):
 			st.Conversions[label] = n
+		case label == LabelPNG:
+			st.TexturePNGs = n
 		case strings.HasSuffix(label, "/"+OutScan):
 			st.Scans[label] = n
 		default:

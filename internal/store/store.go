@@ -847,7 +847,14 @@ func (s *Store) saveToDisk(key cache.Key, e *cache.Entry) {
 	if s.Disk == nil || (e.Err != nil && !Persistable(e.Err)) {
 		return
 	}
-	dk := s.DiskKey(key)
+	s.save(key, s.DiskKey(key), e)
+}
+
+// save writes e, memory key key, to the disk cache as dk.
+func (s *Store) save(key cache.Key, dk diskcache.Key, e *cache.Entry) {
+	if s.Disk == nil {
+		return
+	}
 	s.DiskWrites.Add(1)
 	s.SavesPending.Add(1)
 	go func() {
@@ -1149,6 +1156,7 @@ func (c *folderDeps) changed(dir string) {
 func (s *Store) NewMesh(p string, format decode.Format) *outputs.Mesh {
 	m := outputs.New(p, format)
 	m.Limits = s.Limits
+	m.Limits.Textures = textures{s}
 	m.Tree = s.Tree
 	return m
 }
@@ -1169,27 +1177,58 @@ func (s *Store) PrewarmStats() *PrewarmStats {
 	return s.prewarm.stats()
 }
 
-// OutPNG is the cache's output name of a texture's PNG.
-const OutPNG = "png"
+// OutPNG is the cache's output name of a texture's PNG, and LabelPNG its
+// label in the statistics.
+const (
+	OutPNG   = "png"
+	LabelPNG = "texture/" + OutPNG
+)
 
-// PNG returns the PNG of the texture at path, version v (it reads the
-// texture alone), converting it at most once per version.
-func (s *Store) PNG(ctx context.Context, path string, v version.Version) (*cache.Entry, error) {
-	key := cache.Key{Path: path, Version: v, Output: OutPNG}
-	return s.Cache.Get(ctx, key, "texture/"+OutPNG, func(ctx context.Context) (*cache.Entry, error) {
-		if err := s.Sem.Acquire(ctx); err != nil {
-			return nil, err
+// textures is the store as outputs.Textures: the PNG of a texture version
+// in memory, else in the disk cache, else made and saved there like any
+// output (keyed by the texture's Ident alone: a PNG reads its texture
+// alone), so that one encoding serves NAME.EXT.png and every .glb that
+// embeds it, across mounts. It takes no slot of the semaphore: a .glb's
+// conversion calling it holds one already.
+type textures struct{ s *Store }
+
+func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error) {
+	s := t.s
+	key := cache.Key{Path: d.Path, Version: version.Version{Ident: d.Ident}, Output: OutPNG}
+	dk := diskcache.Key{Path: key.Path, Version: key.Version, Output: key.Output}
+	label, onDisk := LabelPNG, false
+	if s.Disk != nil {
+		if sizes, ok := s.Disk.Sizes(dk); ok && len(sizes) == 1 {
+			label, onDisk = label+DiskSuffix, true
 		}
-		defer s.Sem.Release()
+	}
+	e, err := s.Cache.Get(context.Background(), key, label, func(context.Context) (*cache.Entry, error) {
+		if onDisk {
+			if parts, ok := s.Disk.Get(dk); ok && len(parts) == 1 {
+				return &cache.Entry{Parts: parts}, nil
+			}
+			s.countDiskFallback(LabelPNG)
+		}
 		start := time.Now()
-		b, err := outputs.TexturePNG(path, s.Limits)
+		b, err := make()
 		s.RecordConversion(time.Since(start))
 		if err != nil {
 			s.LogOnce(key, "meshfs: %v", err)
 			return &cache.Entry{Err: err}, nil
 		}
-		return &cache.Entry{Parts: [][]byte{b}}, nil
+		e := &cache.Entry{Parts: [][]byte{b}}
+		if version.Still(d.Path, d.Ident) {
+			s.save(key, dk, e)
+		}
+		return e, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	if e.Err != nil {
+		return nil, e.Err
+	}
+	return e.Parts[0], nil
 }
 
 // TexturePNG returns the PNG of the texture at path as it is now, its stat
@@ -1204,16 +1243,27 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 	if id.File != file {
 		return nil, nil, version.Version{}, syscall.ESTALE
 	}
-	// A PNG reads its texture alone.
 	v := version.Version{Ident: id}
-	e, err := s.PNG(ctx, path, v)
-	if err != nil {
+	if e, ok := s.Cache.Use(cache.Key{Path: path, Version: v, Output: OutPNG}); ok && e.Err == nil {
+		return e.Parts[0], st, v, nil
+	}
+	// Made here, a PNG takes a slot of the semaphore as conversions do.
+	if err := s.Sem.Acquire(ctx); err != nil {
 		return nil, nil, v, err
 	}
-	if e.Err != nil {
-		return nil, nil, v, &ConvError{e.Err}
+	limits := s.Limits
+	limits.Textures = textures{s}
+	b, d, err := outputs.TexturePNG(path, limits)
+	s.Sem.Release()
+	switch {
+	case err != nil && (errors.Is(err, os.ErrNotExist) || errors.Is(err, fs.ErrPermission)):
+		return nil, nil, v, err
+	case err != nil:
+		return nil, nil, v, &ConvError{err}
+	case d.Ident != id:
+		return nil, nil, v, syscall.ESTALE // changed since the stat
 	}
-	return e.Parts[0], st, v, nil
+	return b, st, v, nil
 }
 
 // outScanLive is the memory cache output of a scan made to load a chunk of
