@@ -195,16 +195,16 @@
 //     and leaves body.vol half under the hull. Its crew and inventory
 //     boxes (z −14.2 to 1.6 and −11.8 to 4.0) lie under the hull's floor
 //     (z 1.8 to 2.4), and its mantlet.vol (centurions.mdl has none) 0.17 m
-//     behind gun_rot.ply. centurions.mdl's body is 17.4 units lower in "basis" (z
-//     7.28 against 24.69), its turret (z 25.88 against 9.79) and engine
-//     (29.34 against 11.97) higher in the body. In "basis" centurion.mdl's
-//     crew and inventory boxes lie inside the hull where centurions.mdl
-//     places it; under its offsets 11 of turret.ply's vertices lie under
-//     the hull's top (by at most 0.1) against 195 (by up to 16.2) under
-//     centurion.mdl's; the engine deck
-//     lies at z 29.8 to 31.5 against 12.5 to 14.2 (the hull's top behind
-//     the turret is at 27 to 29.8); and the hull's floor is 0.45 m above
-//     the tracks' bottom instead of 1.32 m.
+//     behind gun_rot.ply. centurions.mdl's body is 17.4 units lower in
+//     "basis" (z 7.28 against 24.69), its turret (z 25.88 against 9.79)
+//     and engine (29.34 against 11.97) higher in the body. In "basis"
+//     centurion.mdl's crew and inventory boxes lie inside the hull where
+//     centurions.mdl places it; under its offsets 11 of turret.ply's
+//     vertices lie under the hull's top (by at most 0.1) against 195 (by
+//     up to 16.2) under centurion.mdl's; the engine deck lies at z 29.8
+//     to 31.5 against 12.5 to 14.2 (the hull's top behind the turret is
+//     at 27 to 29.8); and the hull's floor is 0.45 m above the tracks'
+//     bottom instead of 1.32 m.
 //   - Animations made for the other skeleton. open.anm keys "cover1" and
 //     "cover2" (two hatch halves turning ±150° about x from (−15.9,
 //     −12.5, 20.8) and (−15.9, −1.9, 20.8)); the model has one hatch,
