@@ -128,7 +128,16 @@
 //     named b (-1 when absent or unknown, which header.json says), with its
 //     frame converted as a bone's. A box's size is its full extents along
 //     its own axes (the Centurion's track boxes match the track meshes), a
-//     cylinder's its radius and length (its axis is the frame's GEM Z).
+//     cylinder's its radius and length (its axis is the frame's GEM Z). A
+//     shape's points p (a .vol's vertices as stored, a box's corners) are
+//     at bone · frame · p, as a part's vertices are at bone · p: the boxes
+//     of blyskawica and helmet4_ger centre inside their meshes' box and
+//     overlap it (IoU 0.25 to 0.68, 0 to 0.32 with the frame left out;
+//     TestRealVolumeBoxes), the Centurion's shield polyhedra (frames the
+//     identity) are their meshes' boxes exactly, and its other polyhedra
+//     lie on their meshes under the frames of the model they were made for
+//     (below; outputs' TestCenturionCollidersOnMeshes and
+//     TestCenturionVolsOnSiblingFrames).
 //
 // .anm (EANM), little-endian; offsets from the start of the file:
 //
@@ -162,10 +171,41 @@
 // changes. Visibility and MESH keys are counted in header.json, not
 // converted.
 //
-// What the real files leave unexplained (the Centurion, measured; no rule
-// in the data fixes them, so the files are converted as read):
+// What the Centurion's files leave unexplained (measured in GEM units, in
+// the bone's frame; the files are converted as read):
 //
-//   - Animations made for another skeleton. open.anm keys "cover1" and
+//   - Two exports in one folder. The mod's folder (BaaBBaBaI/A-world-At-
+//     War-upgraded) holds centurion.mdl (2008) and centurions.mdl (2015,
+//     not in ../shared), which name the same .ply, .vol and .anm files
+//     with other bone offsets and Volume frames; the .vol files, body.ply,
+//     turret.ply, engine.ply, gun.ply and the .anm files fit
+//     centurions.mdl. Its frames put every polyhedron on its mesh by the
+//     rule above: body.vol at z 2.3 to 29.9 in the hull's −0.4 to 29.8,
+//     body1.vol (no frame) at x −73.7 to 79.2 in its −74.5 to 79.2,
+//     turret.vol inside its mesh (its front at the mesh's x 22.6),
+//     engine.vol under the engine deck (its top 0.7 above the deck's),
+//     ram.vol a bumper 2.3 to 12 beyond the hull but on top.
+//     centurion.mdl's frames put them 0.2 to 2.4 m out of their meshes'
+//     boxes (body.vol wholly under the hull, at z −38.5 to −10.9;
+//     body1.vol 47 behind it; turret.vol 9 to 13 low and 8.6 ahead;
+//     engine.vol 4.2 beyond the deck's rear); only the shields' (the
+//     identity in both) match. No one reading of centurion.mdl's frames
+//     (applied, ignored, inverted, in the parent's or the root's frame)
+//     puts them all on their meshes: ignoring them fits body1.vol alone
+//     and leaves body.vol half under the hull. Its crew and inventory
+//     boxes (z −14.2 to 1.6 and −11.8 to 4.0) lie under the hull's floor
+//     (z 1.8 to 2.4), and its mantlet.vol (centurions.mdl has none) 0.17 m
+//     behind gun_rot.ply. centurions.mdl's body is 17.4 units lower in
+//     "basis" (z 7.28 against 24.69), its turret (z 25.88 against 9.79)
+//     and engine (29.34 against 11.97) higher in the body. In "basis"
+//     centurion.mdl's crew and inventory boxes lie inside the hull where
+//     centurions.mdl places it; under its offsets 11 of turret.ply's
+//     vertices lie under the hull's top (by at most 0.1) against 195 (by
+//     up to 16.2) under centurion.mdl's; the engine deck lies at z 29.8
+//     to 31.5 against 12.5 to 14.2 (the hull's top behind the turret is
+//     at 27 to 29.8); and the hull's floor is 0.45 m above the tracks'
+//     bottom instead of 1.32 m.
+//   - Animations made for the other skeleton. open.anm keys "cover1" and
 //     "cover2" (two hatch halves turning ±150° about x from (−15.9,
 //     −12.5, 20.8) and (−15.9, −1.9, 20.8)); the model has one hatch,
 //     "cover", under "turret_mgun" (its rest (−15.9, −14.5, 21.5) in the
@@ -176,7 +216,9 @@
 //     24.69) in "basis": 17.4 units (0.87 m) lower, where the body's own
 //     rollers, children of "body", would sink under the tracks, which hang
 //     from "basis". fire.anm keys "gun_rot" at (16.6, −0.7, 10.0) against
-//     (26.0, −0.03, 8.7). fire_mgun.anm's first frame is this model's rest
+//     (26.0, −0.03, 8.7). These are centurions.mdl's bones and rests
+//     (cover1, cover2 and anten at those points; body, gun_rot and gun at
+//     the keys' offsets). fire_mgun.anm's first frame is this model's rest
 //     exactly (gunner2, mgun_rot, mgun), as the pilot's sequences are
 //     theirs. Keys are applied as the bones' full local transforms (the
 //     pilot's data and the modders' importers agree); applying them
@@ -187,18 +229,22 @@
 //     from −69.6 to 0.4) while the bone "foresight1" under "gun" sits at
 //     x 71.4 and the Volume "gun" (a cylinder of length 71.0, its axis
 //     the frame's +x, centred at x 35.5) runs from 0 to 71: the barrel
-//     points back through the turret. fire.anm's "gun" keys the frame
-//     turned 180° about its z (rows (−1 0 0) (0 0 −1) (0 −1 0) against
-//     the .mdl's (1 0 0) (0 0 1) (0 −1 0)), under which the mesh would
-//     point forward; but that animation belongs to another skeleton (gun
-//     at (8.7, 0.1, 0.03) against (1.5, −0.6, 0.03)). Transposing the
-//     Matrix34 rows changes neither frame's x, no other part is turned
-//     against its bone (the wheel pairs, the turret and the hull sit as
-//     read; the shields' polyhedra match their meshes exactly), and the
-//     .ply has no transform of its own: no rule turns this one part.
+//     points back through the turret. centurions.mdl's "gun" frame (and
+//     fire.anm's keys) is turned 180° about its z (rows (−1 0 0) (0 0 −1)
+//     (0 −1 0) at (8.7, 0.1, 0.03) against the .mdl's (1 0 0) (0 0 1)
+//     (0 −1 0) at (1.5, −0.6, 0.03)), under which the mesh points
+//     forward: gun.ply was made for it. Transposing the Matrix34 rows
+//     changes neither frame's x, and the .ply has no transform of its
+//     own: no rule of centurion.mdl's own turns this one part.
 //
 // .vol (EVLM): "EVLM", then sections "VERT" u32 n, n × f32[3]; "INDX" u32
 // n (a multiple of 3), n × u16; "SIDE" u32 n (one per triangle), n × u8
-// (the face's side number). Triangles are Direct3D-clockwise seen from
-// outside, as meshes are; the scene keeps the winding after the mirror.
+// (the face's side number), in that order and nothing after (every real
+// file). Vertices are GEM units in the Volume's frame. Triangles are
+// Direct3D-clockwise seen from outside, as meshes are; the scene keeps the
+// winding after the mirror. Sides number groups of faces: in body.vol,
+// turret.vol and engine.vol 1 faces +x (front), 2 +z (top), 3 +y, 4 −y, 5
+// −x and 6 −z (their faces' mean normals); ram.vol numbers its faces
+// otherwise (1 top, 2 bottom, 3 −x, 4 +x, 5 −y, 6 +y), the shields and
+// body1.vol have one side.
 package gem
