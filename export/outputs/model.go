@@ -94,11 +94,11 @@ func (m *Mesh) shape() (lods int, colliders bool) {
 	}
 	var d Dep
 	if m.mem == nil {
-		fi, err := os.Stat(m.Path)
+		_, read, err := view.Stat(m.Path)
 		if err != nil {
 			return 1, false
 		}
-		d = depOf(m.Path, fi)
+		d = Dep(read)
 	}
 	m.info.mu.Lock()
 	defer m.info.mu.Unlock()
@@ -185,15 +185,11 @@ func (m *Mesh) openAsset(rel string) (io.ReaderAt, int64, string, error) {
 			}
 			continue
 		}
-		r, size, _, serr := sized(f)
-		if serr != nil {
-			return nil, 0, "", serr
-		}
-		if serr := m.checkSource(filepath.Join(root, rel), size); serr != nil {
+		if serr := m.checkSource(filepath.Join(root, rel), f.Size()); serr != nil {
 			f.Close()
 			return nil, 0, "", serr
 		}
-		return r, size, filepath.Join(root, filepath.FromSlash(rel)), nil
+		return f, f.Size(), filepath.Join(root, filepath.FromSlash(rel)), nil
 	}
 	return nil, 0, "", err
 }
@@ -463,8 +459,13 @@ func (m *Mesh) partMesh(p string) (*Mesh, error) {
 		}
 		f = formats.Sniff(filepath.Base(p), b[:min(len(b), formats.HeadSize)])
 	} else {
-		var err error
-		if f, err = formats.SniffFile(p); err != nil {
+		sf, err := view.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		f, err = formats.SniffReader(p, io.NewSectionReader(sf, 0, sf.Size()))
+		sf.Close()
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -479,12 +480,16 @@ func (m *Mesh) partMesh(p string) (*Mesh, error) {
 	return pm, nil
 }
 
-// statDeps are the deps of the files at paths that a stat finds.
+// statDeps are the deps of the files at paths that a stat finds, through
+// links (the file whose bytes are read); an entry's is its archive's
+// (srcview).
 func statDeps(paths []string) []Dep {
 	var deps []Dep
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err == nil {
 			deps = append(deps, depOf(p, fi))
+		} else if _, read, err := view.Stat(p); err == nil {
+			deps = append(deps, Dep(read))
 		}
 	}
 	return deps
