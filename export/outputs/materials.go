@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -96,6 +97,10 @@ type resolution struct {
 	rootsDone bool
 	// orm are the metal-gloss-AO images repacked (ormOf), by source image.
 	orm map[*decode.Image]*decode.Image
+	// extra are asset roots besides roots (a model's: refs); packOf the
+	// root each archive of the overlay belongs to (overlay.go).
+	extra  map[string]bool
+	packOf map[string]string
 }
 
 func (m *Mesh) newResolution(images bool) *resolution {
@@ -115,13 +120,17 @@ func (m *Mesh) newResolution(images bool) *resolution {
 }
 
 // assetRoot is the nearest folder, from the mesh's own up to Mesh.Tree,
-// holding a folder named texture; "" when there is none.
+// holding a folder named texture (or a texture.pak, as an installed game
+// does: overlay.go); "" when there is none.
 func (m *Mesh) assetRoot() string {
 	if m.mem != nil {
 		return ""
 	}
 	for d := filepath.Dir(m.Path); ; {
 		if fi, _, err := view.Stat(filepath.Join(d, "texture")); err == nil && fi.IsDir() {
+			return d
+		}
+		if fi, _, err := view.Stat(filepath.Join(d, "texture.pak")); err == nil && fi.Mode().IsRegular() && slices.Contains(packsOf(d), filepath.Join(d, "texture.pak")) {
 			return d
 		}
 		up := filepath.Dir(d)
@@ -142,6 +151,9 @@ func (r *resolution) show(root, rel string) string {
 }
 
 func (r *resolution) inTree(root string) bool {
+	if owner, ok := r.packOf[root]; ok {
+		root = owner
+	}
 	return root == r.dir || r.own == 1 && root == r.roots[0]
 }
 
@@ -154,7 +166,7 @@ type candidate struct{ root, rel string }
 // not nil.
 func (r *resolution) read(cands []candidate, max int64, body bool) (b []byte, found candidate, tried []string, err error) {
 	err = os.ErrNotExist
-	for _, c := range cands {
+	for _, c := range r.overlay(cands) {
 		tried = append(tried, r.show(c.root, c.rel))
 		if r.m.mem != nil {
 			mb, ok := r.m.mem[path.Base(c.rel)]

@@ -177,7 +177,7 @@ func (m *Mesh) openAsset(rel string) (io.ReaderAt, int64, string, error) {
 		return bytes.NewReader(b), int64(len(b)), path.Base(rel), nil
 	}
 	err := error(&os.PathError{Op: "open", Path: rel, Err: os.ErrNotExist})
-	for _, root := range m.assetRoots() {
+	for _, root := range overlayRoots(m.assetRoots()) {
 		f, oerr := openBeneath(root, rel)
 		if oerr != nil {
 			if !errors.Is(oerr, os.ErrNotExist) {
@@ -210,6 +210,10 @@ func (m *Mesh) newRefs() *refs {
 		x.own[r] = true
 	}
 	x.own[x.r.dir] = true
+	x.r.extra = map[string]bool{}
+	for _, r := range x.roots {
+		x.r.extra[r] = true
+	}
 	return x
 }
 
@@ -218,7 +222,7 @@ func (m *Mesh) newRefs() *refs {
 // too), absolute beneath an --asset-path root.
 func (x *refs) show(c candidate) string {
 	p := filepath.Join(c.root, filepath.FromSlash(c.rel))
-	if x.own[c.root] {
+	if owner, ok := x.r.packOf[c.root]; ok && x.own[owner] || x.own[c.root] {
 		if rp, err := filepath.Rel(x.r.dir, p); err == nil {
 			return filepath.ToSlash(rp)
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode/texture"
 	"github.com/meshfs/meshfs/export/outputs"
 )
 
@@ -102,4 +103,67 @@ func TestPackedModTree(t *testing.T) {
 	if !bytes.Equal(glb[0], glb[1]) {
 		t.Errorf(".glb differs: %d bytes loose, %d packed", len(glb[0]), len(glb[1]))
 	}
+}
+
+// zipFiles writes files (by slash path) into the ZIP at dest, deflated.
+func zipFiles(t *testing.T, dest string, files map[string][]byte) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, b := range files {
+		put(t, filepath.Join(dir, filepath.FromSlash(name)), b)
+	}
+	zipTree(t, dir, dest)
+}
+
+// TestOverlayAssetPathPak: a mod whose $/ normal map exists only inside
+// a texture.pak of its --asset-path root gets it embedded from there, and
+// header.json names it beneath the archive; of two archives holding it the
+// later by name wins (texture.pak over a.pak), and a loose file of the
+// mod's own root wins over its root's packed one (mod/texture.pak).
+func TestOverlayAssetPathPak(t *testing.T) {
+	mod, mesh, base := gemTree(t)
+	if err := os.RemoveAll(filepath.Join(base, "texture")); err != nil {
+		t.Fatal(err)
+	}
+	packed := bc1(t, 8, 8, 9)
+	zipFiles(t, filepath.Join(base, "texture.pak"), map[string][]byte{"texture/model/common_nm.dds": packed})
+	zipFiles(t, filepath.Join(base, "a.pak"), map[string][]byte{"texture/model/common_nm.dds": bc1(t, 8, 8, 10)})
+	os.WriteFile(filepath.Join(base, "notes.zip"), []byte("not an archive"), 0o644)
+	zipFiles(t, filepath.Join(mod, "texture.pak"), map[string][]byte{"texture/common/model/tank/hull.dds": bc1(t, 16, 8, 11)})
+
+	m, err := outputs.OpenSource(mesh)
+	if err != nil || m == nil {
+		t.Fatal(m, err)
+	}
+	m.Tree = filepath.Dir(mod)
+	h, _, _ := convertFixture(t, m)
+	if tx := h.Materials[0].Textures; len(tx) < 2 || tx[1].Path != "" {
+		t.Fatalf("the normal map resolved without --asset-path: %+v", tx)
+	}
+	m.Limits.AssetPaths = []string{base}
+	h, doc, glb := convertFixture(t, m)
+	tx := h.Materials[0].Textures
+	if want := filepath.ToSlash(filepath.Join(base, "texture.pak", "texture", "model", "common_nm.dds")); len(tx) < 2 || tx[1].Path != want {
+		t.Fatalf("textures %+v, want the normal map at %s", tx, want)
+	}
+	if tx[0].Path != "../../texture/common/model/tank/hull.dds" {
+		t.Errorf("base colour at %q: the loose file must win over mod/texture.pak", tx[0].Path)
+	}
+	gm := glTFMaterial(t, doc, "body.mtl")
+	if gm.NormalTexture == nil {
+		t.Fatal("the packed normal map is not embedded")
+	}
+	want := decodeDDS(t, packed)
+	if got := embeddedPix(t, doc, glb, *doc.Textures[*gm.NormalTexture.Index].Source); !bytes.Equal(got, want) {
+		t.Errorf("the embedded normal map is not texture.pak's")
+	}
+}
+
+func decodeDDS(t *testing.T, b []byte) []byte {
+	t.Helper()
+	im, err := texture.Decode("x.dds", bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return im.Pix
 }

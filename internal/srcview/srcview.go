@@ -79,7 +79,7 @@ type diskFile struct {
 	read version.Read
 }
 
-func (f *diskFile) Size() int64            { return f.size }
+func (f *diskFile) Size() int64           { return f.size }
 func (f *diskFile) Version() version.Read { return f.read }
 
 func fileOf(f *os.File) (File, error) {
@@ -353,3 +353,11 @@ func (i *entryInfo) Mode() fs.FileMode  { return i.mode }
 func (i *entryInfo) ModTime() time.Time { return i.mod }
 func (i *entryInfo) IsDir() bool        { return i.mode.IsDir() }
 func (i *entryInfo) Sys() any           { return nil }
+
+// IsArchive reports whether f is an archive by its first bytes
+// (archive.Sniff).
+func IsArchive(f File) bool {
+	var head [4]byte
+	n, _ := f.ReadAt(head[:], 0)
+	return archive.Sniff(head[:n])
+}
