@@ -135,16 +135,10 @@ func (m *Mesh) DecodeModel(ctx context.Context) (*decode.Model, error) {
 	return model, finish(err)
 }
 
-// assetRoots are the roots RefAssetRoot paths are looked for beneath: the
-// res folder above the file, the folder above it holding texture/, then
-// Limits.AssetPaths, each once.
-func (m *Mesh) assetRoots() []string {
-	roots, _ := m.assetRootsOwn()
-	return roots
-}
-
-// assetRootsOwn is assetRoots, and how many of them (the first) are the
-// model's own, found by walking up its tree.
+// assetRootsOwn are the roots RefAssetRoot paths are looked for beneath:
+// the res folder above the file, the folder above it holding texture/,
+// then Limits.AssetPaths, each once; and how many of them (the first) are
+// the model's own, found by walking up its tree.
 func (m *Mesh) assetRootsOwn() (roots []string, own int) {
 	tf := m.newResolution(false)
 	tf.tfRoots()
@@ -177,19 +171,32 @@ func (m *Mesh) openAsset(rel string) (io.ReaderAt, int64, string, error) {
 		return bytes.NewReader(b), int64(len(b)), path.Base(rel), nil
 	}
 	err := error(&os.PathError{Op: "open", Path: rel, Err: os.ErrNotExist})
-	for _, root := range overlayRoots(m.assetRoots()) {
-		f, oerr := openBeneath(root, rel)
-		if oerr != nil {
-			if !errors.Is(oerr, os.ErrNotExist) {
-				err = oerr
+	roots, own := m.assetRootsOwn()
+	for i, root := range roots {
+		for _, at := range overlayRoots([]string{root}) {
+			f, oerr := openBeneath(at, rel)
+			if oerr != nil {
+				if !errors.Is(oerr, os.ErrNotExist) {
+					err = oerr
+				}
+				continue
 			}
-			continue
+			p := filepath.Join(at, filepath.FromSlash(rel))
+			if serr := m.checkSource(p, f.Size()); serr != nil {
+				f.Close()
+				return nil, 0, "", serr
+			}
+			// Named as header.json names files: relative to the model's
+			// folder beneath its own roots, absolute beneath an
+			// --asset-path root.
+			opened := p
+			if i < own {
+				if rp, rerr := filepath.Rel(filepath.Dir(m.Path), p); rerr == nil {
+					opened = rp
+				}
+			}
+			return f, f.Size(), filepath.ToSlash(opened), nil
 		}
-		if serr := m.checkSource(filepath.Join(root, rel), f.Size()); serr != nil {
-			f.Close()
-			return nil, 0, "", serr
-		}
-		return f, f.Size(), filepath.Join(root, filepath.FromSlash(rel)), nil
 	}
 	return nil, 0, "", err
 }
