@@ -136,6 +136,13 @@ func (m *Mesh) openSibling(name string) (io.ReaderAt, int64, error) {
 	return f, f.Size(), nil
 }
 
+// Packed reports whether m's source is an entry of an archive (srcview):
+// it has no file of its own to read windows of.
+func (m *Mesh) Packed() bool {
+	_, read, err := view.Stat(m.Path)
+	return m.mem == nil && err == nil && read.Path != m.Path
+}
+
 // Sources returns the paths of the files m's outputs are made from: the
 // source file first, then its companions (decode.Companion).
 func (m *Mesh) Sources() []string {

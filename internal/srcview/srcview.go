@@ -140,9 +140,10 @@ const maxArchives = 256
 
 // Packed is the disk with archives as folders (Default's type).
 type Packed struct {
-	limits archive.Limits
-	mu     sync.Mutex
-	open   map[string]*packed
+	limits  archive.Limits
+	mu      sync.Mutex
+	open    map[string]*packed
+	readers map[readerKey]File
 }
 
 // New is a view of the disk and its archives, whose entries are read
@@ -360,4 +361,47 @@ func IsArchive(f File) bool {
 	var head [4]byte
 	n, _ := f.ReadAt(head[:], 0)
 	return archive.Sniff(head[:n])
+}
+
+// maxReaders bounds the entry readers a view keeps (Reader).
+const maxReaders = 64
+
+type readerKey struct {
+	path string
+	arch version.Read
+}
+
+// Reader returns a reader of the entry at p (a path inside an archive)
+// kept for the reads that follow, so that a deflated entry read piece by
+// piece is inflated from its nearest checkpoint (package archive), not
+// from its start on every read. The caller does not close it.
+func (v *Packed) Reader(p string) (File, error) {
+	_, _, read, _, ok := v.inArchive(p)
+	if !ok {
+		return nil, &os.PathError{Op: "open", Path: p, Err: syscall.ENOTDIR}
+	}
+	k := readerKey{p, read}
+	v.mu.Lock()
+	f := v.readers[k]
+	v.mu.Unlock()
+	if f != nil {
+		return f, nil
+	}
+	f, err := v.openEntry(p)
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if old := v.readers[k]; old != nil {
+		f.Close()
+		return old, nil
+	}
+	if v.readers == nil || len(v.readers) >= maxReaders {
+		// Dropped readers are closed by the garbage collector once no
+		// read holds them.
+		v.readers = map[readerKey]File{}
+	}
+	v.readers[k] = f
+	return f, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -422,7 +423,7 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 		if !isPrewarm(ctx) {
 			s.Activity.Touch()
 		}
-		if !errors.Is(err, os.ErrNotExist) && !version.Still(key.Path, key.Version.Ident) {
+		if !errors.Is(err, os.ErrNotExist) && !still(key.Path, key.Version.Ident) {
 			// Changed while it was read: these bytes may be of another
 			// version, or of two. Not cached; the reader gets ESTALE.
 			return nil, syscall.ESTALE
@@ -450,6 +451,13 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 	return e, err
 }
 
+// still is version.Still of a source file, an archive's entry too
+// (srcview.Stat).
+func still(path string, id version.Ident) bool {
+	var st syscall.Stat_t
+	return srcview.Stat(path, &st) == nil && version.FromStat(&st).Same(id)
+}
+
 // ChunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
 // which is read from the source file itself.
 func (s *Store) ChunkData(ctx context.Context, m *outputs.Mesh, fp version.Version, r *ScanResult, name string) ([]byte, *decode.Chunk, error) {
@@ -462,7 +470,10 @@ func (s *Store) ChunkData(ctx context.Context, m *outputs.Mesh, fp version.Versi
 		s.LogOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
 		return nil, nil, err
 	}
-	if c.Load == nil {
+	// A raw chunk of an archive's entry has no window of a file of its
+	// own: it is read and kept as a loaded chunk is.
+	packed := c.Load == nil && m.Packed()
+	if c.Load == nil && !packed {
 		if c.Offset < 0 || c.Length < 0 || c.Offset > fp.Size || c.Length > fp.Size-c.Offset {
 			// Get the error `convert` reports for this chunk.
 			_, err := m.ChunkBytes(c)
@@ -473,7 +484,11 @@ func (s *Store) ChunkData(ctx context.Context, m *outputs.Mesh, fp version.Versi
 		}
 		return nil, c, nil
 	}
-	e, err := s.Cache.GetSized(ctx, Key(m, fp, OutChunk+"/"+name), Label(m, OutChunk), c.Size, func(ctx context.Context) (*cache.Entry, error) {
+	size := c.Size
+	if packed {
+		size = c.Length
+	}
+	e, err := s.Cache.GetSized(ctx, Key(m, fp, OutChunk+"/"+name), Label(m, OutChunk), size, func(ctx context.Context) (*cache.Entry, error) {
 		b, err := m.ChunkBytes(c)
 		if err != nil {
 			s.LogOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
@@ -860,7 +875,7 @@ func (s *Store) saveToDisk(key cache.Key, e *cache.Entry) {
 			// readers and conversions leave of the CPUs.
 			LowPriority()
 			s.Activity.WaitQuiet(s.Ctx, SaveQuiet, SaveQuietMax)
-			if !version.Still(key.Path, key.Version.Ident) {
+			if !still(key.Path, key.Version.Ident) {
 				return // replaced while waiting: never to be served
 			}
 		}
@@ -1197,10 +1212,11 @@ func (s *Store) PNG(ctx context.Context, path string, v version.Version) (*cache
 // caller's node stands for the old one). A texture that does not decode is
 // a *ConvError.
 func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) ([]byte, *syscall.Stat_t, version.Version, error) {
-	id, st, err := version.Stat(path)
-	if err != nil {
+	st := new(syscall.Stat_t)
+	if err := srcview.Stat(path, st); err != nil {
 		return nil, nil, version.Version{}, err
 	}
+	id := version.FromStat(st)
 	if id.File != file {
 		return nil, nil, version.Version{}, syscall.ESTALE
 	}

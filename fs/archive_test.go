@@ -1,0 +1,220 @@
+package fs
+
+import (
+	"archive/zip"
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshfs/meshfs/decode/decodetest"
+)
+
+// zipTreeTo writes the files under dir into the ZIP at dest with Go's
+// writer, stored and deflated in turn, then pad empty entries under pad/
+// (65 535 or more: ZIP64 end records).
+func zipTreeTo(t testing.TB, dir, dest string, pad int) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	i := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		m := zip.Store
+		if i++; i%2 == 0 {
+			m = zip.Deflate
+		}
+		f, err := w.CreateHeader(&zip.FileHeader{Name: filepath.ToSlash(rel), Method: m})
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		f.Write(b)
+		return err
+	})
+	for i := range pad {
+		w.Create("pad/" + strconv.Itoa(i))
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err == nil {
+		err = os.WriteFile(dest, buf.Bytes(), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mountedFiles reads every file under root in a mount (skipping the
+// folder skip), by slash path, and checks that each one's size is its
+// stat's; folders map to their sorted listing.
+func mountedFiles(t *testing.T, root, skip string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if rel == skip {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			ents, err := os.ReadDir(p)
+			var names []string
+			for _, e := range ents {
+				if rel != "." || e.Name() != skip {
+					names = append(names, e.Name())
+				}
+			}
+			out[rel+"/"] = strings.Join(names, "\n")
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if fi, err := os.Stat(p); err != nil || fi.Size() != int64(len(b)) {
+			t.Errorf("%s: stat %v (%v), %d bytes read", p, fi.Size(), err, len(b))
+		}
+		out[rel] = string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestArchivesMountLikeLoose: a folder holding ZIP copies of each tree of
+// ../shared/assets (stored and deflated entries, tf-inova's once more with
+// ZIP64 end records) shows, in each archive's folder, the same files and
+// folders (meshes, models, header.json, every output, the textures' PNGs,
+// plain files), byte for byte, as a mount of the loose trees.
+func TestArchivesMountLikeLoose(t *testing.T) {
+	assets := decodetest.NeedShared(t, "assets")
+	trees, err := os.ReadDir(assets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed := t.TempDir()
+	var names []string
+	for _, tr := range trees {
+		if tr.IsDir() {
+			names = append(names, tr.Name())
+			zipTreeTo(t, filepath.Join(assets, tr.Name()), filepath.Join(packed, tr.Name()+".zip"), 0)
+		}
+	}
+	zipTreeTo(t, filepath.Join(assets, "tf-inova"), filepath.Join(packed, "inova64.pak"), 65600)
+	_, loose := mountT(t, assets, Config{})
+	_, pmnt := mountT(t, packed, Config{})
+	files := 0
+	for _, name := range append(names, "inova64.pak") {
+		wantDir := filepath.Join(loose, strings.TrimSuffix(name, ".pak"))
+		gotDir := filepath.Join(pmnt, name+".zip")
+		if strings.HasSuffix(name, ".pak") {
+			wantDir, gotDir = filepath.Join(loose, "tf-inova"), filepath.Join(pmnt, name)
+		}
+		want, got := mountedFiles(t, wantDir, ""), mountedFiles(t, gotDir, "pad")
+		for p, b := range want {
+			if g, ok := got[p]; !ok || g != b {
+				t.Errorf("%s: %d bytes loose, %d (present %v) in %s", p, len(b), len(g), ok, name)
+			}
+		}
+		for p := range got {
+			if _, ok := want[p]; !ok {
+				t.Errorf("%s: in %s only", p, name)
+			}
+		}
+		files += len(want)
+	}
+	if files < 500 {
+		t.Errorf("%d files and folders compared", files)
+	}
+}
+
+// gemZip writes into the ZIP at dest the GEM fixtures names (by their
+// names in the archive), or for a name that is no fixture its own bytes.
+func gemZip(t *testing.T, dest string, names map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	for in, fixture := range names {
+		b, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "gem", fixture))
+		if err != nil {
+			b = []byte(fixture)
+		}
+		write(t, filepath.Join(dir, filepath.FromSlash(in)), b)
+	}
+	zipTreeTo(t, dir, dest, 0)
+}
+
+// TestArchiveChangeRemakes: rewriting an archive in place makes the mount
+// show its new entries: a mesh inside it re-made from the new bytes, an
+// entry it no longer holds gone, one it gained there; a plain entry reads
+// with its exact size. In both open modes.
+func TestArchiveChangeRemakes(t *testing.T) { bothModes(t, testArchiveChangeRemakes) }
+
+func testArchiveChangeRemakes(t *testing.T) {
+	src := t.TempDir()
+	pak := filepath.Join(src, "game.pak")
+	gemZip(t, pak, map[string]string{"m/a.ply": "eply_multi_uv.ply", "m/old.txt": "plain text"})
+	_, mnt := mountT(t, src, Config{})
+	glb := filepath.Join(mnt, "game.pak", "m", "a.ply", "a.glb")
+	before, err := os.ReadFile(glb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(mnt, "game.pak", "m", "old.txt")); err != nil || string(b) != "plain text" {
+		t.Errorf("a plain entry: %v, %q", err, b)
+	}
+	gemZip(t, pak+".new", map[string]string{"m/a.ply": "pm01_gem3.ply", "m/new.ply": "eply_multi_uv.ply"})
+	b, _ := os.ReadFile(pak + ".new")
+	write(t, pak, b) // in place: the same inode
+	os.Remove(pak + ".new")
+	if !waitFor(5*time.Second, func() bool {
+		after, err := os.ReadFile(glb)
+		return err == nil && !bytes.Equal(after, before)
+	}) {
+		t.Fatal("a.glb is the old archive's after the rewrite")
+	}
+	if _, err := os.Stat(filepath.Join(mnt, "game.pak", "m", "old.txt")); !os.IsNotExist(err) {
+		t.Errorf("an entry the archive no longer holds: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(mnt, "game.pak", "m", "new.ply", "new.glb")); err != nil {
+		t.Errorf("a mesh the archive gained: %v", err)
+	}
+}
+
+// TestBrokenArchiveFolder: an archive cut inside its central directory
+// is a folder holding error.txt (naming what went wrong) and the entries
+// recovered from its local headers, whose mesh converts. In both open
+// modes.
+func TestBrokenArchiveFolder(t *testing.T) { bothModes(t, testBrokenArchiveFolder) }
+
+func testBrokenArchiveFolder(t *testing.T) {
+	src := t.TempDir()
+	pak := filepath.Join(src, "cut.zip")
+	gemZip(t, pak, map[string]string{"a.ply": "eply_multi_uv.ply", "b.txt": "plain text"})
+	b, _ := os.ReadFile(pak)
+	write(t, pak, b[:len(b)-30])
+	_, mnt := mountT(t, src, Config{})
+	got := names(t, filepath.Join(mnt, "cut.zip"))
+	if strings.Join(got, " ") != "a.ply/ b.txt error.txt" {
+		t.Errorf("the broken archive's folder lists %v", got)
+	}
+	if txt, err := os.ReadFile(filepath.Join(mnt, "cut.zip", "error.txt")); err != nil || !strings.Contains(string(txt), "recovered from local headers") {
+		t.Errorf("error.txt: %v\n%s", err, txt)
+	}
+	if _, err := os.ReadFile(filepath.Join(mnt, "cut.zip", "a.ply", "a.glb")); err != nil {
+		t.Errorf("the recovered mesh: %v", err)
+	}
+}
