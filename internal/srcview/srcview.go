@@ -131,8 +131,11 @@ func (disk) Stat(p string) (fs.FileInfo, version.Read, error) {
 func (disk) ReadDir(p string) ([]fs.DirEntry, error) { return srcfile.ReadDir(p) }
 
 // Default is the view meshfs uses: the disk, and archives as folders of
-// their entries.
-var Default = New(archive.Limits{MemInflate: archive.DefaultLimits.MemInflate})
+// their entries. A deflated entry up to 1 MiB is inflated into memory,
+// a bigger one read through checkpoints (package archive), so that the
+// readers kept (Reader) hold little: about 3% of each entry and its last
+// spans. Sizes are limited by the callers (outputs' --max-source-size).
+var Default = New(archive.Limits{MemInflate: 1 << 20})
 
 // maxArchives bounds the listings a view keeps; past it, it starts over
 // (a dropped archive's file is closed once no reader holds it).
@@ -364,7 +367,7 @@ func IsArchive(f File) bool {
 }
 
 // maxReaders bounds the entry readers a view keeps (Reader).
-const maxReaders = 64
+const maxReaders = 16
 
 type readerKey struct {
 	path string

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -131,4 +132,38 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestReadEntry: reads at random offsets of a deflated entry bigger than
+// what is inflated into memory (read through checkpoints) give its bytes,
+// through one kept reader; a stat the caller does not accept is ESTALE.
+func TestReadEntry(t *testing.T) {
+	dir := t.TempDir()
+	big := make([]byte, 3<<20+12345)
+	for i := range big {
+		big[i] = byte(i*7 + i/1000)
+	}
+	pak := filepath.Join(dir, "big.zip")
+	writeZip(t, pak, []string{"s.txt", "big.bin"}, map[string][]byte{"s.txt": []byte("small"), "big.bin": big})
+	p := pak + "/big.bin"
+	all := func(*syscall.Stat_t) bool { return true }
+	for _, off := range []int64{3 << 20, 0, 1<<20 + 17, int64(len(big)) - 100, 2 << 20} {
+		buf := make([]byte, 4096)
+		n, err := ReadEntry(p, all, buf, off)
+		want := big[off:min(off+4096, int64(len(big)))]
+		if err != nil || !bytes.Equal(buf[:n], want) {
+			t.Fatalf("at %d: %d bytes, %v", off, n, err)
+		}
+	}
+	if n, err := ReadEntry(p, all, make([]byte, 10), int64(len(big))); n != 0 || err != nil {
+		t.Errorf("at the end: %d, %v", n, err)
+	}
+	f1, _ := Default.Reader(p)
+	f2, _ := Default.Reader(p)
+	if f1 != f2 {
+		t.Error("the entry's reader is not kept")
+	}
+	if _, err := ReadEntry(p, func(*syscall.Stat_t) bool { return false }, make([]byte, 10), 0); !errors.Is(err, syscall.ESTALE) {
+		t.Errorf("a stat not accepted: %v", err)
+	}
 }

@@ -1,11 +1,10 @@
 package srcview
 
 import (
+	"errors"
 	"hash/fnv"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/meshfs/meshfs/internal/archive"
@@ -98,19 +97,11 @@ func InArchive(p string) bool {
 		a, _, _, _ := Default.Archive(p)
 		return a != nil
 	}
-	_, _, _, _, ok := Default.inArchive(p)
-	return ok && err.(*os.PathError).Err == syscall.ENOTDIR
-}
-
-// Within reports whether p is a path inside an archive (not the archive
-// file itself): a component above it is an archive file.
-func Within(p string) bool {
-	var st syscall.Stat_t
-	if syscall.Lstat(p, &st) != syscall.ENOTDIR {
+	if !errors.Is(err, syscall.ENOTDIR) {
 		return false
 	}
-	_, rel, _, _, ok := Default.inArchive(p)
-	return ok && rel != "" && !strings.HasPrefix(rel, "/") && filepath.IsLocal(rel)
+	_, _, _, _, ok := Default.inArchive(p)
+	return ok
 }
 
 // ReadEntry reads into p at off from the entry at path (a path inside an
