@@ -34,6 +34,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -147,6 +148,26 @@ type Packed struct {
 	mu      sync.Mutex
 	open    map[string]*packed
 	readers map[readerKey]File
+	keeper  Keeper
+	// Listed counts the archives listed from their central directory (or
+	// local headers), Resumed those whose kept listing served instead.
+	Listed, Resumed atomic.Int64
+}
+
+// Keeper keeps archive listings (archive.Archive.MarshalBinary) across
+// mounts, by the archive file's path and identity: a remount resumes a
+// listing (archive.Resume, which checks it against the file's size and
+// end records) instead of reading the central directory again.
+type Keeper interface {
+	ArchiveListing(path string, id version.Ident) ([]byte, bool)
+	KeepArchiveListing(path string, id version.Ident, listing []byte)
+}
+
+// SetKeeper makes k keep the view's listings (nil: none).
+func (v *Packed) SetKeeper(k Keeper) {
+	v.mu.Lock()
+	v.keeper = k
+	v.mu.Unlock()
 }
 
 // New is a view of the disk and its archives, whose entries are read
@@ -187,11 +208,11 @@ func (v *Packed) Archive(p string) (*archive.Archive, version.Read, os.FileInfo,
 		v.open[p] = pk
 	}
 	v.mu.Unlock()
-	pk.once.Do(func() { pk.load(p, v.limits) })
+	pk.once.Do(func() { pk.load(v, p) })
 	return pk.a, pk.read, pk.fi, pk.err
 }
 
-func (pk *packed) load(p string, limits archive.Limits) {
+func (pk *packed) load(v *Packed, p string) {
 	f, err := srcfile.Open(p)
 	if err != nil {
 		pk.err = err
@@ -212,9 +233,24 @@ func (pk *packed) load(p string, limits archive.Limits) {
 	}
 	// The file stays open with the listing (closed with it by the
 	// garbage collector).
-	pk.a, pk.err = archive.Open(f, fi.Size(), p, limits)
-	if pk.a == nil {
-		f.Close()
+	v.mu.Lock()
+	keeper := v.keeper
+	v.mu.Unlock()
+	if keeper != nil {
+		if b, ok := keeper.ArchiveListing(p, pk.read.Ident); ok {
+			if a, err := archive.Resume(f, fi.Size(), p, v.limits, b); err == nil {
+				v.Resumed.Add(1)
+				pk.a, pk.err = a, a.Err()
+				return
+			}
+		}
+	}
+	v.Listed.Add(1)
+	pk.a, pk.err = archive.Open(f, fi.Size(), p, v.limits)
+	if keeper != nil {
+		if b, err := pk.a.MarshalBinary(); err == nil {
+			keeper.KeepArchiveListing(p, pk.read.Ident, b)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // writeZip writes files (by slash path) to p, stored and deflated in
@@ -165,5 +168,47 @@ func TestReadEntry(t *testing.T) {
 	}
 	if _, err := ReadEntry(p, func(*syscall.Stat_t) bool { return false }, make([]byte, 10), 0); !errors.Is(err, syscall.ESTALE) {
 		t.Errorf("a stat not accepted: %v", err)
+	}
+}
+
+type mapKeeper map[string][]byte
+
+func (k mapKeeper) key(p string, id version.Ident) string { return fmt.Sprint(p, id) }
+func (k mapKeeper) ArchiveListing(p string, id version.Ident) ([]byte, bool) {
+	b, ok := k[k.key(p, id)]
+	return b, ok
+}
+func (k mapKeeper) KeepArchiveListing(p string, id version.Ident, b []byte) { k[k.key(p, id)] = b }
+
+// TestKeptListing: a second view with the first's keeper (a remount)
+// resumes the kept listing instead of reading the central directory, and
+// reads the same entries; a rewritten archive is listed again.
+func TestKeptListing(t *testing.T) {
+	dir := t.TempDir()
+	pak := filepath.Join(dir, "a.pak")
+	writeZip(t, pak, []string{"x/a.txt", "b.txt"}, map[string][]byte{"x/a.txt": []byte("aaa"), "b.txt": []byte("bb")})
+	k := mapKeeper{}
+	first := New(Default.limits)
+	first.SetKeeper(k)
+	if f, err := first.Open(pak + "/x/a.txt"); err != nil || string(readAll(t, f)) != "aaa" {
+		t.Fatal(err)
+	}
+	second := New(Default.limits)
+	second.SetKeeper(k)
+	if f, err := second.Open(pak + "/x/a.txt"); err != nil || string(readAll(t, f)) != "aaa" {
+		t.Fatal(err)
+	}
+	if ents, err := second.ReadDir(pak); err != nil || len(ents) != 2 {
+		t.Errorf("the resumed listing: %v %v", ents, err)
+	}
+	if first.Listed.Load() != 1 || second.Listed.Load() != 0 || second.Resumed.Load() != 1 {
+		t.Errorf("listed %d then %d, resumed %d", first.Listed.Load(), second.Listed.Load(), second.Resumed.Load())
+	}
+	writeZip(t, pak, []string{"b.txt"}, map[string][]byte{"b.txt": []byte("new")})
+	os.Chtimes(pak, time.Now(), time.Now().Add(time.Hour))
+	third := New(Default.limits)
+	third.SetKeeper(k)
+	if f, err := third.Open(pak + "/b.txt"); err != nil || string(readAll(t, f)) != "new" || third.Listed.Load() != 1 {
+		t.Errorf("a rewritten archive: %v, listed %d", err, third.Listed.Load())
 	}
 }

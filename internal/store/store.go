@@ -91,7 +91,36 @@ type Hooks interface {
 
 // New returns a store logging to lg over the given caches.
 func New(c *cache.Cache, disk *diskcache.Cache, sem *outputs.Semaphore, versions *version.Tracker, lg *log.Logger) *Store {
-	return &Store{Cache: c, Disk: disk, Sem: sem, Versions: versions, log: lg, Ctx: context.Background()}
+	s := &Store{Cache: c, Disk: disk, Sem: sem, Versions: versions, log: lg, Ctx: context.Background()}
+	if disk != nil {
+		// The archives' listings outlive the mount with the outputs.
+		srcview.Default.SetKeeper(s)
+	}
+	return s
+}
+
+// OutListing is the disk cache's output name of an archive's listing.
+const OutListing = "archive-listing"
+
+func listingKey(path string, id version.Ident) diskcache.Key {
+	return diskcache.Key{Path: path, Version: version.Version{Ident: id}, Output: OutListing}
+}
+
+// ArchiveListing is srcview.Keeper's: the listing the disk cache keeps of the
+// archive file at path, version id.
+func (s *Store) ArchiveListing(path string, id version.Ident) ([]byte, bool) {
+	parts, ok := s.Disk.Get(listingKey(path, id))
+	if !ok || len(parts) != 1 {
+		return nil, false
+	}
+	return parts[0], true
+}
+
+// KeepArchiveListing is srcview.Keeper's: it keeps listing in the disk cache.
+func (s *Store) KeepArchiveListing(path string, id version.Ident, listing []byte) {
+	if err := s.Disk.Put(listingKey(path, id), [][]byte{listing}); err != nil {
+		s.LogOnce("listing:"+path, "meshfs: keeping the listing of %s: %v", path, err)
+	}
 }
 
 // LogOnce logs a failure the first time it is seen for key.
