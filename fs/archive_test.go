@@ -278,3 +278,35 @@ func BenchmarkFirstReadGLBPacked(b *testing.B) {
 		})
 	}
 }
+
+// TestPrewarmArchive: --prewarm converts the meshes inside an archive
+// too (not a nested archive's), so that reading one then converts
+// nothing.
+func TestPrewarmArchive(t *testing.T) {
+	src := t.TempDir()
+	inner := filepath.Join(t.TempDir(), "inner.zip")
+	gemZip(t, inner, map[string]string{"c.ply": "eply_multi_uv.ply"})
+	nested, _ := os.ReadFile(inner)
+	dir := t.TempDir()
+	for name, fixture := range map[string]string{"m/a.ply": "eply_multi_uv.ply", "b.ply": "pm01_gem3.ply"} {
+		b, _ := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "gem", fixture))
+		write(t, filepath.Join(dir, filepath.FromSlash(name)), b)
+	}
+	write(t, filepath.Join(dir, "nested.zip"), nested)
+	zipTreeTo(t, dir, filepath.Join(src, "game.pak"), 0)
+	f, mnt := mountT(t, src, Config{})
+	f.Prewarm()
+	if !waitFor(30*time.Second, func() bool { return !f.st.PrewarmStats().Running }) {
+		t.Fatal("prewarm did not finish")
+	}
+	if ps := f.st.PrewarmStats(); ps.Found != 2 || ps.Done != 2 || ps.Failed != 0 {
+		t.Fatalf("prewarm: %+v, want the archive's 2 meshes", ps)
+	}
+	before := conversions(f.Stats())
+	if _, err := os.ReadFile(filepath.Join(mnt, "game.pak", "m", "a.ply", "a.glb")); err != nil {
+		t.Fatal(err)
+	}
+	if n := conversions(f.Stats()) - before; n != 0 {
+		t.Errorf("reading a prewarmed mesh converted %d times", n)
+	}
+}

@@ -93,11 +93,12 @@ func fileOf(f *os.File) (File, error) {
 }
 
 func (disk) Open(p string) (File, error) {
-	f, err := srcfile.Open(p)
+	fd, st, err := srcfile.OpenFD(p)
 	if err != nil {
 		return nil, err
 	}
-	return fileOf(f)
+	// The stat srcfile checked the descriptor with: no second fstat.
+	return &diskFile{File: os.NewFile(uintptr(fd), p), size: st.Size, read: version.Read{Path: p, Ident: version.FromStat(st)}}, nil
 }
 
 func (disk) OpenBeneath(root, rel string) (File, error) {

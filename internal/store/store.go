@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/archive"
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/srcfile"
@@ -1028,23 +1030,16 @@ func (s *Store) Prewarm() {
 func (s *Store) prewarmWalk(ctx context.Context, p *prewarmState) {
 	ctx = context.WithValue(ctx, prewarmKey{}, true)
 	lastLog := time.Now()
-	srcfile.WalkDir(s.Tree, func(path string, de fs.DirEntry, err error) error {
-		if ctx.Err() != nil {
-			return fs.SkipAll
-		}
-		if err != nil || !de.Type().IsRegular() {
-			return nil
-		}
-		if outputs.IsCompanion(path) {
-			return nil
-		}
+	// warm converts the source at path if it is a mesh (its
+	// not-yet-cached outputs), and reports whether it is one.
+	warm := func(path string) (bool, error) {
 		var st syscall.Stat_t
-		if syscall.Stat(path, &st) != nil {
-			return nil
+		if srcview.Stat(path, &st) != nil {
+			return false, nil
 		}
 		format := s.Sniff(path, &st)
 		if format == nil {
-			return nil
+			return false, nil
 		}
 		p.found.Add(1)
 		m := s.NewMesh(path, format)
@@ -1059,7 +1054,7 @@ func (s *Store) prewarmWalk(ctx context.Context, p *prewarmState) {
 			}
 			cached = false
 			if !s.waitQuiet(ctx, p) {
-				return fs.SkipAll
+				return true, fs.SkipAll
 			}
 			e, err := s.Geometry(ctx, m, fp, out)
 			if err == nil && e.Err != nil {
@@ -1078,7 +1073,35 @@ func (s *Store) prewarmWalk(ctx context.Context, p *prewarmState) {
 			lastLog = time.Now()
 			s.log.Printf("meshfs: prewarm: %d of %d meshes found so far", p.done.Load(), p.found.Load())
 		}
-		return nil
+		return true, nil
+	}
+	srcfile.WalkDir(s.Tree, func(path string, de fs.DirEntry, err error) error {
+		if ctx.Err() != nil {
+			return fs.SkipAll
+		}
+		if err != nil || !de.Type().IsRegular() {
+			return nil
+		}
+		if outputs.IsCompanion(path) {
+			return nil
+		}
+		mesh, err := warm(path)
+		if mesh || err != nil {
+			return err
+		}
+		// An archive's meshes, as the mount shows them (internal/mirror).
+		a, _, _, _ := srcview.Default.Archive(path)
+		if a == nil {
+			return nil
+		}
+		return a.Walk(func(e *archive.Entry) error {
+			dir, name := pathpkg.Split(e.Path)
+			if e.IsDir() || formats.IsCompanion(name, func(n string) bool { _, ok := a.Lookup(pathpkg.Join(dir, n)); return ok }) {
+				return nil
+			}
+			_, err := warm(path + "/" + e.Path)
+			return err
+		})
 	})
 }
 
