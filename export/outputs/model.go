@@ -470,13 +470,8 @@ func (m *Mesh) partMesh(p string) (*Mesh, error) {
 		}
 		f = formats.Sniff(filepath.Base(p), b[:min(len(b), formats.HeadSize)])
 	} else {
-		sf, err := view.Open(p)
-		if err != nil {
-			return nil, err
-		}
-		f, err = formats.SniffReader(p, io.NewSectionReader(sf, 0, sf.Size()))
-		sf.Close()
-		if err != nil {
+		var err error
+		if f, err = sniffSource(p); err != nil {
 			return nil, err
 		}
 	}

@@ -71,16 +71,22 @@ func Open(path string) (*Mesh, error) {
 // followed; beneath an archive's path, its entry: srcview), and describes
 // it as New says; nil, nil for a file meshfs does not convert.
 func OpenSource(path string) (*Mesh, error) {
+	format, err := sniffSource(path)
+	if err != nil || format == nil {
+		return nil, err
+	}
+	return New(path, format), nil
+}
+
+// sniffSource sniffs the file at path as formats.SniffFile does, through
+// the view.
+func sniffSource(path string) (decode.Format, error) {
 	f, err := view.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	format, err := formats.SniffReader(path, io.NewSectionReader(f, 0, f.Size()))
-	if err != nil || format == nil {
-		return nil, err
-	}
-	return New(path, format), nil
+	return formats.SniffReader(path, io.NewSectionReader(f, 0, f.Size()))
 }
 
 // New describes path as a mesh of format f. Its files are opened as
