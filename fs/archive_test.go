@@ -99,8 +99,11 @@ func mountedFiles(t *testing.T, root, skip string) map[string]string {
 // ../shared/assets (stored and deflated entries, tf-inova's once more with
 // ZIP64 end records) shows, in each archive's folder, the same files and
 // folders (meshes, models, header.json, every output, the textures' PNGs,
-// plain files), byte for byte, as a mount of the loose trees.
-func TestArchivesMountLikeLoose(t *testing.T) {
+// plain files), byte for byte, as a mount of the loose trees. In both
+// open modes.
+func TestArchivesMountLikeLoose(t *testing.T) { bothModes(t, testArchivesMountLikeLoose) }
+
+func testArchivesMountLikeLoose(t *testing.T) {
 	assets := decodetest.NeedShared(t, "assets")
 	trees, err := os.ReadDir(assets)
 	if err != nil {
