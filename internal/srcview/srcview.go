@@ -23,7 +23,13 @@
 //     the archive is a change of every entry read from it, and the
 //     watcher and version.Set see the file that really changes.
 //   - An archive is listed once per version of its file (its Ident) and
-//     kept open while listed; the view keeps up to maxArchives listings.
+//     kept open while listed; the view keeps up to maxArchives listings,
+//     and with a Keeper (the disk cache) across mounts.
+//
+// For the mount, Lstat and Stat (stat.go) are the system calls with an
+// entry's stat for a path inside an archive (EntryStat says what it
+// holds), and ReadEntry reads an entry through a reader kept for the
+// reads that follow (a deflated one resumes at a checkpoint).
 package srcview
 
 import (
