@@ -3,6 +3,7 @@ package fs
 import (
 	"archive/zip"
 	"bytes"
+	"image"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/woozymasta/bcn"
+
 	"github.com/meshfs/meshfs/decode/decodetest"
+	"github.com/meshfs/meshfs/export/outputs"
 )
 
 // zipTreeTo writes the files under dir into the ZIP at dest with Go's
@@ -311,5 +315,65 @@ func TestPrewarmArchive(t *testing.T) {
 	}
 	if n := conversions(f.Stats()) - before; n != 0 {
 		t.Errorf("reading a prewarmed mesh converted %d times", n)
+	}
+}
+
+// bc1DDS is a w×h BC1 DDS of a pattern set by seed (bcn's encoder).
+func bc1DDS(t *testing.T, w, h int, seed uint8) []byte {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i*13) ^ seed
+	}
+	d, err := bcn.EncodeDDSWithOptions([]image.Image{img}, bcn.FormatBC1, &bcn.EncodeOptions{QualityLevel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := d.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestOverlayPakInMount: a mod mounted with an asset path whose
+// texture.pak alone holds a $/ texture the mod's material names embeds it
+// (header.json names it beneath the archive), and rewriting the archive
+// re-makes the mod's .glb: the archive file is in the mesh's version set.
+func TestOverlayPakInMount(t *testing.T) {
+	root := t.TempDir()
+	mod, game := filepath.Join(root, "mod", "resource"), filepath.Join(root, "game", "resource")
+	ply, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "gem", "eply_tangents_textures.ply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(mod, "entity", "tank", "body.ply"), ply)
+	write(t, filepath.Join(mod, "entity", "tank", "body.mtl"), []byte("{material bump\n\t{diffuse \"$/model/common_nm\"}\n}"))
+	os.MkdirAll(filepath.Join(mod, "texture"), 0o755)
+	packTexture := func(seed uint8) {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "texture", "model", "common_nm.dds"), bc1DDS(t, 8, 8, seed))
+		zipTreeTo(t, dir, filepath.Join(game, "texture.pak"), 0)
+	}
+	os.MkdirAll(game, 0o755)
+	packTexture(1)
+	lim := outputs.DefaultLimits
+	lim.AssetPaths = []string{game}
+	_, mnt := mountT(t, filepath.Join(root, "mod"), Config{Limits: &lim})
+	dir := filepath.Join(mnt, "resource", "entity", "tank", "body.ply")
+	hdr, err := os.ReadFile(filepath.Join(dir, "header.json"))
+	if want := filepath.Join(game, "texture.pak", "texture", "model", "common_nm.dds"); err != nil || !bytes.Contains(hdr, []byte(`"path": "`+want+`"`)) {
+		t.Fatalf("header.json does not name %s (%v):\n%s", want, err, hdr)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "body.glb"))
+	if err != nil || !bytes.Contains(before, []byte("image/png")) {
+		t.Fatalf("body.glb embeds no image (%v)", err)
+	}
+	packTexture(2)
+	if !waitFor(5*time.Second, func() bool {
+		after, err := os.ReadFile(filepath.Join(dir, "body.glb"))
+		return err == nil && !bytes.Equal(after, before)
+	}) {
+		t.Error("body.glb is not re-made after its texture's archive changed")
 	}
 }
