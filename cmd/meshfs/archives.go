@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -18,14 +17,12 @@ import (
 // sniffArchive reports whether the regular file at p is an archive, by its
 // first bytes (archive.Sniff).
 func sniffArchive(p string) bool {
-	f, err := srcfile.Open(p)
+	f, err := srcview.Disk.Open(p)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	var head [4]byte
-	n, _ := io.ReadFull(f, head[:])
-	return archive.Sniff(head[:n])
+	return srcview.IsArchive(f)
 }
 
 // archivesUnder finds the archives under the folder root, in lexical
