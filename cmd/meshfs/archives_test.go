@@ -130,6 +130,23 @@ func TestConvertArchive(t *testing.T) {
 	}
 }
 
+// TestInfoInArchive: `meshfs info ARCHIVE/ENTRY` prints the header.json
+// the entry's folder holds, as for the loose file.
+func TestInfoInArchive(t *testing.T) {
+	loose := decodetest.NeedShared(t, "assets/tf-inova")
+	p := filepath.Join(t.TempDir(), "inova.zip")
+	writeZip(t, p, filesUnder(t, loose), 0)
+	rel := "res/models/model/vehicle/waggon/ws_inovab_wc.mdl"
+	want, err := exec.Command(meshfsBin, "info", filepath.Join(loose, rel)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := exec.Command(meshfsBin, "info", p+"/"+rel).CombinedOutput()
+	if err != nil || !bytes.Equal(got, want) || len(want) < 1000 {
+		t.Errorf("info inside the archive: %v, %d bytes, want the loose file's %d:\n%s", err, len(got), len(want), got)
+	}
+}
+
 // TestConvertBrokenArchive: an archive cut inside its central directory
 // is named with the error and the exit status is 1, and every mesh in it
 // (recovered from the local headers) is still converted; `meshfs check`

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -202,10 +203,16 @@ func runConvert(ctx context.Context, args []string, outDir string, jobs int, lim
 func newInfoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "info FILE",
-		Short: "Print a mesh file's header.json",
+		Short: "Print a mesh file's header.json (a FILE inside an archive too)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := outputs.Open(args[0])
+			if errors.Is(err, syscall.ENOTDIR) {
+				// A path inside an archive (srcview), read in place.
+				if abs, aerr := filepath.Abs(args[0]); aerr == nil {
+					m, err = outputs.OpenSource(abs)
+				}
+			}
 			if err != nil {
 				return err
 			}
