@@ -118,11 +118,11 @@ func (s *Store) ArchiveListing(path string, id version.Ident) ([]byte, bool) {
 	return parts[0], true
 }
 
-// KeepArchiveListing is srcview.Keeper's: it keeps listing in the disk cache.
+// KeepArchiveListing is srcview.Keeper's: it keeps listing in the disk
+// cache. A listing not kept (the cache full or closed) is only read again
+// at the next mount: nothing is logged.
 func (s *Store) KeepArchiveListing(path string, id version.Ident, listing []byte) {
-	if err := s.Disk.Put(listingKey(path, id), [][]byte{listing}); err != nil {
-		s.LogOnce("listing:"+path, "meshfs: keeping the listing of %s: %v", path, err)
-	}
+	s.Disk.Put(listingKey(path, id), [][]byte{listing})
 }
 
 // LogOnce logs a failure the first time it is seen for key.
