@@ -12,10 +12,11 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -126,7 +127,7 @@ func (d *dirNode) id() srcID { return d.ident }
 
 func (d *dirNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	var st syscall.Stat_t
-	if err := syscall.Stat(d.dir.Abs, &st); err != nil {
+	if err := srcview.Stat(d.dir.Abs, &st); err != nil {
 		return gofs.ToErrno(err)
 	}
 	fillDirAttr(&out.Attr, &st)
@@ -174,10 +175,12 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if err := d.dir.Lstat(name, &st, now); err != nil {
 		if src := mirror.PNGSource(name); src != "" && errors.Is(err, syscall.ENOENT) {
 			return d.lookupPNG(ctx, name, src, out)
+		} else if b := d.dir.ErrorText(); b != nil && name == outputs.ErrorName {
+			return d.lookupText(ctx, b, out)
 		}
 		return nil, gofs.ToErrno(err)
 	}
-	kind, format, _ := d.dir.Kind(name, &st, formats.InFolder(d.dir.Abs))
+	kind, format, _ := d.dir.Kind(name, &st, d.dir.InFolder())
 	if kind == 0 {
 		return nil, syscall.ENOENT
 	}
@@ -185,7 +188,10 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	var node gofs.InodeEmbedder
 	var mode uint32
 	switch kind {
-	case syscall.S_IFDIR:
+	case syscall.S_IFDIR, mirror.KindArchive:
+		if kind == mirror.KindArchive {
+			id.File = mirror.ArchiveFile(&st)
+		}
 		fillDirAttr(&out.Attr, &st)
 		node, mode = d.fsys.newDirNode(p, id), syscall.S_IFDIR
 	case mirror.KindMesh:
@@ -202,7 +208,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	default:
 		out.Attr.FromStat(&st)
 		out.Attr.Mode = syscall.S_IFREG | mirror.ReadOnlyMode(st.Mode, false)
-		node, mode = &passFile{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFREG
+		node, mode = &passFile{fsys: d.fsys, abs: p, ident: id, packed: d.dir.Packed()}, syscall.S_IFREG
 	}
 	d.fsys.shortTTL(d, out, nil)
 	if ch := d.sameChild(name, id); ch != nil {
@@ -284,9 +290,10 @@ func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 // demand, never copied into memory.
 type passFile struct {
 	roNode
-	fsys  *FS
-	abs   string
-	ident srcID
+	fsys   *FS
+	abs    string
+	ident  srcID
+	packed bool // an archive's entry (packed.go)
 }
 
 var (
@@ -310,7 +317,7 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 	} else if h, ok := fh.(*passHandle); ok {
 		err = syscall.Fstat(int(h.f.Fd()), &st)
 	} else {
-		err = syscall.Lstat(p.abs, &st)
+		err = srcview.Lstat(p.abs, &st)
 		if err == nil && !p.same(&st) {
 			// Replaced: see meshDir.stat.
 			return syscall.ESTALE
@@ -328,6 +335,8 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
+	} else if p.packed {
+		return nil, noFlush, 0 // read as under no_open
 	}
 	// Replaced since the lookup: this inode is the old file's, whose
 	// readers may hold its size (mirror.Versioned); ESTALE.
@@ -347,7 +356,10 @@ func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 }
 
 func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	if h, ok := fh.(*passHandle); ok {
+	if p.packed {
+		n, err := srcview.ReadEntry(p.abs, p.same, dest, off)
+		return fuse.ReadResultData(dest[:n]), errno(err)
+	} else if h, ok := fh.(*passHandle); ok {
 		return h.Read(ctx, dest, off)
 	}
 	h, ok := fh.(*fdHandle)

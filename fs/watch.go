@@ -10,6 +10,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelview"
+	"github.com/meshfs/meshfs/internal/srcview"
 )
 
 // watchHandler is the mount's side of the watcher (package watch), which
@@ -40,8 +41,8 @@ func (f *FS) dirAt(path string) *dirNode {
 
 // watchDir starts watching d's source folder, once.
 func (f *FS) watchDir(d *dirNode) {
-	if f.watch == nil || !d.dir.Watched.CompareAndSwap(false, true) {
-		return
+	if f.watch == nil || !d.dir.Watched.CompareAndSwap(false, true) || d.dir.Packed() {
+		return // an archive's folder changes with its file (internal/mirror)
 	}
 	f.dirsMu.Lock()
 	f.dirs[d.dir.Abs] = d
@@ -103,7 +104,7 @@ func (f *FS) invalidateName(d *dirNode, name string) {
 	}
 	f.n.Notifications.Add(1)
 	var st syscall.Stat_t
-	if ch != nil && syscall.Lstat(filepath.Join(d.dir.Abs, name), &st) != nil {
+	if ch != nil && srcview.Lstat(filepath.Join(d.dir.Abs, name), &st) != nil {
 		d.NotifyDelete(name, ch)
 		d.RmChild(name)
 		return

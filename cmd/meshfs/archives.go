@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -12,19 +11,18 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/archive"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/srcview"
 )
 
 // sniffArchive reports whether the regular file at p is an archive, by its
 // first bytes (archive.Sniff).
 func sniffArchive(p string) bool {
-	f, err := srcfile.Open(p)
+	f, err := srcview.Disk.Open(p)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	var head [4]byte
-	n, _ := io.ReadFull(f, head[:])
-	return archive.Sniff(head[:n])
+	return srcview.IsArchive(f)
 }
 
 // archivesUnder finds the archives under the folder root, in lexical
@@ -45,25 +43,22 @@ func archivesUnder(root string) (paths, rels []string) {
 	return paths, rels
 }
 
-// archiveJobs lists the archive at p and gives a job for each mesh entry
-// in it, by the mount's rule of what is a mesh (its name and first bytes;
-// companions have no folder of their own), placed at rel/<entry path>. A
-// mesh is converted from memory (outputs.NewMemory) with the companions
-// and animation files of its archive folder. Nested archives are files,
-// not descended. The archive file stays open for the process's life.
-func archiveJobs(p, rel string, limits outputs.Limits) []meshJob {
-	f, err := srcfile.Open(p)
-	if err != nil {
-		return []meshJob{{path: p, err: err}}
+// archiveJobs lists the archive at p (a real path) and gives a job for
+// each mesh entry in it, by the mount's rule of what is a mesh (its name
+// and first bytes; companions have no folder of their own), placed at
+// rel/<entry path>. Each is read through the source view (srcview), at
+// its path beneath the archive's, with tree as its Mesh.Tree: the parts,
+// companions, materials, textures and animations it names resolve inside
+// the archive as in a loose folder. Nested archives are files, not
+// descended.
+func archiveJobs(p, rel, tree string) []meshJob {
+	a, _, _, listErr := srcview.Default.Archive(p)
+	if a == nil {
+		if listErr == nil {
+			listErr = fmt.Errorf("%s: not an archive", p)
+		}
+		return []meshJob{{path: p, err: listErr}}
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return []meshJob{{path: p, err: err}}
-	}
-	al := archive.DefaultLimits
-	al.MaxInflate = limits.MaxSourceSize
-	a, listErr := archive.Open(f, fi.Size(), p, al)
 	var jobs []meshJob
 	if listErr != nil {
 		jobs = append(jobs, meshJob{path: p, err: listErr})
@@ -82,7 +77,11 @@ func archiveJobs(p, rel string, limits outputs.Limits) []meshJob {
 			return nil
 		}
 		j := meshJob{path: p + "/" + e.Path, rel: filepath.Join(rel, filepath.FromSlash(e.Path)), err: err}
-		j.load = func() (*outputs.Mesh, error) { return entryMesh(a, e, format, j.path, limits.MaxSourceSize) }
+		j.load = func() (*outputs.Mesh, error) {
+			m := outputs.New(j.path, format)
+			m.Tree = tree
+			return m, nil
+		}
 		jobs = append(jobs, j)
 		return nil
 	})
@@ -96,39 +95,4 @@ func sniffEntry(a *archive.Archive, e *archive.Entry) (decode.Format, error) {
 		return nil, err
 	}
 	return formats.Sniff(e.Name(), head), nil
-}
-
-// entryMesh reads a mesh entry, the companions its format names and the
-// animation files beside it, each of at most max bytes, into an in-memory
-// mesh called name.
-func entryMesh(a *archive.Archive, e *archive.Entry, f decode.Format, name string, max int64) (*outputs.Mesh, error) {
-	b, err := a.ReadFile(e, max)
-	if err != nil {
-		return nil, err
-	}
-	files := map[string][]byte{e.Name(): b}
-	var extra []string
-	if c, ok := f.(decode.Companion); ok {
-		extra = c.Companions(e.Name())
-	}
-	dir, _ := path.Split(e.Path)
-	if _, ok := f.(decode.Animator); ok {
-		for _, s := range a.ReadDir(path.Clean(dir)) {
-			if !s.IsDir() && formats.IsAnimationFile(s.Name()) {
-				extra = append(extra, s.Name())
-			}
-		}
-	}
-	for _, n := range extra {
-		ce, ok := a.Lookup(path.Join(dir, n))
-		if !ok || ce.IsDir() {
-			continue // a missing companion is the mesh's to report
-		}
-		cb, err := a.ReadFile(ce, max)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		files[n] = cb
-	}
-	return outputs.NewMemory(name, f, files), nil
 }

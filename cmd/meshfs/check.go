@@ -43,7 +43,7 @@ func runCheck(ctx context.Context, args []string, jobs int, limits outputs.Limit
 		ctx = context.Background()
 	}
 	start := time.Now()
-	list := collectMeshes(args, limits)
+	list := collectMeshes(args)
 	failed := runMeshes(ctx, list, jobs, "checking", stderr, func(ctx context.Context, j meshJob) error {
 		j.m.Limits = limits
 		return j.m.Produce(ctx, func(string, []byte) error { return nil })

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -72,9 +73,8 @@ var errNotMesh = errors.New("not a supported mesh file")
 // then the meshes inside the archives under it; a file gives itself,
 // placed under its name, and an archive (sniffed by its first bytes) the
 // meshes in it, placed under its name and their paths in it. Companion
-// files given are left out; so are the plain files of a folder. Entries of
-// archives are read within limits.MaxSourceSize.
-func collectMeshes(args []string, limits outputs.Limits) []meshJob {
+// files given are left out; so are the plain files of a folder.
+func collectMeshes(args []string) []meshJob {
 	var jobs []meshJob
 	for _, arg := range args {
 		abs, err := filepath.Abs(arg)
@@ -95,16 +95,22 @@ func collectMeshes(args []string, limits outputs.Limits) []meshJob {
 			if werr != nil {
 				jobs = append(jobs, meshJob{path: arg, err: werr})
 			}
-			paths, rels := archivesUnder(arg)
+			// Archives are read at their real paths (no link is followed
+			// beneath one), their meshes in the folder's tree (Walk's).
+			real, rerr := filepath.EvalSymlinks(arg)
+			if rerr != nil {
+				real = arg
+			}
+			paths, rels := archivesUnder(real)
 			for i, p := range paths {
-				jobs = append(jobs, archiveJobs(p, filepath.Join(base, rels[i]), limits)...)
+				jobs = append(jobs, archiveJobs(p, filepath.Join(base, rels[i]), real)...)
 			}
 		case outputs.IsCompanion(arg):
 		default:
 			m, err := outputs.Open(arg)
 			if real, rerr := filepath.EvalSymlinks(arg); err == nil && m == nil && rerr == nil && sniffArchive(real) {
 				// The links in a path the user named are followed once, as outputs.Open does.
-				jobs = append(jobs, archiveJobs(real, filepath.Base(abs), limits)...)
+				jobs = append(jobs, archiveJobs(real, filepath.Base(abs), real)...)
 				continue
 			}
 			if err == nil && m == nil {
@@ -178,7 +184,7 @@ func runConvert(ctx context.Context, args []string, outDir string, jobs int, lim
 		ctx = context.Background()
 	}
 	start := time.Now()
-	list := collectMeshes(args, limits)
+	list := collectMeshes(args)
 	failed := runMeshes(ctx, list, jobs, "converting", stderr, func(ctx context.Context, j meshJob) error {
 		j.m.Limits = limits
 		return j.m.WriteDir(ctx, filepath.Join(outDir, j.rel))
@@ -197,10 +203,16 @@ func runConvert(ctx context.Context, args []string, outDir string, jobs int, lim
 func newInfoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "info FILE",
-		Short: "Print a mesh file's header.json",
+		Short: "Print a mesh file's header.json (a FILE inside an archive too)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := outputs.Open(args[0])
+			if errors.Is(err, syscall.ENOTDIR) {
+				// A path inside an archive (srcview), read in place.
+				if abs, aerr := filepath.Abs(args[0]); aerr == nil {
+					m, err = outputs.OpenSource(abs)
+				}
+			}
 			if err != nil {
 				return err
 			}

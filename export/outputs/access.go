@@ -68,12 +68,20 @@ func Narrow(files ...Access) Access {
 }
 
 // StatAccess appends to files the access of each of paths, stat'ed
-// through links (the file whose bytes would be read); a path that cannot
+// through links (the file whose bytes would be read; for an entry of an
+// archive, the archive file); a path that cannot
 // be stat'ed (missing) adds nothing: no output has its bytes.
 func StatAccess(files []Access, paths ...string) []Access {
 	for _, p := range paths {
 		var st syscall.Stat_t
-		if syscall.Stat(p, &st) == nil {
+		err := syscall.Stat(p, &st)
+		if err == syscall.ENOTDIR {
+			// An entry of an archive: the archive's access (srcview).
+			if _, read, verr := view.Stat(p); verr == nil {
+				err = syscall.Stat(read.Path, &st)
+			}
+		}
+		if err == nil {
 			files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode})
 		}
 	}

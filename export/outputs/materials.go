@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,7 +19,7 @@ import (
 	"github.com/meshfs/meshfs/decode/texture"
 	"github.com/meshfs/meshfs/decode/tfever"
 	"github.com/meshfs/meshfs/decode/unigine"
-	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -51,18 +52,13 @@ import (
 // listed in header.json.
 
 // openBeneath opens the regular file rel (slash-separated, local) beneath
-// the folder root as srcfile does: no link out of root followed, no FIFO
-// waited on.
-var openBeneath = func(root, rel string) (*os.File, error) {
+// the folder root through the view (srcview): no link out of root
+// followed, no FIFO waited on, an archive's entries beneath its path.
+func openBeneath(root, rel string) (srcview.File, error) {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return nil, fmt.Errorf("%q is not a path beneath %s", rel, root)
 	}
-	d, err := srcfile.OpenDir(root)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	return d.Open(rel)
+	return view.OpenBeneath(root, rel)
 }
 
 func within(root, p string) bool {
@@ -79,20 +75,32 @@ type Dep struct {
 
 func depOf(p string, fi os.FileInfo) Dep { return Dep{Path: p, Ident: version.Of(fi)} }
 
+// fileDep is the dep of the open file f: the file itself, or the archive
+// an entry is read from (srcview's rule), so that the watcher and
+// version.Set see the file that changes.
+func fileDep(f srcview.File) Dep { return Dep(f.Version()) }
+
 // resolution is one resolving pass over a scene's materials.
 type resolution struct {
-	m       *Mesh
-	dir     string   // the mesh's folder
-	roots   []string // asset roots: the mesh's own (if any), then AssetPaths
-	own     int      // how many of roots lie in the mesh's tree (0 or 1)
-	images  bool     // decode images (a conversion) or only find files (header.json)
-	deps    []Dep
-	seen    map[string]bool
+	m      *Mesh
+	dir    string   // the mesh's folder
+	roots  []string // asset roots: the mesh's own (if any), then AssetPaths
+	own    int      // how many of roots lie in the mesh's tree (0 or 1)
+	images bool     // decode images (a conversion) or only find files (header.json)
+	deps   []Dep
+	seen   map[string]bool // deps by path
+	// idents are the identities of the files read, by path: an entry's
+	// is its archive's (fileDep).
+	idents  map[string]version.Ident
 	decoded map[string]*decode.Image
 	// rootsDone: roots are the engine's named folders (rootsNamed), found once.
 	rootsDone bool
 	// orm are the metal-gloss-AO images repacked (ormOf), by source image.
 	orm map[*decode.Image]*decode.Image
+	// extra are asset roots besides roots (a model's: refs); packOf the
+	// root each archive of the overlay belongs to (overlay.go).
+	extra  map[string]bool
+	packOf map[string]string
 }
 
 func (m *Mesh) newResolution(images bool) *resolution {
@@ -112,13 +120,17 @@ func (m *Mesh) newResolution(images bool) *resolution {
 }
 
 // assetRoot is the nearest folder, from the mesh's own up to Mesh.Tree,
-// holding a folder named texture; "" when there is none.
+// holding a folder named texture (or a texture.pak, as an installed game
+// does: overlay.go); "" when there is none.
 func (m *Mesh) assetRoot() string {
 	if m.mem != nil {
 		return ""
 	}
 	for d := filepath.Dir(m.Path); ; {
-		if fi, err := os.Lstat(filepath.Join(d, "texture")); err == nil && fi.IsDir() {
+		if fi, _, err := view.Stat(filepath.Join(d, "texture")); err == nil && fi.IsDir() {
+			return d
+		}
+		if fi, _, err := view.Stat(filepath.Join(d, "texture.pak")); err == nil && fi.Mode().IsRegular() && slices.Contains(packsOf(d), filepath.Join(d, "texture.pak")) {
 			return d
 		}
 		up := filepath.Dir(d)
@@ -139,6 +151,9 @@ func (r *resolution) show(root, rel string) string {
 }
 
 func (r *resolution) inTree(root string) bool {
+	if owner, ok := r.packOf[root]; ok {
+		root = owner
+	}
 	return root == r.dir || r.own == 1 && root == r.roots[0]
 }
 
@@ -151,7 +166,7 @@ type candidate struct{ root, rel string }
 // not nil.
 func (r *resolution) read(cands []candidate, max int64, body bool) (b []byte, found candidate, tried []string, err error) {
 	err = os.ErrNotExist
-	for _, c := range cands {
+	for _, c := range r.overlay(cands) {
 		tried = append(tried, r.show(c.root, c.rel))
 		if r.m.mem != nil {
 			mb, ok := r.m.mem[path.Base(c.rel)]
@@ -160,31 +175,29 @@ func (r *resolution) read(cands []candidate, max int64, body bool) (b []byte, fo
 			}
 			return mb, c, tried, nil
 		}
-		var f *os.File
+		var f srcview.File
 		f, err = openBeneath(c.root, c.rel)
 		if err != nil {
 			continue
 		}
-		fi, serr := f.Stat()
-		if serr != nil {
-			f.Close()
-			err = serr
-			continue
-		}
 		p := filepath.Join(c.root, filepath.FromSlash(c.rel))
-		if !r.seen[p] {
-			r.seen[p] = true
-			r.deps = append(r.deps, depOf(p, fi))
+		if d := fileDep(f); !r.seen[d.Path] {
+			r.seen[d.Path] = true
+			r.deps = append(r.deps, d)
 		}
+		if r.idents == nil {
+			r.idents = map[string]version.Ident{}
+		}
+		r.idents[p] = f.Version().Ident
 		if !body {
 			f.Close()
 			return []byte{}, c, tried, nil
 		}
-		if max > 0 && fi.Size() > max {
+		if max > 0 && f.Size() > max {
 			f.Close()
-			return nil, c, tried, fmt.Errorf("%s: %d bytes, more than the %d a material file or texture may have", r.show(c.root, c.rel), fi.Size(), max)
+			return nil, c, tried, fmt.Errorf("%s: %d bytes, more than the %d a material file or texture may have", r.show(c.root, c.rel), f.Size(), max)
 		}
-		b, err = io.ReadAll(io.LimitReader(f, fi.Size()))
+		b, err = io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
 		f.Close()
 		if err != nil {
 			return nil, c, tried, err
@@ -251,10 +264,8 @@ func (r *resolution) texture(slotName, stored string, cands []candidate, pixels 
 		// Files are shared by their identity (Dep); an in-memory mesh's
 		// have none, so they are decoded for this pass alone.
 		var dep *Dep
-		for i := range r.deps {
-			if r.deps[i].Path == full {
-				dep = &r.deps[i]
-			}
+		if id, ok := r.idents[full]; ok {
+			dep = &Dep{Path: full, Ident: id}
 		}
 		if pixels {
 			img.Pixels, err = texturePixels(full, b, dep)
@@ -534,7 +545,7 @@ func (r *resolution) skins(c candidate) []string {
 	full := filepath.Join(c.root, filepath.FromSlash(c.rel))
 	ext := filepath.Ext(full)
 	stem := strings.TrimSuffix(filepath.Base(full), ext)
-	ents, err := srcfile.ReadDir(filepath.Dir(full))
+	ents, err := view.ReadDir(filepath.Dir(full))
 	if err != nil {
 		return nil
 	}
@@ -573,20 +584,16 @@ func TexturePNG(path string, limits Limits) (png []byte, d Dep, err error) {
 		return nil, Dep{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, Dep{}, err
+	if max := limits.MaxSourceSize; max > 0 && f.Size() > max {
+		return nil, Dep{}, limitError(path, "", "", "the file is %d bytes, more than the %s limit of %d bytes", f.Size(), FlagMaxSourceSize, max)
 	}
-	if max := limits.MaxSourceSize; max > 0 && fi.Size() > max {
-		return nil, Dep{}, limitError(path, "", "", "the file is %d bytes, more than the %s limit of %d bytes", fi.Size(), FlagMaxSourceSize, max)
-	}
-	d = depOf(path, fi)
+	d = Dep{Path: path, Ident: f.Version().Ident}
 	ts := limits.Textures
 	if ts == nil {
 		ts = memTextures{}
 	}
 	png, err = ts.PNG(d, func() ([]byte, error) {
-		b, err := io.ReadAll(io.LimitReader(f, fi.Size()))
+		b, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
 		if err != nil {
 			return nil, err
 		}

@@ -95,11 +95,11 @@ func (m *Mesh) shape() (lods int, colliders bool) {
 	}
 	var d Dep
 	if m.mem == nil {
-		fi, err := os.Stat(m.Path)
+		_, read, err := view.Stat(m.Path)
 		if err != nil {
 			return 1, false
 		}
-		d = depOf(m.Path, fi)
+		d = Dep(read)
 	}
 	m.info.mu.Lock()
 	defer m.info.mu.Unlock()
@@ -136,16 +136,10 @@ func (m *Mesh) DecodeModel(ctx context.Context) (*decode.Model, error) {
 	return model, finish(err)
 }
 
-// assetRoots are the roots RefAssetRoot paths are looked for beneath: the
-// res folder above the file, the folder above it holding texture/, then
-// Limits.AssetPaths, each once.
-func (m *Mesh) assetRoots() []string {
-	roots, _ := m.assetRootsOwn()
-	return roots
-}
-
-// assetRootsOwn is assetRoots, and how many of them (the first) are the
-// model's own, found by walking up its tree.
+// assetRootsOwn are the roots RefAssetRoot paths are looked for beneath:
+// the res folder above the file, the folder above it holding texture/,
+// then Limits.AssetPaths, each once; and how many of them (the first) are
+// the model's own, found by walking up its tree.
 func (m *Mesh) assetRootsOwn() (roots []string, own int) {
 	tf := m.newResolution(false)
 	tf.tfRoots()
@@ -178,23 +172,32 @@ func (m *Mesh) openAsset(rel string) (io.ReaderAt, int64, string, error) {
 		return bytes.NewReader(b), int64(len(b)), path.Base(rel), nil
 	}
 	err := error(&os.PathError{Op: "open", Path: rel, Err: os.ErrNotExist})
-	for _, root := range m.assetRoots() {
-		f, oerr := openBeneath(root, rel)
-		if oerr != nil {
-			if !errors.Is(oerr, os.ErrNotExist) {
-				err = oerr
+	roots, own := m.assetRootsOwn()
+	for i, root := range roots {
+		for _, at := range overlayRoots([]string{root}) {
+			f, oerr := openBeneath(at, rel)
+			if oerr != nil {
+				if !errors.Is(oerr, os.ErrNotExist) {
+					err = oerr
+				}
+				continue
 			}
-			continue
+			p := filepath.Join(at, filepath.FromSlash(rel))
+			if serr := m.checkSource(p, f.Size()); serr != nil {
+				f.Close()
+				return nil, 0, "", serr
+			}
+			// Named as header.json names files: relative to the model's
+			// folder beneath its own roots, absolute beneath an
+			// --asset-path root.
+			opened := p
+			if i < own {
+				if rp, rerr := filepath.Rel(filepath.Dir(m.Path), p); rerr == nil {
+					opened = rp
+				}
+			}
+			return f, f.Size(), filepath.ToSlash(opened), nil
 		}
-		r, size, _, serr := sized(f)
-		if serr != nil {
-			return nil, 0, "", serr
-		}
-		if serr := m.checkSource(filepath.Join(root, rel), size); serr != nil {
-			f.Close()
-			return nil, 0, "", serr
-		}
-		return r, size, filepath.Join(root, filepath.FromSlash(rel)), nil
 	}
 	return nil, 0, "", err
 }
@@ -215,6 +218,10 @@ func (m *Mesh) newRefs() *refs {
 		x.own[r] = true
 	}
 	x.own[x.r.dir] = true
+	x.r.extra = map[string]bool{}
+	for _, r := range x.roots {
+		x.r.extra[r] = true
+	}
 	return x
 }
 
@@ -223,7 +230,7 @@ func (m *Mesh) newRefs() *refs {
 // too), absolute beneath an --asset-path root.
 func (x *refs) show(c candidate) string {
 	p := filepath.Join(c.root, filepath.FromSlash(c.rel))
-	if x.own[c.root] {
+	if owner, ok := x.r.packOf[c.root]; ok && x.own[owner] || x.own[c.root] {
 		if rp, err := filepath.Rel(x.r.dir, p); err == nil {
 			return filepath.ToSlash(rp)
 		}
@@ -512,7 +519,7 @@ func (m *Mesh) partMesh(p string) (*Mesh, error) {
 		f = formats.Sniff(filepath.Base(p), b[:min(len(b), formats.HeadSize)])
 	} else {
 		var err error
-		if f, err = formats.SniffFile(p); err != nil {
+		if f, err = sniffSource(p); err != nil {
 			return nil, err
 		}
 	}
@@ -527,12 +534,16 @@ func (m *Mesh) partMesh(p string) (*Mesh, error) {
 	return pm, nil
 }
 
-// statDeps are the deps of the files at paths that a stat finds.
+// statDeps are the deps of the files at paths that a stat finds, through
+// links (the file whose bytes are read); an entry's is its archive's
+// (srcview).
 func statDeps(paths []string) []Dep {
 	var deps []Dep
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err == nil {
 			deps = append(deps, depOf(p, fi))
+		} else if _, read, err := view.Stat(p); err == nil {
+			deps = append(deps, Dep(read))
 		}
 	}
 	return deps

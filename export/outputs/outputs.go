@@ -19,7 +19,7 @@ import (
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/gltf"
 	"github.com/meshfs/meshfs/export/obj"
-	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/srcview"
 )
 
 // Fixed output names.
@@ -67,6 +67,28 @@ func Open(path string) (*Mesh, error) {
 	return m, nil
 }
 
+// OpenSource sniffs the file at path, a path of the source tree (no link
+// followed; beneath an archive's path, its entry: srcview), and describes
+// it as New says; nil, nil for a file meshfs does not convert.
+func OpenSource(path string) (*Mesh, error) {
+	format, err := sniffSource(path)
+	if err != nil || format == nil {
+		return nil, err
+	}
+	return New(path, format), nil
+}
+
+// sniffSource sniffs the file at path as formats.SniffFile does, through
+// the view.
+func sniffSource(path string) (decode.Format, error) {
+	f, err := view.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return formats.SniffReader(path, io.NewSectionReader(f, 0, f.Size()))
+}
+
 // New describes path as a mesh of format f. Its files are opened as
 // package srcfile says: path follows no symbolic link, the files it names
 // are opened beneath its folder, and each must be a regular file.
@@ -87,6 +109,10 @@ func NewMemory(name string, f decode.Format, files map[string][]byte) *Mesh {
 	return m
 }
 
+// view is how every source file is reached (srcview.Default: the disk,
+// and archives as folders of their entries).
+var view srcview.View = srcview.Default
+
 // openFile opens the file at path (a base name for in-memory meshes).
 func (m *Mesh) openFile(path string) (io.ReaderAt, int64, func(), error) {
 	if m.mem != nil {
@@ -96,11 +122,11 @@ func (m *Mesh) openFile(path string) (io.ReaderAt, int64, func(), error) {
 		}
 		return bytes.NewReader(b), int64(len(b)), func() {}, nil
 	}
-	f, err := srcfile.Open(path)
+	f, err := view.Open(path)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	return sized(f)
+	return f, f.Size(), func() { f.Close() }, nil
 }
 
 // openSibling opens the file called name beneath the mesh's folder.
@@ -109,27 +135,18 @@ func (m *Mesh) openSibling(name string) (io.ReaderAt, int64, error) {
 		r, size, _, err := m.openFile(name)
 		return r, size, err
 	}
-	d, err := srcfile.OpenDir(filepath.Dir(m.Path))
+	f, err := view.OpenBeneath(filepath.Dir(m.Path), name)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer d.Close()
-	f, err := d.Open(name)
-	if err != nil {
-		return nil, 0, err
-	}
-	r, size, _, err := sized(f)
-	return r, size, err
+	return f, f.Size(), nil
 }
 
-// sized returns f with its size and a func that closes it.
-func sized(f *os.File) (io.ReaderAt, int64, func(), error) {
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, nil, err
-	}
-	return f, fi.Size(), func() { f.Close() }, nil
+// Packed reports whether m's source is an entry of an archive (srcview):
+// it has no file of its own to read windows of.
+func (m *Mesh) Packed() bool {
+	_, read, err := view.Stat(m.Path)
+	return m.mem == nil && err == nil && read.Path != m.Path
 }
 
 // Sources returns the paths of the files m's outputs are made from: the

@@ -24,7 +24,7 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 )
@@ -35,8 +35,9 @@ const StatReuse = 200 * time.Millisecond
 // Kinds of entry besides the file types (syscall.S_IFDIR, S_IFREG,
 // S_IFLNK); 0 is an entry not shown (hidden companions, sockets, devices).
 const (
-	KindMesh = 1 // a mesh file, shown as a folder of its outputs
-	KindPNG  = 2 // a texture's PNG (outputs.ShowsPNG)
+	KindMesh    = 1 // a mesh file, shown as a folder of its outputs
+	KindPNG     = 2 // a texture's PNG (outputs.ShowsPNG)
+	KindArchive = 3 // an archive, shown as a folder of its tree (archive.go)
 )
 
 // Folder is one source folder the mount shows.
@@ -55,6 +56,7 @@ type Folder struct {
 
 	listed  atomic.Pointer[listed]
 	subdirs atomic.Pointer[walk.FolderOrder]
+	packed  atomic.Int32 // Packed: 0 not known yet, 1 yes, 2 no
 }
 
 // Moment is when a stat is taken: the folder's change count and the time.
@@ -76,9 +78,10 @@ func (d *Folder) reusable(then, now Moment) bool {
 // (nil: none) of its regular files whose sniff is known, for the next
 // listing (Folder.sniff).
 type listed struct {
-	at      Moment
-	st      map[string]*syscall.Stat_t
-	formats map[string]decode.Format
+	at       Moment
+	st       map[string]*syscall.Stat_t
+	formats  map[string]decode.Format
+	archives map[string]bool // of those without a format, the archives
 }
 
 // Lstat is Lstat of the entry name at moment now, or its stat from a
@@ -91,7 +94,7 @@ func (d *Folder) Lstat(name string, st *syscall.Stat_t, now Moment) error {
 			return nil
 		}
 	}
-	return syscall.Lstat(filepath.Join(d.Abs, name), st)
+	return srcview.Lstat(filepath.Join(d.Abs, name), st)
 }
 
 // Kind decides what the source entry name (stat st) shows as, with its
@@ -107,9 +110,12 @@ func (d *Folder) Kind(name string, st *syscall.Stat_t, siblings func(string) boo
 		if formats.IsCompanion(name, siblings) {
 			return 0, nil, true
 		}
-		f, known := d.sniff(name, st)
+		f, archive, known := d.sniff(name, st)
 		if f != nil {
 			return KindMesh, f, known
+		}
+		if archive && !d.Packed() {
+			return KindArchive, nil, true
 		}
 		return syscall.S_IFREG, nil, known
 	}
@@ -128,16 +134,16 @@ func (d *Folder) MeshFormat(name string, st *syscall.Stat_t, siblings func(strin
 // the file, else the sniffer's. The listing keeps the answers of all its
 // entries, however many: relisting a folder bigger than the sniff cache
 // sniffs only what changed.
-func (d *Folder) sniff(name string, st *syscall.Stat_t) (decode.Format, bool) {
+func (d *Folder) sniff(name string, st *syscall.Stat_t) (fm decode.Format, archive, known bool) {
 	if l := d.listed.Load(); l != nil {
 		if fm, ok := l.formats[name]; ok {
 			if ps := l.st[name]; ps != nil && version.FromStat(ps).Same(version.FromStat(st)) {
-				return fm, true
+				return fm, l.archives[name], true
 			}
 		}
 	}
-	fm, _, known := d.Sniffer.Sniff(filepath.Join(d.Abs, name), st)
-	return fm, known
+	fm, archive, _, known = d.Sniffer.SniffArchive(filepath.Join(d.Abs, name), st)
+	return fm, archive, known
 }
 
 // Entry is one entry of a folder's listing; Kind is its file type (a
@@ -159,12 +165,7 @@ const listWorkers = 8
 // entries' stats and sniffs for the requests that follow (Lstat, Kind) and
 // the order of its subfolders (Subdirs).
 func (d *Folder) List() ([]Entry, error) {
-	f, err := srcfile.OpenFolder(d.Abs)
-	if err != nil {
-		return nil, err
-	}
-	ents, err := f.ReadDir(-1)
-	f.Close()
+	ents, err := d.readDir()
 	if err != nil && len(ents) == 0 {
 		return nil, err
 	}
@@ -177,25 +178,26 @@ func (d *Folder) List() ([]Entry, error) {
 	stats := make([]syscall.Stat_t, len(ents))
 	fmts := make([]decode.Format, len(ents))
 	known := make([]bool, len(ents))
+	archs := make([]bool, len(ents))
 	now := d.Now()
 	entry := func(i int) {
 		name := ents[i].Name()
 		st := &stats[i]
-		if err := syscall.Lstat(filepath.Join(d.Abs, name), st); err != nil {
+		if err := srcview.Lstat(filepath.Join(d.Abs, name), st); err != nil {
 			return // gone since the listing: kind 0, left out
 		}
 		kind, fm, ok := d.Kind(name, st, siblings)
-		if kind == KindMesh || kind == syscall.S_IFREG {
-			fmts[i], known[i] = fm, ok
+		if kind == KindMesh || kind == syscall.S_IFREG || kind == KindArchive {
+			fmts[i], known[i], archs[i] = fm, ok, kind == KindArchive
 		}
-		if kind == KindMesh {
+		if kind == KindMesh || kind == KindArchive {
 			kind = syscall.S_IFDIR
 		}
 		kinds[i] = Entry{Name: name, Kind: kind, Ino: st.Ino}
 	}
 	decode.ForEach(len(ents), min(listWorkers, len(ents)/walk.PerWorker), entry)
 	list := kinds[:0]
-	l := &listed{at: now, st: make(map[string]*syscall.Stat_t, len(ents)), formats: map[string]decode.Format{}}
+	l := &listed{at: now, st: make(map[string]*syscall.Stat_t, len(ents)), formats: map[string]decode.Format{}, archives: map[string]bool{}}
 	var subdirs *walk.FolderOrder
 	var pngs []Entry
 	for i, e := range kinds {
@@ -207,6 +209,9 @@ func (d *Folder) List() ([]Entry, error) {
 		if known[i] {
 			l.formats[e.Name] = fmts[i]
 		}
+		if archs[i] {
+			l.archives[e.Name] = true
+		}
 		if stats[i].Mode&syscall.S_IFMT == syscall.S_IFDIR {
 			subdirs = subdirs.Add(e.Name)
 		}
@@ -215,6 +220,9 @@ func (d *Folder) List() ([]Entry, error) {
 		}
 	}
 	list = append(list, pngs...) // after the loop: list shares kinds' array
+	if d.ErrorText() != nil && !names[outputs.ErrorName] {
+		list = append(list, Entry{Name: outputs.ErrorName, Kind: syscall.S_IFREG})
+	}
 	d.listed.Store(l)
 	d.subdirs.Store(subdirs)
 	return list, nil
@@ -257,7 +265,7 @@ func (r *Recent) Stat(d *Folder, abs string, narrow func(*syscall.Stat_t)) (*sys
 		return &st, nil
 	}
 	var st syscall.Stat_t
-	if err := syscall.Stat(abs, &st); err != nil {
+	if err := srcview.Stat(abs, &st); err != nil {
 		return nil, err
 	}
 	if narrow != nil {

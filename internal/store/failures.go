@@ -59,7 +59,7 @@ func (l *Failures) Current(root string) []Failure {
 	l.mu.Unlock()
 	var out []Failure
 	for abs, r := range recs {
-		if !version.Still(abs, r.id) {
+		if !still(abs, r.id) {
 			l.mu.Lock()
 			if l.m[abs] == r {
 				delete(l.m, abs)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,9 +18,11 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/archive"
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -90,7 +93,36 @@ type Hooks interface {
 
 // New returns a store logging to lg over the given caches.
 func New(c *cache.Cache, disk *diskcache.Cache, sem *outputs.Semaphore, versions *version.Tracker, lg *log.Logger) *Store {
-	return &Store{Cache: c, Disk: disk, Sem: sem, Versions: versions, log: lg, Ctx: context.Background()}
+	s := &Store{Cache: c, Disk: disk, Sem: sem, Versions: versions, log: lg, Ctx: context.Background()}
+	if disk != nil {
+		// The archives' listings outlive the mount with the outputs.
+		srcview.Default.SetKeeper(s)
+	}
+	return s
+}
+
+// OutListing is the disk cache's output name of an archive's listing.
+const OutListing = "archive-listing"
+
+func listingKey(path string, id version.Ident) diskcache.Key {
+	return diskcache.Key{Path: path, Version: version.Version{Ident: id}, Output: OutListing}
+}
+
+// ArchiveListing is srcview.Keeper's: the listing the disk cache keeps of the
+// archive file at path, version id.
+func (s *Store) ArchiveListing(path string, id version.Ident) ([]byte, bool) {
+	parts, ok := s.Disk.Get(listingKey(path, id))
+	if !ok || len(parts) != 1 {
+		return nil, false
+	}
+	return parts[0], true
+}
+
+// KeepArchiveListing is srcview.Keeper's: it keeps listing in the disk
+// cache. A listing not kept (the cache full or closed) is only read again
+// at the next mount: nothing is logged.
+func (s *Store) KeepArchiveListing(path string, id version.Ident, listing []byte) {
+	s.Disk.Put(listingKey(path, id), [][]byte{listing})
 }
 
 // LogOnce logs a failure the first time it is seen for key.
@@ -422,7 +454,7 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 		if !isPrewarm(ctx) {
 			s.Activity.Touch()
 		}
-		if !errors.Is(err, os.ErrNotExist) && !version.Still(key.Path, key.Version.Ident) {
+		if !errors.Is(err, os.ErrNotExist) && !still(key.Path, key.Version.Ident) {
 			// Changed while it was read: these bytes may be of another
 			// version, or of two. Not cached; the reader gets ESTALE.
 			return nil, syscall.ESTALE
@@ -450,6 +482,13 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 	return e, err
 }
 
+// still is version.Still of a source file, an archive's entry too
+// (srcview.Stat).
+func still(path string, id version.Ident) bool {
+	var st syscall.Stat_t
+	return srcview.Stat(path, &st) == nil && version.FromStat(&st).Same(id)
+}
+
 // ChunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
 // which is read from the source file itself.
 func (s *Store) ChunkData(ctx context.Context, m *outputs.Mesh, fp version.Version, r *ScanResult, name string) ([]byte, *decode.Chunk, error) {
@@ -462,7 +501,10 @@ func (s *Store) ChunkData(ctx context.Context, m *outputs.Mesh, fp version.Versi
 		s.LogOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
 		return nil, nil, err
 	}
-	if c.Load == nil {
+	// A raw chunk of an archive's entry has no window of a file of its
+	// own: it is read and kept as a loaded chunk is.
+	packed := c.Load == nil && m.Packed()
+	if c.Load == nil && !packed {
 		if c.Offset < 0 || c.Length < 0 || c.Offset > fp.Size || c.Length > fp.Size-c.Offset {
 			// Get the error `convert` reports for this chunk.
 			_, err := m.ChunkBytes(c)
@@ -473,7 +515,11 @@ func (s *Store) ChunkData(ctx context.Context, m *outputs.Mesh, fp version.Versi
 		}
 		return nil, c, nil
 	}
-	e, err := s.Cache.GetSized(ctx, Key(m, fp, OutChunk+"/"+name), Label(m, OutChunk), c.Size, func(ctx context.Context) (*cache.Entry, error) {
+	size := c.Size
+	if packed {
+		size = c.Length
+	}
+	e, err := s.Cache.GetSized(ctx, Key(m, fp, OutChunk+"/"+name), Label(m, OutChunk), size, func(ctx context.Context) (*cache.Entry, error) {
 		b, err := m.ChunkBytes(c)
 		if err != nil {
 			s.LogOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
@@ -867,7 +913,7 @@ func (s *Store) save(key cache.Key, dk diskcache.Key, e *cache.Entry) {
 			// readers and conversions leave of the CPUs.
 			LowPriority()
 			s.Activity.WaitQuiet(s.Ctx, SaveQuiet, SaveQuietMax)
-			if !version.Still(key.Path, key.Version.Ident) {
+			if !still(key.Path, key.Version.Ident) {
 				return // replaced while waiting: never to be served
 			}
 		}
@@ -991,23 +1037,16 @@ func (s *Store) Prewarm() {
 func (s *Store) prewarmWalk(ctx context.Context, p *prewarmState) {
 	ctx = context.WithValue(ctx, prewarmKey{}, true)
 	lastLog := time.Now()
-	srcfile.WalkDir(s.Tree, func(path string, de fs.DirEntry, err error) error {
-		if ctx.Err() != nil {
-			return fs.SkipAll
-		}
-		if err != nil || !de.Type().IsRegular() {
-			return nil
-		}
-		if outputs.IsCompanion(path) {
-			return nil
-		}
+	// warm converts the source at path if it is a mesh (its
+	// not-yet-cached outputs), and reports whether it is one.
+	warm := func(path string) (bool, error) {
 		var st syscall.Stat_t
-		if syscall.Stat(path, &st) != nil {
-			return nil
+		if srcview.Stat(path, &st) != nil {
+			return false, nil
 		}
 		format := s.Sniff(path, &st)
 		if format == nil {
-			return nil
+			return false, nil
 		}
 		p.found.Add(1)
 		m := s.NewMesh(path, format)
@@ -1022,7 +1061,7 @@ func (s *Store) prewarmWalk(ctx context.Context, p *prewarmState) {
 			}
 			cached = false
 			if !s.waitQuiet(ctx, p) {
-				return fs.SkipAll
+				return true, fs.SkipAll
 			}
 			e, err := s.Geometry(ctx, m, fp, out)
 			if err == nil && e.Err != nil {
@@ -1041,7 +1080,35 @@ func (s *Store) prewarmWalk(ctx context.Context, p *prewarmState) {
 			lastLog = time.Now()
 			s.log.Printf("meshfs: prewarm: %d of %d meshes found so far", p.done.Load(), p.found.Load())
 		}
-		return nil
+		return true, nil
+	}
+	srcfile.WalkDir(s.Tree, func(path string, de fs.DirEntry, err error) error {
+		if ctx.Err() != nil {
+			return fs.SkipAll
+		}
+		if err != nil || !de.Type().IsRegular() {
+			return nil
+		}
+		if outputs.IsCompanion(path) {
+			return nil
+		}
+		mesh, err := warm(path)
+		if mesh || err != nil {
+			return err
+		}
+		// An archive's meshes, as the mount shows them (internal/mirror).
+		a, _, _, _ := srcview.Default.Archive(path)
+		if a == nil {
+			return nil
+		}
+		return a.Walk(func(e *archive.Entry) error {
+			dir, name := pathpkg.Split(e.Path)
+			if e.IsDir() || formats.IsCompanion(name, func(n string) bool { _, ok := a.Lookup(pathpkg.Join(dir, n)); return ok }) {
+				return nil
+			}
+			_, err := warm(path + "/" + e.Path)
+			return err
+		})
 	})
 }
 
@@ -1236,10 +1303,11 @@ func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error
 // caller's node stands for the old one). A texture that does not decode is
 // a *ConvError.
 func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) ([]byte, *syscall.Stat_t, version.Version, error) {
-	id, st, err := version.Stat(path)
-	if err != nil {
+	st := new(syscall.Stat_t)
+	if err := srcview.Stat(path, st); err != nil {
 		return nil, nil, version.Version{}, err
 	}
+	id := version.FromStat(st)
 	if id.File != file {
 		return nil, nil, version.Version{}, syscall.ESTALE
 	}

@@ -23,6 +23,7 @@ package walk
 
 import (
 	"context"
+	"io"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -32,15 +33,24 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/internal/archive"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
-// Sniffer remembers which format (or none) each source file version is, so
-// that listing a folder again does not reopen every file.
+// Sniffer remembers which format (or none) each source file version is,
+// and whether it is an archive, so that listing a folder again does not
+// reopen every file. Files are read through the source view (srcview): an
+// archive's entries are sniffed as files.
 type Sniffer struct {
-	c     *otter.Cache[sniffKey, decode.Format]
+	c     *otter.Cache[sniffKey, sniffed]
 	count atomic.Int64
+}
+
+type sniffed struct {
+	fm      decode.Format
+	archive bool
 }
 
 type sniffKey struct {
@@ -50,7 +60,7 @@ type sniffKey struct {
 
 // NewSniffer returns a sniffer remembering up to 65 536 file versions.
 func NewSniffer() (*Sniffer, error) {
-	c, err := otter.New(&otter.Options[sniffKey, decode.Format]{MaximumSize: 1 << 16})
+	c, err := otter.New(&otter.Options[sniffKey, sniffed]{MaximumSize: 1 << 16})
 	if err != nil {
 		return nil, err
 	}
@@ -62,17 +72,32 @@ func NewSniffer() (*Sniffer, error) {
 // remembered) and known whether the answer is known (false: the file could
 // not be read, and is sniffed again next time).
 func (s *Sniffer) Sniff(path string, st *syscall.Stat_t) (fm decode.Format, read, known bool) {
+	fm, _, read, known = s.SniffArchive(path, st)
+	return fm, read, known
+}
+
+// SniffArchive is Sniff, and whether a file no format claims is an
+// archive by its first bytes (archive.Sniff).
+func (s *Sniffer) SniffArchive(path string, st *syscall.Stat_t) (fm decode.Format, isArchive, read, known bool) {
 	k := sniffKey{path, version.FromStat(st)}
-	if fm, ok := s.c.GetIfPresent(k); ok {
-		return fm, false, true
+	if sn, ok := s.c.GetIfPresent(k); ok {
+		return sn.fm, sn.archive, false, true
 	}
 	s.count.Add(1)
-	fm, err := formats.SniffFile(path)
+	f, err := srcview.Default.Open(path)
 	if err != nil {
-		return nil, true, false
+		return nil, false, true, false
 	}
-	s.c.Set(k, fm)
-	return fm, true, true
+	defer f.Close()
+	head := make([]byte, formats.HeadSize)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return nil, false, true, false
+	}
+	sn := sniffed{fm: formats.Sniff(path, head[:n])}
+	sn.archive = sn.fm == nil && archive.Sniff(head[:n])
+	s.c.Set(k, sn)
+	return sn.fm, sn.archive, true, true
 }
 
 // Count is the number of files read to sniff them.

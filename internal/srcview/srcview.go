@@ -1,0 +1,453 @@
+// Package srcview is the one way export/outputs reaches the files a source
+// names, and the way the mount reaches an archive's entries: a small
+// read-only view of the source tree (View) in which the entries of an
+// archive are files beneath the archive's own path. A texture packed in
+// /x/game.pak as texture/common/a.dds is /x/game.pak/texture/common/a.dds,
+// so model parts, companions (.msh.blob), materials and textures inside one
+// archive resolve as they do in a loose folder. It knows nothing of FUSE or
+// formats.
+//
+// The rules of a view:
+//
+//   - On disk, files are opened as package srcfile opens them: no symbolic
+//     link followed (Open), none leading out of the folder a file is named
+//     beneath (OpenBeneath), regular files only, no FIFO waited on; Stat
+//     follows no final link.
+//   - A path one of whose components is a regular file that is an archive
+//     by its first bytes (archive.Sniff), whatever its name, names what
+//     lies below in that archive (package archive's listing: names that
+//     would escape are not in it). An archive inside an archive is a plain
+//     file: its entries are not reached.
+//   - A file's version (File.Version, Stat's Read) is the disk file's own;
+//     an entry's is its archive file's path and identity, so a change of
+//     the archive is a change of every entry read from it, and the
+//     watcher and version.Set see the file that really changes.
+//   - An archive is listed once per version of its file (its Ident) and
+//     kept open while listed; the view keeps up to maxArchives listings,
+//     and with a Keeper (the disk cache) across mounts.
+//
+// For the mount, Lstat and Stat (stat.go) are the system calls with an
+// entry's stat for a path inside an archive (EntryStat says what it
+// holds), and ReadEntry reads an entry through a reader kept for the
+// reads that follow (a deflated one resumes at a checkpoint).
+package srcview
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/meshfs/meshfs/internal/archive"
+	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/version"
+)
+
+// File is one open source file.
+type File interface {
+	io.ReaderAt
+	io.Closer
+	Size() int64
+	// Version is the file whose identity versions this one: the file
+	// itself on disk, the archive file for an entry.
+	Version() version.Read
+}
+
+// View reaches source files. Paths are absolute, clean and
+// slash-separated as filepath gives them on Linux.
+type View interface {
+	// Open opens the regular file at p, following no symbolic link.
+	Open(p string) (File, error)
+	// OpenBeneath opens the regular file rel (slash-separated, local)
+	// beneath the folder root: no link leading out of root followed.
+	OpenBeneath(root, rel string) (File, error)
+	// Stat describes the file or folder at p (no final link followed) and
+	// gives the file that versions it.
+	Stat(p string) (fs.FileInfo, version.Read, error)
+	// ReadDir lists the folder at p (an archive file lists as the folder
+	// of its entries), by name.
+	ReadDir(p string) ([]fs.DirEntry, error)
+}
+
+// Disk is the view of the disk alone: archives are files.
+var Disk View = disk{}
+
+type disk struct{}
+
+type diskFile struct {
+	*os.File
+	size int64
+	read version.Read
+}
+
+func (f *diskFile) Size() int64           { return f.size }
+func (f *diskFile) Version() version.Read { return f.read }
+
+func fileOf(f *os.File) (File, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &diskFile{File: f, size: fi.Size(), read: version.Read{Path: f.Name(), Ident: version.Of(fi)}}, nil
+}
+
+func (disk) Open(p string) (File, error) {
+	fd, st, err := srcfile.OpenFD(p)
+	if err != nil {
+		return nil, err
+	}
+	// The stat srcfile checked the descriptor with: no second fstat.
+	return &diskFile{File: os.NewFile(uintptr(fd), p), size: st.Size, read: version.Read{Path: p, Ident: version.FromStat(st)}}, nil
+}
+
+func (disk) OpenBeneath(root, rel string) (File, error) {
+	if !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return nil, &os.PathError{Op: "open", Path: root + "/" + rel, Err: errors.New("not a path beneath its folder")}
+	}
+	d, err := srcfile.OpenDir(root)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	f, err := d.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	// Named as the path asked for (not the folder's descriptor name).
+	df, err := fileOf(f)
+	if err == nil {
+		df.(*diskFile).read.Path = filepath.Join(root, filepath.FromSlash(rel))
+	}
+	return df, err
+}
+
+func (disk) Stat(p string) (fs.FileInfo, version.Read, error) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil, version.Read{}, err
+	}
+	return fi, version.Read{Path: p, Ident: version.Of(fi)}, nil
+}
+
+func (disk) ReadDir(p string) ([]fs.DirEntry, error) { return srcfile.ReadDir(p) }
+
+// Default is the view meshfs uses: the disk, and archives as folders of
+// their entries. A deflated entry up to 1 MiB is inflated into memory,
+// a bigger one read through checkpoints (package archive), so that the
+// readers kept (Reader) hold little: about 3% of each entry and its last
+// spans. Sizes are limited by the callers (outputs' --max-source-size).
+var Default = New(archive.Limits{MemInflate: 1 << 20})
+
+// maxArchives bounds the listings a view keeps; past it, it starts over
+// (a dropped archive's file is closed once no reader holds it).
+const maxArchives = 256
+
+// Packed is the disk with archives as folders (Default's type).
+type Packed struct {
+	limits  archive.Limits
+	mu      sync.Mutex
+	open    map[string]*packed
+	readers map[readerKey]File
+	keeper  Keeper
+	// Listed counts the archives listed from their central directory (or
+	// local headers), Resumed those whose kept listing served instead.
+	Listed, Resumed atomic.Int64
+}
+
+// Keeper keeps archive listings (archive.Archive.MarshalBinary) across
+// mounts, by the archive file's path and identity: a remount resumes a
+// listing (archive.Resume, which checks it against the file's size and
+// end records) instead of reading the central directory again.
+type Keeper interface {
+	ArchiveListing(path string, id version.Ident) ([]byte, bool)
+	KeepArchiveListing(path string, id version.Ident, listing []byte)
+}
+
+// SetKeeper makes k keep the view's listings (nil: none).
+func (v *Packed) SetKeeper(k Keeper) {
+	v.mu.Lock()
+	v.keeper = k
+	v.mu.Unlock()
+}
+
+// New is a view of the disk and its archives, whose entries are read
+// within limits.
+func New(limits archive.Limits) *Packed {
+	return &Packed{limits: limits, open: map[string]*packed{}}
+}
+
+// packed is one version of one archive file.
+type packed struct {
+	once sync.Once
+	read version.Read
+	fi   os.FileInfo
+	a    *archive.Archive // nil: not an archive
+	err  error            // the listing's (a may still hold entries)
+}
+
+// Archive returns the listed archive at p (the path of a regular file, no
+// link followed) as its file is now, and the file's version; nil when the
+// file is not an archive. The listing's error comes with whatever was
+// listed.
+func (v *Packed) Archive(p string) (*archive.Archive, version.Read, os.FileInfo, error) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil, version.Read{}, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, version.Read{}, nil, nil
+	}
+	id := version.Of(fi)
+	v.mu.Lock()
+	pk := v.open[p]
+	if pk == nil || !pk.read.Ident.Same(id) {
+		if len(v.open) >= maxArchives {
+			clear(v.open)
+		}
+		pk = &packed{}
+		v.open[p] = pk
+	}
+	v.mu.Unlock()
+	pk.once.Do(func() { pk.load(v, p) })
+	return pk.a, pk.read, pk.fi, pk.err
+}
+
+func (pk *packed) load(v *Packed, p string) {
+	f, err := srcfile.Open(p)
+	if err != nil {
+		pk.err = err
+		return
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		pk.err = err
+		return
+	}
+	pk.read, pk.fi = version.Read{Path: p, Ident: version.Of(fi)}, fi
+	var head [4]byte
+	n, _ := f.ReadAt(head[:], 0)
+	if !archive.Sniff(head[:n]) {
+		f.Close()
+		return
+	}
+	// The file stays open with the listing (closed with it by the
+	// garbage collector).
+	v.mu.Lock()
+	keeper := v.keeper
+	v.mu.Unlock()
+	if keeper != nil {
+		if b, ok := keeper.ArchiveListing(p, pk.read.Ident); ok {
+			if a, err := archive.Resume(f, fi.Size(), p, v.limits, b); err == nil {
+				v.Resumed.Add(1)
+				pk.a, pk.err = a, a.Err()
+				return
+			}
+		}
+	}
+	v.Listed.Add(1)
+	pk.a, pk.err = archive.Open(f, fi.Size(), p, v.limits)
+	if keeper != nil {
+		if b, err := pk.a.MarshalBinary(); err == nil {
+			keeper.KeepArchiveListing(p, pk.read.Ident, b)
+		}
+	}
+}
+
+// inArchive finds the archive holding p: the nearest component of p (p
+// itself included) that is a regular file, when it is an archive. rel is
+// p's path inside it ("" for the archive itself).
+func (v *Packed) inArchive(p string) (a *archive.Archive, rel string, read version.Read, afi os.FileInfo, ok bool) {
+	for at := p; ; {
+		fi, err := os.Lstat(at)
+		if err == nil {
+			if !fi.Mode().IsRegular() {
+				return nil, "", version.Read{}, nil, false
+			}
+			a, read, afi, _ := v.Archive(at)
+			if a == nil {
+				return nil, "", version.Read{}, nil, false
+			}
+			return a, strings.TrimPrefix(strings.TrimPrefix(p, at), "/"), read, afi, true
+		}
+		up := filepath.Dir(at)
+		if up == at {
+			return nil, "", version.Read{}, nil, false
+		}
+		at = up
+	}
+}
+
+// notDir reports whether err says a component of a path is a file.
+func notDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+
+func notExist(p string) error { return &os.PathError{Op: "open", Path: p, Err: os.ErrNotExist} }
+
+// Open is Disk's, and an entry's for a path inside an archive.
+func (v *Packed) Open(p string) (File, error) {
+	f, err := disk{}.Open(p)
+	if err == nil || !notDir(err) {
+		return f, err
+	}
+	return v.openEntry(p)
+}
+
+// OpenBeneath is Disk's, and an entry's for a path inside an archive
+// (whose names never lead out of it).
+func (v *Packed) OpenBeneath(root, rel string) (File, error) {
+	f, err := disk{}.OpenBeneath(root, rel)
+	if err == nil || !notDir(err) {
+		return f, err
+	}
+	return v.openEntry(filepath.Join(root, filepath.FromSlash(rel)))
+}
+
+func (v *Packed) openEntry(p string) (File, error) {
+	a, rel, read, _, ok := v.inArchive(p)
+	if !ok {
+		return nil, &os.PathError{Op: "open", Path: p, Err: syscall.ENOTDIR}
+	}
+	e, found := a.Lookup(rel)
+	if !found || rel == "" {
+		return nil, notExist(p)
+	}
+	if e.IsDir() {
+		return nil, &os.PathError{Op: "open", Path: p, Err: srcfile.ErrNotRegular}
+	}
+	r, err := a.Open(e)
+	if err != nil {
+		return nil, err
+	}
+	return &entryFile{Reader: r, read: read}, nil
+}
+
+type entryFile struct {
+	archive.Reader
+	read version.Read
+}
+
+func (f *entryFile) Version() version.Read { return f.read }
+
+// Stat is Disk's, and an entry's for a path inside an archive.
+func (v *Packed) Stat(p string) (fs.FileInfo, version.Read, error) {
+	fi, read, err := disk{}.Stat(p)
+	if err == nil || !notDir(err) {
+		return fi, read, err
+	}
+	a, rel, read, afi, ok := v.inArchive(p)
+	if !ok {
+		return nil, version.Read{}, err
+	}
+	e, found := a.Lookup(rel)
+	if !found {
+		return nil, version.Read{}, notExist(p)
+	}
+	return EntryInfo(e, afi), read, nil
+}
+
+// ReadDir is Disk's, and an archive folder's listing for an archive file
+// or a path inside one.
+func (v *Packed) ReadDir(p string) ([]fs.DirEntry, error) {
+	ents, err := disk{}.ReadDir(p)
+	if err == nil || !notDir(err) {
+		return ents, err
+	}
+	a, rel, _, afi, ok := v.inArchive(p)
+	if !ok {
+		return nil, err
+	}
+	if e, found := a.Lookup(rel); !found || !e.IsDir() {
+		return nil, &os.PathError{Op: "readdir", Path: p, Err: syscall.ENOTDIR}
+	}
+	var out []fs.DirEntry
+	for _, e := range a.ReadDir(rel) {
+		out = append(out, fs.FileInfoToDirEntry(EntryInfo(e, afi)))
+	}
+	return out, nil
+}
+
+// EntryInfo describes an entry of the archive whose file afi describes:
+// an implicit folder (and the top) takes the archive file's time.
+func EntryInfo(e *archive.Entry, afi os.FileInfo) fs.FileInfo {
+	t := e.Modified
+	if e.Implicit() || t.IsZero() {
+		t = afi.ModTime()
+	}
+	name := e.Name()
+	if e.Path == "" {
+		name = afi.Name()
+	}
+	return &entryInfo{name: name, size: e.Size, mode: e.Mode, mod: t}
+}
+
+type entryInfo struct {
+	name string
+	size int64
+	mode fs.FileMode
+	mod  time.Time
+}
+
+func (i *entryInfo) Name() string       { return i.name }
+func (i *entryInfo) Size() int64        { return i.size }
+func (i *entryInfo) Mode() fs.FileMode  { return i.mode }
+func (i *entryInfo) ModTime() time.Time { return i.mod }
+func (i *entryInfo) IsDir() bool        { return i.mode.IsDir() }
+func (i *entryInfo) Sys() any           { return nil }
+
+// IsArchive reports whether f is an archive by its first bytes
+// (archive.Sniff).
+func IsArchive(f File) bool {
+	var head [4]byte
+	n, _ := f.ReadAt(head[:], 0)
+	return archive.Sniff(head[:n])
+}
+
+// maxReaders bounds the entry readers a view keeps (Reader).
+const maxReaders = 16
+
+type readerKey struct {
+	path string
+	arch version.Read
+}
+
+// Reader returns a reader of the entry at p (a path inside an archive)
+// kept for the reads that follow, so that a deflated entry read piece by
+// piece is inflated from its nearest checkpoint (package archive), not
+// from its start on every read. The caller does not close it.
+func (v *Packed) Reader(p string) (File, error) {
+	_, _, read, _, ok := v.inArchive(p)
+	if !ok {
+		return nil, &os.PathError{Op: "open", Path: p, Err: syscall.ENOTDIR}
+	}
+	k := readerKey{p, read}
+	v.mu.Lock()
+	f := v.readers[k]
+	v.mu.Unlock()
+	if f != nil {
+		return f, nil
+	}
+	f, err := v.openEntry(p)
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if old := v.readers[k]; old != nil {
+		f.Close()
+		return old, nil
+	}
+	if v.readers == nil || len(v.readers) >= maxReaders {
+		// Dropped readers are closed by the garbage collector once no
+		// read holds them.
+		v.readers = map[readerKey]File{}
+	}
+	v.readers[k] = f
+	return f, nil
+}
