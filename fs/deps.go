@@ -63,7 +63,7 @@ func (f *FS) depPaths(mesh string) []string {
 func (f *FS) dependentsChanged(path string) {
 	for _, mesh := range f.versions.Changed(path) {
 		d := f.dirAt(filepath.Dir(mesh))
-		f.cache.Invalidate(mesh)
+		f.st.Cache.Invalidate(mesh)
 		if d != nil {
 			f.invalidateName(d, filepath.Base(mesh))
 		}

@@ -19,7 +19,6 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -30,9 +29,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/cache"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
@@ -44,14 +41,15 @@ import (
 )
 
 // DefaultCacheSize is the default memory cache budget (--cache-size).
-const DefaultCacheSize = 512 << 20
+const DefaultCacheSize = store.DefaultCacheSize
 
 // Config configures one mount.
 type Config struct {
 	// Source is the folder to mirror.
 	Source string
-	// CacheSize bounds the memory cache, in bytes (0: DefaultCacheSize).
-	CacheSize int64
+	// Store is what outputs are made and kept by (memory and disk
+	// caches, limits, concurrency, GC pacing).
+	Store store.Config
 	// EntryTimeout, AttrTimeout and NegativeTimeout are how long the kernel
 	// may trust a name, an attribute and a missing name. Zero means the
 	// defaults (kernelview.Timeouts); a negative value means "do not cache".
@@ -59,18 +57,9 @@ type Config struct {
 	// Log receives one line per broken mesh and per watcher problem
 	// (nil: discard).
 	Log *log.Logger
-	// Limits bound each conversion (nil: outputs.DefaultLimits); a mesh
-	// over a limit gets error.txt, the daemon carries on.
-	Limits *outputs.Limits
-	// Concurrency is how many conversions run at once (0: the number of
-	// CPUs); the others wait, so a burst of readers cannot exhaust memory.
-	Concurrency int
 	// NoWatch disables the inotify watcher (changes are then seen when the
 	// attribute timeout expires and on each open).
 	NoWatch bool
-	// DiskCache, when set, keeps converted outputs across mounts (opened by
-	// the caller with DiskCacheVersion; closed by the caller after Close).
-	DiskCache *diskcache.Cache
 	// OpenHandles makes the kernel open every file and folder through the
 	// daemon (a handle per open, as before the no-open mode). By default
 	// OPEN and OPENDIR answer ENOSYS and the kernel sends neither again
@@ -85,12 +74,6 @@ type Config struct {
 	// reads every file the daemon can. By default such a mount gets
 	// default_permissions, so each user reads what the modes shown allow.
 	NoDefaultPermissions bool
-	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
-	// converts (store.GCPacer); the process's own setting is restored after.
-	ConvertGOGC int
-	// clock is the time the waits for a quiet moment read (nil: the
-	// real one; tests set their own).
-	clock store.Clock
 }
 
 // FS is one meshfs file system.
@@ -98,7 +81,6 @@ type FS struct {
 	cfg    Config
 	source string
 	log    *log.Logger
-	cache  *cache.Cache
 	// sniffer remembers which format (or none) a source file version is,
 	// so listing a folder again does not reopen every file.
 	sniffer *walk.Sniffer
@@ -115,7 +97,6 @@ type FS struct {
 	start time.Time
 	n     store.Counts // what stats.json reports of the mount
 
-	disk *diskcache.Cache
 	// versions knows which files each mesh's outputs are made from and
 	// numbers their changes (deps.go).
 	versions version.Tracker
@@ -138,42 +119,27 @@ func New(cfg Config) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.CacheSize == 0 {
-		cfg.CacheSize = DefaultCacheSize
-	}
 	if cfg.NegativeTimeout == 0 {
 		cfg.NegativeTimeout = kernelview.DefaultTimeout
-	}
-	c, err := cache.New(cfg.CacheSize)
-	if err != nil {
-		return nil, err
-	}
-	sn, err := walk.NewSniffer()
-	if err != nil {
-		c.Close()
-		return nil, err
 	}
 	lg := cfg.Log
 	if lg == nil {
 		lg = log.New(io.Discard, "", 0)
 	}
+	f := &FS{cfg: cfg, source: src, log: lg, dirs: map[string]*dirNode{}, start: time.Now()}
+	if f.st, err = store.Open(cfg.Store, src, &f.versions, lg); err != nil {
+		return nil, err
+	}
+	if f.sniffer, err = walk.NewSniffer(); err != nil {
+		f.st.Cache.Close()
+		return nil, err
+	}
+	f.srcFDs, f.ahead = srcfd.New(), walk.NewAhead()
 	if _, err := os.Lstat(filepath.Join(src, statsDirName)); err == nil {
 		lg.Printf("meshfs: %s is hidden: the mount shows its own %s (statistics) at the root in its place",
 			filepath.Join(src, statsDirName), statsDirName)
 	}
-	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffer: sn, dirs: map[string]*dirNode{}, start: time.Now(),
-		disk: cfg.DiskCache, srcFDs: srcfd.New(), ahead: walk.NewAhead()}
-	n := cfg.Concurrency
-	if n <= 0 {
-		n = runtime.NumCPU()
-	}
-	f.st = store.New(c, cfg.DiskCache, outputs.NewSemaphore(n), &f.versions, lg)
-	f.st.Limits, f.st.Tree, f.st.Sniff = outputs.DefaultLimits, src, f.sniff
-	if cfg.Limits != nil {
-		f.st.Limits = *cfg.Limits
-	}
-	f.st.GC.During = cfg.ConvertGOGC
-	f.st.Activity.Clock = cfg.clock
+	f.st.Sniff = f.sniff
 	f.st.Hooks = hooks{f}
 	f.st.Ctx = f.ahead.Ctx
 	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout}
@@ -316,7 +282,7 @@ func (f *FS) Close() {
 	if f.watch != nil {
 		f.watch.Close()
 	}
-	f.cache.Close()
+	f.st.Cache.Close()
 	f.srcFDs.Close()
 	f.sniffer.Close()
 }
@@ -326,7 +292,7 @@ func (f *FS) Close() {
 func (f *FS) noOpen() bool { return !f.cfg.OpenHandles }
 
 // Cache exposes the output cache (for statistics and tests).
-func (f *FS) Cache() *cache.Cache { return f.cache }
+func (f *FS) Cache() *cache.Cache { return f.st.Cache }
 
 // logOnce logs a failure the first time it is seen for one source version.
 func (f *FS) logOnce(key any, format string, args ...any) { f.st.LogOnce(key, format, args...) }

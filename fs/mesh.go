@@ -509,7 +509,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	ptNode := o.isGLB() && o.m.fsys.passthroughWanted() && o.m.fsys.disk != nil
+	ptNode := o.isGLB() && o.m.fsys.passthroughWanted() && o.m.fsys.st.Disk != nil
 	if ptNode {
 		if fh, fp, ok := o.openPassthrough(ctx); ok {
 			o.opened(fp)

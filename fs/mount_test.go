@@ -330,7 +330,7 @@ func TestChunkLimitAsConvert(t *testing.T) {
 		write(t, filepath.Join(src, "m"+fakeExt), fakeMesh(3, 1))
 		lim := outputs.DefaultLimits
 		lim.MaxOutputSize = 64
-		_, mnt := mountT(t, src, Config{Limits: &lim})
+		_, mnt := mountT(t, src, Config{Store: store.Config{Limits: &lim}})
 		guardMount(t, mnt, mountGuard)
 		m, err := outputs.Open(filepath.Join(src, "m"+fakeExt))
 		if err != nil || m == nil {

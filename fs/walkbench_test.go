@@ -39,7 +39,7 @@ func BenchmarkRemountListing(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, err := New(Config{Source: src, DiskCache: dc})
+		f, err := New(Config{Source: src, Store: store.Config{DiskCache: dc}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -116,7 +116,7 @@ func (f *FS) invalidateName(d *dirNode, name string) {
 func (f *FS) invalidateNode(n *gofs.Inode) {
 	switch ops := n.Operations().(type) {
 	case *meshDir:
-		f.cache.Invalidate(ops.abs)
+		f.st.Cache.Invalidate(ops.abs)
 	case *dirNode:
 		// A folder's children have watches of their own.
 		f.notifyContent(n)
