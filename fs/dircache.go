@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/requests"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Mesh folders and their chunks/ are listed from the structure scan of one
@@ -176,8 +177,7 @@ func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 // instead of sending a READ: of the 5 round trips a cold grep made per mesh
 // (2 listings of the folder, 2 of chunks/, 1 READ), the READ is the one
 // whose answer is known already. Only under no_open (the kernel keeps the
-// pages across opens), only a header the store deems pushable
-// (store.Pushable), and only while the source is still the version listed.
+// pages across opens), and only as store.Output.Push allows.
 func (m *meshDir) pushHeader(snap *listedScan) {
 	if snap.header == nil {
 		return
@@ -186,24 +186,15 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	if !ok {
 		return
 	}
-	data, ok := m.fsys.st.Pushable(m.mesh, snap.fp, snap.r)
-	if !ok {
-		return
-	}
-	if _, fp, err := m.stat(); err != nil || !fp.Same(snap.fp) {
-		return
-	}
-	if !of.view.WantsPages(snap.fp) {
-		return // the kernel has them already, or the node is another version's
+	now := func() (version.Version, bool) {
+		_, fp, err := m.stat()
+		return fp, err == nil
 	}
 	// The store waits for the lock of a page a READ of this file may hold
 	// in flight, and that READ's answer asks the view: nothing is held.
-	if of.WriteCache(0, data) != 0 {
-		return // no inode for it (an entry without attributes), or gone
+	// It fails without an inode for it (an entry without attributes).
+	write := func(b []byte) bool { return of.WriteCache(0, b) == 0 }
+	if of.Push(snap.fp, snap.r, now, write, func() { m.fsys.notifyContent(&of.Inode) }) {
+		m.fsys.n.HeaderPushes.Add(1)
 	}
-	m.fsys.n.HeaderPushes.Add(1)
-	_, now, _ := m.stat()
-	// Changed meanwhile: the watcher's invalidation may have come before
-	// the store.
-	of.view.Stored(snap.fp, now, func() { m.fsys.notifyContent(&of.Inode) })
 }

@@ -29,6 +29,9 @@ func Errno(err error) syscall.Errno {
 		// Replaced by a link since the lookup: the kernel looks it up
 		// again and shows the link.
 		return syscall.ESTALE
+	case errors.Is(err, ErrNotCheap):
+		// A READDIRPLUS entry left for a LOOKUP.
+		return syscall.EAGAIN
 	case errors.Is(err, context.Canceled):
 		return syscall.EINTR
 	}

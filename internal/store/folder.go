@@ -45,6 +45,29 @@ func (s *Store) GeometryGone(ctx context.Context, m *outputs.Mesh, v version.Ver
 	return err == nil && s.KnownBroken(m, v, r)
 }
 
+// Holds reports whether the folder of version v holds entry e, as far as
+// is known without converting (outputs.State.Holds): chunks/ when the scan
+// found chunks; not the geometry outputs of a mesh known broken
+// (GeometryGone), nor NAME.animated.glb without an animation of the mesh.
+// keep is false for an absence the kernel must not keep as a negative
+// entry: no event may come to drop it when a fixed source converts or an
+// animation file comes.
+func (s *Store) Holds(ctx context.Context, m *outputs.Mesh, v version.Version, e outputs.Entry) (holds, keep bool, err error) {
+	switch {
+	case e.Output == outputs.OutChunks:
+		r, err := s.Scan(ctx, m, v)
+		if err != nil {
+			return false, false, err
+		}
+		return len(r.Chunks) > 0, true, nil
+	case e.Converted() && s.GeometryGone(ctx, m, v):
+		return false, false, nil
+	case e.Output == outputs.OutAnimated && !s.Animated(ctx, m, v):
+		return false, false, nil
+	}
+	return true, true, nil
+}
+
 // CheapSize is the size of entry e of m's folder (or of chunk, when set)
 // for version v when it is known without converting, loading or rendering
 // it: a converted output's from the disk cache's index (from memory too
