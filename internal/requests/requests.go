@@ -10,31 +10,58 @@ import (
 	"time"
 )
 
-// Counter counts requests by kind (an index into its names) and adds up
-// the time from each request's dispatch to its reply.
+// Kinds are the requests a mount counts, by the kernel's names of them.
+var Kinds = []string{"LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "FLUSH",
+	"OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "ACCESS", "STATFS", "GETXATTR", "LISTXATTR",
+	"READLINK", "LSEEK", "STATX"}
+
+// Counter counts requests by kind and adds up the time from each
+// request's dispatch to its reply.
 type Counter struct {
 	names  []string
+	index  map[string]int // name → its index in names; read-only
 	counts []atomic.Int64
 	nanos  []atomic.Int64
 }
 
 // NewCounter counts the kinds named by names.
 func NewCounter(names []string) *Counter {
-	return &Counter{names: names, counts: make([]atomic.Int64, len(names)), nanos: make([]atomic.Int64, len(names))}
+	c := &Counter{names: names, index: map[string]int{}, counts: make([]atomic.Int64, len(names)), nanos: make([]atomic.Int64, len(names))}
+	for i, n := range names {
+		c.index[n] = i
+	}
+	return c
 }
 
-// Count counts one request of kind op, untimed.
-func (c *Counter) Count(op int) { c.counts[op].Add(1) }
+// Count counts one request of kind, untimed (FORGET: the kernel waits
+// for no answer). A kind not named at NewCounter panics.
+func (c *Counter) Count(kind string) { c.counts[c.of(kind)].Add(1) }
 
-// Begin counts a request of kind op and returns its start, for Done:
-// defer c.Done(op, c.Begin(op)).
-func (c *Counter) Begin(op int) time.Time {
-	c.counts[op].Add(1)
-	return time.Now()
+func (c *Counter) of(kind string) int {
+	i, ok := c.index[kind]
+	if !ok {
+		panic("requests: kind " + kind + " is not counted")
+	}
+	return i
 }
 
-// Done adds the time since start to kind op.
-func (c *Counter) Done(op int, start time.Time) { c.nanos[op].Add(int64(time.Since(start))) }
+// Time counts a request of kind and starts its clock: defer
+// c.Time("READ").Done().
+func (c *Counter) Time(kind string) Timing {
+	i := c.of(kind)
+	c.counts[i].Add(1)
+	return Timing{c: c, i: i, start: time.Now()}
+}
+
+// Timing is one request's clock (Counter.Time).
+type Timing struct {
+	c     *Counter
+	i     int
+	start time.Time
+}
+
+// Done adds the time since the request came to its kind.
+func (t Timing) Done() { t.c.nanos[t.i].Add(int64(time.Since(t.start))) }
 
 // Counts returns the number of requests by kind name (kinds never asked
 // are left out).

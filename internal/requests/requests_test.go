@@ -8,10 +8,12 @@ import (
 )
 
 func TestCounter(t *testing.T) {
-	c := NewCounter([]string{"LOOKUP", "READ", "FORGET"})
-	c.Count(2)
-	c.Done(1, c.Begin(1).Add(-3*time.Millisecond))
-	c.Done(1, c.Begin(1))
+	c := NewCounter(Kinds)
+	c.Count("FORGET")
+	read := c.Time("READ")
+	time.Sleep(3 * time.Millisecond)
+	read.Done()
+	c.Time("READ").Done()
 	got := c.Counts()
 	if len(got) != 2 || got["READ"] != 2 || got["FORGET"] != 1 {
 		t.Fatalf("counts %v", got)
@@ -20,6 +22,12 @@ func TestCounter(t *testing.T) {
 	if _, ok := ms["LOOKUP"]; ok || ms["READ"] < 3 {
 		t.Fatalf("millis %v", ms)
 	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a kind not counted was counted")
+		}
+	}()
+	c.Count("WRITE")
 }
 
 // recorder is a Release that remembers what it released.
