@@ -309,10 +309,6 @@ func (f *FS) Prewarm() { f.st.Prewarm() }
 // store.ReadErrno).
 var errno, outErrno = store.Errno, store.ReadErrno
 
-// logger is a log.Logger; a named type keeps test helpers short.
-type logger = log.Logger
-
-func newLogger(w io.Writer) *logger { return log.New(w, "", 0) }
 
 // newMeshDir is the mesh folder of d's entry name (stat st, format
 // format), its mesh described as the store converts it (store.NewMesh).

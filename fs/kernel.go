@@ -273,9 +273,6 @@ func (r *rawFS) releaseDir(h heldDir) {
 	r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: h.hdr, Fh: h.fh})
 }
 
-// heldCount is the number of listing handles held (for tests).
-func (r *rawFS) heldCount() int { return r.held.Len() }
-
 func (r *rawFS) OnUnmount() {
 	r.held.Close()
 	r.RawFileSystem.OnUnmount()

@@ -303,8 +303,8 @@ func TestNoOpenBigFolder(t *testing.T) {
 	if m, d := requestsSince(f, before); m != 0 {
 		t.Fatalf("cached listing made %d requests: %v", m, d)
 	}
-	if !waitFor(2*heldIdle+time.Second, func() bool { return f.raw.heldCount() == 0 }) {
-		t.Fatalf("%d listing handles still held", f.raw.heldCount())
+	if !waitFor(2*heldIdle+time.Second, func() bool { return f.raw.held.Len() == 0 }) {
+		t.Fatalf("%d listing handles still held", f.raw.held.Len())
 	}
 }
 

@@ -179,6 +179,11 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 		// A walker is probably entering this folder's siblings next.
 		m.fsys.scanSiblings(m)
 	}
+	return dirEntries(files), final, &listedScan{st: st, fp: fp, r: r}, 0
+}
+
+// dirEntries lists files of the folder table.
+func dirEntries(files []outputs.Entry) []fuse.DirEntry {
 	list := make([]fuse.DirEntry, len(files))
 	for i, e := range files {
 		mode := uint32(syscall.S_IFREG)
@@ -187,7 +192,7 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 		}
 		list[i] = fuse.DirEntry{Name: e.Name, Mode: mode, Ino: e.Ino}
 	}
-	return list, final, &listedScan{st: st, fp: fp, r: r}, 0
+	return list
 }
 
 // listedScan is what a listing was made from: the source's stat and the
@@ -337,11 +342,7 @@ func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, *listedScan, 
 	if err != nil {
 		return nil, nil, errno(err)
 	}
-	list := make([]fuse.DirEntry, len(r.Chunks))
-	for i, n := range r.Chunks {
-		list[i] = fuse.DirEntry{Name: n, Mode: syscall.S_IFREG, Ino: uint64(i + 1)}
-	}
-	return list, &listedScan{st: st, fp: fp, r: r}, 0
+	return dirEntries(outputs.ChunkEntries(r.Chunks)), &listedScan{st: st, fp: fp, r: r}, 0
 }
 
 func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -511,17 +512,11 @@ func (o *outFile) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 
 func (o *outFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	o.m.fsys.touch()
-	switch h := fh.(type) {
-	case *bytesHandle:
+	if h, ok := fh.(gofs.FileReader); ok {
 		return h.Read(ctx, dest, off)
-	case *fdHandle:
-		return h.Read(ctx, dest, off)
-	case *passHandle:
-		return h.Read(ctx, dest, off)
-	case nil:
-		if o.m.fsys.noOpen() {
-			return o.readNoHandle(ctx, dest, off)
-		}
+	}
+	if fh == nil && o.m.fsys.noOpen() {
+		return o.readNoHandle(ctx, dest, off)
 	}
 	return nil, syscall.EBADF
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"github.com/meshfs/meshfs/internal/store"
 	"io/fs"
+	"log"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -124,10 +125,10 @@ func (w *tlog) String() string {
 
 var logs sync.Map // testing.TB → *tlog
 
-func testLogger(t testing.TB) *logger {
+func testLogger(t testing.TB) *log.Logger {
 	w := &tlog{t: t}
 	logs.Store(t, w)
-	return newLogger(w)
+	return log.New(w, "", 0)
 }
 
 func logOf(t testing.TB) string {

@@ -127,6 +127,17 @@ func (m *Mesh) Entry(name string) (Entry, bool) {
 	return Entry{}, false
 }
 
+// ChunkEntries is the folder chunks/ of a mesh whose scan found the
+// chunks named names (decode.SafeName, in the scan's order): one file
+// each, numbered from 1 in that order.
+func ChunkEntries(names []string) []Entry {
+	es := make([]Entry, len(names))
+	for i, n := range names {
+		es[i] = Entry{Name: n, Output: OutChunks, Ino: uint64(i + 1)}
+	}
+	return es
+}
+
 // HeaderWithError is header.json hdr (as Header renders it) with the
 // conversion error err added under "error": a broken mesh's header says
 // why, for the scan and the conversion alike.

@@ -133,3 +133,10 @@ func TestEveryTextEndsWithNewline(t *testing.T) {
 		t.Fatalf("%d text files for %d meshes", texts, len(meshes))
 	}
 }
+
+func TestChunkEntries(t *testing.T) {
+	es := outputs.ChunkEntries([]string{"VERT", "IND4"})
+	if len(es) != 2 || es[0].Name != "VERT" || es[0].Ino != 1 || es[1].Ino != 2 || es[1].Dir || es[1].Converted() {
+		t.Fatalf("chunk entries %+v", es)
+	}
+}
