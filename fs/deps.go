@@ -12,9 +12,8 @@ import (
 // under the asset roots: outputs.HeaderDeps). FS.versions (a
 // version.Tracker) names, for each mesh, its folder and the files its last
 // scan found; the watcher tells it of every changed path, and every mesh
-// whose set names one gets a new Version (and its outputs are dropped).
-// The disk cache's key holds the digest of the set's identities instead
-// (diskKey), since the tracker's counts restart with every mount.
+// whose set names one gets its Version made again from its files as they
+// are (and its outputs are dropped). That Version keys the disk cache too.
 
 // trackDeps records that mesh's outputs are made from deps (which the
 // tracker was told; changed: not the last scan's), watching

@@ -98,7 +98,7 @@ type FS struct {
 	n     store.Counts // what stats.json reports of the mount
 
 	// versions knows which files each mesh's outputs are made from and
-	// numbers their changes (deps.go).
+	// makes their Versions (deps.go).
 	versions version.Tracker
 	// ttl decides the kernel's entry and attribute timeouts.
 	ttl kernelview.Timeouts

@@ -151,15 +151,27 @@ func TestStoreTiers(t *testing.T) {
 	if st.Loads[label] != 0 || st.Loads[label+DiskSuffix] != 1 {
 		t.Fatalf("loads %v, want one disk load and no conversion", st.Loads)
 	}
-	// Its folder's dependency file appears: another version, converted.
-	s2.Versions.Changed(src)
+	// A change reported that changed nothing (events lost): the same
+	// version, still served from the disk cache.
 	s2.FolderChanged(src)
+	s2.Versions.Changed(src)
+	s2.Versions.ChangedAll()
+	if _, v := meshOf(t, s2, p); !v.Same(v2) {
+		t.Fatal("a change that changed no file made another version")
+	}
+	// A dependency file (an animation) appears in its folder: another
+	// version, not in the disk cache (the .glb saved was made without it).
+	if err := os.WriteFile(filepath.Join(src, "walk.anim"), []byte("not an animation"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s2.FolderChanged(src)
+	s2.Versions.Changed(src)
 	_, v3 := meshOf(t, s2, p)
 	if v3.Same(v2) {
 		t.Fatal("a change of the folder's files left the version")
 	}
-	if _, ok := s2.DiskSizes(Key(m2, v3, OutGLB)); !ok {
-		t.Fatal("a change counted in this mount only missed the disk cache")
+	if _, ok := s2.DiskSizes(Key(m2, v3, OutGLB)); ok {
+		t.Fatal("the disk cache served a .glb made before its folder's animation file appeared")
 	}
 }
 
