@@ -309,7 +309,6 @@ func (f *FS) Prewarm() { f.st.Prewarm() }
 // store.ReadErrno).
 var errno, outErrno = store.Errno, store.ReadErrno
 
-
 // newMeshDir is the mesh folder of d's entry name (stat st, format
 // format), its mesh described as the store converts it (store.NewMesh).
 func (d *dirNode) newMeshDir(name string, st *syscall.Stat_t, format decode.Format) *meshDir {
