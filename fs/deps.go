@@ -44,7 +44,7 @@ func (f *FS) trackDeps(mesh string, deps version.Set, changed bool) {
 		dir := filepath.Dir(d.Path)
 		if err := f.watch.AddOnce(dir); err != nil {
 			f.n.WatchErrors.Add(1)
-			f.logOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
+			f.st.LogOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
 		}
 	}
 }

@@ -153,9 +153,6 @@ func (f *FS) Root() gofs.InodeEmbedder { return f.root }
 // Source is the absolute path of the mirrored folder.
 func (f *FS) Source() string { return f.source }
 
-// timeouts returns the entry and attribute timeouts in effect.
-func (f *FS) timeouts() (entry, attr time.Duration) { return f.ttl.Effective() }
-
 // shortTTL caps the timeouts of an entry or attribute reply for a node in
 // (or below) source folder d when d's watch failed (Timeouts.Unwatched).
 func (f *FS) shortTTL(d *dirNode, entry *fuse.EntryOut, attr *fuse.AttrOut) {
@@ -225,7 +222,7 @@ func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 		// go-fuse's 128 KiB: half the requests for a big file.
 		mo.MaxWrite = 1 << 20
 	}
-	entry, attr := f.timeouts()
+	entry, attr := f.ttl.Effective()
 	return &gofs.Options{
 		MountOptions: mo,
 		// Modes are shown as they are: go-fuse would otherwise show a mode
@@ -294,9 +291,6 @@ func (f *FS) noOpen() bool { return !f.cfg.OpenHandles }
 // Cache exposes the output cache (for statistics and tests).
 func (f *FS) Cache() *cache.Cache { return f.st.Cache }
 
-// logOnce logs a failure the first time it is seen for one source version.
-func (f *FS) logOnce(key any, format string, args ...any) { f.st.LogOnce(key, format, args...) }
-
 // touch records a reader's request: the pre-warmer and big saves wait for
 // a quiet moment.
 func (f *FS) touch() { f.st.Activity.Touch() }
@@ -305,9 +299,9 @@ func (f *FS) touch() { f.st.Activity.Touch() }
 // store's pre-warmer). It returns at once; Close stops it.
 func (f *FS) Prewarm() { f.st.Prewarm() }
 
-// errno and outErrno are what a reader sees for an error (store.Errno,
-// store.ReadErrno).
-var errno, outErrno = store.Errno, store.ReadErrno
+// errno, outErrno and replaced are what a reader sees for an error
+// (store.Errno, store.ReadErrno, store.Replaced).
+var errno, outErrno, replaced = store.Errno, store.ReadErrno, store.Replaced
 
 // newMeshDir is the mesh folder of d's entry name (stat st, format
 // format), its mesh described as the store converts it (store.NewMesh).

@@ -42,9 +42,9 @@ func (m *meshDir) sourceStat() (*syscall.Stat_t, error) {
 	})
 }
 
+// Listings are served from a handle made at open (dircache.go).
 var (
 	_ = (gofs.NodeLookuper)((*meshDir)(nil))
-	_ = (gofs.NodeReaddirer)((*meshDir)(nil))
 	_ = (gofs.NodeGetattrer)((*meshDir)(nil))
 )
 
@@ -100,7 +100,7 @@ func (f *FS) brokenNow(path string) {
 			f.notifyContent(hdr)
 		}
 		for _, e := range live.mesh.Entries() {
-			if e.Converted() || e.Output == outputs.OutError {
+			if e.ChangedByFailure() {
 				f.n.Notifications.Add(1)
 				live.NotifyEntry(e.Name)
 			}
@@ -139,27 +139,6 @@ func (f *FS) meshAt(path string) *meshDir {
 
 // notifyWait bounds how long a request waits for a notification it sent.
 const notifyWait = 100 * time.Millisecond
-
-// replaced turns the ESTALE of a replaced source into what a folder that
-// was deleted while open answers: nothing in it (ENOENT). A reader that
-// walks by path gets ESTALE from an output instead, and the kernel walks
-// again to the new file; one that holds this folder open (grep -r, find)
-// would have no way to recover from ESTALE.
-func replaced(e syscall.Errno) syscall.Errno {
-	if e == syscall.ESTALE {
-		return syscall.ENOENT
-	}
-	return e
-}
-
-func (m *meshDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	m.fsys.touch()
-	list, _, _, e := m.listing(ctx)
-	if e != 0 {
-		return nil, e
-	}
-	return gofs.NewListDirStream(list), 0
-}
 
 // listing is the folder's entries, whether they are final for this source
 // version (store.Listing), and what they were made from.
@@ -314,20 +293,11 @@ type chunksDir struct {
 
 var (
 	_ = (gofs.NodeLookuper)((*chunksDir)(nil))
-	_ = (gofs.NodeReaddirer)((*chunksDir)(nil))
 	_ = (gofs.NodeGetattrer)((*chunksDir)(nil))
 )
 
 func (c *chunksDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	return c.m.Getattr(ctx, fh, out)
-}
-
-func (c *chunksDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	list, _, e := c.listing(ctx)
-	if e != 0 {
-		return nil, e
-	}
-	return gofs.NewListDirStream(list), 0
 }
 
 func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, *listedScan, syscall.Errno) {

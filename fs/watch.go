@@ -49,11 +49,7 @@ func (f *FS) watchDir(d *dirNode) {
 	if err := f.watch.Add(d.dir.Abs); err != nil {
 		f.n.WatchErrors.Add(1)
 		d.dir.Unwatched.Store(true)
-		_, attr := f.timeouts()
-		if _, short := f.ttl.Unwatched(); short != 0 {
-			attr = short // shortTTL
-		}
-		f.logOnce("watch-error", "meshfs: watching %s: %v (changes there show after %v; raise fs.inotify.max_user_watches)", d.dir.Abs, err, attr)
+		f.st.LogOnce("watch-error", "meshfs: watching %s: %v (changes there show after %v; raise fs.inotify.max_user_watches)", d.dir.Abs, err, f.ttl.UnwatchedAttr())
 	}
 }
 

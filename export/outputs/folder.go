@@ -45,6 +45,12 @@ func (e Entry) Converted() bool {
 	return e.Output == OutGLB || e.Output == OutOBJ || e.Output == OutAnimated
 }
 
+// ChangedByFailure reports whether a failed conversion adds e to the
+// folder or takes it away (the rule for error.txt above).
+func (e Entry) ChangedByFailure() bool {
+	return State{Animated: true}.Holds(e) != State{Broken: true, Animated: true}.Holds(e)
+}
+
 // State is what is known of a mesh when its folder is listed.
 type State struct {
 	Chunks bool // the scan found chunks

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode/gem"
 	"github.com/meshfs/meshfs/export/outputs"
 )
 
@@ -131,6 +132,20 @@ func TestEveryTextEndsWithNewline(t *testing.T) {
 	}
 	if texts != want {
 		t.Fatalf("%d text files for %d meshes", texts, len(meshes))
+	}
+}
+
+func TestChangedByFailure(t *testing.T) {
+	m := outputs.New("/src/m.ply", gem.Format{})
+	var got []string
+	for _, e := range m.Entries() {
+		if e.ChangedByFailure() {
+			got = append(got, e.Name)
+		}
+	}
+	want := []string{m.GLBName(), m.OBJName(), m.MTLName(), m.AnimatedGLBName(), outputs.ErrorName}
+	if !slices.Equal(got, want) {
+		t.Fatalf("changed by a failure: %v, want %v", got, want)
 	}
 }
 

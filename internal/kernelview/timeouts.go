@@ -45,6 +45,17 @@ func (t Timeouts) Effective() (entry, attr time.Duration) {
 	return entry, attr
 }
 
+// UnwatchedAttr is the attribute timeout of a reply about a node in a
+// folder whose watch failed (Unwatched's, else the one in effect): how
+// long a change there may go unseen.
+func (t Timeouts) UnwatchedAttr() time.Duration {
+	if _, a := t.Unwatched(); a != 0 {
+		return a
+	}
+	_, a := t.Effective()
+	return a
+}
+
 // Unwatched returns the timeouts of a reply about a node in (or below) a
 // folder whose watch failed, while the mount assumes one: a change there
 // would not be pushed, so it must show within DefaultTimeout instead of a

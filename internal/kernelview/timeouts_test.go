@@ -17,6 +17,9 @@ func TestTimeouts(t *testing.T) {
 	} {
 		e, a := c.t.Effective()
 		ue, ua := c.t.Unwatched()
+		if shown := c.t.UnwatchedAttr(); shown != c.uA && (c.uA != 0 || shown != c.attr) {
+			t.Errorf("%+v: a change under a failed watch shows after %v", c.t, shown)
+		}
 		if e != c.entry || a != c.attr || ue != c.uE || ua != c.uA {
 			t.Errorf("%+v: effective %v %v, unwatched %v %v; want %v %v, %v %v", c.t, e, a, ue, ua, c.entry, c.attr, c.uE, c.uA)
 		}
