@@ -52,19 +52,11 @@ func newRawFS(inner fuse.RawFileSystem, noOpen bool) *rawFS {
 	return r
 }
 
-// requests returns the counts of requests by kind; FORGET is not a round
-// trip (the kernel waits for no answer).
-func (r *rawFS) requests() map[string]int64 { return r.reqs.Counts() }
-
 func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
 	defer r.reqs.Time("LOOKUP").Done()
 	st := r.RawFileSystem.Lookup(cancel, h, name, out)
-	if out.AttrValid == 0 && out.AttrValidNsec == uint32(uncachedAttr) {
-		out.AttrValidNsec = 0
-	}
-	if out.EntryValid == 0 && out.EntryValidNsec == uint32(uncachedAttr) {
-		out.EntryValidNsec = 0
-	}
+	uncached(out.AttrValid, &out.AttrValidNsec)
+	uncached(out.EntryValid, &out.EntryValidNsec)
 	return st
 }
 
@@ -73,6 +65,13 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 // nanosecond would still be one jiffy, and under no_open a read within it
 // would find stats.json's previous pages and size.
 const uncachedAttr = time.Nanosecond
+
+// uncached turns a reply's timeout of uncachedAttr into 0.
+func uncached(sec uint64, nsec *uint32) {
+	if sec == 0 && *nsec == uint32(uncachedAttr) {
+		*nsec = 0
+	}
+}
 
 func (r *rawFS) Forget(nodeid, nlookup uint64) {
 	r.reqs.Count("FORGET")
@@ -90,9 +89,7 @@ func (r *rawFS) dropHeld(node uint64) { r.held.Drop(node) }
 func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
 	defer r.reqs.Time("GETATTR").Done()
 	st := r.RawFileSystem.GetAttr(cancel, in, out)
-	if out.AttrValid == 0 && out.AttrValidNsec == uint32(uncachedAttr) {
-		out.AttrValidNsec = 0
-	}
+	uncached(out.AttrValid, &out.AttrValidNsec)
 	return st
 }
 
@@ -241,31 +238,25 @@ func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxO
 // or opens one through the node file system (which seeks it to the
 // offset), reads, and holds the handle for the next request until the
 // listing ends or heldIdle passes.
-func (r *rawFS) readDirNoHandle(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
-	h, ok := r.held.Take(in.NodeId, in.Offset)
-	if !ok {
+func (r *rawFS) readDirNoHandle(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) (st fuse.Status) {
+	r.held.Serve(in.NodeId, in.Offset, func() (heldDir, bool) {
 		var oo fuse.OpenOut
 		oi := fuse.OpenIn{InHeader: in.InHeader, Flags: syscall.O_RDONLY | syscall.O_DIRECTORY}
-		if st := r.RawFileSystem.OpenDir(cancel, &oi, &oo); !st.Ok() {
-			return st
+		if st = r.RawFileSystem.OpenDir(cancel, &oi, &oo); !st.Ok() {
+			return heldDir{}, false
 		}
-		h = heldDir{hdr: in.InHeader, fh: oo.Fh}
 		r.listOpens.Add(1)
-	}
-	rin := *in
-	rin.Fh = h.fh
-	var st fuse.Status
-	if plus {
-		st = r.RawFileSystem.ReadDirPlus(cancel, &rin, out)
-	} else {
-		st = r.RawFileSystem.ReadDir(cancel, &rin, out)
-	}
-	if !st.Ok() || out.Offset == in.Offset {
-		// An error, or the end of the listing (no entries).
-		r.releaseDir(h)
-		return st
-	}
-	r.held.Keep(in.NodeId, out.Offset, h)
+		return heldDir{hdr: in.InHeader, fh: oo.Fh}, true
+	}, func(h heldDir) (uint64, bool) {
+		rin := *in
+		rin.Fh = h.fh
+		if plus {
+			st = r.RawFileSystem.ReadDirPlus(cancel, &rin, out)
+		} else {
+			st = r.RawFileSystem.ReadDir(cancel, &rin, out)
+		}
+		return out.Offset, st.Ok()
+	})
 	return st
 }
 

@@ -708,3 +708,6 @@ func TestMountReadahead(t *testing.T) {
 		t.Fatalf("read %d of %d bytes in %d READs", n, fi.Size(), d["READ"])
 	}
 }
+
+// requests returns the counts of requests by kind.
+func (r *rawFS) requests() map[string]int64 { return r.reqs.Counts() }

@@ -5,6 +5,8 @@
 package requests
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,6 +155,27 @@ func (t *Held[H]) Keep(node, off uint64, h H) {
 	t.mu.Unlock()
 }
 
+// Serve serves one request of node's listing at offset off that came
+// without a handle: with the handle held for that place, else one open
+// makes (none: false). read reads from it and returns the offset after
+// what it read (off itself: the end) or false for an error; the handle is
+// then held for the request that goes on from there, or released at the
+// end or on an error.
+func (t *Held[H]) Serve(node, off uint64, open func() (H, bool), read func(H) (next uint64, ok bool)) {
+	h, ok := t.Take(node, off)
+	if !ok {
+		if h, ok = open(); !ok {
+			return
+		}
+	}
+	next, ok := read(h)
+	if !ok || next == off {
+		t.Release(h)
+		return
+	}
+	t.Keep(node, next, h)
+}
+
 // Drop releases every handle held for node (before the node is forgotten:
 // releasing a handle of a forgotten node is an error).
 func (t *Held[H]) Drop(node uint64) {
@@ -252,4 +275,16 @@ func (s *Snapshot) Last() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.snap
+}
+
+// PanicLine is the line a request's panic is logged as: the first line of
+// its value, "[…]" marking the lines left out (a panic in a conversion
+// reaches the request wrapped by the cache's loader, whose value carries
+// the loader's whole stack).
+func PanicLine(v any) string {
+	msg := fmt.Sprint(v)
+	if first, _, multi := strings.Cut(msg, "\n"); multi {
+		msg = first + " […]"
+	}
+	return msg
 }
