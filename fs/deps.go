@@ -22,7 +22,7 @@ func (f *FS) trackDeps(mesh string, deps version.Set, changed bool) {
 	if changed {
 		// Its permissions are narrowed by other files now: no stat of
 		// the folder taken before may be reused (sourceStat).
-		if d := f.dirAt(filepath.Dir(mesh)); d != nil {
+		if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
 			d.dir.Changes.Add(1)
 			// The kernel may hold attributes of the folder's files from
 			// before: drop them (from another goroutine: this runs within
@@ -60,10 +60,8 @@ func (f *FS) depPaths(mesh string) []string {
 // dependentsChanged makes the kernel and the cache forget the outputs of
 // every mesh whose set names path.
 func (f *FS) dependentsChanged(path string) {
-	for _, mesh := range f.versions.Changed(path) {
-		d := f.dirAt(filepath.Dir(mesh))
-		f.st.Cache.Invalidate(mesh)
-		if d != nil {
+	for _, mesh := range f.st.Changed(path) {
+		if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
 			f.invalidateName(d, filepath.Base(mesh))
 		}
 	}

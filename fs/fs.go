@@ -20,7 +20,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -90,9 +89,8 @@ type FS struct {
 
 	watch *watch.Watcher
 
-	// dirs maps watched source folders to their nodes, for the watcher.
-	dirsMu sync.Mutex
-	dirs   map[string]*dirNode
+	// dirs are the watched source folders' nodes, for the watcher.
+	dirs mirror.Watched[*dirNode]
 
 	start time.Time
 	n     store.Counts // what stats.json reports of the mount
@@ -126,7 +124,7 @@ func New(cfg Config) (*FS, error) {
 	if lg == nil {
 		lg = log.New(io.Discard, "", 0)
 	}
-	f := &FS{cfg: cfg, source: src, log: lg, dirs: map[string]*dirNode{}, start: time.Now()}
+	f := &FS{cfg: cfg, source: src, log: lg, start: time.Now()}
 	if f.st, err = store.Open(cfg.Store, src, &f.versions, lg); err != nil {
 		return nil, err
 	}

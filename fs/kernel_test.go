@@ -269,9 +269,7 @@ func TestNoOpenBigFolder(t *testing.T) {
 	}
 
 	// Four readers at once, after the kernel dropped its listing.
-	f.dirsMu.Lock()
-	node := f.dirs[big]
-	f.dirsMu.Unlock()
+	node, _ := f.dirs.At(big)
 	if node == nil {
 		t.Fatal("the folder is not watched")
 	}

@@ -31,21 +31,12 @@ func (h watchHandler) Failed(err error, lost bool) {
 	}
 }
 
-// dirAt is the watched source folder node of path, or nil.
-func (f *FS) dirAt(path string) *dirNode {
-	f.dirsMu.Lock()
-	defer f.dirsMu.Unlock()
-	return f.dirs[path]
-}
-
 // watchDir starts watching d's source folder, once.
 func (f *FS) watchDir(d *dirNode) {
 	if f.watch == nil || !d.dir.Watched.CompareAndSwap(false, true) {
 		return
 	}
-	f.dirsMu.Lock()
-	f.dirs[d.dir.Abs] = d
-	f.dirsMu.Unlock()
+	f.dirs.Add(&d.dir, d)
 	if err := f.watch.Add(d.dir.Abs); err != nil {
 		f.n.WatchErrors.Add(1)
 		d.dir.Unwatched.Store(true)
@@ -57,21 +48,11 @@ func (f *FS) watchDir(d *dirNode) {
 // at path: the kernel forgets the name, and whatever it cached of the node.
 func (f *FS) sourceChanged(path string) {
 	f.dependentsChanged(path)
-	dir, name := filepath.Dir(path), filepath.Base(path)
-	f.dirsMu.Lock()
-	d := f.dirs[dir]
-	if gone := f.dirs[path]; gone != nil {
-		var st syscall.Stat_t
-		if syscall.Stat(path, &st) != nil {
-			delete(f.dirs, path)
-			gone.dir.Watched.Store(false)
-		}
-	}
-	f.dirsMu.Unlock()
-	if d == nil {
+	d, ok := f.dirs.Changed(path)
+	if !ok {
 		return
 	}
-	names, dep := d.dir.Changed(name) // before the kernel is told
+	names, dep := d.dir.Changed(filepath.Base(path)) // before the kernel is told
 	for _, n := range names {
 		f.invalidateName(d, n)
 	}
@@ -81,8 +62,7 @@ func (f *FS) sourceChanged(path string) {
 		f.notifyContent(&d.Inode)
 	}
 	if dep {
-		f.st.FolderChanged(dir)
-		f.versions.Changed(dir)
+		f.st.FolderChanged(d.dir.Abs)
 		for n, ch := range d.Children() {
 			if _, ok := ch.Operations().(*meshDir); ok {
 				f.invalidateName(d, n)
@@ -143,15 +123,8 @@ func (f *FS) notifyContent(n *gofs.Inode) {
 
 // invalidateAll forgets everything under every watched folder.
 func (f *FS) invalidateAll() {
-	f.dirsMu.Lock()
-	dirs := make([]*dirNode, 0, len(f.dirs))
-	for _, d := range f.dirs {
-		dirs = append(dirs, d)
-	}
-	f.dirsMu.Unlock()
-	f.versions.ChangedAll()
 	f.st.FolderChanged("")
-	for _, d := range dirs {
+	for _, d := range f.dirs.All() {
 		d.dir.Changes.Add(1)
 		for name := range d.Children() {
 			f.invalidateName(d, name)

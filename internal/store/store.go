@@ -156,9 +156,28 @@ func (s *Store) Verified(k diskcache.Key, h *diskcache.Handle) bool {
 // of one this big marks it verified.
 const PassMin = 1 << 20
 
-// FolderChanged forgets what is known of the dependency files of the
-// folder dir ("": every folder), for disk keys.
-func (s *Store) FolderChanged(dir string) { s.folderDeps.changed(dir) }
+// FolderChanged records that a dependency file of the source folder dir
+// changed (any file of any folder: dir ""): the folder is listed again and
+// the versions of its meshes are made again (version.Tracker).
+func (s *Store) FolderChanged(dir string) {
+	s.folderDeps.changed(dir)
+	if dir == "" {
+		s.Versions.ChangedAll()
+	} else {
+		s.Versions.Changed(dir)
+	}
+}
+
+// Changed records that the source file at path changed: every mesh whose
+// set names it gets its version made again and its outputs leave memory.
+// It returns those meshes.
+func (s *Store) Changed(path string) []string {
+	meshes := s.Versions.Changed(path)
+	for _, m := range meshes {
+		s.Cache.Invalidate(m)
+	}
+	return meshes
+}
 
 // Cache output names (the last part of a statistics label).
 const (

@@ -319,3 +319,28 @@ func TestMetaFile(t *testing.T) {
 		t.Fatal("an unknown .meshfs file")
 	}
 }
+
+// A change of a file a mesh read drops that mesh's outputs from memory and
+// names it; a change of a file no mesh read names none.
+func TestChanged(t *testing.T) {
+	p := texturedMesh(t)
+	ctx := context.Background()
+	s, _ := newStore(t, filepath.Dir(p), t.TempDir())
+	m, v := meshOf(t, s, p)
+	if e, err := s.Geometry(ctx, m, v, OutGLB); err != nil || e.Err != nil {
+		t.Fatalf("glb: %v %v", err, e.Err)
+	}
+	set := s.Versions.Set(p)
+	if len(set) == 0 {
+		t.Fatal("the scan found no file the mesh reads")
+	}
+	if got := s.Changed(filepath.Join(filepath.Dir(p), "unrelated.txt")); len(got) != 0 {
+		t.Fatalf("an unrelated file names %v", got)
+	}
+	if got := s.Changed(set[0].Path); len(got) != 1 || got[0] != p {
+		t.Fatalf("a file the mesh read names %v", got)
+	}
+	if _, ok := s.Cache.Peek(Key(m, v, OutGLB)); ok {
+		t.Fatal("the mesh's .glb stayed in memory")
+	}
+}
