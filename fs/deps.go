@@ -37,15 +37,11 @@ func (f *FS) trackDeps(mesh string, deps version.Set, changed bool) {
 			}
 		}
 	}
-	if f.watch == nil {
-		return
-	}
-	for _, d := range deps {
-		dir := filepath.Dir(d.Path)
-		if err := f.watch.AddOnce(dir); err != nil {
+	if f.watch != nil {
+		f.watch.AddFoldersOf(deps.Paths(), func(dir string, err error) {
 			f.n.WatchErrors.Add(1)
 			f.st.LogOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
-		}
+		})
 	}
 }
 

@@ -117,9 +117,6 @@ func New(cfg Config) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.NegativeTimeout == 0 {
-		cfg.NegativeTimeout = kernelview.DefaultTimeout
-	}
 	lg := cfg.Log
 	if lg == nil {
 		lg = log.New(io.Discard, "", 0)
@@ -140,7 +137,7 @@ func New(cfg Config) (*FS, error) {
 	f.st.Sniff = f.sniff
 	f.st.Hooks = hooks{f}
 	f.st.Ctx = f.ahead.Ctx
-	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout}
+	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout, Negative: cfg.NegativeTimeout}
 	f.root = f.newDirNode(src, srcID{})
 	return f, nil
 }
@@ -167,13 +164,6 @@ func (f *FS) shortTTL(d *dirNode, entry *fuse.EntryOut, attr *fuse.AttrOut) {
 	if attr != nil && a != 0 {
 		attr.SetTimeout(a)
 	}
-}
-
-func timeout(d time.Duration) *time.Duration {
-	if d < 0 {
-		d = 0
-	}
-	return &d
 }
 
 // Options returns go-fuse options with this file system's explicit kernel
@@ -220,15 +210,15 @@ func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 		// go-fuse's 128 KiB: half the requests for a big file.
 		mo.MaxWrite = 1 << 20
 	}
-	entry, attr := f.ttl.Effective()
+	entry, attr, negative := f.ttl.Kernel()
 	return &gofs.Options{
 		MountOptions: mo,
 		// Modes are shown as they are: go-fuse would otherwise show a mode
 		// of 0 (a source file or folder of mode 000) as 0644 or 0755.
 		NullPermissions: true,
-		EntryTimeout:    timeout(entry),
-		AttrTimeout:     timeout(attr),
-		NegativeTimeout: timeout(f.cfg.NegativeTimeout),
+		EntryTimeout:    &entry,
+		AttrTimeout:     &attr,
+		NegativeTimeout: &negative,
 	}
 }
 

@@ -5,6 +5,15 @@ import (
 	"time"
 )
 
+func TestKernelTimeouts(t *testing.T) {
+	if e, a, n := (Timeouts{Watched: true}).Kernel(); e != WatchedTimeout || a != WatchedTimeout || n != DefaultTimeout {
+		t.Fatalf("defaults: %v %v %v", e, a, n)
+	}
+	if e, a, n := (Timeouts{Entry: -1, Attr: 2 * time.Second, Negative: -1}).Kernel(); e != 0 || a != 2*time.Second || n != 0 {
+		t.Fatalf("configured: %v %v %v", e, a, n)
+	}
+}
+
 func TestTimeouts(t *testing.T) {
 	for _, c := range []struct {
 		t                   Timeouts
