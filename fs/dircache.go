@@ -62,7 +62,6 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 	if snap != nil && name == outputs.HeaderName {
 		if size, ok := m.fsys.st.KnownSizeIn(m.mesh, snap.r, snap.fp, true, ""); ok {
 			ch := lookupKnown(ctx, &m.Inode, name, m.out(outputs.Entry{}, ""), out, snap.st, snap.fp, size)
-			m.fsys.shortTTL(m.parent, out, nil)
 			snap.header = ch
 			return ch, 0
 		}
@@ -79,12 +78,7 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 	}
 	// One stat and one look at the caches: the size if it is known,
 	// notCheap if it would take a conversion.
-	ch, e := lookupOutput(ctx, &m.Inode, name, m.out(ent, ""), out, true)
-	m.fsys.shortTTL(m.parent, out, nil)
-	if e == notCheap {
-		return nil, e
-	}
-	return ch, replaced(e)
+	return lookupOutput(ctx, &m.Inode, name, m.out(ent, ""), out, true)
 }
 
 // plainLookup is the READDIRPLUS answer of chunks/: raw chunks (their
@@ -94,23 +88,15 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 func (c *chunksDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
 	if snap != nil {
 		if size, ok := c.m.fsys.st.KnownSizeIn(c.m.mesh, snap.r, snap.fp, false, name); ok {
-			ch := lookupKnown(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, snap.st, snap.fp, size)
-			c.m.fsys.shortTTL(c.m.parent, out, nil)
-			return ch, 0
+			return lookupKnown(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, snap.st, snap.fp, size), 0
 		}
 	}
 	_, fp, err := c.m.stat()
 	if err != nil {
 		return nil, replaced(errno(err))
 	}
-	r, err := c.m.fsys.st.Scan(ctx, c.m.mesh, fp)
-	if err != nil {
+	if err := c.m.fsys.st.ChunkCheap(ctx, c.m.mesh, fp, name); err != nil {
 		return nil, errno(err)
-	}
-	if cheap, found := c.m.fsys.st.ChunkCheap(c.m.mesh, fp, r, name); !found {
-		return nil, syscall.ENOENT
-	} else if !cheap {
-		return nil, notCheap
 	}
 	return c.Lookup(ctx, name, out)
 }

@@ -213,15 +213,15 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if e.Output == outputs.OutChunks {
 		return m.chunksNode(ctx, st, out), 0
 	}
-	ch, en := lookupOutput(ctx, &m.Inode, name, m.out(e, ""), out, false)
-	m.fsys.shortTTL(m.parent, out, nil)
-	return ch, replaced(en)
+	return lookupOutput(ctx, &m.Inode, name, m.out(e, ""), out, false)
 }
 
 // lookupOutput sizes an output (converting it if need be, unless cheapOnly:
 // then a geometry output whose size is not known yet answers notCheap) and
-// returns its node, reusing the existing one.
+// returns its node, reusing the existing one; the errno is the folder's
+// (replaced).
 func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, cheapOnly bool) (*gofs.Inode, syscall.Errno) {
+	defer f.m.fsys.shortTTL(f.m.parent, out, nil)
 	fresh := f
 	ch, f := outputChild(parent, name, f)
 	if ch != nil {
@@ -237,7 +237,7 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 		e = f.getattr(ctx, &a, cheapOnly)
 	}
 	if e != 0 {
-		return nil, e
+		return nil, replaced(e)
 	}
 	out.Attr = a.Attr
 	if ch != nil {
@@ -260,6 +260,7 @@ func outputChild(parent *gofs.Inode, name string, f *outFile) (*gofs.Inode, *out
 // lookupKnown is lookupOutput for an output other than the .glb whose
 // size the caller knows for source version fp (stat st).
 func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, st *syscall.Stat_t, fp version.Version, size int64) *gofs.Inode {
+	defer f.m.fsys.shortTTL(f.m.parent, out, nil)
 	fresh := f
 	ch, f := outputChild(parent, name, f)
 	fillFileAttr(&out.Attr, st, size)
@@ -316,9 +317,7 @@ func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, *listedScan, 
 }
 
 func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	ch, e := lookupOutput(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, false)
-	c.m.fsys.shortTTL(c.m.parent, out, nil)
-	return ch, replaced(e)
+	return lookupOutput(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, false)
 }
 
 // outFile is one output file of a mesh (store.Output).

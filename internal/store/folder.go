@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"os"
 	"syscall"
 
 	"github.com/meshfs/meshfs/decode"
@@ -154,20 +155,25 @@ func (s *Store) Pushable(m *outputs.Mesh, v version.Version, r *ScanResult) ([]b
 	return data, true
 }
 
-// ChunkCheap reports whether the attributes of chunk name of scan r (of
-// version v) are known without loading it: a raw chunk's, or a loaded
-// chunk's in memory. found is false when r has no such chunk.
-func (s *Store) ChunkCheap(m *outputs.Mesh, v version.Version, r *ScanResult, name string) (cheap, found bool) {
+// ChunkCheap reports (nil) whether the attributes of chunk name of
+// version v are known without loading it: a raw chunk's, or a loaded
+// chunk's in memory; else ErrNotCheap, or os.ErrNotExist when the scan has
+// no such chunk.
+func (s *Store) ChunkCheap(ctx context.Context, m *outputs.Mesh, v version.Version, name string) error {
+	r, err := s.Scan(ctx, m, v)
+	if err != nil {
+		return err
+	}
 	ch, ok := r.Chunk(name)
 	if !ok {
-		return false, false
+		return os.ErrNotExist
 	}
 	if ch.Load != nil {
 		if _, ok := s.Cache.Peek(Key(m, v, OutChunk+"/"+name)); !ok {
-			return false, true
+			return ErrNotCheap
 		}
 	}
-	return true, true
+	return nil
 }
 
 // ScanAhead scans the mesh at path (stat st, format) ahead of a walker,
