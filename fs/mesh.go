@@ -12,6 +12,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
@@ -84,18 +85,15 @@ func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 // The listing is dropped before returning, so that the reader who saw the
 // failure sees error.txt when it lists next; its invalidation takes no lock
 // a request here could hold (LOOKUP holds the folder's, READ a page of
-// another inode) but, should one ever wait, the request goes on after
-// notifyWait and the notification completes beside it. The names' entry
-// invalidations lock the folder, which a LOOKUP in it holds: beside.
+// another inode) but, should one ever wait, the request goes on
+// (kernelview.Beside). The names' entry invalidations lock the folder,
+// which a LOOKUP in it holds: beside.
 func (f *FS) brokenNow(path string) {
 	live := f.meshAt(path)
 	if live == nil {
 		return
 	}
-	done := make(chan struct{})
-	go func() {
-		f.notifyContent(&live.Inode)
-		close(done)
+	kernelview.Beside(func() { f.notifyContent(&live.Inode) }, func() {
 		if hdr := live.GetChild(outputs.HeaderName); hdr != nil {
 			f.notifyContent(hdr)
 		}
@@ -105,11 +103,7 @@ func (f *FS) brokenNow(path string) {
 				live.NotifyEntry(e.Name)
 			}
 		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(notifyWait):
-	}
+	})
 }
 
 // hooks is the mount's side of what the store finds (store.Hooks).
@@ -136,9 +130,6 @@ func (f *FS) meshAt(path string) *meshDir {
 	m, _ := n.Operations().(*meshDir)
 	return m
 }
-
-// notifyWait bounds how long a request waits for a notification it sent.
-const notifyWait = 100 * time.Millisecond
 
 // listing is the folder's entries, whether they are final for this source
 // version (store.Listing), and what they were made from.
