@@ -15,10 +15,10 @@ import (
 // whose set names one gets its Version made again from its files as they
 // are (and its outputs are dropped). That Version keys the disk cache too.
 
-// trackDeps records that mesh's outputs are made from deps (which the
-// tracker was told; changed: not the last scan's), watching
-// their folders.
-func (f *FS) trackDeps(mesh string, deps version.Set, changed bool) {
+// DepsFound records that mesh's outputs are made from deps (which the
+// tracker was told; changed: not the last scan's), watching their folders.
+func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
+	f := h.f
 	if changed {
 		// Its permissions are narrowed by other files now: no stat of
 		// the folder taken before may be reused (sourceStat).
@@ -46,12 +46,7 @@ func (f *FS) trackDeps(mesh string, deps version.Set, changed bool) {
 }
 
 // depPaths are the files mesh's last scan found it depends on.
-func (f *FS) depPaths(mesh string) []string {
-	if f == nil {
-		return nil // a node made by a test without a file system
-	}
-	return f.versions.Set(mesh).Paths()
-}
+func (f *FS) depPaths(mesh string) []string { return f.versions.Set(mesh).Paths() }
 
 // dependentsChanged makes the kernel and the cache forget the outputs of
 // every mesh whose set names path.

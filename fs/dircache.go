@@ -29,8 +29,10 @@ var (
 type listHandle struct {
 	requests.Listing[fuse.DirEntry]
 	fsys *FS
-	// lookup answers an entry of a READDIRPLUS (see plainLookup).
-	lookup func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno)
+	// plain answers an entry of a READDIRPLUS (see plainLookup) from snap,
+	// what the listing was made from.
+	plain func(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno)
+	snap  *listedScan
 }
 
 var (
@@ -43,7 +45,7 @@ var (
 // the entry a plain dirent (node id 0: the kernel takes no attributes from
 // it and looks the name up itself when asked).
 func (h *listHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return h.lookup(ctx, name, out)
+	return h.plain(ctx, name, out, h.snap)
 }
 
 // notCheap is the errno of a READDIRPLUS entry left for a LOOKUP: its
@@ -133,10 +135,7 @@ func (m *meshDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHan
 	if e != 0 {
 		return nil, 0, e
 	}
-	lookup := func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-		return m.plainLookup(ctx, name, out, snap)
-	}
-	h := &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: m.fsys, lookup: lookup}
+	h := &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: m.fsys, plain: m.plainLookup, snap: snap}
 	if snap != nil && m.fsys.noOpen() {
 		h.AtEnd = func() { m.pushHeader(snap) }
 	}
@@ -149,11 +148,8 @@ func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 	if e != 0 {
 		return nil, 0, e
 	}
-	lookup := func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-		return c.plainLookup(ctx, name, out, snap)
-	}
 	// A replaced source lists nothing here; not worth keeping.
-	return &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: c.m.fsys, lookup: lookup},
+	return &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: c.m.fsys, plain: c.plainLookup, snap: snap},
 		c.m.fsys.cacheDir(len(list) > 0), 0
 }
 

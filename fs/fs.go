@@ -10,7 +10,7 @@
 // asking (kernel.go) and keeps entries, attributes, pages and listings, so
 // warm walks never reach the daemon; the watcher pushes every source change
 // to the kernel (watch.go). A broken mesh's folder changes shape (error.txt
-// in, geometry out) and the kernel is told at once (brokenNow). DESIGN.md
+// in, geometry out) and the kernel is told at once (hooks.Broken). DESIGN.md
 // says how each of these is kept.
 package fs
 
@@ -28,7 +28,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
@@ -141,9 +140,6 @@ func New(cfg Config) (*FS, error) {
 	f.root = f.newDirNode(src, srcID{})
 	return f, nil
 }
-
-// Root is the root node, for fs.Mount or tests.
-func (f *FS) Root() gofs.InodeEmbedder { return f.root }
 
 // Source is the absolute path of the mirrored folder.
 func (f *FS) Source() string { return f.source }
@@ -275,9 +271,6 @@ func (f *FS) Close() {
 // noOpen reports whether the kernel opens files and folders without us:
 // reads and listings then come without handles.
 func (f *FS) noOpen() bool { return !f.cfg.OpenHandles }
-
-// Cache exposes the output cache (for statistics and tests).
-func (f *FS) Cache() *cache.Cache { return f.st.Cache }
 
 // touch records a reader's request: the pre-warmer and big saves wait for
 // a quiet moment.

@@ -74,7 +74,10 @@ func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 	return 0
 }
 
-// brokenNow tells the kernel that the folder changed shape (a conversion
+// hooks is the mount's side of what the store finds (store.Hooks).
+type hooks struct{ f *FS }
+
+// Broken tells the kernel that the folder changed shape (a conversion
 // just failed and its failure is cached): error.txt is in it, the geometry
 // outputs are not, and header.json carries the error. The kernel may keep
 // a listing of this folder made before (always, under no_opendir),
@@ -88,7 +91,8 @@ func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 // another inode) but, should one ever wait, the request goes on
 // (kernelview.Beside). The names' entry invalidations lock the folder,
 // which a LOOKUP in it holds: beside.
-func (f *FS) brokenNow(path string) {
+func (h hooks) Broken(path string) {
+	f := h.f
 	live := f.meshAt(path)
 	if live == nil {
 		return
@@ -105,14 +109,6 @@ func (f *FS) brokenNow(path string) {
 		}
 	})
 }
-
-// hooks is the mount's side of what the store finds (store.Hooks).
-type hooks struct{ f *FS }
-
-func (h hooks) DepsFound(path string, set version.Set, changed bool) {
-	h.f.trackDeps(path, set, changed)
-}
-func (h hooks) Broken(path string) { h.f.brokenNow(path) }
 
 // meshAt is the mesh folder node the kernel knows for the source file at
 // path, or nil.

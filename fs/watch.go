@@ -18,8 +18,6 @@ import (
 // mount of a huge tree stays instant.
 type watchHandler struct{ f *FS }
 
-func (h watchHandler) Changed(path string) { h.f.sourceChanged(path) }
-
 func (h watchHandler) Failed(err error, lost bool) {
 	h.f.n.WatchErrors.Add(1)
 	if lost {
@@ -44,9 +42,10 @@ func (f *FS) watchDir(d *dirNode) {
 	}
 }
 
-// sourceChanged handles a change, appearance or removal of the source entry
-// at path: the kernel forgets the name, and whatever it cached of the node.
-func (f *FS) sourceChanged(path string) {
+// Changed handles a change, appearance or removal of the source entry at
+// path: the kernel forgets the name, and whatever it cached of the node.
+func (h watchHandler) Changed(path string) {
+	f := h.f
 	f.dependentsChanged(path)
 	d, ok := f.dirs.Changed(path)
 	if !ok {
