@@ -73,18 +73,16 @@ func uncached(sec uint64, nsec *uint32) {
 	}
 }
 
+// Forget releases the listing handles held for the node before the
+// kernel's FORGET of it reaches the node file system: the kernel holds no
+// file of a held handle, so it may forget the node (a folder renamed or
+// removed while listed), and releasing a handle of a forgotten node panics
+// in go-fuse. A listing that goes on opens a new handle at its offset.
 func (r *rawFS) Forget(nodeid, nlookup uint64) {
 	r.reqs.Count("FORGET")
-	r.dropHeld(nodeid)
+	r.held.Drop(nodeid)
 	r.RawFileSystem.Forget(nodeid, nlookup)
 }
-
-// dropHeld releases the listing handles held for node, before the kernel's
-// FORGET of it reaches the node file system: the kernel holds no file of a
-// held handle, so it may forget the node (a folder renamed or removed
-// while listed), and releasing a handle of a forgotten node panics in
-// go-fuse. A listing that goes on opens a new handle at its offset.
-func (r *rawFS) dropHeld(node uint64) { r.held.Drop(node) }
 
 func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
 	defer r.reqs.Time("GETATTR").Done()

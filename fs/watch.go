@@ -89,21 +89,17 @@ func (f *FS) invalidateName(d *dirNode, name string) {
 // invalidateNode drops the kernel's attributes and pages of n and of every
 // node below it, and our cached outputs of the source it shows.
 func (f *FS) invalidateNode(n *gofs.Inode) {
+	var table []string
 	switch ops := n.Operations().(type) {
 	case *meshDir:
 		f.st.Cache.Invalidate(ops.abs)
+		table = ops.mesh.Names()
 	case *dirNode:
 		// A folder's children have watches of their own.
 		f.notifyContent(n)
 		return
 	}
 	children := n.Children()
-	var table []string
-	if m, ok := n.Operations().(*meshDir); ok {
-		for _, e := range m.mesh.Entries() {
-			table = append(table, e.Name)
-		}
-	}
 	held, negative := kernelview.DropOrder(slices.Collect(maps.Keys(children)), table, outputs.HeaderName)
 	for _, name := range append(held, negative...) {
 		if ch := children[name]; ch != nil {

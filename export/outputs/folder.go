@@ -95,6 +95,16 @@ func (m *Mesh) Entries() []Entry {
 	}
 }
 
+// Names are the names of Entries.
+func (m *Mesh) Names() []string {
+	es := m.Entries()
+	names := make([]string, len(es))
+	for i, e := range es {
+		names[i] = e.Name
+	}
+	return names
+}
+
 // Files is the folder of m in state s: Entries without those s rules out
 // (see the rule for error.txt above).
 func (m *Mesh) Files(s State) []Entry {

@@ -147,6 +147,9 @@ func TestChangedByFailure(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("changed by a failure: %v, want %v", got, want)
 	}
+	if names := m.Names(); len(names) != len(m.Entries()) || names[0] != outputs.HeaderName || !slices.Contains(names, m.GLBName()) {
+		t.Fatalf("names %v", names)
+	}
 }
 
 func TestChunkEntries(t *testing.T) {
