@@ -6,14 +6,9 @@ import (
 	"github.com/meshfs/meshfs/internal/version"
 )
 
-// Dependencies: a mesh's outputs are made from the mesh file, the
-// companion and animation files of its folder (formats.IsDependency), and
-// the files its materials name (material files and textures, anywhere
-// under the asset roots: outputs.HeaderDeps). FS.versions (a
-// version.Tracker) names, for each mesh, its folder and the files its last
-// scan found; the watcher tells it of every changed path, and every mesh
-// whose set names one gets its Version made again from its files as they
-// are (and its outputs are dropped). That Version keys the disk cache too.
+// Dependencies: the files besides its own a mesh's outputs read, which
+// FS.versions keeps (version.Tracker); the kernel forgets what it holds of
+// every mesh whose set names a changed path.
 
 // DepsFound records that mesh's outputs are made from deps (which the
 // tracker was told; changed: not the last scan's), watching their folders.

@@ -329,19 +329,22 @@ func (m *meshDir) out(ent outputs.Entry, chunk string) *outFile {
 
 func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	defer o.m.fsys.shortTTL(o.m.parent, nil, out)
-	switch h := fh.(type) {
-	case *bytesHandle:
-		fillFileAttr(&out.Attr, h.st, int64(len(h.data)))
-		return 0
-	case *fdHandle:
-		fillFileAttr(&out.Attr, h.st, h.length)
-		return 0
-	case *passHandle:
-		fillFileAttr(&out.Attr, h.st, h.size)
+	if h, ok := fh.(servedHandle); ok {
+		st, size := h.served()
+		fillFileAttr(&out.Attr, st, size)
 		return 0
 	}
 	return o.getattr(ctx, out, false)
 }
+
+// servedHandle is an open output: the source's stat and the size it serves.
+type servedHandle interface {
+	served() (*syscall.Stat_t, int64)
+}
+
+func (h *bytesHandle) served() (*syscall.Stat_t, int64) { return h.st, int64(len(h.data)) }
+func (h *fdHandle) served() (*syscall.Stat_t, int64)    { return h.st, h.length }
+func (h *passHandle) served() (*syscall.Stat_t, int64)  { return h.st, h.size }
 
 // getattr sizes the output without a handle (store.Output.Size); with
 // cheapOnly, converting nothing (notCheap instead: plainLookup).
