@@ -359,24 +359,12 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 		return outErrno(err)
 	}
 	if scanned {
-		st = o.m.narrowedSince(st, fp)
+		if now, nfp, err := o.m.stat(); err == nil {
+			st = mirror.Renarrowed(st, fp, now, nfp)
+		}
 	}
 	fillFileAttr(&out.Attr, st, size)
 	return 0
-}
-
-// narrowedSince returns st, the source's stat for version fp taken before
-// a scan, with the permissions narrowed as they are now: the scan may have
-// found files the outputs are made from (deps.go), and the first stat of
-// an output must already show their narrowing.
-func (m *meshDir) narrowedSince(st *syscall.Stat_t, fp version.Version) *syscall.Stat_t {
-	now, nfp, err := m.stat()
-	if err != nil || !nfp.Same(fp) {
-		return st
-	}
-	out := *st
-	out.Mode = out.Mode&^0o777 | now.Mode&0o777
-	return &out
 }
 
 func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
