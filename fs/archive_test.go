@@ -16,6 +16,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 // zipTreeTo writes the files under dir into the ZIP at dest with Go's
@@ -359,7 +360,7 @@ func TestOverlayPakInMount(t *testing.T) {
 	packTexture(1)
 	lim := outputs.DefaultLimits
 	lim.AssetPaths = []string{game}
-	_, mnt := mountT(t, filepath.Join(root, "mod"), Config{Limits: &lim})
+	_, mnt := mountT(t, filepath.Join(root, "mod"), Config{Store: store.Config{Limits: &lim}})
 	dir := filepath.Join(mnt, "resource", "entity", "tank", "body.ply")
 	hdr, err := os.ReadFile(filepath.Join(dir, "header.json"))
 	if want := filepath.Join(game, "texture.pak", "texture", "model", "common_nm.dds"); err != nil || !bytes.Contains(hdr, []byte(`"path": "`+want+`"`)) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
 // Benchmarks for `make bench` (issue 8 tabulates them):

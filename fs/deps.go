@@ -6,24 +6,18 @@ import (
 	"github.com/meshfs/meshfs/internal/version"
 )
 
-// Dependencies: a mesh's outputs are made from the mesh file, the
-// companion and animation files of its folder (formats.IsDependency), and
-// the files its materials name (material files and textures, anywhere
-// under the asset roots: outputs.HeaderDeps). FS.versions (a
-// version.Tracker) names, for each mesh, its folder and the files its last
-// scan found; the watcher tells it of every changed path, and every mesh
-// whose set names one gets a new Version (and its outputs are dropped).
-// The disk cache's key holds the digest of the set's identities instead
-// (diskKey), since the tracker's counts restart with every mount.
+// Dependencies: the files besides its own a mesh's outputs read, which
+// FS.versions keeps (version.Tracker); the kernel forgets what it holds of
+// every mesh whose set names a changed path.
 
-// trackDeps records that mesh's outputs are made from deps (which the
-// tracker was told; changed: not the last scan's), watching
-// their folders.
-func (f *FS) trackDeps(mesh string, deps version.Set, changed bool) {
+// DepsFound records that mesh's outputs are made from deps (which the
+// tracker was told; changed: not the last scan's), watching their folders.
+func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
+	f := h.f
 	if changed {
 		// Its permissions are narrowed by other files now: no stat of
 		// the folder taken before may be reused (sourceStat).
-		if d := f.dirAt(filepath.Dir(mesh)); d != nil {
+		if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
 			d.dir.Changes.Add(1)
 			// The kernel may hold attributes of the folder's files from
 			// before: drop them (from another goroutine: this runs within
@@ -38,33 +32,22 @@ func (f *FS) trackDeps(mesh string, deps version.Set, changed bool) {
 			}
 		}
 	}
-	if f.watch == nil {
-		return
-	}
-	for _, d := range deps {
-		dir := filepath.Dir(d.Path)
-		if err := f.watch.AddOnce(dir); err != nil {
+	if f.watch != nil {
+		f.watch.AddFoldersOf(deps.Paths(), func(dir string, err error) {
 			f.n.WatchErrors.Add(1)
-			f.logOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
-		}
+			f.st.LogOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
+		})
 	}
 }
 
 // depPaths are the files mesh's last scan found it depends on.
-func (f *FS) depPaths(mesh string) []string {
-	if f == nil {
-		return nil // a node made by a test without a file system
-	}
-	return f.versions.Set(mesh).Paths()
-}
+func (f *FS) depPaths(mesh string) []string { return f.versions.Set(mesh).Paths() }
 
 // dependentsChanged makes the kernel and the cache forget the outputs of
 // every mesh whose set names path.
 func (f *FS) dependentsChanged(path string) {
-	for _, mesh := range f.versions.Changed(path) {
-		d := f.dirAt(filepath.Dir(mesh))
-		f.cache.Invalidate(mesh)
-		if d != nil {
+	for _, mesh := range f.st.Changed(path) {
+		if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
 			f.invalidateName(d, filepath.Base(mesh))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/requests"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Mesh folders and their chunks/ are listed from the structure scan of one
@@ -28,8 +29,10 @@ var (
 type listHandle struct {
 	requests.Listing[fuse.DirEntry]
 	fsys *FS
-	// lookup answers an entry of a READDIRPLUS (see plainLookup).
-	lookup func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno)
+	// plain answers an entry of a READDIRPLUS (see plainLookup) from snap,
+	// what the listing was made from.
+	plain func(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno)
+	snap  *listedScan
 }
 
 var (
@@ -42,7 +45,7 @@ var (
 // the entry a plain dirent (node id 0: the kernel takes no attributes from
 // it and looks the name up itself when asked).
 func (h *listHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return h.lookup(ctx, name, out)
+	return h.plain(ctx, name, out, h.snap)
 }
 
 // notCheap is the errno of a READDIRPLUS entry left for a LOOKUP: its
@@ -61,7 +64,6 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 	if snap != nil && name == outputs.HeaderName {
 		if size, ok := m.fsys.st.KnownSizeIn(m.mesh, snap.r, snap.fp, true, ""); ok {
 			ch := lookupKnown(ctx, &m.Inode, name, m.out(outputs.Entry{}, ""), out, snap.st, snap.fp, size)
-			m.fsys.shortTTL(m.parent, out, nil)
 			snap.header = ch
 			return ch, 0
 		}
@@ -78,12 +80,7 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 	}
 	// One stat and one look at the caches: the size if it is known,
 	// notCheap if it would take a conversion.
-	ch, e := lookupOutput(ctx, &m.Inode, name, m.out(ent, ""), out, true)
-	m.fsys.shortTTL(m.parent, out, nil)
-	if e == notCheap {
-		return nil, e
-	}
-	return ch, replaced(e)
+	return lookupOutput(ctx, &m.Inode, name, m.out(ent, ""), out, true)
 }
 
 // plainLookup is the READDIRPLUS answer of chunks/: raw chunks (their
@@ -93,23 +90,15 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 func (c *chunksDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
 	if snap != nil {
 		if size, ok := c.m.fsys.st.KnownSizeIn(c.m.mesh, snap.r, snap.fp, false, name); ok {
-			ch := lookupKnown(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, snap.st, snap.fp, size)
-			c.m.fsys.shortTTL(c.m.parent, out, nil)
-			return ch, 0
+			return lookupKnown(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, snap.st, snap.fp, size), 0
 		}
 	}
 	_, fp, err := c.m.stat()
 	if err != nil {
 		return nil, replaced(errno(err))
 	}
-	r, err := c.m.fsys.st.Scan(ctx, c.m.mesh, fp)
-	if err != nil {
+	if err := c.m.fsys.st.ChunkCheap(ctx, c.m.mesh, fp, name); err != nil {
 		return nil, errno(err)
-	}
-	if cheap, found := c.m.fsys.st.ChunkCheap(c.m.mesh, fp, r, name); !found {
-		return nil, syscall.ENOENT
-	} else if !cheap {
-		return nil, notCheap
 	}
 	return c.Lookup(ctx, name, out)
 }
@@ -146,10 +135,7 @@ func (m *meshDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHan
 	if e != 0 {
 		return nil, 0, e
 	}
-	lookup := func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-		return m.plainLookup(ctx, name, out, snap)
-	}
-	h := &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: m.fsys, lookup: lookup}
+	h := &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: m.fsys, plain: m.plainLookup, snap: snap}
 	if snap != nil && m.fsys.noOpen() {
 		h.AtEnd = func() { m.pushHeader(snap) }
 	}
@@ -162,11 +148,8 @@ func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 	if e != 0 {
 		return nil, 0, e
 	}
-	lookup := func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-		return c.plainLookup(ctx, name, out, snap)
-	}
 	// A replaced source lists nothing here; not worth keeping.
-	return &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: c.m.fsys, lookup: lookup},
+	return &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: c.m.fsys, plain: c.plainLookup, snap: snap},
 		c.m.fsys.cacheDir(len(list) > 0), 0
 }
 
@@ -176,8 +159,7 @@ func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 // instead of sending a READ: of the 5 round trips a cold grep made per mesh
 // (2 listings of the folder, 2 of chunks/, 1 READ), the READ is the one
 // whose answer is known already. Only under no_open (the kernel keeps the
-// pages across opens), only a header the store deems pushable
-// (store.Pushable), and only while the source is still the version listed.
+// pages across opens), and only as store.Output.Push allows.
 func (m *meshDir) pushHeader(snap *listedScan) {
 	if snap.header == nil {
 		return
@@ -186,24 +168,15 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	if !ok {
 		return
 	}
-	data, ok := m.fsys.st.Pushable(m.mesh, snap.fp, snap.r)
-	if !ok {
-		return
-	}
-	if _, fp, err := m.stat(); err != nil || !fp.Same(snap.fp) {
-		return
-	}
-	if !of.view.WantsPages(snap.fp) {
-		return // the kernel has them already, or the node is another version's
+	now := func() (version.Version, bool) {
+		_, fp, err := m.stat()
+		return fp, err == nil
 	}
 	// The store waits for the lock of a page a READ of this file may hold
 	// in flight, and that READ's answer asks the view: nothing is held.
-	if of.WriteCache(0, data) != 0 {
-		return // no inode for it (an entry without attributes), or gone
+	// It fails without an inode for it (an entry without attributes).
+	write := func(b []byte) bool { return of.WriteCache(0, b) == 0 }
+	if of.Push(snap.fp, snap.r, now, write, func() { m.fsys.notifyContent(&of.Inode) }) {
+		m.fsys.n.HeaderPushes.Add(1)
 	}
-	m.fsys.n.HeaderPushes.Add(1)
-	_, now, _ := m.stat()
-	// Changed meanwhile: the watcher's invalidation may have come before
-	// the store.
-	of.view.Stored(snap.fp, now, func() { m.fsys.notifyContent(&of.Inode) })
 }

@@ -10,7 +10,7 @@
 // asking (kernel.go) and keeps entries, attributes, pages and listings, so
 // warm walks never reach the daemon; the watcher pushes every source change
 // to the kernel (watch.go). A broken mesh's folder changes shape (error.txt
-// in, geometry out) and the kernel is told at once (brokenNow). DESIGN.md
+// in, geometry out) and the kernel is told at once (hooks.Broken). DESIGN.md
 // says how each of these is kept.
 package fs
 
@@ -19,9 +19,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -30,9 +28,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/cache"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
@@ -44,14 +39,15 @@ import (
 )
 
 // DefaultCacheSize is the default memory cache budget (--cache-size).
-const DefaultCacheSize = 512 << 20
+const DefaultCacheSize = store.DefaultCacheSize
 
 // Config configures one mount.
 type Config struct {
 	// Source is the folder to mirror.
 	Source string
-	// CacheSize bounds the memory cache, in bytes (0: DefaultCacheSize).
-	CacheSize int64
+	// Store is what outputs are made and kept by (memory and disk
+	// caches, limits, concurrency, GC pacing).
+	Store store.Config
 	// EntryTimeout, AttrTimeout and NegativeTimeout are how long the kernel
 	// may trust a name, an attribute and a missing name. Zero means the
 	// defaults (kernelview.Timeouts); a negative value means "do not cache".
@@ -59,18 +55,9 @@ type Config struct {
 	// Log receives one line per broken mesh and per watcher problem
 	// (nil: discard).
 	Log *log.Logger
-	// Limits bound each conversion (nil: outputs.DefaultLimits); a mesh
-	// over a limit gets error.txt, the daemon carries on.
-	Limits *outputs.Limits
-	// Concurrency is how many conversions run at once (0: the number of
-	// CPUs); the others wait, so a burst of readers cannot exhaust memory.
-	Concurrency int
 	// NoWatch disables the inotify watcher (changes are then seen when the
 	// attribute timeout expires and on each open).
 	NoWatch bool
-	// DiskCache, when set, keeps converted outputs across mounts (opened by
-	// the caller with DiskCacheVersion; closed by the caller after Close).
-	DiskCache *diskcache.Cache
 	// OpenHandles makes the kernel open every file and folder through the
 	// daemon (a handle per open, as before the no-open mode). By default
 	// OPEN and OPENDIR answer ENOSYS and the kernel sends neither again
@@ -85,12 +72,6 @@ type Config struct {
 	// reads every file the daemon can. By default such a mount gets
 	// default_permissions, so each user reads what the modes shown allow.
 	NoDefaultPermissions bool
-	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
-	// converts (store.GCPacer); the process's own setting is restored after.
-	ConvertGOGC int
-	// clock is the time the waits for a quiet moment read (nil: the
-	// real one; tests set their own).
-	clock store.Clock
 }
 
 // FS is one meshfs file system.
@@ -98,7 +79,6 @@ type FS struct {
 	cfg    Config
 	source string
 	log    *log.Logger
-	cache  *cache.Cache
 	// sniffer remembers which format (or none) a source file version is,
 	// so listing a folder again does not reopen every file.
 	sniffer *walk.Sniffer
@@ -108,16 +88,14 @@ type FS struct {
 
 	watch *watch.Watcher
 
-	// dirs maps watched source folders to their nodes, for the watcher.
-	dirsMu sync.Mutex
-	dirs   map[string]*dirNode
+	// dirs are the watched source folders' nodes, for the watcher.
+	dirs mirror.Watched[*dirNode]
 
 	start time.Time
 	n     store.Counts // what stats.json reports of the mount
 
-	disk *diskcache.Cache
 	// versions knows which files each mesh's outputs are made from and
-	// numbers their changes (deps.go).
+	// makes their Versions (deps.go).
 	versions version.Tracker
 	// ttl decides the kernel's entry and attribute timeouts.
 	ttl kernelview.Timeouts
@@ -138,57 +116,33 @@ func New(cfg Config) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.CacheSize == 0 {
-		cfg.CacheSize = DefaultCacheSize
-	}
-	if cfg.NegativeTimeout == 0 {
-		cfg.NegativeTimeout = kernelview.DefaultTimeout
-	}
-	c, err := cache.New(cfg.CacheSize)
-	if err != nil {
-		return nil, err
-	}
-	sn, err := walk.NewSniffer()
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
 	lg := cfg.Log
 	if lg == nil {
 		lg = log.New(io.Discard, "", 0)
 	}
+	f := &FS{cfg: cfg, source: src, log: lg, start: time.Now()}
+	if f.st, err = store.Open(cfg.Store, src, &f.versions, lg); err != nil {
+		return nil, err
+	}
+	if f.sniffer, err = walk.NewSniffer(); err != nil {
+		f.st.Cache.Close()
+		return nil, err
+	}
+	f.srcFDs, f.ahead = srcfd.New(), walk.NewAhead()
 	if _, err := os.Lstat(filepath.Join(src, statsDirName)); err == nil {
 		lg.Printf("meshfs: %s is hidden: the mount shows its own %s (statistics) at the root in its place",
 			filepath.Join(src, statsDirName), statsDirName)
 	}
-	f := &FS{cfg: cfg, source: src, log: lg, cache: c, sniffer: sn, dirs: map[string]*dirNode{}, start: time.Now(),
-		disk: cfg.DiskCache, srcFDs: srcfd.New(), ahead: walk.NewAhead()}
-	n := cfg.Concurrency
-	if n <= 0 {
-		n = runtime.NumCPU()
-	}
-	f.st = store.New(c, cfg.DiskCache, outputs.NewSemaphore(n), &f.versions, lg)
-	f.st.Limits, f.st.Tree, f.st.Sniff = outputs.DefaultLimits, src, f.sniff
-	if cfg.Limits != nil {
-		f.st.Limits = *cfg.Limits
-	}
-	f.st.GC.During = cfg.ConvertGOGC
-	f.st.Activity.Clock = cfg.clock
+	f.st.Sniff = f.sniff
 	f.st.Hooks = hooks{f}
 	f.st.Ctx = f.ahead.Ctx
-	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout}
+	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout, Negative: cfg.NegativeTimeout}
 	f.root = f.newDirNode(src, srcID{})
 	return f, nil
 }
 
-// Root is the root node, for fs.Mount or tests.
-func (f *FS) Root() gofs.InodeEmbedder { return f.root }
-
 // Source is the absolute path of the mirrored folder.
 func (f *FS) Source() string { return f.source }
-
-// timeouts returns the entry and attribute timeouts in effect.
-func (f *FS) timeouts() (entry, attr time.Duration) { return f.ttl.Effective() }
 
 // shortTTL caps the timeouts of an entry or attribute reply for a node in
 // (or below) source folder d when d's watch failed (Timeouts.Unwatched).
@@ -206,13 +160,6 @@ func (f *FS) shortTTL(d *dirNode, entry *fuse.EntryOut, attr *fuse.AttrOut) {
 	if attr != nil && a != 0 {
 		attr.SetTimeout(a)
 	}
-}
-
-func timeout(d time.Duration) *time.Duration {
-	if d < 0 {
-		d = 0
-	}
-	return &d
 }
 
 // Options returns go-fuse options with this file system's explicit kernel
@@ -259,15 +206,15 @@ func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 		// go-fuse's 128 KiB: half the requests for a big file.
 		mo.MaxWrite = 1 << 20
 	}
-	entry, attr := f.timeouts()
+	entry, attr, negative := f.ttl.Kernel()
 	return &gofs.Options{
 		MountOptions: mo,
 		// Modes are shown as they are: go-fuse would otherwise show a mode
 		// of 0 (a source file or folder of mode 000) as 0644 or 0755.
 		NullPermissions: true,
-		EntryTimeout:    timeout(entry),
-		AttrTimeout:     timeout(attr),
-		NegativeTimeout: timeout(f.cfg.NegativeTimeout),
+		EntryTimeout:    &entry,
+		AttrTimeout:     &attr,
+		NegativeTimeout: &negative,
 	}
 }
 
@@ -316,7 +263,7 @@ func (f *FS) Close() {
 	if f.watch != nil {
 		f.watch.Close()
 	}
-	f.cache.Close()
+	f.st.Cache.Close()
 	f.srcFDs.Close()
 	f.sniffer.Close()
 }
@@ -324,12 +271,6 @@ func (f *FS) Close() {
 // noOpen reports whether the kernel opens files and folders without us:
 // reads and listings then come without handles.
 func (f *FS) noOpen() bool { return !f.cfg.OpenHandles }
-
-// Cache exposes the output cache (for statistics and tests).
-func (f *FS) Cache() *cache.Cache { return f.cache }
-
-// logOnce logs a failure the first time it is seen for one source version.
-func (f *FS) logOnce(key any, format string, args ...any) { f.st.LogOnce(key, format, args...) }
 
 // touch records a reader's request: the pre-warmer and big saves wait for
 // a quiet moment.
@@ -339,14 +280,9 @@ func (f *FS) touch() { f.st.Activity.Touch() }
 // store's pre-warmer). It returns at once; Close stops it.
 func (f *FS) Prewarm() { f.st.Prewarm() }
 
-// errno and outErrno are what a reader sees for an error (store.Errno,
-// store.ReadErrno).
-var errno, outErrno = store.Errno, store.ReadErrno
-
-// logger is a log.Logger; a named type keeps test helpers short.
-type logger = log.Logger
-
-func newLogger(w io.Writer) *logger { return log.New(w, "", 0) }
+// errno, outErrno and replaced are what a reader sees for an error
+// (store.Errno, store.ReadErrno, store.Replaced).
+var errno, outErrno, replaced = store.Errno, store.ReadErrno, store.Replaced
 
 // newMeshDir is the mesh folder of d's entry name (stat st, format
 // format), its mesh described as the store converts it (store.NewMesh).

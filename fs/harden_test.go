@@ -356,7 +356,7 @@ func TestHostileTree(t *testing.T) {
 
 		lim := outputs.DefaultLimits
 		lim.Timeout = 2 * time.Second // the Lua bombs that loop end here
-		f, mnt := mountT(t, src, Config{Limits: &lim})
+		f, mnt := mountT(t, src, Config{Store: store.Config{Limits: &lim}})
 
 		var meshes, headers, errTexts, geomOK, geomEIO, chunkFiles int
 		var meshDirs []string
@@ -547,7 +547,7 @@ func TestNoLeaks(t *testing.T) {
 		}
 		write(t, filepath.Join(src, "plain.txt"), []byte("plain\n"))
 		paths = append(paths, "plain.txt")
-		f, mnt := mountT(t, src, Config{CacheSize: 1 << 20})
+		f, mnt := mountT(t, src, Config{Store: store.Config{CacheSize: 1 << 20}})
 
 		cycles := func(total int) { readcycles.Run(t, mnt, paths, total, 7) }
 		cycles(2 * len(paths)) // warm-up: go-fuse starts its readers, caches fill

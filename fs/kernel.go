@@ -46,59 +46,17 @@ type heldDir struct {
 // heldIdle is how long a listing's handle waits for its next READDIR.
 const heldIdle = 2 * time.Second
 
-// Request kinds counted.
-const (
-	opLookup = iota
-	opForget
-	opGetAttr
-	opOpen
-	opRead
-	opRelease
-	opFlush
-	opOpenDir
-	opReadDir
-	opReadDirPlus
-	opReleaseDir
-	opAccess
-	opStatFs
-	opGetXAttr
-	opListXAttr
-	opReadlink
-	opLseek
-	opStatx
-)
-
-var opNames = []string{"LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "FLUSH",
-	"OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "ACCESS", "STATFS", "GETXATTR", "LISTXATTR",
-	"READLINK", "LSEEK", "STATX"}
-
 func newRawFS(inner fuse.RawFileSystem, noOpen bool) *rawFS {
-	r := &rawFS{RawFileSystem: inner, noOpen: noOpen, reqs: requests.NewCounter(opNames)}
+	r := &rawFS{RawFileSystem: inner, noOpen: noOpen, reqs: requests.NewCounter(requests.Kinds)}
 	r.held = requests.Held[heldDir]{Idle: heldIdle, Release: r.releaseDir}
 	return r
 }
 
-// requests returns the counts of requests by kind; FORGET is not a round
-// trip (the kernel waits for no answer).
-func (r *rawFS) requests() map[string]int64 { return r.reqs.Counts() }
-
-func (r *rawFS) count(op int) { r.reqs.Count(op) }
-
-// begin counts a request of kind op; timed, deferred with the request's
-// start, adds its time: defer r.timed(op, r.begin(op)).
-func (r *rawFS) begin(op int) time.Time { return r.reqs.Begin(op) }
-
-func (r *rawFS) timed(op int, start time.Time) { r.reqs.Done(op, start) }
-
 func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
-	defer r.timed(opLookup, r.begin(opLookup))
+	defer r.reqs.Time("LOOKUP").Done()
 	st := r.RawFileSystem.Lookup(cancel, h, name, out)
-	if out.AttrValid == 0 && out.AttrValidNsec == uint32(uncachedAttr) {
-		out.AttrValidNsec = 0
-	}
-	if out.EntryValid == 0 && out.EntryValidNsec == uint32(uncachedAttr) {
-		out.EntryValidNsec = 0
-	}
+	uncached(out.AttrValid, &out.AttrValidNsec)
+	uncached(out.EntryValid, &out.EntryValidNsec)
 	return st
 }
 
@@ -108,25 +66,28 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 // would find stats.json's previous pages and size.
 const uncachedAttr = time.Nanosecond
 
+// uncached turns a reply's timeout of uncachedAttr into 0.
+func uncached(sec uint64, nsec *uint32) {
+	if sec == 0 && *nsec == uint32(uncachedAttr) {
+		*nsec = 0
+	}
+}
+
+// Forget releases the listing handles held for the node before the
+// kernel's FORGET of it reaches the node file system: the kernel holds no
+// file of a held handle, so it may forget the node (a folder renamed or
+// removed while listed), and releasing a handle of a forgotten node panics
+// in go-fuse. A listing that goes on opens a new handle at its offset.
 func (r *rawFS) Forget(nodeid, nlookup uint64) {
-	r.count(opForget)
-	r.dropHeld(nodeid)
+	r.reqs.Count("FORGET")
+	r.held.Drop(nodeid)
 	r.RawFileSystem.Forget(nodeid, nlookup)
 }
 
-// dropHeld releases the listing handles held for node, before the kernel's
-// FORGET of it reaches the node file system: the kernel holds no file of a
-// held handle, so it may forget the node (a folder renamed or removed
-// while listed), and releasing a handle of a forgotten node panics in
-// go-fuse. A listing that goes on opens a new handle at its offset.
-func (r *rawFS) dropHeld(node uint64) { r.held.Drop(node) }
-
 func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
-	defer r.timed(opGetAttr, r.begin(opGetAttr))
+	defer r.reqs.Time("GETATTR").Done()
 	st := r.RawFileSystem.GetAttr(cancel, in, out)
-	if out.AttrValid == 0 && out.AttrValidNsec == uint32(uncachedAttr) {
-		out.AttrValidNsec = 0
-	}
+	uncached(out.AttrValid, &out.AttrValidNsec)
 	return st
 }
 
@@ -134,7 +95,7 @@ func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.At
 const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall.O_APPEND | syscall.O_CREAT
 
 func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	defer r.timed(opOpen, r.begin(opOpen))
+	defer r.reqs.Time("OPEN").Done()
 	if !r.noOpen {
 		return r.RawFileSystem.Open(cancel, in, out)
 	}
@@ -185,17 +146,17 @@ func (r *rawFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Sta
 }
 
 func (r *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
-	defer r.timed(opRead, r.begin(opRead))
+	defer r.reqs.Time("READ").Done()
 	return r.RawFileSystem.Read(cancel, in, buf)
 }
 
 func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
-	defer r.timed(opRelease, r.begin(opRelease))
+	defer r.reqs.Time("RELEASE").Done()
 	r.RawFileSystem.Release(cancel, in)
 }
 
 func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
-	defer r.timed(opFlush, r.begin(opFlush))
+	defer r.reqs.Time("FLUSH").Done()
 	if r.noOpen {
 		// Files opened without us still flush on every close (their open
 		// flags cannot carry FOPEN_NOFLUSH); ENOSYS makes the kernel stop
@@ -206,7 +167,7 @@ func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 }
 
 func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	defer r.timed(opOpenDir, r.begin(opOpenDir))
+	defer r.reqs.Time("OPENDIR").Done()
 	if r.noOpen {
 		// As for OPEN: no OPENDIR or RELEASEDIR again, listings cached.
 		return fuse.ENOSYS
@@ -215,7 +176,7 @@ func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenO
 }
 
 func (r *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	defer r.timed(opReadDir, r.begin(opReadDir))
+	defer r.reqs.Time("READDIR").Done()
 	if in.Fh != 0 {
 		return r.RawFileSystem.ReadDir(cancel, in, out)
 	}
@@ -223,7 +184,7 @@ func (r *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEn
 }
 
 func (r *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	defer r.timed(opReadDirPlus, r.begin(opReadDirPlus))
+	defer r.reqs.Time("READDIRPLUS").Done()
 	if in.Fh != 0 {
 		return r.RawFileSystem.ReadDirPlus(cancel, in, out)
 	}
@@ -231,42 +192,42 @@ func (r *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.D
 }
 
 func (r *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
-	defer r.timed(opReleaseDir, r.begin(opReleaseDir))
+	defer r.reqs.Time("RELEASEDIR").Done()
 	r.RawFileSystem.ReleaseDir(in)
 }
 
 func (r *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
-	defer r.timed(opAccess, r.begin(opAccess))
+	defer r.reqs.Time("ACCESS").Done()
 	return r.RawFileSystem.Access(cancel, in)
 }
 
 func (r *rawFS) StatFs(cancel <-chan struct{}, in *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
-	defer r.timed(opStatFs, r.begin(opStatFs))
+	defer r.reqs.Time("STATFS").Done()
 	return r.RawFileSystem.StatFs(cancel, in, out)
 }
 
 func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
-	defer r.timed(opGetXAttr, r.begin(opGetXAttr))
+	defer r.reqs.Time("GETXATTR").Done()
 	return r.RawFileSystem.GetXAttr(cancel, h, attr, dest)
 }
 
 func (r *rawFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
-	defer r.timed(opListXAttr, r.begin(opListXAttr))
+	defer r.reqs.Time("LISTXATTR").Done()
 	return r.RawFileSystem.ListXAttr(cancel, h, dest)
 }
 
 func (r *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
-	defer r.timed(opReadlink, r.begin(opReadlink))
+	defer r.reqs.Time("READLINK").Done()
 	return r.RawFileSystem.Readlink(cancel, h)
 }
 
 func (r *rawFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
-	defer r.timed(opLseek, r.begin(opLseek))
+	defer r.reqs.Time("LSEEK").Done()
 	return r.RawFileSystem.Lseek(cancel, in, out)
 }
 
 func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
-	defer r.timed(opStatx, r.begin(opStatx))
+	defer r.reqs.Time("STATX").Done()
 	return r.RawFileSystem.Statx(cancel, in, out)
 }
 
@@ -275,40 +236,31 @@ func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxO
 // or opens one through the node file system (which seeks it to the
 // offset), reads, and holds the handle for the next request until the
 // listing ends or heldIdle passes.
-func (r *rawFS) readDirNoHandle(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
-	h, ok := r.held.Take(in.NodeId, in.Offset)
-	if !ok {
+func (r *rawFS) readDirNoHandle(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) (st fuse.Status) {
+	r.held.Serve(in.NodeId, in.Offset, func() (heldDir, bool) {
 		var oo fuse.OpenOut
 		oi := fuse.OpenIn{InHeader: in.InHeader, Flags: syscall.O_RDONLY | syscall.O_DIRECTORY}
-		if st := r.RawFileSystem.OpenDir(cancel, &oi, &oo); !st.Ok() {
-			return st
+		if st = r.RawFileSystem.OpenDir(cancel, &oi, &oo); !st.Ok() {
+			return heldDir{}, false
 		}
-		h = heldDir{hdr: in.InHeader, fh: oo.Fh}
 		r.listOpens.Add(1)
-	}
-	rin := *in
-	rin.Fh = h.fh
-	var st fuse.Status
-	if plus {
-		st = r.RawFileSystem.ReadDirPlus(cancel, &rin, out)
-	} else {
-		st = r.RawFileSystem.ReadDir(cancel, &rin, out)
-	}
-	if !st.Ok() || out.Offset == in.Offset {
-		// An error, or the end of the listing (no entries).
-		r.releaseDir(h)
-		return st
-	}
-	r.held.Keep(in.NodeId, out.Offset, h)
+		return heldDir{hdr: in.InHeader, fh: oo.Fh}, true
+	}, func(h heldDir) (uint64, bool) {
+		rin := *in
+		rin.Fh = h.fh
+		if plus {
+			st = r.RawFileSystem.ReadDirPlus(cancel, &rin, out)
+		} else {
+			st = r.RawFileSystem.ReadDir(cancel, &rin, out)
+		}
+		return out.Offset, st.Ok()
+	})
 	return st
 }
 
 func (r *rawFS) releaseDir(h heldDir) {
 	r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: h.hdr, Fh: h.fh})
 }
-
-// heldCount is the number of listing handles held (for tests).
-func (r *rawFS) heldCount() int { return r.held.Len() }
 
 func (r *rawFS) OnUnmount() {
 	r.held.Close()

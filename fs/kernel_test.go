@@ -269,9 +269,7 @@ func TestNoOpenBigFolder(t *testing.T) {
 	}
 
 	// Four readers at once, after the kernel dropped its listing.
-	f.dirsMu.Lock()
-	node := f.dirs[big]
-	f.dirsMu.Unlock()
+	node, _ := f.dirs.At(big)
 	if node == nil {
 		t.Fatal("the folder is not watched")
 	}
@@ -303,8 +301,8 @@ func TestNoOpenBigFolder(t *testing.T) {
 	if m, d := requestsSince(f, before); m != 0 {
 		t.Fatalf("cached listing made %d requests: %v", m, d)
 	}
-	if !waitFor(2*heldIdle+time.Second, func() bool { return f.raw.heldCount() == 0 }) {
-		t.Fatalf("%d listing handles still held", f.raw.heldCount())
+	if !waitFor(2*heldIdle+time.Second, func() bool { return f.raw.held.Len() == 0 }) {
+		t.Fatalf("%d listing handles still held", f.raw.held.Len())
 	}
 }
 
@@ -708,3 +706,6 @@ func TestMountReadahead(t *testing.T) {
 		t.Fatalf("read %d of %d bytes in %d READs", n, fi.Size(), d["READ"])
 	}
 }
+
+// requests returns the counts of requests by kind.
+func (r *rawFS) requests() map[string]int64 { return r.reqs.Counts() }

@@ -11,7 +11,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/mirror"
@@ -44,9 +43,9 @@ func (m *meshDir) sourceStat() (*syscall.Stat_t, error) {
 	})
 }
 
+// Listings are served from a handle made at open (dircache.go).
 var (
 	_ = (gofs.NodeLookuper)((*meshDir)(nil))
-	_ = (gofs.NodeReaddirer)((*meshDir)(nil))
 	_ = (gofs.NodeGetattrer)((*meshDir)(nil))
 )
 
@@ -75,7 +74,10 @@ func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 	return 0
 }
 
-// brokenNow tells the kernel that the folder changed shape (a conversion
+// hooks is the mount's side of what the store finds (store.Hooks).
+type hooks struct{ f *FS }
+
+// Broken tells the kernel that the folder changed shape (a conversion
 // just failed and its failure is cached): error.txt is in it, the geometry
 // outputs are not, and header.json carries the error. The kernel may keep
 // a listing of this folder made before (always, under no_opendir),
@@ -86,41 +88,27 @@ func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 // The listing is dropped before returning, so that the reader who saw the
 // failure sees error.txt when it lists next; its invalidation takes no lock
 // a request here could hold (LOOKUP holds the folder's, READ a page of
-// another inode) but, should one ever wait, the request goes on after
-// notifyWait and the notification completes beside it. The names' entry
-// invalidations lock the folder, which a LOOKUP in it holds: beside.
-func (f *FS) brokenNow(path string) {
+// another inode) but, should one ever wait, the request goes on
+// (kernelview.Beside). The names' entry invalidations lock the folder,
+// which a LOOKUP in it holds: beside.
+func (h hooks) Broken(path string) {
+	f := h.f
 	live := f.meshAt(path)
 	if live == nil {
 		return
 	}
-	done := make(chan struct{})
-	go func() {
-		f.notifyContent(&live.Inode)
-		close(done)
+	kernelview.Beside(func() { f.notifyContent(&live.Inode) }, func() {
 		if hdr := live.GetChild(outputs.HeaderName); hdr != nil {
 			f.notifyContent(hdr)
 		}
 		for _, e := range live.mesh.Entries() {
-			if e.Converted() || e.Output == outputs.OutError {
+			if e.ChangedByFailure() {
 				f.n.Notifications.Add(1)
 				live.NotifyEntry(e.Name)
 			}
 		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(notifyWait):
-	}
+	})
 }
-
-// hooks is the mount's side of what the store finds (store.Hooks).
-type hooks struct{ f *FS }
-
-func (h hooks) DepsFound(path string, set version.Set, changed bool) {
-	h.f.trackDeps(path, set, changed)
-}
-func (h hooks) Broken(path string) { h.f.brokenNow(path) }
 
 // meshAt is the mesh folder node the kernel knows for the source file at
 // path, or nil.
@@ -137,30 +125,6 @@ func (f *FS) meshAt(path string) *meshDir {
 	}
 	m, _ := n.Operations().(*meshDir)
 	return m
-}
-
-// notifyWait bounds how long a request waits for a notification it sent.
-const notifyWait = 100 * time.Millisecond
-
-// replaced turns the ESTALE of a replaced source into what a folder that
-// was deleted while open answers: nothing in it (ENOENT). A reader that
-// walks by path gets ESTALE from an output instead, and the kernel walks
-// again to the new file; one that holds this folder open (grep -r, find)
-// would have no way to recover from ESTALE.
-func replaced(e syscall.Errno) syscall.Errno {
-	if e == syscall.ESTALE {
-		return syscall.ENOENT
-	}
-	return e
-}
-
-func (m *meshDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	m.fsys.touch()
-	list, _, _, e := m.listing(ctx)
-	if e != 0 {
-		return nil, e
-	}
-	return gofs.NewListDirStream(list), 0
 }
 
 // listing is the folder's entries, whether they are final for this source
@@ -181,6 +145,11 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 		// A walker is probably entering this folder's siblings next.
 		m.fsys.scanSiblings(m)
 	}
+	return dirEntries(files), final, &listedScan{st: st, fp: fp, r: r}, 0
+}
+
+// dirEntries lists files of the folder table.
+func dirEntries(files []outputs.Entry) []fuse.DirEntry {
 	list := make([]fuse.DirEntry, len(files))
 	for i, e := range files {
 		mode := uint32(syscall.S_IFREG)
@@ -189,7 +158,7 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 		}
 		list[i] = fuse.DirEntry{Name: e.Name, Mode: mode, Ino: e.Ino}
 	}
-	return list, final, &listedScan{st: st, fp: fp, r: r}, 0
+	return list
 }
 
 // listedScan is what a listing was made from: the source's stat and the
@@ -214,54 +183,37 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if !ok {
 		return nil, syscall.ENOENT
 	}
-	if e.Converted() && m.geometryGone(ctx) {
-		// Not kept by the kernel as a negative entry: the folder gets its
-		// geometry back as soon as a fixed source converts, and no event
-		// may come to drop such an entry.
-		out.SetEntryTimeout(noNegative)
-		return nil, syscall.ENOENT
+	st, fp, err := m.stat()
+	if err != nil {
+		return nil, replaced(errno(err))
 	}
-	if e.Output == outputs.OutAnimated && !m.animatedNow(ctx) {
-		// Not kept as a negative entry: an animation file may come.
-		out.SetEntryTimeout(noNegative)
+	holds, keep, err := m.fsys.st.Holds(ctx, m.mesh, fp, e)
+	if err != nil {
+		return nil, errno(err)
+	}
+	if !holds {
+		if !keep {
+			out.SetEntryTimeout(noNegative)
+		}
 		return nil, syscall.ENOENT
 	}
 	if e.Output == outputs.OutChunks {
-		st, fp, err := m.stat()
-		if err != nil {
-			return nil, replaced(errno(err))
-		}
-		r, err := m.fsys.st.Scan(ctx, m.mesh, fp)
-		if err != nil {
-			return nil, errno(err)
-		}
-		if len(r.Chunks) == 0 {
-			return nil, syscall.ENOENT
-		}
 		return m.chunksNode(ctx, st, out), 0
 	}
-	ch, en := lookupOutput(ctx, &m.Inode, name, m.out(e, ""), out, false)
-	m.fsys.shortTTL(m.parent, out, nil)
-	return ch, replaced(en)
+	return lookupOutput(ctx, &m.Inode, name, m.out(e, ""), out, false)
 }
 
 // lookupOutput sizes an output (converting it if need be, unless cheapOnly:
 // then a geometry output whose size is not known yet answers notCheap) and
-// returns its node, reusing the existing one.
+// returns its node, reusing the existing one; the errno is the folder's
+// (replaced).
 func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, cheapOnly bool) (*gofs.Inode, syscall.Errno) {
+	defer f.m.fsys.shortTTL(f.m.parent, out, nil)
 	fresh := f
 	ch, f := outputChild(parent, name, f)
-	if ch != nil && f.m.fsys.noOpen() {
-		if _, fp, err := f.m.stat(); err == nil && !f.view.MayTell(fp) {
-			// The node stands for another version of the source.
+	if ch != nil {
+		if _, fp, err := f.m.stat(); err == nil && !f.Reusable(fp) {
 			ch, f = nil, fresh
-		}
-	}
-	if ch != nil && f.isGLB() {
-		if _, fp, err := f.m.stat(); err == nil && f.pass.BusyOther(fp) {
-			// Its inode is passed through to another version's file
-			// and still open: this version needs an inode of its own.
-			ch, f = nil, f.m.out(f.ent, "")
 		}
 	}
 	var a fuse.AttrOut
@@ -272,7 +224,7 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 		e = f.getattr(ctx, &a, cheapOnly)
 	}
 	if e != 0 {
-		return nil, e
+		return nil, replaced(e)
 	}
 	out.Attr = a.Attr
 	if ch != nil {
@@ -295,13 +247,14 @@ func outputChild(parent *gofs.Inode, name string, f *outFile) (*gofs.Inode, *out
 // lookupKnown is lookupOutput for an output other than the .glb whose
 // size the caller knows for source version fp (stat st).
 func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, st *syscall.Stat_t, fp version.Version, size int64) *gofs.Inode {
+	defer f.m.fsys.shortTTL(f.m.parent, out, nil)
 	fresh := f
 	ch, f := outputChild(parent, name, f)
 	fillFileAttr(&out.Attr, st, size)
-	if !f.view.Tell(fp) {
+	if !f.View.Tell(fp) {
 		// The node stands for another version of the source.
 		ch, f = nil, fresh
-		f.view.Tell(fp)
+		f.View.Tell(fp)
 	}
 	if ch != nil {
 		return ch
@@ -328,20 +281,11 @@ type chunksDir struct {
 
 var (
 	_ = (gofs.NodeLookuper)((*chunksDir)(nil))
-	_ = (gofs.NodeReaddirer)((*chunksDir)(nil))
 	_ = (gofs.NodeGetattrer)((*chunksDir)(nil))
 )
 
 func (c *chunksDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	return c.m.Getattr(ctx, fh, out)
-}
-
-func (c *chunksDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	list, _, e := c.listing(ctx)
-	if e != 0 {
-		return nil, e
-	}
-	return gofs.NewListDirStream(list), 0
 }
 
 func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, *listedScan, syscall.Errno) {
@@ -356,31 +300,18 @@ func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, *listedScan, 
 	if err != nil {
 		return nil, nil, errno(err)
 	}
-	list := make([]fuse.DirEntry, len(r.Chunks))
-	for i, n := range r.Chunks {
-		list[i] = fuse.DirEntry{Name: n, Mode: syscall.S_IFREG, Ino: uint64(i + 1)}
-	}
-	return list, &listedScan{st: st, fp: fp, r: r}, 0
+	return dirEntries(outputs.ChunkEntries(r.Chunks)), &listedScan{st: st, fp: fp, r: r}, 0
 }
 
 func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	ch, e := lookupOutput(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, false)
-	c.m.fsys.shortTTL(c.m.parent, out, nil)
-	return ch, replaced(e)
+	return lookupOutput(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, false)
 }
 
-// outFile is one output file of a mesh.
+// outFile is one output file of a mesh (store.Output).
 type outFile struct {
 	roNode
-	m     *meshDir
-	chunk string        // a chunk's name under chunks/
-	ent   outputs.Entry // its entry in the folder table (zero: header.json, or a chunk)
-
-	// view is what the kernel was told of the node; under no_open it
-	// stands for the version of the first size told (kernelview.Pinned).
-	view kernelview.View
-
-	pass kernelview.Passthrough // passthrough of the .glb (passthrough.go)
+	m *meshDir
+	*store.Output
 }
 
 var (
@@ -389,119 +320,51 @@ var (
 	_ = (gofs.NodeReader)((*outFile)(nil))
 )
 
-// produced is an output's content: bytes in memory, or a window of the
-// source file (raw chunks).
-type produced struct {
-	st   *syscall.Stat_t
-	fp   version.Version
-	data []byte
-	raw  *decode.Chunk
-}
-
-func (p *produced) size() int64 {
-	if p.raw != nil {
-		return p.raw.Length
-	}
-	return int64(len(p.data))
-}
-
 // out is a new node for one output of m: its entry in the folder table
 // (none for header.json's answer from a listing, and chunks), or a chunk's
 // name.
 func (m *meshDir) out(ent outputs.Entry, chunk string) *outFile {
-	return &outFile{m: m, ent: ent, chunk: chunk, view: kernelview.View{Pinned: m.fsys.noOpen()}}
-}
-
-func (o *outFile) isGLB() bool { return o.chunk == "" && o.ent.Output == outputs.OutGLB }
-
-func (o *outFile) produce(ctx context.Context) (*produced, error) {
-	st, fp, err := o.m.stat()
-	if err != nil {
-		return nil, err
-	}
-	return o.produceAt(ctx, st, fp)
-}
-
-// produceAt is produce for source version fp (stat st), stat'ed just now.
-func (o *outFile) produceAt(ctx context.Context, st *syscall.Stat_t, fp version.Version) (*produced, error) {
-	data, raw, err := o.m.fsys.st.Content(ctx, o.m.mesh, fp, o.ent, o.chunk)
-	if err != nil {
-		return nil, err
-	}
-	return &produced{st: st, fp: fp, data: data, raw: raw}, nil
+	return &outFile{m: m, Output: m.fsys.st.NewOutput(m.mesh, ent, chunk, m.fsys.noOpen())}
 }
 
 func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	defer o.m.fsys.shortTTL(o.m.parent, nil, out)
-	switch h := fh.(type) {
-	case *bytesHandle:
-		fillFileAttr(&out.Attr, h.st, int64(len(h.data)))
-		return 0
-	case *fdHandle:
-		fillFileAttr(&out.Attr, h.st, h.length)
-		return 0
-	case *passHandle:
-		fillFileAttr(&out.Attr, h.st, h.size)
+	if h, ok := fh.(servedHandle); ok {
+		st, size := h.served()
+		fillFileAttr(&out.Attr, st, size)
 		return 0
 	}
 	return o.getattr(ctx, out, false)
 }
 
-// getattr sizes the output without a handle; with cheapOnly, a geometry
-// output converts nothing: its size comes from a conversion in memory or in
-// the disk cache, else notCheap (plainLookup).
+// servedHandle is an open output: the source's stat and the size it serves.
+type servedHandle interface {
+	served() (*syscall.Stat_t, int64)
+}
+
+func (h *bytesHandle) served() (*syscall.Stat_t, int64) { return h.st, int64(len(h.data)) }
+func (h *fdHandle) served() (*syscall.Stat_t, int64)    { return h.st, h.length }
+func (h *passHandle) served() (*syscall.Stat_t, int64)  { return h.st, h.size }
+
+// getattr sizes the output without a handle (store.Output.Size); with
+// cheapOnly, converting nothing (notCheap instead: plainLookup).
 func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool) syscall.Errno {
 	o.m.fsys.touch()
 	st, fp, err := o.m.stat()
 	if err != nil {
 		return errno(err)
 	}
-	// Sizes of outputs converted by an earlier mount come from the disk
-	// cache's index, header.json's and chunks' from the scan: stat'ing
-	// (ls -l) converts nothing.
-	size, scanned, ok, costly := o.m.fsys.st.CheapSize(ctx, o.m.mesh, fp, o.ent, o.chunk, cheapOnly)
-	if ok {
-		if !o.view.Tell(fp) {
-			return syscall.ESTALE
-		}
-		if scanned {
-			st = o.m.narrowedSince(st, fp)
-		}
-		fillFileAttr(&out.Attr, st, size)
-		return 0
-	}
-	if costly {
-		return notCheap
-	}
-	if !o.view.MayTell(fp) {
-		// Changed since this node's size was told: convert nothing for
-		// a node that cannot show it. ESTALE makes a path walk look the
-		// name up again (a new node).
-		return syscall.ESTALE
-	}
-	p, err := o.produceAt(ctx, st, fp)
+	size, scanned, err := o.Size(ctx, fp, cheapOnly)
 	if err != nil {
 		return outErrno(err)
 	}
-	if !o.view.Tell(p.fp) {
-		return syscall.ESTALE
+	if scanned {
+		if now, nfp, err := o.m.stat(); err == nil {
+			st = mirror.Renarrowed(st, fp, now, nfp)
+		}
 	}
-	fillFileAttr(&out.Attr, o.m.narrowedSince(p.st, p.fp), p.size())
+	fillFileAttr(&out.Attr, st, size)
 	return 0
-}
-
-// narrowedSince returns st, the source's stat for version fp taken before
-// a scan, with the permissions narrowed as they are now: the scan may have
-// found files the outputs are made from (deps.go), and the first stat of
-// an output must already show their narrowing.
-func (m *meshDir) narrowedSince(st *syscall.Stat_t, fp version.Version) *syscall.Stat_t {
-	now, nfp, err := m.stat()
-	if err != nil || !nfp.Same(fp) {
-		return st
-	}
-	out := *st
-	out.Mode = out.Mode&^0o777 | now.Mode&0o777
-	return &out
 }
 
 func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
@@ -509,42 +372,42 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	ptNode := o.isGLB() && o.m.fsys.passthroughWanted() && o.m.fsys.disk != nil
+	ptNode := o.IsGLB() && o.m.fsys.passthroughWanted() && o.m.fsys.st.Disk != nil
 	if ptNode {
 		if fh, fp, ok := o.openPassthrough(ctx); ok {
 			o.opened(fp)
 			return fh, noFlush, 0
 		}
 	}
-	p, err := o.produce(ctx)
+	st, fp, err := o.m.stat()
 	if err != nil {
 		return nil, 0, outErrno(err)
 	}
+	data, raw, err := o.Content(ctx, fp)
+	if err != nil {
+		return nil, 0, outErrno(err)
+	}
+	var done func()
 	if ptNode {
 		// Not passed through: see kernelview.Passthrough for why the io mode matters.
-		stale, done := o.pass.Fallback(p.fp)
-		if stale {
+		var stale bool
+		if stale, done = o.Pass.Fallback(fp); stale {
 			return nil, 0, syscall.ESTALE
 		}
-		o.m.fsys.n.OpenHandles.Add(1)
-		fh := &bytesHandle{fsys: o.m.fsys, data: p.data, st: p.st, done: done}
-		return fh, keepFlags(o.opened(p.fp)), 0
 	}
-	var fh gofs.FileHandle
-	if p.raw != nil {
+	var fh gofs.FileHandle = &bytesHandle{fsys: o.m.fsys, data: data, st: st, done: done}
+	if raw != nil {
 		// Replaced between the scan and the open: its chunk table is not
 		// this file's. ESTALE makes the kernel walk the path again (EAGAIN
 		// reached the reader); that open sees the new version.
-		f, err := srcfile.OpenSame(o.m.abs, func(st *syscall.Stat_t) bool { return version.FromStat(st).Same(p.fp.Ident) })
+		f, err := srcfile.OpenSame(o.m.abs, func(st *syscall.Stat_t) bool { return version.FromStat(st).Same(fp.Ident) })
 		if err != nil {
 			return nil, 0, errno(err)
 		}
-		fh = &fdHandle{fsys: o.m.fsys, f: f, base: p.raw.Offset, length: p.raw.Length, st: p.st}
-	} else {
-		fh = &bytesHandle{fsys: o.m.fsys, data: p.data, st: p.st}
+		fh = &fdHandle{fsys: o.m.fsys, f: f, base: raw.Offset, length: raw.Length, st: st}
 	}
 	o.m.fsys.n.OpenHandles.Add(1)
-	return fh, keepFlags(o.opened(p.fp)), 0
+	return fh, keepFlags(o.opened(fp)), 0
 }
 
 // keepFlags are the open flags of an output: FOPEN_KEEP_CACHE when the
@@ -562,7 +425,7 @@ func keepFlags(keep bool) uint32 {
 // The kernel may still hold the old size; it must not cut or pad the new
 // bytes by it, so the view drops it.
 func (o *outFile) opened(fp version.Version) (keep bool) {
-	return o.view.Opened(fp, func() { o.m.fsys.notifyContent(&o.Inode) })
+	return o.View.Opened(fp, func() { o.m.fsys.notifyContent(&o.Inode) })
 }
 
 // openPassthrough opens the .glb on its disk-cache file for the kernel's
@@ -578,7 +441,7 @@ func (o *outFile) openPassthrough(ctx context.Context) (fh gofs.FileHandle, fp v
 	if !ok {
 		return nil, fp, false
 	}
-	fh = o.m.fsys.passthroughHandle(&o.pass, fp, h.File, size, st, func() { h.Close() })
+	fh = o.m.fsys.passthroughHandle(&o.Pass, fp, h.File, size, st, func() { h.Close() })
 	return fh, fp, fh != nil
 }
 
@@ -596,79 +459,37 @@ func (o *outFile) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 
 func (o *outFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	o.m.fsys.touch()
-	switch h := fh.(type) {
-	case *bytesHandle:
+	if h, ok := fh.(gofs.FileReader); ok {
 		return h.Read(ctx, dest, off)
-	case *fdHandle:
-		return h.Read(ctx, dest, off)
-	case *passHandle:
-		return h.Read(ctx, dest, off)
-	case nil:
-		if o.m.fsys.noOpen() {
-			return o.readNoHandle(ctx, dest, off)
-		}
+	}
+	if fh == nil && o.m.fsys.noOpen() {
+		return o.readNoHandle(ctx, dest, off)
 	}
 	return nil, syscall.EBADF
 }
 
-// readNoHandle serves a READ without a handle (no_open): the output of the
-// source version of this moment, the whole request from that one version.
+// readNoHandle serves a READ without a handle (no_open): the bytes
+// store.Output.Serve gives for the source version of this moment, the whole
+// request from that one version.
 func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	if off < 0 {
 		return nil, syscall.EINVAL
 	}
-	// This node serves the version whose size the kernel was told, or
-	// nothing: the reader's earlier pages, held by the kernel or already
-	// returned, are of that version, so bytes of another one would splice
-	// two versions into one read.
-	st, fp, err := o.m.stat()
+	_, fp, err := o.m.stat()
 	if err != nil {
 		return nil, outErrno(err)
 	}
-	if !o.view.MayTell(fp) {
-		return o.readOld(dest, off)
-	}
-	p, err := o.produceAt(ctx, st, fp)
+	data, raw, err := o.Serve(ctx, fp)
 	if err != nil {
 		return nil, outErrno(err)
 	}
-	if !o.view.Tell(p.fp) {
-		return o.readOld(dest, off)
-	}
-	o.view.Served(p.fp)
-	if p.raw == nil {
-		return memAt(p.data, dest, off)
+	if raw == nil {
+		return memAt(data, dest, off)
 	}
 	// A raw chunk: read its window of the source, checking that the file
 	// opened is the version whose chunk table says where the window is.
-	k := srcfd.Key{Path: o.m.abs, ID: p.fp.Ident}
+	k := srcfd.Key{Path: o.m.abs, ID: fp.Ident}
 	return o.m.fsys.readWindow(k, func(st *syscall.Stat_t) bool {
 		return version.FromStat(st).Same(k.ID)
-	}, dest, off, p.raw.Offset, p.raw.Length)
-}
-
-// readOld serves a READ of a node whose source changed after the kernel
-// was told its size: the bytes of that version while memory still holds
-// them (a geometry output read moments ago), else ESTALE. The watcher's
-// invalidation (or, without it, the attribute timeout and ESTALE from
-// GETATTR) makes a path walk look the name up again, which gives the new
-// version a node of its own.
-func (o *outFile) readOld(dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	data, ok := o.m.fsys.st.InMemory(o.m.mesh, o.view.Told(), o.ent)
-	if !ok {
-		return nil, syscall.ESTALE
-	}
-	return memAt(data, dest, off)
-}
-
-// geometryGone is store.GeometryGone for the source's present version.
-func (m *meshDir) geometryGone(ctx context.Context) bool {
-	_, fp, err := m.stat()
-	return err == nil && m.fsys.st.GeometryGone(ctx, m.mesh, fp)
-}
-
-// animatedNow is animated for the source's present version.
-func (m *meshDir) animatedNow(ctx context.Context) bool {
-	_, fp, err := m.stat()
-	return err == nil && m.fsys.st.Animated(ctx, m.mesh, fp)
+	}, dest, off, raw.Offset, raw.Length)
 }

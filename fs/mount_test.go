@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"github.com/meshfs/meshfs/internal/store"
 	"io/fs"
+	"log"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -124,10 +125,10 @@ func (w *tlog) String() string {
 
 var logs sync.Map // testing.TB → *tlog
 
-func testLogger(t testing.TB) *logger {
+func testLogger(t testing.TB) *log.Logger {
 	w := &tlog{t: t}
 	logs.Store(t, w)
-	return newLogger(w)
+	return log.New(w, "", 0)
 }
 
 func logOf(t testing.TB) string {
@@ -330,7 +331,7 @@ func TestChunkLimitAsConvert(t *testing.T) {
 		write(t, filepath.Join(src, "m"+fakeExt), fakeMesh(3, 1))
 		lim := outputs.DefaultLimits
 		lim.MaxOutputSize = 64
-		_, mnt := mountT(t, src, Config{Limits: &lim})
+		_, mnt := mountT(t, src, Config{Store: store.Config{Limits: &lim}})
 		guardMount(t, mnt, mountGuard)
 		m, err := outputs.Open(filepath.Join(src, "m"+fakeExt))
 		if err != nil || m == nil {

@@ -16,8 +16,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/meshgen"
 	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/store"
 )
 
@@ -35,7 +35,7 @@ func mountDiskConfig(t *testing.T, cfg Config, dir string, prewarm bool) (*FS, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Log, cfg.DiskCache = testLogger(t), dc
+	cfg.Log, cfg.Store.DiskCache = testLogger(t), dc
 	f, err := New(cfg)
 	if err != nil {
 		dc.Close()
@@ -404,7 +404,7 @@ func TestDiskCacheSaveWaitsAfterSlowConversion(t *testing.T) {
 	t.Cleanup(func() { store.SaveQuiet, store.SaveQuietMax, fakeDecodeHook = oldQuiet, oldMax, nil })
 	src := t.TempDir()
 	write(t, filepath.Join(src, "big"+fakeExt), fakeMesh(100000, 3))
-	f, mnt, stop := mountDiskConfig(t, Config{Source: src, clock: clk}, t.TempDir(), false)
+	f, mnt, stop := mountDiskConfig(t, Config{Source: src, Store: store.Config{Clock: clk}}, t.TempDir(), false)
 	t.Cleanup(stop) // before fakeDecodeHook is reset
 	// A stat converts (sizes are exact); no request follows it, and the
 	// test reads the statistics in-process, so the conversion's end is

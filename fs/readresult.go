@@ -7,6 +7,8 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/hanwen/go-fuse/v2/splice"
+
+	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // How a READ's reply reaches the kernel. go-fuse v2.12 tries to splice
@@ -40,16 +42,9 @@ func noBytes(e syscall.Errno) (fuse.ReadResult, syscall.Errno) {
 	return memResult(nil), 0
 }
 
-// span is how many bytes a READ of dest's size at off gets from a file of
-// length bytes (-1: unknown, as many as asked).
+// span is srcfile.Span for a READ into dest.
 func span(dest []byte, off, length int64) (int, syscall.Errno) {
-	if off < 0 {
-		return 0, syscall.EINVAL
-	}
-	if length < 0 {
-		return len(dest), 0
-	}
-	return int(max(0, min(int64(len(dest)), length-off))), 0
+	return srcfile.Span(len(dest), off, length)
 }
 
 // spliceFits reports whether go-fuse can splice an n-byte reply: its pipe
@@ -69,28 +64,9 @@ func fdResult(fd int, off int64, n int, dest []byte) (fuse.ReadResult, syscall.E
 	if len(dest) < n {
 		dest = make([]byte, n)
 	}
-	got, err := preadFull(fd, dest[:n], off)
+	got, err := srcfile.PreadFull(fd, dest[:n], off)
 	if err != nil {
 		return nil, gofs.ToErrno(err)
 	}
 	return memResult(dest[:got]), 0
-}
-
-// preadFull reads len(buf) bytes of fd at off, or up to the end of the file.
-func preadFull(fd int, buf []byte, off int64) (int, error) {
-	got := 0
-	for got < len(buf) {
-		k, err := syscall.Pread(fd, buf[got:], off+int64(got))
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return got, err
-		}
-		if k == 0 {
-			break // the end of the file
-		}
-		got += k
-	}
-	return got, nil
 }

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/meshgen"
 	"github.com/meshfs/meshfs/internal/fusetest"
+	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
 // The tests of this file attack the mount with its source tree, as a user

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
 // scanTree is sampleTree without the mesh whose decoding fails (failed

@@ -2,7 +2,6 @@ package fs
 
 import (
 	"context"
-	"os"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -20,7 +19,7 @@ func (f *FS) Stats() Stats {
 	m := store.MountCounts{Counts: &f.n, Start: f.start, NoOpen: f.noOpen(), Passthrough: f.passthroughWanted(),
 		Sniffs: f.sniffer.Count(), ScansAhead: f.ahead.Scans.Load(), SniffsAhead: f.ahead.Sniffs.Load()}
 	if f.raw != nil {
-		m.Requests, m.RequestMillis = f.raw.requests(), f.raw.reqs.Millis()
+		m.Requests, m.RequestMillis = f.raw.reqs.Counts(), f.raw.reqs.Millis()
 	}
 	return f.st.Stats(m)
 }
@@ -41,17 +40,10 @@ func (d *dirNode) lookupStats(ctx context.Context, out *fuse.EntryOut) (*gofs.In
 	return d.NewInode(ctx, &statsDir{fsys: d.fsys}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
 }
 
-// daemonOnly gives a of .meshfs or a file in it to the daemon's user and
-// group, readable by that user alone: errors.txt and stats.json name broken
-// meshes anywhere in the source and quote their errors (bytes of the file
-// among them), which users who may not read those files must not see.
+// daemonOnly gives a of .meshfs or a file in it to the daemon's user
+// (store.MetaOwner).
 func daemonOnly(a *fuse.Attr) {
-	a.Uid, a.Gid = uint32(os.Geteuid()), uint32(os.Getegid())
-	if a.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-		a.Mode = syscall.S_IFDIR | 0o500
-	} else {
-		a.Mode = syscall.S_IFREG | 0o400
-	}
+	a.Uid, a.Gid, a.Mode = store.MetaOwner(a.Mode&syscall.S_IFMT == syscall.S_IFDIR)
 }
 
 // statsDir is .meshfs: it holds stats.json and errors.txt.

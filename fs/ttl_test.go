@@ -16,15 +16,15 @@ import (
 // default; without it, one second.
 func TestDefaultTimeouts(t *testing.T) {
 	f, _ := mountT(t, t.TempDir(), Config{})
-	if e, a := f.timeouts(); e != kernelview.WatchedTimeout || a != kernelview.WatchedTimeout {
+	if e, a := f.ttl.Effective(); e != kernelview.WatchedTimeout || a != kernelview.WatchedTimeout {
 		t.Fatalf("watched: entry %v attr %v, want %v", e, a, kernelview.WatchedTimeout)
 	}
 	g, _ := mountT(t, t.TempDir(), Config{NoWatch: true})
-	if e, a := g.timeouts(); e != kernelview.DefaultTimeout || a != kernelview.DefaultTimeout {
+	if e, a := g.ttl.Effective(); e != kernelview.DefaultTimeout || a != kernelview.DefaultTimeout {
 		t.Fatalf("unwatched: entry %v attr %v, want 1s", e, a)
 	}
 	h, _ := mountT(t, t.TempDir(), Config{AttrTimeout: 3 * time.Second})
-	if e, a := h.timeouts(); e != kernelview.WatchedTimeout || a != 3*time.Second {
+	if e, a := h.ttl.Effective(); e != kernelview.WatchedTimeout || a != 3*time.Second {
 		t.Fatalf("explicit attr: entry %v attr %v", e, a)
 	}
 }
@@ -44,7 +44,7 @@ func TestLongTimeoutsSeeChanges(t *testing.T) {
 		write(t, filepath.Join(sub, "c.fmesh"), fakeMesh(3, 2))
 		write(t, filepath.Join(sub, "c.fmesh.side"), []byte("v1"))
 		f, mnt := mountT(t, src, Config{})
-		if _, a := f.timeouts(); a != kernelview.WatchedTimeout {
+		if _, a := f.ttl.Effective(); a != kernelview.WatchedTimeout {
 			t.Fatalf("attr timeout %v, want %v", a, kernelview.WatchedTimeout)
 		}
 		msub := filepath.Join(mnt, "a", "b")

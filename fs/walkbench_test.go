@@ -10,8 +10,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/meshgen"
 	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/store"
 )
 
@@ -39,7 +39,7 @@ func BenchmarkRemountListing(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, err := New(Config{Source: src, DiskCache: dc})
+		f, err := New(Config{Source: src, Store: store.Config{DiskCache: dc}})
 		if err != nil {
 			b.Fatal(err)
 		}

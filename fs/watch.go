@@ -19,8 +19,6 @@ import (
 // mount of a huge tree stays instant.
 type watchHandler struct{ f *FS }
 
-func (h watchHandler) Changed(path string) { h.f.sourceChanged(path) }
-
 func (h watchHandler) Failed(err error, lost bool) {
 	h.f.n.WatchErrors.Add(1)
 	if lost {
@@ -32,51 +30,29 @@ func (h watchHandler) Failed(err error, lost bool) {
 	}
 }
 
-// dirAt is the watched source folder node of path, or nil.
-func (f *FS) dirAt(path string) *dirNode {
-	f.dirsMu.Lock()
-	defer f.dirsMu.Unlock()
-	return f.dirs[path]
-}
-
 // watchDir starts watching d's source folder, once.
 func (f *FS) watchDir(d *dirNode) {
 	if f.watch == nil || !d.dir.Watched.CompareAndSwap(false, true) || d.dir.Packed() {
 		return // an archive's folder changes with its file (internal/mirror)
 	}
-	f.dirsMu.Lock()
-	f.dirs[d.dir.Abs] = d
-	f.dirsMu.Unlock()
+	f.dirs.Add(&d.dir, d)
 	if err := f.watch.Add(d.dir.Abs); err != nil {
 		f.n.WatchErrors.Add(1)
 		d.dir.Unwatched.Store(true)
-		_, attr := f.timeouts()
-		if _, short := f.ttl.Unwatched(); short != 0 {
-			attr = short // shortTTL
-		}
-		f.logOnce("watch-error", "meshfs: watching %s: %v (changes there show after %v; raise fs.inotify.max_user_watches)", d.dir.Abs, err, attr)
+		f.st.LogOnce("watch-error", "meshfs: watching %s: %v (changes there show after %v; raise fs.inotify.max_user_watches)", d.dir.Abs, err, f.ttl.UnwatchedAttr())
 	}
 }
 
-// sourceChanged handles a change, appearance or removal of the source entry
-// at path: the kernel forgets the name, and whatever it cached of the node.
-func (f *FS) sourceChanged(path string) {
+// Changed handles a change, appearance or removal of the source entry at
+// path: the kernel forgets the name, and whatever it cached of the node.
+func (h watchHandler) Changed(path string) {
+	f := h.f
 	f.dependentsChanged(path)
-	dir, name := filepath.Dir(path), filepath.Base(path)
-	f.dirsMu.Lock()
-	d := f.dirs[dir]
-	if gone := f.dirs[path]; gone != nil {
-		var st syscall.Stat_t
-		if syscall.Stat(path, &st) != nil {
-			delete(f.dirs, path)
-			gone.dir.Watched.Store(false)
-		}
-	}
-	f.dirsMu.Unlock()
-	if d == nil {
+	d, ok := f.dirs.Changed(path)
+	if !ok {
 		return
 	}
-	names, dep := d.dir.Changed(name) // before the kernel is told
+	names, dep := d.dir.Changed(filepath.Base(path)) // before the kernel is told
 	for _, n := range names {
 		f.invalidateName(d, n)
 	}
@@ -86,8 +62,7 @@ func (f *FS) sourceChanged(path string) {
 		f.notifyContent(&d.Inode)
 	}
 	if dep {
-		f.st.FolderChanged(dir)
-		f.versions.Changed(dir)
+		f.st.FolderChanged(d.dir.Abs)
 		for n, ch := range d.Children() {
 			if _, ok := ch.Operations().(*meshDir); ok {
 				f.invalidateName(d, n)
@@ -115,21 +90,17 @@ func (f *FS) invalidateName(d *dirNode, name string) {
 // invalidateNode drops the kernel's attributes and pages of n and of every
 // node below it, and our cached outputs of the source it shows.
 func (f *FS) invalidateNode(n *gofs.Inode) {
+	var table []string
 	switch ops := n.Operations().(type) {
 	case *meshDir:
-		f.cache.Invalidate(ops.abs)
+		f.st.Cache.Invalidate(ops.abs)
+		table = ops.mesh.Names()
 	case *dirNode:
 		// A folder's children have watches of their own.
 		f.notifyContent(n)
 		return
 	}
 	children := n.Children()
-	var table []string
-	if m, ok := n.Operations().(*meshDir); ok {
-		for _, e := range m.mesh.Entries() {
-			table = append(table, e.Name)
-		}
-	}
 	held, negative := kernelview.DropOrder(slices.Collect(maps.Keys(children)), table, outputs.HeaderName)
 	for _, name := range append(held, negative...) {
 		if ch := children[name]; ch != nil {
@@ -148,15 +119,8 @@ func (f *FS) notifyContent(n *gofs.Inode) {
 
 // invalidateAll forgets everything under every watched folder.
 func (f *FS) invalidateAll() {
-	f.dirsMu.Lock()
-	dirs := make([]*dirNode, 0, len(f.dirs))
-	for _, d := range f.dirs {
-		dirs = append(dirs, d)
-	}
-	f.dirsMu.Unlock()
-	f.versions.ChangedAll()
 	f.st.FolderChanged("")
-	for _, d := range dirs {
+	for _, d := range f.dirs.All() {
 		d.dir.Changes.Add(1)
 		for name := range d.Children() {
 			f.invalidateName(d, name)

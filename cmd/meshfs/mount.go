@@ -331,19 +331,16 @@ func serve(paths mountpoint.Paths, o *mountOpts, stdout, stderr io.Writer, ready
 		defer disk.Close()
 	}
 	fsys, err := meshfs.New(meshfs.Config{
-		Source:               paths.Source,
-		CacheSize:            o.cacheSize,
+		Source: paths.Source,
+		Store: store.Config{CacheSize: o.cacheSize, Limits: &o.limits, Concurrency: o.jobs,
+			DiskCache: disk, ConvertGOGC: convertGOGC},
 		EntryTimeout:         autoTTL(o.entryAuto, o.entryTTL),
 		AttrTimeout:          autoTTL(o.attrAuto, o.attrTTL),
 		NegativeTimeout:      ttl(o.negTTL),
 		Log:                  logger,
-		Limits:               &o.limits,
-		Concurrency:          o.jobs,
-		DiskCache:            disk,
 		OpenHandles:          o.openHandles,
 		NoPassthrough:        o.noPassthrough,
 		NoDefaultPermissions: o.noDefaultPerms,
-		ConvertGOGC:          convertGOGC,
 	})
 	if err != nil {
 		return err

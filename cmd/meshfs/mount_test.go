@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
 // The mount command is tested as users run it: the binary, built here, in

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/meshfs/meshfs/fs/meshgen"
 	"github.com/meshfs/meshfs/internal/fusetest"
+	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
 // secretMark starts every line of the secret file: no output may hold it.

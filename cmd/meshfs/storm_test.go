@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
 // stormStats is the part of stats.json the storm tests read.

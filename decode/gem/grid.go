@@ -4,7 +4,7 @@ package gem
 // so that its coordinates depend on seed (files of equal size convert to
 // different bytes): one SUBM-AS2 submesh with position, normal, D3DCOLOR and
 // float2 UV in 44-byte vertices, 32-bit indices. It is the big mesh of the
-// mount's tests and benchmarks (fs/meshgen) and of this package's.
+// mount's tests and benchmarks (internal/meshgen) and of this package's.
 func GridFile(n int, seed float32) ([]byte, error) {
 	vs := make([]Vertex, 0, (n+1)*(n+1))
 	for j := 0; j <= n; j++ {

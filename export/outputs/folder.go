@@ -45,6 +45,12 @@ func (e Entry) Converted() bool {
 	return e.Output == OutGLB || e.Output == OutOBJ || e.Output == OutAnimated
 }
 
+// ChangedByFailure reports whether a failed conversion adds e to the
+// folder or takes it away (the rule for error.txt above).
+func (e Entry) ChangedByFailure() bool {
+	return State{Animated: true}.Holds(e) != State{Broken: true, Animated: true}.Holds(e)
+}
+
 // State is what is known of a mesh when its folder is listed.
 type State struct {
 	Chunks bool // the scan found chunks
@@ -89,6 +95,16 @@ func (m *Mesh) Entries() []Entry {
 	}
 }
 
+// Names are the names of Entries.
+func (m *Mesh) Names() []string {
+	es := m.Entries()
+	names := make([]string, len(es))
+	for i, e := range es {
+		names[i] = e.Name
+	}
+	return names
+}
+
 // Files is the folder of m in state s: Entries without those s rules out
 // (see the rule for error.txt above).
 func (m *Mesh) Files(s State) []Entry {
@@ -125,6 +141,17 @@ func (m *Mesh) Entry(name string) (Entry, bool) {
 		}
 	}
 	return Entry{}, false
+}
+
+// ChunkEntries is the folder chunks/ of a mesh whose scan found the
+// chunks named names (decode.SafeName, in the scan's order): one file
+// each, numbered from 1 in that order.
+func ChunkEntries(names []string) []Entry {
+	es := make([]Entry, len(names))
+	for i, n := range names {
+		es[i] = Entry{Name: n, Output: OutChunks, Ino: uint64(i + 1)}
+	}
+	return es
 }
 
 // HeaderWithError is header.json hdr (as Header renders it) with the

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode/gem"
 	"github.com/meshfs/meshfs/export/outputs"
 )
 
@@ -131,5 +132,29 @@ func TestEveryTextEndsWithNewline(t *testing.T) {
 	}
 	if texts != want {
 		t.Fatalf("%d text files for %d meshes", texts, len(meshes))
+	}
+}
+
+func TestChangedByFailure(t *testing.T) {
+	m := outputs.New("/src/m.ply", gem.Format{})
+	var got []string
+	for _, e := range m.Entries() {
+		if e.ChangedByFailure() {
+			got = append(got, e.Name)
+		}
+	}
+	want := []string{m.GLBName(), m.OBJName(), m.MTLName(), m.AnimatedGLBName(), outputs.ErrorName}
+	if !slices.Equal(got, want) {
+		t.Fatalf("changed by a failure: %v, want %v", got, want)
+	}
+	if names := m.Names(); len(names) != len(m.Entries()) || names[0] != outputs.HeaderName || !slices.Contains(names, m.GLBName()) {
+		t.Fatalf("names %v", names)
+	}
+}
+
+func TestChunkEntries(t *testing.T) {
+	es := outputs.ChunkEntries([]string{"VERT", "IND4"})
+	if len(es) != 2 || es[0].Name != "VERT" || es[0].Ino != 1 || es[1].Ino != 2 || es[1].Dir || es[1].Converted() {
+		t.Fatalf("chunk entries %+v", es)
 	}
 }

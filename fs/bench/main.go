@@ -3,6 +3,9 @@
 //
 //	go run ./fs/bench -meshfs build/meshfs -o BENCHMARKS.md
 //
+// With -baseline BIN it measures the mount with BIN and with -meshfs in
+// turn and writes the two side by side instead (compare.go).
+//
 // Every ratio compares two timings taken in the same run on the same
 // machine. The daemon is the real binary (`meshfs mount`, foreground), so
 // its peak RSS is read from /proc (VmHWM, reset between steps through
@@ -30,7 +33,7 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
 var (
@@ -82,6 +85,9 @@ func run() error {
 	absBin, err := filepath.Abs(*bin)
 	if err != nil {
 		return err
+	}
+	if *baseline != "" {
+		return compare(absBin)
 	}
 	work, err := os.MkdirTemp("", "meshfs-bench-")
 	if err != nil {

@@ -1,6 +1,9 @@
 package kernelview
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // DropOrder is the order in which the kernel is told to drop a folder's
 // names when its source changed: held, the names it holds nodes of, with
@@ -29,4 +32,24 @@ func DropOrder(children, table []string, last string) (held, negative []string) 
 		}
 	}
 	return held, negative
+}
+
+// NotifyWait bounds how long a request waits for a notification it sent.
+const NotifyWait = 100 * time.Millisecond
+
+// Beside runs first, then rest, on a goroutine of their own, and returns
+// once first has run or NotifyWait has passed: a notification sent from
+// within a request may wait for a lock that request holds, so the request
+// goes on and the notifications complete beside it.
+func Beside(first, rest func()) {
+	done := make(chan struct{})
+	go func() {
+		first()
+		close(done)
+		rest()
+	}()
+	select {
+	case <-done:
+	case <-time.After(NotifyWait):
+	}
 }

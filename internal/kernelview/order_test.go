@@ -3,6 +3,7 @@ package kernelview
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestDropOrder(t *testing.T) {
@@ -16,4 +17,24 @@ func TestDropOrder(t *testing.T) {
 	if held, neg := DropOrder(nil, nil, "header.json"); len(held) != 0 || len(neg) != 0 {
 		t.Fatalf("empty folder: %v %v", held, neg)
 	}
+}
+
+func TestBeside(t *testing.T) {
+	order := make(chan string, 2)
+	Beside(func() { order <- "first" }, func() { order <- "rest" })
+	if got := <-order; got != "first" {
+		t.Fatalf("%s ran first", got)
+	}
+	if got := <-order; got != "rest" {
+		t.Fatalf("then %s", got)
+	}
+	// A first notification that waits: the caller goes on after NotifyWait.
+	block, done := make(chan struct{}), make(chan struct{})
+	start := time.Now()
+	Beside(func() { <-block }, func() { close(done) })
+	if d := time.Since(start); d < NotifyWait || d > 10*NotifyWait {
+		t.Fatalf("returned after %v, want about %v", d, NotifyWait)
+	}
+	close(block)
+	<-done
 }

@@ -16,8 +16,22 @@ type Timeouts struct {
 	// Entry and Attr are the configured timeouts (0: the defaults; a
 	// negative value: none).
 	Entry, Attr time.Duration
+	// Negative is how long the kernel may trust a missing name (0:
+	// DefaultTimeout; a negative value: not at all).
+	Negative time.Duration
 	// Watched is set while the source is watched.
 	Watched bool
+}
+
+// Kernel returns the entry, attribute and negative timeouts the kernel is
+// given: those in effect (Effective, Negative), none (0) for a negative
+// one.
+func (t Timeouts) Kernel() (entry, attr, negative time.Duration) {
+	entry, attr = t.Effective()
+	if negative = t.Negative; negative == 0 {
+		negative = DefaultTimeout
+	}
+	return max(entry, 0), max(attr, 0), max(negative, 0)
 }
 
 const (
@@ -43,6 +57,17 @@ func (t Timeouts) Effective() (entry, attr time.Duration) {
 		attr = def
 	}
 	return entry, attr
+}
+
+// UnwatchedAttr is the attribute timeout of a reply about a node in a
+// folder whose watch failed (Unwatched's, else the one in effect): how
+// long a change there may go unseen.
+func (t Timeouts) UnwatchedAttr() time.Duration {
+	if _, a := t.Unwatched(); a != 0 {
+		return a
+	}
+	_, a := t.Effective()
+	return a
 }
 
 // Unwatched returns the timeouts of a reply about a node in (or below) a

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
 // writeZip writes files (by slash path) into the ZIP at p, deflated.

@@ -298,6 +298,19 @@ func Versioned(st *syscall.Stat_t, file version.File, path string, tr *version.T
 	return st, tr.Version(path, id), nil
 }
 
+// Renarrowed returns st, the source's stat for version v taken before a
+// scan, with the permission bits of now, its stat since, when the source
+// is still v (nv): the scan may have found files the outputs are made from,
+// and the first stat of an output must already show their narrowing.
+func Renarrowed(st *syscall.Stat_t, v version.Version, now *syscall.Stat_t, nv version.Version) *syscall.Stat_t {
+	if !nv.Same(v) {
+		return st
+	}
+	out := *st
+	out.Mode = out.Mode&^0o777 | now.Mode&0o777
+	return &out
+}
+
 // Narrow sets the permission bits of st, the stat of mesh's source file, to
 // those its folder and outputs show: the source's, narrowed by every file
 // the outputs are made from (outputs.Narrow): its companions, and deps, the

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 )
@@ -262,5 +262,19 @@ func TestChanged(t *testing.T) {
 	}
 	if names, dep := d.Changed("door.msh.blob"); !slices.Equal(names, []string{"door.msh.blob"}) || !dep {
 		t.Fatalf("a companion: %v %v", names, dep)
+	}
+}
+
+func TestRenarrowed(t *testing.T) {
+	v := version.Version{Ident: version.Ident{File: version.File{Dev: 1, Ino: 2}, Size: 3}}
+	before := &syscall.Stat_t{Mode: syscall.S_IFREG | 0o644, Size: 3}
+	now := &syscall.Stat_t{Mode: syscall.S_IFREG | 0o600, Size: 3}
+	if got := Renarrowed(before, v, now, v); got.Mode != syscall.S_IFREG|0o600 || got.Size != 3 || before.Mode != syscall.S_IFREG|0o644 {
+		t.Fatalf("same version: mode %o (the stat before: %o)", got.Mode, before.Mode)
+	}
+	w := v
+	w.Size++
+	if got := Renarrowed(before, v, now, w); got != before {
+		t.Fatal("narrowed by the stat of another version")
 	}
 }

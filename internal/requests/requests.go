@@ -5,36 +5,65 @@
 package requests
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Counter counts requests by kind (an index into its names) and adds up
-// the time from each request's dispatch to its reply.
+// Kinds are the requests a mount counts, by the kernel's names of them.
+var Kinds = []string{"LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "FLUSH",
+	"OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "ACCESS", "STATFS", "GETXATTR", "LISTXATTR",
+	"READLINK", "LSEEK", "STATX"}
+
+// Counter counts requests by kind and adds up the time from each
+// request's dispatch to its reply.
 type Counter struct {
 	names  []string
+	index  map[string]int // name → its index in names; read-only
 	counts []atomic.Int64
 	nanos  []atomic.Int64
 }
 
 // NewCounter counts the kinds named by names.
 func NewCounter(names []string) *Counter {
-	return &Counter{names: names, counts: make([]atomic.Int64, len(names)), nanos: make([]atomic.Int64, len(names))}
+	c := &Counter{names: names, index: map[string]int{}, counts: make([]atomic.Int64, len(names)), nanos: make([]atomic.Int64, len(names))}
+	for i, n := range names {
+		c.index[n] = i
+	}
+	return c
 }
 
-// Count counts one request of kind op, untimed.
-func (c *Counter) Count(op int) { c.counts[op].Add(1) }
+// Count counts one request of kind, untimed (FORGET: the kernel waits
+// for no answer). A kind not named at NewCounter panics.
+func (c *Counter) Count(kind string) { c.counts[c.of(kind)].Add(1) }
 
-// Begin counts a request of kind op and returns its start, for Done:
-// defer c.Done(op, c.Begin(op)).
-func (c *Counter) Begin(op int) time.Time {
-	c.counts[op].Add(1)
-	return time.Now()
+func (c *Counter) of(kind string) int {
+	i, ok := c.index[kind]
+	if !ok {
+		panic("requests: kind " + kind + " is not counted")
+	}
+	return i
 }
 
-// Done adds the time since start to kind op.
-func (c *Counter) Done(op int, start time.Time) { c.nanos[op].Add(int64(time.Since(start))) }
+// Time counts a request of kind and starts its clock: defer
+// c.Time("READ").Done().
+func (c *Counter) Time(kind string) Timing {
+	i := c.of(kind)
+	c.counts[i].Add(1)
+	return Timing{c: c, i: i, start: time.Now()}
+}
+
+// Timing is one request's clock (Counter.Time).
+type Timing struct {
+	c     *Counter
+	i     int
+	start time.Time
+}
+
+// Done adds the time since the request came to its kind.
+func (t Timing) Done() { t.c.nanos[t.i].Add(int64(time.Since(t.start))) }
 
 // Counts returns the number of requests by kind name (kinds never asked
 // are left out).
@@ -124,6 +153,27 @@ func (t *Held[H]) Keep(node, off uint64, h H) {
 		}
 	})
 	t.mu.Unlock()
+}
+
+// Serve serves one request of node's listing at offset off that came
+// without a handle: with the handle held for that place, else one open
+// makes (none: false). read reads from it and returns the offset after
+// what it read (off itself: the end) or false for an error; the handle is
+// then held for the request that goes on from there, or released at the
+// end or on an error.
+func (t *Held[H]) Serve(node, off uint64, open func() (H, bool), read func(H) (next uint64, ok bool)) {
+	h, ok := t.Take(node, off)
+	if !ok {
+		if h, ok = open(); !ok {
+			return
+		}
+	}
+	next, ok := read(h)
+	if !ok || next == off {
+		t.Release(h)
+		return
+	}
+	t.Keep(node, next, h)
 }
 
 // Drop releases every handle held for node (before the node is forgotten:
@@ -225,4 +275,16 @@ func (s *Snapshot) Last() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.snap
+}
+
+// PanicLine is the line a request's panic is logged as: the first line of
+// its value, "[…]" marking the lines left out (a panic in a conversion
+// reaches the request wrapped by the cache's loader, whose value carries
+// the loader's whole stack).
+func PanicLine(v any) string {
+	msg := fmt.Sprint(v)
+	if first, _, multi := strings.Cut(msg, "\n"); multi {
+		msg = first + " […]"
+	}
+	return msg
 }

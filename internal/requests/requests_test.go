@@ -8,10 +8,12 @@ import (
 )
 
 func TestCounter(t *testing.T) {
-	c := NewCounter([]string{"LOOKUP", "READ", "FORGET"})
-	c.Count(2)
-	c.Done(1, c.Begin(1).Add(-3*time.Millisecond))
-	c.Done(1, c.Begin(1))
+	c := NewCounter(Kinds)
+	c.Count("FORGET")
+	read := c.Time("READ")
+	time.Sleep(3 * time.Millisecond)
+	read.Done()
+	c.Time("READ").Done()
 	got := c.Counts()
 	if len(got) != 2 || got["READ"] != 2 || got["FORGET"] != 1 {
 		t.Fatalf("counts %v", got)
@@ -20,6 +22,12 @@ func TestCounter(t *testing.T) {
 	if _, ok := ms["LOOKUP"]; ok || ms["READ"] < 3 {
 		t.Fatalf("millis %v", ms)
 	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a kind not counted was counted")
+		}
+	}()
+	c.Count("WRITE")
 }
 
 // recorder is a Release that remembers what it released.
@@ -133,5 +141,41 @@ func TestSnapshot(t *testing.T) {
 	c, _ := s.Take(true)
 	if a[0] != 1 || b[0] != 1 || c[0] != 2 || s.Last()[0] != 2 {
 		t.Fatalf("renderings %v %v %v", a, b, c)
+	}
+}
+
+// A listing read in requests without a handle: one handle opened, held
+// between its requests at the offset each ends at, released at its end; an
+// open that fails holds nothing, a read that fails releases.
+func TestHeldServe(t *testing.T) {
+	rec := &recorder{}
+	h := &Held[int]{Idle: time.Minute, Release: rec.release}
+	opens := 0
+	open := func() (int, bool) { opens++; return opens, true }
+	read := func(next uint64, ok bool) func(int) (uint64, bool) {
+		return func(int) (uint64, bool) { return next, ok }
+	}
+	h.Serve(1, 0, open, read(10, true))
+	h.Serve(1, 10, open, read(20, true))
+	if opens != 1 || h.Len() != 1 {
+		t.Fatalf("%d opens, %d held: one handle serves the listing", opens, h.Len())
+	}
+	h.Serve(1, 20, open, read(20, true)) // the end
+	if h.Len() != 0 || !slices.Equal(rec.released(), []int{1}) {
+		t.Fatalf("at the end: %d held, released %v", h.Len(), rec.released())
+	}
+	h.Serve(2, 0, func() (int, bool) { return 0, false }, read(5, true))
+	h.Serve(3, 0, open, read(0, false))
+	if h.Len() != 0 || !slices.Equal(rec.released(), []int{1, 2}) {
+		t.Fatalf("after errors: %d held, released %v", h.Len(), rec.released())
+	}
+}
+
+func TestPanicLine(t *testing.T) {
+	if got := PanicLine("boom\ngoroutine 1 [running]:\n..."); got != "boom […]" {
+		t.Fatalf("%q", got)
+	}
+	if got := PanicLine(42); got != "42" {
+		t.Fatalf("%q", got)
 	}
 }

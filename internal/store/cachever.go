@@ -23,7 +23,7 @@ const ConverterVersion = 1
 // KeyVersion is part of every disk cache key too: bump it whenever what
 // a key is derived from changes (the mount's diskKey), so an entry keyed
 // the old way is never found by a new key that happens to match.
-const KeyVersion = 2
+const KeyVersion = 3
 
 // CacheVersion is the version string disk cache entries are keyed by:
 // the converter version, the build (module version and VCS revision; for a

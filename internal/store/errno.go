@@ -29,10 +29,26 @@ func Errno(err error) syscall.Errno {
 		// Replaced by a link since the lookup: the kernel looks it up
 		// again and shows the link.
 		return syscall.ESTALE
+	case errors.Is(err, ErrNotCheap):
+		// A READDIRPLUS entry left for a LOOKUP.
+		return syscall.EAGAIN
 	case errors.Is(err, context.Canceled):
 		return syscall.EINTR
 	}
 	return syscall.EIO
+}
+
+// Replaced is what a lookup in a mesh folder answers for e: a replaced
+// source's ESTALE becomes what a folder deleted while open answers,
+// nothing in it (ENOENT). A reader that walks by path gets ESTALE from an
+// output instead, and the kernel walks again to the new file; one that
+// holds the folder open (grep -r, find) would have no way to recover from
+// ESTALE.
+func Replaced(e syscall.Errno) syscall.Errno {
+	if e == syscall.ESTALE {
+		return syscall.ENOENT
+	}
+	return e
 }
 
 // ReadErrno is what a reader of an output gets for err: EIO for a

@@ -22,6 +22,7 @@ func TestErrno(t *testing.T) {
 		{srcfile.ErrNotRegular, syscall.EACCES, syscall.EACCES},
 		{srcfile.ErrSymlink, syscall.ESTALE, syscall.ESTALE},
 		{context.Canceled, syscall.EINTR, syscall.EINTR},
+		{ErrNotCheap, syscall.EAGAIN, syscall.EAGAIN},
 		{fmt.Errorf("bad"), syscall.EIO, syscall.EIO},
 	} {
 		if got := Errno(c.err); got != c.want {
@@ -30,5 +31,11 @@ func TestErrno(t *testing.T) {
 		if got := ReadErrno(c.err); got != c.read {
 			t.Errorf("ReadErrno(%v) = %v, want %v", c.err, got, c.read)
 		}
+	}
+}
+
+func TestReplaced(t *testing.T) {
+	if Replaced(syscall.ESTALE) != syscall.ENOENT || Replaced(syscall.EIO) != syscall.EIO || Replaced(0) != 0 {
+		t.Fatal("a replaced source's folder does not answer as a deleted folder does")
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"os"
 	"syscall"
 
 	"github.com/meshfs/meshfs/decode"
@@ -43,6 +44,29 @@ func (s *Store) GeometryGone(ctx context.Context, m *outputs.Mesh, v version.Ver
 	}
 	r, err := s.Scan(ctx, m, v)
 	return err == nil && s.KnownBroken(m, v, r)
+}
+
+// Holds reports whether the folder of version v holds entry e, as far as
+// is known without converting (outputs.State.Holds): chunks/ when the scan
+// found chunks; not the geometry outputs of a mesh known broken
+// (GeometryGone), nor NAME.animated.glb without an animation of the mesh.
+// keep is false for an absence the kernel must not keep as a negative
+// entry: no event may come to drop it when a fixed source converts or an
+// animation file comes.
+func (s *Store) Holds(ctx context.Context, m *outputs.Mesh, v version.Version, e outputs.Entry) (holds, keep bool, err error) {
+	switch {
+	case e.Output == outputs.OutChunks:
+		r, err := s.Scan(ctx, m, v)
+		if err != nil {
+			return false, false, err
+		}
+		return len(r.Chunks) > 0, true, nil
+	case e.Converted() && s.GeometryGone(ctx, m, v):
+		return false, false, nil
+	case e.Output == outputs.OutAnimated && !s.Animated(ctx, m, v):
+		return false, false, nil
+	}
+	return true, true, nil
 }
 
 // CheapSize is the size of entry e of m's folder (or of chunk, when set)
@@ -131,20 +155,25 @@ func (s *Store) Pushable(m *outputs.Mesh, v version.Version, r *ScanResult) ([]b
 	return data, true
 }
 
-// ChunkCheap reports whether the attributes of chunk name of scan r (of
-// version v) are known without loading it: a raw chunk's, or a loaded
-// chunk's in memory. found is false when r has no such chunk.
-func (s *Store) ChunkCheap(m *outputs.Mesh, v version.Version, r *ScanResult, name string) (cheap, found bool) {
+// ChunkCheap reports (nil) whether the attributes of chunk name of
+// version v are known without loading it: a raw chunk's, or a loaded
+// chunk's in memory; else ErrNotCheap, or os.ErrNotExist when the scan has
+// no such chunk.
+func (s *Store) ChunkCheap(ctx context.Context, m *outputs.Mesh, v version.Version, name string) error {
+	r, err := s.Scan(ctx, m, v)
+	if err != nil {
+		return err
+	}
 	ch, ok := r.Chunk(name)
 	if !ok {
-		return false, false
+		return os.ErrNotExist
 	}
 	if ch.Load != nil {
 		if _, ok := s.Cache.Peek(Key(m, v, OutChunk+"/"+name)); !ok {
-			return false, true
+			return ErrNotCheap
 		}
 	}
-	return true, true
+	return nil
 }
 
 // ScanAhead scans the mesh at path (stat st, format) ahead of a walker,

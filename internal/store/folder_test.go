@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -93,11 +93,11 @@ func TestFolderView(t *testing.T) {
 		t.Fatal("a .glb below PassMin offered for passthrough")
 	}
 	for _, c := range r.Chunks {
-		if _, found := s.ChunkCheap(m, v, r, c); !found {
+		if err := s.ChunkCheap(ctx, m, v, c); errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("chunk %s not found", c)
 		}
 	}
-	if _, found := s.ChunkCheap(m, v, r, "no such chunk"); found {
+	if err := s.ChunkCheap(ctx, m, v, "no such chunk"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("a missing chunk found")
 	}
 }

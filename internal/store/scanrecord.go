@@ -30,6 +30,11 @@ package store
 //	string   name (as the scan gave it; listed through decode.SafeName)
 //	varint   offset, length, size
 //	byte     1 when loaded (decompressed), 0 when raw
+//	uvarint  count of the files besides the source the scan found its
+//	         outputs read, then per file:
+//	string   path
+//	uvarint  device, inode
+//	varint   size, modification time (ns)
 //
 // with string = uvarint length + bytes. The index checks the blob's CRC and
 // the data file's; decodeScanRecord checks every count against the bytes
@@ -50,10 +55,11 @@ import (
 	"syscall"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // ScanRecordVersion is a scan blob's first byte.
-const ScanRecordVersion = 1
+const ScanRecordVersion = 2
 
 // A scan blob's flags.
 const (
@@ -72,6 +78,9 @@ type ScanRecord struct {
 	Chunks                []RecChunk
 	// HdrSize is header.json's size (the entry's one part).
 	HdrSize int64
+	// Deps are the files besides the source the scan found its outputs
+	// read, as it found them.
+	Deps version.Set
 }
 
 // RecChunk is one chunk of a persisted scan.
@@ -99,8 +108,9 @@ func Persistable(scanErr error) bool {
 }
 
 // EncodeScan encodes the blob of a fresh scan: its structure (nil: none),
-// the scan's error and header.json's.
-func EncodeScan(st *decode.Structure, scanErr, hdrErr error) []byte {
+// the scan's error and header.json's, and the files it found the outputs
+// read.
+func EncodeScan(st *decode.Structure, scanErr, hdrErr error, deps version.Set) []byte {
 	var b []byte
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
@@ -145,8 +155,20 @@ func EncodeScan(st *decode.Structure, scanErr, hdrErr error) []byte {
 			b = append(b, 0)
 		}
 	}
+	b = binary.AppendUvarint(b, uint64(len(deps)))
+	for _, d := range deps {
+		str(d.Path)
+		b = binary.AppendUvarint(b, d.Dev)
+		b = binary.AppendUvarint(b, d.Ino)
+		b = binary.AppendVarint(b, d.Size)
+		b = binary.AppendVarint(b, d.MtimeNs)
+	}
 	return b
 }
+
+// MinRecDep is the fewest bytes one dependency takes in a blob (an empty
+// path, four one-byte varints).
+const MinRecDep = 5
 
 // MinRecChunk is the fewest bytes one chunk takes in a blob (empty name,
 // one-byte varints, the loaded byte).
@@ -266,6 +288,24 @@ func DecodeScan(blob []byte, sizes []int64) (*ScanRecord, error) {
 		if r.err == nil && (c.Size < 0 || !c.Loaded && c.Size != c.Length) {
 			r.fail(fmt.Sprintf("chunk %d: size %d, length %d", i, c.Size, c.Length))
 		}
+	}
+	nd := r.uvarint("dependency count")
+	if r.err == nil && nd > uint64((len(r.b)-r.off)/MinRecDep) {
+		r.fail(fmt.Sprintf("dependency count %d for %d bytes", nd, len(r.b)-r.off))
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if nd > 0 {
+		rec.Deps = make(version.Set, nd)
+	}
+	for i := range rec.Deps {
+		d := &rec.Deps[i]
+		d.Path = r.str("dependency path")
+		d.Dev = r.uvarint("dependency device")
+		d.Ino = r.uvarint("dependency inode")
+		d.Size = r.varint("dependency size")
+		d.MtimeNs = r.varint("dependency mtime")
 	}
 	if r.err == nil && r.off != len(r.b) {
 		r.fail("trailing bytes")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // The record codec: a fresh scan's record decodes to the same chunk table
@@ -20,10 +21,14 @@ func TestScanRecordCodec(t *testing.T) {
 		{Name: "../../escape", Offset: 1 << 40, Length: 4, Size: 4},
 	}}
 	scanErr := errors.New("m.fmesh: offset 4: broken\nsecond line")
-	blob := EncodeScan(st, scanErr, nil)
+	deps := version.Set{{Path: "/src/texture/wood.dds", Ident: version.Ident{File: version.File{Dev: 3, Ino: 1 << 40}, Size: 77, MtimeNs: -5}}}
+	blob := EncodeScan(st, scanErr, nil, deps)
 	rec, err := DecodeScan(blob, []int64{3})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(rec.Deps) != 1 || rec.Deps[0] != deps[0] {
+		t.Fatalf("dependencies %+v, want %+v", rec.Deps, deps)
 	}
 	if !rec.Structure || rec.Format != "fake" || !rec.HasScanErr || rec.ScanErr != scanErr.Error() || rec.HasHdrErr || len(rec.Chunks) != 3 {
 		t.Fatalf("decoded %+v", rec)
@@ -35,7 +40,7 @@ func TestScanRecordCodec(t *testing.T) {
 		}
 	}
 	// A record without a structure, with a header error.
-	r2 := EncodeScan(nil, errors.New("gone"), errors.New("json: unsupported value"))
+	r2 := EncodeScan(nil, errors.New("gone"), errors.New("json: unsupported value"), nil)
 	rec, err = DecodeScan(r2, []int64{0})
 	if err != nil || rec.Structure || !rec.HasHdrErr || rec.HdrErr != "json: unsupported value" || len(rec.Chunks) != 0 {
 		t.Fatalf("no structure: %+v, %v", rec, err)
@@ -78,8 +83,8 @@ func TestScanRecordCodec(t *testing.T) {
 }
 
 func FuzzScanRecord(f *testing.F) {
-	f.Add(EncodeScan(&decode.Structure{Format: "x", Chunks: []decode.Chunk{{Name: "A", Length: 3, Size: 3}}}, nil, nil), int64(2))
-	f.Add(EncodeScan(nil, errors.New("e"), nil), int64(0))
+	f.Add(EncodeScan(&decode.Structure{Format: "x", Chunks: []decode.Chunk{{Name: "A", Length: 3, Size: 3}}}, nil, nil, version.Set{{Path: "/t/a.dds", Ident: version.Ident{Size: 4}}}), int64(2))
+	f.Add(EncodeScan(nil, errors.New("e"), nil, nil), int64(0))
 	f.Fuzz(func(t *testing.T, b []byte, size int64) {
 		rec, err := DecodeScan(b, []int64{size})
 		if err != nil {

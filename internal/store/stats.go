@@ -2,9 +2,11 @@ package store
 
 import (
 	"encoding/json"
+	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/meshfs/meshfs/internal/cache"
@@ -205,6 +207,19 @@ const (
 
 // MetaNames are the files of .meshfs.
 var MetaNames = []string{StatsName, ErrorsName}
+
+// MetaOwner is the owner, group and mode of .meshfs (dir) or of a file in
+// it: the daemon's user and group, readable by that user alone, since
+// errors.txt and stats.json name broken meshes anywhere in the source and
+// quote their errors (bytes of the file among them), which users who may
+// not read those files must not see.
+func MetaOwner(dir bool) (uid, gid, mode uint32) {
+	mode = syscall.S_IFREG | 0o400
+	if dir {
+		mode = syscall.S_IFDIR | 0o500
+	}
+	return uint32(os.Geteuid()), uint32(os.Getegid()), mode
+}
 
 // MetaFile returns the renderer of .meshfs/name: stats.json of stats, or
 // errors.txt of the failures known now.

@@ -92,13 +92,25 @@ type Hooks interface {
 }
 
 // New returns a store logging to lg over the given caches.
+// The store tells versions of the dependency files of every folder and of
+// the sets its persisted scans recorded.
 func New(c *cache.Cache, disk *diskcache.Cache, sem *outputs.Semaphore, versions *version.Tracker, lg *log.Logger) *Store {
 	s := &Store{Cache: c, Disk: disk, Sem: sem, Versions: versions, log: lg, Ctx: context.Background()}
+	versions.Folder, versions.Recorded = s.folderDeps.of, s.recordedDeps
 	if disk != nil {
 		// The archives' listings outlive the mount with the outputs.
 		srcview.Default.SetKeeper(s)
 	}
 	return s
+}
+
+// recordedDeps is the set the persisted scan of src's version v found.
+func (s *Store) recordedDeps(src string, v version.Version) (version.Set, bool) {
+	rec := s.scanRecordOf(cache.Key{Path: src, Version: v, Output: OutScan})
+	if rec == nil {
+		return nil, false
+	}
+	return rec.Deps, true
 }
 
 // OutListing is the disk cache's output name of an archive's listing.
@@ -175,9 +187,28 @@ func (s *Store) Verified(k diskcache.Key, h *diskcache.Handle) bool {
 // of one this big marks it verified.
 const PassMin = 1 << 20
 
-// FolderChanged forgets what is known of the dependency files of the
-// folder dir ("": every folder), for disk keys.
-func (s *Store) FolderChanged(dir string) { s.folderDeps.changed(dir) }
+// FolderChanged records that a dependency file of the source folder dir
+// changed (any file of any folder: dir ""): the folder is listed again and
+// the versions of its meshes are made again (version.Tracker).
+func (s *Store) FolderChanged(dir string) {
+	s.folderDeps.changed(dir)
+	if dir == "" {
+		s.Versions.ChangedAll()
+	} else {
+		s.Versions.Changed(dir)
+	}
+}
+
+// Changed records that the source file at path changed: every mesh whose
+// set names it gets its version made again and its outputs leave memory.
+// It returns those meshes.
+func (s *Store) Changed(path string) []string {
+	meshes := s.Versions.Changed(path)
+	for _, m := range meshes {
+		s.Cache.Invalidate(m)
+	}
+	return meshes
+}
 
 // Cache output names (the last part of a statistics label).
 const (
@@ -206,6 +237,9 @@ type ScanResult struct {
 	hdrLoad func() ([]byte, error)
 	hdrSize int64
 	disk    bool // persisted by an earlier mount
+	// deps are the files besides the source the scan found its outputs
+	// read (recorded with a persisted scan: version.Tracker.Recorded).
+	deps version.Set
 	// Chunks are the names under chunks/, unique, in the order of the scan;
 	// chunkIdx picks the chunk a name shows (the last of that name, as
 	// `convert` would have overwritten the earlier ones).
@@ -326,7 +360,7 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 			set[i] = version.Read(d)
 		}
 		s.Hooks.DepsFound(m.Path, set, s.Versions.Track(m.Path, set))
-		r := &ScanResult{St: st, ScanErr: scanErr, HdrErr: hdrErr, header: hdr, chunkIdx: map[string]int{}}
+		r := &ScanResult{St: st, ScanErr: scanErr, HdrErr: hdrErr, header: hdr, chunkIdx: map[string]int{}, deps: set}
 		aux := int64(512)
 		if st != nil {
 			for i := range st.Chunks {
@@ -713,7 +747,7 @@ func (s *Store) saveScan(key cache.Key, r *ScanResult) {
 	if s.Disk == nil || !Persistable(r.ScanErr) {
 		return
 	}
-	blob := EncodeScan(r.St, r.ScanErr, r.HdrErr)
+	blob := EncodeScan(r.St, r.ScanErr, r.HdrErr, r.deps)
 	hdr := r.header
 	if r.HdrErr != nil {
 		hdr = nil
@@ -1144,12 +1178,10 @@ func (s *Store) DiskFallbacks() map[string]int64 {
 	return m
 }
 
-// DiskKey is the disk cache key of a memory cache key: the same source
-// Ident, with Deps the digest of the identities of every file the set
-// names (the folder's dependency files, the files the last scan found).
+// DiskKey is the disk cache key of a memory cache key: the same path,
+// Version and output (version.Version: one value in memory and on disk).
 func (s *Store) DiskKey(k cache.Key) diskcache.Key {
-	set := append(s.folderDeps.of(filepath.Dir(k.Path)), s.Versions.Set(k.Path)...)
-	return diskcache.Key{Path: k.Path, Version: version.Version{Ident: k.Version.Ident, Deps: set.Sum()}, Output: k.Output}
+	return diskcache.Key{Path: k.Path, Version: k.Version, Output: k.Output}
 }
 
 // folderDeps remembers the dependency files (formats.IsDependency) of each

@@ -15,9 +15,9 @@ import (
 
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/meshgen"
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -151,15 +151,27 @@ func TestStoreTiers(t *testing.T) {
 	if st.Loads[label] != 0 || st.Loads[label+DiskSuffix] != 1 {
 		t.Fatalf("loads %v, want one disk load and no conversion", st.Loads)
 	}
-	// Its folder's dependency file appears: another version, converted.
-	s2.Versions.Changed(src)
+	// A change reported that changed nothing (events lost): the same
+	// version, still served from the disk cache.
 	s2.FolderChanged(src)
+	s2.Versions.Changed(src)
+	s2.Versions.ChangedAll()
+	if _, v := meshOf(t, s2, p); !v.Same(v2) {
+		t.Fatal("a change that changed no file made another version")
+	}
+	// A dependency file (an animation) appears in its folder: another
+	// version, not in the disk cache (the .glb saved was made without it).
+	if err := os.WriteFile(filepath.Join(src, "walk.anim"), []byte("not an animation"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s2.FolderChanged(src)
+	s2.Versions.Changed(src)
 	_, v3 := meshOf(t, s2, p)
 	if v3.Same(v2) {
 		t.Fatal("a change of the folder's files left the version")
 	}
-	if _, ok := s2.DiskSizes(Key(m2, v3, OutGLB)); !ok {
-		t.Fatal("a change counted in this mount only missed the disk cache")
+	if _, ok := s2.DiskSizes(Key(m2, v3, OutGLB)); ok {
+		t.Fatal("the disk cache served a .glb made before its folder's animation file appeared")
 	}
 }
 
@@ -305,5 +317,30 @@ func TestMetaFile(t *testing.T) {
 	}
 	if _, ok := s.MetaFile("other", nil); ok || len(MetaNames) != 2 {
 		t.Fatal("an unknown .meshfs file")
+	}
+}
+
+// A change of a file a mesh read drops that mesh's outputs from memory and
+// names it; a change of a file no mesh read names none.
+func TestChanged(t *testing.T) {
+	p := texturedMesh(t)
+	ctx := context.Background()
+	s, _ := newStore(t, filepath.Dir(p), t.TempDir())
+	m, v := meshOf(t, s, p)
+	if e, err := s.Geometry(ctx, m, v, OutGLB); err != nil || e.Err != nil {
+		t.Fatalf("glb: %v %v", err, e.Err)
+	}
+	set := s.Versions.Set(p)
+	if len(set) == 0 {
+		t.Fatal("the scan found no file the mesh reads")
+	}
+	if got := s.Changed(filepath.Join(filepath.Dir(p), "unrelated.txt")); len(got) != 0 {
+		t.Fatalf("an unrelated file names %v", got)
+	}
+	if got := s.Changed(set[0].Path); len(got) != 1 || got[0] != p {
+		t.Fatalf("a file the mesh read names %v", got)
+	}
+	if _, ok := s.Cache.Peek(Key(m, v, OutGLB)); ok {
+		t.Fatal("the mesh's .glb stayed in memory")
 	}
 }

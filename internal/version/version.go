@@ -8,8 +8,8 @@
 // Of). An output may read several files: a mesh, its companions, the
 // material files and textures it names. The files besides the one it is
 // named after form its Set, (path, Ident) each; a Tracker keeps the sets of
-// every output source and numbers the changes of their files, so that the
-// watcher invalidates every output whose set names a changed path.
+// every output source and digests them into the source's Version, so that
+// the watcher invalidates every output whose set names a changed path.
 //
 // It knows nothing of FUSE or of file formats: decoders, exporters and the
 // mount share it.
@@ -67,11 +67,10 @@ func Stat(path string) (Ident, *syscall.Stat_t, error) {
 func (a Ident) Same(b Ident) bool { return a == b }
 
 // Version is the version of the sources an output was made from: the Ident
-// of the file it is named after, and Deps, the state of its Set (the other
-// files it read). Within one mount Deps counts the changes a Tracker saw to
-// the set's files, since the set is known only once the output's scan has
-// read it; a key that outlives the process (the disk cache's) holds the
-// set's digest (Set.Sum) instead.
+// of the file it is named after, and Deps, the digest (Set.Sum) of the
+// other files it read, as a Tracker knows them. The same Version keys the
+// output in memory and in the disk cache: an output saved by one mount is
+// found by the next only if every file it read is as it was.
 type Version struct {
 	Ident
 	Deps uint64
@@ -148,22 +147,41 @@ func (s Set) Sum() uint64 {
 	return binary.LittleEndian.Uint64(h.Sum(nil))
 }
 
-// Tracker keeps, for every output source (by path), the paths of the other
-// files its outputs read: the folder it is in (whose companion and
-// animation files its outputs may read) and the files its last scan found
-// (Track). Changed, called for every changed path, counts a change for every
-// source whose set names it; Version reads the count into Deps.
+// Tracker keeps, for every output source (by path), the files besides it
+// that its outputs read, and makes its Version from them: the dependency
+// files of its folder (Folder: companions, animations), and the files its
+// scans found (Track: material files, textures, a model's parts), whose
+// identities the watcher's Changed updates.
+//
+// Deps digests the folder's files, and the found files too once one of
+// them is not as the first scan of the source file found it: that scan
+// read them as they were, so the version it was made under stands for
+// them, in this mount and (through Recorded, the found set a persisted
+// scan holds) in the next. A source's Version is made when it is first
+// asked for a source file and again after Changed named a file of its set;
+// it is the same value until then.
 type Tracker struct {
+	// Folder returns the dependency files of a source folder as they are
+	// now (nil: none).
+	Folder func(dir string) Set
+	// Recorded returns the files the persisted scan of source src made
+	// under version v found (nil: no disk cache).
+	Recorded func(src string, v Version) (Set, bool)
+
 	mu    sync.Mutex
 	named map[string]map[string]bool // path → sources whose set names it
-	sets  map[string]Set             // source → the files its last scan found
-	gen   map[string]uint64          // source → changes seen
+	srcs  map[string]*source
 }
 
-func (t *Tracker) init() {
-	if t.named == nil {
-		t.named, t.sets, t.gen = map[string]map[string]bool{}, map[string]Set{}, map[string]uint64{}
-	}
+// source is what a Tracker knows of one output source.
+type source struct {
+	cur   Version // the version made last (zero: none)
+	dirty bool    // a file of its set changed since cur was made
+	// first is the set the first scan of cur's source file found (known:
+	// found by a scan, or recorded by an earlier mount's); found is the
+	// last scan's, its identities as last seen.
+	first, found Set
+	known        bool
 }
 
 func (t *Tracker) name(path, src string) {
@@ -173,31 +191,23 @@ func (t *Tracker) name(path, src string) {
 	t.named[path][src] = true
 }
 
-// register names src's folder in src's set (t.mu held).
-func (t *Tracker) register(src string) {
-	t.init()
-	if _, ok := t.gen[src]; !ok {
-		t.gen[src] = 0
+// source returns src's record, naming src's folder in its set (t.mu held).
+func (t *Tracker) source(src string) *source {
+	if t.named == nil {
+		t.named, t.srcs = map[string]map[string]bool{}, map[string]*source{}
+	}
+	s := t.srcs[src]
+	if s == nil {
+		s = &source{}
+		t.srcs[src] = s
 		t.name(filepath.Dir(src), src)
 	}
+	return s
 }
 
-// Version is the version of src's outputs whose source file is id now.
-func (t *Tracker) Version(src string, id Ident) Version {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.register(src)
-	return Version{Ident: id, Deps: t.gen[src]}
-}
-
-// Track records that src's outputs read the files of set (besides src's
-// folder), replacing what an earlier scan found, and reports whether the
-// paths differ from those.
-func (t *Tracker) Track(src string, set Set) (changed bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.register(src)
-	old := t.sets[src]
+// rename makes the paths of found name src instead of those of old (t.mu
+// held), and reports whether they differ.
+func (t *Tracker) rename(src string, old, found Set) (changed bool) {
 	for _, r := range old {
 		if r.Path == filepath.Dir(src) {
 			continue
@@ -207,17 +217,69 @@ func (t *Tracker) Track(src string, set Set) (changed bool) {
 			delete(t.named, r.Path)
 		}
 	}
-	changed = len(old) != len(set)
-	for i := range set {
-		if !changed && old[i].Path != set[i].Path {
+	changed = len(old) != len(found)
+	for i := range found {
+		if !changed && old[i].Path != found[i].Path {
 			changed = true
 		}
-		t.name(set[i].Path, src)
+		t.name(found[i].Path, src)
 	}
-	if len(set) == 0 {
-		delete(t.sets, src)
-	} else {
-		t.sets[src] = slices.Clone(set)
+	return changed
+}
+
+// Version is the version of src's outputs whose source file is id now.
+func (t *Tracker) Version(src string, id Ident) Version {
+	t.mu.Lock()
+	s := t.source(src)
+	if s.cur.Ident.Same(id) && !s.dirty {
+		defer t.mu.Unlock()
+		return s.cur
+	}
+	fresh := !s.cur.Ident.Same(id)
+	t.mu.Unlock()
+
+	var folder Set
+	if t.Folder != nil {
+		folder = t.Folder(filepath.Dir(src))
+	}
+	v := Version{Ident: id, Deps: folder.Sum()}
+	var recorded Set
+	known := false
+	if fresh && t.Recorded != nil {
+		recorded, known = t.Recorded(src, v)
+	}
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if fresh {
+		// A new source file: its set is what its first scan finds, or
+		// what an earlier mount's scan of it found, as those files are now.
+		s.first, s.known = recorded, known
+		if known {
+			now := recorded.Now()
+			t.rename(src, s.found, now)
+			s.found = now
+		}
+	}
+	if s.known && s.found.Sum() != s.first.Sum() {
+		v.Deps = append(slices.Clone(folder), s.found...).Sum()
+	}
+	s.cur, s.dirty = v, false
+	return v
+}
+
+// Track records that src's outputs read the files of set (besides src's
+// folder), as a scan of it just found them, replacing what an earlier scan
+// found, and reports whether the paths differ from those. It changes no
+// version: the outputs made with the scan are of the version asked.
+func (t *Tracker) Track(src string, set Set) (changed bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.source(src)
+	changed = t.rename(src, s.found, set)
+	s.found = slices.Clone(set)
+	if !s.known {
+		s.first, s.known = slices.Clone(set), true
 	}
 	return changed
 }
@@ -226,31 +288,57 @@ func (t *Tracker) Track(src string, set Set) (changed bool) {
 func (t *Tracker) Set(src string) Set {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return slices.Clone(t.sets[src])
+	if s := t.srcs[src]; s != nil {
+		return slices.Clone(s.found)
+	}
+	return nil
 }
 
-// Changed counts a change for every source whose set names path (a file
-// of a set, or the folder of a source: a file in it that outputs beside it
-// may read changed) and returns them.
+// Changed records that the file or folder at path changed (a file of a
+// set, or the folder of a source: a file in it that outputs beside it may
+// read), and returns every source whose set names it: their next Version
+// is made from their files as they are now.
 func (t *Tracker) Changed(path string) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []string
 	for src := range t.named[path] {
-		t.gen[src]++
+		t.srcs[src].restat(path)
 		out = append(out, src)
 	}
 	slices.Sort(out)
 	return out
 }
 
-// ChangedAll counts a change for every source (events were lost).
+// ChangedAll records that any file may have changed (events were lost).
 func (t *Tracker) ChangedAll() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for src := range t.gen {
-		t.gen[src]++
+	for _, s := range t.srcs {
+		s.restat("")
 	}
+}
+
+// restat marks s for a new Version and reads again the identity of its
+// found file at path (every one: path "").
+func (s *source) restat(path string) {
+	s.dirty = true
+	for i, r := range s.found {
+		if path == "" || r.Path == path {
+			s.found[i].Ident, _, _ = Stat(r.Path)
+		}
+	}
+}
+
+// Now is the set with every file's identity as it is now (the zero Ident
+// for a file gone).
+func (s Set) Now() Set {
+	out := make(Set, len(s))
+	for i, r := range s {
+		out[i].Path = r.Path
+		out[i].Ident, _, _ = Stat(r.Path)
+	}
+	return out
 }
 
 // Still reports whether the file at path is still version id.

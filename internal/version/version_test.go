@@ -83,8 +83,22 @@ func TestSetSum(t *testing.T) {
 	}
 }
 
-func TestTrackerCountsChangesOfNamedPaths(t *testing.T) {
+// writeRead writes data to path and returns the file as a Read.
+func writeRead(t *testing.T, path, data string) Read {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Read{Path: path, Ident: id}
+}
+
+func TestTrackerDigestsTheSet(t *testing.T) {
 	var tr Tracker
+	dir := t.TempDir()
 	id := Ident{File: File{1, 1}, Size: 10}
 	m1, m2, other := "/src/a/m1.ply", "/src/a/m2.ply", "/src/b/o.ply"
 	v1 := tr.Version(m1, id)
@@ -93,7 +107,7 @@ func TestTrackerCountsChangesOfNamedPaths(t *testing.T) {
 	if v1.Deps != 0 {
 		t.Fatalf("fresh source: %+v", v1)
 	}
-	tex := Read{Path: "/src/tex/wood.dds", Ident: Ident{Size: 5}}
+	tex := writeRead(t, filepath.Join(dir, "wood.dds"), "one")
 	if !tr.Track(m1, Set{tex}) {
 		t.Fatal("first set found: not a change of paths")
 	}
@@ -105,10 +119,19 @@ func TestTrackerCountsChangesOfNamedPaths(t *testing.T) {
 	if !tr.Version(m1, id).Same(v1) {
 		t.Fatal("tracking a set changed the version")
 	}
+	// A change reported of a file as it was (a touch of nothing, lost
+	// events): the same version.
 	if got := tr.Changed(tex.Path); len(got) != 1 || got[0] != m1 {
 		t.Fatalf("texture changed: %v, want [%s]", got, m1)
 	}
-	if tr.Version(m1, id).Same(v1) {
+	tr.ChangedAll()
+	if !tr.Version(m1, id).Same(v1) || !tr.Version(other, id).Same(vo) {
+		t.Fatal("a change that changed no file made another version")
+	}
+	writeRead(t, tex.Path, "two!")
+	tr.Changed(tex.Path)
+	v2 := tr.Version(m1, id)
+	if v2.Same(v1) {
 		t.Fatal("a file of the set changed: same version")
 	}
 	if !tr.Version(other, id).Same(vo) {
@@ -117,6 +140,9 @@ func TestTrackerCountsChangesOfNamedPaths(t *testing.T) {
 	// A file of the folder (a companion, an animation): every source there.
 	if got := tr.Changed("/src/a"); len(got) != 2 || got[0] != m1 || got[1] != m2 {
 		t.Fatalf("folder changed: %v", got)
+	}
+	if !tr.Version(m1, id).Same(v2) {
+		t.Fatal("a folder without dependency files changed the version")
 	}
 	// A set no longer naming the texture is not changed by it.
 	tr.Track(m1, nil)
@@ -130,13 +156,63 @@ func TestTrackerCountsChangesOfNamedPaths(t *testing.T) {
 	if len(tr.Set(m1)) != 0 {
 		t.Fatal("set kept")
 	}
-	tr.ChangedAll()
-	if tr.Version(other, id).Same(vo) {
-		t.Fatal("ChangedAll left a source's version")
-	}
 	// Its folder stays named after the set is cleared.
 	if got := tr.Changed("/src/a"); len(got) != 2 {
 		t.Fatalf("folder of a cleared set: %v", got)
+	}
+}
+
+// The folder's dependency files are in every version made there.
+func TestTrackerFolder(t *testing.T) {
+	dir := t.TempDir()
+	anim := writeRead(t, filepath.Join(dir, "walk.anim"), "a")
+	var tr Tracker
+	tr.Folder = func(d string) Set {
+		if d != dir {
+			t.Errorf("folder of %s asked", d)
+		}
+		return Set{anim}
+	}
+	m := filepath.Join(dir, "m.mesh")
+	id := Ident{File: File{1, 2}, Size: 3}
+	v := tr.Version(m, id)
+	if v.Deps != (Set{anim}).Sum() {
+		t.Fatalf("deps %x, want the folder's %x", v.Deps, (Set{anim}).Sum())
+	}
+	anim = writeRead(t, anim.Path, "bb")
+	tr.Changed(dir)
+	if w := tr.Version(m, id); w.Same(v) || w.Deps != (Set{anim}).Sum() {
+		t.Fatal("a changed animation file of the folder left the version")
+	}
+}
+
+// A new mount learns a source's set from the scan an earlier mount
+// persisted: the same version while those files are as that scan found
+// them, another once one changed (so nothing saved before is served).
+func TestTrackerRecorded(t *testing.T) {
+	dir := t.TempDir()
+	tex := writeRead(t, filepath.Join(dir, "wood.dds"), "one")
+	src, id := "/src/m.ply", Ident{File: File{1, 3}, Size: 3}
+	recorded := func(s string, v Version) (Set, bool) {
+		if s != src || v.Ident != id {
+			t.Errorf("record of %s %+v asked", s, v)
+		}
+		return Set{tex}, true
+	}
+	var earlier Tracker
+	v1 := earlier.Version(src, id)
+	earlier.Track(src, Set{tex})
+	next := Tracker{Recorded: recorded}
+	if v := next.Version(src, id); !v.Same(v1) {
+		t.Fatalf("a remount over unchanged files: %+v, the first mount's %+v", v, v1)
+	}
+	if len(next.Set(src)) != 1 || len(next.Changed(tex.Path)) != 1 {
+		t.Fatal("the recorded set is not tracked")
+	}
+	writeRead(t, tex.Path, "changed while unmounted")
+	later := Tracker{Recorded: recorded}
+	if v := later.Version(src, id); v.Same(v1) {
+		t.Fatal("a remount after a texture changed: the version its outputs were saved under")
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/fs/meshgen"
+	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
 // tree writes n GEM meshes and a plain file into a new folder.

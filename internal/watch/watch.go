@@ -5,6 +5,7 @@ package watch
 
 import (
 	"errors"
+	"path/filepath"
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
@@ -54,6 +55,17 @@ func (wt *Watcher) AddOnce(dir string) error {
 		return nil
 	}
 	return wt.w.Add(dir)
+}
+
+// AddFoldersOf watches the folder of each of paths (AddOnce), calling
+// failed for each one it could not watch.
+func (wt *Watcher) AddFoldersOf(paths []string, failed func(dir string, err error)) {
+	for _, p := range paths {
+		dir := filepath.Dir(p)
+		if err := wt.AddOnce(dir); err != nil {
+			failed(dir, err)
+		}
+	}
 }
 
 // Start lets the watcher report events (after the mount).

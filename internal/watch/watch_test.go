@@ -45,6 +45,12 @@ func TestWatcher(t *testing.T) {
 	if err := w.AddOnce(filepath.Join(dir, "missing")); err != nil {
 		t.Fatalf("the second AddOnce of a folder tried again: %v", err)
 	}
+	var failed []string
+	w.AddFoldersOf([]string{filepath.Join(dir, "a.dds"), filepath.Join(dir, "gone", "b.dds"), filepath.Join(dir, "gone", "c.dds")},
+		func(d string, err error) { failed = append(failed, d) })
+	if len(failed) != 1 || failed[0] != filepath.Join(dir, "gone") {
+		t.Fatalf("folders not watched: %v, want the missing one once", failed)
+	}
 	p := filepath.Join(dir, "a")
 	os.WriteFile(p, []byte("x"), 0o644)
 	time.Sleep(50 * time.Millisecond)

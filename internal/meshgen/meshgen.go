@@ -1,6 +1,6 @@
-// Package meshgen makes large source meshes for the mount's tests and
-// benchmarks (memory bound, first-read throughput). It is the only place
-// under fs/ that names a format, and only to call that format's own encoder.
+// Package meshgen makes large source meshes for the tests and benchmarks
+// of the mount and its policy packages (memory bound, first-read
+// throughput), each with that format's own encoder.
 package meshgen
 
 import (

@@ -1,0 +1,67 @@
+package store
+
+import (
+	"io"
+	"log"
+	"runtime"
+
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/cache"
+	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/version"
+)
+
+// DefaultCacheSize is the default memory cache budget (--cache-size).
+const DefaultCacheSize = 512 << 20
+
+// Config is what a store is made of. Its zero value is a store with the
+// defaults: DefaultCacheSize, a conversion per CPU, outputs.DefaultLimits,
+// no disk cache, the real clock.
+type Config struct {
+	// CacheSize bounds the memory cache, in bytes (0: DefaultCacheSize).
+	CacheSize int64
+	// Limits bound each conversion (nil: outputs.DefaultLimits); a mesh
+	// over a limit gets error.txt, the daemon carries on.
+	Limits *outputs.Limits
+	// Concurrency is how many conversions run at once (0: the number of
+	// CPUs); the others wait, so a burst of readers cannot exhaust memory.
+	Concurrency int
+	// DiskCache, when set, keeps converted outputs across mounts (opened by
+	// the caller with CacheVersion; closed by the caller after the store's
+	// cache).
+	DiskCache *diskcache.Cache
+	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
+	// converts (GCPacer); the process's own setting is restored after.
+	ConvertGOGC int
+	// Clock is the time the waits for a quiet moment read (nil: the real
+	// one; tests set their own).
+	Clock Clock
+}
+
+// Open makes the store cfg describes for the source folder tree, its
+// failures logged to lg (nil: discarded), the versions of its sources
+// kept by versions. The caller closes s.Cache.
+func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*Store, error) {
+	if cfg.CacheSize == 0 {
+		cfg.CacheSize = DefaultCacheSize
+	}
+	c, err := cache.New(cfg.CacheSize)
+	if err != nil {
+		return nil, err
+	}
+	n := cfg.Concurrency
+	if n <= 0 {
+		n = runtime.NumCPU()
+	}
+	if lg == nil {
+		lg = log.New(io.Discard, "", 0)
+	}
+	s := New(c, cfg.DiskCache, outputs.NewSemaphore(n), versions, lg)
+	s.Limits, s.Tree = outputs.DefaultLimits, tree
+	if cfg.Limits != nil {
+		s.Limits = *cfg.Limits
+	}
+	s.GC.During = cfg.ConvertGOGC
+	s.Activity.Clock = cfg.Clock
+	return s, nil
+}
