@@ -1343,6 +1343,12 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 	if id.File != file {
 		return nil, nil, version.Version{}, syscall.ESTALE
 	}
+	// The PNG is made from the file as the view reads it: an archive
+	// entry's is its archive's version.
+	_, read, err := srcview.Default.Stat(path)
+	if err != nil {
+		return nil, nil, version.Version{}, err
+	}
 	v := version.Version{Ident: id}
 	if e, ok := s.Cache.Use(cache.Key{Path: path, Version: v, Output: OutPNG}); ok && e.Err == nil {
 		return e.Parts[0], st, v, nil
@@ -1360,7 +1366,7 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 		return nil, nil, v, err
 	case err != nil:
 		return nil, nil, v, &ConvError{err}
-	case d.Ident != id:
+	case d.Ident != read.Ident:
 		return nil, nil, v, syscall.ESTALE // changed since the stat
 	}
 	return b, st, v, nil
