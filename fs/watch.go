@@ -88,12 +88,12 @@ func (f *FS) invalidateName(d *dirNode, name string) {
 }
 
 // invalidateNode drops the kernel's attributes and pages of n and of every
-// node below it, and our cached outputs of the source it shows.
+// node below it. The outputs of the version before stay in memory until the
+// budget needs the room: a node the kernel still holds for it is served it.
 func (f *FS) invalidateNode(n *gofs.Inode) {
 	var table []string
 	switch ops := n.Operations().(type) {
 	case *meshDir:
-		f.st.Cache.Invalidate(ops.abs)
 		table = ops.mesh.Names()
 	case *dirNode:
 		// A folder's children have watches of their own.

@@ -235,8 +235,7 @@ func (c *Cache) record(label string, d time.Duration, failed bool) {
 }
 
 // Invalidate drops every entry of the source at path, whatever its
-// version: called when the source is known to have changed, so memory
-// is given back at once rather than when the stale entries age out.
+// version.
 func (c *Cache) Invalidate(path string) int {
 	var keys []Key
 	for k := range c.c.Keys() {

@@ -59,20 +59,22 @@ func (o *Output) Content(ctx context.Context, v version.Version) (data []byte, r
 // View. scanned is set when a scan or a conversion made it (the source's
 // permissions shown may have narrowed meanwhile). With cheapOnly a
 // geometry output converts nothing: its size comes from memory or the disk
-// cache, else ErrNotCheap. A node that stands for another version gets
-// ESTALE and converts nothing: a path walk then looks the name up again (a
-// new node).
+// cache, else ErrNotCheap. A node that stands for another version converts
+// nothing: it tells the size of the version it stands for while memory
+// holds that version's bytes (Serve then serves them: a reader whose open
+// came before the kernel heard of the change reads that version whole),
+// else ESTALE (a path walk then looks the name up again: a new node).
 func (o *Output) Size(ctx context.Context, v version.Version, cheapOnly bool) (size int64, scanned bool, err error) {
 	size, scanned, ok, costly := o.s.CheapSize(ctx, o.Mesh, v, o.Entry, o.Chunk, cheapOnly)
 	switch {
 	case ok && !o.View.Tell(v):
-		return 0, false, syscall.ESTALE
+		return o.toldSize()
 	case ok:
 		return size, scanned, nil
 	case costly:
 		return 0, false, ErrNotCheap
 	case !o.View.MayTell(v):
-		return 0, false, syscall.ESTALE
+		return o.toldSize()
 	}
 	data, raw, err := o.Content(ctx, v)
 	if err != nil {
@@ -85,6 +87,15 @@ func (o *Output) Size(ctx context.Context, v version.Version, cheapOnly bool) (s
 		return raw.Length, true, nil
 	}
 	return int64(len(data)), true, nil
+}
+
+// toldSize is the size of the version the node stands for while memory
+// holds its bytes, else ESTALE.
+func (o *Output) toldSize() (int64, bool, error) {
+	if data, ok := o.s.InMemory(o.Mesh, o.View.Told(), o.Entry); ok {
+		return int64(len(data)), false, nil
+	}
+	return 0, false, syscall.ESTALE
 }
 
 // Serve is what a READ without a handle gets when the source is version v:

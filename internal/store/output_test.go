@@ -40,9 +40,9 @@ func otherVersion(v version.Version) version.Version {
 	return v
 }
 
-// A pinned output stands for the version of the first size told: another
-// version's size converts nothing and is ESTALE, and a READ of it serves
-// the told version's bytes while memory holds them.
+// A pinned output stands for the version of the first size told: asked
+// for another version, it converts nothing and tells the size and serves
+// the bytes of the told version while memory holds them, else ESTALE.
 func TestOutputPinned(t *testing.T) {
 	s, m, v := gemMesh(t, 200, 1)
 	ctx := context.Background()
@@ -70,8 +70,11 @@ func TestOutputPinned(t *testing.T) {
 		t.Fatal("a node pinned to v reused for another version")
 	}
 	loads := s.Cache.Stats().Loads[Label(m, OutGLB)]
-	if _, _, err := o.Size(ctx, w, false); !errors.Is(err, syscall.ESTALE) {
-		t.Fatalf("another version's size on a pinned node: %v", err)
+	// While memory holds the version the node stands for, the node tells
+	// its size (a reader that opened before the kernel heard of the change
+	// reads it whole); once memory gives it back, ESTALE.
+	if size, _, err := o.Size(ctx, w, false); err != nil || size != int64(len(want)) {
+		t.Fatalf("another version's size on a pinned node: %d, %v; want the told %d", size, err, len(want))
 	}
 	if n := s.Cache.Stats().Loads[Label(m, OutGLB)]; n != loads {
 		t.Fatal("a node that cannot show a version converted it")
@@ -83,6 +86,9 @@ func TestOutputPinned(t *testing.T) {
 	s.Cache.Invalidate(m.Path)
 	if _, _, err := o.Serve(ctx, w); !errors.Is(err, syscall.ESTALE) {
 		t.Fatalf("the told version gone from memory: %v, want ESTALE", err)
+	}
+	if _, _, err := o.Size(ctx, w, false); !errors.Is(err, syscall.ESTALE) {
+		t.Fatalf("another version's size, the told one gone from memory: %v, want ESTALE", err)
 	}
 	// Per-handle nodes tell any version.
 	h := s.NewOutput(m, glb, "", false)

@@ -200,14 +200,12 @@ func (s *Store) FolderChanged(dir string) {
 }
 
 // Changed records that the source file at path changed: every mesh whose
-// set names it gets its version made again and its outputs leave memory.
-// It returns those meshes.
+// set names it gets its version made again; the outputs of the version
+// before stay in memory until the budget needs the room (a node the kernel
+// still holds for that version tells its size and serves its bytes:
+// Output.Size, Output.Serve). It returns those meshes.
 func (s *Store) Changed(path string) []string {
-	meshes := s.Versions.Changed(path)
-	for _, m := range meshes {
-		s.Cache.Invalidate(m)
-	}
-	return meshes
+	return s.Versions.Changed(path)
 }
 
 // Cache output names (the last part of a statistics label).
