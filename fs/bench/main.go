@@ -141,6 +141,11 @@ func run() error {
 			return err
 		}
 	}
+	if !*skipArchives {
+		if err := archiveBench(&r); err != nil {
+			return err
+		}
+	}
 
 	var body bytes.Buffer
 	body.Write(r.Bytes())
