@@ -95,6 +95,8 @@ type mountOpts struct {
 	// noDefaultPerms: -o no_default_permissions (allow_other without the
 	// kernel's permission checks).
 	noDefaultPerms bool
+	// overlay: --overlay, -o overlay (the game's view of resource/ and res/).
+	overlay bool
 }
 
 func newMountCmd() *cobra.Command {
@@ -136,7 +138,7 @@ Sizes are bytes or binary units: 512MiB, 512M and 512MB all mean 512 × 2^20.
 Mount options (-o, comma-separated, repeatable): allow_other, allow_root,
 default_permissions, no_default_permissions, fsname=NAME, nosuid, nodev, noexec,
 suid, dev, exec, cache_size=SIZE, asset_path=DIR (as --asset-path), debug, log=FILE,
-open_handles, nonempty; the options
+open_handles, nonempty, overlay; the options
 mount(8) itself handles (ro, rw, defaults, auto, noauto, user, users, nouser, _netdev,
 nofail, noatime, relatime, x-*) are accepted and ignored. The mount is always
 read-only.
@@ -188,6 +190,7 @@ fstab (install the binary as /sbin/mount.meshfs, or link it there):
 	f.BoolVar(&o.noDiskCache, "no-disk-cache", false, "keep converted outputs in memory only")
 	f.BoolVar(&o.prewarm, "prewarm", false, "convert every mesh in the background once mounted (low priority)")
 	f.BoolVar(&o.openHandles, "open-handles", false, "open every file and folder through the daemon (by default the kernel opens them itself, and keeps every listing, so warm walks never reach the daemon); as root on Linux ≥ 6.9 plain files and big .glb files are then passed through (the kernel reads them itself)")
+	f.BoolVar(&o.overlay, "overlay", false, "show each resource/ or res/ folder holding .pak or .zip archives as the game sees it: its loose files merged with its archives' trees (loose files first, then the archives from the last by name); the archives show as their own folders too")
 	f.BoolVar(&o.noPassthrough, "no-passthrough", false, "with --open-handles, serve every read from the daemon instead of the kernel's passthrough")
 	addLimitFlags(cmd, &o.limits)
 	return cmd
@@ -224,6 +227,8 @@ func (o *mountOpts) parseOptions() error {
 				o.openHandles = true
 			case key == "nonempty":
 				o.nonempty = true
+			case key == "overlay":
+				o.overlay = true
 			case key == "log" && hasVal:
 				o.logFile = val
 			case key == "ro", key == "rw", key == "defaults", key == "auto", key == "noauto",
@@ -341,6 +346,7 @@ func serve(paths mountpoint.Paths, o *mountOpts, stdout, stderr io.Writer, ready
 		OpenHandles:          o.openHandles,
 		NoPassthrough:        o.noPassthrough,
 		NoDefaultPermissions: o.noDefaultPerms,
+		Overlay:              o.overlay,
 	})
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package mirror
 import (
 	"hash/fnv"
 	"io/fs"
-	"path/filepath"
 	"syscall"
 
 	"github.com/meshfs/meshfs/export/outputs"
@@ -37,17 +36,23 @@ func (d *Folder) Packed() bool {
 	return p
 }
 
-// readDir lists the folder, an archive's through the source view.
-func (d *Folder) readDir() ([]fs.DirEntry, error) {
-	if d.Packed() {
-		return srcview.Default.ReadDir(d.Abs)
+// readDir lists the folder, an archive's through the source view, a
+// merged one's from its layers (overlay.go): dirs is then the folder each
+// entry is in (nil: all in d.Abs).
+func (d *Folder) readDir() (ents []fs.DirEntry, dirs []string, err error) {
+	if ls, _ := d.merged(); ls != nil {
+		return readMerged(ls)
+	} else if d.Packed() {
+		ents, err = srcview.Default.ReadDir(d.Abs)
+		return ents, nil, err
 	}
 	f, err := srcfile.OpenFolder(d.Abs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	return f.ReadDir(-1)
+	ents, err = f.ReadDir(-1)
+	return ents, nil, err
 }
 
 // ErrorText is the contents of an archive folder's error.txt: what its
@@ -65,11 +70,12 @@ func (d *Folder) ErrorText() []byte {
 }
 
 // InFolder answers whether a name exists in the folder (an archive's
-// too), for formats.IsCompanion.
+// too, a merged one's in any layer), for formats.IsCompanion.
 func (d *Folder) InFolder() func(string) bool {
 	return func(name string) bool {
 		var st syscall.Stat_t
-		return srcview.Lstat(filepath.Join(d.Abs, name), &st) == nil
+		_, _, err := d.lookup(name, &st)
+		return err == nil
 	}
 }
 
