@@ -1,0 +1,94 @@
+package fs
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/meshfs/meshfs/export/gltf/validator"
+	"github.com/meshfs/meshfs/internal/meshgen"
+)
+
+// writeTree writes files (by slash path) under dir.
+func writeTree(t *testing.T, dir string, files map[string][]byte) {
+	t.Helper()
+	for name, b := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestOverlayMount: with Config.Overlay, a resource/ folder holding a
+// loose file and a.pak and b.pak (ZIPs by Go's writer) shows the merged
+// tree: every loose name and both archives' trees, the archives as their
+// own folders too; a name in several is the loose file's, else b.pak's,
+// else a.pak's (by content, with the exact size); a mesh from a.pak is a
+// folder whose .glb is byte for byte the same mesh's loose, and valid.
+// Without Overlay, resource/ shows only its own entries. In both open
+// modes.
+func TestOverlayMount(t *testing.T) { bothModes(t, testOverlayMount) }
+
+func testOverlayMount(t *testing.T) {
+	gem, err := meshgen.GEM(200, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	res := filepath.Join(src, "resource")
+	writeTree(t, res, map[string][]byte{"x.txt": []byte("loose"), "sub/l.txt": []byte("loose")})
+	writeTree(t, filepath.Join(src, "loose"), map[string][]byte{"a.ply": gem})
+	a, b := t.TempDir(), t.TempDir()
+	writeTree(t, a, map[string][]byte{"x.txt": []byte("from a"), "y.txt": []byte("from a"), "z.txt": []byte("from a"),
+		"sub/l.txt": []byte("from a"), "sub/p.txt": []byte("from a"), "entity/m/a.ply": gem})
+	writeTree(t, b, map[string][]byte{"x.txt": []byte("from b"), "y.txt": []byte("from b, longer"), "sub/p.txt": []byte("from b")})
+	zipTreeTo(t, a, filepath.Join(res, "a.pak"), 0)
+	zipTreeTo(t, b, filepath.Join(res, "b.pak"), 0)
+
+	_, mnt := mountT(t, src, Config{Overlay: true})
+	top := filepath.Join(mnt, "resource")
+	ents, err := os.ReadDir(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	if want := []string{"a.pak", "b.pak", "entity", "sub", "x.txt", "y.txt", "z.txt"}; !slices.Equal(names, want) {
+		t.Errorf("the merged resource/ lists %q, want %q", names, want)
+	}
+	for name, want := range map[string]string{"x.txt": "loose", "y.txt": "from b, longer", "z.txt": "from a",
+		"sub/l.txt": "loose", "sub/p.txt": "from b", "b.pak/y.txt": "from b, longer", "a.pak/y.txt": "from a"} {
+		p := filepath.Join(top, filepath.FromSlash(name))
+		got, err := os.ReadFile(p)
+		fi, serr := os.Stat(p)
+		if err != nil || serr != nil || string(got) != want || fi.Size() != int64(len(want)) {
+			t.Errorf("resource/%s: %q (%v), stat %v, want %q", name, got, err, serr, want)
+		}
+	}
+	glb, err := os.ReadFile(filepath.Join(top, "entity", "m", "a.ply", "a.glb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose, err := os.ReadFile(filepath.Join(mnt, "loose", "a.ply", "a.glb"))
+	if err != nil || !bytes.Equal(glb, loose) {
+		t.Errorf("the packed mesh's a.glb (%d bytes) differs from the loose one's (%d, %v)", len(glb), len(loose), err)
+	}
+	validator.CheckIfAvailable(t, glb)
+
+	_, plain := mountT(t, src, Config{})
+	if _, err := os.Stat(filepath.Join(plain, "resource", "y.txt")); err == nil {
+		t.Error("resource/ without Overlay shows a packed name")
+	}
+	if got, err := os.ReadFile(filepath.Join(plain, "resource", "b.pak", "y.txt")); err != nil || string(got) != "from b, longer" {
+		t.Errorf("b.pak's folder without Overlay: %q, %v", got, err)
+	}
+}
