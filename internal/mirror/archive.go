@@ -17,7 +17,8 @@ import (
 // inside it every entry is what a source file of that name would be (a
 // mesh folder, a texture and its PNG, a plain file of the entry's exact
 // size and time), with the stats srcview.EntryStat gives. An archive
-// inside an archive is a plain file. A folder of an archive is never
+// inside an archive is a plain file, or with nesting on a folder too, as
+// far as srcview.Packed.Descends says. A folder of an archive is never
 // watched: it changes only with the archive file, whose folder is, and
 // whose new version is a new folder (ArchiveFile) of new entries. An
 // archive whose listing found problems also shows error.txt (ErrorText)

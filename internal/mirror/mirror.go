@@ -124,7 +124,7 @@ func (d *Folder) kindAt(p string, packed bool, name string, st *syscall.Stat_t, 
 		if f != nil {
 			return KindMesh, f, known
 		}
-		if archive && !packed {
+		if archive && (!packed || srcview.Default.Descends(p)) {
 			return KindArchive, nil, true
 		}
 		return syscall.S_IFREG, nil, known
