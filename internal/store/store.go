@@ -1360,10 +1360,19 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 		return nil, nil, v, err
 	case err != nil:
 		return nil, nil, v, &ConvError{err}
-	case d.Ident != id:
+	case d.Ident != id && changedSince(path, id):
+		// A packed texture's d is its archive file's, never id: the
+		// entry's stat again says whether it changed.
 		return nil, nil, v, syscall.ESTALE // changed since the stat
 	}
 	return b, st, v, nil
+}
+
+// changedSince reports whether the source at path is no longer the
+// version id (srcview.Stat).
+func changedSince(path string, id version.Ident) bool {
+	var st syscall.Stat_t
+	return srcview.Stat(path, &st) != nil || version.FromStat(&st) != id
 }
 
 // outScanLive is the memory cache output of a scan made to load a chunk of
