@@ -5,10 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	"github.com/meshfs/meshfs/internal/meshgen"
+	"github.com/meshfs/meshfs/internal/srcview"
 )
 
 // writeTree writes files (by slash path) under dir.
@@ -90,5 +93,53 @@ func testOverlayMount(t *testing.T) {
 	}
 	if got, err := os.ReadFile(filepath.Join(plain, "resource", "b.pak", "y.txt")); err != nil || string(got) != "from b, longer" {
 		t.Errorf("b.pak's folder without Overlay: %q, %v", got, err)
+	}
+}
+
+// TestNestedMount: a ZIP of gem-pilot (../shared/assets) inside a ZIP is
+// a plain file of its exact bytes without nesting, and with it
+// (srcview.Packed.SetNested, --nested) a folder showing the same files
+// and folders, byte for byte (models assembled, header.json, every
+// output), as a mount of the loose tree. In both open modes.
+func TestNestedMount(t *testing.T) { bothModes(t, testNestedMount) }
+
+func testNestedMount(t *testing.T) {
+	assets := decodetest.NeedShared(t, "assets")
+	loose := filepath.Join(assets, "gem-pilot")
+	tmp, src := t.TempDir(), t.TempDir()
+	os.Mkdir(filepath.Join(tmp, "mods"), 0o755)
+	zipTreeTo(t, loose, filepath.Join(tmp, "mods", "pilot.zip"), 0)
+	zipTreeTo(t, tmp, filepath.Join(src, "outer.zip"), 0)
+	inner, err := os.ReadFile(filepath.Join(tmp, "mods", "pilot.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, mnt := mountT(t, src, Config{})
+	nested := filepath.Join(mnt, "outer.zip", "mods", "pilot.zip")
+	if fi, err := os.Stat(nested); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("without nesting, the inner zip is %v (%v)", fi, err)
+	}
+	if got, err := os.ReadFile(nested); err != nil || !bytes.Equal(got, inner) {
+		t.Errorf("without nesting, the inner zip reads %d bytes (%v), want %d", len(got), err, len(inner))
+	}
+
+	srcview.Default.SetNested(true)
+	t.Cleanup(func() { srcview.Default.SetNested(false) })
+	_, mnt = mountT(t, src, Config{})
+	_, lmnt := mountT(t, assets, Config{})
+	want := mountedFiles(t, filepath.Join(lmnt, "gem-pilot"), "")
+	got := mountedFiles(t, filepath.Join(mnt, "outer.zip", "mods", "pilot.zip"), "")
+	glbs := 0
+	for p, b := range want {
+		if g, ok := got[p]; !ok || g != b {
+			t.Errorf("%s: %d bytes loose, %d (present %v) in the nested zip", p, len(b), len(g), ok)
+		}
+		if strings.HasSuffix(p, ".glb") {
+			glbs++
+		}
+	}
+	if len(got) != len(want) || glbs == 0 {
+		t.Errorf("the nested zip shows %d files and folders, the loose tree %d (%d .glb)", len(got), len(want), glbs)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/srcview"
 )
 
 func init() { subcommands = append(subcommands, newConvertCmd, newInfoCmd) }
@@ -26,6 +27,7 @@ func newConvertCmd() *cobra.Command {
 	var outDir string
 	var jobs int
 	var limits outputs.Limits
+	var nested bool
 	cmd := &cobra.Command{
 		Use:   "convert [-o OUT] FILE|DIR|ARCHIVE...",
 		Short: "Write each mesh file's folder (NAME.glb, NAME.obj, NAME.mtl, header.json, chunks/) to disk",
@@ -45,12 +47,14 @@ The limits (--max-source-size, --timeout, --max-output-size) are those of the mo
 a file that exceeds one gets an error.txt naming the limit.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			srcview.Default.SetNested(nested)
 			return runConvert(cmd.Context(), args, outDir, jobs, limits, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVarP(&outDir, "output", "o", ".", "folder to write the converted folders into")
 	cmd.Flags().IntVarP(&jobs, "jobs", "j", runtime.NumCPU(), "meshes converted at once")
 	addLimitFlags(cmd, &limits)
+	addNestedFlag(cmd, &nested)
 	return cmd
 }
 
