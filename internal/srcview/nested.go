@@ -1,6 +1,7 @@
 package srcview
 
 import (
+	"bytes"
 	"path"
 	"strings"
 
@@ -73,11 +74,7 @@ func nestedKey(file, full string) string { return file + "\x00" + full }
 // nestedArchive lists the entry e of w.a, at full inside the archive file
 // file, as an archive: nil when it is none, too big, or cannot be opened.
 func (v *Packed) nestedArchive(file, full string, w *where, e *archive.Entry) (*archive.Archive, error) {
-	max := int64(MaxNested)
-	if v.limits.MaxInflate > 0 {
-		max = min(max, v.limits.MaxInflate)
-	}
-	if e.Size > max || e.Size < 4 {
+	if e.Size > v.maxNested() || e.Size < 4 {
 		return nil, nil
 	}
 	k := nestedKey(file, full)
@@ -98,6 +95,9 @@ func (v *Packed) nestedArchive(file, full string, w *where, e *archive.Entry) (*
 		}
 		r, err := w.a.Open(e)
 		if err != nil {
+			// A folder of nothing, its error.txt saying why.
+			pk.a, _ = archive.Open(bytes.NewReader(nil), 0, file+"/"+full, v.limits)
+			pk.err = err
 			return
 		}
 		// The entry's reader stays open with the listing.
@@ -109,11 +109,29 @@ func (v *Packed) nestedArchive(file, full string, w *where, e *archive.Entry) (*
 
 // Descends reports whether the archive at p, a path inside an archive, is
 // shown as a folder: nesting is on, it lies less than MaxNesting archives
-// deep, and it is no bigger than MaxNested.
+// deep, it is no bigger than MaxNested (nor the view's MaxInflate) and an
+// archive by its first bytes. It lists nothing: the listing waits for the
+// folder's.
 func (v *Packed) Descends(p string) bool {
 	if !v.nested.Load() {
 		return false
 	}
-	w, ok := v.locate(p, true)
-	return ok && w.rel == "" && w.depth > 0
+	w, ok := v.locate(p, false)
+	if !ok || w.rel == "" || w.depth >= MaxNesting {
+		return false
+	}
+	e, found := w.a.Lookup(w.rel)
+	if !found || e.IsDir() || e.Size < 4 || e.Size > v.maxNested() {
+		return false
+	}
+	head, err := w.a.Head(e, 4)
+	return err == nil && archive.Sniff(head)
+}
+
+// maxNested is the largest entry opened as a nested archive.
+func (v *Packed) maxNested() int64 {
+	if v.limits.MaxInflate > 0 {
+		return min(MaxNested, v.limits.MaxInflate)
+	}
+	return MaxNested
 }

@@ -87,3 +87,35 @@ func TestNestedArchives(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedBounded: a nested archive declaring more than the view's
+// MaxInflate stays a plain file (not listed, nothing below it reached),
+// and a nested entry that only looks like an archive is a folder of
+// nothing with the reason as its listing's error.
+func TestNestedBounded(t *testing.T) {
+	dir := t.TempDir()
+	inner := filepath.Join(dir, "inner.zip")
+	writeZip(t, inner, []string{"x.txt"}, map[string][]byte{"x.txt": []byte(strings.Repeat("x", 200))})
+	b, _ := os.ReadFile(inner)
+	outer := filepath.Join(dir, "outer.zip")
+	writeZip(t, outer, []string{"big.zip", "fake.zip"}, map[string][]byte{"big.zip": b, "fake.zip": []byte("PK\x03\x04 and nothing after")})
+	v := New(archive.Limits{MaxInflate: int64(len(b)) - 1})
+	v.SetNested(true)
+	if v.Descends(outer+"/big.zip") || v.Descends(outer+"/nope.zip") {
+		t.Error("an archive over MaxInflate, or a missing one, descends")
+	}
+	if _, err := v.Open(outer + "/big.zip/x.txt"); err == nil {
+		t.Error("an entry below an archive over MaxInflate opens")
+	}
+	if f, err := v.Open(outer + "/big.zip"); err != nil || f.Size() != int64(len(b)) {
+		t.Errorf("the big archive as a file: %v", err)
+	}
+	if !v.Descends(outer + "/fake.zip") {
+		t.Fatal("an entry that is an archive by its first bytes does not descend")
+	}
+	ents, err := v.ReadDir(outer + "/fake.zip")
+	a, _, _, lerr := v.Archive(outer + "/fake.zip")
+	if err != nil || len(ents) != 0 || a == nil || lerr == nil {
+		t.Errorf("the fake archive lists %v (%v), its listing's error %v", ents, err, lerr)
+	}
+}
