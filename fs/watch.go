@@ -32,7 +32,7 @@ func (h watchHandler) Failed(err error, lost bool) {
 // watchDir starts watching d's source folder, once.
 func (f *FS) watchDir(d *dirNode) {
 	if f.watch == nil || !d.dir.Watched.CompareAndSwap(false, true) || d.dir.SkipWatch() {
-		return // an archive's folder changes with its file (internal/mirror)
+		return // an archive's folder changes with its file; a merged one: mirror.Folder.SkipWatch
 	}
 	f.dirs.Add(&d.dir, d)
 	if err := f.watch.Add(d.dir.Abs); err != nil {
