@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/gltf/validator"
@@ -33,8 +34,9 @@ func writeTree(t *testing.T, dir string, files map[string][]byte) {
 // tree: every loose name and both archives' trees, the archives as their
 // own folders too; a name in several is the loose file's, else b.pak's,
 // else a.pak's (by content, with the exact size); a mesh from a.pak is a
-// folder whose .glb is byte for byte the same mesh's loose, and valid.
-// Without Overlay, resource/ shows only its own entries. In both open
+// folder whose .glb is byte for byte the same mesh's loose, and valid; a
+// rewritten b.pak shows in the merged folders within seconds. Without
+// Overlay, resource/ shows only its own entries. In both open
 // modes.
 func TestOverlayMount(t *testing.T) { bothModes(t, testOverlayMount) }
 
@@ -87,11 +89,28 @@ func testOverlayMount(t *testing.T) {
 	}
 	validator.CheckIfAvailable(t, glb)
 
+	// A rewritten archive shows in the merged folders within the
+	// unwatched timeouts (a second), listing and contents.
+	writeTree(t, b, map[string][]byte{"y.txt": []byte("from b, rewritten"), "sub/n.txt": []byte("new")})
+	zipTreeTo(t, b, filepath.Join(res, "b.pak"), 0)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, _ := os.ReadFile(filepath.Join(top, "y.txt"))
+		ents, _ := os.ReadDir(filepath.Join(top, "sub"))
+		if string(got) == "from b, rewritten" && len(ents) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s after b.pak was rewritten: y.txt %q, sub/ lists %d entries", got, len(ents))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
 	_, plain := mountT(t, src, Config{})
 	if _, err := os.Stat(filepath.Join(plain, "resource", "y.txt")); err == nil {
 		t.Error("resource/ without Overlay shows a packed name")
 	}
-	if got, err := os.ReadFile(filepath.Join(plain, "resource", "b.pak", "y.txt")); err != nil || string(got) != "from b, longer" {
+	if got, err := os.ReadFile(filepath.Join(plain, "resource", "b.pak", "y.txt")); err != nil || string(got) != "from b, rewritten" {
 		t.Errorf("b.pak's folder without Overlay: %q, %v", got, err)
 	}
 }
