@@ -119,3 +119,35 @@ func TestNestedBounded(t *testing.T) {
 		t.Errorf("the fake archive lists %v (%v), its listing's error %v", ents, err, lerr)
 	}
 }
+
+// TestNestedThroughCheckpoints: a nested archive in a deflated entry
+// bigger than MemInflate (read through checkpoints) lists, and its 3 MiB
+// entry reads back whole and at an offset.
+func TestNestedThroughCheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	big := make([]byte, 3<<20)
+	for i, x := 0, uint32(1); i < len(big); i++ {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		big[i] = byte(x)
+	}
+	inner := filepath.Join(dir, "inner.zip")
+	writeZip(t, inner, []string{"big.bin"}, map[string][]byte{"big.bin": big})
+	b, _ := os.ReadFile(inner)
+	outer := filepath.Join(dir, "outer.zip")
+	writeZip(t, outer, []string{"a.txt", "inner.zip"}, map[string][]byte{"a.txt": []byte("a"), "inner.zip": b})
+	v := New(archive.Limits{MemInflate: 1 << 20})
+	v.SetNested(true)
+	f, err := v.Open(outer + "/inner.zip/big.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 4096)
+	if _, err := f.ReadAt(p, 2<<20); err != nil || string(p) != string(big[2<<20:2<<20+4096]) {
+		t.Errorf("a read at 2 MiB: %v", err)
+	}
+	if got := readAll(t, f); string(got) != string(big) {
+		t.Errorf("big.bin reads %d bytes, not the %d written", len(got), len(big))
+	}
+}
