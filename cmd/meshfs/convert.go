@@ -37,8 +37,9 @@ broken mesh, header.json (with the error), chunks/ and error.txt. A DIR is mirro
 like the mount shows it: every mesh file under it gets its folder at the same place
 under OUT/<DIR name>/; other files are not copied. An ARCHIVE (a ZIP or .pak, by its
 first bytes), given or under a DIR, is mirrored as a folder of its name: each mesh in
-it gets its folder at its path inside, converted as a loose file would be (materials
-and models are not resolved inside archives yet). Companion files (a .msh.blob) are
+it gets its folder at its path inside, converted as a loose file would be (what it
+names is found inside the archive); an archive inside one is descended only with
+--nested. Companion files (a .msh.blob) are
 part of their mesh's folder and are skipped without a word. Meshes convert in
 parallel. The exit status is 1 when any mesh failed (or a FILE is missing or not a
 mesh), 2 on a usage error.
