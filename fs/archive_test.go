@@ -16,6 +16,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
 )
 
@@ -295,8 +296,8 @@ func BenchmarkFirstReadGLBPacked(b *testing.B) {
 }
 
 // TestPrewarmArchive: --prewarm converts the meshes inside an archive
-// too (not a nested archive's), so that reading one then converts
-// nothing.
+// too (a nested archive's only with nesting on), so that reading one then
+// converts nothing.
 func TestPrewarmArchive(t *testing.T) {
 	src := t.TempDir()
 	inner := filepath.Join(t.TempDir(), "inner.zip")
@@ -323,6 +324,18 @@ func TestPrewarmArchive(t *testing.T) {
 	}
 	if n := conversions(f.Stats()) - before; n != 0 {
 		t.Errorf("reading a prewarmed mesh converted %d times", n)
+	}
+
+	// With nesting on (--nested), the nested archive's mesh too.
+	srcview.Default.SetNested(true)
+	t.Cleanup(func() { srcview.Default.SetNested(false) })
+	f, _ = mountT(t, src, Config{})
+	f.Prewarm()
+	if !waitFor(30*time.Second, func() bool { return !f.st.PrewarmStats().Running }) {
+		t.Fatal("prewarm did not finish")
+	}
+	if ps := f.st.PrewarmStats(); ps.Found != 3 || ps.Done != 3 || ps.Failed != 0 {
+		t.Fatalf("prewarm with nesting: %+v, want 3 meshes", ps)
 	}
 }
 

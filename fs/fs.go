@@ -72,6 +72,8 @@ type Config struct {
 	// reads every file the daemon can. By default such a mount gets
 	// default_permissions, so each user reads what the modes shown allow.
 	NoDefaultPermissions bool
+	// Overlay shows a resource/ or res/ folder as the game sees it (mirror.Folder.Overlay).
+	Overlay bool
 }
 
 // FS is one meshfs file system.
@@ -287,7 +289,7 @@ var errno, outErrno, replaced = store.Errno, store.ReadErrno, store.Replaced
 // newMeshDir is the mesh folder of d's entry name (stat st, format
 // format), its mesh described as the store converts it (store.NewMesh).
 func (d *dirNode) newMeshDir(name string, st *syscall.Stat_t, format decode.Format) *meshDir {
-	p := filepath.Join(d.dir.Abs, name)
+	p, _ := d.dir.Path(name)
 	return &meshDir{fsys: d.fsys, parent: d, abs: p, mesh: d.fsys.st.NewMesh(p, format),
 		ident: srcID{kind: mirror.KindMesh, File: version.FromStat(st).File}}
 }
@@ -295,6 +297,6 @@ func (d *dirNode) newMeshDir(name string, st *syscall.Stat_t, format decode.Form
 // newDirNode is the node of the source folder abs.
 func (f *FS) newDirNode(abs string, id srcID) *dirNode {
 	d := &dirNode{fsys: f, ident: id}
-	d.dir.Abs, d.dir.Sniffer = abs, f.sniffer
+	d.dir.Abs, d.dir.Sniffer, d.dir.Overlay = abs, f.sniffer, f.cfg.Overlay
 	return d
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"syscall"
 
@@ -127,7 +126,7 @@ func (d *dirNode) id() srcID { return d.ident }
 
 func (d *dirNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	var st syscall.Stat_t
-	if err := srcview.Stat(d.dir.Abs, &st); err != nil {
+	if err := d.dir.Stat(&st); err != nil {
 		return gofs.ToErrno(err)
 	}
 	fillDirAttr(&out.Attr, &st)
@@ -169,7 +168,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if d.IsRoot() && name == statsDirName {
 		return d.lookupStats(ctx, out)
 	}
-	p := filepath.Join(d.dir.Abs, name)
+	p, packed := d.dir.Path(name)
 	now := d.dir.Now()
 	var st syscall.Stat_t
 	if err := d.dir.Lstat(name, &st, now); err != nil {
@@ -208,7 +207,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	default:
 		out.Attr.FromStat(&st)
 		out.Attr.Mode = syscall.S_IFREG | mirror.ReadOnlyMode(st.Mode, false)
-		node, mode = &passFile{fsys: d.fsys, abs: p, ident: id, packed: d.dir.Packed()}, syscall.S_IFREG
+		node, mode = &passFile{fsys: d.fsys, abs: p, ident: id, packed: packed}, syscall.S_IFREG
 	}
 	d.fsys.shortTTL(d, out, nil)
 	if ch := d.sameChild(name, id); ch != nil {

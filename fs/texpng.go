@@ -2,7 +2,6 @@ package fs
 
 import (
 	"context"
-	"path/filepath"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -108,7 +107,8 @@ func (d *dirNode) lookupPNG(ctx context.Context, name, src string, out *fuse.Ent
 		return nil, syscall.ENOENT
 	}
 	id := srcID{kind: mirror.KindPNG, File: version.FromStat(&st).File}
-	node := &texPNG{fsys: d.fsys, abs: filepath.Join(d.dir.Abs, src), ident: id}
+	abs, _ := d.dir.Path(src)
+	node := &texPNG{fsys: d.fsys, abs: abs, ident: id}
 	if e := node.attr(ctx, &out.Attr); e != 0 {
 		return nil, e
 	}

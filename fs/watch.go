@@ -10,7 +10,6 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelview"
-	"github.com/meshfs/meshfs/internal/srcview"
 )
 
 // watchHandler is the mount's side of the watcher (package watch), which
@@ -32,8 +31,8 @@ func (h watchHandler) Failed(err error, lost bool) {
 
 // watchDir starts watching d's source folder, once.
 func (f *FS) watchDir(d *dirNode) {
-	if f.watch == nil || !d.dir.Watched.CompareAndSwap(false, true) || d.dir.Packed() {
-		return // an archive's folder changes with its file (internal/mirror)
+	if f.watch == nil || !d.dir.Watched.CompareAndSwap(false, true) || d.dir.SkipWatch() {
+		return // an archive's folder changes with its file; a merged one: mirror.Folder.SkipWatch
 	}
 	f.dirs.Add(&d.dir, d)
 	if err := f.watch.Add(d.dir.Abs); err != nil {
@@ -79,7 +78,7 @@ func (f *FS) invalidateName(d *dirNode, name string) {
 	}
 	f.n.Notifications.Add(1)
 	var st syscall.Stat_t
-	if ch != nil && srcview.Lstat(filepath.Join(d.dir.Abs, name), &st) != nil {
+	if ch != nil && d.dir.Lstat(name, &st, d.dir.Now()) != nil {
 		d.NotifyDelete(name, ch)
 		d.RmChild(name)
 		return

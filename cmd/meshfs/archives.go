@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+
+	"github.com/spf13/cobra"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -49,8 +51,9 @@ func archivesUnder(root string) (paths, rels []string) {
 // rel/<entry path>. Each is read through the source view (srcview), at
 // its path beneath the archive's, with tree as its Mesh.Tree: the parts,
 // companions, materials, textures and animations it names resolve inside
-// the archive as in a loose folder. Nested archives are files, not
-// descended.
+// the archive as in a loose folder. An archive in it is a file, unless
+// nesting is on (--nested) and srcview.Packed.Descends it: its meshes are
+// then jobs too, at rel/<entry path>/<their path>.
 func archiveJobs(p, rel, tree string) []meshJob {
 	a, _, _, listErr := srcview.Default.Archive(p)
 	if a == nil {
@@ -73,10 +76,14 @@ func archiveJobs(p, rel, tree string) []meshJob {
 			return nil
 		}
 		format, err := sniffEntry(a, e)
+		at, atRel := p+"/"+e.Path, filepath.Join(rel, filepath.FromSlash(e.Path))
 		if format == nil && err == nil {
+			if srcview.Default.Descends(at) {
+				jobs = append(jobs, archiveJobs(at, atRel, tree)...)
+			}
 			return nil
 		}
-		j := meshJob{path: p + "/" + e.Path, rel: filepath.Join(rel, filepath.FromSlash(e.Path)), err: err}
+		j := meshJob{path: at, rel: atRel, err: err}
 		j.load = func() (*outputs.Mesh, error) {
 			m := outputs.New(j.path, format)
 			m.Tree = tree
@@ -95,4 +102,10 @@ func sniffEntry(a *archive.Archive, e *archive.Entry) (decode.Format, error) {
 		return nil, err
 	}
 	return formats.Sniff(e.Name(), head), nil
+}
+
+// addNestedFlag adds --nested, shared by convert and the mount: archives
+// inside archives are descended as folders (srcview.Packed.SetNested).
+func addNestedFlag(cmd *cobra.Command, on *bool) {
+	cmd.Flags().BoolVar(on, "nested", false, fmt.Sprintf("descend archives inside archives as folders (at most %d deep, entries up to %d MiB)", srcview.MaxNesting, srcview.MaxNested>>20))
 }

@@ -178,3 +178,37 @@ func TestConvertBrokenArchive(t *testing.T) {
 		t.Errorf("check: exit %v, want status 1 and the archive's error:\n%s", err, msg)
 	}
 }
+
+// TestConvertNested: `meshfs convert --nested` of a ZIP holding a ZIP of
+// gem-pilot (../shared/assets) writes the inner archive's folders, byte
+// for byte, as `meshfs convert` of the loose tree; without --nested the
+// inner archive is a file and nothing is written for it.
+func TestConvertNested(t *testing.T) {
+	assets := decodetest.NeedShared(t, "assets")
+	loose := filepath.Join(assets, "gem-pilot")
+	in := t.TempDir()
+	inner := filepath.Join(t.TempDir(), "pilot.zip")
+	writeZip(t, inner, filesUnder(t, loose), 0)
+	b, err := os.ReadFile(inner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outer := filepath.Join(in, "outer.zip")
+	writeZip(t, outer, map[string][]byte{"mods/pilot.zip": b}, 0)
+	out := t.TempDir()
+	for _, args := range [][]string{
+		{"-o", filepath.Join(out, "loose"), loose},
+		{"-o", filepath.Join(out, "plain"), outer},
+		{"--nested", "-o", filepath.Join(out, "nested"), outer},
+	} {
+		if b, err := exec.Command(meshfsBin, append([]string{"convert"}, args...)...).CombinedOutput(); err != nil && !strings.Contains(string(b), "did not convert") {
+			t.Fatalf("convert %q: %v\n%s", args, err, b)
+		}
+	}
+	if n := sameTree(t, filepath.Join(out, "nested", "outer.zip", "mods", "pilot.zip"), filepath.Join(out, "loose", "gem-pilot")); n == 0 {
+		t.Error("nothing converted loose")
+	}
+	if _, err := os.Stat(filepath.Join(out, "plain", "outer.zip", "mods", "pilot.zip")); err == nil {
+		t.Error("without --nested, the inner archive was descended")
+	}
+}

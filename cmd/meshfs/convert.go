@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/srcview"
 )
 
 func init() { subcommands = append(subcommands, newConvertCmd, newInfoCmd) }
@@ -26,6 +27,7 @@ func newConvertCmd() *cobra.Command {
 	var outDir string
 	var jobs int
 	var limits outputs.Limits
+	var nested bool
 	cmd := &cobra.Command{
 		Use:   "convert [-o OUT] FILE|DIR|ARCHIVE...",
 		Short: "Write each mesh file's folder (NAME.glb, NAME.obj, NAME.mtl, header.json, chunks/) to disk",
@@ -35,8 +37,9 @@ broken mesh, header.json (with the error), chunks/ and error.txt. A DIR is mirro
 like the mount shows it: every mesh file under it gets its folder at the same place
 under OUT/<DIR name>/; other files are not copied. An ARCHIVE (a ZIP or .pak, by its
 first bytes), given or under a DIR, is mirrored as a folder of its name: each mesh in
-it gets its folder at its path inside, converted as a loose file would be (materials
-and models are not resolved inside archives yet). Companion files (a .msh.blob) are
+it gets its folder at its path inside, converted as a loose file would be (what it
+names is found inside the archive); an archive inside one is descended only with
+--nested. Companion files (a .msh.blob) are
 part of their mesh's folder and are skipped without a word. Meshes convert in
 parallel. The exit status is 1 when any mesh failed (or a FILE is missing or not a
 mesh), 2 on a usage error.
@@ -45,12 +48,14 @@ The limits (--max-source-size, --timeout, --max-output-size) are those of the mo
 a file that exceeds one gets an error.txt naming the limit.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			srcview.Default.SetNested(nested)
 			return runConvert(cmd.Context(), args, outDir, jobs, limits, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVarP(&outDir, "output", "o", ".", "folder to write the converted folders into")
 	cmd.Flags().IntVarP(&jobs, "jobs", "j", runtime.NumCPU(), "meshes converted at once")
 	addLimitFlags(cmd, &limits)
+	addNestedFlag(cmd, &nested)
 	return cmd
 }
 

@@ -24,6 +24,7 @@ import (
 	meshfs "github.com/meshfs/meshfs/fs"
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/mountpoint"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
 )
 
@@ -95,6 +96,10 @@ type mountOpts struct {
 	// noDefaultPerms: -o no_default_permissions (allow_other without the
 	// kernel's permission checks).
 	noDefaultPerms bool
+	// overlay: --overlay, -o overlay (the game's view of resource/ and res/).
+	overlay bool
+	// nested: --nested, -o nested (archives inside archives as folders).
+	nested bool
 }
 
 func newMountCmd() *cobra.Command {
@@ -136,7 +141,7 @@ Sizes are bytes or binary units: 512MiB, 512M and 512MB all mean 512 × 2^20.
 Mount options (-o, comma-separated, repeatable): allow_other, allow_root,
 default_permissions, no_default_permissions, fsname=NAME, nosuid, nodev, noexec,
 suid, dev, exec, cache_size=SIZE, asset_path=DIR (as --asset-path), debug, log=FILE,
-open_handles, nonempty; the options
+open_handles, nonempty, overlay, nested; the options
 mount(8) itself handles (ro, rw, defaults, auto, noauto, user, users, nouser, _netdev,
 nofail, noatime, relatime, x-*) are accepted and ignored. The mount is always
 read-only.
@@ -188,8 +193,10 @@ fstab (install the binary as /sbin/mount.meshfs, or link it there):
 	f.BoolVar(&o.noDiskCache, "no-disk-cache", false, "keep converted outputs in memory only")
 	f.BoolVar(&o.prewarm, "prewarm", false, "convert every mesh in the background once mounted (low priority)")
 	f.BoolVar(&o.openHandles, "open-handles", false, "open every file and folder through the daemon (by default the kernel opens them itself, and keeps every listing, so warm walks never reach the daemon); as root on Linux ≥ 6.9 plain files and big .glb files are then passed through (the kernel reads them itself)")
+	f.BoolVar(&o.overlay, "overlay", false, "show each resource/ or res/ folder holding .pak or .zip archives as the game sees it: its loose files merged with its archives' trees (loose files first, then the archives from the last by name); the archives show as their own folders too")
 	f.BoolVar(&o.noPassthrough, "no-passthrough", false, "with --open-handles, serve every read from the daemon instead of the kernel's passthrough")
 	addLimitFlags(cmd, &o.limits)
+	addNestedFlag(cmd, &o.nested)
 	return cmd
 }
 
@@ -224,6 +231,10 @@ func (o *mountOpts) parseOptions() error {
 				o.openHandles = true
 			case key == "nonempty":
 				o.nonempty = true
+			case key == "overlay":
+				o.overlay = true
+			case key == "nested":
+				o.nested = true
 			case key == "log" && hasVal:
 				o.logFile = val
 			case key == "ro", key == "rw", key == "defaults", key == "auto", key == "noauto",
@@ -330,6 +341,7 @@ func serve(paths mountpoint.Paths, o *mountOpts, stdout, stderr io.Writer, ready
 	if disk != nil {
 		defer disk.Close()
 	}
+	srcview.Default.SetNested(o.nested)
 	fsys, err := meshfs.New(meshfs.Config{
 		Source: paths.Source,
 		Store: store.Config{CacheSize: o.cacheSize, Limits: &o.limits, Concurrency: o.jobs,
@@ -341,6 +353,7 @@ func serve(paths mountpoint.Paths, o *mountOpts, stdout, stderr io.Writer, ready
 		OpenHandles:          o.openHandles,
 		NoPassthrough:        o.noPassthrough,
 		NoDefaultPermissions: o.noDefaultPerms,
+		Overlay:              o.overlay,
 	})
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package mirror
 import (
 	"hash/fnv"
 	"io/fs"
-	"path/filepath"
 	"syscall"
 
 	"github.com/meshfs/meshfs/export/outputs"
@@ -18,7 +17,8 @@ import (
 // inside it every entry is what a source file of that name would be (a
 // mesh folder, a texture and its PNG, a plain file of the entry's exact
 // size and time), with the stats srcview.EntryStat gives. An archive
-// inside an archive is a plain file. A folder of an archive is never
+// inside an archive is a plain file, or with nesting on a folder too, as
+// far as srcview.Packed.Descends says. A folder of an archive is never
 // watched: it changes only with the archive file, whose folder is, and
 // whose new version is a new folder (ArchiveFile) of new entries. An
 // archive whose listing found problems also shows error.txt (ErrorText)
@@ -37,17 +37,23 @@ func (d *Folder) Packed() bool {
 	return p
 }
 
-// readDir lists the folder, an archive's through the source view.
-func (d *Folder) readDir() ([]fs.DirEntry, error) {
-	if d.Packed() {
-		return srcview.Default.ReadDir(d.Abs)
+// readDir lists the folder, an archive's through the source view, a
+// merged one's from its layers (overlay.go): dirs is then the folder each
+// entry is in (nil: all in d.Abs).
+func (d *Folder) readDir() (ents []fs.DirEntry, dirs []string, err error) {
+	if ls, _ := d.merged(); ls != nil {
+		return readMerged(ls)
+	} else if d.Packed() {
+		ents, err = srcview.Default.ReadDir(d.Abs)
+		return ents, nil, err
 	}
 	f, err := srcfile.OpenFolder(d.Abs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	return f.ReadDir(-1)
+	ents, err = f.ReadDir(-1)
+	return ents, nil, err
 }
 
 // ErrorText is the contents of an archive folder's error.txt: what its
@@ -65,11 +71,12 @@ func (d *Folder) ErrorText() []byte {
 }
 
 // InFolder answers whether a name exists in the folder (an archive's
-// too), for formats.IsCompanion.
+// too, a merged one's in any layer), for formats.IsCompanion.
 func (d *Folder) InFolder() func(string) bool {
 	return func(name string) bool {
 		var st syscall.Stat_t
-		return srcview.Lstat(filepath.Join(d.Abs, name), &st) == nil
+		_, _, err := d.lookup(name, &st)
+		return err == nil
 	}
 }
 

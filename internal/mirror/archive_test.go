@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/internal/meshgen"
+	"github.com/meshfs/meshfs/internal/srcview"
 )
 
 // writeZip writes files (by slash path) into the ZIP at p, deflated.
@@ -114,5 +115,41 @@ func TestArchiveFolders(t *testing.T) {
 	}
 	if txt := cut.ErrorText(); !bytes.Contains(txt, []byte("recovered from local headers")) {
 		t.Errorf("error.txt %q", txt)
+	}
+}
+
+// TestNestedKind: an archive inside an archive lists as a plain file, and
+// with nesting on (srcview.Packed.SetNested) as a folder of its tree, its
+// mesh a mesh folder, with the error.txt of a damaged one.
+func TestNestedKind(t *testing.T) {
+	dir := t.TempDir()
+	gem, err := meshgen.GEM(20, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := filepath.Join(t.TempDir(), "inner.zip")
+	writeZip(t, inner, map[string][]byte{"m/a.ply": gem})
+	b, _ := os.ReadFile(inner)
+	writeZip(t, filepath.Join(dir, "outer.zip"), map[string][]byte{"inner.zip": b, "cut.zip": b[:len(b)-30]})
+	top := folder(t, filepath.Join(dir, "outer.zip"))
+	if got := kinds(t, top); got["inner.zip"] != syscall.S_IFREG || got["cut.zip"] != syscall.S_IFREG {
+		t.Fatalf("without nesting the outer archive lists %v", got)
+	}
+	srcview.Default.SetNested(true)
+	defer srcview.Default.SetNested(false)
+	top = folder(t, filepath.Join(dir, "outer.zip"))
+	if got := kinds(t, top); got["inner.zip"] != syscall.S_IFDIR || got["cut.zip"] != syscall.S_IFDIR {
+		t.Fatalf("with nesting the outer archive lists %v", got)
+	}
+	m := folder(t, filepath.Join(dir, "outer.zip", "inner.zip", "m"))
+	if got := kinds(t, m); got["a.ply"] != syscall.S_IFDIR || !m.Packed() {
+		t.Errorf("the nested archive's m/ lists %v (packed %v)", got, m.Packed())
+	}
+	if folder(t, filepath.Join(dir, "outer.zip", "inner.zip")).ErrorText() != nil {
+		t.Error("a sound nested archive has an error.txt")
+	}
+	cut := folder(t, filepath.Join(dir, "outer.zip", "cut.zip"))
+	if got := kinds(t, cut); cut.ErrorText() == nil || got["error.txt"] != syscall.S_IFREG {
+		t.Errorf("a cut nested archive lists %v, error.txt %q", got, cut.ErrorText())
 	}
 }

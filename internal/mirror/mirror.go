@@ -53,6 +53,9 @@ type Folder struct {
 	// of a walker; ListedAhead by the first listing, which starts a pass
 	// that sniffs the folders after this one (package walk).
 	ScanningAhead, ListedAhead atomic.Bool
+	// Overlay makes a resource/ or res/ folder holding archives, and
+	// every folder beneath it, show the game's view (overlay.go).
+	Overlay bool
 
 	listed  atomic.Pointer[listed]
 	subdirs atomic.Pointer[walk.FolderOrder]
@@ -94,13 +97,20 @@ func (d *Folder) Lstat(name string, st *syscall.Stat_t, now Moment) error {
 			return nil
 		}
 	}
-	return srcview.Lstat(filepath.Join(d.Abs, name), st)
+	_, _, err := d.lookup(name, st)
+	return err
 }
 
 // Kind decides what the source entry name (stat st) shows as, with its
 // format for a mesh. known is false when a regular file could not be
 // sniffed (shown as a plain file for now).
 func (d *Folder) Kind(name string, st *syscall.Stat_t, siblings func(string) bool) (kind uint32, f decode.Format, known bool) {
+	p, packed := d.Path(name)
+	return d.kindAt(p, packed, name, st, siblings)
+}
+
+// kindAt is Kind of the entry name read from p (packed: inside an archive).
+func (d *Folder) kindAt(p string, packed bool, name string, st *syscall.Stat_t, siblings func(string) bool) (kind uint32, f decode.Format, known bool) {
 	switch st.Mode & syscall.S_IFMT {
 	case syscall.S_IFDIR:
 		return syscall.S_IFDIR, nil, true
@@ -110,11 +120,11 @@ func (d *Folder) Kind(name string, st *syscall.Stat_t, siblings func(string) boo
 		if formats.IsCompanion(name, siblings) {
 			return 0, nil, true
 		}
-		f, archive, known := d.sniff(name, st)
+		f, archive, known := d.sniff(p, name, st)
 		if f != nil {
 			return KindMesh, f, known
 		}
-		if archive && !d.Packed() {
+		if archive && (!packed || srcview.Default.Descends(p)) {
 			return KindArchive, nil, true
 		}
 		return syscall.S_IFREG, nil, known
@@ -129,12 +139,12 @@ func (d *Folder) MeshFormat(name string, st *syscall.Stat_t, siblings func(strin
 	return format, kind == KindMesh
 }
 
-// sniff returns the format of the regular file name (stat st), or nil, and
+// sniff returns the format of the regular file name (at p, stat st), or nil, and
 // whether that is known: the last listing's answer for the same version of
 // the file, else the sniffer's. The listing keeps the answers of all its
 // entries, however many: relisting a folder bigger than the sniff cache
 // sniffs only what changed.
-func (d *Folder) sniff(name string, st *syscall.Stat_t) (fm decode.Format, archive, known bool) {
+func (d *Folder) sniff(p, name string, st *syscall.Stat_t) (fm decode.Format, archive, known bool) {
 	if l := d.listed.Load(); l != nil {
 		if fm, ok := l.formats[name]; ok {
 			if ps := l.st[name]; ps != nil && version.FromStat(ps).Same(version.FromStat(st)) {
@@ -142,7 +152,7 @@ func (d *Folder) sniff(name string, st *syscall.Stat_t) (fm decode.Format, archi
 			}
 		}
 	}
-	fm, archive, _, known = d.Sniffer.SniffArchive(filepath.Join(d.Abs, name), st)
+	fm, archive, _, known = d.Sniffer.SniffArchive(p, st)
 	return fm, archive, known
 }
 
@@ -165,7 +175,7 @@ const listWorkers = 8
 // entries' stats and sniffs for the requests that follow (Lstat, Kind) and
 // the order of its subfolders (Subdirs).
 func (d *Folder) List() ([]Entry, error) {
-	ents, err := d.readDir()
+	ents, dirs, err := d.readDir()
 	if err != nil && len(ents) == 0 {
 		return nil, err
 	}
@@ -183,10 +193,16 @@ func (d *Folder) List() ([]Entry, error) {
 	entry := func(i int) {
 		name := ents[i].Name()
 		st := &stats[i]
-		if err := srcview.Lstat(filepath.Join(d.Abs, name), st); err != nil {
+		dir, packed := d.Abs, d.Packed()
+		if dirs != nil {
+			dir = dirs[i]
+			packed = dir != d.Abs
+		}
+		p := filepath.Join(dir, name)
+		if err := srcview.Lstat(p, st); err != nil {
 			return // gone since the listing: kind 0, left out
 		}
-		kind, fm, ok := d.Kind(name, st, siblings)
+		kind, fm, ok := d.kindAt(p, packed, name, st, siblings)
 		if kind == KindMesh || kind == syscall.S_IFREG || kind == KindArchive {
 			fmts[i], known[i], archs[i] = fm, ok, kind == KindArchive
 		}

@@ -17,7 +17,8 @@
 //     by its first bytes (archive.Sniff), whatever its name, names what
 //     lies below in that archive (package archive's listing: names that
 //     would escape are not in it). An archive inside an archive is a plain
-//     file: its entries are not reached.
+//     file, its entries not reached, unless nesting is on (SetNested,
+//     nested.go).
 //   - A file's version (File.Version, Stat's Read) is the disk file's own;
 //     an entry's is its archive file's path and identity, so a change of
 //     the archive is a change of every entry read from it, and the
@@ -156,6 +157,7 @@ type Packed struct {
 	open    map[string]*packed
 	readers map[readerKey]File
 	keeper  Keeper
+	nested  atomic.Bool // SetNested
 	// Listed counts the archives listed from their central directory (or
 	// local headers), Resumed those whose kept listing served instead.
 	Listed, Resumed atomic.Int64
@@ -193,12 +195,18 @@ type packed struct {
 }
 
 // Archive returns the listed archive at p (the path of a regular file, no
-// link followed) as its file is now, and the file's version; nil when the
-// file is not an archive. The listing's error comes with whatever was
-// listed.
+// link followed, or with nesting on of an archive inside an archive) as
+// its file is now, and the file's version; nil when the file is not an
+// archive. The listing's error comes with whatever was listed.
 func (v *Packed) Archive(p string) (*archive.Archive, version.Read, os.FileInfo, error) {
 	fi, err := os.Lstat(p)
 	if err != nil {
+		if !v.nested.Load() || !notDir(err) {
+			return nil, version.Read{}, nil, err
+		}
+		if w, ok := v.locate(p, true); ok && w.depth > 0 && w.rel == "" {
+			return w.a, w.read, w.afi, w.err
+		}
 		return nil, version.Read{}, nil, err
 	}
 	if !fi.Mode().IsRegular() {
@@ -262,24 +270,47 @@ func (pk *packed) load(v *Packed, p string) {
 }
 
 // inArchive finds the archive holding p: the nearest component of p (p
-// itself included) that is a regular file, when it is an archive. rel is
-// p's path inside it ("" for the archive itself).
+// itself included) that is a regular file, when it is an archive, and
+// with nesting on (SetNested) the archive inside it that p continues in
+// (nested.go). rel is p's path inside it ("" for the archive itself).
 func (v *Packed) inArchive(p string) (a *archive.Archive, rel string, read version.Read, afi os.FileInfo, ok bool) {
+	w, ok := v.locate(p, false)
+	return w.a, w.rel, w.read, w.afi, ok
+}
+
+// where is a path inside an archive file: the innermost archive holding
+// it (a), its path there (rel), a's path inside the archive file (pre,
+// "" for the file itself) and how many archives deep a is (depth, 0 for
+// the file), the archive file's version and stat.
+type where struct {
+	a        *archive.Archive
+	err      error // a's listing's
+	rel, pre string
+	depth    int
+	read     version.Read
+	afi      os.FileInfo
+}
+
+// locate is inArchive's: into also descends into p itself when it is an
+// archive inside the archive (for its listing).
+func (v *Packed) locate(p string, into bool) (where, bool) {
 	for at := p; ; {
 		fi, err := os.Lstat(at)
 		if err == nil {
 			if !fi.Mode().IsRegular() {
-				return nil, "", version.Read{}, nil, false
+				return where{}, false
 			}
-			a, read, afi, _ := v.Archive(at)
+			a, read, afi, lerr := v.Archive(at)
 			if a == nil {
-				return nil, "", version.Read{}, nil, false
+				return where{}, false
 			}
-			return a, strings.TrimPrefix(strings.TrimPrefix(p, at), "/"), read, afi, true
+			w := where{a: a, err: lerr, rel: strings.TrimPrefix(strings.TrimPrefix(p, at), "/"), read: read, afi: afi}
+			v.descend(at, &w, into)
+			return w, true
 		}
 		up := filepath.Dir(at)
 		if up == at {
-			return nil, "", version.Read{}, nil, false
+			return where{}, false
 		}
 		at = up
 	}
@@ -359,16 +390,16 @@ func (v *Packed) ReadDir(p string) ([]fs.DirEntry, error) {
 	if err == nil || !notDir(err) {
 		return ents, err
 	}
-	a, rel, _, afi, ok := v.inArchive(p)
+	w, ok := v.locate(p, true)
 	if !ok {
 		return nil, err
 	}
-	if e, found := a.Lookup(rel); !found || !e.IsDir() {
+	if e, found := w.a.Lookup(w.rel); !found || !e.IsDir() {
 		return nil, &os.PathError{Op: "readdir", Path: p, Err: syscall.ENOTDIR}
 	}
 	var out []fs.DirEntry
-	for _, e := range a.ReadDir(rel) {
-		out = append(out, fs.FileInfoToDirEntry(EntryInfo(e, afi)))
+	for _, e := range w.a.ReadDir(w.rel) {
+		out = append(out, fs.FileInfoToDirEntry(EntryInfo(e, w.afi)))
 	}
 	return out, nil
 }

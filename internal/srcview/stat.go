@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"path"
 	"syscall"
 
 	"github.com/meshfs/meshfs/internal/archive"
@@ -27,7 +28,7 @@ func Lstat(p string, st *syscall.Stat_t) error {
 	if err != syscall.ENOTDIR {
 		return err
 	}
-	return entryStat(p, st, err)
+	return statEntry(p, st, err)
 }
 
 // Stat is syscall.Stat of p, and for a path inside an archive the stat of
@@ -37,29 +38,33 @@ func Stat(p string, st *syscall.Stat_t) error {
 	if err != syscall.ENOTDIR {
 		return err
 	}
-	return entryStat(p, st, err)
+	return statEntry(p, st, err)
 }
 
-func entryStat(p string, st *syscall.Stat_t, err error) error {
-	a, rel, _, afi, ok := Default.inArchive(p)
-	if !ok || rel == "" {
+func statEntry(p string, st *syscall.Stat_t, err error) error {
+	w, ok := Default.locate(p, false)
+	if !ok || w.rel == "" {
 		return err
 	}
-	e, found := a.Lookup(rel)
+	e, found := w.a.Lookup(w.rel)
 	if !found {
 		return syscall.ENOENT
 	}
-	ast, _ := afi.Sys().(*syscall.Stat_t)
+	ast, _ := w.afi.Sys().(*syscall.Stat_t)
 	if ast == nil {
 		return err
 	}
-	EntryStat(e, ast, st)
+	entryStat(e, path.Join(w.pre, e.Path), ast, st)
 	return nil
 }
 
 // EntryStat fills st with the stat of entry e of the archive file whose
 // stat is ast (the rule above).
-func EntryStat(e *archive.Entry, ast, st *syscall.Stat_t) {
+func EntryStat(e *archive.Entry, ast, st *syscall.Stat_t) { entryStat(e, e.Path, ast, st) }
+
+// entryStat is EntryStat of an entry at path full inside the archive file
+// (beneath the archives nested in it that hold it).
+func entryStat(e *archive.Entry, full string, ast, st *syscall.Stat_t) {
 	*st = *ast
 	h := fnv.New64a()
 	var b [8]byte
@@ -69,7 +74,7 @@ func EntryStat(e *archive.Entry, ast, st *syscall.Stat_t) {
 		}
 		h.Write(b[:])
 	}
-	h.Write([]byte(e.Path))
+	h.Write([]byte(full))
 	st.Ino = h.Sum64() | 1<<63
 	perm := uint32(e.Mode.Perm()) & ast.Mode & 0o777
 	if e.IsDir() {

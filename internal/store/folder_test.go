@@ -1,6 +1,7 @@
 package store
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -164,6 +166,24 @@ func TestTexturePNG(t *testing.T) {
 	}
 	if _, _, _, err := s.TexturePNG(ctx, p, version.File{}); !errors.Is(err, syscall.ESTALE) {
 		t.Fatalf("another file's PNG: %v, want ESTALE", err)
+	}
+	// Packed: the entry's stat versions it, its archive file its bytes.
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	if f, err := zw.Create("t/wood.tga"); err == nil {
+		f.Write(tga)
+	}
+	zw.Close()
+	if err := os.WriteFile(filepath.Join(src, "game.pak"), zb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var est syscall.Stat_t
+	pp := filepath.Join(src, "game.pak", "t", "wood.tga")
+	if err := srcview.Stat(pp, &est); err != nil {
+		t.Fatal(err)
+	}
+	if pb, _, _, err := s.TexturePNG(ctx, pp, version.FromStat(&est).File); err != nil || !bytes.Equal(pb, b) {
+		t.Fatalf("PNG of a packed texture: %d bytes, %v; loose %d", len(pb), err, len(b))
 	}
 	if err := os.WriteFile(p, []byte("not a texture"), 0o644); err != nil {
 		t.Fatal(err)

@@ -1128,19 +1128,29 @@ func (s *Store) prewarmWalk(ctx context.Context, p *prewarmState) {
 		if mesh || err != nil {
 			return err
 		}
-		// An archive's meshes, as the mount shows them (internal/mirror).
-		a, _, _, _ := srcview.Default.Archive(path)
-		if a == nil {
+		return warmArchive(path, warm)
+	})
+}
+
+// warmArchive warms the meshes of the archive at path, as the mount shows
+// them (internal/mirror): its nested archives' too, as far as
+// srcview.Packed.Descends says.
+func warmArchive(path string, warm func(string) (bool, error)) error {
+	a, _, _, _ := srcview.Default.Archive(path)
+	if a == nil {
+		return nil
+	}
+	return a.Walk(func(e *archive.Entry) error {
+		dir, name := pathpkg.Split(e.Path)
+		if e.IsDir() || formats.IsCompanion(name, func(n string) bool { _, ok := a.Lookup(pathpkg.Join(dir, n)); return ok }) {
 			return nil
 		}
-		return a.Walk(func(e *archive.Entry) error {
-			dir, name := pathpkg.Split(e.Path)
-			if e.IsDir() || formats.IsCompanion(name, func(n string) bool { _, ok := a.Lookup(pathpkg.Join(dir, n)); return ok }) {
-				return nil
-			}
-			_, err := warm(path + "/" + e.Path)
-			return err
-		})
+		at := path + "/" + e.Path
+		mesh, err := warm(at)
+		if !mesh && err == nil && srcview.Default.Descends(at) {
+			return warmArchive(at, warm)
+		}
+		return err
 	})
 }
 
