@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,45 +18,6 @@ import (
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
 )
-
-// zipTreeTo writes the files under dir into the ZIP at dest with Go's
-// writer, stored and deflated in turn, then pad empty entries under pad/
-// (65 535 or more: ZIP64 end records).
-func zipTreeTo(t testing.TB, dir, dest string, pad int) {
-	t.Helper()
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	i := 0
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		m := zip.Store
-		if i++; i%2 == 0 {
-			m = zip.Deflate
-		}
-		f, err := w.CreateHeader(&zip.FileHeader{Name: filepath.ToSlash(rel), Method: m})
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		f.Write(b)
-		return err
-	})
-	for i := range pad {
-		w.Create("pad/" + strconv.Itoa(i))
-	}
-	if err == nil {
-		err = w.Close()
-	}
-	if err == nil {
-		err = os.WriteFile(dest, buf.Bytes(), 0o644)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // mountedFiles reads every file under root in a mount (skipping the
 // folder skip), by slash path, and checks that each one's size is its
@@ -123,14 +83,14 @@ func testArchivesMountLikeLoose(t *testing.T) {
 	for _, tr := range trees {
 		if tr.IsDir() && (!raceOn || small[tr.Name()]) {
 			names = append(names, tr.Name())
-			zipTreeTo(t, filepath.Join(assets, tr.Name()), filepath.Join(packed, tr.Name()+".zip"), 0)
+			decodetest.ZipTree(t, filepath.Join(assets, tr.Name()), filepath.Join(packed, tr.Name()+".zip"), 0)
 		}
 	}
 	zip64 := "tf-inova"
 	if raceOn {
 		zip64 = "tf-roadsign"
 	}
-	zipTreeTo(t, filepath.Join(assets, zip64), filepath.Join(packed, "inova64.pak"), 65600)
+	decodetest.ZipTree(t, filepath.Join(assets, zip64), filepath.Join(packed, "inova64.pak"), 65600)
 	_, loose := mountT(t, assets, Config{})
 	_, pmnt := mountT(t, packed, Config{})
 	files := 0
@@ -170,7 +130,7 @@ func gemZip(t *testing.T, dest string, names map[string]string) {
 		}
 		write(t, filepath.Join(dir, filepath.FromSlash(in)), b)
 	}
-	zipTreeTo(t, dir, dest, 0)
+	decodetest.ZipTree(t, dir, dest, 0)
 }
 
 // TestArchiveChangeRemakes: rewriting an archive in place makes the mount
@@ -309,7 +269,7 @@ func TestPrewarmArchive(t *testing.T) {
 		write(t, filepath.Join(dir, filepath.FromSlash(name)), b)
 	}
 	write(t, filepath.Join(dir, "nested.zip"), nested)
-	zipTreeTo(t, dir, filepath.Join(src, "game.pak"), 0)
+	decodetest.ZipTree(t, dir, filepath.Join(src, "game.pak"), 0)
 	f, mnt := mountT(t, src, Config{})
 	f.Prewarm()
 	if !waitFor(30*time.Second, func() bool { return !f.st.PrewarmStats().Running }) {
@@ -341,20 +301,11 @@ func TestPrewarmArchive(t *testing.T) {
 
 // bc1DDS is a w×h BC1 DDS of a pattern set by seed (bcn's encoder).
 func bc1DDS(t *testing.T, w, h int, seed uint8) []byte {
-	t.Helper()
 	img := image.NewNRGBA(image.Rect(0, 0, w, h))
 	for i := range img.Pix {
 		img.Pix[i] = uint8(i*13) ^ seed
 	}
-	d, err := bcn.EncodeDDSWithOptions([]image.Image{img}, bcn.FormatBC1, &bcn.EncodeOptions{QualityLevel: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := d.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return decodetest.DDS(t, img, bcn.FormatBC1, false)
 }
 
 // TestOverlayPakInMount: a mod mounted with an asset path whose
@@ -374,7 +325,7 @@ func TestOverlayPakInMount(t *testing.T) {
 	packTexture := func(seed uint8) {
 		dir := t.TempDir()
 		write(t, filepath.Join(dir, "texture", "model", "common_nm.dds"), bc1DDS(t, 8, 8, seed))
-		zipTreeTo(t, dir, filepath.Join(game, "texture.pak"), 0)
+		decodetest.ZipTree(t, dir, filepath.Join(game, "texture.pak"), 0)
 	}
 	os.MkdirAll(game, 0o755)
 	packTexture(1)

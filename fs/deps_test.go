@@ -13,25 +13,16 @@ import (
 
 	"github.com/woozymasta/bcn"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/internal/store"
 )
 
-// ddsOf is a w×h BC1 DDS made by bcn's encoder.
 func ddsOf(t *testing.T, w, h int) []byte {
-	t.Helper()
 	img := image.NewNRGBA(image.Rect(0, 0, w, h))
 	for i := range img.Pix {
 		img.Pix[i] = uint8(i * 31)
 	}
-	d, err := bcn.EncodeDDSWithOptions([]image.Image{img}, bcn.FormatBC1, &bcn.EncodeOptions{QualityLevel: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := d.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return decodetest.DDS(t, img, bcn.FormatBC1, false)
 }
 
 // glbImageSizes returns the width×height of every PNG image embedded in glb.

@@ -53,8 +53,8 @@ func testOverlayMount(t *testing.T) {
 	writeTree(t, a, map[string][]byte{"x.txt": []byte("from a"), "y.txt": []byte("from a"), "z.txt": []byte("from a"),
 		"sub/l.txt": []byte("from a"), "sub/p.txt": []byte("from a"), "entity/m/a.ply": gem})
 	writeTree(t, b, map[string][]byte{"x.txt": []byte("from b"), "y.txt": []byte("from b, longer"), "sub/p.txt": []byte("from b")})
-	zipTreeTo(t, a, filepath.Join(res, "a.pak"), 0)
-	zipTreeTo(t, b, filepath.Join(res, "b.pak"), 0)
+	decodetest.ZipTree(t, a, filepath.Join(res, "a.pak"), 0)
+	decodetest.ZipTree(t, b, filepath.Join(res, "b.pak"), 0)
 
 	_, mnt := mountT(t, src, Config{Overlay: true})
 	top := filepath.Join(mnt, "resource")
@@ -92,7 +92,7 @@ func testOverlayMount(t *testing.T) {
 	// A rewritten archive shows in the merged folders within the
 	// unwatched timeouts (a second), listing and contents.
 	writeTree(t, b, map[string][]byte{"y.txt": []byte("from b, rewritten"), "sub/n.txt": []byte("new")})
-	zipTreeTo(t, b, filepath.Join(res, "b.pak"), 0)
+	decodetest.ZipTree(t, b, filepath.Join(res, "b.pak"), 0)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		got, _ := os.ReadFile(filepath.Join(top, "y.txt"))
@@ -127,8 +127,8 @@ func testNestedMount(t *testing.T) {
 	loose := filepath.Join(assets, "gem-pilot")
 	tmp, src := t.TempDir(), t.TempDir()
 	os.Mkdir(filepath.Join(tmp, "mods"), 0o755)
-	zipTreeTo(t, loose, filepath.Join(tmp, "mods", "pilot.zip"), 0)
-	zipTreeTo(t, tmp, filepath.Join(src, "outer.zip"), 0)
+	decodetest.ZipTree(t, loose, filepath.Join(tmp, "mods", "pilot.zip"), 0)
+	decodetest.ZipTree(t, tmp, filepath.Join(src, "outer.zip"), 0)
 	inner, err := os.ReadFile(filepath.Join(tmp, "mods", "pilot.zip"))
 	if err != nil {
 		t.Fatal(err)

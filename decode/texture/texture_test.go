@@ -154,15 +154,7 @@ func encodeDDS(t testing.TB, w, h int, f bcn.Format) []byte {
 			img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = uint8(x), uint8(y), uint8(x^y), uint8(255-x)
 		}
 	}
-	d, err := bcn.EncodeDDSWithOptions([]image.Image{img}, f, &bcn.EncodeOptions{QualityLevel: 1, GenerateMipmaps: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := d.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return decodetest.DDS(t, img, f, true)
 }
 
 // TestDDSFormats decodes encoder-made files of each block format, with

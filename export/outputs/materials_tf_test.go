@@ -11,23 +11,10 @@ import (
 	qgltf "github.com/qmuntal/gltf"
 	"github.com/woozymasta/bcn"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/texture"
 	"github.com/meshfs/meshfs/export/outputs"
 )
-
-// ddsFrom encodes img as a DDS of format f with bcn's encoder.
-func ddsFrom(t *testing.T, img *image.NRGBA, f bcn.Format) []byte {
-	t.Helper()
-	d, err := bcn.EncodeDDSWithOptions([]image.Image{img}, f, &bcn.EncodeOptions{QualityLevel: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := d.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // TestTFMaterialFixture: the old Train Fever fixture names
 // vehicle/train/door.mtl (and frame_old.mtl, absent); under res/ the
@@ -70,9 +57,9 @@ function data() return {
 		nrm.Pix[i], nrm.Pix[i+1], nrm.Pix[i+2], nrm.Pix[i+3] = 128, 128, 0, 255
 	}
 	tex := filepath.Join(res, "textures", "models", "train")
-	put(t, filepath.Join(tex, "door_alb.dds"), ddsFrom(t, alb, bcn.FormatBC1))
-	put(t, filepath.Join(tex, "door_mga.dds"), ddsFrom(t, mga, bcn.FormatRGBA8))
-	put(t, filepath.Join(tex, "door_nrml.dds"), ddsFrom(t, nrm, bcn.FormatBC5))
+	put(t, filepath.Join(tex, "door_alb.dds"), decodetest.DDS(t, alb, bcn.FormatBC1, false))
+	put(t, filepath.Join(tex, "door_mga.dds"), decodetest.DDS(t, mga, bcn.FormatRGBA8, false))
+	put(t, filepath.Join(tex, "door_nrml.dds"), decodetest.DDS(t, nrm, bcn.FormatBC5, false))
 
 	m, err := outputs.Open(filepath.Join(res, "models", "mesh", "train", "trainfever_door.msh"))
 	if err != nil || m == nil {

@@ -1,52 +1,16 @@
 package outputs_test
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/texture"
 	"github.com/meshfs/meshfs/export/outputs"
 )
-
-// zipTree writes the files under dir into the ZIP at dest with Go's
-// writer, by slash path, stored and deflated in turn.
-func zipTree(t *testing.T, dir, dest string) {
-	t.Helper()
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	i := 0
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		m := zip.Store
-		if i++; i%2 == 0 {
-			m = zip.Deflate
-		}
-		f, err := w.CreateHeader(&zip.FileHeader{Name: filepath.ToSlash(rel), Method: m})
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		f.Write(b)
-		return err
-	})
-	if err == nil {
-		err = w.Close()
-	}
-	if err == nil {
-		err = os.WriteFile(dest, buf.Bytes(), 0o644)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestPackedModTree: a GEM mod tree packed whole into mod.pak (its mesh
 // at mod.pak/entity/tank/body.ply, the archive as its tree) gives the same
@@ -56,7 +20,7 @@ func zipTree(t *testing.T, dir, dest string) {
 func TestPackedModTree(t *testing.T) {
 	mod, mesh, _ := gemTree(t)
 	pak := filepath.Join(t.TempDir(), "mod.pak")
-	zipTree(t, mod, pak)
+	decodetest.ZipTree(t, mod, pak, 0)
 	loose, err := outputs.OpenSource(mesh)
 	if err != nil || loose == nil {
 		t.Fatal(loose, err)
@@ -112,7 +76,7 @@ func zipFiles(t *testing.T, dest string, files map[string][]byte) {
 	for name, b := range files {
 		put(t, filepath.Join(dir, filepath.FromSlash(name)), b)
 	}
-	zipTree(t, dir, dest)
+	decodetest.ZipTree(t, dir, dest, 0)
 }
 
 // TestOverlayAssetPathPak: a mod whose $/ normal map exists only inside
