@@ -15,8 +15,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
 var (
@@ -184,18 +182,8 @@ func (c *comparison) big(b bigSource) error {
 // cache the pre-warmer filled.
 func (c *comparison) tree() error {
 	src := filepath.Join(c.work, "tree-src")
-	for i := 0; i < *treeN; i++ {
-		dir := filepath.Join(src, fmt.Sprintf("d%03d", i/100))
-		if i%100 == 0 {
-			os.MkdirAll(dir, 0o755)
-		}
-		data, err := meshgen.GEM(60+i%50, float32(i))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("m%05d.ply", i)), data, 0o644); err != nil {
-			return err
-		}
+	if err := writeTree(src); err != nil {
+		return err
 	}
 	mnt := func(i int) string { return filepath.Join(c.work, fmt.Sprintf("mnt-tree-%d", i)) }
 	grep := func(i int) func() error { return sh("grep", "-r", "--include=header.json", "-c", "vertex", mnt(i)) }

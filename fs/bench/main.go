@@ -639,18 +639,8 @@ func (r *report) profile(what, bin, path string) {
 func treeBench(r *report, bin, work string) error {
 	src := filepath.Join(work, "tree-src")
 	t0 := time.Now()
-	for i := 0; i < *treeN; i++ {
-		dir := filepath.Join(src, fmt.Sprintf("d%03d", i/100))
-		if i%100 == 0 {
-			os.MkdirAll(dir, 0o755)
-		}
-		data, err := meshgen.GEM(60+i%50, float32(i))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("m%05d.ply", i)), data, 0o644); err != nil {
-			return err
-		}
+	if err := writeTree(src); err != nil {
+		return err
 	}
 	gen := time.Since(t0)
 	cacheDir := filepath.Join(work, "cache-tree")
@@ -915,4 +905,23 @@ func runsLine(ts []time.Duration) string {
 		s = append(s, ms(t))
 	}
 	return strings.Join(s, ", ")
+}
+
+// writeTree writes the many-file tree under src: -tree small GEM meshes,
+// 100 a folder.
+func writeTree(src string) error {
+	for i := 0; i < *treeN; i++ {
+		dir := filepath.Join(src, fmt.Sprintf("d%03d", i/100))
+		if i%100 == 0 {
+			os.MkdirAll(dir, 0o755)
+		}
+		data, err := meshgen.GEM(60+i%50, float32(i))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("m%05d.ply", i)), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
