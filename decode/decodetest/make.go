@@ -54,7 +54,7 @@ func ZipTree(t testing.TB, dir, dest string, pad int) {
 
 // DDS encodes img as a DDS file of format f with bcn's encoder, with its
 // mip chain when mips is set.
-func DDS(t testing.TB, img *image.NRGBA, f bcn.Format, mips bool) []byte {
+func DDS(t testing.TB, img image.Image, f bcn.Format, mips bool) []byte {
 	t.Helper()
 	d, err := bcn.EncodeDDSWithOptions([]image.Image{img}, f, &bcn.EncodeOptions{QualityLevel: 1, GenerateMipmaps: mips})
 	if err != nil {

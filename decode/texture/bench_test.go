@@ -40,16 +40,7 @@ func detailImage(w, h int) *image.NRGBA {
 // ddsOf encodes img in format f with bcn's encoder, mips included as in
 // shipped textures.
 func ddsOf(tb testing.TB, img image.Image, f bcn.Format) []byte {
-	tb.Helper()
-	d, err := bcn.EncodeDDSWithOptions([]image.Image{img}, f, &bcn.EncodeOptions{QualityLevel: 1, GenerateMipmaps: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := d.Write(&buf); err != nil {
-		tb.Fatal(err)
-	}
-	return buf.Bytes()
+	return decodetest.DDS(tb, img, f, true)
 }
 
 // readTime is the median time of reading the file at p whole (os.ReadFile)

@@ -1,7 +1,6 @@
 package outputs
 
 import (
-	"bytes"
 	"context"
 	"image"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/woozymasta/bcn"
 )
 
@@ -26,14 +26,7 @@ func BenchmarkGLBTextured(b *testing.B) {
 	for i := range img.Pix {
 		img.Pix[i] = uint8(i*7 + i>>12)
 	}
-	d, err := bcn.EncodeDDSWithOptions([]image.Image{img}, bcn.FormatBC1, &bcn.EncodeOptions{QualityLevel: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var dds bytes.Buffer
-	if err := d.Write(&dds); err != nil {
-		b.Fatal(err)
-	}
+	dds := decodetest.DDS(b, img, bcn.FormatBC1, false)
 	root := b.TempDir()
 	write := func(p string, data []byte) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -46,7 +39,7 @@ func BenchmarkGLBTextured(b *testing.B) {
 	mesh := filepath.Join(root, "resource", "entity", "body.ply")
 	mtl := filepath.Join(root, "resource", "entity", "body.mtl")
 	write(mesh, ply)
-	write(filepath.Join(root, "resource", "texture", "common", "hull.dds"), dds.Bytes())
+	write(filepath.Join(root, "resource", "texture", "common", "hull.dds"), dds)
 	for _, textured := range []bool{false, true} {
 		name := "untextured"
 		if textured {

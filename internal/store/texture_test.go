@@ -11,6 +11,7 @@ import (
 
 	"github.com/woozymasta/bcn"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -28,14 +29,7 @@ func texturedTree(t *testing.T, src string) string {
 	for i := range img.Pix {
 		img.Pix[i] = uint8(i * 31)
 	}
-	d, err := bcn.EncodeDDSWithOptions([]image.Image{img}, bcn.FormatBC1, &bcn.EncodeOptions{QualityLevel: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dds bytes.Buffer
-	if err := d.Write(&dds); err != nil {
-		t.Fatal(err)
-	}
+	dds := decodetest.DDS(t, img, bcn.FormatBC1, false)
 	write := func(p string, b []byte) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -45,7 +39,7 @@ func texturedTree(t *testing.T, src string) string {
 		}
 	}
 	tex := filepath.Join(src, "resource", "texture", "common", "hull.dds")
-	write(tex, dds.Bytes())
+	write(tex, dds)
 	for _, dir := range []string{"a", "b"} {
 		write(filepath.Join(src, "resource", "entity", dir, "body.ply"), ply)
 		write(filepath.Join(src, "resource", "entity", dir, "body.mtl"), []byte(`{material simple {diffuse "$/hull"}}`))
