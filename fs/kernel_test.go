@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/srcfd"
@@ -672,10 +673,10 @@ func TestMountReadahead(t *testing.T) {
 	knob := fmt.Sprintf("/sys/class/bdi/%d:%d/read_ahead_kb", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)))
 	b, err := os.ReadFile(knob)
 	if err != nil {
-		t.Skipf("no bdi knob: %v", err)
+		decodetest.CannotRun(t, "no bdi knob: %v", err)
 	}
 	if os.Geteuid() != 0 {
-		t.Skipf("not root: readahead %s KiB", strings.TrimSpace(string(b)))
+		decodetest.CannotRun(t, "not root: readahead %s KiB", strings.TrimSpace(string(b)))
 	}
 	if got := strings.TrimSpace(string(b)); got != strconv.Itoa(mountpoint.ReadaheadKB) {
 		t.Fatalf("readahead %s KiB, want %d", got, mountpoint.ReadaheadKB)

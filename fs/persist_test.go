@@ -256,7 +256,7 @@ func TestDiskCacheCompanionChangedWhileUnmounted(t *testing.T) {
 	for _, n := range []string{"tf2_cube.msh", "tf2_cube.msh.blob"} {
 		b, err := os.ReadFile(filepath.Join("..", "testdata", "tfever", n))
 		if err != nil {
-			t.Skip(err)
+			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(src, n), b, 0o644); err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshfs/meshfs/internal/fusetest"
 	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
@@ -39,6 +40,7 @@ func buildArgs(out, pkg string) []string {
 }
 
 func TestMain(m *testing.M) {
+	stop := fusetest.StartReaper()
 	if os.Getenv("MESHFS_RACE") != "" && !raceBuilt {
 		// make test-race sets it: its go test lost -race.
 		fmt.Fprintln(os.Stderr, "MESHFS_RACE is set but this test binary is not race-built (go test -race)")
@@ -75,6 +77,7 @@ func TestMain(m *testing.M) {
 		code = 1
 	}
 	os.RemoveAll(dir)
+	stop()
 	os.Exit(code)
 }
 

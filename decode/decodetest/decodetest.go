@@ -54,6 +54,17 @@ func NeedShared(t testing.TB, rel string) string {
 	return dir
 }
 
+// CannotRun ends a test that cannot run on this machine (no FUSE knob, not
+// root, ...): under CI, where every test must run, it fails; elsewhere it
+// skips with the reason.
+func CannotRun(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("cannot run under CI: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
 // RealData is Shared for ../shared/realdata/<sub> ("" for the whole folder).
 func RealData(t testing.TB, sub string) (string, bool) {
 	t.Helper()

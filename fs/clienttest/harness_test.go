@@ -15,6 +15,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/fusetest"
 )
 
 // repoRoot is the repository root, relative to this package.
@@ -215,4 +216,13 @@ func lookTool(t *testing.T, name, install string) string {
 		t.Fatalf("%s not found (%s)", name, install)
 	}
 	return p
+}
+
+// TestMain reaps what the tests leave (internal/fusetest): a daemon or a
+// mount outlives no run, however it ends.
+func TestMain(m *testing.M) {
+	stop := fusetest.StartReaper()
+	code := m.Run()
+	stop()
+	os.Exit(code)
 }

@@ -242,36 +242,49 @@ func RaiseReadahead(mnt string) {
 
 // Info is what /proc/self/mountinfo says of one mount.
 type Info struct {
+	Point          string
 	Dev            string // "major:minor"
 	FSType, Source string
 	// Options are the mount's own options, Super its super options.
 	Options, Super []string
 }
 
-// Last returns the last (topmost) mount at mnt in /proc/self/mountinfo,
-// if any.
-func Last(mnt string) (Info, bool) {
-	var m Info
+// Mounts returns every mount of /proc/self/mountinfo, in its order
+// (a mount before those made on top of or inside it).
+func Mounts() ([]Info, error) {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return m, false
+		return nil, err
 	}
-	found := false
+	var ms []Info
 	for _, ln := range strings.Split(string(b), "\n") {
 		// ID parentID major:minor root mountpoint options [optional...] - fstype source superoptions
 		f := strings.Fields(ln)
-		if len(f) < 6 || Unescape(f[4]) != mnt {
+		if len(f) < 6 {
 			continue
 		}
-		m, found = Info{Dev: f[2], Options: strings.Split(f[5], ",")}, true
+		m := Info{Point: Unescape(f[4]), Dev: f[2], Options: strings.Split(f[5], ",")}
 		if i := slices.Index(f, "-"); i > 0 && i+2 < len(f) {
 			m.FSType, m.Source = f[i+1], Unescape(f[i+2])
 			if i+3 < len(f) {
 				m.Super = strings.Split(f[i+3], ",")
 			}
 		}
+		ms = append(ms, m)
 	}
-	return m, found
+	return ms, nil
+}
+
+// Last returns the last (topmost) mount at mnt in /proc/self/mountinfo,
+// if any.
+func Last(mnt string) (Info, bool) {
+	ms, _ := Mounts()
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Point == mnt {
+			return ms[i], true
+		}
+	}
+	return Info{}, false
 }
 
 // Unescape undoes mountinfo's octal escapes (\040 for a space).
@@ -281,7 +294,7 @@ func Unescape(s string) string {
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
+		if s[i] == '\\' && i+4 <= len(s) {
 			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
 				b.WriteByte(byte(v))
 				i += 3
