@@ -1,13 +1,19 @@
 package outputs_test
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	qgltf "github.com/qmuntal/gltf"
 	"github.com/qmuntal/gltf/modeler"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
+	"github.com/meshfs/meshfs/export/outputs"
 )
 
 // TestSkinnedTracksInTheirVolumes: the skinned tracks of the three tanks
@@ -111,4 +117,100 @@ func (b box) holds(p [3]float64, tol float64) bool {
 
 func (b box) String() string {
 	return fmt.Sprintf("x %.2f..%.2f y %.2f..%.2f z %.2f..%.2f", b.min[0], b.max[0], b.min[1], b.max[1], b.min[2], b.max[2])
+}
+
+// TestHorseAccessoriesOnBones: the horse's skinned bridle and mane
+// (../shared/realdata/gem/horse), assembled, sit on its head and neck at
+// rest: the vertices each bone drives (weight ≥ 0.9, 4 or more) are
+// centred within 0.25 m of that bone.
+func TestHorseAccessoriesOnBones(t *testing.T) {
+	p := filepath.Join(decodetest.NeedRealData(t, "gem"), "horse", "horse.mdl")
+	m, err := outputs.Open(p)
+	if err != nil || m == nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	glbs, _, err := m.ModelGLBs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := parseGLB(t, glbs[0])
+	for _, part := range []string{"horse_bridle", "horse_mane"} {
+		checked := 0
+		for i, n := range doc.Nodes {
+			if n.Name != part || n.Mesh == nil || n.Skin == nil {
+				continue
+			}
+			sk := doc.Skins[*n.Skin]
+			ibs, err := modeler.ReadAccessor(doc, doc.Accessors[*sk.InverseBindMatrices], nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type acc struct {
+				sum [3]float64
+				n   int
+			}
+			groups := map[int]*acc{}
+			for _, prim := range doc.Meshes[*n.Mesh].Primitives {
+				pos, err := modeler.ReadPosition(doc, doc.Accessors[prim.Attributes[qgltf.POSITION]], nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				js, err := modeler.ReadJoints(doc, doc.Accessors[prim.Attributes[qgltf.JOINTS_0]], nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ws, err := modeler.ReadWeights(doc, doc.Accessors[prim.Attributes[qgltf.WEIGHTS_0]], nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for v, q := range pos {
+					for k := 0; k < 4; k++ {
+						if ws[v][k] < 0.9 {
+							continue
+						}
+						j := int(js[v][k])
+						ib := ibs.([][4][4]float32)[j] // [row][column]
+						var ibm decode.Mat4
+						for c := 0; c < 4; c++ {
+							for r := 0; r < 4; r++ {
+								ibm[c*4+r] = float64(ib[r][c])
+							}
+						}
+						f := worldOf(doc, sk.Joints[j]).Mul(ibm)
+						x, y, z := float64(q[0]), float64(q[1]), float64(q[2])
+						a := groups[j]
+						if a == nil {
+							a = &acc{}
+							groups[j] = a
+						}
+						a.sum[0] += f[0]*x + f[4]*y + f[8]*z + f[12]
+						a.sum[1] += f[1]*x + f[5]*y + f[9]*z + f[13]
+						a.sum[2] += f[2]*x + f[6]*y + f[10]*z + f[14]
+						a.n++
+					}
+				}
+			}
+			for j, a := range groups {
+				bone := sk.Joints[j]
+				if a.n < 4 || bone == i {
+					continue
+				}
+				w := worldOf(doc, bone)
+				var d float64
+				for c := 0; c < 3; c++ {
+					x := a.sum[c]/float64(a.n) - w[12+c]
+					d += x * x
+				}
+				d = math.Sqrt(d)
+				checked++
+				t.Logf("%s: %d vertices of %s centred %.3f m from it", part, a.n, doc.Nodes[bone].Name, d)
+				if d > 0.25 {
+					t.Errorf("%s: the vertices %s drives are centred %.2f m from it", part, doc.Nodes[bone].Name, d)
+				}
+			}
+		}
+		if checked == 0 {
+			t.Errorf("%s: no skinned mesh with bones driving 4 vertices or more", part)
+		}
+	}
 }
