@@ -84,12 +84,10 @@ type ModelPart struct {
 	Materials []string
 	// Skinned: the part is bound by joint names to the model's nodes
 	// (GEM skinned parts, TF jointWeights) rather than placed rigidly.
+	// Its vertices are in the frame of the node carrying it, as a rigid
+	// part's are: the assembler binds the skin so that at rest every
+	// vertex is where that node puts it.
 	Skinned bool
-	// SkinFrame, for a skinned part, is the rest frame its vertices are
-	// in, relative to the node carrying it (the zero matrix: the node's
-	// own frame). The assembler binds the skin so that at rest every
-	// vertex is where this frame puts it.
-	SkinFrame Mat4
 }
 
 // ModelAnimation is one named animation: either a file (File set: an

@@ -133,7 +133,6 @@ func (f Mdl) DecodeModel(ctx context.Context, src *decode.Source) (*decode.Model
 			}
 			lod.Nodes = append(lod.Nodes, n)
 		}
-		setSkinFrames(lod.Nodes)
 		out.LODs = append(out.LODs, lod)
 	}
 	for _, s := range m.Sequences {
@@ -155,43 +154,6 @@ func (f Mdl) DecodeModel(ctx context.Context, src *decode.Source) (*decode.Model
 		out.Colliders = append(out.Colliders, c)
 	}
 	return out, nil
-}
-
-// skinAxes is the orientation of a skinned part's vertices relative to
-// the model's root bone, as GEM rows: the file's x goes to the root's y
-// and its y to the root's −x (skinned .ply files are stored facing GEM y
-// where the model faces x).
-var skinAxes = gemFrame{Rows: [3][3]float64{{0, 1, 0}, {-1, 0, 0}, {0, 0, 1}}}
-
-// setSkinFrames gives every skinned part its vertices' frame: the root
-// bone's axes turned by skinAxes, at the origin of the node carrying the
-// part (doc.go, "Skinned parts"). nodes are in scene convention, parents
-// before children.
-func setSkinFrames(nodes []decode.ModelNode) {
-	world := make([]decode.Mat4, len(nodes))
-	root := make([]int, len(nodes))
-	for i, n := range nodes {
-		world[i], root[i] = n.Matrix, i
-		if p := n.Parent; p >= 0 && p < i {
-			world[i], root[i] = world[p].Mul(n.Matrix), root[p]
-		}
-	}
-	turn := skinAxes.sceneMatrix(1)
-	for i := range nodes {
-		for k := range nodes[i].Parts {
-			part := &nodes[i].Parts[k]
-			if !part.Skinned {
-				continue
-			}
-			f := world[root[i]].Mul(turn)
-			f[12], f[13], f[14] = world[i][12], world[i][13], world[i][14]
-			inv, ok := world[i].InverseAffine()
-			if !ok {
-				continue // frames are checked non-singular when read
-			}
-			part.SkinFrame = inv.Mul(f)
-		}
-	}
 }
 
 // partSkinned reports whether the part r, opened beside the model, has a

@@ -22,7 +22,8 @@ import (
 func assetFiles(t testing.TB, ext string) []string {
 	t.Helper()
 	root := decodetest.NeedShared(t, "assets")
-	trees := []string{filepath.Join(root, "gem-centurion"), filepath.Join(root, "gem-pilot")}
+	trees := []string{filepath.Join(root, "gem-centurion"), filepath.Join(root, "gem-pilot"),
+		filepath.Join(root, "gem-pantera"), filepath.Join(root, "gem-su85")}
 	if real, ok := decodetest.RealData(t, "gem"); ok {
 		trees = append(trees, real)
 	}

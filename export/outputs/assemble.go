@@ -308,7 +308,7 @@ func (a *assembly) place(s *decode.Scene, po *partOut, part decode.ModelPart, at
 		skinned := part.Skinned && pm.Skinned && ps.Skeleton != nil && len(ps.Skeleton.Joints) > 0
 		var slotOf []uint16
 		if skinned {
-			mesh.Skin, slotOf = a.skin(ps.Skeleton, at, part.SkinFrame, world, byName)
+			mesh.Skin, slotOf = a.skin(ps.Skeleton, at, world, byName)
 		} else {
 			mesh.Skinned = false
 		}
@@ -342,17 +342,13 @@ func (a *assembly) place(s *decode.Scene, po *partOut, part decode.ModelPart, at
 }
 
 // skin binds a part skinned to its skeleton sk, placed at node at with
-// its vertices in frame (relative to at; the zero matrix: at's own), to
-// the scene's nodes by joint name: a joint naming no node is node at.
-// The inverse bind matrix of a node n standing for joint j is
-// inverse(world n)·(world at)·frame·(rest j)·(inverse bind j), so that at
-// rest every vertex is where frame puts it; slotOf maps the part's
-// joints to the skin's.
-func (a *assembly) skin(sk *decode.Skeleton, at int, frame decode.Mat4, world []decode.Mat4, byName map[string]int) (*decode.Skin, []uint16) {
-	if frame == (decode.Mat4{}) {
-		frame = decode.Identity4()
-	}
-	placed := world[at].Mul(frame)
+// its vertices in at's frame, to the scene's nodes by joint name: a joint
+// naming no node is node at. The inverse bind matrix of a node n standing
+// for joint j is inverse(world n)·(world at)·(rest j)·(inverse bind j), so
+// that at rest every vertex is where node at puts it; slotOf maps the
+// part's joints to the skin's.
+func (a *assembly) skin(sk *decode.Skeleton, at int, world []decode.Mat4, byName map[string]int) (*decode.Skin, []uint16) {
+	placed := world[at]
 	js := sk.Joints
 	rest := make([]decode.Mat4, len(js))
 	for i, j := range js {

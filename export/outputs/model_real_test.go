@@ -294,6 +294,17 @@ func glbBounds(t *testing.T, doc *qgltf.Document, skip func(string) bool) box {
 // addMesh adds the mesh of node i placed as a viewer shows it at rest (a
 // skinned mesh by its first joint and inverse bind matrix).
 func (b *box) addMesh(t *testing.T, doc *qgltf.Document, i int) {
+	m := restOf(t, doc, i)
+	for _, p := range doc.Meshes[*doc.Nodes[i].Mesh].Primitives {
+		acc := doc.Accessors[p.Attributes[qgltf.POSITION]]
+		b.add(m, acc.Min, acc.Max)
+	}
+}
+
+// restOf is where the mesh of node i puts its vertices at rest: the node's
+// world matrix, or for a skinned mesh its first joint's world matrix times
+// that joint's inverse bind matrix.
+func restOf(t *testing.T, doc *qgltf.Document, i int) decode.Mat4 {
 	n := doc.Nodes[i]
 	m := worldOf(doc, i)
 	if n.Skin != nil {
@@ -311,10 +322,7 @@ func (b *box) addMesh(t *testing.T, doc *qgltf.Document, i int) {
 		}
 		m = worldOf(doc, sk.Joints[0]).Mul(ibm)
 	}
-	for _, p := range doc.Meshes[*n.Mesh].Primitives {
-		acc := doc.Accessors[p.Attributes[qgltf.POSITION]]
-		b.add(m, acc.Min, acc.Max)
-	}
+	return m
 }
 
 // authored are the TF models whose boundingInfo is set by hand rather
@@ -499,23 +507,9 @@ func TestRealCenturion(t *testing.T) {
 		t.Errorf("hull %.2f × %.2f m, want 7.8 × 3.4 m within 3%%", length, width)
 	}
 	t.Logf("hull %.2f m × %.2f m", length, width)
-	// The skinned tracks (mesh nodes named after their bones, skinned)
-	// lie along the hull's length, their bottoms at the wheels' (the
-	// hull's lowest point).
-	for _, tr := range []string{"trackl", "trackr"} {
-		tb := emptyBox()
-		for i, n := range doc.Nodes {
-			if n.Name == tr && n.Mesh != nil && n.Skin != nil {
-				tb.addMesh(t, doc, i)
-			}
-		}
-		size := [3]float64{tb.max[0] - tb.min[0], tb.max[1] - tb.min[1], tb.max[2] - tb.min[2]}
-		t.Logf("%s: %.2f × %.2f × %.2f m, bottom %.2f m (hull's %.2f m)", tr, size[0], size[1], size[2], tb.min[1], b.min[1])
-		if size[0] < 0.9*length || size[0] < 3*size[1] || size[0] < 3*size[2] || math.Abs(tb.min[1]-b.min[1]) > 0.15 {
-			t.Errorf("%s spans %.2f × %.2f × %.2f m from y %.2f m: not along the hull (%.2f m long) at its bottom (%.2f m)",
-				tr, size[0], size[1], size[2], tb.min[1], length, b.min[1])
-		}
-	}
+	// Its skinned tracks are not checked here: trackl.ply and trackr.ply
+	// were made for centurions.mdl, whose bones lay them along the hull
+	// (TestSkinnedTracksInTheirVolumes); centurion.mdl's stand them on end.
 	// Six sequences, each a glTF animation. open.anm keys cover1 and
 	// cover2, which no bone of the Centurion is named (its one hatch is
 	// "cover"), and the other four of body's sequences key "anten" (its
