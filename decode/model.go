@@ -88,6 +88,10 @@ type ModelPart struct {
 	// part's are: the assembler binds the skin so that at rest every
 	// vertex is where that node puts it.
 	Skinned bool
+	// MaterialConfig picks one of the part's own material configurations
+	// (Primitive.MaterialConfigs; Train Fever 1 models choose one per
+	// mesh): 0, or one the part does not have, keeps its first.
+	MaterialConfig int
 }
 
 // ModelAnimation is one named animation: either a file (File set: an
@@ -103,6 +107,11 @@ type ModelAnimation struct {
 	File     *Ref
 	Node     int // the node a single-track file (TF .ani) moves; -1 when by names
 	Channels []Channel
+	// Take, when set, is the one animation of File to use, by name (a
+	// Train Fever 1 event plays one of a mesh's own animations); Reverse
+	// plays it backwards (the event's forward = false).
+	Take    string
+	Reverse bool
 	// Extras are the sequence's own fields (speed, resume).
 	Extras Fields
 }

@@ -72,6 +72,11 @@ type Skin struct {
 type Primitive struct {
 	Name     string
 	Material int // index into Scene.Materials, -1 for none
+	// MaterialConfigs, when the source has several material
+	// configurations (Train Fever .msh matConfigs rows), name the
+	// primitive's material under each, the first being Material's; a
+	// model may pick another (ModelPart.MaterialConfig). Exporters ignore it.
+	MaterialConfigs []string
 
 	Positions [][3]float32
 	Normals   [][3]float32 // unit length, or nil

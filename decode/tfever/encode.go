@@ -360,3 +360,115 @@ func quotedList(l []string) string {
 	}
 	return b.String()
 }
+
+// EncTF1Model is what EncodeTF1Mdl writes: a model in the Train Fever (1)
+// layout (see mdl_tf1.go): each LOD a list of mesh and group children
+// with material configurations and events, no node tree.
+type EncTF1Model struct {
+	// Prelude is Lua source written before data() (requires, locals);
+	// Metadata is the metadata table's Lua source ("" leaves it out).
+	Prelude, Metadata string
+	LODs              []EncTF1LOD
+	BBMin, BBMax      [3]float64
+}
+
+// EncTF1LOD is one level of detail of the Train Fever layout.
+type EncTF1LOD struct {
+	Children               []EncChild
+	MatConfigs             [][]int
+	Events                 []EncEvent
+	VisibleFrom, VisibleTo float64
+}
+
+// EncChild is a child: a mesh (relative to res/models/mesh/) or, with
+// Group, a .grp (relative to res/models/group/), placed by Transf (nil:
+// identity, written out).
+type EncChild struct {
+	ID     string
+	Group  bool
+	Transf *[16]float64
+}
+
+// EncEvent plays the mesh animation Take of child Child (1-based) for
+// the event Name.
+type EncEvent struct {
+	Name    string
+	Child   int
+	Take    string
+	Forward bool
+}
+
+// EncodeTF1Mdl writes the model as Train Fever's exporter does: keys in
+// sorted order, trailing commas, an empty animations table per LOD.
+func EncodeTF1Mdl(m *EncTF1Model) []byte {
+	var s bytes.Buffer
+	s.WriteString(m.Prelude)
+	s.WriteString("function data()\nreturn {\n")
+	fmt.Fprintf(&s, "\tboundingInfo = {\n\t\tbbMax = { %s, },\n\t\tbbMin = { %s, },\n\t},\n", nums(m.BBMax[:]), nums(m.BBMin[:]))
+	s.WriteString("\tcollider = {\n\t\tparams = { },\n\t\ttype = \"MESH\",\n\t},\n\tlods = {\n")
+	for _, l := range m.LODs {
+		s.WriteString("\t\t{\n\t\t\tanimations = { },\n")
+		writeChildren(&s, l.Children, "\t\t\t")
+		s.WriteString("\t\t\tevents = {\n")
+		events := append([]EncEvent(nil), l.Events...)
+		sort.SliceStable(events, func(i, j int) bool { return events[i].Name < events[j].Name })
+		for i := 0; i < len(events); {
+			j := i
+			fmt.Fprintf(&s, "\t\t\t\t%s = {\n", luaKey(events[i].Name))
+			for ; j < len(events) && events[j].Name == events[i].Name; j++ {
+				fmt.Fprintf(&s, "\t\t\t\t\t[%d] = { forward = %v, name = %s, },\n", events[j].Child, events[j].Forward, strconv.Quote(events[j].Take))
+			}
+			s.WriteString("\t\t\t\t},\n")
+			i = j
+		}
+		s.WriteString("\t\t\t},\n")
+		writeMatConfigs(&s, l.MatConfigs, "\t\t\t")
+		fmt.Fprintf(&s, "\t\t\tstatic = false,\n\t\t\tvisibleFrom = %s,\n\t\t\tvisibleTo = %s,\n\t\t},\n", num(l.VisibleFrom), num(l.VisibleTo))
+	}
+	s.WriteString("\t},\n")
+	if m.Metadata != "" {
+		fmt.Fprintf(&s, "\tmetadata = %s,\n", m.Metadata)
+	}
+	s.WriteString("}\nend\n")
+	return s.Bytes()
+}
+
+// EncodeGrp writes a Train Fever group (.grp): children and material
+// configurations, as in a LOD of EncodeTF1Mdl.
+func EncodeGrp(children []EncChild, matConfigs [][]int) []byte {
+	var s bytes.Buffer
+	s.WriteString("function data()\nreturn {\n")
+	writeChildren(&s, children, "\t")
+	writeMatConfigs(&s, matConfigs, "\t")
+	s.WriteString("}\nend\n")
+	return s.Bytes()
+}
+
+func writeChildren(s *bytes.Buffer, cs []EncChild, in string) {
+	fmt.Fprintf(s, "%schildren = {\n", in)
+	for _, c := range cs {
+		t := c.Transf
+		if t == nil {
+			t = &[16]float64{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}
+		}
+		typ := "MESH"
+		if c.Group {
+			typ = "GROUP"
+		}
+		fmt.Fprintf(s, "%s\t{\n%s\t\tid = %s,\n%s\t\ttransf = {\n%s\t\t\t%s, \n%s\t\t},\n%s\t\ttype = %q,\n%s\t},\n",
+			in, in, strconv.Quote(c.ID), in, in, nums(t[:]), in, in, typ, in)
+	}
+	fmt.Fprintf(s, "%s},\n", in)
+}
+
+func writeMatConfigs(s *bytes.Buffer, rows [][]int, in string) {
+	fmt.Fprintf(s, "%smatConfigs = {\n", in)
+	for _, row := range rows {
+		fmt.Fprintf(s, "%s\t{\n%s\t\t", in, in)
+		for _, v := range row {
+			fmt.Fprintf(s, "%d, ", v)
+		}
+		fmt.Fprintf(s, "\n%s\t}, \n", in)
+	}
+	fmt.Fprintf(s, "%s},\n", in)
+}

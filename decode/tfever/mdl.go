@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -38,6 +39,20 @@ import (
 // channels holding that product; a FILE_REF track stays a file for the
 // assembler, which composes it the same way (decode.ModelAnimation).
 //
+// A LOD without node but with children is the Train Fever (1) layout:
+// children = {{id = "rel.msh", type = "MESH", transf}, {id = "rel.grp",
+// type = "GROUP", transf}, …} (a group is a res/models/group/ script
+// returning {children, matConfigs} of the same shape), matConfigs = {{c,
+// …}, …} (row 1, what the game shows first, picks per child the
+// configuration of its mesh's own materials: ModelPart.MaterialConfig;
+// real rows are shorter or longer than the children, a missing entry is
+// 0), events = {name = {[child] = {name = "take", forward = b}}} (each
+// plays one of the child mesh's own KEYFRAME animations on its node,
+// backwards when not forward: animations name/child), an empty
+// animations table (kept in header.json), visibleFrom and visibleTo.
+// mdl_tf1.go names the public files this was fitted to. A group that is
+// missing or fails is listed, its node left empty.
+//
 // The model is read alone: its parts are references (decode.Model). A
 // module the script requires but that is not found (the base game's vec3
 // and transf, which mods require without using in data()) is a stub that
@@ -62,6 +77,21 @@ func (Mdl) Sniff(name string, head []byte) bool {
 }
 
 func (Mdl) StripExt(name string) string { return stripExt(name, ".mdl") }
+
+// chunkName is the name the script runs under, which debug.getinfo gives
+// scripts as their source: the path from the folder holding res/ (a mod's
+// folder, whose name mods read), else the file's base name.
+func chunkName(name string) string {
+	s := filepath.ToSlash(name)
+	i := strings.LastIndex(s, "/res/")
+	if i < 0 {
+		if strings.HasPrefix(s, "res/") {
+			return s
+		}
+		return path.Base(s)
+	}
+	return s[strings.LastIndex(s[:i], "/")+1:]
+}
 
 // firstChar is the first byte of b after a UTF-8 BOM and ASCII white space,
 // or 0.
@@ -142,7 +172,7 @@ func (f Mdl) load(ctx context.Context, src *decode.Source) (*mdlFile, error) {
 		out.requires = append(out.requires, required{Module: module, Opened: opened})
 		return opened, b, nil
 	}
-	v, err := luasandbox.RunRequire(ctx, filepath.Base(src.Name), script, f.Limits, load)
+	v, err := luasandbox.RunRequire(ctx, chunkName(src.Name), script, f.Limits, load)
 	if err != nil {
 		fe := &decode.FormatError{File: src.Name, Section: "data.lua", Field: "data()", Msg: "running the script", Err: err}
 		if errors.Is(err, luasandbox.ErrLimit) || errors.Is(err, luasandbox.ErrTimeout) {
@@ -150,7 +180,8 @@ func (f Mdl) load(ctx context.Context, src *decode.Source) (*mdlFile, error) {
 		}
 		return out, fe
 	}
-	r := &mdlReader{reader: reader{file: src.Name}, out: out, seenMesh: map[string]bool{}, seenMat: map[string]bool{}}
+	r := &mdlReader{reader: reader{file: src.Name}, out: out, seenMesh: map[string]bool{}, seenMat: map[string]bool{},
+		openGroup: f.groupScripts(ctx, src, load)}
 	if err := r.model(v); err != nil {
 		return out, err
 	}
@@ -206,6 +237,8 @@ type mdlReader struct {
 	// animHdr is, per animation of the LOD being read, its entry in
 	// out.anims.
 	animHdr []int
+	// openGroup reads a Train Fever group (nil: no roots to look in).
+	openGroup groupOpener
 }
 
 func (r *mdlReader) limit(field, what string, n, max int) error {
@@ -273,15 +306,20 @@ func (r *mdlReader) lod(v any, field string, index int) error {
 		}
 	}
 	nv := t.Get("node")
-	if nv == nil {
-		if t.Get("children") != nil {
-			return r.errf(field+".node", "is missing and the LOD has children: the Train Fever (1) layout, which is not read")
-		}
-		return r.errf(field+".node", "is missing, want the LOD's root node")
-	}
+	tf1 := nv == nil && t.Get("children") != nil
+	var tf1h decode.Fields
 	r.animHdr = r.animHdr[:0]
-	if err := r.node(&lod, nv, -1, field+".node", index); err != nil {
-		return err
+	switch {
+	case tf1:
+		if err := r.tf1Lod(&lod, t, field, &tf1h); err != nil {
+			return err
+		}
+	case nv == nil:
+		return r.errf(field+".node", "is missing, want the LOD's root node (or the Train Fever layout's children)")
+	default:
+		if err := r.node(&lod, nv, -1, field+".node", index); err != nil {
+			return err
+		}
 	}
 	uniqueNames(lod.Animations)
 	for i, a := range lod.Animations {
@@ -307,7 +345,12 @@ func (r *mdlReader) lod(v any, field string, index int) error {
 	}
 	h.Add("nodes", nodes)
 	h.Add("animations", len(lod.Animations))
-	h.Add("otherKeys", nonNilFields(extra(t, "node", "visibleFrom", "visibleTo", "static")))
+	h = append(h, tf1h...)
+	known := []string{"node", "visibleFrom", "visibleTo", "static"}
+	if tf1 {
+		known = append(known, "children", "matConfigs", "events", "animations")
+	}
+	h.Add("otherKeys", nonNilFields(extra(t, known...)))
 	r.out.lods = append(r.out.lods, h)
 	return nil
 }

@@ -537,6 +537,7 @@ func buildScene(ctx context.Context, m *mshData, data []byte, file, script, name
 				s.Materials = append(s.Materials, decode.Material{Name: mn})
 			}
 			p.Material = idx
+			p.MaterialConfigs = configMaterials(m, &sm, si)
 		}
 		p.JoinByValue()
 		mesh.Primitives = append(mesh.Primitives, *p)
@@ -549,6 +550,29 @@ func buildScene(ctx context.Context, m *mshData, data []byte, file, script, name
 		}
 	}
 	return s, nil
+}
+
+// configMaterials names submesh si's material under each of the mesh's
+// material configurations (matConfigs rows: one material index per
+// submesh) when it has more than one, for a model to pick from; nil when
+// it has one, or when a row gives this submesh no valid index (such a row
+// cannot be shown, and the first configuration stands).
+func configMaterials(m *mshData, sm *subMesh, si int) []string {
+	if !m.HasMatCfg || len(m.MatConfigs) < 2 {
+		return nil
+	}
+	out := make([]string, 0, len(m.MatConfigs))
+	for _, row := range m.MatConfigs {
+		if si >= len(row) {
+			return nil
+		}
+		c := row[si]
+		if c < 0 || c >= float64(len(sm.Materials)) || c != math.Trunc(c) {
+			return nil
+		}
+		out = append(out, sm.Materials[int(c)])
+	}
+	return out
 }
 
 // sceneMaterials are the materials Decode's scene has, in its order: each

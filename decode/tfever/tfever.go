@@ -1,8 +1,13 @@
 // Package tfever reads Transport Fever and Train Fever meshes: a `.msh` Lua
 // data script that locates attributes and index lists in its companion
-// `.msh.blob`, `.ani` keyframe tracks (FORMATS.md §2), and Transport Fever
-// 2 `.mdl` models, which place meshes by reference (Mdl, a
-// decode.ModelDecoder).
+// `.msh.blob`, `.ani` keyframe tracks (FORMATS.md §2), and `.mdl` models,
+// which place meshes by reference (Mdl, a decode.ModelDecoder): the
+// Transport Fever 2 node tree, and the Train Fever (1) layout that mods
+// still ship (each LOD a list of mesh and .grp group children, matConfigs
+// choosing each mesh's material configuration, events playing the
+// meshes' own animations; mdl_tf1.go states the layout and the public
+// files it was fitted to). A model script runs under its path from its
+// mod folder (NAME_1/res/models/model/x.mdl), which debug.getinfo gives it.
 //
 // The scripts run in luasandbox. Conventions of the source: Z up,
 // right-handed, metres, counter-clockwise front faces; the decoder rotates

@@ -317,6 +317,8 @@ func (a *assembly) place(s *decode.Scene, po *partOut, part decode.ModelPart, at
 			switch {
 			case flat < len(part.Materials):
 				p.Material = addMat(a.override(po, part.Materials[flat]))
+			case part.MaterialConfig > 0 && part.MaterialConfig < len(p.MaterialConfigs):
+				p.Material = addMat(a.override(po, p.MaterialConfigs[part.MaterialConfig]))
 			case p.Material >= 0 && p.Material < len(ps.Materials):
 				p.Material = addMat(&ps.Materials[p.Material])
 			default:
@@ -475,9 +477,15 @@ func (a *assembly) animation(ctx context.Context, ma decode.ModelAnimation, bind
 	sk := ao.scene.Skeleton
 	var out []decode.Animation
 	for _, src := range ao.scene.Animations {
+		if ma.Take != "" && src.Name != ma.Take {
+			continue
+		}
 		an := decode.Animation{Name: ma.Name}
-		if len(ao.scene.Animations) > 1 && src.Name != "" {
+		if ma.Take == "" && len(ao.scene.Animations) > 1 && src.Name != "" {
 			an.Name = ma.Name + "/" + src.Name
+		}
+		if ma.Reverse {
+			src.Channels = reversed(src.Channels)
 		}
 		for _, c := range src.Channels {
 			to := -1
@@ -501,9 +509,42 @@ func (a *assembly) animation(ctx context.Context, ma decode.ModelAnimation, bind
 		}
 	}
 	if len(out) == 0 {
+		if ma.Take != "" {
+			return nil, fail(ma.File.Stored, fmt.Sprintf("the file has no animation %q that moves a node", ma.Take))
+		}
 		return nil, fail(ma.File.Stored, "no joint it animates is a node of the model")
 	}
 	return out, nil
+}
+
+// reversed plays channels backwards over their common span: a key at t
+// moves to end−t, so the last pose comes first (new slices; the decoded
+// file's are shared).
+func reversed(cs []decode.Channel) []decode.Channel {
+	var end float32
+	for _, c := range cs {
+		if n := len(c.Times); n > 0 {
+			end = max(end, c.Times[n-1])
+		}
+	}
+	out := make([]decode.Channel, len(cs))
+	for i, c := range cs {
+		n := len(c.Times)
+		w := 0
+		if n > 0 {
+			w = len(c.Values) / n
+		}
+		r := c
+		r.Times = make([]float32, n)
+		r.Values = make([]float32, len(c.Values))
+		for k := range n {
+			j := n - 1 - k
+			r.Times[k] = end - c.Times[j]
+			copy(r.Values[k*w:(k+1)*w], c.Values[j*w:(j+1)*w])
+		}
+		out[i] = r
+	}
+	return out
 }
 
 // ModelGLBs assembles every LOD of the model and exports each, LOD 0

@@ -10,7 +10,8 @@
 // the pattern functions, and math.randomseed, which would reseed the
 // process's shared generator). io, os, package, debug, coroutine and channel
 // are stub tables whose every field fails with "os.execute is not available
-// in the sandbox" and the like. `_` is the identity function, as the game
+// in the sandbox" and the like, but for the data-only debug.getinfo and
+// package.path, cpath and loaded (openDataOnly). `_` is the identity function, as the game
 // defines it for translated strings.
 //
 // gopher-lua has no allocator hook, so memory is bounded by bounding what a
@@ -220,6 +221,7 @@ func RunRequire(ctx context.Context, name string, script []byte, lim Limits, loa
 	if err := openLibs(L, b); err != nil {
 		return nil, b.classify(err)
 	}
+	openDataOnly(L)
 	if load != nil {
 		L.G.Global.RawSetString("require", L.NewFunction(b.require(load)))
 	}
