@@ -12,10 +12,20 @@
 //     LZ4 block, and a claimed size beyond LZ4's 255:1 ratio (or 2 GiB) is
 //     refused before allocating. A block must decompress to exactly its
 //     claimed size and be consumed exactly by the surface's fields.
-//   - Index widths: u8 below 256 vertices, u16 below 65 536, compact ints
-//     above, counting coordinate vertices (target 0's positions) for the
-//     coordinate indices and triangle vertices (target 0's tangents) for
-//     the triangle indices. Every index is checked against its count.
+//   - Index widths: u8 below 256 vertices, u16 below 65 536, above that
+//     compact ints in a block (ms15, sk10, ms14) and int32s in a stream
+//     (ms13 to ms10), counting coordinate vertices (target 0's positions)
+//     for the coordinate indices and triangle vertices (target 0's
+//     tangents) for the triangle indices. Every index is checked against
+//     its count. The streams' int32s are seen in the public
+//     ms12_mao_3927a595….mesh: surface 0 has 82 271 triangle vertices,
+//     and its 83 901 triangle indices (count "bd 9e 0a" at 0x195955) are
+//     4 bytes each from 0x195958 ("2c 41 01 00" = 82 220) to 0x1e784c,
+//     where surface 1's vertex count ("94 13" = 1 236) and positions
+//     follow; read as compact ints they end early and surface 1 reads
+//     nonsense. No other public stream file reaches 65 536 vertices; ms12
+//     and ms13 come from one writer (the same asset saved as both differs
+//     only in the name list), so every stream version takes the rule.
 //   - glTF vertices are the unique (coordinate, triangle) index pairs in
 //     order of first use; winding is kept (UNIGINE's faces are
 //     counter-clockwise, checked on the real files), and positions, normals,
@@ -60,7 +70,8 @@
 //     tangent count and the tangent frames; the weight section (as ms14);
 //     UV0, UV1 and colours as ms15; a compact coordinate index count and
 //     the indices; a compact triangle index count and the indices (widths
-//     as ms15); and the magic at the end. Bytes between the last surface
+//     as ms15 up to 65 535 vertices, int32s above); and the magic at the
+//     end. Bytes between the last surface
 //     and a magic that ends the file are kept unread (File.Tail, shown as
 //     header.json's unknown_tail_bytes and chunks/NN_tail.bin): none of the
 //     shared files has any, but a large public ms11 file was reported to

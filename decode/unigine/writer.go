@@ -178,11 +178,11 @@ func geometry(w *writer, lay layout, s *Surface) {
 	if lay.blockCounts {
 		w.compact(int32(len(s.CIndices)))
 	}
-	w.indices(s.CIndices, len(s.Targets[0].Positions))
+	w.indices(lay, s.CIndices, len(s.Targets[0].Positions))
 	if lay.blockCounts {
 		w.compact(int32(len(s.TIndices)))
 	}
-	w.indices(s.TIndices, len(s.Targets[0].Tangents))
+	w.indices(lay, s.TIndices, len(s.Targets[0].Tangents))
 }
 
 // CollisionBlock makes a minimal collision block for tris triangles: an
@@ -252,8 +252,8 @@ func (w *writer) joints(js []Joint) {
 	}
 }
 
-func (w *writer) indices(idx []uint32, n int) {
-	switch indexWidth(n) {
+func (w *writer) indices(lay layout, idx []uint32, n int) {
+	switch lay.indexWidth(n) {
 	case 1:
 		for _, v := range idx {
 			w.b = append(w.b, byte(v))
@@ -261,6 +261,10 @@ func (w *writer) indices(idx []uint32, n int) {
 	case 2:
 		for _, v := range idx {
 			w.u16(uint16(v))
+		}
+	case 4:
+		for _, v := range idx {
+			w.u32(v)
 		}
 	default:
 		for _, v := range idx {
