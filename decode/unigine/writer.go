@@ -93,6 +93,21 @@ func Encode(f *File) ([]byte, error) {
 			w.transform(t)
 		}
 	}
+	if len(f.Anims) != len(f.Names) {
+		return nil, fmt.Errorf("unigine: %d animations for %d names: a stream stores one per name", len(f.Anims), len(f.Names))
+	}
+	for i := range f.Anims {
+		a := &f.Anims[i]
+		if a.Magic != f.Magic || len(a.Flags) != a.Frames*len(a.Animated) || len(a.Values) != valueTotal(a) {
+			return nil, fmt.Errorf("unigine: animation %d: magic %q, %d records and %d values for %d frames of %d joints", i, a.Magic, len(a.Flags), len(a.Values), a.Frames, len(a.Animated))
+		}
+		w.compact(int32(len(a.Animated)))
+		for _, j := range a.Animated {
+			w.u16(uint16(j))
+		}
+		w.b = append(w.b, a.Mask)
+		w.animFrames(a)
+	}
 	if !lay.blocks {
 		for i := range f.Surfaces {
 			geometry(w, lay, &f.Surfaces[i])
