@@ -32,6 +32,7 @@ var fixtures = []struct {
 	{"ms11_bones.mesh", ms11BonesFile},
 	{"ms13_nan_repaired.mesh", ms13NaNFile},
 	{"ms11_nan_repaired.mesh", ms11NaNFile},
+	{"ms12_wide.mesh", ms12WideFile},
 }
 
 // TestFixtures checks that the committed fixtures are what the encoder
@@ -361,6 +362,31 @@ func quatMul(a, b [4]float32) [4]float32 {
 		a[3]*b[2] + a[0]*b[1] - a[1]*b[0] + a[2]*b[3],
 		a[3]*b[3] - a[0]*b[0] - a[1]*b[1] - a[2]*b[2],
 	}
+}
+
+// ms12WideFile is a static ms12 mesh with more than 65 535 triangle
+// vertices, whose triangle indices a stream stores as int32s (as the public
+// ms12_mao_3927a595… surface 0 does): a 4×4 grid whose corners each take a
+// triangle vertex of their own, spread over 65 536 of them (the last one
+// used), most of which no corner uses.
+func ms12WideFile() *File {
+	s := grid(5, 2)
+	s.Name = "wide"
+	const ntv = 65536
+	base := &s.Targets[0]
+	q := base.Tangents[0]
+	base.Tangents = make([][4]int16, ntv)
+	for i := range base.Tangents {
+		base.Tangents[i] = q
+	}
+	s.UV0 = nil
+	s.TIndices = make([]uint32, len(s.CIndices))
+	for k := range s.TIndices {
+		s.TIndices[k] = uint32(k * (ntv - 1) / (len(s.TIndices) - 1))
+	}
+	f := &File{Magic: MagicMS12, Surfaces: []Surface{s}}
+	f.Bounds = fileBounds(f.Surfaces)
+	return f
 }
 
 // ms10File is a cube in ms10, whose tangent frames keep x, y, z and w's
