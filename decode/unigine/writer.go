@@ -11,7 +11,8 @@ import (
 
 // Encode writes f in the version its Magic names (ms15, sk10, ms14, ms13,
 // ms12, ms11 or ms10). ms10 keeps a tangent frame's
-// x, y, z and the sign of w. Counts are taken from the slices; index widths follow the vertex
+// x, y, z and the sign of w. A stream with a name list needs one of Anims
+// per name. Counts are taken from the slices; index widths follow the vertex
 // counts as the reader expects. A surface's blocks are LZ4-compressed
 // unless Stored is set or compression does not shrink them. It exists to
 // make fixtures and round-trip tests: it checks only what it needs to write
