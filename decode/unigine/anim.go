@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,9 @@ const DefaultFPS = 30
 // AnimName is the animation format's identifier.
 const AnimName = "unigine-anim"
 
-// Anim is one .anim file, field for field.
+// Anim is one .anim file, field for field, or one animation a mesh stream
+// stores after its bone transforms (File.Anims: Magic is the mesh's, and
+// only Animated, Mask, Frames, Flags and Values are set).
 type Anim struct {
 	Magic  string
 	Bounds Bounds // an10
@@ -48,7 +51,8 @@ type Anim struct {
 	// (Frames × len(Animated), frame by frame), Values the flagged values
 	// of every record in turn, each record's in the order position x, y,
 	// z, rotation x, y, z, w, scale x, y, z: an11 and an12's floats, an10's
-	// stored integers (u16, or short for the rotation; exact in a float32).
+	// stored integers (u16, or short for the rotation; exact in a float32),
+	// a mesh's floats with the rotation's stored shorts.
 	Frames int
 	Flags  []uint8
 	Values []float32
@@ -68,6 +72,10 @@ const (
 
 // isAnimMagic reports whether m is an .anim magic meshfs reads.
 func isAnimMagic(m string) bool { return m == MagicAN10 || m == MagicAN11 || m == MagicAN12 }
+
+// inMesh reports whether m is a mesh magic: the animation is one a mesh
+// stream stores (ms12, ms11, ms10), whose records have an10's flag bits.
+func inMesh(m string) bool { return m == MagicMS12 || m == MagicMS11 || m == MagicMS10 }
 
 // ReadAnim parses an .anim file.
 func ReadAnim(ctx context.Context, src *decode.Source) (*Anim, error) {
@@ -131,25 +139,7 @@ func parseAnim(ctx context.Context, r *reader, keep bool) (a *Anim, framesAt int
 		return a, 0, r.err
 	}
 	r.section = "animated joints"
-	na := r.count("animated_joint_count", 2)
-	if na > 0 {
-		a.Animated = make([]int16, 0, na)
-		seen := make([]bool, len(a.Joints))
-		for k := 0; k < na && r.err == nil; k++ {
-			at := r.pos
-			j := int16(r.u16(fmt.Sprintf("animated_joint[%d]", k)))
-			if r.err != nil {
-				break
-			}
-			if j < 0 || int(j) >= len(a.Joints) || seen[j] {
-				r.pos = at
-				r.fail(fmt.Sprintf("animated_joint[%d]", k), nil, "joint %d is not one of the %d joints or is given twice", j, len(a.Joints))
-				break
-			}
-			seen[j] = true
-			a.Animated = append(a.Animated, j)
-		}
-	}
+	r.animatedJoints(a, len(a.Joints))
 	if v12 {
 		a.FPS = int32(r.u32("fps"))
 		a.RootMotion = r.u8("root_motion") != 0
@@ -168,14 +158,7 @@ func parseAnim(ctx context.Context, r *reader, keep bool) (a *Anim, framesAt int
 		a.Mask = r.u8("mask")
 	}
 	r.section = "frames"
-	// Every record is at least its flag byte.
-	nf := r.count("frame_count", int64(max(1, len(a.Animated))))
-	if r.err != nil {
-		return a, 0, r.err
-	}
-	a.Frames = nf
-	framesAt = r.offset()
-	if err := r.readRecords(ctx, a, keep); err != nil {
+	if framesAt, err = r.animFrames(ctx, a, keep); err != nil {
 		return a, framesAt, err
 	}
 	r.section = "end"
@@ -186,9 +169,78 @@ func parseAnim(ctx context.Context, r *reader, keep bool) (a *Anim, framesAt int
 	return a, framesAt, r.err
 }
 
+// animatedJoints reads the animated joint list (a compact count, a short
+// joint index each) into a.Animated; each must be one of the joints, once.
+func (r *reader) animatedJoints(a *Anim, joints int) {
+	na := r.count("animated_joint_count", 2)
+	if na == 0 || r.err != nil {
+		return
+	}
+	a.Animated = make([]int16, 0, na)
+	seen := make([]bool, joints)
+	for k := 0; k < na && r.err == nil; k++ {
+		at := r.pos
+		j := int16(r.u16(fmt.Sprintf("animated_joint[%d]", k)))
+		if r.err != nil {
+			break
+		}
+		if j < 0 || int(j) >= joints || seen[j] {
+			r.pos = at
+			r.fail(fmt.Sprintf("animated_joint[%d]", k), nil, "joint %d is not one of the %d joints or is given twice", j, joints)
+			break
+		}
+		seen[j] = true
+		a.Animated = append(a.Animated, j)
+	}
+}
+
+// animFrames reads the frame count and the records (kept when keep is
+// set) and returns the offset of the first record.
+func (r *reader) animFrames(ctx context.Context, a *Anim, keep bool) (int64, error) {
+	// Every record is at least its flag byte.
+	nf := r.count("frame_count", int64(max(1, len(a.Animated))))
+	if r.err != nil {
+		return 0, r.err
+	}
+	a.Frames = nf
+	at := r.offset()
+	return at, r.readRecords(ctx, a, keep)
+}
+
+// writeAnimFrames writes what animFrames reads.
+func (w *writer) animFrames(a *Anim) {
+	w.compact(int32(a.Frames))
+	v := a.Values
+	for _, fl := range a.Flags {
+		w.b = append(w.b, fl)
+		n := valueCount(a.Magic, fl)
+		for j, x := range v[:n] {
+			switch {
+			case a.Magic == MagicAN10:
+				// Rotation shorts are negative where position and scale
+				// u16s are not: int32 then uint16 writes both.
+				w.u16(uint16(int32(x)))
+			case inMesh(a.Magic) && isRotation(fl, j):
+				w.u16(uint16(int16(x)))
+			default:
+				w.f32s(x)
+			}
+		}
+		v = v[n:]
+	}
+}
+
+// isRotation reports whether value j of a record with an10's flag bits
+// fl is one of the rotation's four (bit 3, after the flagged position
+// components of bits 0–2).
+func isRotation(fl uint8, j int) bool {
+	p := bits.OnesCount8(fl & 7)
+	return fl&8 != 0 && j >= p && j < p+4
+}
+
 // valueCount is how many values a record with these flags holds.
 func valueCount(magic string, flags uint8) int {
-	if magic == MagicAN10 {
+	if magic == MagicAN10 || inMesh(magic) {
 		return bits.OnesCount8(flags&0x77) + 4*int(flags>>3&1)
 	}
 	return 3*int(flags&1) + 4*int(flags>>1&1) + 3*int(flags>>2&1)
@@ -202,11 +254,12 @@ func (r *reader) readRecords(ctx context.Context, a *Anim, keep bool) error {
 		return nil
 	}
 	n := a.Frames * na // at most the bytes left: each record has its flag byte
-	v10 := a.Magic == MagicAN10
+	v10, mesh := a.Magic == MagicAN10, inMesh(a.Magic)
 	if keep {
-		// Values are at most a float per 4 bytes left (an10: per 2).
+		// Values are at most a float per 4 bytes left (an10, a mesh's
+		// rotations: per 2).
 		per := int64(4)
-		if v10 {
+		if v10 || mesh {
 			per = 2
 		}
 		a.Flags = make([]uint8, 0, n)
@@ -214,7 +267,7 @@ func (r *reader) readRecords(ctx context.Context, a *Anim, keep bool) error {
 	}
 	var v [10]float32 // one record's floats (an11, an12)
 	allowed := uint8(an11Flags)
-	if v10 {
+	if v10 || mesh {
 		allowed = an10Flags
 	}
 	for i := 0; i < n; i++ {
@@ -233,7 +286,11 @@ func (r *reader) readRecords(ctx context.Context, a *Anim, keep bool) error {
 			return recordError(r.err, i, na)
 		}
 		nv := valueCount(a.Magic, fl)
-		if v10 {
+		if mesh {
+			if !r.meshRecord(fl, nv, v[:0], &a.Values, keep) {
+				return recordError(r.err, i, na)
+			}
+		} else if v10 {
 			b := r.bytes("values", 2*int64(nv))
 			if b == nil {
 				return recordError(r.err, i, na)
@@ -280,6 +337,42 @@ func (r *reader) readRecords(ctx context.Context, a *Anim, keep bool) error {
 	return nil
 }
 
+// meshRecord reads the values of a mesh animation's record with flags
+// fl (nv values): floats for the position and scale components, the
+// rotation as 4 shorts (kept as their integers, as an10's); into *values
+// when keep is set. Non-finite floats are errors.
+func (r *reader) meshRecord(fl uint8, nv int, scratch []float32, values *[]float32, keep bool) bool {
+	at := r.pos
+	b := r.bytes("values", 4*int64(nv)-8*int64(fl>>3&1)) // the rotation: 8 bytes for 4 values
+	if b == nil {
+		return false
+	}
+	v := scratch
+	for bit := range 7 {
+		if fl>>bit&1 == 0 {
+			continue
+		}
+		if bit == 3 {
+			for range 4 {
+				v = append(v, float32(int16(binary.LittleEndian.Uint16(b))))
+				b = b[2:]
+			}
+			continue
+		}
+		v = append(v, math.Float32frombits(binary.LittleEndian.Uint32(b)))
+		b = b[4:]
+	}
+	if !finite(v...) {
+		r.pos = at
+		r.fail("", nil, "values are not finite: %v", v)
+		return false
+	}
+	if keep {
+		*values = append(*values, v...)
+	}
+	return true
+}
+
 // recordError names record i's frame and joint in err's field.
 func recordError(err error, i, na int) error {
 	var fe *decode.FormatError
@@ -308,12 +401,12 @@ func (a *Anim) offsets() []uint32 {
 }
 
 // record returns the parent-relative transform record i gives, in the
-// file's axes: prev with an10's flagged components replaced; the defaults
-// with an11/an12's.
+// file's axes: prev with an10's (and a mesh's) flagged components
+// replaced; the defaults with an11/an12's.
 func (a *Anim) record(i int, offs []uint32, prev Transform) Transform {
 	fl, v := a.Flags[i], a.Values[offs[i]:]
 	t := identityTransform
-	if a.Magic != MagicAN10 {
+	if a.Magic != MagicAN10 && !inMesh(a.Magic) {
 		j := 0
 		if fl&1 != 0 {
 			t.Position = [3]float32(v[j : j+3])
@@ -329,11 +422,15 @@ func (a *Anim) record(i int, offs []uint32, prev Transform) Transform {
 		return t
 	}
 	t, q, j := prev, a.Quant, 0
+	mesh := inMesh(a.Magic)
 	for bit := range 7 {
 		if fl>>bit&1 == 0 {
 			continue
 		}
 		switch {
+		case bit < 3 && mesh:
+			t.Position[bit] = v[j]
+			j++
 		case bit < 3:
 			t.Position[bit] = q.PosMin[bit] + v[j]/65535*q.PosRange[bit]
 			j++
@@ -342,6 +439,9 @@ func (a *Anim) record(i int, offs []uint32, prev Transform) Transform {
 				t.Rotation[c] = v[j+c] / 32767
 			}
 			j += 4
+		case mesh:
+			t.Scale[bit-4] = v[j]
+			j++
 		default:
 			c := bit - 4
 			t.Scale[c] = q.ScaleMin[c] + v[j]/65535*q.ScaleRange[c]
@@ -408,6 +508,27 @@ func AnimScene(a *Anim, file, name string) (*decode.Scene, error) {
 	if na == 0 || a.Frames == 0 {
 		return sc, nil
 	}
+	chans, err := animChannels(a, shift, file)
+	if err != nil {
+		return nil, err
+	}
+	sc.Animations = []decode.Animation{{Name: name, Channels: chans}}
+	return sc, nil
+}
+
+// animChannels turns a's records into a translation, rotation and scale
+// channel per animated joint, for the skeleton whose joints are a's joints
+// shifted by shift (its synthetic root). A channel whose value never
+// changes has one key, at time 0.
+func animChannels(a *Anim, shift int, file string) ([]decode.Channel, error) {
+	na := len(a.Animated)
+	if len(a.Flags) != a.Frames*na || len(a.Values) != valueTotal(a) {
+		return nil, decode.Errorf(file, "frames", "frame_count", 0, "%d records and %d values for %d frames of %d joints", len(a.Flags), len(a.Values), a.Frames, na)
+	}
+	if na == 0 || a.Frames == 0 {
+		return nil, nil
+	}
+	offs := a.offsets()
 	times := make([]float32, a.Frames)
 	rate := float64(a.Rate())
 	for f := range times {
@@ -458,8 +579,7 @@ func AnimScene(a *Anim, file, name string) (*decode.Scene, error) {
 		}
 		chans = append(chans, tc, rc, sc)
 	}
-	sc.Animations = []decode.Animation{{Name: name, Channels: chans}}
-	return sc, nil
+	return chans, nil
 }
 
 // valueTotal is how many values a's flags call for.
@@ -658,22 +778,7 @@ func EncodeAnim(a *Anim) ([]byte, error) {
 		w.f32s(q.ScaleRange[:]...)
 		w.b = append(w.b, a.Mask)
 	}
-	w.compact(int32(a.Frames))
-	v := a.Values
-	for _, fl := range a.Flags {
-		w.b = append(w.b, fl)
-		n := valueCount(a.Magic, fl)
-		for _, x := range v[:n] {
-			if v10 {
-				// Rotation shorts are negative where position and scale
-				// u16s are not: int32 then uint16 writes both.
-				w.u16(uint16(int32(x)))
-			} else {
-				w.f32s(x)
-			}
-		}
-		v = v[n:]
-	}
+	w.animFrames(a)
 	w.raw([]byte(a.Magic))
 	return w.b, nil
 }

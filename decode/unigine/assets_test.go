@@ -2,6 +2,7 @@ package unigine
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ func TestAssetFiles(t *testing.T) {
 	if len(files) == 0 {
 		t.Skip("../shared/assets/unigine absent")
 	}
-	bones := map[string]int{"ms13_kimchi_45ba7bbc": 289, "ms11_mockup_agent": 56}
+	bones := map[string]int{"ms13_kimchi_45ba7bbc": 289, "ms11_mockup_agent": 56, "ms11_fpsdemo1_arm": 40}
 	for _, p := range files {
 		name := filepath.Base(p)
 		t.Run(name, func(t *testing.T) {
@@ -83,8 +84,17 @@ func TestAssetFiles(t *testing.T) {
 				}
 				return
 			}
-			if sc.Skeleton == nil || len(sc.Skeleton.Joints) != want+1 {
-				t.Fatalf("skeleton of %d joints, want %d bones and the synthetic root", len(sc.Skeleton.Joints), want)
+			roots := 0
+			for _, j := range f.Joints {
+				if j.Parent < 0 {
+					roots++
+				}
+			}
+			if roots > 1 {
+				want++ // the synthetic root
+			}
+			if sc.Skeleton == nil || len(sc.Skeleton.Joints) != want {
+				t.Fatalf("skeleton of %d joints, want %d (%d roots)", len(sc.Skeleton.Joints), want, roots)
 			}
 			checkBindMatchesRest(t, sc.Skeleton)
 			for _, m := range sc.Meshes {
@@ -167,4 +177,73 @@ func bitangentAlongV(p *decode.Primitive) (agree, total int) {
 		}
 	}
 	return agree, total
+}
+
+// TestAssetArmPose: the public skinned ms11 arm stores, after its 40 bone
+// transforms, the animation its name list names ("scene"): 40 animated
+// joints (0 to 39), mask 0x7f, one frame whose records (flags 0x7f) are
+// float positions, short rotations and float scales. Read so, 38 of the 40
+// positions are the bind transforms' (to the last bits: they were computed
+// apart), every rotation is a unit quaternion and every scale 1; the scene has the animation "scene" with a
+// channel per joint and path, and header.json lists it.
+func TestAssetArmPose(t *testing.T) {
+	p := assetFile(t, "ms11_fpsdemo1_arm_skinned.mesh")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := memSource(p, b)
+	f, err := Read(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Anims) != 1 || len(f.Names) != 1 || f.Names[0] != "scene" {
+		t.Fatalf("%d animations for names %q", len(f.Anims), f.Names)
+	}
+	a := f.Anims[0]
+	if a.Frames != 1 || len(a.Animated) != 40 || a.Mask != 0x7f {
+		t.Fatalf("%d frames of %d joints, mask %#x", a.Frames, len(a.Animated), a.Mask)
+	}
+	offs := a.offsets()
+	same := 0
+	for k, j := range a.Animated {
+		if int(j) != k || a.Flags[k] != 0x7f {
+			t.Fatalf("record %d: joint %d, flags %#x", k, j, a.Flags[k])
+		}
+		tr := a.record(k, offs, identityTransform)
+		near := true
+		for c, v := range tr.Position {
+			near = near && math.Abs(float64(v-f.Bind[j].Position[c])) <= 1e-4*max(1, math.Abs(float64(v)))
+		}
+		if near {
+			same++
+		}
+		q := tr.Rotation
+		if n := q[0]*q[0] + q[1]*q[1] + q[2]*q[2] + q[3]*q[3]; math.Abs(float64(n)-1) > 2e-3 {
+			t.Errorf("joint %d: rotation %v is not unit", j, q)
+		}
+		for _, v := range tr.Scale {
+			if math.Abs(float64(v)-1) > 1e-4 {
+				t.Errorf("joint %d: scale %v", j, tr.Scale)
+			}
+		}
+	}
+	if same != 38 {
+		t.Errorf("%d of 40 frame positions are the bind's, want 38", same)
+	}
+	sc, err := Format{}.Decode(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Animations) != 1 || sc.Animations[0].Name != "scene" || len(sc.Animations[0].Channels) != 3*40 {
+		t.Fatalf("animations %d", len(sc.Animations))
+	}
+	st, err := Format{}.Scan(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anims, _ := st.Header.Get("animations").([]decode.Fields)
+	if len(anims) != 1 || anims[0].Get("name") != "scene" || anims[0].Get("frames") != 1 || anims[0].Get("animated_joint_count") != 40 {
+		t.Errorf("header.json animations %v", st.Header.Get("animations"))
+	}
 }

@@ -115,7 +115,7 @@ func countGeometry(r *reader, lay layout, sh surfHeader, c *surfCounts) {
 		ci = r.count("coordinate_index_count", 1)
 	}
 	cAt := r.pos
-	if r.skipIndices("coordinate_indices", ci, nc); r.err != nil {
+	if r.skipIndices("coordinate_indices", lay, ci, nc); r.err != nil {
 		return
 	}
 	cEnd := r.pos
@@ -123,13 +123,13 @@ func countGeometry(r *reader, lay layout, sh surfHeader, c *surfCounts) {
 	if ti < 0 {
 		ti = r.count("triangle_index_count", 1)
 	}
-	if n := cEnd - cAt; ti == ci && ti > 0 && indexWidth(ntv) == indexWidth(nc) && int64(n) <= r.left() &&
+	if n := cEnd - cAt; ti == ci && ti > 0 && lay.indexWidth(ntv) == lay.indexWidth(nc) && int64(n) <= r.left() &&
 		r.ensure("triangle_indices", int64(n)) && equalBytes(r.b[cAt:cEnd], r.b[r.pos:r.pos+n]) {
 		// The same list stored twice (a surface without seams, see
 		// sameIndices): it ends as far on as the first did, no need
 		// to count its terminators again.
 		r.pos += n
-	} else if r.skipIndices("triangle_indices", ti, ntv); r.err != nil {
+	} else if r.skipIndices("triangle_indices", lay, ti, ntv); r.err != nil {
 		return
 	}
 	c.tIndices = ti
@@ -173,15 +173,15 @@ func (r *reader) skipWeights(nc int) int {
 }
 
 // skipIndices steps over count indices into an array of n vertices, in the
-// width n selects. Compact indices are skipped by counting the bytes that
-// end them (bit 7 clear), without decoding them.
-func (r *reader) skipIndices(field string, count, n int) {
-	w := indexWidth(n)
+// width n selects in layout lay. Compact indices are skipped by counting the
+// bytes that end them (bit 7 clear), without decoding them.
+func (r *reader) skipIndices(field string, lay layout, count, n int) {
+	w := lay.indexWidth(n)
 	if !r.need(field, int64(count), int64(max(w, 1))) || count == 0 {
 		return
 	}
 	if w > 0 {
-		r.skip(field, int64(w*count))
+		r.skip(field, int64(w)*int64(count))
 		return
 	}
 	r.skipCompacts(field, count)

@@ -32,6 +32,7 @@ var fixtures = []struct {
 	{"ms11_bones.mesh", ms11BonesFile},
 	{"ms13_nan_repaired.mesh", ms13NaNFile},
 	{"ms11_nan_repaired.mesh", ms11NaNFile},
+	{"ms12_wide.mesh", ms12WideFile},
 }
 
 // TestFixtures checks that the committed fixtures are what the encoder
@@ -323,13 +324,68 @@ func ms13SkinnedFile() *File {
 	return f
 }
 
-// ms11SkinnedFile is a skinned ms11 mesh with the name list ["scene"], as
-// the public skinned ms11 files have.
+// ms11SkinnedFile is a skinned ms11 mesh with the name list ["scene"] and,
+// as the public arm (ms11_fpsdemo1_arm_skinned) has, the one animation of
+// that name after the bone transforms: one frame posing every bone, all
+// flag bits set (mask 0x7f); here each bone's transform turned 30° about
+// its Z, the child also moved along its X.
 func ms11SkinnedFile() *File {
 	f := ms13SkinnedFile()
 	f.Magic = MagicMS11
 	f.Names = []string{"scene"}
 	f.Surfaces[0].LightmapChannel, f.Surfaces[0].LightmapResolution = 0, 0
+	a := Anim{Magic: MagicMS11, Mask: 0x7f, Frames: 1}
+	turn := quatZ(30)
+	for j, t := range f.Bind {
+		a.Animated = append(a.Animated, int16(j))
+		a.Flags = append(a.Flags, 0x7f)
+		p := t.Position
+		if j == 1 {
+			p[0] += 0.25
+		}
+		q := quatMul(t.Rotation, turn)
+		a.Values = append(a.Values, p[:]...)
+		for _, c := range q {
+			a.Values = append(a.Values, float32(math.Round(float64(c)*32767)))
+		}
+		a.Values = append(a.Values, t.Scale[:]...)
+	}
+	f.Anims = []Anim{a}
+	return f
+}
+
+// quatMul is the rotation b then a (x, y, z, w quaternions).
+func quatMul(a, b [4]float32) [4]float32 {
+	return [4]float32{
+		a[3]*b[0] + a[0]*b[3] + a[1]*b[2] - a[2]*b[1],
+		a[3]*b[1] - a[0]*b[2] + a[1]*b[3] + a[2]*b[0],
+		a[3]*b[2] + a[0]*b[1] - a[1]*b[0] + a[2]*b[3],
+		a[3]*b[3] - a[0]*b[0] - a[1]*b[1] - a[2]*b[2],
+	}
+}
+
+// ms12WideFile is a static ms12 mesh with more than 65 535 triangle
+// vertices, whose triangle indices a stream stores as int32s (as the public
+// ms12_mao_3927a595… surface 0 does): a 4×4 grid whose corners each take a
+// triangle vertex of their own, spread over 65 536 of them (the last one
+// used), most of which no corner uses.
+func ms12WideFile() *File {
+	s := grid(5, 2)
+	s.Name = "wide"
+	const ntv = 65536
+	base := &s.Targets[0]
+	q := base.Tangents[0]
+	base.Tangents = make([][4]int16, ntv)
+	for i := range base.Tangents {
+		base.Tangents[i] = q
+	}
+	s.UV0 = nil
+	s.TIndices = make([]uint32, len(s.CIndices))
+	for k := range s.TIndices {
+		s.TIndices[k] = uint32(k * (ntv - 1) / (len(s.TIndices) - 1))
+	}
+	f := &File{Magic: MagicMS12, Surfaces: []Surface{s}}
+	f.Bounds = fileBounds(f.Surfaces)
 	return f
 }
 
@@ -362,7 +418,7 @@ func ms11TailFile() *File {
 // bones, as the public mockup agent has.
 func ms11BonesFile() *File {
 	f := ms11SkinnedFile()
-	f.Names = nil
+	f.Names, f.Anims = nil, nil
 	return f
 }
 

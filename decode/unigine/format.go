@@ -12,10 +12,20 @@
 //     LZ4 block, and a claimed size beyond LZ4's 255:1 ratio (or 2 GiB) is
 //     refused before allocating. A block must decompress to exactly its
 //     claimed size and be consumed exactly by the surface's fields.
-//   - Index widths: u8 below 256 vertices, u16 below 65 536, compact ints
-//     above, counting coordinate vertices (target 0's positions) for the
-//     coordinate indices and triangle vertices (target 0's tangents) for
-//     the triangle indices. Every index is checked against its count.
+//   - Index widths: u8 below 256 vertices, u16 below 65 536, above that
+//     compact ints in a block (ms15, sk10, ms14) and int32s in a stream
+//     (ms13 to ms10), counting coordinate vertices (target 0's positions)
+//     for the coordinate indices and triangle vertices (target 0's
+//     tangents) for the triangle indices. Every index is checked against
+//     its count. The streams' int32s are seen in the public
+//     ms12_mao_3927a595….mesh: surface 0 has 82 271 triangle vertices,
+//     and its 83 901 triangle indices (count "bd 9e 0a" at 0x195955) are
+//     4 bytes each from 0x195958 ("2c 41 01 00" = 82 220) to 0x1e784c,
+//     where surface 1's vertex count ("94 13" = 1 236) and positions
+//     follow; read as compact ints they end early and surface 1 reads
+//     nonsense. No other public stream file reaches 65 536 vertices; ms12
+//     and ms13 come from one writer (the same asset saved as both differs
+//     only in the name list), so every stream version takes the rule.
 //   - glTF vertices are the unique (coordinate, triangle) index pairs in
 //     order of first use; winding is kept (UNIGINE's faces are
 //     counter-clockwise, checked on the real files), and positions, normals,
@@ -55,12 +65,18 @@
 //     channel and char lightmap resolution, 1 and 3 or 4 in the files],
 //     bounds, compact morph target count (1 in every public file), per
 //     target a string name (empty); magic again; one parent-relative
-//     transform (40 bytes, as ms14) per bone, without a count; then per
-//     surface: per target a compact vertex count, the positions, a compact
+//     transform (40 bytes, as ms14) per bone, without a count; [ms12,
+//     ms11, ms10: per name of the name list one animation: compact
+//     animated joint count and a short joint index each, a mask byte,
+//     compact frame count, then per frame and animated joint a flag byte
+//     (an10's bits: 0–2 position x, y, z, 3 rotation, 4–6 scale x, y, z)
+//     and the flagged values: floats for position and scale components,
+//     the rotation as 4 shorts (s/32767)]; then per surface: per target a compact vertex count, the positions, a compact
 //     tangent count and the tangent frames; the weight section (as ms14);
 //     UV0, UV1 and colours as ms15; a compact coordinate index count and
 //     the indices; a compact triangle index count and the indices (widths
-//     as ms15); and the magic at the end. Bytes between the last surface
+//     as ms15 up to 65 535 vertices, int32s above); and the magic at the
+//     end. Bytes between the last surface
 //     and a magic that ends the file are kept unread (File.Tail, shown as
 //     header.json's unknown_tail_bytes and chunks/NN_tail.bin): none of the
 //     shared files has any, but a large public ms11 file was reported to
@@ -70,6 +86,19 @@
 //     is the bitangent's (−127 in the public box, whose faces all agree
 //     with the normals only with w ≥ 0); it is read as the four-short
 //     frame of the other versions (−q when the byte is negative).
+//   - Stream animations (File.Anims) were worked out on the public ms11
+//     arm (ms11_fpsdemo1_arm_skinned.mesh, 40 bones, names ["scene"]):
+//     after its bone transforms (0x33f to 0x97f) come "28" (40) and the
+//     shorts 0 to 39, "7f" (a mask, as an10's), "01" (one frame), then 40
+//     records of 33 bytes from 0x9d2: "7f", three floats (38 of the 40
+//     equal the bind positions but for the last bits), four shorts (all unit
+//     quaternions), three floats (all 1.0); surface 0's vertex count ("9e
+//     03" = 222) follows at 0xefa. The agent (56 bones, no name) and every
+//     ms12 file (no name) have none of these bytes: one animation per
+//     name. No public file has other flags or more frames; a component
+//     left out keeps the frame before, as in an10. Each is a glTF
+//     animation named as its name, played at DefaultFPS. The arm has no
+//     morph target beyond the base (each surface names one target).
 //   - header.json comes from the header, the offset table, the block
 //     headers and one cheap pass over the blocks for the counts inside them
 //     (triangle vertices, UV sets, colours, weights, morph target vertices,

@@ -65,12 +65,12 @@ func parseGeometry(r *reader, lay layout, sh surfHeader, s *Surface, joints int)
 		ci = r.count("coordinate_index_count", 1)
 	}
 	cAt := r.pos
-	s.CIndices = r.indices("coordinate_indices", ci, nc)
+	s.CIndices = r.indices("coordinate_indices", lay, ci, nc)
 	cEnd := r.pos
 	if ti < 0 {
 		ti = r.count("triangle_index_count", 1)
 	}
-	if r.sameIndices(cAt, cEnd, ci, ti, nc, ntv) {
+	if r.sameIndices(lay, cAt, cEnd, ci, ti, nc, ntv) {
 		// A surface without seams (every triangle vertex of one
 		// coordinate vertex, numbered alike) stores the same index list
 		// twice: the bytes compare equal, so the values are the
@@ -80,7 +80,7 @@ func parseGeometry(r *reader, lay layout, sh surfHeader, s *Surface, joints int)
 		r.pos += cEnd - cAt
 		s.TIndices = s.CIndices
 	} else {
-		s.TIndices = r.indices("triangle_indices", ti, ntv)
+		s.TIndices = r.indices("triangle_indices", lay, ti, ntv)
 	}
 	if r.err == nil && len(s.CIndices) != len(s.TIndices) {
 		r.fail("triangle_index_count", nil, "%d coordinate indices but %d triangle indices", len(s.CIndices), len(s.TIndices))
@@ -246,9 +246,9 @@ func (r *reader) weights(nc, joints int) [][]Influence {
 // r.b[cAt:cEnd]: the same count and width, nc ≤ ntv (so every value is in
 // range for both) and the same bytes. It reads nothing when they are not
 // all there (the ordinary read then reports the shortage).
-func (r *reader) sameIndices(cAt, cEnd, ci, ti, nc, ntv int) bool {
+func (r *reader) sameIndices(lay layout, cAt, cEnd, ci, ti, nc, ntv int) bool {
 	n := cEnd - cAt
-	if r.err != nil || ci != ti || ci == 0 || nc > ntv || indexWidth(nc) != indexWidth(ntv) ||
+	if r.err != nil || ci != ti || ci == 0 || nc > ntv || lay.indexWidth(nc) != lay.indexWidth(ntv) ||
 		int64(n) > r.left() || !r.ensure("triangle_indices", int64(n)) {
 		return false
 	}
@@ -278,24 +278,27 @@ func equalBytes(a, b []byte) bool {
 }
 
 // indexWidth is the byte width of an index array addressing n vertices:
-// 1, 2, or 0 for compact ints.
-func indexWidth(n int) int {
+// 1 below 256, 2 below 65 536, then 0 for compact ints in a block (ms15,
+// sk10, ms14) and 4 for an int32 each in a stream (ms13 to ms10).
+func (l layout) indexWidth(n int) int {
 	switch {
 	case n < 256:
 		return 1
 	case n < 65536:
 		return 2
+	case !l.blocks:
+		return 4
 	}
 	return 0
 }
 
 // indices reads count indices into an array of n vertices, in the width that
-// n selects, and checks each against n.
-func (r *reader) indices(field string, count, n int) []uint32 {
+// n selects in layout lay, and checks each against n.
+func (r *reader) indices(field string, lay layout, count, n int) []uint32 {
 	if r.err != nil {
 		return nil
 	}
-	w := indexWidth(n)
+	w := lay.indexWidth(n)
 	if !r.need(field, int64(count), int64(max(w, 1))) || count == 0 {
 		return nil
 	}
@@ -303,17 +306,20 @@ func (r *reader) indices(field string, count, n int) []uint32 {
 	// error), so a stale scratch array does; Decode returns it.
 	idx := indexScratch.get(count)
 	switch w {
-	case 1, 2:
-		b := r.bytes(field, int64(w*count))
+	case 1, 2, 4:
+		b := r.bytes(field, int64(w)*int64(count))
 		if b == nil {
 			return nil
 		}
 		for i := range idx {
 			var v uint32
-			if w == 1 {
+			switch w {
+			case 1:
 				v = uint32(b[i])
-			} else {
+			case 2:
 				v = uint32(binary.LittleEndian.Uint16(b[2*i:]))
+			default:
+				v = binary.LittleEndian.Uint32(b[4*i:])
 			}
 			if v >= uint32(n) {
 				r.pos -= w * (count - i)

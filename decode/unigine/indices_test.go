@@ -80,7 +80,7 @@ func compactIndicesFastPath(t *testing.T, n int) {
 		}
 		want, wantAt, wantMsg := refIndices(b, count, n)
 		r := newMemReader("f", "s", b, 100)
-		got := r.indices("coordinate_indices", count, n)
+		got := r.indices("coordinate_indices", layout{blocks: true}, count, n)
 		if wantMsg == "" {
 			if r.err != nil || !reflect.DeepEqual(got, want) || r.pos != wantAt {
 				t.Fatalf("% x: got %v at %d, %v; want %v at %d", b, got, r.pos, r.err, want, wantAt)
@@ -126,7 +126,7 @@ func TestCompactIndicesHalves(t *testing.T) {
 		}
 		want, wantAt, wantMsg := refIndices(b, count, n)
 		r := newMemReader("f", "s", b, 0)
-		got := r.indices("triangle_indices", count, n)
+		got := r.indices("triangle_indices", layout{blocks: true}, count, n)
 		if wantMsg == "" {
 			if r.err != nil || !reflect.DeepEqual(got, want) || r.pos != wantAt {
 				t.Fatalf("trial %d: got %d indices ending at %d, %v; want %d ending at %d", trial, len(got), r.pos, r.err, len(want), wantAt)

@@ -25,8 +25,8 @@ type File struct {
 	SpatialTreeTriangles int32
 	Bounds               Bounds
 	// Names is the name list after the bones (ms12, ms11, ms10): empty in
-	// most files, ["scene"] in some skinned ms11 files (animation names,
-	// probably). Only reported.
+	// most files, ["scene"] in some skinned ms11 files; each names one of
+	// Anims.
 	Names []string
 	// Joints: sk10's joints or the bones of ms14 and ms13 down to ms10.
 	Joints []Joint
@@ -40,6 +40,10 @@ type File struct {
 	Surfaces                   []Surface
 	// RAM is the estimated memory use in bytes (absent in ms13 to ms10).
 	RAM int64
+	// Anims are the animations a stream stores after the bone transforms,
+	// one per name of Names (ms12, ms11, ms10); Scan keeps their counts
+	// only (no Flags or Values).
+	Anims []Anim
 	// Tail holds bytes between the last surface and the final magic of a
 	// stream (ms13 to ms10), kept unread.
 	Tail []byte

@@ -105,6 +105,9 @@ func readSurface(src *decode.Source, h *header, l *fileLayout, i int, collision 
 // surface's geometry in turn after the header, then the end (streamEnd).
 func readStream(ctx context.Context, r *reader, h *header) error {
 	f := &h.file
+	if err := r.readAnims(ctx, f, true); err != nil {
+		return err
+	}
 	for i := range f.Surfaces {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -114,6 +117,29 @@ func readStream(ctx context.Context, r *reader, h *header) error {
 	}
 	r.streamEnd(f)
 	return r.err
+}
+
+// readAnims reads the animations a stream stores after its bone
+// transforms, one per name of the name list (f.Names), into f.Anims: a
+// compact animated joint count and a short joint index each, a mask byte,
+// a compact frame count and the records (flag bits as an10's, see
+// meshRecord). keep keeps the records (Flags, Values); Scan only checks
+// them.
+func (r *reader) readAnims(ctx context.Context, f *File, keep bool) error {
+	for i := range f.Names {
+		r.section = fmt.Sprintf("animation %d", i)
+		a := Anim{Magic: f.Magic}
+		r.animatedJoints(&a, len(f.Joints))
+		a.Mask = r.u8("mask")
+		if r.err != nil {
+			return r.err
+		}
+		if _, err := r.animFrames(ctx, &a, keep); err != nil {
+			return err
+		}
+		f.Anims = append(f.Anims, a)
+	}
+	return nil
 }
 
 // streamEnd reads what follows a stream's last surface: the magic, ending

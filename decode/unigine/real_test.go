@@ -57,3 +57,11 @@ func assetFiles(t testing.TB) []string {
 	m, _ := filepath.Glob(filepath.Join(dir, "*.mesh"))
 	return m
 }
+
+// assetFile is the file name in ../shared/assets/unigine
+// (decodetest.NeedShared: absent, the test fails under CI and skips
+// elsewhere).
+func assetFile(t testing.TB, name string) string {
+	t.Helper()
+	return filepath.Join(decodetest.NeedShared(t, "assets/unigine"), name)
+}

@@ -121,6 +121,14 @@ func scanStream(ctx context.Context, src *decode.Source, r *reader, h *header, s
 	st.Chunks = append(st.Chunks, decode.Chunk{Name: fmt.Sprintf("%0*d_header.bin", width, 0), Offset: 0, Length: h.end, Size: h.end})
 	f := &h.file
 	counts := make([]*surfCounts, n)
+	animAt := r.offset()
+	if err := r.readAnims(ctx, f, false); err != nil {
+		st.Header = headerFields(h, nil, counts)
+		return st, err
+	}
+	if end := r.offset(); end > animAt {
+		st.Chunks = append(st.Chunks, decode.Chunk{Name: fmt.Sprintf("%0*d_header_animations.bin", width, 0), Offset: animAt, Length: end - animAt, Size: end - animAt})
+	}
 	for i := range f.Surfaces {
 		if err := ctx.Err(); err != nil {
 			st.Header = headerFields(h, nil, counts)
@@ -216,6 +224,21 @@ func headerFields(h *header, l *fileLayout, counts []*surfCounts) decode.Fields 
 			names = []string{}
 		}
 		fs.Add("names", names)
+		anims := make([]decode.Fields, len(f.Anims))
+		for i, a := range f.Anims {
+			var af decode.Fields
+			af.Add("name", f.Names[i])
+			animated := make([]string, len(a.Animated))
+			for k, j := range a.Animated {
+				animated[k] = f.Joints[j].Name
+			}
+			af.Add("animated_joint_count", len(a.Animated))
+			af.Add("animated_joints", animated)
+			af.Add("mask", a.Mask)
+			af.Add("frames", a.Frames)
+			anims[i] = af
+		}
+		fs.Add("animations", anims)
 	}
 	if h.lay.skin {
 		fs.Add("skeleton_guid", f.SkeletonGUID)
@@ -332,7 +355,13 @@ func headerFields(h *header, l *fileLayout, counts []*surfCounts) decode.Fields 
 	for _, sh := range h.surf {
 		targets += max(0, len(sh.targets)-1)
 	}
-	fs.Add("counts", decode.SummaryFields(len(f.Surfaces), int(tris), int(verts), len(f.Joints), targets, 0))
+	anims := 0
+	for _, a := range f.Anims {
+		if len(a.Animated) > 0 && a.Frames > 0 {
+			anims++
+		}
+	}
+	fs.Add("counts", decode.SummaryFields(len(f.Surfaces), int(tris), int(verts), len(f.Joints), targets, anims))
 	return fs
 }
 

@@ -29,6 +29,25 @@ func Scene(f *File, file, name string) (*decode.Scene, error) {
 		}
 		sc.Skeleton, shift = sk, sh
 	}
+	for i := range f.Anims {
+		for _, j := range f.Anims[i].Animated {
+			if j < 0 || int(j) >= len(f.Joints) {
+				return nil, decode.Errorf(file, fmt.Sprintf("animation %d", i), "animated_joints", 0, "joint %d is not one of the %d joints", j, len(f.Joints))
+			}
+		}
+		chans, err := animChannels(&f.Anims[i], shift, file)
+		if err != nil {
+			return nil, err
+		}
+		if chans == nil {
+			continue
+		}
+		an := fmt.Sprintf("%s_animation_%d", name, i)
+		if i < len(f.Names) && f.Names[i] != "" {
+			an = f.Names[i]
+		}
+		sc.Animations = append(sc.Animations, decode.Animation{Name: an, Channels: chans})
+	}
 	perSurface := targetNames(f)
 	// Surfaces convert independently: large files do them on all CPUs,
 	// reporting the first surface's error.

@@ -2,6 +2,7 @@ package unigine
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -127,6 +128,95 @@ func TestAnimPosesMesh(t *testing.T) {
 			t.Logf("%s frame %d: size %.4f, posed %.4f, largest move %.4f", c.anim, f, bind, posed, moved)
 			if r := posed / bind; r < 0.8*c.scale || r > 1.25*c.scale || moved < 0.05*bind {
 				t.Errorf("%s frame %d: size %.4f, posed %.4f, largest move %.4f", c.anim, f, bind, posed, moved)
+			}
+		}
+	}
+}
+
+// TestStreamAnimation: the ms11_skinned fixture's "scene" animation (a
+// pose after the bone transforms, as the public arm stores one) becomes a
+// glTF animation of that name whose keys are the pose (Y up), header.json
+// lists it with its chunk, and a bad record, joint index or value is a
+// positioned error naming the animation.
+func TestStreamAnimation(t *testing.T) {
+	f := ms11SkinnedFile()
+	b, err := Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := memSource("arm.mesh", b)
+	sc, err := Format{}.Decode(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Animations) != 1 || sc.Animations[0].Name != "scene" || len(sc.Animations[0].Channels) != 3*len(f.Joints) {
+		t.Fatalf("animations %+v", sc.Animations)
+	}
+	a := f.Anims[0]
+	offs := a.offsets()
+	for k, j := range a.Animated {
+		want := trsYUp(a.record(k, offs, identityTransform))
+		for _, c := range sc.Animations[0].Channels[3*k : 3*k+3] {
+			// Two roots: the synthetic root shifts the joints by one.
+			if c.Index != int(j)+1 || len(c.Times) != 1 {
+				t.Fatalf("joint %d: channel for node %d with %d keys", j, c.Index, len(c.Times))
+			}
+			var w []float32
+			switch c.Path {
+			case decode.PathTranslation:
+				w = want.Translation[:]
+			case decode.PathRotation:
+				w = want.Rotation[:]
+			default:
+				w = want.Scale[:]
+			}
+			for i := range w {
+				if math.Abs(float64(c.Values[i]-w[i])) > 1e-6 {
+					t.Errorf("joint %d %v: %v, want %v", j, c.Path, c.Values, w)
+				}
+			}
+		}
+	}
+	// The pose is not the bind pose: the child moved 0.25 along X.
+	if tr := sc.Animations[0].Channels[3]; tr.Values[0] != f.Bind[1].Position[0]+0.25 {
+		t.Errorf("child's translation %v", tr.Values)
+	}
+	st, err := Format{}.Scan(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anims, _ := st.Header.Get("animations").([]decode.Fields)
+	if len(anims) != 1 || anims[0].Get("name") != "scene" || anims[0].Get("frames") != 1 {
+		t.Errorf("header.json animations %v", st.Header.Get("animations"))
+	}
+	if c, _ := st.Header.Get("counts").(decode.Fields); c.Get("animations") != 1 {
+		t.Errorf("counts %v", c)
+	}
+	if len(st.Chunks) < 2 || st.Chunks[1].Name != "00_header_animations.bin" || st.Chunks[1].Offset != st.Chunks[0].Length {
+		t.Errorf("chunks %+v", st.Chunks)
+	}
+
+	for name, c := range map[string]struct {
+		edit  func(a *Anim)
+		field string
+	}{
+		"flags": {func(a *Anim) { a.Flags[1] = 0xff }, "frame[0].joint[1].flags"},
+		"joint": {func(a *Anim) { a.Animated[2] = 7 }, "animated_joint[2]"},
+		"value": {func(a *Anim) { a.Values[0] = float32(math.NaN()) }, "frame[0].joint[0]"},
+	} {
+		g := ms11SkinnedFile()
+		c.edit(&g.Anims[0])
+		b, err := Encode(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range []error{
+			func() error { _, err := Read(context.Background(), memSource("bad.mesh", b)); return err }(),
+			func() error { _, err := Format{}.Scan(context.Background(), memSource("bad.mesh", b)); return err }(),
+		} {
+			var fe *decode.FormatError
+			if !errors.As(err, &fe) || fe.Section != "animation 0" || fe.Field != c.field || fe.Offset <= 0 {
+				t.Errorf("%s: %v", name, err)
 			}
 		}
 	}

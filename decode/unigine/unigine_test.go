@@ -151,15 +151,34 @@ func bigGridFile(magic string, n int) *File {
 	return f
 }
 
-func TestCompactIndices(t *testing.T) {
+// TestWideIndices: above 65 535 vertices a block (ms15, sk10, ms14) stores
+// its indices as compact ints and a stream (ms13 to ms10) as int32s (the
+// real ms12_mao file's surface 0, 82 271 triangle vertices); both round
+// trip, and a stream's triangle indices are its last bytes before the
+// final magic, 4 each.
+func TestWideIndices(t *testing.T) {
 	for _, magic := range []string{MagicMS15, MagicSK10, MagicMS14, MagicMS13, MagicMS12, MagicMS11} {
 		want := bigGridFile(magic, 257) // 66 049 vertices
-		if indexWidth(len(want.Surfaces[0].Targets[0].Positions)) != 0 {
-			t.Fatal("grid too small for compact indices")
+		lay, _ := layoutOf(magic)
+		wantWidth := 0
+		if !lay.blocks {
+			wantWidth = 4
+		}
+		if w := lay.indexWidth(len(want.Surfaces[0].Targets[0].Positions)); w != wantWidth {
+			t.Fatalf("%s: index width %d, want %d", magic, w, wantWidth)
 		}
 		b, err := Encode(want)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !lay.blocks {
+			ti := want.Surfaces[0].TIndices
+			raw := b[len(b)-4-4*len(ti) : len(b)-4]
+			for k, v := range ti {
+				if got := binary.LittleEndian.Uint32(raw[4*k:]); got != v {
+					t.Fatalf("%s: triangle index %d stored as %d, want the int32 %d", magic, k, got, v)
+				}
+			}
 		}
 		got, err := readBytes(t, "big."+magic, b)
 		if err != nil {

@@ -11,7 +11,8 @@ import (
 
 // Encode writes f in the version its Magic names (ms15, sk10, ms14, ms13,
 // ms12, ms11 or ms10). ms10 keeps a tangent frame's
-// x, y, z and the sign of w. Counts are taken from the slices; index widths follow the vertex
+// x, y, z and the sign of w. A stream with a name list needs one of Anims
+// per name. Counts are taken from the slices; index widths follow the vertex
 // counts as the reader expects. A surface's blocks are LZ4-compressed
 // unless Stored is set or compression does not shrink them. It exists to
 // make fixtures and round-trip tests: it checks only what it needs to write
@@ -92,6 +93,21 @@ func Encode(f *File) ([]byte, error) {
 		for _, t := range f.Bind {
 			w.transform(t)
 		}
+	}
+	if len(f.Anims) != len(f.Names) {
+		return nil, fmt.Errorf("unigine: %d animations for %d names: a stream stores one per name", len(f.Anims), len(f.Names))
+	}
+	for i := range f.Anims {
+		a := &f.Anims[i]
+		if a.Magic != f.Magic || len(a.Flags) != a.Frames*len(a.Animated) || len(a.Values) != valueTotal(a) {
+			return nil, fmt.Errorf("unigine: animation %d: magic %q, %d records and %d values for %d frames of %d joints", i, a.Magic, len(a.Flags), len(a.Values), a.Frames, len(a.Animated))
+		}
+		w.compact(int32(len(a.Animated)))
+		for _, j := range a.Animated {
+			w.u16(uint16(j))
+		}
+		w.b = append(w.b, a.Mask)
+		w.animFrames(a)
 	}
 	if !lay.blocks {
 		for i := range f.Surfaces {
@@ -178,11 +194,11 @@ func geometry(w *writer, lay layout, s *Surface) {
 	if lay.blockCounts {
 		w.compact(int32(len(s.CIndices)))
 	}
-	w.indices(s.CIndices, len(s.Targets[0].Positions))
+	w.indices(lay, s.CIndices, len(s.Targets[0].Positions))
 	if lay.blockCounts {
 		w.compact(int32(len(s.TIndices)))
 	}
-	w.indices(s.TIndices, len(s.Targets[0].Tangents))
+	w.indices(lay, s.TIndices, len(s.Targets[0].Tangents))
 }
 
 // CollisionBlock makes a minimal collision block for tris triangles: an
@@ -252,8 +268,8 @@ func (w *writer) joints(js []Joint) {
 	}
 }
 
-func (w *writer) indices(idx []uint32, n int) {
-	switch indexWidth(n) {
+func (w *writer) indices(lay layout, idx []uint32, n int) {
+	switch lay.indexWidth(n) {
 	case 1:
 		for _, v := range idx {
 			w.b = append(w.b, byte(v))
@@ -261,6 +277,10 @@ func (w *writer) indices(idx []uint32, n int) {
 	case 2:
 		for _, v := range idx {
 			w.u16(uint16(v))
+		}
+	case 4:
+		for _, v := range idx {
+			w.u32(v)
 		}
 	default:
 		for _, v := range idx {
