@@ -130,9 +130,56 @@ func refDDS(b []byte) (*image.NRGBA, string, error) {
 		return nil, "", fmt.Errorf("not a DDS file")
 	}
 	h, w := int(binary.LittleEndian.Uint32(b[12:])), int(binary.LittleEndian.Uint32(b[16:]))
+	const pfFourCC, pfRGB = 0x4, 0x40
+	flags := binary.LittleEndian.Uint32(b[80:])
+	if flags&pfFourCC == 0 && flags&pfRGB != 0 {
+		img, err := refMasked(b, w, h)
+		return img, "", err
+	}
 	fourCC := string(b[84:88])
 	img, err := refBC(fourCC, b[128:], w, h)
 	return img, fourCC, err
+}
+
+// refMasked decodes an uncompressed DDS of 24 or 32 bits a pixel by its
+// pixel format's channel masks (a zero alpha mask: opaque).
+func refMasked(b []byte, w, h int) (*image.NRGBA, error) {
+	le := binary.LittleEndian
+	bits := int(le.Uint32(b[88:]))
+	if bits != 24 && bits != 32 {
+		return nil, fmt.Errorf("%d bits a pixel", bits)
+	}
+	masks := [4]uint32{le.Uint32(b[92:]), le.Uint32(b[96:]), le.Uint32(b[100:]), le.Uint32(b[104:])}
+	bpp := bits / 8
+	data := b[128:]
+	if len(data) < w*h*bpp {
+		return nil, fmt.Errorf("short pixel data")
+	}
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for i := range w * h {
+		var v uint32
+		for k := range bpp {
+			v |= uint32(data[i*bpp+k]) << (8 * k)
+		}
+		for c, m := range masks {
+			out := uint8(255)
+			if m != 0 {
+				shift := bitsTrailing(m)
+				out = uint8((v & m) >> shift * 255 / (m >> shift))
+			}
+			img.Pix[4*i+c] = out
+		}
+	}
+	return img, nil
+}
+
+func bitsTrailing(m uint32) int {
+	n := 0
+	for m&1 == 0 {
+		m >>= 1
+		n++
+	}
+	return n
 }
 
 // refTGA decodes an uncompressed true-colour TGA (type 2, 24 or 32 bits).
