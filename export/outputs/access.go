@@ -2,6 +2,7 @@ package outputs
 
 import (
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -69,23 +70,54 @@ func Narrow(files ...Access) Access {
 
 // StatAccess appends to files the access of each of paths, stat'ed
 // through links (the file whose bytes would be read; for an entry of an
-// archive, the archive file); a path that cannot
-// be stat'ed (missing) adds nothing: no output has its bytes.
-func StatAccess(files []Access, paths ...string) []Access {
+// archive, the archive file), and of every folder on the way to it: those
+// beneath root for a file in root's tree (root itself is on the way to the
+// output too), every one from the file system's root for a file outside
+// it. A file counts as readable only where its folders are searchable: a
+// folder grants a class everything when it may search it, else nothing.
+// A path that cannot be stat'ed (missing) adds nothing: no output has its
+// bytes. Each folder is stat'ed once per call.
+func StatAccess(files []Access, root string, paths ...string) []Access {
+	folders := map[string]bool{}
 	for _, p := range paths {
 		var st syscall.Stat_t
+		read := p
 		err := syscall.Stat(p, &st)
 		if err == syscall.ENOTDIR {
 			// An entry of an archive: the archive's access (srcview).
-			if _, read, verr := view.Stat(p); verr == nil {
-				err = syscall.Stat(read.Path, &st)
+			if _, r, verr := view.Stat(p); verr == nil {
+				read = r.Path
+				err = syscall.Stat(read, &st)
 			}
 		}
-		if err == nil {
-			files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode})
+		if err != nil {
+			continue
+		}
+		files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode})
+		top := string(filepath.Separator)
+		if root != "" && within(root, read) {
+			top = root
+		}
+		for d := filepath.Dir(read); d != top && within(top, d) && !folders[d]; d = filepath.Dir(d) {
+			folders[d] = true
+			if syscall.Stat(d, &st) == nil {
+				files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: searchable(st.Mode)})
+			}
 		}
 	}
 	return files
+}
+
+// searchable is the access a folder of mode perm gives to the files
+// beneath it: all of a class's bits where it may search the folder.
+func searchable(perm uint32) uint32 {
+	var out uint32
+	for shift := uint32(0); shift <= 6; shift += 3 {
+		if perm>>shift&1 != 0 {
+			out |= 7 << shift
+		}
+	}
+	return out
 }
 
 // writeModes returns the modes of the files and folders WriteDir writes in
@@ -107,7 +139,11 @@ func (m *Mesh) writeModes(parent string, deps []Dep) (file, dir os.FileMode) {
 		for _, d := range deps {
 			srcs = append(srcs, d.Path)
 		}
-		file = os.FileMode(Narrow(StatAccess(files, srcs...)...).Perm&0o044 | 0o600)
+		root := m.Tree
+		if root == "" {
+			root = filepath.Dir(m.Path)
+		}
+		file = os.FileMode(Narrow(StatAccess(files, root, srcs...)...).Perm&0o044 | 0o600)
 	}
 	return file, file | 0o100 | (file&0o044)>>2
 }

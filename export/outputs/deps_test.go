@@ -2,7 +2,10 @@ package outputs_test
 
 import (
 	"context"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
@@ -54,6 +57,79 @@ func TestModelDepsEveryKind(t *testing.T) {
 				if !set[d.Path] {
 					t.Errorf("the assembly read %s, which the model's set lacks", d.Path)
 				}
+			}
+		})
+	}
+}
+
+// reachable makes every folder from dir up to the temporary folder 0755
+// (t.TempDir's are 0700), so that only the modes a test sets deny others.
+func reachable(t *testing.T, dir string) string {
+	t.Helper()
+	for p := dir; p != os.TempDir() && p != "/" && p != "."; p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestWriteDirModelNarrowed: convert's files of a model are readable by
+// group and others only where every file and folder the model is made
+// from is: made private one kind at a time (a file 0600, a folder 0700),
+// each kind of each engine takes every bit from group and others; with
+// all readable, the outputs are 0644 (folders 0755).
+func TestWriteDirModelNarrowed(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	convert := func(t *testing.T, tree decodetest.ModelTree, engine string) map[string]os.FileMode {
+		t.Helper()
+		m, err := outputs.Open(filepath.Join(tree.Root, tree.Models[engine]))
+		if err != nil || m == nil {
+			t.Fatal(m, err)
+		}
+		out := filepath.Join(t.TempDir(), "out")
+		m.WriteDir(context.Background(), out) // error.txt lists what failed; modes are what counts
+		got := map[string]os.FileMode{}
+		filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Fatal(err)
+			}
+			fi, _ := d.Info()
+			rel, _ := filepath.Rel(out, p)
+			got[rel] = fi.Mode().Perm() & 0o077
+			return nil
+		})
+		if len(got) < 3 {
+			t.Fatalf("only %v written", got)
+		}
+		return got
+	}
+	for _, engine := range []string{"gem", "tf"} {
+		t.Run(engine, func(t *testing.T) {
+			tree := decodetest.WriteModelTree(t, reachable(t, t.TempDir()))
+			for rel, m := range convert(t, tree, engine) {
+				if m != 0o044 && m != 0o055 {
+					t.Errorf("all readable: %s has group/other bits %o", rel, m)
+				}
+			}
+			for kind, rel := range tree.Deps[engine] {
+				t.Run(kind, func(t *testing.T) {
+					tree := decodetest.WriteModelTree(t, reachable(t, t.TempDir()))
+					p := filepath.Join(tree.Root, rel)
+					mode := os.FileMode(0o600)
+					if kind == "part folder" {
+						mode = 0o700
+					}
+					if err := os.Chmod(p, mode); err != nil {
+						t.Fatal(err)
+					}
+					for out, m := range convert(t, tree, engine) {
+						if m != 0 {
+							t.Errorf("%s %s private: %s has group/other bits %o", kind, rel, out, m)
+						}
+					}
+				})
 			}
 		})
 	}
