@@ -1,11 +1,13 @@
 package fs
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
@@ -99,6 +101,153 @@ func TestPermissionsModelDeps(t *testing.T) {
 			wantPerm(t, glb, 0o400)
 			wantNobodyDenied(t, glb)
 			wantNobodyDenied(t, hdr)
+		}
+	})
+}
+
+// changed returns, for the case's kind of file, new contents that change
+// its model's NAME.glb, by path (a TF part is its .msh and its blob);
+// nil for a kind staleness tests do not change (a folder, a companion,
+// covered elsewhere).
+func (c modelCase) changed(t *testing.T) map[string][]byte {
+	t.Helper()
+	fixture := func(rel string) []byte { return readTestdata(t, rel) }
+	dep := c.dep()
+	switch c.engine + " " + c.kind {
+	case "gem part":
+		return map[string][]byte{dep: fixture("gem/pm01_gem3.ply")}
+	case "gem archive":
+		packed := filepath.Join(t.TempDir(), "packed")
+		write(t, filepath.Join(packed, "entity", "common", "gun.ply"), fixture("gem/pm01_gem3.ply"))
+		zip := filepath.Join(t.TempDir(), "entity.pak")
+		decodetest.ZipTree(t, packed, zip, 0)
+		b, err := os.ReadFile(zip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return map[string][]byte{dep: b}
+	case "gem mtl":
+		return map[string][]byte{dep: []byte("{material simple\n\t{diffuse \"body.dds\"}\n\t{blend blend}\n}\n")}
+	case "gem texture", "tf texture":
+		return map[string][]byte{dep: ddsOf(t, 16, 8)}
+	case "gem animation":
+		return map[string][]byte{dep: fixture("gem/turret_frmn.anm")}
+	case "tf part":
+		return map[string][]byte{dep: fixture("tfever/res/models/mesh/fixture/door.msh"),
+			dep + ".blob": fixture("tfever/res/models/mesh/fixture/door.msh.blob")}
+	case "tf mtl":
+		b, err := os.ReadFile(dep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return map[string][]byte{dep: bytes.Replace(b, []byte("params = {"), []byte("params = { two_sided = { twoSided = true },"), 1)}
+	case "tf script":
+		return map[string][]byte{dep: []byte(`return { albedo = "fixture/none.dds" }`)}
+	case "tf model script":
+		return map[string][]byte{dep: []byte(`return { mesh = "fixture/cube.msh", material = "fixture/none.mtl" }`)}
+	case "tf animation":
+		return map[string][]byte{dep: fixture("tfever/walk.ani")}
+	}
+	return nil
+}
+
+// change writes the case's new files (changed): in place, or by rename
+// over the file from a temporary file beside the tree.
+func (c modelCase) change(t *testing.T, files map[string][]byte, rename bool) {
+	t.Helper()
+	for p, b := range files {
+		if !rename {
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		tmp := filepath.Join(c.tree.Root, ".new")
+		write(t, tmp, b)
+		if err := os.Rename(tmp, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestModelDepsStaleness: a model's NAME.glb is re-made when any file it
+// was made from changes, in place or by rename over it: for GEM its part,
+// the archive holding a part, a part's .mtl and its texture, its .anm; for
+// Transport Fever its .msh, the .mtl it names, the texture and the script
+// that .mtl requires, the script the .mdl requires, its .ani. In the mount
+// the .glb read after the change differs from before; across a remount
+// on the same disk cache, a file changed while unmounted gives a .glb
+// other than the one the cache holds.
+func TestModelDepsStaleness(t *testing.T) {
+	type one struct {
+		c      modelCase
+		files  map[string][]byte
+		rename bool
+		before []byte
+	}
+	setup := func(t *testing.T, src string) []*one {
+		var out []*one
+		for _, rename := range []bool{false, true} {
+			suffix := "-inplace"
+			if rename {
+				suffix = "-rename"
+			}
+			for _, c := range modelCases(t, src, suffix) {
+				if files := c.changed(t); files != nil {
+					out = append(out, &one{c: c, files: files, rename: rename})
+				}
+			}
+		}
+		return out
+	}
+	read := func(t *testing.T, p string) []byte {
+		t.Helper()
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	name := func(o *one) string { return o.c.dir + " " + o.c.kind }
+
+	t.Run("mount", func(t *testing.T) {
+		src := t.TempDir()
+		cases := setup(t, src)
+		_, mnt := mountT(t, src, Config{})
+		guardMount(t, mnt, mountGuard)
+		for _, o := range cases {
+			o.before = read(t, o.c.glb(mnt))
+		}
+		for _, o := range cases {
+			o.c.change(t, o.files, o.rename)
+		}
+		for _, o := range cases {
+			var after []byte
+			if !waitFor(10*time.Second, func() bool {
+				b, err := os.ReadFile(o.c.glb(mnt))
+				after = b
+				return err == nil && !bytes.Equal(b, o.before)
+			}) {
+				t.Errorf("%s: the .glb is unchanged after the change (%d bytes)", name(o), len(after))
+			}
+		}
+	})
+	t.Run("remount", func(t *testing.T) {
+		src, cache := t.TempDir(), t.TempDir()
+		cases := setup(t, src)
+		_, mnt, stop := mountDisk(t, src, cache, false)
+		for _, o := range cases {
+			o.before = read(t, o.c.glb(mnt))
+		}
+		stop()
+		for _, o := range cases {
+			o.c.change(t, o.files, o.rename)
+		}
+		_, mnt, _ = mountDisk(t, src, cache, false)
+		for _, o := range cases {
+			if bytes.Equal(read(t, o.c.glb(mnt)), o.before) {
+				t.Errorf("%s: after the remount the .glb is the one made before the change", name(o))
+			}
 		}
 	})
 }
