@@ -65,9 +65,11 @@ func sortedKeys(m map[string]string) []string {
 // nobody reads a model's outputs only when every file and folder it is
 // made from is readable to them: for each engine and each kind of file a
 // model reads (part, a part's folder, an archive holding a part, .mtl,
-// texture, script, the .mdl's own script, animation) made private (file
-// 0600, folder 0700), header.json and NAME.glb show 0400 and nobody is
-// refused both; with everything readable nobody reads the .glb root reads.
+// texture, a texture's folder, script, the .mdl's own script, animation)
+// made private (file 0600, folder 0700), header.json and NAME.glb show
+// 0400 and nobody is refused both, as for the GEM part whose own folder
+// reads that .mtl and texture; with everything readable nobody reads the
+// .glb root reads.
 func TestPermissionsModelDeps(t *testing.T) {
 	bothModes(t, func(t *testing.T) {
 		src := reachableDir(t)
@@ -87,6 +89,10 @@ func TestPermissionsModelDeps(t *testing.T) {
 		_, mnt := mountOther(t, src, Config{}, fuse.MountOptions{})
 		for _, c := range cases {
 			glb := c.glb(mnt)
+			if c.kind != "" {
+				// Cold: nobody's read is the first of the model.
+				wantNobodyDenied(t, glb)
+			}
 			want, err := os.ReadFile(glb)
 			if err != nil {
 				t.Fatalf("root: %v", err)
@@ -101,6 +107,12 @@ func TestPermissionsModelDeps(t *testing.T) {
 			wantPerm(t, glb, 0o400)
 			wantNobodyDenied(t, glb)
 			wantNobodyDenied(t, hdr)
+			if c.engine == "gem" && (c.kind == "mtl" || strings.HasPrefix(c.kind, "texture")) {
+				// The body part's own folder reads the .mtl and texture too.
+				part := filepath.Join(mnt, c.dir, "gem", "eply_tangents_textures.ply")
+				wantPerm(t, filepath.Join(part, "header.json"), 0o400)
+				wantNobodyDenied(t, filepath.Join(part, "eply_tangents_textures.glb"))
+			}
 		}
 	})
 }

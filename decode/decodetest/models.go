@@ -23,6 +23,7 @@ type ModelTree struct {
 	//     material file), "texture" (the .dds it names), "animation" (.anm);
 	//   - tf: "part" (the .msh), "blob" (its .msh.blob), "mtl" (the
 	//     material the model names), "texture" (the .dds the .mtl names),
+	//     "texture folder" (its folder),
 	//     "script" (a module the .mtl requires), "model script" (a module
 	//     the .mdl requires, naming the part and the material), "animation"
 	//     (.ani).
@@ -31,8 +32,8 @@ type ModelTree struct {
 
 // WriteModelTree writes a ModelTree into dir from the repository's
 // fixtures: gem/ holds testdata/gem's tank_small.mdl and its files (its
-// body part's body.mtl naming body.dds, a LOD 1 part in lod/, its gun in
-// entity.pak beneath the asset root gem/), tf/res/ a Transport Fever
+// body part's body.mtl naming $/body, texture/common/body.dds beneath the
+// asset root gem/, a LOD 1 part in lod/, its gun in gem/entity.pak), tf/res/ a Transport Fever
 // model whose part, material, texture, scripts and animation are each
 // in their own file. Every file is 0644, every folder 0755.
 func WriteModelTree(t testing.TB, dir string) ModelTree {
@@ -67,12 +68,9 @@ func WriteModelTree(t testing.TB, dir string) ModelTree {
 	for _, n := range []string{"tank_small.mdl", "eply_tangents_textures.ply", "eply_multi_uv.ply", "eply_mirrored_mror.ply", "gun_fire.anm", "box.vol"} {
 		put("gem/"+n, fixture("gem/"+n))
 	}
-	put("gem/body.mtl", []byte("{material simple\n\t{diffuse \"body.dds\"}\n}\n"))
-	put("gem/body.dds", texture(10))
+	put("gem/body.mtl", []byte("{material simple\n\t{diffuse \"$/body\"}\n}\n"))
+	put("gem/texture/common/body.dds", texture(10))
 	put("gem/lod/turret_lod1.ply", fixture("gem/pm01_gem3.ply"))
-	if err := os.MkdirAll(filepath.Join(dir, "gem", "texture"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	packed := filepath.Join(dir, "packed")
 	put("packed/entity/common/gun.ply", fixture("gem/eply_multi_uv.ply"))
 	ZipTree(t, packed, filepath.Join(dir, "gem", "entity.pak"), 0)
@@ -125,21 +123,23 @@ end
 		Models: map[string]string{"gem": "gem/tank_small.mdl", "tf": "tf/res/models/model/fixture/deps.mdl"},
 		Deps: map[string]map[string]string{
 			"gem": {
-				"part":        "gem/eply_multi_uv.ply",
-				"part folder": "gem/lod",
-				"archive":     "gem/entity.pak",
-				"mtl":         "gem/body.mtl",
-				"texture":     "gem/body.dds",
-				"animation":   "gem/gun_fire.anm",
+				"part":           "gem/eply_multi_uv.ply",
+				"part folder":    "gem/lod",
+				"archive":        "gem/entity.pak",
+				"mtl":            "gem/body.mtl",
+				"texture":        "gem/texture/common/body.dds",
+				"texture folder": "gem/texture/common",
+				"animation":      "gem/gun_fire.anm",
 			},
 			"tf": {
-				"part":         "tf/res/models/mesh/fixture/cube.msh",
-				"blob":         "tf/res/models/mesh/fixture/cube.msh.blob",
-				"mtl":          "tf/res/models/material/fixture/dep.mtl",
-				"texture":      "tf/res/textures/fixture/dep_alb.dds",
-				"script":       "tf/res/scripts/fixture/dep_params.lua",
-				"model script": "tf/res/scripts/fixture/dep_names.lua",
-				"animation":    "tf/res/models/animation/fixture/wheel_spin.ani",
+				"part":           "tf/res/models/mesh/fixture/cube.msh",
+				"blob":           "tf/res/models/mesh/fixture/cube.msh.blob",
+				"mtl":            "tf/res/models/material/fixture/dep.mtl",
+				"texture":        "tf/res/textures/fixture/dep_alb.dds",
+				"texture folder": "tf/res/textures/fixture",
+				"script":         "tf/res/scripts/fixture/dep_params.lua",
+				"model script":   "tf/res/scripts/fixture/dep_names.lua",
+				"animation":      "tf/res/models/animation/fixture/wheel_spin.ani",
 			},
 		},
 	}
