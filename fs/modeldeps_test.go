@@ -263,3 +263,45 @@ func TestModelDepsStaleness(t *testing.T) {
 		}
 	})
 }
+
+// TestPermissionsModelDepChmod: a file or folder a model is made from,
+// made private after nobody read the model's .glb, takes the outputs with
+// it: for a TF model's texture (chmod 0600) and the texture's folder
+// (chmod 0700), nobody is refused the .glb within a few seconds.
+func TestPermissionsModelDepChmod(t *testing.T) {
+	src := reachableDir(t)
+	var cases []modelCase
+	for _, c := range modelCases(t, src, "") {
+		if c.engine == "tf" && (c.kind == "texture" || c.kind == "texture folder") {
+			cases = append(cases, c)
+		}
+	}
+	_, mnt := mountOther(t, src, Config{}, fuse.MountOptions{})
+	for _, c := range cases {
+		want, err := os.ReadFile(c.glb(mnt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantNobodyReads(t, c.glb(mnt), want)
+	}
+	for _, c := range cases {
+		mode := os.FileMode(0o600)
+		if c.kind == "texture folder" {
+			mode = 0o700
+		}
+		if err := os.Chmod(c.dep(), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range cases {
+		if !waitFor(10*time.Second, func() bool {
+			fi, err := os.Stat(c.glb(mnt))
+			return err == nil && fi.Mode().Perm() == 0o400
+		}) {
+			fi, err := os.Stat(c.glb(mnt))
+			t.Errorf("%s made private: the .glb shows %v (%v), want 0400", c.kind, fi.Mode(), err)
+			continue
+		}
+		wantNobodyDenied(t, c.glb(mnt))
+	}
+}
