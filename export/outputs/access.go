@@ -2,8 +2,9 @@ package outputs
 
 import (
 	"os"
-	"path/filepath"
 	"syscall"
+
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Access is who may do what with a file: its owner, its group and its
@@ -68,16 +69,16 @@ func Narrow(files ...Access) Access {
 	return out
 }
 
-// StatAccess appends to files the access of each of paths, stat'ed
-// through links (the file whose bytes would be read; for an entry of an
-// archive, the archive file), and of every folder on the way to it: those
-// beneath root for a file in root's tree (root itself is on the way to the
-// output too), every one from the file system's root for a file outside
-// it. A file counts as readable only where its folders are searchable: a
-// folder grants a class everything when it may search it, else nothing.
-// A path that cannot be stat'ed (missing) adds nothing: no output has its
-// bytes. Each folder is stat'ed once per call.
-func StatAccess(files []Access, root string, paths ...string) []Access {
+// StatAccess appends to files the access of each of paths, files the
+// mesh at mesh is made from, stat'ed through links (the file whose bytes
+// would be read; for an entry of an archive, the archive file), and of
+// every folder on the way to it that the mesh's own path does not pass
+// (version.Folders: those it passes stand between any reader and the
+// mesh's outputs already). A file counts as readable only where its
+// folders are searchable: a folder grants a class everything when it may
+// search it, else nothing. A path that cannot be stat'ed (missing) adds
+// nothing: no output has its bytes. Each folder is stat'ed once per call.
+func StatAccess(files []Access, mesh string, paths ...string) []Access {
 	folders := map[string]bool{}
 	for _, p := range paths {
 		var st syscall.Stat_t
@@ -94,11 +95,10 @@ func StatAccess(files []Access, root string, paths ...string) []Access {
 			continue
 		}
 		files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode})
-		top := string(filepath.Separator)
-		if root != "" && within(root, read) {
-			top = root
-		}
-		for d := filepath.Dir(read); d != top && within(top, d) && !folders[d]; d = filepath.Dir(d) {
+		for _, d := range version.Folders(mesh, read) {
+			if folders[d] {
+				break // and the folders above it
+			}
 			folders[d] = true
 			if syscall.Stat(d, &st) == nil {
 				files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: searchable(st.Mode)})
@@ -139,11 +139,7 @@ func (m *Mesh) writeModes(parent string, deps []Dep) (file, dir os.FileMode) {
 		for _, d := range deps {
 			srcs = append(srcs, d.Path)
 		}
-		root := m.Tree
-		if root == "" {
-			root = filepath.Dir(m.Path)
-		}
-		file = os.FileMode(Narrow(StatAccess(files, root, srcs...)...).Perm&0o044 | 0o600)
+		file = os.FileMode(Narrow(StatAccess(files, m.Path, srcs...)...).Perm&0o044 | 0o600)
 	}
 	return file, file | 0o100 | (file&0o044)>>2
 }

@@ -137,3 +137,28 @@ func TestWriteDirModelNarrowed(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkStatAccess: the access of a Transport Fever model's set (the
+// stat of every file and of the folders on the way to each), as the
+// mount's mirror.Narrow takes it once per stat of the source that no
+// earlier stat of its burst answers.
+func BenchmarkStatAccess(b *testing.B) {
+	tree := decodetest.WriteModelTree(b, b.TempDir())
+	m, err := outputs.OpenSource(filepath.Join(tree.Root, tree.Models["tf"]))
+	if err != nil || m == nil {
+		b.Fatal(m, err)
+	}
+	st, err := m.Scan(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, deps, _ := m.HeaderDeps(st, nil)
+	var paths []string
+	for _, d := range deps {
+		paths = append(paths, d.Path)
+	}
+	b.ReportMetric(float64(len(paths)), "files")
+	for b.Loop() {
+		outputs.Narrow(outputs.StatAccess([]outputs.Access{{Perm: 0o644}}, m.Path, paths...)...)
+	}
+}
