@@ -405,8 +405,12 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 		return rf
 	}
 	// The materials a part's placement names instead of its own, found
-	// as the assembly resolves them (assembly.override), without images.
-	overridden := map[[2]string]bool{}
+	// as the assembly resolves them (assembly.override), without images:
+	// once per name and engine for the parts of one folder, which resolve
+	// names alike.
+	type overrideKey struct{ format, dir string }
+	overriding := map[overrideKey]*resolution{}
+	overridden := map[overrideKey]map[string]bool{}
 	overrides := func(p decode.ModelPart) []Dep {
 		if len(p.Materials) == 0 {
 			return nil
@@ -423,14 +427,20 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 		if resolve == nil {
 			return nil
 		}
-		res := pm.newResolution(false)
+		k := overrideKey{pm.Format.Name(), filepath.Dir(fd.path)}
+		res := overriding[k]
+		if res == nil {
+			res = pm.newResolution(false)
+			overriding[k], overridden[k] = res, map[string]bool{}
+		}
+		before := len(res.deps)
 		for _, name := range p.Materials {
-			if k := [2]string{fd.path, name}; !overridden[k] {
-				overridden[k] = true
+			if !overridden[k][name] {
+				overridden[k][name] = true
 				resolve(res, &decode.Material{Name: name})
 			}
 		}
-		return res.deps
+		return res.deps[before:]
 	}
 	var lods []decode.Fields
 	for li, lod := range model.LODs {
