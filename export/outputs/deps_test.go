@@ -162,3 +162,30 @@ func BenchmarkStatAccess(b *testing.B) {
 		outputs.Narrow(outputs.StatAccess([]outputs.Access{{Perm: 0o644}}, m.Path, paths...)...)
 	}
 }
+
+// TestBrokenModelDeps: a Transport Fever model whose scan fails in a script
+// it requires still names that script (and the others it required) in its
+// set, so that mending the script re-makes its folder and the script's
+// access narrows header.json and error.txt.
+func TestBrokenModelDeps(t *testing.T) {
+	tree := decodetest.WriteModelTree(t, t.TempDir())
+	script := filepath.Join(tree.Root, tree.Deps["tf"]["model script"])
+	if err := os.WriteFile(script, []byte("return { mesh = "), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := outputs.OpenSource(filepath.Join(tree.Root, tree.Models["tf"]))
+	if err != nil || m == nil {
+		t.Fatal(m, err)
+	}
+	st, scanErr := m.Scan(context.Background())
+	if scanErr == nil {
+		t.Fatal("the scan of a model requiring a broken script succeeded")
+	}
+	_, deps, _ := m.HeaderDeps(st, scanErr)
+	for _, d := range deps {
+		if d.Path == script {
+			return
+		}
+	}
+	t.Errorf("the set %v lacks the broken script %s", deps, script)
+}

@@ -349,8 +349,8 @@ func (m *Mesh) modelHeader(st *decode.Structure, scanErr error) ([]byte, []Dep, 
 		f = append(f, st.Header...)
 	}
 	var deps []Dep
+	ctx, rec := withReads(context.Background())
 	if scanErr == nil {
-		ctx, rec := withReads(context.Background())
 		model, err := m.DecodeModel(ctx)
 		if err != nil {
 			scanErr = err
@@ -359,8 +359,13 @@ func (m *Mesh) modelHeader(st *decode.Structure, scanErr error) ([]byte, []Dep, 
 			fs, deps = m.modelFields(model)
 			f = addAbsent(f, fs)
 		}
-		deps = dedupDeps(append(rec.list(), deps...))
+	} else if !errors.Is(scanErr, decode.ErrLimit) && !errors.Is(scanErr, os.ErrNotExist) {
+		// A scan that failed read files too (the scripts the model
+		// requires, one of them perhaps the cause): header.json and
+		// error.txt are made from them, and a change of one may mend it.
+		m.DecodeModel(ctx)
 	}
+	deps = dedupDeps(append(rec.list(), deps...))
 	if scanErr != nil {
 		f.Add("error", scanErr.Error())
 	}
