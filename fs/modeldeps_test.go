@@ -189,7 +189,7 @@ func (c modelCase) change(t *testing.T, files map[string][]byte, rename bool) {
 // that .mtl requires, the script the .mdl requires, its .ani. In the mount
 // the .glb read after the change differs from before; across a remount
 // on the same disk cache, a file changed while unmounted gives a .glb
-// other than the one the cache holds.
+// other than the one the cache holds. Both open modes.
 func TestModelDepsStaleness(t *testing.T) {
 	type one struct {
 		c      modelCase
@@ -222,45 +222,47 @@ func TestModelDepsStaleness(t *testing.T) {
 	}
 	name := func(o *one) string { return o.c.dir + " " + o.c.kind }
 
-	t.Run("mount", func(t *testing.T) {
-		src := t.TempDir()
-		cases := setup(t, src)
-		_, mnt := mountT(t, src, Config{})
-		guardMount(t, mnt, mountGuard)
-		for _, o := range cases {
-			o.before = read(t, o.c.glb(mnt))
-		}
-		for _, o := range cases {
-			o.c.change(t, o.files, o.rename)
-		}
-		for _, o := range cases {
-			var after []byte
-			if !waitFor(10*time.Second, func() bool {
-				b, err := os.ReadFile(o.c.glb(mnt))
-				after = b
-				return err == nil && !bytes.Equal(b, o.before)
-			}) {
-				t.Errorf("%s: the .glb is unchanged after the change (%d bytes)", name(o), len(after))
+	bothModes(t, func(t *testing.T) {
+		t.Run("mount", func(t *testing.T) {
+			src := t.TempDir()
+			cases := setup(t, src)
+			_, mnt := mountT(t, src, Config{})
+			guardMount(t, mnt, mountGuard)
+			for _, o := range cases {
+				o.before = read(t, o.c.glb(mnt))
 			}
-		}
-	})
-	t.Run("remount", func(t *testing.T) {
-		src, cache := t.TempDir(), t.TempDir()
-		cases := setup(t, src)
-		_, mnt, stop := mountDisk(t, src, cache, false)
-		for _, o := range cases {
-			o.before = read(t, o.c.glb(mnt))
-		}
-		stop()
-		for _, o := range cases {
-			o.c.change(t, o.files, o.rename)
-		}
-		_, mnt, _ = mountDisk(t, src, cache, false)
-		for _, o := range cases {
-			if bytes.Equal(read(t, o.c.glb(mnt)), o.before) {
-				t.Errorf("%s: after the remount the .glb is the one made before the change", name(o))
+			for _, o := range cases {
+				o.c.change(t, o.files, o.rename)
 			}
-		}
+			for _, o := range cases {
+				var after []byte
+				if !waitFor(10*time.Second, func() bool {
+					b, err := os.ReadFile(o.c.glb(mnt))
+					after = b
+					return err == nil && !bytes.Equal(b, o.before)
+				}) {
+					t.Errorf("%s: the .glb is unchanged after the change (%d bytes)", name(o), len(after))
+				}
+			}
+		})
+		t.Run("remount", func(t *testing.T) {
+			src, cache := t.TempDir(), t.TempDir()
+			cases := setup(t, src)
+			_, mnt, stop := mountDisk(t, src, cache, false)
+			for _, o := range cases {
+				o.before = read(t, o.c.glb(mnt))
+			}
+			stop()
+			for _, o := range cases {
+				o.c.change(t, o.files, o.rename)
+			}
+			_, mnt, _ = mountDisk(t, src, cache, false)
+			for _, o := range cases {
+				if bytes.Equal(read(t, o.c.glb(mnt)), o.before) {
+					t.Errorf("%s: after the remount the .glb is the one made before the change", name(o))
+				}
+			}
+		})
 	})
 }
 
