@@ -2,11 +2,14 @@ package outputs_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
@@ -188,4 +191,45 @@ func TestBrokenModelDeps(t *testing.T) {
 		}
 	}
 	t.Errorf("the set %v lacks the broken script %s", deps, script)
+}
+
+// TestModelHeaderMaterialsBounded: a Transport Fever model naming many
+// materials whose scripts never end gets its header.json within its
+// Limits.Timeout and a material's script time, the failure listed under
+// "failed", not a script time per material.
+func TestModelHeaderMaterialsBounded(t *testing.T) {
+	tree := decodetest.WriteModelTree(t, t.TempDir())
+	res := filepath.Join(tree.Root, "tf", "res")
+	var names []string
+	for i := range 200 {
+		name := fmt.Sprintf("fixture/loop%d.mtl", i)
+		names = append(names, fmt.Sprintf("%q", name))
+		put(t, filepath.Join(res, "models", "material", filepath.FromSlash(name)), []byte("function data() while true do end end"))
+	}
+	mdl := filepath.Join(res, "models", "model", "fixture", "loops.mdl")
+	put(t, mdl, []byte(`function data() return { lods = { { node = { name = "RootNode", children = { {
+		mesh = "fixture/cube.msh", materials = { `+strings.Join(names, ", ")+` },
+		transf = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, } } } }, visibleFrom = 0, visibleTo = 1000 } } } end`))
+	m, err := outputs.OpenSource(mdl)
+	if err != nil || m == nil {
+		t.Fatal(m, err)
+	}
+	m.Limits.Timeout = 200 * time.Millisecond
+	st, err := m.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	hdr, _, err := m.HeaderDeps(st, nil)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("header.json in %v", took)
+	if !strings.Contains(string(hdr), `"kind": "materials"`) || !strings.Contains(string(hdr), "did not finish within") {
+		t.Errorf("header.json lists no materials failure:\n%s", hdr)
+	}
+	if took > 5*time.Second {
+		t.Errorf("header.json took %v for 200 looping materials", took)
+	}
 }

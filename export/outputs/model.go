@@ -356,7 +356,7 @@ func (m *Mesh) modelHeader(st *decode.Structure, scanErr error) ([]byte, []Dep, 
 			scanErr = err
 		} else {
 			var fs decode.Fields
-			fs, deps = m.modelFields(model)
+			fs, deps = m.modelFields(ctx, model)
 			f = addAbsent(f, fs)
 		}
 	} else if !errors.Is(scanErr, decode.ErrLimit) && !errors.Is(scanErr, os.ErrNotExist) {
@@ -373,7 +373,7 @@ func (m *Mesh) modelHeader(st *decode.Structure, scanErr error) ([]byte, []Dep, 
 	return b, deps, err
 }
 
-func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
+func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fields, []Dep) {
 	var f decode.Fields
 	unit := model.Unit
 	if unit == "" {
@@ -413,11 +413,16 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 	// as the assembly resolves them (assembly.override), without images:
 	// once per name and engine for the parts of one folder, which resolve
 	// names alike.
+	// Within Limits.Timeout (a material runs a script): past it, the
+	// header lists the failure and the rest stay unresolved, as the
+	// assembly, under the same limit, would leave them.
 	type overrideKey struct{ format, dir string }
 	overriding := map[overrideKey]*resolution{}
 	overridden := map[overrideKey]map[string]bool{}
+	octx, finish := m.deadline(ctx, "resolving the parts' materials")
+	var overrideErr error
 	overrides := func(p decode.ModelPart) []Dep {
-		if len(p.Materials) == 0 {
+		if len(p.Materials) == 0 || overrideErr != nil {
 			return nil
 		}
 		fd := x.find(p.Mesh)
@@ -440,6 +445,10 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 		}
 		before := len(res.deps)
 		for _, name := range p.Materials {
+			if err := octx.Err(); err != nil {
+				overrideErr = finish(err)
+				break
+			}
 			if !overridden[k][name] {
 				overridden[k][name] = true
 				resolve(res, &decode.Material{Name: name})
@@ -494,6 +503,10 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 			cs = append(cs, cf)
 		}
 		f.Add("collider_shapes", cs)
+	}
+	finish(nil)
+	if overrideErr != nil {
+		failed = append(failed, decode.Fields{{Key: "kind", Value: "materials"}, {Key: "error", Value: overrideErr.Error()}})
 	}
 	f.Add("unresolved", nonNilFields(unresolved))
 	f.Add("failed", nonNilFields(failed))
