@@ -144,3 +144,16 @@ end
 		},
 	}
 }
+
+// Reachable makes every folder from dir up to the temporary folder 0755
+// (t.TempDir's are 0700) and returns dir: only the modes a test sets then
+// deny other users.
+func Reachable(t testing.TB, dir string) string {
+	t.Helper()
+	for p := dir; p != os.TempDir() && p != "/" && p != "."; p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}

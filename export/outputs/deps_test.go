@@ -68,18 +68,6 @@ func TestModelDepsEveryKind(t *testing.T) {
 	}
 }
 
-// reachable makes every folder from dir up to the temporary folder 0755
-// (t.TempDir's are 0700), so that only the modes a test sets deny others.
-func reachable(t *testing.T, dir string) string {
-	t.Helper()
-	for p := dir; p != os.TempDir() && p != "/" && p != "."; p = filepath.Dir(p) {
-		if err := os.Chmod(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // TestWriteDirModelNarrowed: convert's files of a model are readable by
 // group and others only where every file and folder the model is made
 // from is: made private one kind at a time (a file 0600, a folder 0700),
@@ -113,7 +101,7 @@ func TestWriteDirModelNarrowed(t *testing.T) {
 	}
 	for _, engine := range []string{"gem", "tf"} {
 		t.Run(engine, func(t *testing.T) {
-			tree := decodetest.WriteModelTree(t, reachable(t, t.TempDir()))
+			tree := decodetest.WriteModelTree(t, decodetest.Reachable(t, t.TempDir()))
 			for rel, m := range convert(t, tree, engine) {
 				if m != 0o044 && m != 0o055 {
 					t.Errorf("all readable: %s has group/other bits %o", rel, m)
@@ -121,7 +109,7 @@ func TestWriteDirModelNarrowed(t *testing.T) {
 			}
 			for kind, rel := range tree.Deps[engine] {
 				t.Run(kind, func(t *testing.T) {
-					tree := decodetest.WriteModelTree(t, reachable(t, t.TempDir()))
+					tree := decodetest.WriteModelTree(t, decodetest.Reachable(t, t.TempDir()))
 					p := filepath.Join(tree.Root, rel)
 					mode := os.FileMode(0o600)
 					if fi, err := os.Stat(p); err == nil && fi.IsDir() {
