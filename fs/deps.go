@@ -33,7 +33,13 @@ func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
 		}
 	}
 	if f.watch != nil {
-		f.watch.AddFoldersOf(deps.Paths(), func(dir string, err error) {
+		// The folders of the files, and those above them whose modes
+		// narrow the outputs (their parents report their changes).
+		paths := deps.Paths()
+		for _, p := range deps.Paths() {
+			paths = append(paths, version.Folders(mesh, p)...)
+		}
+		f.watch.AddFoldersOf(paths, func(dir string, err error) {
 			f.n.WatchErrors.Add(1)
 			f.st.LogOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
 		})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/internal/fusetest"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 )
@@ -104,13 +105,7 @@ func mountOther(t *testing.T, src string, cfg Config, mo fuse.MountOptions) (*FS
 // are the test user's alone).
 func reachableDir(t *testing.T) string {
 	t.Helper()
-	d := t.TempDir()
-	for p := d; p != os.TempDir() && p != "/" && p != "."; p = filepath.Dir(p) {
-		if err := os.Chmod(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return d
+	return decodetest.Reachable(t, t.TempDir())
 }
 
 // asNobody runs name with args as user nobody, under a deadline, and

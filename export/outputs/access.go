@@ -3,6 +3,8 @@ package outputs
 import (
 	"os"
 	"syscall"
+
+	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Access is who may do what with a file: its owner, its group and its
@@ -67,25 +69,55 @@ func Narrow(files ...Access) Access {
 	return out
 }
 
-// StatAccess appends to files the access of each of paths, stat'ed
-// through links (the file whose bytes would be read; for an entry of an
-// archive, the archive file); a path that cannot
-// be stat'ed (missing) adds nothing: no output has its bytes.
-func StatAccess(files []Access, paths ...string) []Access {
+// StatAccess appends to files the access of each of paths, files the
+// mesh at mesh is made from, stat'ed through links (the file whose bytes
+// would be read; for an entry of an archive, the archive file), and of
+// every folder on the way to it that the mesh's own path does not pass
+// (version.Folders: those it passes stand between any reader and the
+// mesh's outputs already). A file counts as readable only where its
+// folders are searchable: a folder grants a class everything when it may
+// search it, else nothing. A path that cannot be stat'ed (missing) adds
+// nothing: no output has its bytes. Each folder is stat'ed once per call.
+func StatAccess(files []Access, mesh string, paths ...string) []Access {
+	folders := map[string]bool{}
 	for _, p := range paths {
 		var st syscall.Stat_t
+		read := p
 		err := syscall.Stat(p, &st)
 		if err == syscall.ENOTDIR {
 			// An entry of an archive: the archive's access (srcview).
-			if _, read, verr := view.Stat(p); verr == nil {
-				err = syscall.Stat(read.Path, &st)
+			if _, r, verr := view.Stat(p); verr == nil {
+				read = r.Path
+				err = syscall.Stat(read, &st)
 			}
 		}
-		if err == nil {
-			files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode})
+		if err != nil {
+			continue
+		}
+		files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode})
+		for _, d := range version.Folders(mesh, read) {
+			if folders[d] {
+				break // and the folders above it
+			}
+			folders[d] = true
+			if syscall.Stat(d, &st) == nil {
+				files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: searchable(st.Mode)})
+			}
 		}
 	}
 	return files
+}
+
+// searchable is the access a folder of mode perm gives to the files
+// beneath it: all of a class's bits where it may search the folder.
+func searchable(perm uint32) uint32 {
+	var out uint32
+	for shift := uint32(0); shift <= 6; shift += 3 {
+		if perm>>shift&1 != 0 {
+			out |= 7 << shift
+		}
+	}
+	return out
 }
 
 // writeModes returns the modes of the files and folders WriteDir writes in
@@ -107,7 +139,7 @@ func (m *Mesh) writeModes(parent string, deps []Dep) (file, dir os.FileMode) {
 		for _, d := range deps {
 			srcs = append(srcs, d.Path)
 		}
-		file = os.FileMode(Narrow(StatAccess(files, srcs...)...).Perm&0o044 | 0o600)
+		file = os.FileMode(Narrow(StatAccess(files, m.Path, srcs...)...).Perm&0o044 | 0o600)
 	}
 	return file, file | 0o100 | (file&0o044)>>2
 }

@@ -578,11 +578,13 @@ func (m *Mesh) ModelGLBs(ctx context.Context) (glbs [][]byte, deps []Dep, err er
 // assemble decodes the model and builds one scene per LOD (lods of
 // them), then one of its collision shapes when it has any.
 func (m *Mesh) assemble(ctx context.Context) (scenes []*decode.Scene, lods int, deps []Dep, err error) {
+	ctx, rec := withReads(ctx)
 	model, err := m.DecodeModel(ctx)
 	if err != nil {
 		return nil, 0, nil, err
 	}
 	a := m.newAssembly(model)
+	a.deps = rec.list()
 	for li := range model.LODs {
 		s, err := a.lodScene(ctx, li)
 		if err != nil {

@@ -172,7 +172,7 @@ func TestPartSceneShared(t *testing.T) {
 	}
 	ref := decode.Ref{Stored: "wheel.ply", Base: decode.RefModelDir, Rel: "wheel.ply"}
 	model := &decode.Model{Scale: 1, LODs: []decode.ModelLOD{{Nodes: []decode.ModelNode{{Name: "car", Parent: -1, Parts: []decode.ModelPart{{Mesh: ref}}}}}}}
-	New(mdl, gem.Mdl{}).modelFields(model) // the model's header names the part
+	New(mdl, gem.Mdl{}).modelFields(context.Background(), model) // the model's header names the part
 	if _, err := pm.GLBFile(context.Background()); err != nil {
 		t.Fatal(err)
 	}

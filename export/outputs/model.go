@@ -128,6 +128,16 @@ func (m *Mesh) DecodeModel(ctx context.Context) (*decode.Model, error) {
 		return nil, err
 	}
 	defer done()
+	if rec := readsOf(ctx); rec != nil && m.mem == nil {
+		// The scripts the model requires are files it is made from.
+		src.OpenAsset = func(rel string) (io.ReaderAt, int64, string, error) {
+			r, size, opened, d, err := m.openAssetDep(rel)
+			if err == nil {
+				rec.add(d)
+			}
+			return r, size, opened, err
+		}
+	}
 	ctx, finish := m.deadline(ctx, "model decode")
 	model, err := md.DecodeModel(ctx, src)
 	if err == nil && (model == nil || len(model.LODs) == 0) {
@@ -164,12 +174,18 @@ func (m *Mesh) assetRootsOwn() (roots []string, own int) {
 
 // openAsset is decode.Source.OpenAsset for m.
 func (m *Mesh) openAsset(rel string) (io.ReaderAt, int64, string, error) {
+	r, size, opened, _, err := m.openAssetDep(rel)
+	return r, size, opened, err
+}
+
+// openAssetDep is openAsset, and the file it opened as a Dep (fileDep).
+func (m *Mesh) openAssetDep(rel string) (io.ReaderAt, int64, string, Dep, error) {
 	if m.mem != nil {
 		b, ok := m.mem[path.Base(rel)]
 		if !ok {
-			return nil, 0, "", &os.PathError{Op: "open", Path: rel, Err: os.ErrNotExist}
+			return nil, 0, "", Dep{}, &os.PathError{Op: "open", Path: rel, Err: os.ErrNotExist}
 		}
-		return bytes.NewReader(b), int64(len(b)), path.Base(rel), nil
+		return bytes.NewReader(b), int64(len(b)), path.Base(rel), Dep{}, nil
 	}
 	err := error(&os.PathError{Op: "open", Path: rel, Err: os.ErrNotExist})
 	roots, own := m.assetRootsOwn()
@@ -185,7 +201,7 @@ func (m *Mesh) openAsset(rel string) (io.ReaderAt, int64, string, error) {
 			p := filepath.Join(at, filepath.FromSlash(rel))
 			if serr := m.checkSource(p, f.Size()); serr != nil {
 				f.Close()
-				return nil, 0, "", serr
+				return nil, 0, "", Dep{}, serr
 			}
 			// Named as header.json names files: relative to the model's
 			// folder beneath its own roots, absolute beneath an
@@ -196,10 +212,44 @@ func (m *Mesh) openAsset(rel string) (io.ReaderAt, int64, string, error) {
 					opened = rp
 				}
 			}
-			return f, f.Size(), filepath.ToSlash(opened), nil
+			return f, f.Size(), filepath.ToSlash(opened), fileDep(f), nil
 		}
 	}
-	return nil, 0, "", err
+	return nil, 0, "", Dep{}, err
+}
+
+// readsKey is the context key of a conversion's reads.
+type readsKey struct{}
+
+// reads records files a model conversion reads outside its resolutions
+// (which keep their own deps): the scripts its model file requires. With
+// those, they make the one list an output's version and access come from.
+type reads struct {
+	mu   sync.Mutex
+	deps []Dep
+}
+
+// withReads returns ctx recording into a new reads.
+func withReads(ctx context.Context) (context.Context, *reads) {
+	r := &reads{}
+	return context.WithValue(ctx, readsKey{}, r), r
+}
+
+func readsOf(ctx context.Context) *reads {
+	r, _ := ctx.Value(readsKey{}).(*reads)
+	return r
+}
+
+func (r *reads) add(d Dep) {
+	r.mu.Lock()
+	r.deps = append(r.deps, d)
+	r.mu.Unlock()
+}
+
+func (r *reads) list() []Dep {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Dep(nil), r.deps...)
 }
 
 // refs finds the files a model names by stat only.
@@ -299,16 +349,23 @@ func (m *Mesh) modelHeader(st *decode.Structure, scanErr error) ([]byte, []Dep, 
 		f = append(f, st.Header...)
 	}
 	var deps []Dep
+	ctx, rec := withReads(context.Background())
 	if scanErr == nil {
-		model, err := m.DecodeModel(context.Background())
+		model, err := m.DecodeModel(ctx)
 		if err != nil {
 			scanErr = err
 		} else {
 			var fs decode.Fields
-			fs, deps = m.modelFields(model)
+			fs, deps = m.modelFields(ctx, model)
 			f = addAbsent(f, fs)
 		}
+	} else if !errors.Is(scanErr, decode.ErrLimit) && !errors.Is(scanErr, os.ErrNotExist) {
+		// A scan that failed read files too (the scripts the model
+		// requires, one of them perhaps the cause): header.json and
+		// error.txt are made from them, and a change of one may mend it.
+		m.DecodeModel(ctx)
 	}
+	deps = dedupDeps(append(rec.list(), deps...))
 	if scanErr != nil {
 		f.Add("error", scanErr.Error())
 	}
@@ -316,7 +373,7 @@ func (m *Mesh) modelHeader(st *decode.Structure, scanErr error) ([]byte, []Dep, 
 	return b, deps, err
 }
 
-func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
+func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fields, []Dep) {
 	var f decode.Fields
 	unit := model.Unit
 	if unit == "" {
@@ -352,6 +409,53 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 		}
 		return rf
 	}
+	// The materials a part's placement names instead of its own, found
+	// as the assembly resolves them (assembly.override), without images:
+	// once per name and engine for the parts of one folder, which resolve
+	// names alike.
+	// Within Limits.Timeout (a material runs a script): past it, the
+	// header lists the failure and the rest stay unresolved, as the
+	// assembly, under the same limit, would leave them.
+	type overrideKey struct{ format, dir string }
+	overriding := map[overrideKey]*resolution{}
+	overridden := map[overrideKey]map[string]bool{}
+	octx, finish := m.deadline(ctx, "resolving the parts' materials")
+	var overrideErr error
+	overrides := func(p decode.ModelPart) []Dep {
+		if len(p.Materials) == 0 || overrideErr != nil {
+			return nil
+		}
+		fd := x.find(p.Mesh)
+		if fd.path == "" {
+			return nil
+		}
+		pm, err := m.partMesh(fd.path)
+		if err != nil {
+			return nil
+		}
+		resolve := resolvers[pm.Format.Name()]
+		if resolve == nil {
+			return nil
+		}
+		k := overrideKey{pm.Format.Name(), filepath.Dir(fd.path)}
+		res := overriding[k]
+		if res == nil {
+			res = pm.newResolution(false)
+			overriding[k], overridden[k] = res, map[string]bool{}
+		}
+		before := len(res.deps)
+		for _, name := range p.Materials {
+			if err := octx.Err(); err != nil {
+				overrideErr = finish(err)
+				break
+			}
+			if !overridden[k][name] {
+				overridden[k][name] = true
+				resolve(res, &decode.Material{Name: name})
+			}
+		}
+		return res.deps[before:]
+	}
 	var lods []decode.Fields
 	for li, lod := range model.LODs {
 		var lf decode.Fields
@@ -365,6 +469,7 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 			for _, p := range n.Parts {
 				pf := decode.Fields{{Key: "node", Value: n.Name}}
 				pf = append(pf, look("part", p.Mesh)...)
+				partDeps = append(partDeps, overrides(p)...)
 				if p.Skinned {
 					pf.Add("skinned", true)
 				}
@@ -398,6 +503,10 @@ func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {
 			cs = append(cs, cf)
 		}
 		f.Add("collider_shapes", cs)
+	}
+	finish(nil)
+	if overrideErr != nil {
+		failed = append(failed, decode.Fields{{Key: "kind", Value: "materials"}, {Key: "error", Value: overrideErr.Error()}})
 	}
 	f.Add("unresolved", nonNilFields(unresolved))
 	f.Add("failed", nonNilFields(failed))

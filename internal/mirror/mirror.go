@@ -338,7 +338,7 @@ func Narrow(mesh *outputs.Mesh, st *syscall.Stat_t, deps []string) {
 	if len(srcs) < 2 {
 		return
 	}
-	files := outputs.StatAccess([]outputs.Access{{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode}}, srcs[1:]...)
+	files := outputs.StatAccess([]outputs.Access{{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode}}, mesh.Path, srcs[1:]...)
 	st.Mode = st.Mode&^0o777 | outputs.Narrow(files...).Perm
 }
 

@@ -205,16 +205,39 @@ func (t *Tracker) source(src string) *source {
 	return s
 }
 
-// rename makes the paths of found name src instead of those of old (t.mu
-// held), and reports whether they differ.
+// Folders are the folders on the way to the file at p that src's own path
+// does not pass: from the nearest folder holding both, exclusive, down to
+// p's folder. Who may search them decides who may read p, so a change of
+// one changes what src's outputs may show (the mount shows src's own).
+func Folders(src, p string) []string {
+	var out []string
+	for d := filepath.Dir(p); !holds(d, src); d = filepath.Dir(d) {
+		out = append(out, d)
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	return out
+}
+
+// holds reports whether path p lies beneath folder d (or is d).
+func holds(d, p string) bool {
+	rel, err := filepath.Rel(d, p)
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
+}
+
+// rename makes the paths of found (and their Folders) name src instead of
+// those of old (t.mu held), and reports whether they differ.
 func (t *Tracker) rename(src string, old, found Set) (changed bool) {
 	for _, r := range old {
 		if r.Path == filepath.Dir(src) {
 			continue
 		}
-		delete(t.named[r.Path], src)
-		if len(t.named[r.Path]) == 0 {
-			delete(t.named, r.Path)
+		for _, p := range append(Folders(src, r.Path), r.Path) {
+			delete(t.named[p], src)
+			if len(t.named[p]) == 0 {
+				delete(t.named, p)
+			}
 		}
 	}
 	changed = len(old) != len(found)
@@ -223,6 +246,9 @@ func (t *Tracker) rename(src string, old, found Set) (changed bool) {
 			changed = true
 		}
 		t.name(found[i].Path, src)
+		for _, d := range Folders(src, found[i].Path) {
+			t.name(d, src)
+		}
 	}
 	return changed
 }

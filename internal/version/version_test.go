@@ -3,6 +3,7 @@ package version
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -257,5 +258,36 @@ func TestSetUnchanged(t *testing.T) {
 	os.Remove(p)
 	if s.Unchanged() {
 		t.Fatal("a removed file left its set unchanged")
+	}
+}
+
+// TestFoldersNamed: the folders on the way to a found file that the
+// source's own path does not pass are named by the source's set, so a
+// change of one (a chmod) makes its next version; the folders it shares
+// with the source, and an unfound file's, are not.
+func TestFoldersNamed(t *testing.T) {
+	src := "/t/res/models/model/a.mdl"
+	tex := "/t/res/textures/fixture/a.dds"
+	if got, want := Folders(src, tex), []string{"/t/res/textures/fixture", "/t/res/textures"}; !slices.Equal(got, want) {
+		t.Errorf("Folders = %v, want %v", got, want)
+	}
+	if got := Folders(src, "/t/res/models/model/b.lua"); len(got) != 0 {
+		t.Errorf("Folders of a file beside the source = %v, want none", got)
+	}
+	var tr Tracker
+	tr.Track(src, Set{{Path: tex}})
+	for _, p := range []string{"/t/res/textures/fixture", "/t/res/textures", tex} {
+		if got := tr.Changed(p); !slices.Equal(got, []string{src}) {
+			t.Errorf("Changed(%s) = %v, want the model", p, got)
+		}
+	}
+	for _, p := range []string{"/t/res", "/t"} {
+		if got := tr.Changed(p); len(got) != 0 {
+			t.Errorf("Changed(%s) = %v, want none (the source's own folders)", p, got)
+		}
+	}
+	tr.Track(src, nil)
+	if got := tr.Changed("/t/res/textures"); len(got) != 0 {
+		t.Errorf("after a scan that found nothing, Changed = %v, want none", got)
 	}
 }
