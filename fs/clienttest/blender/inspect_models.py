@@ -14,6 +14,12 @@
 # matrix and the fraction of its faces whose world-space normal (Blender's
 # own, as it shades them) points away from the object's world-space centre
 # for closed convex-ish parts; the Go side uses the first.
+# Placement: each mesh object reports "box", the world-space bounding box
+# (Blender's axes, Z up) of its evaluated mesh at rest (the depsgraph's,
+# armature applied: where the viewport shows it), and each bone its
+# world-space head as posed (the pose bone's: the importer poses a
+# mirrored bone, which an edit bone cannot be, back onto the file's rest), so the Go side can check where skinned
+# parts land (the GEM tracks in their .vol shapes, a skin on its bones).
 
 import json
 import sys
@@ -44,6 +50,26 @@ def evaluated_vertices(ob):
     vs = [ev.matrix_world @ v.co for v in me.vertices]
     ev.to_mesh_clear()
     return vs
+
+
+def evaluated_box(ob):
+    """Returns [min, max], the world-space bounding box of the object's
+    evaluated mesh (modifiers such as the armature applied), or None for a
+    mesh without vertices."""
+    dg = bpy.context.evaluated_depsgraph_get()
+    ev = ob.evaluated_get(dg)
+    me = ev.to_mesh()
+    n = len(me.vertices)
+    if n == 0:
+        ev.to_mesh_clear()
+        return None
+    co = numpy.empty(n * 3, dtype=numpy.float64)
+    me.vertices.foreach_get("co", co)
+    ev.to_mesh_clear()
+    co = co.reshape(n, 3)
+    m = numpy.array(ev.matrix_world)
+    w = co @ m[:3, :3].T + m[:3, 3]
+    return [[round(float(c), 5) for c in w.min(axis=0)], [round(float(c), 5) for c in w.max(axis=0)]]
 
 
 def facing(ob):
@@ -122,12 +148,14 @@ def report(path):
             o["outward"], o["normals_agree"] = facing(ob)
             arm = ob.find_armature()
             o["armature"] = arm.name if arm else ""
+            o["box"] = evaluated_box(ob)
         if ob.animation_data and ob.animation_data.action:
             o["action"] = ob.animation_data.action.name
         out["objects"].append(o)
         if ob.type == 'ARMATURE':
             for b in ob.data.bones:
-                out["bones"].append({"name": b.name, "parent": b.parent.name if b.parent else "", "armature": ob.name})
+                out["bones"].append({"name": b.name, "parent": b.parent.name if b.parent else "", "armature": ob.name,
+                                     "head": [round(c, 5) for c in ob.matrix_world @ ob.pose.bones[b.name].head]})
     out["materials"] = [m.name for m in bpy.data.materials]
     out["images"] = [{"name": im.name, "size": list(im.size)} for im in bpy.data.images]
     out["actions"] = [{"name": a.name, "fcurves": len(a.fcurves)} for a in bpy.data.actions]
