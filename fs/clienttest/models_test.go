@@ -57,9 +57,11 @@ func TestModelClients(t *testing.T) {
 	}
 	bin := buildMeshfs(t)
 	var files []*modelFile
+	allRoots := true // every tree of modelRoots is present
 	for _, name := range modelRoots {
 		src, ok := decodetest.Shared(t, filepath.Join("assets", name))
 		if !ok {
+			allRoots = false
 			continue
 		}
 		src, _ = filepath.Abs(src)
@@ -186,7 +188,7 @@ func TestModelClients(t *testing.T) {
 		}
 	}
 	t.Logf("skinned tracks checked: %d unmirrored, %d mirrored, %d of models in trackMisfits", plain, mirrored, len(tracks)-plain-mirrored)
-	if plain == 0 || mirrored == 0 {
+	if allRoots && (plain == 0 || mirrored == 0) {
 		t.Errorf("skinned tracks held to the rules: %d unmirrored, %d mirrored; want both", plain, mirrored)
 	}
 }

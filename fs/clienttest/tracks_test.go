@@ -109,7 +109,7 @@ func trackSide(n *qgltf.Node) string {
 
 // trackCheck is what checkTracks measured of one skinned track.
 type trackCheck struct {
-	model, side      string
+	side             string
 	mirrored, misfit bool
 }
 
@@ -221,7 +221,7 @@ func checkTracks(r, coll *modelReport, f *modelFile, model string) (errs, logs [
 			errs = append(errs, "skinned track "+name+": no such mesh object in Blender's import, or not on an armature")
 			continue
 		}
-		checked = append(checked, trackCheck{model, side, mirrored[name], misfit})
+		checked = append(checked, trackCheck{side, mirrored[name], misfit})
 		n, in := 0, 0
 		for _, w := range wheelBoxes {
 			if w.side == side {
