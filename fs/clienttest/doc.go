@@ -52,7 +52,7 @@
 // GEM models, it checks where skinned parts land as Blender evaluates them
 // (tracks_test.go): each skinned track along the hull, around its side's
 // road wheels and on its track*.vol shape of NAME.collision.glb, and the
-// pilot's skin around the bones weighting it.
+// pilot's skin around the bones driving it.
 //
 // The package has only tests. preview.sh with blender/render_preview.py is
 // `make preview`: it mounts testdata/ and ../shared/assets and renders every

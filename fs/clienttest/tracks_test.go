@@ -2,6 +2,7 @@ package clienttest
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	qgltf "github.com/qmuntal/gltf"
@@ -263,37 +264,35 @@ func checkTracks(r, coll *modelReport, f *modelFile, model string) (errs, logs [
 	return errs, logs, checked
 }
 
-// checkSkinOnBones checks that in Blender's import each bone weighting a
-// skinned mesh has its head inside the box of its armature's evaluated
-// meshes, grown by 5 cm: the skin is on its skeleton, not beside it. It
-// returns the errors and the number of bones checked.
-func checkSkinOnBones(r *modelReport) (errs []string, checked int) {
-	boxes := map[string]box{}
-	for _, o := range r.Objects {
-		if o.Type != "MESH" || o.Armature == "" || o.Box == nil {
-			continue
-		}
-		b, ok := boxes[o.Armature]
-		if !ok {
-			b = *o.Box
-		}
-		for k := 0; k < 3; k++ {
-			b[0][k], b[1][k] = min(b[0][k], o.Box[0][k]), max(b[1][k], o.Box[1][k])
-		}
-		boxes[o.Armature] = b
-	}
-	for _, bn := range r.Bones {
-		if _, weighted := r.Deform[bn.Armature][bn.Name]; !weighted {
-			continue
-		}
-		b, ok := boxes[bn.Armature]
-		if !ok {
-			continue
-		}
-		checked++
-		if !b.holds(bn.Head, 0.05) {
-			errs = append(errs, fmt.Sprintf("bone %s at (%.2f, %.2f, %.2f) lies outside its skin's box %v", bn.Name, bn.Head[0], bn.Head[1], bn.Head[2], b))
+// checkSkinOnBones checks that in Blender's import of a GEM model (r, of
+// doc) its skin follows its bones as decode/gem's TestPilotSkinOnBones
+// measures it from the file: of the bones driving 20 or more vertices at
+// weight ≥ 0.9 (not a skin's joint 0, the node carrying it), 10 or more,
+// those vertices' evaluated centre lies a median 0.15 m or less from the
+// bone. It returns the errors and a line for the log.
+func checkSkinOnBones(r *modelReport, doc *qgltf.Document) (errs []string, log string) {
+	carriers := map[string]bool{}
+	for _, sk := range doc.Skins {
+		if len(sk.Joints) > 0 && sk.Joints[0] < len(doc.Nodes) {
+			carriers[blenderName(doc.Nodes[sk.Joints[0]].Name)] = true
 		}
 	}
-	return errs, checked
+	var dists []float64
+	for _, bones := range r.BoneFit {
+		for name, d := range bones {
+			if !carriers[name] {
+				dists = append(dists, d)
+			}
+		}
+	}
+	if len(dists) < 10 {
+		return []string{fmt.Sprintf("%d bones drive 20 vertices or more of a skin, want 10", len(dists))}, ""
+	}
+	sort.Float64s(dists)
+	med := dists[len(dists)/2]
+	log = fmt.Sprintf("%d bones driving a skin (no track): their vertices' centre a median %.3f m from them, at most %.3f m", len(dists), med, dists[len(dists)-1])
+	if med > 0.15 {
+		errs = append(errs, fmt.Sprintf("the skin's vertices lie a median %.2f m from the bones driving them, want 0.15", med))
+	}
+	return errs, log
 }

@@ -16,10 +16,12 @@
 # for closed convex-ish parts; the Go side uses the first.
 # Placement: each mesh object reports "box", the world-space bounding box
 # (Blender's axes, Z up) of its evaluated mesh at rest (the depsgraph's,
-# armature applied: where the viewport shows it), and each bone its
-# world-space head as posed (the pose bone's: the importer poses a
-# mirrored bone, which an edit bone cannot be, back onto the file's rest), so the Go side can check where skinned
-# parts land (the GEM tracks in their .vol shapes, a skin on its bones).
+# armature applied: where the viewport shows it), so the Go side can check
+# where skinned parts land (the GEM tracks in their .vol shapes); and
+# "bone_fit" gives, per armature, for each bone driving 20 or more vertices
+# of its meshes at weight >= 0.9, how far those vertices' evaluated centre
+# lies from the bone's head as posed (the pose bone's: the importer poses
+# a mirrored bone, which an edit bone cannot be, back onto the file's rest).
 
 import json
 import sys
@@ -70,6 +72,41 @@ def evaluated_box(ob):
     m = numpy.array(ev.matrix_world)
     w = co @ m[:3, :3].T + m[:3, 3]
     return [[round(float(c), 5) for c in w.min(axis=0)], [round(float(c), 5) for c in w.max(axis=0)]]
+
+
+def bone_fit(arm, meshes):
+    """Returns, for each bone of arm that drives 20 or more vertices of
+    meshes at weight >= 0.9, the distance from their evaluated world-space
+    centre to the bone's posed head."""
+    dg = bpy.context.evaluated_depsgraph_get()
+    sums = {}
+    for ob in meshes:
+        names = {g.index: g.name for g in ob.vertex_groups}
+        ev = ob.evaluated_get(dg)
+        me = ev.to_mesh()
+        n = len(me.vertices)
+        if n != len(ob.data.vertices):
+            ev.to_mesh_clear()
+            continue  # a modifier changed the topology: indices do not match
+        co = numpy.empty(n * 3, dtype=numpy.float64)
+        me.vertices.foreach_get("co", co)
+        ev.to_mesh_clear()
+        m = numpy.array(ev.matrix_world)
+        w = co.reshape(n, 3) @ m[:3, :3].T + m[:3, 3]
+        for v in ob.data.vertices:
+            for g in v.groups:
+                if g.weight >= 0.9 and g.group in names:
+                    acc = sums.setdefault(names[g.group], [numpy.zeros(3), 0])
+                    acc[0] += w[v.index]
+                    acc[1] += 1
+    out = {}
+    for name, (total, count) in sums.items():
+        pb = arm.pose.bones.get(name)
+        if pb is None or count < 20:
+            continue
+        head = numpy.array(arm.matrix_world @ pb.head)
+        out[name] = round(float(numpy.linalg.norm(total / count - head)), 5)
+    return out
 
 
 def facing(ob):
@@ -133,7 +170,7 @@ def deform_report(arm, meshes):
 def report(path):
     reset()
     bpy.ops.import_scene.gltf(filepath=path)
-    out = {"path": path, "objects": [], "bones": [], "materials": [], "images": [], "actions": [], "deform": {}}
+    out = {"path": path, "objects": [], "bones": [], "materials": [], "images": [], "actions": [], "deform": {}, "bone_fit": {}}
     for ob in bpy.data.objects:
         parent = ""
         if ob.parent is not None:
@@ -154,8 +191,7 @@ def report(path):
         out["objects"].append(o)
         if ob.type == 'ARMATURE':
             for b in ob.data.bones:
-                out["bones"].append({"name": b.name, "parent": b.parent.name if b.parent else "", "armature": ob.name,
-                                     "head": [round(c, 5) for c in ob.matrix_world @ ob.pose.bones[b.name].head]})
+                out["bones"].append({"name": b.name, "parent": b.parent.name if b.parent else "", "armature": ob.name})
     out["materials"] = [m.name for m in bpy.data.materials]
     out["images"] = [{"name": im.name, "size": list(im.size)} for im in bpy.data.images]
     out["actions"] = [{"name": a.name, "fcurves": len(a.fcurves)} for a in bpy.data.actions]
@@ -163,6 +199,7 @@ def report(path):
         if ob.type == 'ARMATURE':
             meshes = [m for m in bpy.data.objects if m.type == 'MESH' and m.find_armature() == ob]
             if meshes:
+                out["bone_fit"][ob.name] = bone_fit(ob, meshes)
                 out["deform"][ob.name] = deform_report(ob, meshes)
     return out
 
