@@ -48,7 +48,11 @@
 // LOD's .glb as one hierarchy with the file's nodes as objects or bones
 // under the file's parents, the materials its primitives use, its images
 // at their PNG sizes, an action for every animation, bones that move
-// their skin, and mirrored parts facing as their unmirrored twins.
+// their skin, and mirrored parts facing as their unmirrored twins. In the
+// GEM models, it checks where skinned parts land as Blender evaluates them
+// (tracks_test.go): each skinned track along the hull, around its side's
+// road wheels and on its track*.vol shape of NAME.collision.glb, and the
+// pilot's skin around the bones driving it.
 //
 // The package has only tests. preview.sh with blender/render_preview.py is
 // `make preview`: it mounts testdata/ and ../shared/assets and renders every

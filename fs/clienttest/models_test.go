@@ -20,7 +20,7 @@ import (
 
 // modelRoots are the asset trees of ../shared whose models (.mdl) the
 // model test mounts.
-var modelRoots = []string{"gem-centurion", "gem-pilot", "tf-inova", "tf-flirt", "tf-roadsign"}
+var modelRoots = []string{"gem-centurion", "gem-pantera", "gem-su85", "gem-pilot", "tf-inova", "tf-flirt", "tf-roadsign"}
 
 // modelFile is one assembled model file read from a mount.
 type modelFile struct {
@@ -28,6 +28,9 @@ type modelFile struct {
 	path  string
 	doc   *qgltf.Document
 	glb   []byte
+	// model is the .mdl's base name and collision the path of its
+	// NAME.collision.glb ("" for none).
+	model, collision string
 }
 
 // TestModelClients mounts the model trees of ../shared/assets and checks
@@ -38,8 +41,12 @@ type modelFile struct {
 // parents, its materials (one per material and vertex-colour use, no
 // more), its images at their PNG sizes, an action for
 // every animation, skins whose bones move the mesh, and mirrored parts
-// facing as their unmirrored twins do. Run: go test ./fs/clienttest
-// -run TestModelClients -clients.
+// facing as their unmirrored twins do. In every GEM model with skinned
+// tracks, each track as Blender shows it (armature applied) runs along the
+// hull, around its side's road wheels and into its track*.vol shape of
+// NAME.collision.glb (checkTracks); a GEM skin without tracks (the pilot)
+// lies around the bones driving it (checkSkinOnBones). Run: go test
+// ./fs/clienttest -run TestModelClients -clients.
 func TestModelClients(t *testing.T) {
 	if !*clients {
 		t.Skip("needs Blender 3.4 and the glTF validator: go test ./fs/clienttest -run TestModelClients -clients")
@@ -50,9 +57,11 @@ func TestModelClients(t *testing.T) {
 	}
 	bin := buildMeshfs(t)
 	var files []*modelFile
+	allRoots := true // every tree of modelRoots is present
 	for _, name := range modelRoots {
 		src, ok := decodetest.Shared(t, filepath.Join("assets", name))
 		if !ok {
+			allRoots = false
 			continue
 		}
 		src, _ = filepath.Abs(src)
@@ -98,14 +107,20 @@ func TestModelClients(t *testing.T) {
 				if err := qgltf.NewDecoder(bytes.NewReader(b)).Decode(doc); err != nil {
 					t.Fatal(err)
 				}
-				files = append(files, &modelFile{label: name + "/" + rel + "/" + lod, path: filepath.Join(dir, lod), doc: doc, glb: b})
+				files = append(files, &modelFile{label: name + "/" + rel + "/" + lod, path: filepath.Join(dir, lod), doc: doc, glb: b, model: filepath.Base(rel)})
 			}
 			if m.HasColliders() {
-				b, err := os.ReadFile(filepath.Join(dir, m.CollisionGLBName()))
+				p := filepath.Join(dir, m.CollisionGLBName())
+				b, err := os.ReadFile(p)
 				if err != nil {
 					t.Errorf("%s/%s: %v", name, rel, err)
 				} else {
 					validator.Check(t, b)
+					for _, f := range files {
+						if f.model == filepath.Base(rel) && strings.HasPrefix(f.path, dir+string(filepath.Separator)) {
+							f.collision = p
+						}
+					}
 				}
 			}
 		}
@@ -113,13 +128,65 @@ func TestModelClients(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no model read from the mounts")
 	}
-	reports := runModelBlender(t, blender, files)
+	// Blender imports every model file, then the collision files they name.
+	var paths []string
+	collIndex := map[string]int{}
+	for _, f := range files {
+		paths = append(paths, f.path)
+	}
+	for _, f := range files {
+		if _, ok := collIndex[f.collision]; f.collision != "" && !ok {
+			collIndex[f.collision] = len(paths)
+			paths = append(paths, f.collision)
+		}
+	}
+	reports := runModelBlender(t, blender, paths)
+	var tracks []trackCheck
 	for i, f := range files {
 		for _, e := range compareModel(&reports[i], f) {
 			t.Errorf("%s: %s", f.label, e)
 		}
 		r := &reports[i]
 		t.Logf("%s: %d objects, %d bones, %d materials, %d images, %d actions", f.label, len(r.Objects), len(r.Bones), len(r.Materials), len(r.Images), len(r.Actions))
+		if !isGEM(f.doc) {
+			continue
+		}
+		var coll *modelReport
+		if j, ok := collIndex[f.collision]; ok {
+			coll = &reports[j]
+			if coll.Error != "" {
+				t.Errorf("%s: Blender's import failed: %s", f.collision, coll.Error)
+			}
+		}
+		errs, logs, checked := checkTracks(r, coll, f, f.model)
+		if checked == nil && errs == nil && len(r.BoneFit) > 0 {
+			var l string
+			errs, l = checkSkinOnBones(r, f.doc)
+			logs = []string{l}
+		}
+		for _, l := range logs {
+			t.Logf("%s: %s", f.label, l)
+		}
+		for _, e := range errs {
+			t.Errorf("%s: %s", f.label, e)
+		}
+		tracks = append(tracks, checked...)
+	}
+	// Both kinds of side fitted: a mirrored track (the SU-85's trackr) and
+	// an unmirrored one.
+	var plain, mirrored int
+	for _, c := range tracks {
+		switch {
+		case c.misfit:
+		case c.mirrored:
+			mirrored++
+		default:
+			plain++
+		}
+	}
+	t.Logf("skinned tracks checked: %d unmirrored, %d mirrored, %d of models in trackMisfits", plain, mirrored, len(tracks)-plain-mirrored)
+	if allRoots && (plain == 0 || mirrored == 0) {
+		t.Errorf("skinned tracks held to the rules: %d unmirrored, %d mirrored; want both", plain, mirrored)
 	}
 }
 
@@ -170,6 +237,9 @@ type modelReport struct {
 		Det                float64
 		Outward            float64
 		Armature           string
+		// Box is a mesh's evaluated world-space box as imported (nil for
+		// a mesh without vertices).
+		Box *box
 	}
 	Bones []struct{ Name, Parent, Armature string }
 	// Materials and Images are Blender's data-blocks after the import.
@@ -185,15 +255,17 @@ type modelReport struct {
 	// Deform is, per armature, how far its meshes move when each weighted
 	// bone is rotated.
 	Deform map[string]map[string]float64
+	// BoneFit is, per armature, for each bone driving 20 or more vertices
+	// at weight ≥ 0.9, how far their evaluated centre lies from it (m).
+	BoneFit map[string]map[string]float64 `json:"bone_fit"`
 }
 
-func runModelBlender(t *testing.T, blender string, files []*modelFile) []modelReport {
+// runModelBlender has inspect_models.py import each .glb of paths and
+// returns its reports, in the same order.
+func runModelBlender(t *testing.T, blender string, paths []string) []modelReport {
 	t.Helper()
 	dir := t.TempDir()
-	var jobs []string
-	for _, f := range files {
-		jobs = append(jobs, f.path)
-	}
+	jobs := paths
 	jobsPath, reportPath := filepath.Join(dir, "jobs.json"), filepath.Join(dir, "report.json")
 	b, _ := json.Marshal(jobs)
 	if err := os.WriteFile(jobsPath, b, 0o644); err != nil {
@@ -216,8 +288,8 @@ func runModelBlender(t *testing.T, blender string, files []*modelFile) []modelRe
 	if err := json.Unmarshal(b, &reports); err != nil {
 		t.Fatal(err)
 	}
-	if len(reports) != len(files) {
-		t.Fatalf("blender reported %d files of %d", len(reports), len(files))
+	if len(reports) != len(paths) {
+		t.Fatalf("blender reported %d files of %d", len(reports), len(paths))
 	}
 	return reports
 }

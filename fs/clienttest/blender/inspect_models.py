@@ -14,6 +14,14 @@
 # matrix and the fraction of its faces whose world-space normal (Blender's
 # own, as it shades them) points away from the object's world-space centre
 # for closed convex-ish parts; the Go side uses the first.
+# Placement: each mesh object reports "box", the world-space bounding box
+# (Blender's axes, Z up) of its evaluated mesh at rest (the depsgraph's,
+# armature applied: where the viewport shows it), so the Go side can check
+# where skinned parts land (the GEM tracks in their .vol shapes); and
+# "bone_fit" gives, per armature, for each bone driving 20 or more vertices
+# of its meshes at weight >= 0.9, how far those vertices' evaluated centre
+# lies from the bone's head as posed (the pose bone's: the importer poses
+# a mirrored bone, which an edit bone cannot be, back onto the file's rest).
 
 import json
 import sys
@@ -44,6 +52,61 @@ def evaluated_vertices(ob):
     vs = [ev.matrix_world @ v.co for v in me.vertices]
     ev.to_mesh_clear()
     return vs
+
+
+def evaluated_box(ob):
+    """Returns [min, max], the world-space bounding box of the object's
+    evaluated mesh (modifiers such as the armature applied), or None for a
+    mesh without vertices."""
+    dg = bpy.context.evaluated_depsgraph_get()
+    ev = ob.evaluated_get(dg)
+    me = ev.to_mesh()
+    n = len(me.vertices)
+    if n == 0:
+        ev.to_mesh_clear()
+        return None
+    co = numpy.empty(n * 3, dtype=numpy.float64)
+    me.vertices.foreach_get("co", co)
+    ev.to_mesh_clear()
+    co = co.reshape(n, 3)
+    m = numpy.array(ev.matrix_world)
+    w = co @ m[:3, :3].T + m[:3, 3]
+    return [[round(float(c), 5) for c in w.min(axis=0)], [round(float(c), 5) for c in w.max(axis=0)]]
+
+
+def bone_fit(arm, meshes):
+    """Returns, for each bone of arm that drives 20 or more vertices of
+    meshes at weight >= 0.9, the distance from their evaluated world-space
+    centre to the bone's posed head."""
+    dg = bpy.context.evaluated_depsgraph_get()
+    sums = {}
+    for ob in meshes:
+        names = {g.index: g.name for g in ob.vertex_groups}
+        ev = ob.evaluated_get(dg)
+        me = ev.to_mesh()
+        n = len(me.vertices)
+        if n != len(ob.data.vertices):
+            ev.to_mesh_clear()
+            continue  # a modifier changed the topology: indices do not match
+        co = numpy.empty(n * 3, dtype=numpy.float64)
+        me.vertices.foreach_get("co", co)
+        ev.to_mesh_clear()
+        m = numpy.array(ev.matrix_world)
+        w = co.reshape(n, 3) @ m[:3, :3].T + m[:3, 3]
+        for v in ob.data.vertices:
+            for g in v.groups:
+                if g.weight >= 0.9 and g.group in names:
+                    acc = sums.setdefault(names[g.group], [numpy.zeros(3), 0])
+                    acc[0] += w[v.index]
+                    acc[1] += 1
+    out = {}
+    for name, (total, count) in sums.items():
+        pb = arm.pose.bones.get(name)
+        if pb is None or count < 20:
+            continue
+        head = numpy.array(arm.matrix_world @ pb.head)
+        out[name] = round(float(numpy.linalg.norm(total / count - head)), 5)
+    return out
 
 
 def facing(ob):
@@ -107,7 +170,7 @@ def deform_report(arm, meshes):
 def report(path):
     reset()
     bpy.ops.import_scene.gltf(filepath=path)
-    out = {"path": path, "objects": [], "bones": [], "materials": [], "images": [], "actions": [], "deform": {}}
+    out = {"path": path, "objects": [], "bones": [], "materials": [], "images": [], "actions": [], "deform": {}, "bone_fit": {}}
     for ob in bpy.data.objects:
         parent = ""
         if ob.parent is not None:
@@ -122,6 +185,7 @@ def report(path):
             o["outward"], o["normals_agree"] = facing(ob)
             arm = ob.find_armature()
             o["armature"] = arm.name if arm else ""
+            o["box"] = evaluated_box(ob)
         if ob.animation_data and ob.animation_data.action:
             o["action"] = ob.animation_data.action.name
         out["objects"].append(o)
@@ -135,6 +199,7 @@ def report(path):
         if ob.type == 'ARMATURE':
             meshes = [m for m in bpy.data.objects if m.type == 'MESH' and m.find_armature() == ob]
             if meshes:
+                out["bone_fit"][ob.name] = bone_fit(ob, meshes)
                 out["deform"][ob.name] = deform_report(ob, meshes)
     return out
 
