@@ -1,0 +1,93 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/tfever/luasandbox"
+)
+
+// concatBomb is a model script that asks one instruction to join 30 copies
+// of a 32 MiB string (issue #26): the sandbox refuses it before building it.
+const concatBomb = `local s = string.rep("x", 32 * 1024 * 1024)
+local y = s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s
+function data() return {} end
+`
+
+// TestScriptLimitRecorded: a model whose script the sandbox stopped by its
+// budget is broken, its error naming the file and the limit; a remount on
+// the same disk cache finds the failure without running the script again,
+// and a change of the script runs it again.
+func TestScriptLimitRecorded(t *testing.T) {
+	src, disk := t.TempDir(), t.TempDir()
+	p := filepath.Join(src, "bomb.mdl")
+	if err := os.WriteFile(p, []byte(concatBomb), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, _ := newStore(t, src, disk)
+	m, v := meshOf(t, s, p)
+	r, err := s.Scan(ctx, m, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ScanErr == nil || !strings.Contains(r.ScanErr.Error(), "bomb.mdl") || !strings.Contains(r.ScanErr.Error(), "limit of 67108864 bytes") {
+		t.Fatalf("scan error %v, want the file and the byte limit", r.ScanErr)
+	}
+	if !s.KnownBroken(m, v, r) {
+		t.Fatal("the bomb is not known broken")
+	}
+
+	s2 := reopen(t, s, disk)
+	m2, v2 := meshOf(t, s2, p)
+	if !s2.FailedOnDisk(m2, v2) {
+		t.Fatal("a new store does not find the failure on disk")
+	}
+	r2, err := s2.Scan(ctx, m2, v2)
+	if err != nil || r2.ScanErr == nil || r2.ScanErr.Error() != r.ScanErr.Error() {
+		t.Fatalf("scan after a remount: %v, %v; want %v", err, r2.ScanErr, r.ScanErr)
+	}
+	if n := s2.Cache.Stats().Loads[Label(m2, OutScan)]; n != 0 {
+		t.Fatalf("the remount ran the script %d times; its failure is on disk", n)
+	}
+
+	// Changed: the script runs again (and fails again, on another line).
+	if err := os.WriteFile(p, []byte("\n"+concatBomb), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s3 := reopen(t, s2, disk)
+	m3, v3 := meshOf(t, s3, p)
+	r3, err := s3.Scan(ctx, m3, v3)
+	if err != nil || r3.ScanErr == nil || !strings.Contains(r3.ScanErr.Error(), "bomb.mdl:3") {
+		t.Fatalf("scan of the changed script: %v, %v", err, r3.ScanErr)
+	}
+	if n := s3.Cache.Stats().Loads[Label(m3, OutScan)]; n != 1 {
+		t.Fatalf("the changed script ran %d times, want 1", n)
+	}
+}
+
+// TestPersistableScriptLimits: a sandbox budget's failure belongs to the
+// files (persisted), its deadline's does not, whatever else wraps them.
+func TestPersistableScriptLimits(t *testing.T) {
+	budget := &luasandbox.Error{Kind: luasandbox.ErrLimit, Msg: "script ran more than 1000000 instructions"}
+	late := &luasandbox.Error{Kind: luasandbox.ErrTimeout, Msg: "script ran past its deadline of 1s"}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("x.mdl: %w", errors.Join(budget, decode.ErrLimit)), true},
+		{fmt.Errorf("x.mdl: %w", errors.Join(late, decode.ErrLimit)), false},
+		{fmt.Errorf("x.mdl: %w", errors.Join(budget, context.DeadlineExceeded)), false},
+		{fmt.Errorf("x.ply: %w", decode.ErrLimit), false},
+	} {
+		if got := Persistable(c.err); got != c.want {
+			t.Errorf("Persistable(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}
