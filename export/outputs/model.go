@@ -312,8 +312,33 @@ func (m *Mesh) modelHeader(st *decode.Structure, scanErr error) ([]byte, []Dep, 
 	if scanErr != nil {
 		f.Add("error", scanErr.Error())
 	}
+	deps = append(deps, m.moduleDeps(st)...)
 	b, err := decode.HeaderJSON(f)
 	return b, deps, err
+}
+
+// moduleDeps are the deps of the modules the model's script required, as
+// its scan reports them (the "requires" field: each file opened, relative
+// to the model's folder or absolute), whether the script succeeded or not:
+// a change of one makes the scan, and a failure recorded of it, stale.
+func (m *Mesh) moduleDeps(st *decode.Structure) []Dep {
+	if st == nil {
+		return nil
+	}
+	reqs, _ := st.Header.Get("requires").([]decode.Fields)
+	var paths []string
+	for _, q := range reqs {
+		opened, _ := q.Get("opened").(string)
+		if opened == "" {
+			continue
+		}
+		p := filepath.FromSlash(opened)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(m.Path), p)
+		}
+		paths = append(paths, p)
+	}
+	return statDeps(paths)
 }
 
 func (m *Mesh) modelFields(model *decode.Model) (decode.Fields, []Dep) {

@@ -91,3 +91,59 @@ func TestPersistableScriptLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptModuleRecorded: the failure of a model whose required module
+// hits the sandbox's limit is recorded under the module's version too: a
+// remount does not run the script again while both files are unchanged,
+// and does once the module changed.
+func TestScriptModuleRecorded(t *testing.T) {
+	src, disk := t.TempDir(), t.TempDir()
+	res := filepath.Join(src, "mod", "res")
+	p := filepath.Join(res, "models", "model", "bomb.mdl")
+	mod := filepath.Join(res, "scripts", "bomb.lua")
+	for name, b := range map[string]string{p: `local b = require "bomb" function data() return b end`, mod: concatBomb + "return {}\n"} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	s, _ := newStore(t, src, disk)
+	m, v := meshOf(t, s, p)
+	r, err := s.Scan(ctx, m, v)
+	if err != nil || r.ScanErr == nil || !strings.Contains(r.ScanErr.Error(), "bomb.lua:2") {
+		t.Fatalf("scan: %v, %v; want the module's concatenation refused", err, r.ScanErr)
+	}
+	if set := s.Versions.Set(p); len(set) != 1 || set[0].Path != mod {
+		t.Fatalf("the failed scan's files %v, want the module %s", set, mod)
+	}
+
+	s2 := reopen(t, s, disk)
+	m2, v2 := meshOf(t, s2, p)
+	if r2, err := s2.Scan(ctx, m2, v2); err != nil || r2.ScanErr == nil {
+		t.Fatalf("scan after a remount: %v, %v", err, r2.ScanErr)
+	}
+	if n := s2.Cache.Stats().Loads[Label(m2, OutScan)]; n != 0 {
+		t.Fatalf("the remount ran the script %d times; its failure is on disk", n)
+	}
+
+	// The module changed while unmounted: the next mount runs the script.
+	if err := os.WriteFile(mod, []byte("return { fixed = true }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s3 := reopen(t, s2, disk)
+	m3, v3 := meshOf(t, s3, p)
+	if v3.Same(v2) {
+		t.Fatal("the module changed while unmounted: the same version")
+	}
+	// (The model, with no LODs, stays broken, for another reason.)
+	r3, err := s3.Scan(ctx, m3, v3)
+	if err != nil || r3.ScanErr == nil || strings.Contains(r3.ScanErr.Error(), "concatenation") {
+		t.Fatalf("scan with the module fixed: %v, %v; want the script run again", err, r3.ScanErr)
+	}
+	if n := s3.Cache.Stats().Loads[Label(m3, OutScan)]; n != 1 {
+		t.Fatalf("the script ran %d times after its module changed, want 1", n)
+	}
+}
