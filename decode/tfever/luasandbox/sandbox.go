@@ -267,7 +267,7 @@ func (b *budget) classify(err error) error {
 	}
 	msg := err.Error()
 	if strings.Contains(msg, "stack overflow") || strings.Contains(msg, "registry overflow") {
-		return errorf(ErrLimit, "%s", msg)
+		return errorf(ErrLimit, "the sandbox's stack limit: %s", msg)
 	}
 	return errorf(ErrScript, "%s", msg)
 }
@@ -314,7 +314,7 @@ func (b *budget) Done() <-chan struct{} {
 	top := b.L.GetTop()
 	b.steps += 1 + int64(max(0, top-maxScan))
 	if b.steps > b.lim.MaxInstructions {
-		b.fail(errorf(ErrLimit, "script ran more than %d instructions", b.lim.MaxInstructions))
+		b.fail(errorf(ErrLimit, "script ran more than the sandbox's limit of %d instructions", b.lim.MaxInstructions))
 		return closed
 	}
 	if b.steps >= b.nextPoll {
@@ -479,7 +479,7 @@ func concatOps(p *lua.FunctionProto) []concatOp {
 // run) when the budget is exceeded.
 func (b *budget) charge(n int64) bool {
 	if n < 0 || b.bytes+n > b.lim.MaxBytes || b.bytes+n < b.bytes {
-		b.fail(errorf(ErrLimit, "script built more than %d bytes of strings", b.lim.MaxBytes))
+		b.fail(errorf(ErrLimit, "script built more than the sandbox's limit of %d bytes of strings", b.lim.MaxBytes))
 		return false
 	}
 	b.bytes += n
@@ -834,7 +834,7 @@ type converter struct {
 func (c *converter) text(s lua.LString) error {
 	c.bytes += int64(len(s))
 	if c.bytes > c.b.lim.MaxResultBytes {
-		return errorf(ErrLimit, "data() returned more than %d bytes of strings (each reference counted)", c.b.lim.MaxResultBytes)
+		return errorf(ErrLimit, "data() returned more than the sandbox's limit of %d bytes of strings (each reference counted)", c.b.lim.MaxResultBytes)
 	}
 	return nil
 }
@@ -842,7 +842,7 @@ func (c *converter) text(s lua.LString) error {
 func (c *converter) convert(v lua.LValue, depth int) (any, error) {
 	c.count++
 	if c.count > c.b.lim.MaxValues {
-		return nil, errorf(ErrLimit, "data() returned more than %d values", c.b.lim.MaxValues)
+		return nil, errorf(ErrLimit, "data() returned more than the sandbox's limit of %d values", c.b.lim.MaxValues)
 	}
 	if c.count&1023 == 0 && !c.b.poll() {
 		return nil, c.b.err
@@ -879,7 +879,7 @@ func (c *converter) table(t *lua.LTable, depth int) (*Table, error) {
 			break
 		}
 		if n >= c.b.lim.MaxValues {
-			return nil, errorf(ErrLimit, "data() returned more than %d values", c.b.lim.MaxValues)
+			return nil, errorf(ErrLimit, "data() returned more than the sandbox's limit of %d values", c.b.lim.MaxValues)
 		}
 	}
 	if n > 0 {
