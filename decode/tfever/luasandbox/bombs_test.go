@@ -86,18 +86,19 @@ var bombs = map[string]string{
 // TestBombs runs each bomb in a child process under a 4 GiB address-space
 // limit, where building what the bomb asks for ends in a fatal "out of
 // memory": each must end in a limit error within the default deadline plus
-// two seconds, and the child must exit cleanly. The deadline is five
-// seconds, so that a limit, not the deadline, must stop each.
+// two seconds (times slowdown), and the child must exit cleanly. The
+// deadline is five seconds (times slowdown), so that a limit, not the
+// deadline, must stop each.
 func TestBombs(t *testing.T) {
 	for name, src := range bombs {
 		if inChild("bomb " + name) {
 			start := time.Now()
-			_, err := Run(context.Background(), "bomb.lua", []byte(src), Limits{Timeout: 5 * time.Second})
+			_, err := Run(context.Background(), "bomb.lua", []byte(src), Limits{Timeout: 5 * slowdown * time.Second})
 			d := time.Since(start)
 			if !errors.Is(err, ErrLimit) {
 				t.Fatalf("err %v, want a limit (not the deadline)", err)
 			}
-			if d > DefaultTimeout+2*time.Second {
+			if d > slowdown*(DefaultTimeout+2*time.Second) {
 				t.Fatalf("took %v (%v)", d, err)
 			}
 			fmt.Printf("bomb ended in %v: %v\n", d.Round(time.Millisecond), err)

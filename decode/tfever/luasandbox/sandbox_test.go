@@ -62,20 +62,20 @@ func TestNoData(t *testing.T) {
 }
 
 // hostile runs a script that must fail with kind, within two seconds (as
-// the issue demands). Its deadline is five seconds, beyond those two, so
-// each script is stopped by the limit it names, and fails the test if that
-// limit is gone (TestDeadline tests the deadline).
+// the issue demands; times slowdown). Its deadline is five seconds, beyond
+// those two, so each script is stopped by the limit it names, and fails
+// the test if that limit is gone (TestDeadline tests the deadline).
 func hostile(t *testing.T, name, src string, kind error, msg string) {
 	t.Run(name, func(t *testing.T) {
 		start := time.Now()
-		_, err := run(t, src, Limits{Timeout: 5 * time.Second})
+		_, err := run(t, src, Limits{Timeout: 5 * slowdown * time.Second})
 		if err == nil {
 			t.Fatal("script succeeded")
 		}
 		if !errors.Is(err, kind) || !strings.Contains(err.Error(), msg) {
 			t.Fatalf("err %v, want %v containing %q", err, kind, msg)
 		}
-		if d := time.Since(start); d > 2*time.Second {
+		if d := time.Since(start); d > 2*slowdown*time.Second {
 			t.Fatalf("took %v", d)
 		}
 	})
