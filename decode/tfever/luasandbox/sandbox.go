@@ -388,7 +388,7 @@ func (b *budget) scanRegisters(top int) {
 		}
 	}
 	if !b.room(all) {
-		b.concatBound()
+		b.concatBound(all)
 	}
 }
 
@@ -422,16 +422,20 @@ type concatOp struct{ line, from, to int }
 // line is checked, with the registers as they are: the operands of a
 // concatenation are written by the instructions just before it, so they
 // are in place (and below the frame's top) when the hook runs for it.
-// Called only when the frame's registers together would not fit, which a
-// data file never comes near.
-func (b *budget) concatBound() {
+// Called only when the frame's registers together (all bytes) would not
+// fit, which a data file never comes near; when the current function
+// cannot be told, that bound is the one applied.
+func (b *budget) concatBound(all int64) {
 	dbg, ok := b.L.GetStack(0)
-	if !ok {
-		return
+	var fn *lua.LFunction
+	if ok {
+		fv, err := b.L.GetInfo("fl", dbg, lua.LNil)
+		fn, ok = fv.(*lua.LFunction)
+		ok = ok && err == nil && !fn.IsG && fn.Proto != nil
 	}
-	fv, err := b.L.GetInfo("fl", dbg, lua.LNil)
-	fn, isFn := fv.(*lua.LFunction)
-	if err != nil || !isFn || fn.IsG || fn.Proto == nil {
+	if !ok {
+		b.fail(errorf(ErrLimit, "the current function's registers hold %d bytes of strings, which a concatenation could join, beyond the script's limit of %d bytes of strings (%d left)",
+			all, b.lim.MaxBytes, b.lim.MaxBytes-b.bytes))
 		return
 	}
 	ops, ok := b.concats[fn.Proto]
