@@ -3,12 +3,13 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 // scriptBombs are .mdl scripts of issue #26 that each built gigabytes in a
@@ -45,7 +46,7 @@ func TestScriptBombsMount(t *testing.T) {
 	const timeout = 5 * time.Second
 	mount := func() (*daemon, string) {
 		mnt := mountDir(t)
-		cmd := exec.Command("/bin/sh", "-c", `ulimit -v 4194304 && exec "$@"`, "sh", meshfsBin, "mount",
+		cmd := decodetest.UnderAddressLimit(decodetest.FourGiB, meshfsBin, "mount",
 			"--cache-dir", cacheDir, "--timeout", timeout.String(), src, mnt)
 		return startMountCmd(t, cmd), mnt
 	}

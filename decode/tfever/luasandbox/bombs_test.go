@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 // concatOf is a script whose one statement joins n copies of a string of
@@ -136,7 +137,7 @@ func isolated(t *testing.T, run, what string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("/bin/sh", "-c", `ulimit -v 4194304 && exec "$@"`, "sh", exe, "-test.run="+run, "-test.count=1", "-test.v")
+	cmd := decodetest.UnderAddressLimit(decodetest.FourGiB, exe, "-test.run="+run, "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), childEnv+"="+what)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "\nPASS") {
