@@ -136,8 +136,15 @@ const guard = 30 * time.Second
 
 func startMount(t *testing.T, args ...string) *daemon {
 	t.Helper()
+	return startMountCmd(t, exec.Command(meshfsBin, append([]string{"mount"}, args...)...))
+}
+
+// startMountCmd starts cmd, a `meshfs mount` (perhaps through a wrapper
+// that execs it), and waits until it has mounted.
+func startMountCmd(t *testing.T, cmd *exec.Cmd) *daemon {
+	t.Helper()
 	canMount(t)
-	cmd := exec.Command(meshfsBin, append([]string{"mount"}, args...)...)
+	args := cmd.Args[1:]
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()

@@ -365,12 +365,38 @@ func (m *Mesh) modelHeader(st *decode.Structure, scanErr error) ([]byte, []Dep, 
 		// error.txt are made from them, and a change of one may mend it.
 		m.DecodeModel(ctx)
 	}
-	deps = dedupDeps(append(rec.list(), deps...))
+	// The scan's own list of required modules covers a script stopped by
+	// a limit, which is not run again here.
+	deps = dedupDeps(append(append(rec.list(), deps...), m.moduleDeps(st)...))
 	if scanErr != nil {
 		f.Add("error", scanErr.Error())
 	}
 	b, err := decode.HeaderJSON(f)
 	return b, deps, err
+}
+
+// moduleDeps are the deps of the modules the model's script required, as
+// its scan reports them (the "requires" field: each file opened, relative
+// to the model's folder or absolute), whether the script succeeded or not:
+// a change of one makes the scan, and a failure recorded of it, stale.
+func (m *Mesh) moduleDeps(st *decode.Structure) []Dep {
+	if st == nil {
+		return nil
+	}
+	reqs, _ := st.Header.Get("requires").([]decode.Fields)
+	var paths []string
+	for _, q := range reqs {
+		opened, _ := q.Get("opened").(string)
+		if opened == "" {
+			continue
+		}
+		p := filepath.FromSlash(opened)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(m.Path), p)
+		}
+		paths = append(paths, p)
+	}
+	return statDeps(paths)
 }
 
 func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fields, []Dep) {

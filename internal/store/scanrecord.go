@@ -55,6 +55,7 @@ import (
 	"syscall"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/tfever/luasandbox"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -96,15 +97,24 @@ func (r *ScanRecord) Failed() bool { return r.HasScanErr || r.HasHdrErr }
 // Persistable reports whether a scan's outcome belongs to the source
 // version (and so may be persisted): not when the source could not be
 // opened or read (an I/O error, a permission), nor when the scan ran out
-// of time (the machine was busy; a later scan may finish).
+// of time (the machine was busy; a later scan may finish), nor for another
+// limit (decode.ErrLimit). A Lua script stopped by its sandbox's budget
+// (instructions, bytes, values, stack: luasandbox.ErrLimit, never its
+// deadline) is: the budget runs out alike on every run of the same files,
+// so the failure is recorded and no later mount runs the script again
+// until one of the files it read changes.
 func Persistable(scanErr error) bool {
 	if scanErr == nil {
 		return true
 	}
 	var pe *fs.PathError
 	var errno syscall.Errno
-	return !errors.Is(scanErr, decode.ErrLimit) && !errors.As(scanErr, &pe) && !errors.As(scanErr, &errno) &&
-		!errors.Is(scanErr, context.Canceled) && !errors.Is(scanErr, context.DeadlineExceeded)
+	if errors.As(scanErr, &pe) || errors.As(scanErr, &errno) ||
+		errors.Is(scanErr, context.Canceled) || errors.Is(scanErr, context.DeadlineExceeded) ||
+		errors.Is(scanErr, luasandbox.ErrTimeout) {
+		return false
+	}
+	return errors.Is(scanErr, luasandbox.ErrLimit) || !errors.Is(scanErr, decode.ErrLimit)
 }
 
 // EncodeScan encodes the blob of a fresh scan: its structure (nil: none),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func mods(m map[string]string) (Loader, *int) {
@@ -54,7 +55,9 @@ func TestRequireErrors(t *testing.T) {
 		{map[string]string{"a": strings.Repeat("(", 300)}, `require "a"; function data() end`, "nests"},
 	} {
 		load, _ := mods(tc.mods)
-		_, err := RunRequire(context.Background(), "x.mtl", []byte(tc.script), Limits{}, load)
+		// A deadline beyond the instruction limit's reach: the looping
+		// module must meet the limit.
+		_, err := RunRequire(context.Background(), "x.mtl", []byte(tc.script), Limits{Timeout: 5 * slowdown * time.Second}, load)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.script, err, tc.want)
 		}

@@ -32,6 +32,17 @@
 //     next instruction, and its length is charged to MaxBytes (large strings
 //     are remembered by address so re-reading one is not charged twice).
 //     String doubling therefore stops within one step of the byte budget;
+//   - one instruction, `a .. b .. c`, joins up to a frame's worth of
+//     registers before the next hook sees the result, so the hook first
+//     bounds the result by the registers' lengths (each register counted,
+//     however many hold the same string) and, when that bound does not fit
+//     the bytes left, checks the concatenations of the current line and
+//     refuses one that would not fit before it runs;
+//   - one instruction can also copy a variable number of values (a call's
+//     results or `...`, up to the value stack's cap) into a table, a call or
+//     a return: while such a set lies above the frame's registers, each
+//     instruction costs one more instruction per value of it, and the
+//     deadline is polled every 1024 instructions counted so;
 //   - the library functions that could build a large string in one call are
 //     replaced by bounded versions that check the size against the remaining
 //     budget before allocating: string.rep, string.format (width and
@@ -40,7 +51,7 @@
 //     in Go, where a backtracking pattern can spin for exponential time out of
 //     the hook's reach, and data files have no use for it;
 //   - the call stack and the value stack have fixed caps (lua.Options), so
-//     recursion and unpack bombs end in a "stack overflow" error;
+//     recursion and one huge unpack end in an "overflow" error;
 //   - converting the result to Go counts values (MaxValues) and the bytes of
 //     its strings, keys included, each time one appears (MaxResultBytes: one
 //     large string referenced from many places is built once, within
@@ -258,7 +269,7 @@ func (b *budget) classify(err error) error {
 	}
 	msg := err.Error()
 	if strings.Contains(msg, "stack overflow") || strings.Contains(msg, "registry overflow") {
-		return errorf(ErrLimit, "%s", msg)
+		return errorf(ErrLimit, "the sandbox's stack limit: %s", msg)
 	}
 	return errorf(ErrScript, "%s", msg)
 }
@@ -274,6 +285,10 @@ type budget struct {
 	bytes  int64
 	err    *Error
 	seen   [512]uintptr // addresses of large strings already charged
+	// nextPoll is the step count at which the deadline is polled next.
+	nextPoll int64
+	// concats caches concatOps per function prototype.
+	concats map[*lua.FunctionProto][]concatOp
 }
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -292,20 +307,33 @@ func (b *budget) Done() <-chan struct{} {
 	if b.err != nil {
 		return closed
 	}
-	b.steps++
+	// An instruction copies at most a function's registers (maxScan), plus
+	// a variable number of values (a call's results, `...`) lying above
+	// them: the frame's top is past maxScan only while such a set is there,
+	// and any instruction may copy it whole (into a table constructor, a
+	// call's arguments, a return), so each is charged one instruction per
+	// value of it.
+	top := b.L.GetTop()
+	b.steps += 1 + int64(max(0, top-maxScan))
 	if b.steps > b.lim.MaxInstructions {
-		b.fail(errorf(ErrLimit, "script ran more than %d instructions", b.lim.MaxInstructions))
+		b.fail(errorf(ErrLimit, "script ran more than the sandbox's limit of %d instructions", b.lim.MaxInstructions))
 		return closed
 	}
-	if b.steps&1023 == 0 && !b.poll() {
-		return closed
+	if b.steps >= b.nextPoll {
+		b.nextPoll = b.steps + pollEvery
+		if !b.poll() {
+			return closed
+		}
 	}
-	b.scanRegisters()
+	b.scanRegisters(min(top, maxScan))
 	if b.err != nil {
 		return closed
 	}
 	return nil
 }
+
+// pollEvery is the instructions between two polls of the deadline.
+const pollEvery = 1024
 
 // poll checks the caller's context and the deadline.
 func (b *budget) poll() bool {
@@ -339,13 +367,15 @@ const smallString = 64
 // at most 250 registers.
 const maxScan = 256
 
-func (b *budget) scanRegisters() {
-	top := b.L.GetTop()
-	if top > maxScan {
-		top = maxScan
-	}
+// scanRegisters charges the strings in the current frame's first top
+// registers that were not charged yet, and checks that the next instruction
+// cannot build more than the byte budget has left (concatBound).
+func (b *budget) scanRegisters(top int) {
+	var all int64 // bytes of a concatenation of every register
 	for i := 1; i <= top; i++ {
-		s, ok := b.L.Get(i).(lua.LString)
+		v := b.L.Get(i)
+		all += concatCost(v)
+		s, ok := v.(lua.LString)
 		if !ok || len(s) < smallString {
 			continue
 		}
@@ -359,13 +389,103 @@ func (b *budget) scanRegisters() {
 			return
 		}
 	}
+	if !b.room(all) {
+		b.concatBound(all)
+	}
+}
+
+// maxNumberText bounds the length of a number converted to a string for a
+// concatenation (fmt's shortest form of a float64 or an int64: 24 bytes).
+const maxNumberText = 32
+
+// concatCost bounds the bytes v adds to a concatenation's result. Values
+// other than strings and numbers are concatenated through a __concat
+// metamethod, Lua code that runs under the hook like any other.
+func concatCost(v lua.LValue) int64 {
+	switch v := v.(type) {
+	case lua.LString:
+		return int64(len(v))
+	case lua.LNumber:
+		return maxNumberText
+	}
+	return 0
+}
+
+// concatOp is an OP_CONCAT instruction: its source line and the first and
+// last register it joins (0-based).
+type concatOp struct{ line, from, to int }
+
+// concatBound fails the run when the instruction about to run may be a
+// concatenation whose result would not fit the byte budget. gopher-lua
+// joins the operands of `a .. b .. c` in one instruction, before the next
+// instruction lets the hook see (and charge) the result, so the operands'
+// lengths are checked first. Only the current line is known (not the
+// instruction), so every concatenation of the current function on that
+// line is checked, with the registers as they are: the operands of a
+// concatenation are written by the instructions just before it, so they
+// are in place (and below the frame's top) when the hook runs for it.
+// Called only when the frame's registers together (all bytes) would not
+// fit, which a data file never comes near; when the current function
+// cannot be told, that bound is the one applied.
+func (b *budget) concatBound(all int64) {
+	dbg, ok := b.L.GetStack(0)
+	var fn *lua.LFunction
+	if ok {
+		fv, err := b.L.GetInfo("fl", dbg, lua.LNil)
+		fn, ok = fv.(*lua.LFunction)
+		ok = ok && err == nil && !fn.IsG && fn.Proto != nil
+	}
+	if !ok {
+		b.fail(errorf(ErrLimit, "the current function's registers hold %d bytes of strings, which a concatenation could join, beyond the script's limit of %d bytes of strings (%d left)",
+			all, b.lim.MaxBytes, b.lim.MaxBytes-b.bytes))
+		return
+	}
+	ops, ok := b.concats[fn.Proto]
+	if !ok {
+		ops = concatOps(fn.Proto)
+		if b.concats == nil {
+			b.concats = map[*lua.FunctionProto][]concatOp{}
+		}
+		b.concats[fn.Proto] = ops
+	}
+	for _, op := range ops {
+		if op.line != dbg.CurrentLine && op.line >= 0 {
+			continue
+		}
+		var n int64
+		for r := op.from; r <= op.to; r++ {
+			n += concatCost(b.L.Get(r + 1))
+		}
+		if !b.room(n) {
+			b.fail(errorf(ErrLimit, "the concatenation at %s:%d would build up to %d bytes, beyond the script's limit of %d bytes of strings (%d left)",
+				fn.Proto.SourceName, dbg.CurrentLine, n, b.lim.MaxBytes, b.lim.MaxBytes-b.bytes))
+			return
+		}
+	}
+}
+
+// concatOps lists the concatenations of p (line -1 when p has no line
+// information, so that each is checked wherever the hook runs).
+func concatOps(p *lua.FunctionProto) []concatOp {
+	var ops []concatOp
+	for pc, inst := range p.Code {
+		if int(inst>>26) != lua.OP_CONCAT {
+			continue
+		}
+		line := -1
+		if pc < len(p.DbgSourcePositions) {
+			line = p.DbgSourcePositions[pc]
+		}
+		ops = append(ops, concatOp{line: line, from: int(inst & 0x1ff), to: int(inst>>9) & 0x1ff})
+	}
+	return ops
 }
 
 // charge adds n bytes to the byte budget; it reports false (and fails the
 // run) when the budget is exceeded.
 func (b *budget) charge(n int64) bool {
 	if n < 0 || b.bytes+n > b.lim.MaxBytes || b.bytes+n < b.bytes {
-		b.fail(errorf(ErrLimit, "script built more than %d bytes of strings", b.lim.MaxBytes))
+		b.fail(errorf(ErrLimit, "script built more than the sandbox's limit of %d bytes of strings", b.lim.MaxBytes))
 		return false
 	}
 	b.bytes += n
@@ -720,7 +840,7 @@ type converter struct {
 func (c *converter) text(s lua.LString) error {
 	c.bytes += int64(len(s))
 	if c.bytes > c.b.lim.MaxResultBytes {
-		return errorf(ErrLimit, "data() returned more than %d bytes of strings (each reference counted)", c.b.lim.MaxResultBytes)
+		return errorf(ErrLimit, "data() returned more than the sandbox's limit of %d bytes of strings (each reference counted)", c.b.lim.MaxResultBytes)
 	}
 	return nil
 }
@@ -728,7 +848,7 @@ func (c *converter) text(s lua.LString) error {
 func (c *converter) convert(v lua.LValue, depth int) (any, error) {
 	c.count++
 	if c.count > c.b.lim.MaxValues {
-		return nil, errorf(ErrLimit, "data() returned more than %d values", c.b.lim.MaxValues)
+		return nil, errorf(ErrLimit, "data() returned more than the sandbox's limit of %d values", c.b.lim.MaxValues)
 	}
 	if c.count&1023 == 0 && !c.b.poll() {
 		return nil, c.b.err
@@ -765,7 +885,7 @@ func (c *converter) table(t *lua.LTable, depth int) (*Table, error) {
 			break
 		}
 		if n >= c.b.lim.MaxValues {
-			return nil, errorf(ErrLimit, "data() returned more than %d values", c.b.lim.MaxValues)
+			return nil, errorf(ErrLimit, "data() returned more than the sandbox's limit of %d values", c.b.lim.MaxValues)
 		}
 	}
 	if n > 0 {

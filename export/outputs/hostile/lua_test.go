@@ -21,7 +21,11 @@ func bombs(marker string) map[string]string {
 		"pcall loop":       `function data() while true do pcall(function() while true do end end) end end`,
 		"recursion":        `local function f() return 1 + f() end function data() return f() end`,
 		"mutual recursion": `local g local function f(n) return g(n) + 1 end g = function(n) return f(n) end function data() return { x = f(1) } end`,
-		"string doubling":  `function data() local s = "x" while true do s = s .. s end end`,
+		// Doubling to 256 MiB, four times the sandbox's byte budget, and no
+		// further: without the byte limit the variant fails the allocation
+		// bound instead of exhausting the test's memory (luasandbox tests
+		// the endless form, in a child process under ulimit -v).
+		"string doubling":  `function data() local s = "x" for i = 1, 28 do s = s .. s end end`,
 		"string.rep":       `function data() return { s = string.rep("x", 1e12) } end`,
 		"rep method":       `function data() return { s = ("x"):rep(6e7) } end`,
 		"table bomb":       `function data() local t = {} for i = 1, 1e12 do t[i] = i end return t end`,
@@ -30,6 +34,10 @@ func bombs(marker string) map[string]string {
 		"cycle":            `function data() local t = {} t.t = t return t end`,
 		"unpack bomb":      `local t = {} for i = 1, 2e5 do t[i] = i end local function f(...) return select('#', ...) end function data() return { n = f(unpack(t)) } end`,
 		"concat bomb":      `function data() local t = {} for i = 1, 100000 do t[i] = string.rep("z", 1000) end return { s = table.concat(t) } end`,
+		// One instruction joining 30 copies of 32 MiB, and one copying 130 000
+		// values again and again (issue #26).
+		"concat operands":  `function data() local s = string.rep("x", 32 * 1024 * 1024) return { s = s` + strings.Repeat("..s", 29) + ` } end`,
+		"unpack loop":      `function data() local t = { string.byte(string.rep("u", 130000), 1, -1) } for i = 1, 1e9 do local u = { unpack(t) } end end`,
 		"format width":     `function data() return { s = string.format("%99d", 1):rep(1e7) } end`,
 		"os.execute":       `os.execute("touch ` + q(marker) + `") function data() return {} end`,
 		"io.open":          `function data() io.open("` + q(marker) + `", "w"):write("x") return {} end`,
