@@ -49,6 +49,12 @@ type Ani struct {
 func (Msh) Name() string { return "transport-fever-msh" }
 func (Ani) Name() string { return "transport-fever-ani" }
 
+// Extensions implements decode.Extensions.
+func (Msh) Extensions() []string { return []string{".msh"} }
+
+// Extensions implements decode.Extensions.
+func (Ani) Extensions() []string { return []string{".ani"} }
+
 func (Msh) Sniff(name string, head []byte) bool { return hasExt(name, ".msh") && looksLikeText(head) }
 func (Ani) Sniff(name string, head []byte) bool { return hasExt(name, ".ani") && looksLikeText(head) }
 
