@@ -63,7 +63,8 @@ func TestConvertCommand(t *testing.T) {
 }
 
 // TestInfoCommand: `meshfs info` prints exactly the header.json that
-// convert writes; every command answers --help.
+// convert writes; a missing FILE is exit status 1 for info, convert and
+// check alike; every command answers --help.
 func TestInfoCommand(t *testing.T) {
 	file := filepath.Join(decodetest.RepoRoot(), "testdata", "unigine", "sk10_character.mesh_skinned")
 	hdr, err := exec.Command(meshfsBin, "info", file).Output()
@@ -81,6 +82,18 @@ func TestInfoCommand(t *testing.T) {
 	written, _ := os.ReadFile(filepath.Join(out, filepath.Base(file), "header.json"))
 	if string(written) != string(hdr) {
 		t.Error("info and convert disagree on header.json")
+	}
+	// A missing FILE: every command exits 1 and names its full path once.
+	missing := filepath.Join(t.TempDir(), "nope.mesh")
+	for _, sub := range []string{"info", "convert -o " + out, "check"} {
+		b, err := exec.Command(meshfsBin, append(strings.Fields(sub), missing)...).CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Errorf("meshfs %s MISSING: %v, want exit status 1\n%s", sub, err, b)
+		}
+		if want := missing + ": no such file or directory"; strings.Count(string(b), missing) != 1 || !strings.Contains(string(b), want) {
+			t.Errorf("meshfs %s MISSING said\n%s\nwant %q once", sub, b, want)
+		}
 	}
 	for _, sub := range []string{"", "convert", "info", "mount"} {
 		args := append(strings.Fields(sub), "--help")
