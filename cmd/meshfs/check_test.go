@@ -247,3 +247,54 @@ func TestConvertDir(t *testing.T) {
 		t.Fatalf("no argument: status %d\n%s", code, msg)
 	}
 }
+
+// brokenTree writes, under dir, meshes whose errors name files: x.mesh (a
+// truncated UNIGINE mesh), nob.msh (a Transport Fever mesh without its
+// .msh.blob) and short.msh (with a cut .msh.blob).
+func brokenTree(t *testing.T, dir string) {
+	t.Helper()
+	fixtures := filepath.Join(decodetest.RepoRoot(), "testdata")
+	read := func(rel string) []byte {
+		b, err := os.ReadFile(filepath.Join(fixtures, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	cube, msh, blob := read("unigine/ms15_cube.mesh"), read("tfever/tf2_cube.msh"), read("tfever/tf2_cube.msh.blob")
+	for name, b := range map[string][]byte{"x.mesh": cube[:40], "nob.msh": msh, "short.msh": msh, "short.msh.blob": blob[:100]} {
+		if err := writeFile(filepath.Join(dir, name), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCheckNamesOnce: `meshfs check` given relative paths prints each
+// broken mesh's path as given, once, then the error without it; a file the
+// error is about (the missing blob) is named once.
+func TestCheckNamesOnce(t *testing.T) {
+	dir := t.TempDir()
+	brokenTree(t, dir)
+	out, code := runBin(t, dir, "check", "-j", "1", "x.mesh", "nob.msh", "short.msh")
+	if code != 1 {
+		t.Fatalf("check: status %d, want 1\n%s", code, out)
+	}
+	for _, c := range []struct{ prefix, once string }{
+		{"x.mesh: header: offset 0x", "x.mesh"},
+		{"nob.msh: " + filepath.Join(dir, "nob.msh.blob") + ": blob: offset 0x0: cannot open the companion: no such file or directory", "nob.msh.blob"},
+		{"short.msh: " + filepath.Join(dir, "short.msh.blob") + ": ", "short.msh.blob"},
+	} {
+		found := false
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, c.prefix) {
+				found = true
+				if n := strings.Count(line, c.once); n != 1 {
+					t.Errorf("%q names %s %d times", line, c.once, n)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no line starting %q in:\n%s", c.prefix, out)
+		}
+	}
+}

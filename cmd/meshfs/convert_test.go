@@ -103,13 +103,16 @@ func TestInfoCommand(t *testing.T) {
 	}
 }
 
-// TestConvertMatchesMount: for every fixture under testdata/ and every real
-// file under ../shared/realdata, the folder `meshfs convert` writes and the
+// TestConvertMatchesMount: for every fixture under testdata/, broken meshes
+// (brokenTree) and every real file under ../shared/realdata, each given to
+// `meshfs convert` by its relative path, the folder convert writes and the
 // folder a `meshfs mount` of the same tree shows hold the same files with
 // the same bytes (both open modes); the mount's outputs convert did not
 // write (a broken mesh's geometry) fail with EIO.
 func TestConvertMatchesMount(t *testing.T) {
-	roots := []string{filepath.Join(decodetest.RepoRoot(), "testdata")}
+	broken := t.TempDir()
+	brokenTree(t, broken)
+	roots := []string{filepath.Join(decodetest.RepoRoot(), "testdata"), broken}
 	if real, ok := decodetest.RealData(t, ""); ok {
 		roots = append(roots, real)
 	}
@@ -151,7 +154,17 @@ func convertMatchesMount(t *testing.T, root string, args []string) int {
 	out := t.TempDir()
 	n := 0
 	for dir, files := range meshes {
-		b, err := exec.Command(meshfsBin, append([]string{"convert", "-j", "1", "-o", filepath.Join(out, dir)}, files...)...).CombinedOutput()
+		// Each file by its path relative to root, as a user in root
+		// names it: the errors convert writes name the file as the
+		// mount's do.
+		args := []string{"convert", "-j", "1", "-o", filepath.Join(out, dir)}
+		for _, f := range files {
+			rel, _ := filepath.Rel(root, f)
+			args = append(args, rel)
+		}
+		cmd := exec.Command(meshfsBin, args...)
+		cmd.Dir = root
+		b, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 1) {
 			t.Fatalf("convert %s: %v\n%s", dir, err, b)

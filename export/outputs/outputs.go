@@ -51,11 +51,16 @@ type Mesh struct {
 
 // Open sniffs the file at path, a path a user named: the symbolic links in
 // it are followed once, as the user asked, to the real file, which the mesh
-// then reads as New says (Base still comes from path). It returns nil, nil
-// for a file meshfs does not convert.
+// then reads as New says (Base still comes from path). Its Path is
+// absolute, as a mount's are, so that errors name the file the same way in
+// `convert`'s folder as in the mount's. It returns nil, nil for a file
+// meshfs does not convert.
 func Open(path string) (*Mesh, error) {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
+		return nil, err
+	}
+	if real, err = filepath.Abs(real); err != nil {
 		return nil, err
 	}
 	f, err := formats.SniffFile(real)
