@@ -52,6 +52,12 @@ type Extensions interface {
 	Extensions() []string
 }
 
+// AnimationOnly is implemented by a format whose files hold animations
+// and no geometry (a skeleton at most): their folders have no OBJ.
+type AnimationOnly interface {
+	AnimationOnly()
+}
+
 // ScanDecoder is implemented by a format that can Scan and Decode a file in
 // one pass, which costs less than the two calls when both are wanted (the
 // first conversion of a file: header.json's scan and the scene). It

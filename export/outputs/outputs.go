@@ -427,13 +427,18 @@ func (m *Mesh) GLBFiles(ctx context.Context) ([][]byte, error) {
 }
 
 // OBJFiles decodes m and exports NAME.obj and NAME.mtl, failing with the
-// error WriteDir records for them. A model has none: it gives no files,
-// and fails only as its model file does.
+// error WriteDir records for them. A folder without them (HasOBJ) gives no
+// files: a model fails only as its model file does, an animation file as
+// its decoding does.
 func (m *Mesh) OBJFiles(ctx context.Context) (objBytes, mtlBytes []byte, err error) {
 	if m.IsModel() {
-		// A model's folder holds no OBJ (the folder table): nothing to
-		// export, and the model's own failure, found without assembling.
+		// Nothing to export, and the model's own failure, found
+		// without assembling.
 		_, err := m.DecodeModel(ctx)
+		return nil, nil, err
+	}
+	if !m.HasOBJ() {
+		_, err := m.Decode(ctx)
 		return nil, nil, err
 	}
 	ctx, finish := m.deadline(ctx, "decode and obj export")
@@ -583,7 +588,9 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 			} else {
 				geometry[0] = [][]byte{b}
 			}
-			if o, l, err := m.exportOBJ(scene); err != nil {
+			if !m.HasOBJ() {
+				// No NAME.obj in the folder table.
+			} else if o, l, err := m.exportOBJ(scene); err != nil {
 				errs = append(errs, err)
 				if convErr == nil {
 					convErr = err
