@@ -179,9 +179,10 @@ func TestCheckCommand(t *testing.T) {
 
 // TestConvertDir: `convert -o OUT DIR` mirrors DIR's meshes under
 // OUT/<DIR name>/ as the mount shows them (each mesh a folder, companions
-// inside their mesh's, plain files not copied); a .msh given with its
-// .msh.blob is one file; a missing file is named in full; a usage error
-// prints the usage line.
+// inside their mesh's, plain files not copied); a relative DIR gives the
+// same bytes as its absolute path; a .msh given with its .msh.blob is one
+// file; a missing file is named in full; a usage error prints the usage
+// line.
 func TestConvertDir(t *testing.T) {
 	root := decodetest.RepoRoot()
 	src := filepath.Join(t.TempDir(), "assets")
@@ -227,6 +228,19 @@ func TestConvertDir(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out2, "linked", meshes[0], outputs.HeaderName)); err != nil {
 		t.Fatal(err)
 	}
+
+	// A DIR by a relative path: the same folders, byte for byte, as by its
+	// absolute path (a model's parts and textures are found in the asset
+	// roots above it the same way).
+	tfAbs := filepath.Join(root, "testdata", "tfever")
+	outAbs, outRel := t.TempDir(), t.TempDir()
+	if msg, code := runBin(t, root, "convert", "-o", outAbs, tfAbs); code != 0 {
+		t.Fatalf("convert ABS: status %d\n%s", code, msg)
+	}
+	if msg, code := runBin(t, filepath.Join(root, "testdata"), "convert", "-o", outRel, "tfever"); code != 0 {
+		t.Fatalf("convert REL: status %d\n%s", code, msg)
+	}
+	sameFolder(t, "tfever", filepath.Join(outAbs, "tfever"), filepath.Join(outRel, "tfever"))
 
 	// A .msh and its .msh.blob, both given (as a shell glob does): one file.
 	tf := filepath.Join(root, "testdata", "tfever")

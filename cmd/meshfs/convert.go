@@ -101,7 +101,7 @@ func collectMeshes(args []string) []meshJob {
 			}
 			// Archives are read at their real paths (no link is followed
 			// beneath one), their meshes in the folder's tree (Walk's).
-			real, rerr := filepath.EvalSymlinks(arg)
+			real, rerr := outputs.RealPath(arg)
 			if rerr != nil {
 				real = arg
 			}
@@ -112,7 +112,7 @@ func collectMeshes(args []string) []meshJob {
 		case outputs.IsCompanion(arg):
 		default:
 			m, err := outputs.Open(arg)
-			if real, rerr := filepath.EvalSymlinks(arg); err == nil && m == nil && rerr == nil && sniffArchive(real) {
+			if real, rerr := outputs.RealPath(arg); err == nil && m == nil && rerr == nil && sniffArchive(real) {
 				// The links in a path the user named are followed once, as outputs.Open does.
 				jobs = append(jobs, archiveJobs(real, filepath.Base(abs), real)...)
 				continue

@@ -56,11 +56,8 @@ type Mesh struct {
 // `convert`'s folder as in the mount's. It returns nil, nil for a file
 // meshfs does not convert.
 func Open(path string) (*Mesh, error) {
-	real, err := filepath.EvalSymlinks(path)
+	real, err := RealPath(path)
 	if err != nil {
-		return nil, err
-	}
-	if real, err = filepath.Abs(real); err != nil {
 		return nil, err
 	}
 	f, err := formats.SniffFile(real)
@@ -70,6 +67,17 @@ func Open(path string) (*Mesh, error) {
 	m := New(real, f)
 	m.Base = New(path, f).Base
 	return m, nil
+}
+
+// RealPath is the absolute path of the file path, a path a user named, with
+// the symbolic links in it followed: the path a mount of its folder names
+// it by.
+func RealPath(path string) (string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(real)
 }
 
 // OpenSource sniffs the file at path, a path of the source tree (no link
