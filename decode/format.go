@@ -44,6 +44,20 @@ type Format interface {
 	Decode(ctx context.Context, src *Source) (*Scene, error)
 }
 
+// Extensions is implemented by a format to name the file extensions it
+// claims (lower case, with the dot; Sniff decides by these and the magic
+// together). decode/formats requires it of every format it registers, and
+// the command's help lists them from there.
+type Extensions interface {
+	Extensions() []string
+}
+
+// AnimationOnly is implemented by a format whose files hold animations
+// and no geometry (a skeleton at most): their folders have no OBJ.
+type AnimationOnly interface {
+	AnimationOnly()
+}
+
 // ScanDecoder is implemented by a format that can Scan and Decode a file in
 // one pass, which costs less than the two calls when both are wanted (the
 // first conversion of a file: header.json's scan and the scene). It

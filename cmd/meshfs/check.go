@@ -48,9 +48,13 @@ func runCheck(ctx context.Context, args []string, jobs int, limits outputs.Limit
 		j.m.Limits = limits
 		return j.m.Produce(ctx, func(string, []byte) error { return nil })
 	}, func(j meshJob, err error) {
+		// The errors name the mesh by its Path; the line names it once.
 		abs, aerr := filepath.Abs(j.path)
 		if aerr != nil {
 			abs = j.path
+		}
+		if j.m != nil {
+			abs = j.m.Path
 		}
 		fmt.Fprintln(stdout, outputs.ErrorLine(j.path, abs, err))
 	})

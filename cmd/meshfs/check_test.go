@@ -179,9 +179,10 @@ func TestCheckCommand(t *testing.T) {
 
 // TestConvertDir: `convert -o OUT DIR` mirrors DIR's meshes under
 // OUT/<DIR name>/ as the mount shows them (each mesh a folder, companions
-// inside their mesh's, plain files not copied); a .msh given with its
-// .msh.blob is one file; a missing file is named in full; a usage error
-// prints the usage line.
+// inside their mesh's, plain files not copied); a relative DIR gives the
+// same bytes as its absolute path; a .msh given with its .msh.blob is one
+// file; a missing file is named in full; a usage error prints the usage
+// line.
 func TestConvertDir(t *testing.T) {
 	root := decodetest.RepoRoot()
 	src := filepath.Join(t.TempDir(), "assets")
@@ -228,6 +229,19 @@ func TestConvertDir(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A DIR by a relative path: the same folders, byte for byte, as by its
+	// absolute path (a model's parts and textures are found in the asset
+	// roots above it the same way).
+	tfAbs := filepath.Join(root, "testdata", "tfever")
+	outAbs, outRel := t.TempDir(), t.TempDir()
+	if msg, code := runBin(t, root, "convert", "-o", outAbs, tfAbs); code != 0 {
+		t.Fatalf("convert ABS: status %d\n%s", code, msg)
+	}
+	if msg, code := runBin(t, filepath.Join(root, "testdata"), "convert", "-o", outRel, "tfever"); code != 0 {
+		t.Fatalf("convert REL: status %d\n%s", code, msg)
+	}
+	sameFolder(t, "tfever", filepath.Join(outAbs, "tfever"), filepath.Join(outRel, "tfever"))
+
 	// A .msh and its .msh.blob, both given (as a shell glob does): one file.
 	tf := filepath.Join(root, "testdata", "tfever")
 	msg, code = runBin(t, root, "convert", "-o", t.TempDir(), filepath.Join(tf, "tf2_cube.msh"), filepath.Join(tf, "tf2_cube.msh.blob"))
@@ -245,5 +259,56 @@ func TestConvertDir(t *testing.T) {
 	msg, code = runBin(t, cwd, "convert")
 	if code != 2 || !strings.Contains(msg, "Usage: meshfs convert") {
 		t.Fatalf("no argument: status %d\n%s", code, msg)
+	}
+}
+
+// brokenTree writes, under dir, meshes whose errors name files: x.mesh (a
+// truncated UNIGINE mesh), nob.msh (a Transport Fever mesh without its
+// .msh.blob) and short.msh (with a cut .msh.blob).
+func brokenTree(t *testing.T, dir string) {
+	t.Helper()
+	fixtures := filepath.Join(decodetest.RepoRoot(), "testdata")
+	read := func(rel string) []byte {
+		b, err := os.ReadFile(filepath.Join(fixtures, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	cube, msh, blob := read("unigine/ms15_cube.mesh"), read("tfever/tf2_cube.msh"), read("tfever/tf2_cube.msh.blob")
+	for name, b := range map[string][]byte{"x.mesh": cube[:40], "nob.msh": msh, "short.msh": msh, "short.msh.blob": blob[:100]} {
+		if err := writeFile(filepath.Join(dir, name), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCheckNamesOnce: `meshfs check` given relative paths prints each
+// broken mesh's path as given, once, then the error without it; a file the
+// error is about (the missing blob) is named once.
+func TestCheckNamesOnce(t *testing.T) {
+	dir := t.TempDir()
+	brokenTree(t, dir)
+	out, code := runBin(t, dir, "check", "-j", "1", "x.mesh", "nob.msh", "short.msh")
+	if code != 1 {
+		t.Fatalf("check: status %d, want 1\n%s", code, out)
+	}
+	for _, c := range []struct{ prefix, once string }{
+		{"x.mesh: header: offset 0x", "x.mesh"},
+		{"nob.msh: " + filepath.Join(dir, "nob.msh.blob") + ": blob: offset 0x0: cannot open the companion: no such file or directory", "nob.msh.blob"},
+		{"short.msh: " + filepath.Join(dir, "short.msh.blob") + ": ", "short.msh.blob"},
+	} {
+		found := false
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, c.prefix) {
+				found = true
+				if n := strings.Count(line, c.once); n != 1 {
+					t.Errorf("%q names %s %d times", line, c.once, n)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no line starting %q in:\n%s", c.prefix, out)
+		}
 	}
 }

@@ -89,8 +89,7 @@ func collectMeshes(args []string) []meshJob {
 		fi, err := os.Stat(arg)
 		switch {
 		case err != nil:
-			// The full path, whichever of its components is missing.
-			jobs = append(jobs, meshJob{path: arg, err: fmt.Errorf("%s: %w", abs, errors.Unwrap(err))})
+			jobs = append(jobs, meshJob{path: arg, err: argError(arg, err)})
 		case fi.IsDir():
 			base := filepath.Base(abs)
 			werr := outputs.Walk(arg, func(rel string, m *outputs.Mesh, err error) error {
@@ -102,7 +101,7 @@ func collectMeshes(args []string) []meshJob {
 			}
 			// Archives are read at their real paths (no link is followed
 			// beneath one), their meshes in the folder's tree (Walk's).
-			real, rerr := filepath.EvalSymlinks(arg)
+			real, rerr := outputs.RealPath(arg)
 			if rerr != nil {
 				real = arg
 			}
@@ -113,7 +112,7 @@ func collectMeshes(args []string) []meshJob {
 		case outputs.IsCompanion(arg):
 		default:
 			m, err := outputs.Open(arg)
-			if real, rerr := filepath.EvalSymlinks(arg); err == nil && m == nil && rerr == nil && sniffArchive(real) {
+			if real, rerr := outputs.RealPath(arg); err == nil && m == nil && rerr == nil && sniffArchive(real) {
 				// The links in a path the user named are followed once, as outputs.Open does.
 				jobs = append(jobs, archiveJobs(real, filepath.Base(abs), real)...)
 				continue
@@ -125,6 +124,19 @@ func collectMeshes(args []string) []meshJob {
 		}
 	}
 	return jobs
+}
+
+// argError is the failure of a FILE argument that cannot be opened: its
+// full path, whichever of its components is missing, then the reason.
+func argError(arg string, err error) error {
+	abs, aerr := filepath.Abs(arg)
+	if aerr != nil {
+		abs = arg
+	}
+	if u := errors.Unwrap(err); u != nil {
+		err = u
+	}
+	return fmt.Errorf("%s: %w", abs, err)
 }
 
 // runMeshes runs do on every job that is a mesh, on workers goroutines,
@@ -209,7 +221,9 @@ func newInfoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "info FILE",
 		Short: "Print a mesh file's header.json (a FILE inside an archive too)",
-		Args:  cobra.ExactArgs(1),
+		Long: `info prints the header.json the mount shows for FILE (which may lie inside an
+archive). ` + exitStatusHelp,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := outputs.Open(args[0])
 			if errors.Is(err, syscall.ENOTDIR) {
@@ -219,10 +233,10 @@ func newInfoCmd() *cobra.Command {
 				}
 			}
 			if err != nil {
-				return err
+				return &exitError{code: 1, err: argError(args[0], err)}
 			}
 			if m == nil {
-				return fmt.Errorf("%s: not a supported mesh file", args[0])
+				return &exitError{code: 1, err: fmt.Errorf("%s: %w", args[0], errNotMesh)}
 			}
 			st, scanErr := m.Scan(cmd.Context())
 			hdr, err := m.Header(st, scanErr)

@@ -63,7 +63,8 @@ func TestConvertCommand(t *testing.T) {
 }
 
 // TestInfoCommand: `meshfs info` prints exactly the header.json that
-// convert writes; every command answers --help.
+// convert writes; a missing FILE is exit status 1 for info, convert and
+// check alike; every command answers --help.
 func TestInfoCommand(t *testing.T) {
 	file := filepath.Join(decodetest.RepoRoot(), "testdata", "unigine", "sk10_character.mesh_skinned")
 	hdr, err := exec.Command(meshfsBin, "info", file).Output()
@@ -82,6 +83,18 @@ func TestInfoCommand(t *testing.T) {
 	if string(written) != string(hdr) {
 		t.Error("info and convert disagree on header.json")
 	}
+	// A missing FILE: every command exits 1 and names its full path once.
+	missing := filepath.Join(t.TempDir(), "nope.mesh")
+	for _, sub := range []string{"info", "convert -o " + out, "check"} {
+		b, err := exec.Command(meshfsBin, append(strings.Fields(sub), missing)...).CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Errorf("meshfs %s MISSING: %v, want exit status 1\n%s", sub, err, b)
+		}
+		if want := missing + ": no such file or directory"; strings.Count(string(b), missing) != 1 || !strings.Contains(string(b), want) {
+			t.Errorf("meshfs %s MISSING said\n%s\nwant %q once", sub, b, want)
+		}
+	}
 	for _, sub := range []string{"", "convert", "info", "mount"} {
 		args := append(strings.Fields(sub), "--help")
 		if b, err := exec.Command(meshfsBin, args...).CombinedOutput(); err != nil || !strings.Contains(string(b), "Usage:") {
@@ -90,13 +103,16 @@ func TestInfoCommand(t *testing.T) {
 	}
 }
 
-// TestConvertMatchesMount: for every fixture under testdata/ and every real
-// file under ../shared/realdata, the folder `meshfs convert` writes and the
+// TestConvertMatchesMount: for every fixture under testdata/, broken meshes
+// (brokenTree) and every real file under ../shared/realdata, each given to
+// `meshfs convert` by its relative path, the folder convert writes and the
 // folder a `meshfs mount` of the same tree shows hold the same files with
 // the same bytes (both open modes); the mount's outputs convert did not
 // write (a broken mesh's geometry) fail with EIO.
 func TestConvertMatchesMount(t *testing.T) {
-	roots := []string{filepath.Join(decodetest.RepoRoot(), "testdata")}
+	broken := t.TempDir()
+	brokenTree(t, broken)
+	roots := []string{filepath.Join(decodetest.RepoRoot(), "testdata"), broken}
 	if real, ok := decodetest.RealData(t, ""); ok {
 		roots = append(roots, real)
 	}
@@ -138,7 +154,17 @@ func convertMatchesMount(t *testing.T, root string, args []string) int {
 	out := t.TempDir()
 	n := 0
 	for dir, files := range meshes {
-		b, err := exec.Command(meshfsBin, append([]string{"convert", "-j", "1", "-o", filepath.Join(out, dir)}, files...)...).CombinedOutput()
+		// Each file by its path relative to root, as a user in root
+		// names it: the errors convert writes name the file as the
+		// mount's do.
+		args := []string{"convert", "-j", "1", "-o", filepath.Join(out, dir)}
+		for _, f := range files {
+			rel, _ := filepath.Rel(root, f)
+			args = append(args, rel)
+		}
+		cmd := exec.Command(meshfsBin, args...)
+		cmd.Dir = root
+		b, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 1) {
 			t.Fatalf("convert %s: %v\n%s", dir, err, b)

@@ -5,8 +5,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/formats"
 )
 
 // subcommands is filled by each command's file (convert.go, info.go,
@@ -17,9 +21,13 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "meshfs",
 		Short: "Look inside game 3D assets: mesh files as folders of .glb, .obj, header.json and chunks",
-		Long: `meshfs shows each mesh file of a game's asset folder (GEM .ply, UNIGINE .mesh and
-.mesh_skinned, Transport Fever .msh + .msh.blob and .ani) as a folder of standard files:
-NAME.glb, NAME.obj + NAME.mtl, header.json and chunks/. Every other file passes through.`,
+		Long: `meshfs shows each file of a game's asset folder that a format below claims (by its
+extension and first bytes) as a folder of standard files: NAME.glb, NAME.obj + NAME.mtl,
+header.json and chunks/. Every other file passes through.
+
+Formats:
+` + formatList() + `
+` + exitStatusHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -28,6 +36,26 @@ NAME.glb, NAME.obj + NAME.mtl, header.json and chunks/. Every other file passes 
 	}
 	return root
 }
+
+// formatList is a line per registered format (decode/formats): its name,
+// the extensions it claims and the companion files a mesh reads beside it.
+func formatList() string {
+	var b strings.Builder
+	for _, f := range formats.All {
+		exts := formats.Extensions(f)
+		line := strings.Join(exts, " ")
+		if c, ok := f.(decode.Companion); ok && len(exts) > 0 {
+			line += " (with " + strings.Join(c.Companions("NAME"+exts[0]), ", ") + ")"
+		}
+		fmt.Fprintf(&b, "  %-20s %s\n", f.Name(), line)
+	}
+	return b.String()
+}
+
+// exitStatusHelp is the rule exitCode keeps, for every command.
+const exitStatusHelp = `Exit status: 0 when all went well; 1 when an input failed (a FILE missing, unreadable
+or not a mesh, or a mesh that does not convert); 2 on a usage error or any other
+failure (the mount could not start).`
 
 // withUsage makes c's argument and flag errors end with its usage line
 // (SilenceUsage keeps the whole help text for --help).
@@ -57,7 +85,8 @@ func main() {
 	}
 }
 
-// exitError carries a specific exit status (1: some input failed to convert).
+// exitError carries a specific exit status (1: an input failed, as
+// exitStatusHelp says).
 type exitError struct {
 	code int
 	err  error

@@ -30,6 +30,15 @@ var All = []decode.Format{
 	tfever.Mdl{},
 }
 
+// Extensions returns the file extensions format f claims
+// (decode.Extensions; every format of All names them).
+func Extensions(f decode.Format) []string {
+	if e, ok := f.(decode.Extensions); ok {
+		return e.Extensions()
+	}
+	return nil
+}
+
 // HeadSize is how many leading bytes Sniff needs.
 const HeadSize = 16
 

@@ -3,6 +3,7 @@ package formats
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -36,6 +37,29 @@ func TestSniffModels(t *testing.T) {
 		}
 		if got != c.want && !(c.want == "" && got != "gem-mdl" && got != "gem-anm") {
 			t.Errorf("Sniff(%q, %q) = %q, want %q", c.name, c.head, got, c.want)
+		}
+	}
+}
+
+// TestExtensions: every registered format names its extensions, and each
+// is one its own StripExt removes and its Sniff does not reject by name
+// (a name of another extension gets nothing from StripExt).
+func TestExtensions(t *testing.T) {
+	for _, f := range All {
+		exts := Extensions(f)
+		if len(exts) == 0 {
+			t.Errorf("%s names no extension", f.Name())
+		}
+		for _, e := range exts {
+			if e != strings.ToLower(e) || !strings.HasPrefix(e, ".") {
+				t.Errorf("%s: extension %q is not lower case with its dot", f.Name(), e)
+			}
+			if got := f.StripExt("a" + strings.ToUpper(e)); got != "a" {
+				t.Errorf("%s: StripExt(%q) = %q, want \"a\"", f.Name(), "a"+strings.ToUpper(e), got)
+			}
+		}
+		if got := f.StripExt("a.zzz"); got != "a.zzz" {
+			t.Errorf("%s: StripExt(a.zzz) = %q", f.Name(), got)
 		}
 	}
 }

@@ -392,6 +392,12 @@ var _ decode.Format = AnmFormat{}
 // Name implements decode.Format.
 func (AnmFormat) Name() string { return "gem-anm" }
 
+// Extensions implements decode.Extensions.
+func (AnmFormat) Extensions() []string { return []string{".anm"} }
+
+// AnimationOnly implements decode.AnimationOnly.
+func (AnmFormat) AnimationOnly() {}
+
 // Sniff accepts ".anm" files that start with EANM.
 func (AnmFormat) Sniff(name string, head []byte) bool {
 	return strings.EqualFold(filepath.Ext(name), ".anm") && len(head) >= 4 && string(head[:4]) == "EANM"

@@ -19,6 +19,9 @@ var _ decode.Format = Format{}
 // Name implements decode.Format.
 func (Format) Name() string { return "gem-ply" }
 
+// Extensions implements decode.Extensions.
+func (Format) Extensions() []string { return []string{".ply"} }
+
 // Sniff accepts a ".ply" file (any case) that starts with EPLY, BPLY or
 // PM01. A Stanford PLY file starts with "ply\n" and is not ours.
 func (Format) Sniff(name string, head []byte) bool {

@@ -37,6 +37,9 @@ const (
 // Name implements decode.Format.
 func (Mdl) Name() string { return "gem-mdl" }
 
+// Extensions implements decode.Extensions.
+func (Mdl) Extensions() []string { return []string{".mdl"} }
+
 // Sniff accepts a ".mdl" file whose first byte after white space (and a
 // UTF-8 byte order mark) opens a group or a comment, as GEM's text does;
 // Transport Fever's Lua .mdl starts with a word ("function", "local") or a

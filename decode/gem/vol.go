@@ -119,6 +119,9 @@ var _ decode.Format = VolFormat{}
 // Name implements decode.Format.
 func (VolFormat) Name() string { return "gem-vol" }
 
+// Extensions implements decode.Extensions.
+func (VolFormat) Extensions() []string { return []string{".vol"} }
+
 // Sniff accepts ".vol" files that start with EVLM.
 func (VolFormat) Sniff(name string, head []byte) bool {
 	return strings.EqualFold(filepath.Ext(name), ".vol") && len(head) >= 4 && string(head[:4]) == "EVLM"

@@ -64,6 +64,9 @@ type Mdl struct {
 
 func (Mdl) Name() string { return "transport-fever-mdl" }
 
+// Extensions implements decode.Extensions.
+func (Mdl) Extensions() []string { return []string{".mdl"} }
+
 // Sniff takes a .mdl whose head is text and does not start (after a BOM
 // and white space) the way a GEM .mdl does, with a ';' comment or a '{'
 // (neither starts a Lua chunk). A head of white space alone is taken: Scan

@@ -3,9 +3,11 @@ package tfever
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"unicode/utf8"
@@ -50,11 +52,16 @@ func openBlob(src *decode.Source) (*blob, error) {
 	name := blobName(src)
 	full := filepath.Join(filepath.Dir(src.Name), name)
 	if src.OpenSibling == nil {
-		return nil, decode.Errorf(full, "blob", "", 0, "cannot open the companion %s: no folder to look in", name)
+		return nil, decode.Errorf(full, "blob", "", 0, "cannot open the companion: no folder to look in")
 	}
 	r, size, err := src.OpenSibling(name)
 	if err != nil {
-		return nil, &decode.FormatError{File: full, Section: "blob", Msg: "cannot open the companion " + name, Err: err}
+		// The error names the blob once: File is its path.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &decode.FormatError{File: full, Section: "blob", Msg: "cannot open the companion", Err: err}
 	}
 	return &blob{name: full, r: r, size: size}, nil
 }

@@ -54,6 +54,15 @@ type Ani struct {
 func (Msh) Name() string { return "transport-fever-msh" }
 func (Ani) Name() string { return "transport-fever-ani" }
 
+// Extensions implements decode.Extensions.
+func (Msh) Extensions() []string { return []string{".msh"} }
+
+// Extensions implements decode.Extensions.
+func (Ani) Extensions() []string { return []string{".ani"} }
+
+// AnimationOnly implements decode.AnimationOnly.
+func (Ani) AnimationOnly() {}
+
 func (Msh) Sniff(name string, head []byte) bool { return hasExt(name, ".msh") && looksLikeText(head) }
 func (Ani) Sniff(name string, head []byte) bool { return hasExt(name, ".ani") && looksLikeText(head) }
 

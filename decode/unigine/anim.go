@@ -606,6 +606,12 @@ type AnimFormat struct{}
 
 func (AnimFormat) Name() string { return AnimName }
 
+// Extensions implements decode.Extensions.
+func (AnimFormat) Extensions() []string { return []string{".anim"} }
+
+// AnimationOnly implements decode.AnimationOnly.
+func (AnimFormat) AnimationOnly() {}
+
 // Sniff claims .anim files whose magic is "an" and two digits, so that an
 // unknown version shows error.txt; other .anim files (Maya's text
 // animations begin "animVersion") are left alone.

@@ -202,6 +202,9 @@ type Format struct{}
 
 func (Format) Name() string { return Name }
 
+// Extensions implements decode.Extensions: the names extension knows.
+func (Format) Extensions() []string { return []string{".mesh", ".mesh_skinned"} }
+
 // IsAnimationFile names the .anim files a mesh of the same folder may take
 // its animations from (decode.Animator).
 func (Format) IsAnimationFile(name string) bool {
@@ -211,7 +214,7 @@ func (Format) IsAnimationFile(name string) bool {
 // extension returns the UNIGINE extension name ends with, or "".
 func extension(name string) string {
 	l := strings.ToLower(name)
-	for _, e := range []string{".mesh_skinned", ".mesh"} {
+	for _, e := range (Format{}).Extensions() {
 		if strings.HasSuffix(l, e) {
 			return e
 		}

@@ -115,7 +115,7 @@ func encode(t *testing.T, s *decode.Scene) *readBack {
 	if len(glb)%4 != 0 {
 		t.Errorf("GLB length %d not a multiple of 4", len(glb))
 	}
-	if rep := validator.CheckIfAvailable(t, glb); rep != nil && rep.Issues.NumWarnings > 0 {
+	if rep := validator.Check(t, glb); rep != nil && rep.Issues.NumWarnings > 0 {
 		// Typical scenes must not warn either; see TestKnownWarnings for
 		// the scenes that do.
 		t.Errorf("validator warnings %v", rep.Codes(validator.SeverityWarning))
@@ -899,6 +899,7 @@ func TestEmptyScene(t *testing.T) {
 // each for a scene that asks for something glTF ignores: a transform on a
 // skinned mesh's node, and an animation of that node.
 func TestKnownWarnings(t *testing.T) {
+	validator.Need(t)
 	s := skinnedScene(5)
 	s.Meshes[0].Transform = decode.TRS{Translation: [3]float32{0, 0, 1}, Rotation: [4]float32{0, 0, 0, 1}, Scale: [3]float32{1, 1, 1}}
 	s.Animations = []decode.Animation{{Name: "slide", Channels: []decode.Channel{

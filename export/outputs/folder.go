@@ -3,6 +3,8 @@ package outputs
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/meshfs/meshfs/decode"
 )
 
 // The folder table: the files a mesh's folder holds, for `convert` (which
@@ -17,6 +19,10 @@ import (
 // succeed, so that a folder either has all of its geometry or says why it
 // has none. A chunk that fails to load is named in error.txt too, but
 // does not take the geometry away.
+//
+// NAME.obj and NAME.mtl are a mesh's (HasOBJ): a model's folder has none,
+// nor has an animation file's (decode.AnimationOnly), which holds no
+// geometry to put in them.
 
 // Output is what produces a file of the folder.
 type Output int
@@ -84,15 +90,26 @@ func (m *Mesh) Entries() []Entry {
 		}
 		return append(es, Entry{Name: ErrorName, Output: OutError, Ino: 6})
 	}
-	return []Entry{
+	es := []Entry{
 		{Name: HeaderName, Output: OutHeader, Ino: 4},
 		{Name: ChunksDir, Dir: true, Output: OutChunks, Ino: 5},
 		{Name: m.GLBName(), Output: OutGLB, Ino: 1},
-		{Name: m.OBJName(), Output: OutOBJ, Ino: 2},
-		{Name: m.MTLName(), Output: OutOBJ, Part: 1, Ino: 3},
-		{Name: m.AnimatedGLBName(), Output: OutAnimated, Ino: 7},
-		{Name: ErrorName, Output: OutError, Ino: 6},
 	}
+	if m.HasOBJ() {
+		es = append(es,
+			Entry{Name: m.OBJName(), Output: OutOBJ, Ino: 2},
+			Entry{Name: m.MTLName(), Output: OutOBJ, Part: 1, Ino: 3})
+	}
+	return append(es,
+		Entry{Name: m.AnimatedGLBName(), Output: OutAnimated, Ino: 7},
+		Entry{Name: ErrorName, Output: OutError, Ino: 6})
+}
+
+// HasOBJ reports whether m's folder holds NAME.obj and NAME.mtl: a mesh's
+// does, a model's and an animation file's do not (the rule above).
+func (m *Mesh) HasOBJ() bool {
+	_, anim := m.Format.(decode.AnimationOnly)
+	return !m.IsModel() && !anim
 }
 
 // Names are the names of Entries.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/gem"
 	"github.com/meshfs/meshfs/export/outputs"
 )
@@ -112,7 +113,7 @@ func TestEveryTextEndsWithNewline(t *testing.T) {
 	meshes = append(meshes, bm)
 	texts, want := 0, 2 // the broken one: header, error.txt
 	for _, m := range meshes[:len(meshes)-1] {
-		if m.IsModel() {
+		if _, anim := m.Format.(decode.AnimationOnly); m.IsModel() || anim {
 			want++ // header.json
 		} else {
 			want += 3 // header, obj, mtl
@@ -156,5 +157,44 @@ func TestChunkEntries(t *testing.T) {
 	es := outputs.ChunkEntries([]string{"VERT", "IND4"})
 	if len(es) != 2 || es[0].Name != "VERT" || es[0].Ino != 1 || es[1].Ino != 2 || es[1].Dir || es[1].Converted() {
 		t.Fatalf("chunk entries %+v", es)
+	}
+}
+
+// TestAnimationFolderHasNoOBJ: an animation file's folder (UNIGINE .anim,
+// GEM .anm, Transport Fever .ani) holds no NAME.obj or NAME.mtl, in the
+// table the mount lists and in what WriteDir writes; its .glb stays, and a
+// mesh keeps its OBJ.
+func TestAnimationFolderHasNoOBJ(t *testing.T) {
+	for _, c := range []struct {
+		fixture string
+		obj     bool
+	}{
+		{"unigine/an10_wave.anim", false},
+		{"gem/gun_fire.anm", false},
+		{"tfever/walk.ani", false},
+		{"unigine/ms15_cube.mesh", true},
+	} {
+		m := openFixture(t, c.fixture)
+		if m.HasOBJ() != c.obj {
+			t.Errorf("%s: HasOBJ = %v, want %v", c.fixture, m.HasOBJ(), c.obj)
+		}
+		listed := map[string]bool{}
+		for _, e := range m.Files(outputs.State{Chunks: true}) {
+			listed[e.Name] = true
+		}
+		dir := t.TempDir()
+		if err := m.WriteDir(context.Background(), dir); err != nil {
+			t.Fatalf("%s: %v", c.fixture, err)
+		}
+		for _, name := range []string{m.GLBName(), m.OBJName(), m.MTLName()} {
+			_, err := os.Stat(filepath.Join(dir, name))
+			want := name == m.GLBName() || c.obj
+			if listed[name] != want || (err == nil) != want {
+				t.Errorf("%s: %s listed %v, written %v; want %v", c.fixture, name, listed[name], err == nil, want)
+			}
+		}
+		if o, l, err := m.OBJFiles(context.Background()); err != nil || (o == nil) == c.obj || (l == nil) == c.obj {
+			t.Errorf("%s: OBJFiles gave %d and %d bytes, %v", c.fixture, len(o), len(l), err)
+		}
 	}
 }

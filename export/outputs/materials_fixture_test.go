@@ -111,7 +111,7 @@ func convertNamed(t *testing.T, m *outputs.Mesh, name string) (fixtureHeader, *q
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep := validator.CheckIfAvailable(t, glb); rep != nil && rep.Issues.NumErrors > 0 {
+	if rep := validator.Check(t, glb); rep != nil && rep.Issues.NumErrors > 0 {
 		t.Errorf("validator errors %v", rep.Codes(validator.SeverityError))
 	}
 	doc := new(qgltf.Document)

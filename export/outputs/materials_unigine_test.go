@@ -159,7 +159,7 @@ func TestUNIGINEMaterialFixture(t *testing.T) {
 	if fm := glTFMaterial(t, doc, "floor"); fm.PBRMetallicRoughness.BaseColorTexture != nil || fm.NormalTexture != nil {
 		t.Errorf("floor has textures: %+v", fm)
 	}
-	if rep := validator.CheckIfAvailable(t, glb); rep != nil && rep.Issues.NumErrors > 0 {
+	if rep := validator.Check(t, glb); rep != nil && rep.Issues.NumErrors > 0 {
 		t.Errorf("validator errors %v", rep.Codes(validator.SeverityError))
 	}
 
@@ -213,7 +213,7 @@ func TestUNIGINERealMat(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep := validator.CheckIfAvailable(t, glb); rep != nil && rep.Issues.NumErrors > 0 {
+			if rep := validator.Check(t, glb); rep != nil && rep.Issues.NumErrors > 0 {
 				t.Errorf("validator errors %v", rep.Codes(validator.SeverityError))
 			}
 			doc := new(qgltf.Document)

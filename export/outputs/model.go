@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +52,14 @@ import (
 // "failed"; each .glb's root node extras list both as the assembly found
 // them (with an animation none of whose joints is a node). Only a model
 // file that does not decode fails the folder.
+//
+// A model's header.json "counts" are LOD 0's as assembled (NAME.glb), from
+// the structure scans alone: each part's counts once per node it is placed
+// at (vertices as the part files store them, bones those of the parts'
+// skeletons), and the animations of the animation files LOD 0 plays (an
+// inline one is one). A model one of whose LOD 0 parts or animation files
+// is not found or does not scan has no "counts": a partial sum is no
+// model's.
 
 // IsModel reports whether m is a model file.
 func (m *Mesh) IsModel() bool {
@@ -346,7 +355,12 @@ func (m *Mesh) modelHeader(st *decode.Structure, scanErr error) ([]byte, []Dep, 
 	f.Add("file", filepath.Base(m.Path))
 	f.Add("format", m.Format.Name())
 	if st != nil {
-		f = append(f, st.Header...)
+		// A model's counts are its parts' (modelFields), or none.
+		for _, kv := range st.Header {
+			if kv.Key != "counts" {
+				f = append(f, kv)
+			}
+		}
 	}
 	var deps []Dep
 	ctx, rec := withReads(context.Background())
@@ -413,9 +427,12 @@ func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fie
 	scanned := map[string]bool{}
 	boneNames := map[string][]string{} // an animation file's scanned bone names, by path
 	var partDeps []Dep
+	pathOf := map[decode.Ref]string{}       // a Ref found, by look
+	scans := map[string]*decode.Structure{} // a named file's scan, nil when it failed
 	look := func(kind string, ref decode.Ref) decode.Fields {
 		fd := x.find(ref)
 		rf := refFields(ref, fd)
+		pathOf[ref] = fd.path
 		if fd.path == "" {
 			u := decode.Fields{{Key: "kind", Value: kind}}
 			unresolved = append(unresolved, append(u, rf...))
@@ -431,6 +448,8 @@ func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fie
 			}
 			if err != nil {
 				failed = append(failed, decode.Fields{{Key: "kind", Value: kind}, {Key: "name", Value: ref.Stored}, {Key: "path", Value: fd.shown}, {Key: "error", Value: err.Error()}})
+			} else {
+				scans[fd.path] = st
 			}
 		}
 		return rf
@@ -534,9 +553,64 @@ func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fie
 	if overrideErr != nil {
 		failed = append(failed, decode.Fields{{Key: "kind", Value: "materials"}, {Key: "error", Value: overrideErr.Error()}})
 	}
+	if lod0 != nil {
+		anims := append(append([]decode.ModelAnimation(nil), model.Animations...), lod0.Animations...)
+		if c := lodCounts(lod0, anims, pathOf, scans); c != nil {
+			f.Add("counts", c)
+		}
+	}
 	f.Add("unresolved", nonNilFields(unresolved))
 	f.Add("failed", nonNilFields(failed))
 	return f, append(x.r.deps, partDeps...)
+}
+
+// countKeys are the keys of a "counts" object (decode.SummaryFields).
+var countKeys = []string{"submeshes", "triangles", "vertices", "bones", "morph_targets", "animations"}
+
+// lodCounts is a model's "counts" (decode.SummaryFields' keys): those of
+// LOD lod as assembled, from the structure scans of the files it names
+// (scans, by path; pathOf finds a Ref's): each part's counts once per
+// node it is placed at, and each animation file's animations (an inline
+// animation is one). Nil when a file it names was not found, did not scan
+// or gives no counts: totals that leave one out would pass for the
+// model's.
+func lodCounts(lod *decode.ModelLOD, anims []decode.ModelAnimation, pathOf map[decode.Ref]string, scans map[string]*decode.Structure) decode.Fields {
+	sum := make([]int, len(countKeys))
+	add := func(ref decode.Ref, keys ...string) bool {
+		st := scans[pathOf[ref]]
+		if st == nil {
+			return false
+		}
+		c, ok := st.Header.Get("counts").(decode.Fields)
+		if !ok {
+			return false
+		}
+		for i, k := range countKeys {
+			if slices.Contains(keys, k) {
+				n, ok := c.Get(k).(int)
+				if !ok {
+					return false
+				}
+				sum[i] += n
+			}
+		}
+		return true
+	}
+	for _, n := range lod.Nodes {
+		for _, p := range n.Parts {
+			if !add(p.Mesh, "submeshes", "triangles", "vertices", "bones", "morph_targets") {
+				return nil
+			}
+		}
+	}
+	for _, a := range anims {
+		if a.File == nil {
+			sum[len(sum)-1]++
+		} else if !add(*a.File, "animations") {
+			return nil
+		}
+	}
+	return decode.SummaryFields(sum[0], sum[1], sum[2], sum[3], sum[4], sum[5])
 }
 
 func (m *Mesh) animationFields(anims []decode.ModelAnimation, look func(string, decode.Ref) decode.Fields, unbound func(decode.ModelAnimation) []string) []decode.Fields {

@@ -51,10 +51,12 @@ type Mesh struct {
 
 // Open sniffs the file at path, a path a user named: the symbolic links in
 // it are followed once, as the user asked, to the real file, which the mesh
-// then reads as New says (Base still comes from path). It returns nil, nil
-// for a file meshfs does not convert.
+// then reads as New says (Base still comes from path). Its Path is
+// absolute, as a mount's are, so that errors name the file the same way in
+// `convert`'s folder as in the mount's. It returns nil, nil for a file
+// meshfs does not convert.
 func Open(path string) (*Mesh, error) {
-	real, err := filepath.EvalSymlinks(path)
+	real, err := RealPath(path)
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +67,17 @@ func Open(path string) (*Mesh, error) {
 	m := New(real, f)
 	m.Base = New(path, f).Base
 	return m, nil
+}
+
+// RealPath is the absolute path of the file path, a path a user named, with
+// the symbolic links in it followed: the path a mount of its folder names
+// it by.
+func RealPath(path string) (string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(real)
 }
 
 // OpenSource sniffs the file at path, a path of the source tree (no link
@@ -422,13 +435,18 @@ func (m *Mesh) GLBFiles(ctx context.Context) ([][]byte, error) {
 }
 
 // OBJFiles decodes m and exports NAME.obj and NAME.mtl, failing with the
-// error WriteDir records for them. A model has none: it gives no files,
-// and fails only as its model file does.
+// error WriteDir records for them. A folder without them (HasOBJ) gives no
+// files: a model fails only as its model file does, an animation file as
+// its decoding does.
 func (m *Mesh) OBJFiles(ctx context.Context) (objBytes, mtlBytes []byte, err error) {
 	if m.IsModel() {
-		// A model's folder holds no OBJ (the folder table): nothing to
-		// export, and the model's own failure, found without assembling.
+		// Nothing to export, and the model's own failure, found
+		// without assembling.
 		_, err := m.DecodeModel(ctx)
+		return nil, nil, err
+	}
+	if !m.HasOBJ() {
+		_, err := m.Decode(ctx)
 		return nil, nil, err
 	}
 	ctx, finish := m.deadline(ctx, "decode and obj export")
@@ -578,7 +596,9 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 			} else {
 				geometry[0] = [][]byte{b}
 			}
-			if o, l, err := m.exportOBJ(scene); err != nil {
+			if !m.HasOBJ() {
+				// No NAME.obj in the folder table.
+			} else if o, l, err := m.exportOBJ(scene); err != nil {
 				errs = append(errs, err)
 				if convErr == nil {
 					convErr = err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/gltf/validator"
@@ -120,6 +121,10 @@ func checkFolder(t *testing.T, m *outputs.Mesh, dir string) {
 	}
 	sort.Strings(names)
 	want := []string{m.GLBName(), m.MTLName(), m.OBJName(), outputs.ChunksDir, outputs.HeaderName}
+	if _, anim := m.Format.(decode.AnimationOnly); anim {
+		// An animation file: no geometry, no OBJ.
+		want = []string{m.GLBName(), outputs.ChunksDir, outputs.HeaderName}
+	}
 	if m.IsModel() {
 		// A model: every LOD's .glb, no OBJ.
 		want = []string{outputs.ChunksDir, outputs.HeaderName}

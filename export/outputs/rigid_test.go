@@ -63,6 +63,6 @@ func TestGLBRestPoseWithoutScale(t *testing.T) {
 	}
 	// Last: without the validator installed it skips the test.
 	for _, b := range glbs {
-		validator.CheckIfAvailable(t, b)
+		validator.Check(t, b)
 	}
 }

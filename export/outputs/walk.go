@@ -20,10 +20,10 @@ import (
 // to a folder is followed; no link below it is, and no folder is waited on
 // (srcfile.WalkDir).
 func Walk(root string, fn func(rel string, m *Mesh, err error) error) error {
-	// A mesh's path is its real one (Open), so its tree is the real root:
-	// asset roots are looked for beneath it.
+	// A mesh's path is its real, absolute one (Open), so its tree is the
+	// root's: asset roots are looked for beneath it.
 	tree := filepath.Clean(root)
-	if real, err := filepath.EvalSymlinks(root); err == nil {
+	if real, err := RealPath(root); err == nil {
 		tree = real
 	}
 	// srcfile.WalkDir: a folder swapped for a link or a FIFO during the

@@ -65,8 +65,8 @@ func TestClients(t *testing.T) {
 		if mf.errTxt != "" {
 			t.Errorf("%s: error.txt in the mount: %s", mf.label(), mf.errTxt)
 		}
-		if mf.glb == "" || mf.obj == "" {
-			t.Errorf("%s: the mount shows no .glb or no .obj", mf.label())
+		if mf.glb == "" || (mf.obj == "") == mf.hasOBJ {
+			t.Errorf("%s: the mount shows no .glb, or an .obj where the folder table has none or none where it has one", mf.label())
 		}
 		judged = append(judged, mf)
 		e := expectFrom(s)

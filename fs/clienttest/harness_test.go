@@ -141,6 +141,7 @@ type meshFolder struct {
 	source string // the source file
 	glb    string // NAME.glb in the mount ("" when absent)
 	obj    string // NAME.obj in the mount ("" when absent)
+	hasOBJ bool   // the folder table has NAME.obj (outputs.Mesh.HasOBJ)
 	// animated is NAME.animated.glb in the mount ("" when absent), and
 	// anims the animation files it attaches (outputs.Mesh.Animations).
 	animated string
@@ -169,7 +170,7 @@ func meshFolders(t *testing.T, root sourceRoot, mnt string) []*meshFolder {
 			return nil // an assembled model: TestModelClients
 		}
 		rel, _ := filepath.Rel(root.dir, p)
-		mf := &meshFolder{root: root, rel: rel, dir: filepath.Join(mnt, rel), source: p}
+		mf := &meshFolder{root: root, rel: rel, dir: filepath.Join(mnt, rel), source: p, hasOBJ: m.HasOBJ()}
 		ents, err := os.ReadDir(mf.dir)
 		if err != nil {
 			t.Errorf("%s: mesh folder not readable in the mount: %v", mf.label(), err)

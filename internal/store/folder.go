@@ -19,8 +19,8 @@ import (
 // (outputs.Mesh.Files), the scan it was made from, whether that scan was
 // in memory already (warm), and whether the listing is final for v:
 // error.txt is listed once a conversion is known to fail, so the listing
-// is final when error.txt is listed or when both geometry outputs are
-// known to have converted (in memory or in the disk cache).
+// is final when error.txt is listed or when the geometry outputs the
+// folder has are known to have converted (in memory or in the disk cache).
 func (s *Store) Listing(ctx context.Context, m *outputs.Mesh, v version.Version) (files []outputs.Entry, r *ScanResult, warm, final bool, err error) {
 	_, warm = s.Cache.Peek(Key(m, v, OutScan))
 	if r, err = s.Scan(ctx, m, v); err != nil {
@@ -29,7 +29,7 @@ func (s *Store) Listing(ctx context.Context, m *outputs.Mesh, v version.Version)
 	broken := s.KnownBroken(m, v, r)
 	animated := !broken && r.ScanErr == nil && s.Animated(ctx, m, v)
 	files = m.Files(outputs.State{Chunks: len(r.Chunks) > 0, Broken: broken, Animated: animated})
-	final = broken || (s.Converted(m, v, OutGLB) && s.Converted(m, v, OutOBJ))
+	final = broken || (s.Converted(m, v, OutGLB) && (!m.HasOBJ() || s.Converted(m, v, OutOBJ)))
 	return files, r, warm, final, nil
 }
 

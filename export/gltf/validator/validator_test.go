@@ -3,9 +3,11 @@ package validator
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/qmuntal/gltf"
@@ -44,17 +46,55 @@ func triangle(t *testing.T, withBounds bool) []byte {
 	return b.Bytes()
 }
 
-func needValidator(t *testing.T) {
-	if err := Available(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skipf("%v; run `make validator`", err)
+// fakeTB records what Check does to a test: its Fatalf and Skipf end the
+// goroutine, as testing's do.
+type fakeTB struct {
+	testing.TB
+	failed, skipped bool
+	logs            []string
+}
+
+func (f *fakeTB) Helper()                        {}
+func (f *fakeTB) Logf(format string, a ...any)   { f.logs = append(f.logs, fmt.Sprintf(format, a...)) }
+func (f *fakeTB) Errorf(format string, a ...any) { f.failed = true }
+func (f *fakeTB) Fatalf(format string, a ...any) { f.failed = true; runtime.Goexit() }
+func (f *fakeTB) Skipf(format string, a ...any)  { f.skipped = true; runtime.Goexit() }
+
+// checkOn runs Check on glb with the fake test f, and reports whether
+// Check returned (did not end the test) and its report.
+func checkOn(f *fakeTB, glb []byte) (returned bool, r *Report) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r = Check(f, glb)
+		returned = true
+	}()
+	<-done
+	return returned, r
+}
+
+// TestCheckWithoutValidator: where the validator is not installed, Check
+// leaves out only its own check (it logs that, returns nil and the test
+// goes on: TestModelAssembly's assertions still run on a fresh clone);
+// with CI set it fails the test.
+func TestCheckWithoutValidator(t *testing.T) {
+	glb := triangle(t, true)
+	t.Setenv("MESHFS_VALIDATOR_DIR", t.TempDir()) // no node_modules
+	t.Setenv("CI", "")
+	f := &fakeTB{}
+	if returned, r := checkOn(f, glb); !returned || r != nil || f.failed || f.skipped || len(f.logs) != 1 {
+		t.Errorf("without CI: returned %v, report %v, failed %v, skipped %v, logs %q; want it to return nil and log once",
+			returned, r, f.failed, f.skipped, f.logs)
+	}
+	t.Setenv("CI", "true")
+	f = &fakeTB{}
+	if returned, _ := checkOn(f, glb); returned || !f.failed || f.skipped {
+		t.Errorf("with CI: returned %v, failed %v, skipped %v; want the test failed", returned, f.failed, f.skipped)
 	}
 }
 
 func TestValidateGood(t *testing.T) {
-	needValidator(t)
+	Need(t)
 	r := Check(t, triangle(t, true))
 	if r.Issues.NumErrors != 0 {
 		t.Fatalf("errors: %+v", r.Issues.Messages)
@@ -68,7 +108,7 @@ func TestValidateGood(t *testing.T) {
 }
 
 func TestValidateFindsErrors(t *testing.T) {
-	needValidator(t)
+	Need(t)
 	r, err := Validate(triangle(t, false))
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +125,7 @@ func TestValidateFindsErrors(t *testing.T) {
 }
 
 func TestValidateFilesBatchAndGarbage(t *testing.T) {
-	needValidator(t)
+	Need(t)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.glb")
 	junk := filepath.Join(dir, "junk.glb")
