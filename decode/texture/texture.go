@@ -13,10 +13,20 @@
 // anything is allocated for it: a decoded image is at most 4 bytes per
 // pixel, and the densest encoding read here (BC1) holds 2 pixels a byte,
 // so a picture never costs more than 8 times its file's size.
+//
+// Options.MaxPixels caps the picture decoded, checked on the header before
+// any pixel is: a DDS whose top level exceeds it is decoded from its
+// first mip level within it (Image.Level says which), any other texture
+// over it fails with decode.ErrLimit. DecodeContext stops when its context
+// ends: block-compressed pictures between bands of block rows, PNG and
+// JPEG between reads of the file. The TGA decoder cannot stop midway (it
+// takes the whole file and returns the whole picture), so a TGA's time is
+// bounded by MaxPixels alone.
 package texture
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -45,6 +55,44 @@ type Image struct {
 	// Mips is the number of mip levels the file declares (1 for TGA, PNG,
 	// JPEG).
 	Mips int
+	// Level is the mip level decoded: 0, the top, unless the top is over
+	// Options.MaxPixels. Full is the size of the top level.
+	Level int
+	Full  image.Point
+}
+
+// Downscaled says how the picture was made smaller than the file's top
+// level ("" when it was not), for the notes of the files it goes into.
+func (m *Image) Downscaled() string {
+	if m.Level == 0 {
+		return ""
+	}
+	return fmt.Sprintf("mip level %d (%d×%d) of a %d×%d texture: its top level is over the pixel limit",
+		m.Level, m.Rect.Dx(), m.Rect.Dy(), m.Full.X, m.Full.Y)
+}
+
+// Options bound one decoding.
+type Options struct {
+	// MaxPixels caps the pixels of the picture decoded (0: no cap).
+	MaxPixels int64
+}
+
+// pickLevel returns the first of mips levels of a w×h picture (each half
+// the one before, at least 1 pixel a side) that max pixels hold (max 0:
+// the top), and its size; ok is false when none does.
+func pickLevel(w, h, mips int, max int64) (level, lw, lh int, ok bool) {
+	for l := range mips {
+		if max <= 0 || int64(w)*int64(h) <= max {
+			return l, w, h, true
+		}
+		if w > 1 {
+			w >>= 1
+		}
+		if h > 1 {
+			h >>= 1
+		}
+	}
+	return 0, 0, 0, false
 }
 
 // Is reports whether a file of this name is a texture this package reads.
@@ -56,23 +104,56 @@ func Is(name string) bool {
 	return false
 }
 
-// Decode reads the texture file name (its bytes in r, size long). The
-// format is told by the file's first bytes where it has a magic number
-// (DDS, PNG, JPEG), by the name's extension otherwise (TGA).
+// Decode reads the texture file name (its bytes in r, size long), without
+// a pixel cap or a deadline: DecodeContext with no options.
 func Decode(name string, r io.ReaderAt, size int64) (*Image, error) {
+	return DecodeContext(context.Background(), name, r, size, Options{})
+}
+
+// DecodeContext reads the texture file name (its bytes in r, size long)
+// within o, until ctx ends (its error then wraps ctx's). The format is
+// told by the file's first bytes where it has a magic number (DDS, PNG,
+// JPEG), by the name's extension otherwise (TGA).
+func DecodeContext(ctx context.Context, name string, r io.ReaderAt, size int64, o Options) (*Image, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var head [4]byte
 	n, _ := r.ReadAt(head[:], 0)
 	switch {
 	case n == 4 && string(head[:]) == "DDS ":
-		return decodeDDS(name, r, size)
+		return decodeDDS(ctx, name, r, size, o)
 	case n == 4 && string(head[:]) == "\x89PNG":
-		return decodeStd(name, r, size, "PNG", png.DecodeConfig, png.Decode)
+		return decodeStd(ctx, name, r, size, o, "PNG", png.DecodeConfig, png.Decode)
 	case n >= 3 && head[0] == 0xff && head[1] == 0xd8 && head[2] == 0xff:
-		return decodeStd(name, r, size, "JPEG", jpeg.DecodeConfig, jpeg.Decode)
+		return decodeStd(ctx, name, r, size, o, "JPEG", jpeg.DecodeConfig, jpeg.Decode)
 	case strings.EqualFold(filepath.Ext(name), ".tga"):
-		return decodeTGA(name, r, size)
+		return decodeTGA(ctx, name, r, size, o)
 	}
 	return nil, decode.Errorf(name, "", "magic", 0, "not a DDS, PNG or JPEG file, and not named .tga")
+}
+
+// overLimit is the error of a w×h picture over o.MaxPixels with no
+// smaller level to decode instead.
+func overLimit(name, field string, off int64, w, h, mips int, o Options) error {
+	e := decode.Errorf(name, "header", field, off, "%d×%d pixels, more than the %d allowed, and no mip level within them (%d levels)",
+		w, h, o.MaxPixels, mips)
+	e.Err = decode.ErrLimit
+	return e
+}
+
+// ctxReader reads r until ctx ends: a decoder reading through it stops
+// at its next read.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // checkSide reports a width or height out of range or more pixels than
@@ -101,7 +182,7 @@ const (
 	offCaps2     = 4 + 108
 )
 
-func decodeDDS(name string, r io.ReaderAt, size int64) (*Image, error) {
+func decodeDDS(ctx context.Context, name string, r io.ReaderAt, size int64, o Options) (*Image, error) {
 	if size < ddsHeaderEnd {
 		return nil, &decode.FormatError{File: name, Section: "header", Offset: 0,
 			Msg: fmt.Sprintf("%d bytes, a DDS header needs %d", size, ddsHeaderEnd), Err: decode.ErrTruncated}
@@ -126,26 +207,58 @@ func decodeDDS(name string, r io.ReaderAt, size int64) (*Image, error) {
 			start += ddsDX10Size
 		}
 	}
-	// bcn reads every mip of every face; only mip 0 of face 0 is wanted,
-	// so it is given a header that declares just that, and the data after
-	// it. The data it then reads is at most 4 bytes a pixel, which
-	// checkSide bounded by the file's size.
+	level, lw, lh, ok := pickLevel(w, h, mips, o.MaxPixels)
+	if !ok {
+		return nil, overLimit(name, "width", offWidth, w, h, mips, o)
+	}
+	// bcn reads every mip of every face; only one level of face 0 is
+	// wanted, so it is given a header that declares just that level, and
+	// the data from where that level starts. Which is found from the size
+	// of one unit of the format (a 4×4 block, or a pixel), read by
+	// declaring a 1×1 picture.
 	one := bytes.Clone(hdr[:start])
 	le.PutUint32(one[offMipCount:], 1)
 	le.PutUint32(one[offCaps2:], le.Uint32(one[offCaps2:])&^bcn.DDSCaps2Cubemap)
-	d, err := bcn.ReadDDS(io.MultiReader(bytes.NewReader(one), io.NewSectionReader(r, start, size-start)))
+	read := func(w, h int, off int64) (*bcn.DDS, error) {
+		le.PutUint32(one[offWidth:], uint32(w))
+		le.PutUint32(one[offHeight:], uint32(h))
+		return bcn.ReadDDS(io.MultiReader(bytes.NewReader(one), io.NewSectionReader(r, off, size-off)))
+	}
+	unit, err := read(1, 1, start)
 	if err != nil {
 		return nil, ddsError(name, start, fourCC, err)
 	}
-	img, err := decodeBlocks(d.Faces[0].Mipmaps[0], d.Width, d.Height, d.Format)
+	levelSize := func(w, h int) int64 {
+		u := int64(len(unit.Faces[0].Mipmaps[0]))
+		if blockBytes(unit.Format) != 0 {
+			return int64((w+3)/4) * int64((h+3)/4) * u
+		}
+		return int64(w) * int64(h) * u
+	}
+	off, sw, sh := start, w, h
+	for range level {
+		off += levelSize(sw, sh)
+		sw, sh = max(sw>>1, 1), max(sh>>1, 1)
+	}
+	// The level's data must lie in the file: checked before bcn allocates
+	// for it.
+	if off+levelSize(lw, lh) > size {
+		return nil, &decode.FormatError{File: name, Section: fmt.Sprintf("mip %d", level), Offset: off,
+			Msg: fmt.Sprintf("%d×%d pixels need %d bytes, the file ends at %d", lw, lh, levelSize(lw, lh), size), Err: decode.ErrTruncated}
+	}
+	d, err := read(lw, lh, off)
 	if err != nil {
-		return nil, ddsError(name, start, fourCC, err)
+		return nil, ddsError(name, off, fourCC, err)
+	}
+	img, err := decodeBlocks(ctx, d.Faces[0].Mipmaps[0], d.Width, d.Height, d.Format)
+	if err != nil {
+		return nil, ddsError(name, off, fourCC, err)
 	}
 	enc := d.Format.String()
 	if fourCC != "" && fourCC != "DX10" {
 		enc = fourCC
 	}
-	return &Image{NRGBA: img, Encoding: enc, Mips: mips}, nil
+	return &Image{NRGBA: img, Encoding: enc, Mips: mips, Level: level, Full: image.Pt(w, h)}, nil
 }
 
 // blockBytes is the size of one 4×4 block of a block-compressed format,
@@ -173,10 +286,16 @@ var serialBlocks = false
 // straight into its rows of the one image: bcn's own workers are not
 // used, so that one pool of goroutines (the project's) serves every
 // parallel loop.
-func decodeBlocks(data []byte, w, h int, f bcn.Format) (*image.NRGBA, error) {
+//
+// ctx is checked before each band: a picture is given up within a band's
+// time of ctx's end.
+func decodeBlocks(ctx context.Context, data []byte, w, h int, f bcn.Format) (*image.NRGBA, error) {
 	one := &bcn.DecodeOptions{Workers: 1}
 	bs := blockBytes(f)
 	if bs == 0 || w*h < parallelPixels || serialBlocks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		return bcn.DecodeImageWithOptions(data, w, h, f, one)
 	}
 	bx, by := (w+3)/4, (h+3)/4
@@ -186,6 +305,9 @@ func decodeBlocks(data []byte, w, h int, f bcn.Format) (*image.NRGBA, error) {
 	img := image.NewNRGBA(image.Rect(0, 0, w, h))
 	bands := (by + blockBand - 1) / blockBand
 	err := decode.ParallelEach(bands, func(i int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		y0, y1 := 4*i*blockBand, min(h, 4*(i+1)*blockBand)
 		pix := img.Pix[y0*img.Stride : y1*img.Stride : y1*img.Stride]
 		dst := &image.NRGBA{Pix: pix, Stride: img.Stride, Rect: image.Rect(0, 0, w, y1-y0)}
@@ -201,8 +323,10 @@ func decodeBlocks(data []byte, w, h int, f bcn.Format) (*image.NRGBA, error) {
 
 func ddsError(name string, dataOff int64, fourCC string, err error) error {
 	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &decode.FormatError{File: name, Section: "pixels", Offset: dataOff, Msg: "decoding stopped", Err: err}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return &decode.FormatError{File: name, Section: "mip 0", Offset: dataOff, Msg: "pixel data ends early", Err: decode.ErrTruncated}
+		return &decode.FormatError{File: name, Section: "pixels", Offset: dataOff, Msg: "pixel data ends early", Err: decode.ErrTruncated}
 	case fourCC != "" && fourCC != "DX10":
 		return &decode.FormatError{File: name, Section: "header", Field: "fourcc", Offset: offFourCC, Msg: fmt.Sprintf("pixel format %q", fourCC), Err: err}
 	}
@@ -217,7 +341,7 @@ const (
 	tgaOffType    = 2
 )
 
-func decodeTGA(name string, r io.ReaderAt, size int64) (*Image, error) {
+func decodeTGA(ctx context.Context, name string, r io.ReaderAt, size int64, o Options) (*Image, error) {
 	var hdr [tgaHeaderSize]byte
 	if n, err := r.ReadAt(hdr[:], 0); n < tgaHeaderSize {
 		return nil, &decode.FormatError{File: name, Section: "header", Msg: fmt.Sprintf("%d bytes, a TGA header needs %d", size, tgaHeaderSize), Err: errOr(err, decode.ErrTruncated)}
@@ -231,17 +355,23 @@ func decodeTGA(name string, r io.ReaderAt, size int64) (*Image, error) {
 	if err := checkSide(name, "width", tgaOffWidth, w, h, size, perByte); err != nil {
 		return nil, err
 	}
-	img, err := tga.Decode(io.NewSectionReader(r, 0, size))
+	if _, _, _, ok := pickLevel(w, h, 1, o.MaxPixels); !ok {
+		return nil, overLimit(name, "width", tgaOffWidth, w, h, 1, o)
+	}
+	img, err := tga.Decode(ctxReader{ctx, io.NewSectionReader(r, 0, size)})
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return nil, &decode.FormatError{File: name, Section: "image", Offset: tgaHeaderSize, Msg: "cannot decode", Err: err}
 	}
-	return &Image{NRGBA: toNRGBA(img), Encoding: "TGA", Mips: 1}, nil
+	return &Image{NRGBA: toNRGBA(img), Encoding: "TGA", Mips: 1, Full: image.Pt(w, h)}, nil
 }
 
 // decodeStd decodes a format of the standard library (PNG, JPEG) after
 // checking its claimed size: both compress, so the check is only the side
 // limit and a generous ratio.
-func decodeStd(name string, r io.ReaderAt, size int64, enc string,
+func decodeStd(ctx context.Context, name string, r io.ReaderAt, size int64, o Options, enc string,
 	config func(io.Reader) (image.Config, error), dec func(io.Reader) (image.Image, error)) (*Image, error) {
 	cfg, err := config(io.NewSectionReader(r, 0, size))
 	if err != nil {
@@ -251,11 +381,14 @@ func decodeStd(name string, r io.ReaderAt, size int64, enc string,
 	if err := checkSide(name, "width", 0, cfg.Width, cfg.Height, size, 1032); err != nil {
 		return nil, err
 	}
-	img, err := dec(io.NewSectionReader(r, 0, size))
+	if _, _, _, ok := pickLevel(cfg.Width, cfg.Height, 1, o.MaxPixels); !ok {
+		return nil, overLimit(name, "width", 0, cfg.Width, cfg.Height, 1, o)
+	}
+	img, err := dec(ctxReader{ctx, io.NewSectionReader(r, 0, size)})
 	if err != nil {
 		return nil, &decode.FormatError{File: name, Section: "image", Msg: "cannot decode", Err: err}
 	}
-	return &Image{NRGBA: toNRGBA(img), Encoding: enc, Mips: 1}, nil
+	return &Image{NRGBA: toNRGBA(img), Encoding: enc, Mips: 1, Full: image.Pt(cfg.Width, cfg.Height)}, nil
 }
 
 func errOr(err, def error) error {
