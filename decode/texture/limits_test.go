@@ -44,6 +44,10 @@ func TestMaxPixelsMipLevel(t *testing.T) {
 			if !bytes.Equal(img.Pix, want.Pix) {
 				t.Errorf("%v max %d: level %d's pixels differ from bcn's", f, tc.max, tc.level)
 			}
+			cfg, err := ReadConfig("t.dds", bytes.NewReader(b), int64(len(b)), Options{MaxPixels: tc.max})
+			if err != nil || cfg.Level != img.Level || cfg.Size != img.Rect.Size() || cfg.Full != img.Full {
+				t.Errorf("%v max %d: ReadConfig %+v, %v; the decoding: level %d %v", f, tc.max, cfg, err, img.Level, img.Rect)
+			}
 			if (img.Downscaled() != "") != (tc.level > 0) {
 				t.Errorf("%v max %d: Downscaled %q", f, tc.max, img.Downscaled())
 			}
@@ -62,6 +66,9 @@ func TestMaxPixelsMipLevel(t *testing.T) {
 			t.Fatalf("%s at its size: %v", name, err)
 		}
 		_, err := DecodeContext(context.Background(), name, bytes.NewReader(b), int64(len(b)), Options{MaxPixels: 256*128 - 1})
+		if _, cerr := ReadConfig(name, bytes.NewReader(b), int64(len(b)), Options{MaxPixels: 256*128 - 1}); cerr == nil || err == nil || cerr.Error() != err.Error() {
+			t.Errorf("%s over the cap: ReadConfig says %v, the decoding %v", name, cerr, err)
+		}
 		var fe *decode.FormatError
 		if !errors.Is(err, decode.ErrLimit) || !errors.As(err, &fe) || fe.File != name || fe.Field != "width" {
 			t.Errorf("%s over the cap: %v, want a limit error on its width", name, err)

@@ -112,25 +112,69 @@ func Decode(name string, r io.ReaderAt, size int64) (*Image, error) {
 
 // DecodeContext reads the texture file name (its bytes in r, size long)
 // within o, until ctx ends (its error then wraps ctx's). The format is
-// told by the file's first bytes where it has a magic number (DDS, PNG,
-// JPEG), by the name's extension otherwise (TGA).
+// told as sniff tells it.
 func DecodeContext(ctx context.Context, name string, r io.ReaderAt, size int64, o Options) (*Image, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	switch kind, err := sniff(name, r); kind {
+	case "DDS":
+		return decodeDDS(ctx, name, r, size, o)
+	case "PNG":
+		return decodeStd(ctx, name, r, size, o, kind, png.DecodeConfig, png.Decode)
+	case "JPEG":
+		return decodeStd(ctx, name, r, size, o, kind, jpeg.DecodeConfig, jpeg.Decode)
+	case "TGA":
+		return decodeTGA(ctx, name, r, size, o)
+	default:
+		return nil, err
+	}
+}
+
+// Config is what a texture file's header says of the picture
+// DecodeContext would make of it, found without decoding any pixel.
+type Config struct {
+	// Size is the picture's, Full the file's top level's; Level is the
+	// mip level decoded (0: the top) of the Mips the file declares.
+	Size, Full  image.Point
+	Level, Mips int
+}
+
+// ReadConfig reads the header of the texture file name and checks it as
+// DecodeContext does before it decodes: its errors are DecodeContext's for
+// a file whose header is wrong or over o.
+func ReadConfig(name string, r io.ReaderAt, size int64, o Options) (Config, error) {
+	switch kind, err := sniff(name, r); kind {
+	case "DDS":
+		d, err := ddsHeader(name, r, size, o)
+		return d.Config, err
+	case "PNG":
+		return stdHeader(name, r, size, o, kind, png.DecodeConfig)
+	case "JPEG":
+		return stdHeader(name, r, size, o, kind, jpeg.DecodeConfig)
+	case "TGA":
+		return tgaHeader(name, r, size, o)
+	default:
+		return Config{}, err
+	}
+}
+
+// sniff tells a texture file's format by its first bytes where it has a
+// magic number (DDS, PNG, JPEG), by the name's extension otherwise (TGA).
+func sniff(name string, r io.ReaderAt) (string, error) {
 	var head [4]byte
 	n, _ := r.ReadAt(head[:], 0)
 	switch {
 	case n == 4 && string(head[:]) == "DDS ":
-		return decodeDDS(ctx, name, r, size, o)
+		return "DDS", nil
 	case n == 4 && string(head[:]) == "\x89PNG":
-		return decodeStd(ctx, name, r, size, o, "PNG", png.DecodeConfig, png.Decode)
+		return "PNG", nil
 	case n >= 3 && head[0] == 0xff && head[1] == 0xd8 && head[2] == 0xff:
-		return decodeStd(ctx, name, r, size, o, "JPEG", jpeg.DecodeConfig, jpeg.Decode)
+		return "JPEG", nil
 	case strings.EqualFold(filepath.Ext(name), ".tga"):
-		return decodeTGA(ctx, name, r, size, o)
+		return "TGA", nil
 	}
-	return nil, decode.Errorf(name, "", "magic", 0, "not a DDS, PNG or JPEG file, and not named .tga")
+	return "", decode.Errorf(name, "", "magic", 0, "not a DDS, PNG or JPEG file, and not named .tga")
 }
 
 // overLimit is the error of a w×h picture over o.MaxPixels with no
@@ -182,35 +226,55 @@ const (
 	offCaps2     = 4 + 108
 )
 
-func decodeDDS(ctx context.Context, name string, r io.ReaderAt, size int64, o Options) (*Image, error) {
+// ddsHead is a DDS file's header, checked: its bytes up to the pixel
+// data, where that starts, its FourCC and the level to decode.
+type ddsHead struct {
+	Config
+	hdr    []byte
+	start  int64
+	fourCC string
+}
+
+func ddsHeader(name string, r io.ReaderAt, size int64, o Options) (ddsHead, error) {
 	if size < ddsHeaderEnd {
-		return nil, &decode.FormatError{File: name, Section: "header", Offset: 0,
+		return ddsHead{}, &decode.FormatError{File: name, Section: "header", Offset: 0,
 			Msg: fmt.Sprintf("%d bytes, a DDS header needs %d", size, ddsHeaderEnd), Err: decode.ErrTruncated}
 	}
 	hdr := make([]byte, ddsHeaderEnd+ddsDX10Size)
 	n, err := r.ReadAt(hdr, 0)
 	if n < ddsHeaderEnd {
-		return nil, &decode.FormatError{File: name, Section: "header", Msg: "read error", Err: err}
+		return ddsHead{}, &decode.FormatError{File: name, Section: "header", Msg: "read error", Err: err}
 	}
 	hdr = hdr[:n]
 	le := binary.LittleEndian
 	w, h := int(le.Uint32(hdr[offWidth:])), int(le.Uint32(hdr[offHeight:]))
 	if err := checkSide(name, "width", offWidth, w, h, size, 2); err != nil {
-		return nil, err
+		return ddsHead{}, err
 	}
-	mips := max(int(le.Uint32(hdr[offMipCount:])), 1)
-	start := int64(ddsHeaderEnd)
-	fourCC := ""
+	d := ddsHead{hdr: hdr, start: ddsHeaderEnd}
+	d.Mips, d.Full = max(int(le.Uint32(hdr[offMipCount:])), 1), image.Pt(w, h)
 	if le.Uint32(hdr[offPFFlags:])&bcn.DDSPFFourCC != 0 {
-		fourCC = string(hdr[offFourCC : offFourCC+4])
-		if fourCC == "DX10" {
-			start += ddsDX10Size
+		d.fourCC = string(hdr[offFourCC : offFourCC+4])
+		if d.fourCC == "DX10" {
+			d.start += ddsDX10Size
 		}
 	}
-	level, lw, lh, ok := pickLevel(w, h, mips, o.MaxPixels)
+	var ok bool
+	d.Level, d.Size.X, d.Size.Y, ok = pickLevel(w, h, d.Mips, o.MaxPixels)
 	if !ok {
-		return nil, overLimit(name, "width", offWidth, w, h, mips, o)
+		return ddsHead{}, overLimit(name, "width", offWidth, w, h, d.Mips, o)
 	}
+	return d, nil
+}
+
+func decodeDDS(ctx context.Context, name string, r io.ReaderAt, size int64, o Options) (*Image, error) {
+	hd, err := ddsHeader(name, r, size, o)
+	if err != nil {
+		return nil, err
+	}
+	le := binary.LittleEndian
+	hdr, start, fourCC, level, lw, lh := hd.hdr, hd.start, hd.fourCC, hd.Level, hd.Size.X, hd.Size.Y
+	w, h, mips := hd.Full.X, hd.Full.Y, hd.Mips
 	// bcn reads every mip of every face; only one level of face 0 is
 	// wanted, so it is given a header that declares just that level, and
 	// the data from where that level starts. Which is found from the size
@@ -333,7 +397,7 @@ func ddsError(name string, dataOff int64, fourCC string, err error) error {
 	return &decode.FormatError{File: name, Section: "header", Field: "pixel format", Offset: offPFFlags, Msg: "cannot decode", Err: err}
 }
 
-// TGA header fields used for the size check.
+// TGA header fields used for the size check (tgaHeader).
 const (
 	tgaHeaderSize = 18
 	tgaOffWidth   = 12
@@ -341,10 +405,10 @@ const (
 	tgaOffType    = 2
 )
 
-func decodeTGA(ctx context.Context, name string, r io.ReaderAt, size int64, o Options) (*Image, error) {
+func tgaHeader(name string, r io.ReaderAt, size int64, o Options) (Config, error) {
 	var hdr [tgaHeaderSize]byte
 	if n, err := r.ReadAt(hdr[:], 0); n < tgaHeaderSize {
-		return nil, &decode.FormatError{File: name, Section: "header", Msg: fmt.Sprintf("%d bytes, a TGA header needs %d", size, tgaHeaderSize), Err: errOr(err, decode.ErrTruncated)}
+		return Config{}, &decode.FormatError{File: name, Section: "header", Msg: fmt.Sprintf("%d bytes, a TGA header needs %d", size, tgaHeaderSize), Err: errOr(err, decode.ErrTruncated)}
 	}
 	w, h := int(binary.LittleEndian.Uint16(hdr[tgaOffWidth:])), int(binary.LittleEndian.Uint16(hdr[tgaOffHeight:]))
 	// Run-length TGA (types 9-11) packs up to 128 pixels in 2 bytes.
@@ -353,10 +417,18 @@ func decodeTGA(ctx context.Context, name string, r io.ReaderAt, size int64, o Op
 		perByte = 64
 	}
 	if err := checkSide(name, "width", tgaOffWidth, w, h, size, perByte); err != nil {
-		return nil, err
+		return Config{}, err
 	}
 	if _, _, _, ok := pickLevel(w, h, 1, o.MaxPixels); !ok {
-		return nil, overLimit(name, "width", tgaOffWidth, w, h, 1, o)
+		return Config{}, overLimit(name, "width", tgaOffWidth, w, h, 1, o)
+	}
+	return Config{Size: image.Pt(w, h), Full: image.Pt(w, h), Mips: 1}, nil
+}
+
+func decodeTGA(ctx context.Context, name string, r io.ReaderAt, size int64, o Options) (*Image, error) {
+	cfg, err := tgaHeader(name, r, size, o)
+	if err != nil {
+		return nil, err
 	}
 	img, err := tga.Decode(ctxReader{ctx, io.NewSectionReader(r, 0, size)})
 	if err == nil {
@@ -365,30 +437,39 @@ func decodeTGA(ctx context.Context, name string, r io.ReaderAt, size int64, o Op
 	if err != nil {
 		return nil, &decode.FormatError{File: name, Section: "image", Offset: tgaHeaderSize, Msg: "cannot decode", Err: err}
 	}
-	return &Image{NRGBA: toNRGBA(img), Encoding: "TGA", Mips: 1, Full: image.Pt(w, h)}, nil
+	return &Image{NRGBA: toNRGBA(img), Encoding: "TGA", Mips: 1, Full: cfg.Full}, nil
 }
 
-// decodeStd decodes a format of the standard library (PNG, JPEG) after
-// checking its claimed size: both compress, so the check is only the side
-// limit and a generous ratio.
-func decodeStd(ctx context.Context, name string, r io.ReaderAt, size int64, o Options, enc string,
-	config func(io.Reader) (image.Config, error), dec func(io.Reader) (image.Image, error)) (*Image, error) {
+// stdHeader reads and checks the header of a format of the standard
+// library (PNG, JPEG): both compress, so the check is only the side limit,
+// a generous ratio and o.
+func stdHeader(name string, r io.ReaderAt, size int64, o Options, enc string, config func(io.Reader) (image.Config, error)) (Config, error) {
 	cfg, err := config(io.NewSectionReader(r, 0, size))
 	if err != nil {
-		return nil, &decode.FormatError{File: name, Section: "header", Msg: "cannot read the " + enc + " header", Err: err}
+		return Config{}, &decode.FormatError{File: name, Section: "header", Msg: "cannot read the " + enc + " header", Err: err}
 	}
 	// A deflate stream expands at most about 1032:1.
 	if err := checkSide(name, "width", 0, cfg.Width, cfg.Height, size, 1032); err != nil {
-		return nil, err
+		return Config{}, err
 	}
 	if _, _, _, ok := pickLevel(cfg.Width, cfg.Height, 1, o.MaxPixels); !ok {
-		return nil, overLimit(name, "width", 0, cfg.Width, cfg.Height, 1, o)
+		return Config{}, overLimit(name, "width", 0, cfg.Width, cfg.Height, 1, o)
+	}
+	return Config{Size: image.Pt(cfg.Width, cfg.Height), Full: image.Pt(cfg.Width, cfg.Height), Mips: 1}, nil
+}
+
+// decodeStd decodes a PNG or JPEG whose header stdHeader passed.
+func decodeStd(ctx context.Context, name string, r io.ReaderAt, size int64, o Options, enc string,
+	config func(io.Reader) (image.Config, error), dec func(io.Reader) (image.Image, error)) (*Image, error) {
+	cfg, err := stdHeader(name, r, size, o, enc, config)
+	if err != nil {
+		return nil, err
 	}
 	img, err := dec(ctxReader{ctx, io.NewSectionReader(r, 0, size)})
 	if err != nil {
 		return nil, &decode.FormatError{File: name, Section: "image", Msg: "cannot decode", Err: err}
 	}
-	return &Image{NRGBA: toNRGBA(img), Encoding: enc, Mips: 1, Full: image.Pt(cfg.Width, cfg.Height)}, nil
+	return &Image{NRGBA: toNRGBA(img), Encoding: enc, Mips: 1, Full: cfg.Full}, nil
 }
 
 func errOr(err, def error) error {
