@@ -177,6 +177,38 @@ func sniff(name string, r io.ReaderAt) (string, error) {
 	return "", decode.Errorf(name, "", "magic", 0, "not a DDS, PNG or JPEG file, and not named .tga")
 }
 
+// SniffSize is how many leading bytes ShowsPNG needs.
+const SniffSize = tgaHeaderSize
+
+// ShowsPNG reports whether a file called name whose first bytes are head
+// is a texture shown as a PNG beside it (the mount's NAME.EXT.png): a
+// .dds with DDS's magic number, a .tga whose header is of a kind this
+// package reads (colour-mapped, true-colour or grey, raw or run-length,
+// 8 to 32 bits a pixel, no side 0). A PNG or JPEG is one already.
+func ShowsPNG(name string, head []byte) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".dds":
+		return len(head) >= 4 && string(head[:4]) == "DDS "
+	case ".tga":
+		if len(head) < tgaHeaderSize || head[1] > 1 {
+			return false
+		}
+		switch head[tgaOffType] {
+		case 1, 2, 3, 9, 10, 11:
+		default:
+			return false
+		}
+		switch head[16] {
+		case 8, 15, 16, 24, 32:
+		default:
+			return false
+		}
+		le := binary.LittleEndian
+		return le.Uint16(head[tgaOffWidth:]) > 0 && le.Uint16(head[tgaOffHeight:]) > 0
+	}
+	return false
+}
+
 // overLimit is the error of a w×h picture over o.MaxPixels with no
 // smaller level to decode instead.
 func overLimit(name, field string, off int64, w, h, mips int, o Options) error {

@@ -1379,11 +1379,22 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 	case err != nil && (errors.Is(err, os.ErrNotExist) || errors.Is(err, fs.ErrPermission)):
 		return nil, nil, v, err
 	case err != nil:
+		// Listed in .meshfs/errors.txt, and beside the texture as
+		// NAME.EXT.error.txt in place of its PNG (TextureFailure).
+		s.Failed.Note(path, v, false, err)
 		return nil, nil, v, &ConvError{err}
 	case d.Ident != read.Ident:
 		return nil, nil, v, syscall.ESTALE // changed since the stat
 	}
 	return b, st, v, nil
+}
+
+// TextureFailure returns the error of the PNG of the texture at path as
+// it is now (stat st), when making it failed: "" when it did not, or is
+// not known to.
+func (s *Store) TextureFailure(path string, st *syscall.Stat_t) string {
+	msg, _ := s.Failed.Of(path, version.FromStat(st))
+	return msg
 }
 
 // outScanLive is the memory cache output of a scan made to load a chunk of
