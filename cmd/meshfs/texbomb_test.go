@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"image"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -48,26 +50,7 @@ func TestTextureBombs(t *testing.T) {
 		{"rle tga", "hull.tga", writeTGABomb, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			mesh := filepath.Join(dir, "body.ply")
-			if err := os.WriteFile(mesh, ply, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			mtl := "{material bump\n\t{diffuse \"" + tc.file + "\"}\n}\n"
-			if err := os.WriteFile(filepath.Join(dir, "body.mtl"), []byte(mtl), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.Create(filepath.Join(dir, tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			w := bufio.NewWriterSize(f, 1<<20)
-			tc.write(w)
-			if err := w.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			f.Close()
-
+			mesh := bombMesh(t, ply, tc.file, tc.write)
 			out := filepath.Join(t.TempDir(), "out")
 			cmd := exec.Command(meshfsBin, "convert", "-o", out, "--timeout", timeout.String(), mesh)
 			start := time.Now()
@@ -96,6 +79,62 @@ func TestTextureBombs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTextureDeadline: with no pixel cap, a 16384² DXT1's decoding stops
+// at --timeout: the conversion fails naming the limit within it + 5 s
+// (without the deadline inside decoding it converts, in 6.8 s here).
+func TestTextureDeadline(t *testing.T) {
+	ply, err := os.ReadFile(filepath.Join("..", "..", "testdata", "gem", "eply_tangents_textures.ply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mesh := bombMesh(t, ply, "hull.dds", func(w *bufio.Writer) { writeDXT1Bomb(t, w, true) })
+	out := filepath.Join(t.TempDir(), "out")
+	const timeout = time.Second
+	start := time.Now()
+	msg, err := exec.Command(meshfsBin, "convert", "-o", out, "--timeout", timeout.String(), "--"+outputs.FlagMaxTexturePixels, "0", mesh).CombinedOutput()
+	took := time.Since(start)
+	t.Logf("%v: %s", took.Round(time.Millisecond), msg)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("convert: %v, want exit status 1 (the timeout)\n%s", err, msg)
+	}
+	if took > timeout+5*time.Second {
+		t.Errorf("took %v, more than --timeout %v + 5 s", took, timeout)
+	}
+	txt, err := os.ReadFile(filepath.Join(out, "body.ply", outputs.ErrorName))
+	if err != nil || !strings.Contains(string(txt), outputs.FlagTimeout+" limit") {
+		t.Errorf("error.txt %q (%v) does not name --%s", txt, err, outputs.FlagTimeout)
+	}
+}
+
+// bombMesh writes, in a temporary folder, the GEM fixture mesh with a
+// material whose base colour is the texture file, written by write, and
+// returns the mesh's path.
+func bombMesh(t *testing.T, ply []byte, file string, write func(w *bufio.Writer)) string {
+	dir := t.TempDir()
+	mesh := filepath.Join(dir, "body.ply")
+	if err := os.WriteFile(mesh, ply, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mtl := "{material bump\n\t{diffuse \"" + file + "\"}\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "body.mtl"), []byte(mtl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	write(w)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return mesh
 }
 
 // writeDXT1Bomb writes a 16384² BC1 DDS of zero blocks, with its mip chain

@@ -48,8 +48,8 @@ func TestMaxPixelsMipLevel(t *testing.T) {
 			if err != nil || cfg.Level != img.Level || cfg.Size != img.Rect.Size() || cfg.Full != img.Full {
 				t.Errorf("%v max %d: ReadConfig %+v, %v; the decoding: level %d %v", f, tc.max, cfg, err, img.Level, img.Rect)
 			}
-			if (img.Downscaled() != "") != (tc.level > 0) {
-				t.Errorf("%v max %d: Downscaled %q", f, tc.max, img.Downscaled())
+			if (cfg.Downscale() != "") != (tc.level > 0) {
+				t.Errorf("%v max %d: Downscale %q", f, tc.max, cfg.Downscale())
 			}
 		}
 	}

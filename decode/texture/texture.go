@@ -61,16 +61,6 @@ type Image struct {
 	Full  image.Point
 }
 
-// Downscaled says how the picture was made smaller than the file's top
-// level ("" when it was not), for the notes of the files it goes into.
-func (m *Image) Downscaled() string {
-	if m.Level == 0 {
-		return ""
-	}
-	return fmt.Sprintf("mip level %d (%d×%d) of a %d×%d texture: its top level is over the pixel limit",
-		m.Level, m.Rect.Dx(), m.Rect.Dy(), m.Full.X, m.Full.Y)
-}
-
 // Options bound one decoding.
 type Options struct {
 	// MaxPixels caps the pixels of the picture decoded (0: no cap).
@@ -138,6 +128,15 @@ type Config struct {
 	// mip level decoded (0: the top) of the Mips the file declares.
 	Size, Full  image.Point
 	Level, Mips int
+}
+
+// Downscale says how the picture is smaller than the file's top level,
+// "" when it is not.
+func (c Config) Downscale() string {
+	if c.Level == 0 {
+		return ""
+	}
+	return fmt.Sprintf("mip level %d (%d×%d) of a %d×%d texture", c.Level, c.Size.X, c.Size.Y, c.Full.X, c.Full.Y)
 }
 
 // ReadConfig reads the header of the texture file name and checks it as

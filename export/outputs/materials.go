@@ -308,9 +308,8 @@ func (r *resolution) chargePixels(full string, b []byte, img *decode.Image) erro
 	if err != nil {
 		return l.textureError(err)
 	}
-	if img.Note = ""; cfg.Level > 0 {
-		img.Note = fmt.Sprintf("mip level %d (%d×%d) of a %d×%d texture: its top level is over the %s limit of %d pixels",
-			cfg.Level, cfg.Size.X, cfg.Size.Y, cfg.Full.X, cfg.Full.Y, FlagMaxTexturePixels, l.MaxTexturePixels)
+	if img.Note = cfg.Downscale(); img.Note != "" {
+		img.Note += fmt.Sprintf(": its top level is over the %s limit of %d pixels", FlagMaxTexturePixels, l.MaxTexturePixels)
 	}
 	if r.pixels == nil {
 		return nil
