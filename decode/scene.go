@@ -149,6 +149,10 @@ type Image struct {
 	Pixels *image.NRGBA
 	PNG    []byte // nil: exporters encode Pixels themselves
 	Ref    string
+	// Note says how the picture differs from its file's, when it does
+	// ("mip level 1 (2048×2048) of a 4096×4096 texture: ..."); exporters
+	// keep it with the image.
+	Note string
 }
 
 // Texture is one texture reference of a material.

@@ -174,6 +174,8 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if err := d.dir.Lstat(name, &st, now); err != nil {
 		if src := mirror.PNGSource(name); src != "" && errors.Is(err, syscall.ENOENT) {
 			return d.lookupPNG(ctx, name, src, out)
+		} else if src := mirror.ErrorSource(name); src != "" && errors.Is(err, syscall.ENOENT) {
+			return d.lookupTextureError(ctx, src, out)
 		} else if b := d.dir.ErrorText(); b != nil && name == outputs.ErrorName {
 			return d.lookupText(ctx, b, out)
 		}
@@ -247,6 +249,11 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	}
 	list := make([]fuse.DirEntry, len(ents))
 	for i, e := range ents {
+		if src := mirror.PNGSource(e.Name); src != "" && e.Ino == 0 {
+			if msg, _ := d.textureFailure(src); msg != "" {
+				e.Name = src + mirror.TextureErrorSuffix
+			}
+		}
 		list[i] = fuse.DirEntry{Name: e.Name, Mode: e.Kind, Ino: e.Ino}
 	}
 	return gofs.NewListDirStream(list), 0

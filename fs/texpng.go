@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -12,14 +13,43 @@ import (
 	"github.com/meshfs/meshfs/internal/version"
 )
 
-// Texture PNGs: beside every texture file meshfs decodes (a .dds, a .tga:
-// outputs.ShowsPNG) the mount shows NAME.EXT.png, the texture as the .glb
-// files embed it, so that image viewers and file managers show it and the
-// OBJ material libraries can name it. The texture itself passes through
+// Texture PNGs: beside every texture file meshfs decodes (a .dds, a .tga
+// whose first bytes are one: walk.Sniffer.ShowsPNG) the mount shows
+// NAME.EXT.png, the texture as the .glb files embed it, so that image
+// viewers and file managers show it and the OBJ material libraries can
+// name it. The texture itself passes through
 // unchanged; a real file of the PNG's name wins. A PNG is made once per
 // texture version (the cache's key: the texture's path and fingerprint)
 // and shares its decoding with the meshes that embed it. It shows its
 // texture's owner and mode.
+
+// A texture whose PNG failed to be made shows NAME.EXT.error.txt, the
+// error, in its PNG's place (as a broken mesh's folder shows error.txt),
+// once the failure is known: the request that found it got EIO. The
+// failure is listed in .meshfs/errors.txt too.
+
+// textureFailure is the known failure of the PNG of the texture called
+// src in d as it is now, or "", and the texture's stat.
+func (d *dirNode) textureFailure(src string) (string, *syscall.Stat_t) {
+	var st syscall.Stat_t
+	if err := d.dir.Lstat(src, &st, d.dir.Now()); err != nil {
+		return "", nil
+	}
+	abs, _ := d.dir.Path(src)
+	return d.fsys.st.TextureFailure(abs, &st), &st
+}
+
+// lookupTextureError looks up NAME.EXT.error.txt of the texture called
+// src; it shows the texture's owner and mode, as its PNG would.
+func (d *dirNode) lookupTextureError(ctx context.Context, src string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	msg, st := d.textureFailure(src)
+	if msg == "" {
+		return nil, syscall.ENOENT
+	}
+	t := &textFile{data: []byte(msg + "\n"), st: *st}
+	fillFileAttr(&out.Attr, &t.st, int64(len(t.data)))
+	return d.NewInode(ctx, t, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
+}
 
 // texPNG is NAME.EXT.png; abs is the texture's path.
 type texPNG struct {
@@ -103,13 +133,23 @@ func (d *dirNode) lookupPNG(ctx context.Context, name, src string, out *fuse.Ent
 	if err := d.dir.Lstat(src, &st, d.dir.Now()); err != nil {
 		return nil, syscall.ENOENT
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	abs, _ := d.dir.Path(src)
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || !d.fsys.sniffer.ShowsPNG(abs, &st) || d.fsys.st.TextureFailure(abs, &st) != "" {
 		return nil, syscall.ENOENT
 	}
 	id := srcID{kind: mirror.KindPNG, File: version.FromStat(&st).File}
-	abs, _ := d.dir.Path(src)
 	node := &texPNG{fsys: d.fsys, abs: abs, ident: id}
 	if e := node.attr(ctx, &out.Attr); e != 0 {
+		if d.fsys.st.TextureFailure(abs, &st) != "" {
+			// NAME.EXT.error.txt takes the PNG's place: the kernel's
+			// listing of the folder is dropped, beside (this LOOKUP
+			// holds the folder), and once more after NotifyWait: a
+			// READDIRPLUS whose lookup this is replies with the old
+			// listing after it, which the kernel then keeps.
+			drop := func() { d.fsys.notifyContent(&d.Inode) }
+			kernelview.Beside(drop, func() {})
+			time.AfterFunc(kernelview.NotifyWait, drop)
+		}
 		return nil, e
 	}
 	d.fsys.shortTTL(d, out, nil)

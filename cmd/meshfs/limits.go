@@ -18,6 +18,10 @@ func addLimitFlags(cmd *cobra.Command, l *outputs.Limits) {
 		"deadline of one mesh's scan, and of its decode and export (0: none)")
 	fs.Var((*byteSize)(&l.MaxOutputSize), outputs.FlagMaxOutputSize,
 		"largest output file (.glb, .obj, .mtl, chunk), e.g. 1GiB; a larger one is an error (0: no limit)")
+	fs.Int64Var(&l.MaxTexturePixels, outputs.FlagMaxTexturePixels, l.MaxTexturePixels,
+		"most pixels decoded of one texture (4096×4096); a DDS over it is read from its first mip level within it, another texture over it is left out (0: no limit)")
+	fs.Int64Var(&l.MaxTexturePixelsTotal, outputs.FlagMaxTexturePixelsTotal, l.MaxTexturePixelsTotal,
+		"most pixels of all the textures of one conversion; a texture past it is left out (0: no limit)")
 	fs.StringArrayVar(&l.AssetPaths, "asset-path", nil,
 		"asset root (a game's resource/ or res/ folder) searched for the textures and material files a mesh names, after the mod's own; repeatable")
 }

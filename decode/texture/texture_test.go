@@ -2,6 +2,7 @@ package texture
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"image"
 	"image/png"
@@ -241,7 +242,7 @@ func TestBlockBands(t *testing.T) {
 			t.Errorf("%v: banded decode differs from the one-piece decode", f)
 		}
 		bx, by := (1030+3)/4, (526+3)/4
-		if _, err := decodeBlocks(make([]byte, bx*by*blockBytes(f)-1), 1030, 526, f); err == nil {
+		if _, err := decodeBlocks(context.Background(), make([]byte, bx*by*blockBytes(f)-1), 1030, 526, f); err == nil {
 			t.Errorf("%v: short data decoded", f)
 		}
 	}

@@ -63,7 +63,11 @@ func (b *builder) textureOf(img *decode.Image, rebuildZ bool) (int, bool) {
 	off := b.alloc(len(data))
 	v := b.view(off, len(data), 0, qgltf.TargetNone)
 	b.addJob(len(data), func(bin []byte, lo, hi int) { copy(bin[off+lo:off+hi], data[lo:hi]) })
-	b.doc.Images = append(b.doc.Images, &qgltf.Image{Name: img.Name, MimeType: "image/png", BufferView: qgltf.Index(v)})
+	gi := &qgltf.Image{Name: img.Name, MimeType: "image/png", BufferView: qgltf.Index(v)}
+	if img.Note != "" {
+		gi.Extras = map[string]any{"note": img.Note}
+	}
+	b.doc.Images = append(b.doc.Images, gi)
 	b.doc.Textures = append(b.doc.Textures, &qgltf.Texture{Name: img.Name, Sampler: qgltf.Index(0),
 		Source: qgltf.Index(len(b.doc.Images) - 1)})
 	t := len(b.doc.Textures) - 1

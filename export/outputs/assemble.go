@@ -29,6 +29,9 @@ type assembly struct {
 	decoded map[string]*decode.Image
 	orm     map[*decode.Image]*decode.Image
 	deps    []Dep
+	// pixels counts the pixels of the model's textures
+	// (Limits.MaxTexturePixelsTotal).
+	pixels int64
 }
 
 // partOut is one part file, decoded.
@@ -66,7 +69,7 @@ func (a *assembly) part(ctx context.Context, p string) *partOut {
 		return po
 	}
 	po.mesh = pm
-	po.res = pm.newResolution(true)
+	po.res = pm.newResolution(true).withImages(ctx, &a.pixels)
 	po.res.decoded, po.res.orm = a.decoded, a.orm
 	if e := partScenes.entry(p); e != nil {
 		// Decoded already (for its own folder, or another model).
@@ -594,6 +597,11 @@ func (m *Mesh) assemble(ctx context.Context) (scenes []*decode.Scene, lods int, 
 	}
 	if len(model.Colliders) > 0 {
 		scenes = append(scenes, a.collisionScene(ctx))
+	}
+	// A texture cut short by ctx's end was left out: the model is not
+	// made without it.
+	if err := ctx.Err(); err != nil {
+		return nil, 0, nil, err
 	}
 	encodeImages(scenes)
 	for _, s := range scenes {

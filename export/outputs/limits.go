@@ -2,11 +2,13 @@ package outputs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/texture"
 )
 
 // Limits bound the work one mesh may cause. People mount folders of mods
@@ -26,6 +28,16 @@ type Limits struct {
 	// MaxOutputSize caps the bytes of one output file: NAME.glb, NAME.obj,
 	// NAME.mtl, or one file of chunks/.
 	MaxOutputSize int64
+	// MaxTexturePixels caps the pixels decoded of one texture. A DDS whose
+	// top level is over it is read from its first mip level within it
+	// (the .glb's image says so in its extras); any other texture over it
+	// is one that does not decode: its material goes without it.
+	MaxTexturePixels int64
+	// MaxTexturePixelsTotal caps the pixels of all the textures one
+	// conversion embeds (each file once, at the level MaxTexturePixels
+	// leaves): the texture that would pass it, and each after it, goes
+	// without, as one over MaxTexturePixels does.
+	MaxTexturePixelsTotal int64
 
 	// AssetPaths are not a bound but travel with the limits, the one
 	// setting every conversion of convert, check and the mount shares:
@@ -57,18 +69,26 @@ type Textures interface {
 // converts in 0.14 s), so a minute is ample for any file under the size
 // limit, and short enough that a reader of the mount is not left waiting on
 // a decoder that stopped making progress. Outputs are 1–4 times their
-// source's size; 1 GiB is more than any viewer loads.
+// source's size; 1 GiB is more than any viewer loads. Game textures are at
+// most 4096 pixels a side (the samples' at most 2048) and ship with mips,
+// so 4096² pixels (64 MiB decoded) cuts none and reads a larger one one
+// level down; 256 Mi pixels a conversion (1 GiB decoded, one after
+// another) is 64 textures of 2048².
 const (
-	DefaultMaxSourceSize = 256 << 20
-	DefaultTimeout       = time.Minute
-	DefaultMaxOutputSize = 1 << 30
+	DefaultMaxSourceSize         = 256 << 20
+	DefaultTimeout               = time.Minute
+	DefaultMaxOutputSize         = 1 << 30
+	DefaultMaxTexturePixels      = 4096 * 4096
+	DefaultMaxTexturePixelsTotal = 256 << 20
 )
 
 // DefaultLimits are the limits New and Open give a Mesh.
 var DefaultLimits = Limits{
-	MaxSourceSize: DefaultMaxSourceSize,
-	Timeout:       DefaultTimeout,
-	MaxOutputSize: DefaultMaxOutputSize,
+	MaxSourceSize:         DefaultMaxSourceSize,
+	Timeout:               DefaultTimeout,
+	MaxOutputSize:         DefaultMaxOutputSize,
+	MaxTexturePixels:      DefaultMaxTexturePixels,
+	MaxTexturePixelsTotal: DefaultMaxTexturePixelsTotal,
 }
 
 // Flag names of the limits, used by the commands and in error messages, so
@@ -77,7 +97,24 @@ const (
 	FlagMaxSourceSize = "max-source-size"
 	FlagTimeout       = "timeout"
 	FlagMaxOutputSize = "max-output-size"
+
+	FlagMaxTexturePixels      = "max-texture-pixels"
+	FlagMaxTexturePixelsTotal = "max-texture-pixels-total"
 )
+
+// textureOptions are the limits' bounds on decoding one texture.
+func (l Limits) textureOptions() texture.Options {
+	return texture.Options{MaxPixels: l.MaxTexturePixels}
+}
+
+// textureError names the limit's flag in a texture's error over
+// MaxTexturePixels.
+func (l Limits) textureError(err error) error {
+	if err != nil && errors.Is(err, decode.ErrLimit) {
+		return fmt.Errorf("%w (the %s limit)", err, FlagMaxTexturePixels)
+	}
+	return err
+}
 
 // limitError is a decode.FormatError that wraps decode.ErrLimit and names
 // the limit's flag.

@@ -101,6 +101,18 @@ type resolution struct {
 	// root each archive of the overlay belongs to (overlay.go).
 	extra  map[string]bool
 	packOf map[string]string
+	// ctx bounds the decoding of images (nil: none); pixels counts the
+	// pixels of the images of this conversion (a model's parts share it),
+	// against Limits.MaxTexturePixelsTotal.
+	ctx    context.Context
+	pixels *int64
+}
+
+// withImages makes r decode images within ctx, counting their pixels in
+// pixels (a conversion's count).
+func (r *resolution) withImages(ctx context.Context, pixels *int64) *resolution {
+	r.images, r.ctx, r.pixels = true, ctx, pixels
+	return r
 }
 
 func (m *Mesh) newResolution(images bool) *resolution {
@@ -267,10 +279,14 @@ func (r *resolution) texture(slotName, stored string, cands []candidate, pixels 
 		if id, ok := r.idents[full]; ok {
 			dep = &Dep{Path: full, Ident: id}
 		}
+		if err := r.chargePixels(full, b, img); err != nil {
+			s.err = err.Error()
+			return s, nil, c
+		}
 		if pixels {
-			img.Pixels, err = texturePixels(full, b, dep)
+			img.Pixels, err = texturePixels(r.ctx, full, b, dep, r.m.Limits)
 		} else {
-			img.PNG, err = texturePNG(full, b, dep, r.m.Limits.Textures)
+			img.PNG, err = texturePNG(r.ctx, full, b, dep, r.m.Limits)
 		}
 		if err != nil {
 			s.err = err.Error()
@@ -281,11 +297,47 @@ func (r *resolution) texture(slotName, stored string, cands []candidate, pixels 
 	return s, img, c
 }
 
+// chargePixels counts the pixels the texture file full (bytes b) decodes
+// to in the conversion's count, failing when they are over
+// Limits.MaxTexturePixels or make the count pass MaxTexturePixelsTotal,
+// and notes on img a downscaled one. The count is from the file's header,
+// so a texture whose PNG is kept already counts as one decoded.
+func (r *resolution) chargePixels(full string, b []byte, img *decode.Image) error {
+	l := r.m.Limits
+	cfg, err := texture.ReadConfig(full, bytes.NewReader(b), int64(len(b)), l.textureOptions())
+	if err != nil {
+		return l.textureError(err)
+	}
+	if img.Note = cfg.Downscale(); img.Note != "" {
+		img.Note += fmt.Sprintf(": its top level is over the %s limit of %d pixels", FlagMaxTexturePixels, l.MaxTexturePixels)
+	}
+	if r.pixels == nil {
+		return nil
+	}
+	n := int64(cfg.Size.X) * int64(cfg.Size.Y)
+	if max := l.MaxTexturePixelsTotal; max > 0 && *r.pixels+n > max {
+		return limitError(full, "", "", "its %d×%d pixels would bring the conversion's textures to %d pixels, more than the %s limit of %d",
+			cfg.Size.X, cfg.Size.Y, *r.pixels+n, FlagMaxTexturePixelsTotal, max)
+	}
+	*r.pixels += n
+	return nil
+}
+
+// decodeTexture decodes the texture file full (bytes b) within limits
+// until ctx ends (nil: no end).
+func decodeTexture(ctx context.Context, full string, b []byte, l Limits) (*texture.Image, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	im, err := texture.DecodeContext(ctx, full, bytes.NewReader(b), int64(len(b)), l.textureOptions())
+	return im, l.textureError(err)
+}
+
 // texturePixels decodes the texture file full (bytes b), shared by file
 // version dep (nil: decoded for the caller alone).
-func texturePixels(full string, b []byte, dep *Dep) (*image.NRGBA, error) {
+func texturePixels(ctx context.Context, full string, b []byte, dep *Dep, l Limits) (*image.NRGBA, error) {
 	decodeIt := func() (*decode.Image, error) {
-		im, err := texture.Decode(full, bytes.NewReader(b), int64(len(b)))
+		im, err := decodeTexture(ctx, full, b, l)
 		if err != nil {
 			return nil, err
 		}
@@ -296,7 +348,7 @@ func texturePixels(full string, b []byte, dep *Dep) (*image.NRGBA, error) {
 	if dep == nil {
 		img, err = decodeIt()
 	} else {
-		img, err = images.get(imageKey{*dep, false}, decodeIt)
+		img, err = images.get(imageKey{*dep, false, l.MaxTexturePixels}, decodeIt)
 	}
 	if err != nil {
 		return nil, err
@@ -305,30 +357,32 @@ func texturePixels(full string, b []byte, dep *Dep) (*image.NRGBA, error) {
 }
 
 // texturePNG returns the PNG of the texture file full (bytes b): kept by
-// ts for file version dep, made once per version (nil dep: made for the
-// caller alone; nil ts: kept in this process's memory).
-func texturePNG(full string, b []byte, dep *Dep, ts Textures) ([]byte, error) {
+// l.Textures for file version dep, made once per version (nil dep: made
+// for the caller alone; nil l.Textures: kept in this process's memory).
+func texturePNG(ctx context.Context, full string, b []byte, dep *Dep, l Limits) ([]byte, error) {
 	mk := func() ([]byte, error) {
-		im, err := texture.Decode(full, bytes.NewReader(b), int64(len(b)))
+		im, err := decodeTexture(ctx, full, b, l)
 		if err != nil {
 			return nil, err
 		}
 		return texture.EncodePNG(im)
 	}
+	ts := l.Textures
 	switch {
 	case dep == nil:
 		return mk()
 	case ts == nil:
-		ts = memTextures{}
+		ts = memTextures{l.MaxTexturePixels}
 	}
 	return ts.PNG(*dep, mk)
 }
 
 // imageKey is one kept image of a texture file version: its PNG, or its
-// pixels.
+// pixels, decoded within a Limits.MaxTexturePixels.
 type imageKey struct {
 	Dep
-	png bool
+	png       bool
+	maxPixels int64
 }
 
 // imageCache keeps decoded textures by file identity, so that every mesh
@@ -371,11 +425,12 @@ func (c *imageCache) get(k imageKey, make func() (*decode.Image, error)) (*decod
 	return img, nil
 }
 
-// memTextures keeps PNGs in the images cache: Textures without a store.
-type memTextures struct{}
+// memTextures keeps PNGs in the images cache: Textures without a store,
+// for limits of this MaxTexturePixels.
+type memTextures struct{ maxPixels int64 }
 
-func (memTextures) PNG(d Dep, make func() ([]byte, error)) ([]byte, error) {
-	img, err := images.get(imageKey{d, true}, func() (*decode.Image, error) {
+func (mt memTextures) PNG(d Dep, make func() ([]byte, error)) ([]byte, error) {
+	img, err := images.get(imageKey{d, true, mt.maxPixels}, func() (*decode.Image, error) {
 		b, err := make()
 		return &decode.Image{PNG: b}, err
 	})
@@ -577,8 +632,9 @@ func ShowsPNG(name string) bool {
 
 // TexturePNG returns the PNG of the texture file at path (the version it
 // opens, d), kept by limits.Textures for every mesh that embeds it. The
-// file is opened as the sources are, within limits.MaxSourceSize.
-func TexturePNG(path string, limits Limits) (png []byte, d Dep, err error) {
+// file is opened as the sources are, within limits.MaxSourceSize and
+// MaxTexturePixels, and decoded within limits.Timeout.
+func TexturePNG(ctx context.Context, path string, limits Limits) (png []byte, d Dep, err error) {
 	f, err := openBeneath(filepath.Dir(path), filepath.Base(path))
 	if err != nil {
 		return nil, Dep{}, err
@@ -590,16 +646,18 @@ func TexturePNG(path string, limits Limits) (png []byte, d Dep, err error) {
 	d = Dep{Path: path, Ident: f.Version().Ident}
 	ts := limits.Textures
 	if ts == nil {
-		ts = memTextures{}
+		ts = memTextures{limits.MaxTexturePixels}
 	}
+	m := &Mesh{Path: path, Limits: limits}
+	ctx, finish := m.deadline(ctx, "texture decode")
 	png, err = ts.PNG(d, func() ([]byte, error) {
 		b, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
 		if err != nil {
 			return nil, err
 		}
-		return texturePNG(path, b, nil, nil)
+		return texturePNG(ctx, path, b, nil, limits)
 	})
-	return png, d, err
+	return png, d, finish(err)
 }
 
 // Transport Fever (engine rules in package tfever): a mesh of the old Train
@@ -753,7 +811,7 @@ func repack(img *decode.Image, f func(r, g, b uint8) (uint8, uint8, uint8)) *dec
 		px.Pix[i], px.Pix[i+1], px.Pix[i+2] = f(px.Pix[i], px.Pix[i+1], px.Pix[i+2])
 		px.Pix[i+3] = 255
 	}
-	return &decode.Image{Name: img.Name, Pixels: px, Ref: img.Ref}
+	return &decode.Image{Name: img.Name, Pixels: px, Ref: img.Ref, Note: img.Note}
 }
 
 // UNIGINE (engine rules in package unigine): a mesh names no material

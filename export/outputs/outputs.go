@@ -248,15 +248,24 @@ func (m *Mesh) CanScanDecode() bool {
 }
 
 // GLBOf exports NAME.glb from m's scene (from ScanDecode), failing with the
-// error GLBFile would give for it.
-func (m *Mesh) GLBOf(scene *decode.Scene) ([]byte, error) {
-	m.Textures(scene)
+// error GLBFile would give for it, within Limits.Timeout.
+func (m *Mesh) GLBOf(ctx context.Context, scene *decode.Scene) (b []byte, err error) {
+	ctx, finish := m.deadline(ctx, "texture decode and glb export")
+	defer func() { err = finish(err) }()
+	if _, err := m.Textures(ctx, scene); err != nil {
+		return nil, err
+	}
 	return m.exportGLB(scene)
 }
 
 // Textures resolves the scene's materials (materials.go) in place, images
-// decoded, and returns the files it read.
-func (m *Mesh) Textures(scene *decode.Scene) []Dep { return m.resolve(scene, true) }
+// decoded until ctx ends (its error then), and returns the files it read.
+func (m *Mesh) Textures(ctx context.Context, scene *decode.Scene) ([]Dep, error) {
+	var pixels int64
+	r := m.newResolution(true).withImages(ctx, &pixels)
+	r.resolveMaterials(scene.Materials)
+	return r.deps, ctx.Err()
+}
 
 // resolve resolves the scene's materials in place; without images their
 // maps carry only where the texture files are (decode.Image.Ref).
@@ -404,7 +413,11 @@ func (m *Mesh) GLBFile(ctx context.Context) (b []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	m.keepScene(scene, src, m.Textures(scene))
+	deps, err := m.Textures(ctx, scene)
+	if err != nil {
+		return nil, err
+	}
+	m.keepScene(scene, src, deps)
 	return m.exportGLB(scene)
 }
 
@@ -589,12 +602,19 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 			// Kept as it is now: the animations are added to the
 			// scene below.
 			kept := *scene
-			m.keepScene(&kept, src, m.Textures(scene))
-			if b, err := m.exportGLB(scene); err != nil {
+			deps, err := m.Textures(dctx, scene)
+			if err != nil {
+				err = finish(err)
+			} else {
+				m.keepScene(&kept, src, deps)
+				var b []byte
+				if b, err = m.exportGLB(scene); err == nil {
+					geometry[0] = [][]byte{b}
+				}
+			}
+			if err != nil {
 				errs = append(errs, err)
 				convErr = err
-			} else {
-				geometry[0] = [][]byte{b}
 			}
 			if !m.HasOBJ() {
 				// No NAME.obj in the folder table.

@@ -81,7 +81,7 @@ func decodeSource(path, tree string) (*decode.Scene, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Textures(s)
+	m.Textures(context.Background(), s)
 	return s, nil
 }
 

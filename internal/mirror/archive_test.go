@@ -61,7 +61,7 @@ func TestArchiveFolders(t *testing.T) {
 	inner := filepath.Join(t.TempDir(), "inner.zip")
 	writeZip(t, inner, map[string][]byte{"x.txt": []byte("x")})
 	innerBytes, _ := os.ReadFile(inner)
-	files := map[string][]byte{"m/a.ply": gem, "m/wood.dds": []byte("dds"), "nested.pak": innerBytes, "notes.txt": []byte("plain")}
+	files := map[string][]byte{"m/a.ply": gem, "m/wood.dds": []byte("DDS "), "nested.pak": innerBytes, "notes.txt": []byte("plain")}
 	writeZip(t, filepath.Join(dir, "game.dat"), files)
 	os.WriteFile(filepath.Join(dir, "fake.zip"), []byte("not an archive"), 0o644)
 

@@ -171,7 +171,8 @@ type Entry struct {
 const listWorkers = 8
 
 // List is the folder's listing: every source entry shown, then the PNGs of
-// its textures (unless a real file has the PNG's name). It keeps the
+// its textures (a file named as one whose first bytes are one:
+// walk.Sniffer.ShowsPNG; unless a real file has the PNG's name). It keeps the
 // entries' stats and sniffs for the requests that follow (Lstat, Kind) and
 // the order of its subfolders (Subdirs).
 func (d *Folder) List() ([]Entry, error) {
@@ -189,6 +190,7 @@ func (d *Folder) List() ([]Entry, error) {
 	fmts := make([]decode.Format, len(ents))
 	known := make([]bool, len(ents))
 	archs := make([]bool, len(ents))
+	pngs := make([]bool, len(ents))
 	now := d.Now()
 	entry := func(i int) {
 		name := ents[i].Name()
@@ -206,6 +208,9 @@ func (d *Folder) List() ([]Entry, error) {
 		if kind == KindMesh || kind == syscall.S_IFREG || kind == KindArchive {
 			fmts[i], known[i], archs[i] = fm, ok, kind == KindArchive
 		}
+		if kind == syscall.S_IFREG && outputs.ShowsPNG(name) {
+			pngs[i] = d.Sniffer.ShowsPNG(p, st)
+		}
 		if kind == KindMesh || kind == KindArchive {
 			kind = syscall.S_IFDIR
 		}
@@ -215,7 +220,7 @@ func (d *Folder) List() ([]Entry, error) {
 	list := kinds[:0]
 	l := &listed{at: now, st: make(map[string]*syscall.Stat_t, len(ents)), formats: map[string]decode.Format{}, archives: map[string]bool{}}
 	var subdirs *walk.FolderOrder
-	var pngs []Entry
+	var pngEnts []Entry
 	for i, e := range kinds {
 		if e.Kind == 0 {
 			continue
@@ -231,11 +236,11 @@ func (d *Folder) List() ([]Entry, error) {
 		if stats[i].Mode&syscall.S_IFMT == syscall.S_IFDIR {
 			subdirs = subdirs.Add(e.Name)
 		}
-		if e.Kind == syscall.S_IFREG && outputs.ShowsPNG(e.Name) && !names[e.Name+outputs.PNGSuffix] {
-			pngs = append(pngs, Entry{Name: e.Name + outputs.PNGSuffix, Kind: syscall.S_IFREG})
+		if pngs[i] && !names[e.Name+outputs.PNGSuffix] {
+			pngEnts = append(pngEnts, Entry{Name: e.Name + outputs.PNGSuffix, Kind: syscall.S_IFREG})
 		}
 	}
-	list = append(list, pngs...) // after the loop: list shares kinds' array
+	list = append(list, pngEnts...) // after the loop: list shares kinds' array
 	if d.ErrorText() != nil && !names[outputs.ErrorName] {
 		list = append(list, Entry{Name: outputs.ErrorName, Kind: syscall.S_IFREG})
 	}
@@ -353,6 +358,19 @@ func ReadOnlyMode(perm uint32, dir bool) uint32 {
 		perm &^= 0o111
 	}
 	return perm
+}
+
+// TextureErrorSuffix ends the name of the file that stands beside a
+// texture in place of its PNG when that failed (NAME.EXT.error.txt).
+const TextureErrorSuffix = ".error.txt"
+
+// ErrorSource returns the texture whose error file is called name, or "".
+func ErrorSource(name string) string {
+	base, ok := strings.CutSuffix(name, TextureErrorSuffix)
+	if !ok || !outputs.ShowsPNG(base) {
+		return ""
+	}
+	return base
 }
 
 // PNGSource returns the texture whose PNG is called name, or "".

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -155,9 +156,14 @@ func TestList(t *testing.T) {
 	}
 	write("m.ply", gem)
 	write("notes.txt", []byte("plain"))
+	// Textures are told by their first bytes: a .dds without DDS's magic
+	// and a .tga whose header is no TGA's get no PNG.
 	write("wood.dds", []byte("not really a texture"))
+	write("real.dds", append([]byte("DDS |"), make([]byte, 123)...))
 	write("rock.tga", []byte("x"))
 	write("rock.tga.png", []byte("a real file"))
+	write("grass.tga", []byte{0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 4, 0, 32, 8})
+	write("junk.tga", []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
 	os.Mkdir(filepath.Join(dir, "b"), 0o755)
 	os.Mkdir(filepath.Join(dir, "a"), 0o755)
 	os.Symlink("notes.txt", filepath.Join(dir, "link"))
@@ -175,7 +181,8 @@ func TestList(t *testing.T) {
 	}
 	want := map[string]uint32{
 		"m.ply": syscall.S_IFDIR, "notes.txt": syscall.S_IFREG, "wood.dds": syscall.S_IFREG,
-		"wood.dds.png": syscall.S_IFREG, "rock.tga": syscall.S_IFREG, "rock.tga.png": syscall.S_IFREG,
+		"real.dds": syscall.S_IFREG, "real.dds.png": syscall.S_IFREG, "rock.tga": syscall.S_IFREG, "rock.tga.png": syscall.S_IFREG,
+		"grass.tga": syscall.S_IFREG, "grass.tga.png": syscall.S_IFREG, "junk.tga": syscall.S_IFREG,
 		"a": syscall.S_IFDIR, "b": syscall.S_IFDIR, "link": syscall.S_IFLNK,
 	}
 	if len(got) != len(want) {
@@ -186,8 +193,8 @@ func TestList(t *testing.T) {
 			t.Errorf("%s: kind %o, want %o", n, got[n], k)
 		}
 	}
-	if ents[len(ents)-1].Name != "wood.dds.png" {
-		t.Errorf("the PNG is not listed last: %v", ents)
+	if last := ents[len(ents)-2:]; !strings.HasSuffix(last[0].Name, ".png") || !strings.HasSuffix(last[1].Name, ".png") {
+		t.Errorf("the PNGs are not listed last: %v", ents)
 	}
 	var sub []string
 	for _, n := range []string{"a", "b"} {

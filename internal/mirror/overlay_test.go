@@ -49,7 +49,7 @@ func TestOverlayFolders(t *testing.T) {
 		"x.txt": []byte("a"), "y.txt": []byte("a"), "z.txt": []byte("a"), "sub/l.txt": []byte("a"), "sub/p.txt": []byte("a"), "sub/q.txt": []byte("a"),
 	})
 	writeZip(t, filepath.Join(res, "b.pak"), map[string][]byte{
-		"x.txt": []byte("b"), "y.txt": []byte("b"), "sub/q.txt": []byte("b"), "m/a.ply": gem, "m/wood.dds": []byte("dds"),
+		"x.txt": []byte("b"), "y.txt": []byte("b"), "sub/q.txt": []byte("b"), "m/a.ply": gem, "m/wood.dds": []byte("DDS "),
 	})
 	other := filepath.Join(base, "other")
 	os.MkdirAll(other, 0o755)

@@ -46,7 +46,8 @@ func CacheVersion(limits outputs.Limits) string {
 			v += " exe " + exeHash()
 		}
 	}
-	return v + fmt.Sprintf(" limits %d/%d/%v", limits.MaxSourceSize, limits.MaxOutputSize, limits.Timeout)
+	return v + fmt.Sprintf(" limits %d/%d/%v/%d/%d", limits.MaxSourceSize, limits.MaxOutputSize, limits.Timeout,
+		limits.MaxTexturePixels, limits.MaxTexturePixelsTotal)
 }
 
 var exeHashOnce = sync.OnceValue(func() string {

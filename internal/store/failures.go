@@ -40,6 +40,18 @@ func (l *Failures) Note(abs string, v version.Version, scan bool, err error) {
 	l.m[abs] = failureRec{id: v.Ident, scan: scan, msg: err.Error()}
 }
 
+// Of returns the error recorded for version id of the file at abs, if
+// any.
+func (l *Failures) Of(abs string, id version.Ident) (msg string, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r, ok := l.m[abs]
+	if !ok || !r.id.Same(id) {
+		return "", false
+	}
+	return r.msg, true
+}
+
 // Failure is one line of the list: the mesh's path relative to the
 // source, whether its scan failed (else a conversion), and the error.
 type Failure struct {

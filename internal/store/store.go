@@ -461,7 +461,7 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 		case OutGLB:
 			if sc != nil && sc.scene != nil {
 				var b []byte
-				b, err = m.GLBOf(sc.scene)
+				b, err = m.GLBOf(ctx, sc.scene)
 				sc.scene, start = nil, start.Add(-sc.took)
 				e = &cache.Entry{Parts: [][]byte{b}}
 			} else {
@@ -1319,6 +1319,12 @@ func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error
 		start := time.Now()
 		b, err := make()
 		s.RecordConversion(time.Since(start))
+		if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+			// Cut short by the deadline of the conversion that asked
+			// (which may have had little of it left): not the texture's
+			// failure, so not kept as one.
+			return nil, err
+		}
 		if err != nil {
 			s.LogOnce(key, "meshfs: %v", err)
 			return &cache.Entry{Err: err}, nil
@@ -1367,17 +1373,28 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 	}
 	limits := s.Limits
 	limits.Textures = textures{s}
-	b, d, err := outputs.TexturePNG(path, limits)
+	b, d, err := outputs.TexturePNG(ctx, path, limits)
 	s.Sem.Release()
 	switch {
 	case err != nil && (errors.Is(err, os.ErrNotExist) || errors.Is(err, fs.ErrPermission)):
 		return nil, nil, v, err
 	case err != nil:
+		// Listed in .meshfs/errors.txt, and beside the texture as
+		// NAME.EXT.error.txt in place of its PNG (TextureFailure).
+		s.Failed.Note(path, v, false, err)
 		return nil, nil, v, &ConvError{err}
 	case d.Ident != read.Ident:
 		return nil, nil, v, syscall.ESTALE // changed since the stat
 	}
 	return b, st, v, nil
+}
+
+// TextureFailure returns the error of the PNG of the texture at path as
+// it is now (stat st), when making it failed: "" when it did not, or is
+// not known to.
+func (s *Store) TextureFailure(path string, st *syscall.Stat_t) string {
+	msg, _ := s.Failed.Of(path, version.FromStat(st))
+	return msg
 }
 
 // outScanLive is the memory cache output of a scan made to load a chunk of

@@ -33,6 +33,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/decode/texture"
 	"github.com/meshfs/meshfs/internal/archive"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/srcview"
@@ -51,6 +52,7 @@ type Sniffer struct {
 type sniffed struct {
 	fm      decode.Format
 	archive bool
+	png     bool // texture.ShowsPNG
 }
 
 type sniffKey struct {
@@ -79,25 +81,39 @@ func (s *Sniffer) Sniff(path string, st *syscall.Stat_t) (fm decode.Format, read
 // SniffArchive is Sniff, and whether a file no format claims is an
 // archive by its first bytes (archive.Sniff).
 func (s *Sniffer) SniffArchive(path string, st *syscall.Stat_t) (fm decode.Format, isArchive, read, known bool) {
+	sn, read, known := s.sniff(path, st)
+	return sn.fm, sn.archive, read, known
+}
+
+// ShowsPNG reports whether the source file at path (stat st) is a texture
+// the mount shows as a PNG beside it (texture.ShowsPNG), as far as known
+// (a file that cannot be read is not).
+func (s *Sniffer) ShowsPNG(path string, st *syscall.Stat_t) bool {
+	sn, _, _ := s.sniff(path, st)
+	return sn.png
+}
+
+func (s *Sniffer) sniff(path string, st *syscall.Stat_t) (sn sniffed, read, known bool) {
 	k := sniffKey{path, version.FromStat(st)}
 	if sn, ok := s.c.GetIfPresent(k); ok {
-		return sn.fm, sn.archive, false, true
+		return sn, false, true
 	}
 	s.count.Add(1)
 	f, err := srcview.Default.Open(path)
 	if err != nil {
-		return nil, false, true, false
+		return sniffed{}, true, false
 	}
 	defer f.Close()
-	head := make([]byte, formats.HeadSize)
+	head := make([]byte, max(formats.HeadSize, texture.SniffSize))
 	n, err := f.ReadAt(head, 0)
 	if err != nil && err != io.EOF {
-		return nil, false, true, false
+		return sniffed{}, true, false
 	}
-	sn := sniffed{fm: formats.Sniff(path, head[:n])}
+	sn = sniffed{fm: formats.Sniff(path, head[:min(n, formats.HeadSize)])}
 	sn.archive = sn.fm == nil && archive.Sniff(head[:n])
+	sn.png = sn.fm == nil && texture.ShowsPNG(path, head[:n])
 	s.c.Set(k, sn)
-	return sn.fm, sn.archive, true, true
+	return sn, true, true
 }
 
 // Count is the number of files read to sniff them.
