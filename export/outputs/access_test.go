@@ -131,20 +131,7 @@ func TestWriteDirModes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// modes returns the group and other bits of everything under out.
-	modes := func() map[string]os.FileMode {
-		got := map[string]os.FileMode{}
-		filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				t.Fatal(err)
-			}
-			fi, _ := d.Info()
-			rel, _ := filepath.Rel(out, p)
-			got[rel] = fi.Mode().Perm() & 0o077
-			return nil
-		})
-		return got
-	}
+	modes := func() map[string]os.FileMode { return groupOtherBits(t, out) }
 	old := syscall.Umask(0o022)
 	defer syscall.Umask(old)
 
@@ -167,4 +154,40 @@ func TestWriteDirModes(t *testing.T) {
 			t.Errorf("0600 blob: %s has group/other bits %o", rel, m)
 		}
 	}
+}
+
+// groupOtherBits returns the group and other permission bits of
+// everything under out, by path relative to it.
+func groupOtherBits(t *testing.T, out string) map[string]os.FileMode {
+	t.Helper()
+	got := map[string]os.FileMode{}
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := d.Info()
+		rel, _ := filepath.Rel(out, p)
+		got[rel] = fi.Mode().Perm() & 0o077
+		return nil
+	})
+	return got
+}
+
+// headerDepPaths returns the paths of the dependencies header.json of m
+// is made from.
+func headerDepPaths(t *testing.T, m *outputs.Mesh) map[string]bool {
+	t.Helper()
+	st, err := m.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, deps, err := m.HeaderDeps(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := map[string]bool{}
+	for _, d := range deps {
+		set[d.Path] = true
+	}
+	return set
 }

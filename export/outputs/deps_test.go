@@ -3,7 +3,6 @@ package outputs_test
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,18 +30,7 @@ func TestModelDepsEveryKind(t *testing.T) {
 				t.Fatal(m, err)
 			}
 			m.Tree = tree.Root
-			st, err := m.Scan(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, deps, err := m.HeaderDeps(st, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			set := map[string]bool{}
-			for _, d := range deps {
-				set[d.Path] = true
-			}
+			set := headerDepPaths(t, m)
 			for kind, rel := range tree.Deps[engine] {
 				p := filepath.Join(tree.Root, rel)
 				switch kind {
@@ -52,7 +40,7 @@ func TestModelDepsEveryKind(t *testing.T) {
 					continue // its texture is a kind of its own
 				}
 				if !set[p] {
-					t.Errorf("%s %s is not in the model's set %v", kind, rel, deps)
+					t.Errorf("%s %s is not in the model's set %v", kind, rel, set)
 				}
 			}
 			_, read, err := m.ModelGLBs(context.Background())
@@ -84,16 +72,7 @@ func TestWriteDirModelNarrowed(t *testing.T) {
 		}
 		out := filepath.Join(t.TempDir(), "out")
 		m.WriteDir(context.Background(), out) // error.txt lists what failed; modes are what counts
-		got := map[string]os.FileMode{}
-		filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				t.Fatal(err)
-			}
-			fi, _ := d.Info()
-			rel, _ := filepath.Rel(out, p)
-			got[rel] = fi.Mode().Perm() & 0o077
-			return nil
-		})
+		got := groupOtherBits(t, out)
 		if len(got) < 3 {
 			t.Fatalf("only %v written", got)
 		}

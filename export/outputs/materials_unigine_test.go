@@ -112,21 +112,10 @@ func TestUNIGINEMaterialFixture(t *testing.T) {
 	}
 	// The .mat and the textures it names are the header's (and the
 	// .glb's) dependencies: a change of one renews them.
-	st, err := m.Scan(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, deps, err := m.HeaderDeps(st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got2 := map[string]bool{}
-	for _, d := range deps {
-		got2[d.Path] = true
-	}
+	got2 := headerDepPaths(t, m)
 	for _, rel := range []string{"props/materials/box.mat", "props/textures/box_alb.dds", "props/materials/box_n.dds"} {
 		if !got2[filepath.Join(data, filepath.FromSlash(rel))] {
-			t.Errorf("%s is not a dependency: %v", rel, deps)
+			t.Errorf("%s is not a dependency: %v", rel, got2)
 		}
 	}
 	if floor.Name != "floor" || !reflect.DeepEqual(floor.LookedFor, []string{"floor.mat", "materials/floor.mat"}) || floor.Textures != nil {
