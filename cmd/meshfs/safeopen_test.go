@@ -97,8 +97,8 @@ func TestConvertRefusesLinksAndFIFOs(t *testing.T) {
 		t.Fatalf("exit %v, want status 1; output:\n%s", err, stderr)
 	}
 	for _, want := range []string{
-		filepath.Join(src, "leak.msh.blob") + ": a symbolic link, not followed",
-		filepath.Join(src, "f.msh.blob") + ": not a regular file (fifo)",
+		filepath.Join(src, "leak.msh.blob") + ": blob: offset 0x0: cannot open the companion: a symbolic link, not followed",
+		filepath.Join(src, "f.msh.blob") + ": blob: offset 0x0: cannot open the companion: not a regular file (fifo)",
 		filepath.Join(src, "fifo.msh") + ": not a regular file (fifo)",
 		"converted 2 of 5 files (3 failed",
 	} {
