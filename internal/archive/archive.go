@@ -53,6 +53,10 @@ type Limits struct {
 	// inflated into memory.
 	MemInflate int64
 	SpillDir   string
+	// Budget is charged what readers of entries read through checkpoints
+	// keep (nil: nothing is charged; each reader still keeps at most
+	// maxCheckpoints and keptSpans spans).
+	Budget *Budget
 }
 
 // DefaultLimits are meshfs's default --max-source-size, and memory for
