@@ -16,6 +16,7 @@ package mirror
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -91,6 +92,9 @@ type listed struct {
 // listing that may stand for it (the lookups of a READDIRPLUS follow its
 // listing at once).
 func (d *Folder) Lstat(name string, st *syscall.Stat_t, now Moment) error {
+	if name == outputs.ErrorName && d.ErrorText() != nil {
+		return syscall.ENOENT // the listing's error.txt, not an entry of that name
+	}
 	if l := d.listed.Load(); l != nil && d.reusable(l.at, now) {
 		if s := l.st[name]; s != nil {
 			*st = *s
@@ -236,7 +240,11 @@ func (d *Folder) List() ([]Entry, error) {
 		}
 	}
 	list = append(list, pngs...) // after the loop: list shares kinds' array
-	if d.ErrorText() != nil && !names[outputs.ErrorName] {
+	if d.ErrorText() != nil {
+		// The listing's error wins over an entry of that name: a damaged
+		// archive could otherwise show an error.txt of its own instead.
+		list = slices.DeleteFunc(list, func(e Entry) bool { return e.Name == outputs.ErrorName })
+		delete(l.st, outputs.ErrorName)
 		list = append(list, Entry{Name: outputs.ErrorName, Kind: syscall.S_IFREG})
 	}
 	d.listed.Store(l)
