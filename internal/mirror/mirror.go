@@ -206,6 +206,12 @@ func (d *Folder) List() ([]Entry, error) {
 		if err := srcview.Lstat(p, st); err != nil {
 			return // gone since the listing: kind 0, left out
 		}
+		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR && (dirs != nil || d.Overlay && mergesAt(p)) {
+			// A merged folder's stat is its layers' (statLayers).
+			if _, _, err := d.lookup(name, st); err != nil {
+				return
+			}
+		}
 		kind, fm, ok := d.kindAt(p, packed, name, st, siblings)
 		if kind == KindMesh || kind == syscall.S_IFREG || kind == KindArchive {
 			fmts[i], known[i], archs[i] = fm, ok, kind == KindArchive
