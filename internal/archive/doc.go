@@ -104,8 +104,9 @@
 //     decoder notes, every MiB of output at first (at a block boundary
 //     or inside a block, with the block's code lengths), its bit position
 //     and the 32 KiB window before it, advancing as far as reads go; a
-//     read restarts the decoder at the checkpoint before the MiB of
-//     output it falls in and keeps that MiB (the last four are kept).
+//     read restarts the decoder at the checkpoint before it and keeps the
+//     span of output it falls in (a MiB; the last before the next
+//     checkpoint runs to it), the last four spans kept.
 //     What a reader keeps is charged to Limits.Budget: past 512
 //     checkpoints, or when the budget refuses one, the reader drops every
 //     other one and spaces them twice as far apart (it keeps 16 whatever

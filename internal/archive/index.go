@@ -7,6 +7,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"math"
 	"sort"
 	"sync"
 )
@@ -208,6 +209,7 @@ type indexer struct {
 	done        bool
 	err         error
 	stop        int64 // advance's target: decoding pauses there
+	slideLen    int   // the output held when it is next due to slide
 	// A restart (restartAt) takes no checkpoints and no CRC, and keeps
 	// its output from keepFrom on in buf.
 	restart  bool
@@ -220,19 +222,19 @@ const slideAt = 1<<20 + windowSize
 
 func newIndexer(r *bufio.Reader, limit int64, mem *charges) *indexer {
 	return &indexer{br: bitReader{r: r}, buf: make([]byte, 0, min(limit+258, slideAt+64<<10)), limit: limit, crc: crc32.NewIEEE(),
-		cps: []checkpoint{{}}, every: span, next: span, mem: mem}
+		cps: []checkpoint{{}}, every: span, next: span, mem: mem, slideLen: slideAt}
 }
 
 // restartAt is a decoder of src from checkpoint cp on, up to limit bytes
-// in all, that keeps its output from keepFrom on. It starts at cp's bit:
+// in all, that keeps its output from keepFrom on (to end, at most). It starts at cp's bit:
 // the bits of its first byte before it are dropped, so that stored blocks
 // align as in the original stream.
-func restartAt(src *io.SectionReader, cp *checkpoint, limit, keepFrom int64) *indexer {
+func restartAt(src *io.SectionReader, cp *checkpoint, limit, keepFrom, end int64) *indexer {
 	r := bufio.NewReader(io.NewSectionReader(src, cp.bit/8, src.Size()-cp.bit/8))
-	buf := make([]byte, len(cp.window), int64(len(cp.window))+min(limit-cp.out, slideAt+span)+258)
+	buf := make([]byte, len(cp.window), int64(len(cp.window))+min(end-cp.out, slideAt+end-keepFrom)+258)
 	copy(buf, cp.window)
 	ix := &indexer{br: bitReader{r: r}, buf: buf, base: cp.out - int64(len(cp.window)), out: cp.out, limit: limit,
-		restart: true, keepFrom: keepFrom, final: cp.final, inBlock: cp.inBlock}
+		restart: true, keepFrom: keepFrom, final: cp.final, inBlock: cp.inBlock, next: math.MaxInt64, slideLen: slideAt}
 	if skip := uint(cp.bit % 8); skip > 0 {
 		ix.br.fill(8)
 		if ix.br.nb >= skip {
@@ -291,11 +293,7 @@ func (ix *indexer) slide() {
 	ix.base += int64(len(ix.buf) - n)
 	ix.buf = ix.buf[:n]
 	ix.crcAt = n
-}
-
-// mustSlide reports whether the output held is due to slide.
-func (ix *indexer) mustSlide() bool {
-	return len(ix.buf) >= slideAt && (!ix.restart || ix.out-ix.keepFrom < int64(len(ix.buf)-slideAt/2))
+	ix.slideLen = n + slideAt - windowSize
 }
 
 // checkpoint notes one where the decoder is (it is due: out ≥ next),
@@ -382,7 +380,7 @@ func (ix *indexer) advance(target int64) error {
 func (ix *indexer) block() bool {
 	br := &ix.br
 	if !ix.inBlock {
-		if !ix.restart && ix.out >= ix.next {
+		if ix.out >= ix.next {
 			ix.checkpoint()
 		}
 		hdr, ok := br.bits(3)
@@ -406,7 +404,7 @@ func (ix *indexer) block() bool {
 				}
 				ix.emit(byte(c))
 			}
-			if ix.mustSlide() {
+			if len(ix.buf) >= ix.slideLen {
 				ix.slide()
 			}
 			return true
@@ -474,13 +472,13 @@ func (ix *indexer) block() bool {
 		if ix.out > ix.limit {
 			return false
 		}
-		if ix.mustSlide() {
+		if len(ix.buf) >= ix.slideLen {
 			ix.slide()
 		}
 		if ix.out >= ix.stop && (ix.restart || ix.out < ix.limit) {
 			return true // paused inside the block: advance resumes it
 		}
-		if !ix.restart && ix.out >= ix.next {
+		if ix.out >= ix.next {
 			ix.checkpoint()
 		}
 	}
@@ -563,10 +561,10 @@ type indexed struct {
 	kept []keptSpan // most recent first
 }
 
-// keptSpan is the output of span number k (from k*span on).
+// keptSpan is output from start on.
 type keptSpan struct {
-	k   int64
-	buf []byte
+	start int64
+	buf   []byte
 }
 
 func newIndexed(src *io.SectionReader, size int64, crc uint32, mem *charges) *indexed {
@@ -607,46 +605,56 @@ func (x *indexed) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// spanAt returns the span of output off falls in, and where it starts; it
-// advances the index to the span's end first.
+// spanAt returns the span of output off falls in, and where it starts.
+// The output from a checkpoint to the next is cut in spans of a MiB, the
+// last one running to the next checkpoint (less than two MiB), so that
+// with checkpoints a MiB apart a span is the output between two.
 func (x *indexed) spanAt(off int64) ([]byte, int64, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	for i, s := range x.kept {
+		if s.start <= off && off < s.start+int64(len(s.buf)) {
+			copy(x.kept[1:i+1], x.kept[:i])
+			x.kept[0] = s
+			return s.buf, s.start, nil
+		}
+	}
 	if x.ix == nil { // the first read: an open that is never read costs nothing
 		x.ix = newIndexer(bufio.NewReader(io.NewSectionReader(x.src, 0, x.src.Size())), x.size, x.mem)
 	}
-	k := off / span
-	for i, s := range x.kept {
-		if s.k == k {
-			copy(x.kept[1:i+1], x.kept[:i])
-			x.kept[0] = s
-			return s.buf, k * span, nil
-		}
-	}
 	ix := x.ix
-	start, end := k*span, min((k+1)*span, x.size)
-	if err := ix.advance(end); err != nil {
+	// The checkpoints up to two spans past off decide its span.
+	if err := ix.advance(min(off+2*span, x.size)); err != nil {
 		return nil, 0, errDisagree
 	}
 	if ix.done && (ix.out != x.size || ix.crc.Sum32() != x.crc) {
 		return nil, 0, errDisagree
 	}
-	if ix.out < end {
+	if ix.out <= off {
 		return nil, 0, errDisagree
 	}
-	c := sort.Search(len(ix.cps), func(i int) bool { return ix.cps[i].out > start }) - 1
+	c := sort.Search(len(ix.cps), func(i int) bool { return ix.cps[i].out > off }) - 1
+	cp := &ix.cps[c]
+	start := cp.out + (off-cp.out)/span*span
+	end := min(start+span, ix.out)
+	if c+1 < len(ix.cps) && ix.cps[c+1].out-start < 2*span {
+		end = ix.cps[c+1].out
+	}
 	// A span is never reused once handed out: readers copy from it unlocked.
-	rx := restartAt(x.src, &ix.cps[c], x.size, start)
+	rx := restartAt(x.src, cp, x.size, start, end)
 	if err := rx.advance(end); err != nil || rx.out < end {
 		return nil, 0, errDisagree
 	}
-	buf := bytes.Clone(rx.buf[start-rx.base : end-rx.base]) // not the restart's whole buffer
+	buf := rx.buf[start-rx.base : end-rx.base : end-rx.base]
+	if cap(rx.buf)-len(buf) > 2*windowSize {
+		buf = bytes.Clone(buf) // not the restart's whole buffer
+	}
 	if len(x.kept) == keptSpans {
 		x.mem.release(int64(cap(x.kept[keptSpans-1].buf)))
 		x.kept = x.kept[:keptSpans-1]
 	}
 	if x.mem.take(int64(cap(buf))) {
-		x.kept = append([]keptSpan{{k, buf}}, x.kept...)
+		x.kept = append([]keptSpan{{start, buf}}, x.kept...)
 	}
 	return buf, start, nil
 }
