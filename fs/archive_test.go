@@ -174,15 +174,15 @@ func testArchiveChangeRemakes(t *testing.T) {
 }
 
 // TestBrokenArchiveFolder: an archive cut inside its central directory
-// is a folder holding error.txt (naming what went wrong) and the entries
-// recovered from its local headers, whose mesh converts. In both open
-// modes.
+// is a folder holding error.txt (naming what went wrong, even when the
+// archive holds an entry of that name) and the entries recovered from its
+// local headers, whose mesh converts. In both open modes.
 func TestBrokenArchiveFolder(t *testing.T) { bothModes(t, testBrokenArchiveFolder) }
 
 func testBrokenArchiveFolder(t *testing.T) {
 	src := t.TempDir()
 	pak := filepath.Join(src, "cut.zip")
-	gemZip(t, pak, map[string]string{"a.ply": "eply_multi_uv.ply", "b.txt": "plain text"})
+	gemZip(t, pak, map[string]string{"a.ply": "eply_multi_uv.ply", "b.txt": "plain text", "error.txt": "forged: all is well"})
 	b, _ := os.ReadFile(pak)
 	write(t, pak, b[:len(b)-30])
 	_, mnt := mountT(t, src, Config{})

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hanwen/go-fuse/v2/fuse"
+
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	"github.com/meshfs/meshfs/internal/meshgen"
@@ -160,5 +162,39 @@ func testNestedMount(t *testing.T) {
 	}
 	if len(got) != len(want) || glbs == 0 {
 		t.Errorf("the nested zip shows %d files and folders, the loose tree %d (%d .glb)", len(got), len(want), glbs)
+	}
+}
+
+// TestOverlayPermissions: mounted with allow_other and Overlay, a merged
+// folder fed by a 0600 archive is listed by no one who may not read that
+// archive: nobody gets Permission denied for resource/ and for a folder
+// the archive shares with the loose tree (whose names it would show),
+// and still lists and reads a resource/ whose archives all may read.
+func TestOverlayPermissions(t *testing.T) {
+	src := reachableDir(t)
+	closed, open := filepath.Join(src, "closed", "resource"), filepath.Join(src, "open", "resource")
+	writeTree(t, closed, map[string][]byte{"x.txt": []byte("loose"), "sub/l.txt": []byte("loose")})
+	writeTree(t, open, map[string][]byte{"x.txt": []byte("loose")})
+	pk := t.TempDir()
+	writeTree(t, pk, map[string][]byte{"secret-name.txt": []byte("packed"), "sub/secret-too.txt": []byte("packed")})
+	decodetest.ZipTree(t, pk, filepath.Join(closed, "b.pak"), 0)
+	decodetest.ZipTree(t, pk, filepath.Join(open, "b.pak"), 0)
+	if err := os.Chmod(filepath.Join(closed, "b.pak"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Dir(closed), closed, filepath.Join(closed, "sub"), filepath.Dir(open), open} {
+		os.Chmod(d, 0o755)
+	}
+	_, mnt := mountOther(t, src, Config{Overlay: true}, fuse.MountOptions{})
+	wantNobodyDenied(t, filepath.Join(mnt, "closed", "resource"))
+	wantNobodyDenied(t, filepath.Join(mnt, "closed", "resource", "sub"))
+	if out, err := asNobody(t, "ls", filepath.Join(mnt, "open", "resource"), filepath.Join(mnt, "open", "resource", "sub")); err != nil ||
+		!strings.Contains(out, "secret-name.txt") || !strings.Contains(out, "secret-too.txt") {
+		t.Errorf("nobody: ls of the readable merged folders: %v\n%s", err, out)
+	}
+	wantNobodyReads(t, filepath.Join(mnt, "open", "resource", "secret-name.txt"), []byte("packed"))
+	// Root, who may read the archive, still lists the merged folder.
+	if ents, err := os.ReadDir(filepath.Join(mnt, "closed", "resource", "sub")); err != nil || len(ents) != 2 {
+		t.Errorf("root: the merged sub/: %v, %d entries", err, len(ents))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/meshfs/meshfs/decode"
 )
@@ -53,6 +54,10 @@ type Limits struct {
 	// inflated into memory.
 	MemInflate int64
 	SpillDir   string
+	// Budget is charged what readers of entries read through checkpoints
+	// keep (nil: nothing is charged; each reader still keeps at most
+	// maxCheckpoints and keptSpans spans).
+	Budget *Budget
 }
 
 // DefaultLimits are meshfs's default --max-source-size, and memory for
@@ -783,6 +788,19 @@ func (a *Archive) build(es []Entry) {
 
 // parent is a tree path's folder, "" at the top.
 func parent(p string) string { d, _ := splitPath(p); return d }
+
+// MemSize is about what the listing holds in memory, in bytes: its
+// entries, their paths and its errors.
+func (a *Archive) MemSize() int64 {
+	n := int64(unsafe.Sizeof(*a)) + int64(cap(a.entries))*int64(unsafe.Sizeof(Entry{}))
+	for i := range a.entries {
+		n += int64(len(a.entries[i].Path))
+	}
+	for _, s := range a.errs {
+		n += int64(len(s)) + 16
+	}
+	return n
+}
 
 // Len is the number of entries, folders included.
 func (a *Archive) Len() int { return len(a.entries) }

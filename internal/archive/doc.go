@@ -101,14 +101,21 @@
 //     into memory or, above MemInflate, an unlinked file in SpillDir;
 //     every read is then served from there.
 //   - Otherwise, through checkpoints (index.go): the package's own deflate
-//     decoder notes, at the first block boundary after every MiB of
-//     output, its bit position and the 32 KiB window before it, advancing
-//     as far as reads go; a read restarts the decoder at the checkpoint
-//     before it and inflates the span there, a MiB and the rest of a block
-//     (the last four spans are kept). Memory is about 3% of the entry. Should
-//     the decoder fail where compress/flate would not, or disagree with
-//     the declared size or CRC-32, the entry is read the first way, in
-//     memory, which reports any damage.
+//     decoder notes, every MiB of output at first (at a block boundary
+//     or inside a block, with the block's code lengths), its bit position
+//     and the 32 KiB window before it, advancing as far as reads go; a
+//     read restarts the decoder at the checkpoint before it and keeps the
+//     span of output it falls in (a MiB; the last before the next
+//     checkpoint runs to it), the last four spans kept.
+//     What a reader keeps is charged to Limits.Budget: past 512
+//     checkpoints, or when the budget refuses one, the reader drops every
+//     other one and spaces them twice as far apart (it keeps 16 whatever
+//     the budget). So a reader holds at most 16 MiB of checkpoints and a
+//     read restarts at most 1/256 of the entry before its bytes (1/8
+//     under a budget full of others'); the first read at offset X inflates
+//     X bytes once. Should the decoder fail where compress/flate would
+//     not, or disagree with the declared size or CRC-32, the entry is read
+//     the first way, in memory, which reports any damage.
 //
 // Inflating stops at the declared size: an entry that inflates to more or
 // fewer bytes, whose deflate data is corrupt, or whose CRC-32 differs fails

@@ -7,31 +7,57 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"math"
 	"sort"
 	"sync"
 )
 
 // Checkpoints: random access to big deflated entries without holding them,
 // as zran does for zlib. One pass of the package's own deflate decoder
-// (indexer, RFC 1951), advanced block by block as far as reads go, notes
-// at the first block boundary after every span bytes of output its bit
-// position in the compressed data and the 32 KiB of output before it, and
-// at the end checks the size and CRC-32. A read restarts the decoder at
-// the checkpoint before it, with that window, and inflates the span there;
-// the last spans inflated are kept.
+// (indexer, RFC 1951), advanced as far as reads go, notes a checkpoint
+// every so many bytes of output (at first span): its bit position in the
+// compressed data, the 32 KiB of output before it and, inside a block, the
+// block's code lengths; at the end it checks the size and CRC-32. A read
+// restarts the decoder at the checkpoint before the span of output it
+// falls in and inflates up to that span's end, keeping only the span; the
+// last spans inflated are kept.
+//
+// What a reader keeps is charged to its Limits.Budget: each checkpoint,
+// each kept span. A reader holds at most maxCheckpoints; when it has that
+// many, or the budget refuses one while it holds minCheckpoints or more,
+// it drops every other one and notes them twice as far apart from then
+// on. So a read restarts at most the spacing before its span, and the
+// spacing is at most the entry's size over minCheckpoints/2.
 
-// span is the output between checkpoints.
+// span is the output a read inflates and a reader keeps at a time, and
+// the first spacing of checkpoints.
 const span = 1 << 20
 
 // keptSpans is how many inflated spans a reader keeps.
 const keptSpans = 4
+
+// A reader's checkpoints are at most maxCheckpoints; it keeps
+// minCheckpoints whatever its budget says.
+const (
+	maxCheckpoints = 512
+	minCheckpoints = 16
+)
 
 // checkpoint is a place a read can restart inflating from.
 type checkpoint struct {
 	bit    int64  // in the compressed data
 	out    int64  // bytes of output before it
 	window []byte // the (up to) 32 KiB of output before it
+	// Inside a block: the block's literal/length and distance code
+	// lengths (lens[:nlit], lens[nlit:]) and whether it is the last.
+	inBlock bool
+	final   bool
+	nlit    int
+	lens    []uint8
 }
+
+// cost is what a checkpoint is charged.
+func (cp *checkpoint) cost() int64 { return int64(len(cp.window)+len(cp.lens)) + 64 }
 
 // errBadDeflate is the block decoder's failure.
 var errBadDeflate = errors.New("invalid deflate data")
@@ -160,45 +186,55 @@ var (
 // windowSize is deflate's largest distance.
 const windowSize = 1 << 15
 
-// indexer is one pass of the block decoder over a deflate stream, taking
-// a checkpoint at the first block boundary after every span bytes of
-// output. It advances a block at a time, as far as it is asked.
+// indexer is one pass of the block decoder over a deflate stream, noting
+// checkpoints (every bytes apart) as it goes, or a restart of the decoder
+// at a checkpoint (restartAt). It advances as far as it is asked, stopping
+// at a symbol boundary, inside a block when need be.
 type indexer struct {
-	br            bitReader
-	buf           []byte // the output from base on: at least the window before out
-	base          int64
-	crcAt         int // bytes of buf the CRC-32 has had
-	out, limit    int64
-	crc           hash.Hash32
-	cps           []checkpoint
-	lit, dist, cl huffman
-	final, done   bool
-	err           error
-	// A restart (restartAt) takes no checkpoints and no CRC, and keeps all
-	// its output in buf.
-	restart bool
-	stop    int64
+	br          bitReader
+	buf         []byte // the output from base on: at least the window before out
+	base        int64
+	crcAt       int // bytes of buf the CRC-32 has had
+	out, limit  int64
+	crc         hash.Hash32
+	cps         []checkpoint
+	every, next int64 // the checkpoints' spacing; where the next is due
+	mem         *charges
+	lit, dist   huffman
+	cl          huffman
+	lens        [288 + 32]uint8 // the current block's code lengths
+	nlit, ndist int
+	final       bool // the current (or last) block is the last
+	inBlock     bool // between a block's header and its end
+	done        bool
+	err         error
+	stop        int64 // advance's target: decoding pauses there
+	slideLen    int   // the output held when it is next due to slide
+	// A restart (restartAt) takes no checkpoints and no CRC, and keeps
+	// its output from keepFrom on in buf.
+	restart  bool
+	keepFrom int64
 }
 
-// slideAt is how much output an index pass holds before it drops all but
-// the window.
+// slideAt is how much output a decoder holds before it drops what it no
+// longer needs.
 const slideAt = 1<<20 + windowSize
 
-func newIndexer(r *bufio.Reader, limit int64) *indexer {
+func newIndexer(r *bufio.Reader, limit int64, mem *charges) *indexer {
 	return &indexer{br: bitReader{r: r}, buf: make([]byte, 0, min(limit+258, slideAt+64<<10)), limit: limit, crc: crc32.NewIEEE(),
-		cps: []checkpoint{{}}}
+		cps: []checkpoint{{}}, every: span, next: span, mem: mem, slideLen: slideAt}
 }
 
-// restartAt is a decoder of src from checkpoint cp on, its output (want
-// bytes, up to limit in all) kept after the window in buf. It starts at
-// cp's bit: the bits of its first byte before it are dropped, so that
-// stored blocks align as in the original stream.
-func restartAt(src *io.SectionReader, cp *checkpoint, limit, want int64) *indexer {
+// restartAt is a decoder of src from checkpoint cp on, up to limit bytes
+// in all, that keeps its output from keepFrom on (to end, at most). It starts at cp's bit:
+// the bits of its first byte before it are dropped, so that stored blocks
+// align as in the original stream.
+func restartAt(src *io.SectionReader, cp *checkpoint, limit, keepFrom, end int64) *indexer {
 	r := bufio.NewReader(io.NewSectionReader(src, cp.bit/8, src.Size()-cp.bit/8))
-	buf := make([]byte, len(cp.window), int64(len(cp.window))+want+258)
+	buf := make([]byte, len(cp.window), int64(len(cp.window))+min(end-cp.out, slideAt+end-keepFrom)+258)
 	copy(buf, cp.window)
 	ix := &indexer{br: bitReader{r: r}, buf: buf, base: cp.out - int64(len(cp.window)), out: cp.out, limit: limit,
-		cps: []checkpoint{*cp}, restart: true, stop: cp.out + want}
+		restart: true, keepFrom: keepFrom, final: cp.final, inBlock: cp.inBlock, next: math.MaxInt64, slideLen: slideAt}
 	if skip := uint(cp.bit % 8); skip > 0 {
 		ix.br.fill(8)
 		if ix.br.nb >= skip {
@@ -206,7 +242,24 @@ func restartAt(src *io.SectionReader, cp *checkpoint, limit, want int64) *indexe
 			ix.br.nb -= skip
 		}
 	}
+	if cp.inBlock && !ix.tables(cp.lens[:cp.nlit], cp.lens[cp.nlit:]) {
+		ix.err = errBadDeflate
+	}
 	return ix
+}
+
+// tables builds the block's codes from its code lengths, kept for the
+// checkpoints inside it.
+func (ix *indexer) tables(lit, dist []uint8) bool {
+	if ix.lit.build(lit) != nil || ix.dist.build(dist) != nil {
+		return false
+	}
+	ix.nlit, ix.ndist = len(lit), len(dist)
+	if &lit[0] != &ix.lens[0] {
+		copy(ix.lens[:], lit)
+		copy(ix.lens[len(lit):], dist)
+	}
+	return true
 }
 
 func (ix *indexer) emit(c byte) {
@@ -214,36 +267,94 @@ func (ix *indexer) emit(c byte) {
 	ix.out++
 }
 
-// copyBack appends length bytes from d back.
+// copyBack appends length bytes from d back; an overlapping copy repeats
+// the d bytes, in copies of a whole number of periods.
 func (ix *indexer) copyBack(d, length int64) {
-	start := int64(len(ix.buf)) - d
-	if d >= length {
-		ix.buf = append(ix.buf, ix.buf[start:start+length]...)
-	} else {
-		for i := range length {
-			ix.buf = append(ix.buf, ix.buf[start+i])
-		}
+	start := len(ix.buf) - int(d)
+	end := len(ix.buf) + int(length)
+	for len(ix.buf) < end {
+		ix.buf = append(ix.buf, ix.buf[start:start+min(end-len(ix.buf), len(ix.buf)-start)]...)
 	}
 	ix.out += length
 }
 
-// slide drops all output but the window, the CRC-32 having had it.
+// slide drops the output no longer needed: all but the window, or for a
+// restart all before keepFrom (and the window before it). The CRC-32 has
+// what it drops.
 func (ix *indexer) slide() {
-	ix.crc.Write(ix.buf[ix.crcAt:])
-	keep := min(len(ix.buf), windowSize)
+	keep := windowSize
+	if ix.restart {
+		keep = max(keep, int(ix.out-ix.keepFrom))
+	} else {
+		ix.crc.Write(ix.buf[ix.crcAt:])
+	}
+	keep = min(keep, len(ix.buf))
 	n := copy(ix.buf, ix.buf[len(ix.buf)-keep:])
 	ix.base += int64(len(ix.buf) - n)
 	ix.buf = ix.buf[:n]
 	ix.crcAt = n
+	ix.slideLen = n + slideAt - windowSize
 }
 
-// advance decodes blocks until target bytes are out or the stream ends
-// (done), or fails (err, sticky).
+// checkpoint notes one where the decoder is (it is due: out ≥ next),
+// within the reader's count and budget.
+func (ix *indexer) checkpoint() {
+	if len(ix.cps) >= maxCheckpoints {
+		ix.thin()
+		if ix.out < ix.next {
+			return
+		}
+	}
+	w := int(min(ix.out-ix.base, windowSize))
+	cost := int64(w) + 64
+	if ix.inBlock {
+		cost += int64(ix.nlit + ix.ndist)
+	}
+	if len(ix.cps) < minCheckpoints {
+		ix.mem.force(cost)
+	} else if !ix.mem.take(cost) {
+		ix.thin()
+		if ix.out < ix.next {
+			return
+		}
+		if !ix.mem.take(cost) {
+			ix.next = ix.out + ix.every
+			return
+		}
+	}
+	cp := checkpoint{bit: ix.br.bitPos(), out: ix.out, inBlock: ix.inBlock, final: ix.final, window: bytes.Clone(ix.buf[len(ix.buf)-w:])}
+	if ix.inBlock {
+		cp.nlit, cp.lens = ix.nlit, bytes.Clone(ix.lens[:ix.nlit+ix.ndist])
+	}
+	ix.cps = append(ix.cps, cp)
+	ix.next = ix.out + ix.every
+}
+
+// thin drops every other checkpoint (the first, at the start, stays) and
+// doubles the spacing.
+func (ix *indexer) thin() {
+	kept := ix.cps[:1]
+	for i := 1; i < len(ix.cps); i++ {
+		if i%2 == 0 {
+			kept = append(kept, ix.cps[i])
+		} else {
+			ix.mem.release(ix.cps[i].cost())
+		}
+	}
+	clear(ix.cps[len(kept):])
+	ix.cps = kept
+	ix.every *= 2
+	ix.next = ix.cps[len(ix.cps)-1].out + ix.every
+}
+
+// advance decodes until target bytes are out or the stream ends (done),
+// or fails (err, sticky).
 func (ix *indexer) advance(target int64) error {
+	ix.stop = target
 	// At the declared size the stream must still end: its last blocks are
 	// decoded too (they may hold nothing), so that the CRC-32 is checked.
-	for ix.err == nil && !ix.done && (ix.out < target || !ix.restart && ix.out == ix.limit && !ix.final) {
-		if ix.final {
+	for ix.err == nil && !ix.done && (ix.out < target || !ix.restart && ix.out == ix.limit && (!ix.final || ix.inBlock)) {
+		if ix.final && !ix.inBlock {
 			break
 		}
 		if !ix.block() {
@@ -253,7 +364,7 @@ func (ix *indexer) advance(target int64) error {
 			}
 		}
 	}
-	if ix.final && !ix.done && ix.err == nil {
+	if ix.final && !ix.inBlock && !ix.done && ix.err == nil {
 		if !ix.restart {
 			ix.crc.Write(ix.buf[ix.crcAt:])
 			ix.buf, ix.crcAt = nil, 0 // reads restart at checkpoints from now on
@@ -263,63 +374,66 @@ func (ix *indexer) advance(target int64) error {
 	return ix.err
 }
 
-// block decodes one block; false when the data is not deflate or runs
-// past the limit.
+// block decodes one block, or the rest of one, pausing inside it once the
+// output reaches stop; false when the data is not deflate or runs past
+// the limit.
 func (ix *indexer) block() bool {
 	br := &ix.br
-	if last := ix.cps[len(ix.cps)-1]; !ix.restart && ix.out-last.out >= span {
-		w := bytes.Clone(ix.buf[len(ix.buf)-int(min(ix.out, windowSize)):])
-		ix.cps = append(ix.cps, checkpoint{bit: br.bitPos(), out: ix.out, window: w})
-	}
-	hdr, ok := br.bits(3)
-	if !ok {
-		return false
-	}
-	ix.final = hdr&1 == 1
-	switch hdr >> 1 {
-	case 0: // stored
-		br.b >>= br.nb % 8
-		br.nb -= br.nb % 8
-		n, ok1 := br.bits(16)
-		nn, ok2 := br.bits(16)
-		if !ok1 || !ok2 || n != ^nn&0xffff || ix.out+int64(n) > ix.limit {
+	if !ix.inBlock {
+		if ix.out >= ix.next {
+			ix.checkpoint()
+		}
+		hdr, ok := br.bits(3)
+		if !ok {
 			return false
 		}
-		for range n {
-			c, ok := br.bits(8)
-			if !ok {
+		ix.final = hdr&1 == 1
+		switch hdr >> 1 {
+		case 0: // stored
+			br.b >>= br.nb % 8
+			br.nb -= br.nb % 8
+			n, ok1 := br.bits(16)
+			nn, ok2 := br.bits(16)
+			if !ok1 || !ok2 || n != ^nn&0xffff || ix.out+int64(n) > ix.limit {
 				return false
 			}
-			ix.emit(byte(c))
-		}
-		if !ix.restart && len(ix.buf) >= slideAt {
-			ix.slide()
-		}
-		return true
-	case 1:
-		var l [288 + 32]uint8
-		for i := range l[:288] {
-			switch {
-			case i < 144, i >= 280:
-				l[i] = 8
-			case i < 256:
-				l[i] = 9
-			default:
-				l[i] = 7
+			for range n {
+				c, ok := br.bits(8)
+				if !ok {
+					return false
+				}
+				ix.emit(byte(c))
 			}
-		}
-		for i := 288; i < len(l); i++ {
-			l[i] = 5
-		}
-		if ix.lit.build(l[:288]) != nil || ix.dist.build(l[288:]) != nil {
+			if len(ix.buf) >= ix.slideLen {
+				ix.slide()
+			}
+			return true
+		case 1:
+			l := ix.lens[:]
+			for i := range l[:288] {
+				switch {
+				case i < 144, i >= 280:
+					l[i] = 8
+				case i < 256:
+					l[i] = 9
+				default:
+					l[i] = 7
+				}
+			}
+			for i := 288; i < len(l); i++ {
+				l[i] = 5
+			}
+			if !ix.tables(l[:288], l[288:]) {
+				return false
+			}
+		case 2:
+			if !ix.dynamicTables() {
+				return false
+			}
+		default:
 			return false
 		}
-	case 2:
-		if !dynamicTables(br, &ix.lit, &ix.dist, &ix.cl) {
-			return false
-		}
-	default:
-		return false
+		ix.inBlock = true
 	}
 	for {
 		sym, ok := br.decode(&ix.lit)
@@ -329,6 +443,7 @@ func (ix *indexer) block() bool {
 		case sym < 256:
 			ix.emit(byte(sym))
 		case sym == 256:
+			ix.inBlock = false
 			return true
 		default:
 			sym -= 257
@@ -357,17 +472,21 @@ func (ix *indexer) block() bool {
 		if ix.out > ix.limit {
 			return false
 		}
-		if !ix.restart && len(ix.buf) >= slideAt {
+		if len(ix.buf) >= ix.slideLen {
 			ix.slide()
 		}
-		if ix.restart && ix.out >= ix.stop {
-			return true // a restart is dropped once it has its bytes: it may stop inside a block
+		if ix.out >= ix.stop && (ix.restart || ix.out < ix.limit) {
+			return true // paused inside the block: advance resumes it
+		}
+		if ix.out >= ix.next {
+			ix.checkpoint()
 		}
 	}
 }
 
 // dynamicTables reads a dynamic block's code lengths and builds its tables.
-func dynamicTables(br *bitReader, lit, dist, cl *huffman) bool {
+func (ix *indexer) dynamicTables() bool {
+	br := &ix.br
 	hlit, ok1 := br.bits(5)
 	hdist, ok2 := br.bits(5)
 	hclen, ok3 := br.bits(4)
@@ -382,13 +501,13 @@ func dynamicTables(br *bitReader, lit, dist, cl *huffman) bool {
 		}
 		cll[clOrder[i]] = uint8(v)
 	}
-	if cl.build(cll[:]) != nil {
+	if ix.cl.build(cll[:]) != nil {
 		return false
 	}
 	n := int(hlit) + 257 + int(hdist) + 1
-	var l [288 + 32]uint8
+	l := ix.lens[:]
 	for i := 0; i < n; {
-		sym, ok := br.decode(cl)
+		sym, ok := br.decode(&ix.cl)
 		if !ok {
 			return false
 		}
@@ -427,7 +546,7 @@ func dynamicTables(br *bitReader, lit, dist, cl *huffman) bool {
 	if l[256] == 0 {
 		return false
 	}
-	return lit.build(l[:int(hlit)+257]) == nil && dist.build(l[int(hlit)+257:n]) == nil
+	return ix.tables(l[:int(hlit)+257], l[int(hlit)+257:n])
 }
 
 // indexed serves random reads of a deflated entry from the checkpoints of
@@ -436,18 +555,20 @@ type indexed struct {
 	src  *io.SectionReader // the compressed data
 	size int64
 	crc  uint32
+	mem  *charges
 	mu   sync.Mutex
 	ix   *indexer
 	kept []keptSpan // most recent first
 }
 
+// keptSpan is output from start on.
 type keptSpan struct {
-	k   int
-	buf []byte
+	start int64
+	buf   []byte
 }
 
-func newIndexed(src *io.SectionReader, size int64, crc uint32) *indexed {
-	return &indexed{src: src, size: size, crc: crc}
+func newIndexed(src *io.SectionReader, size int64, crc uint32, mem *charges) *indexed {
+	return &indexed{src: src, size: size, crc: crc, mem: mem}
 }
 
 // errDisagree says the block decoder does not agree with the entry.
@@ -455,10 +576,12 @@ var errDisagree = errors.New("the block decoder disagrees with the entry")
 
 func (x *indexed) Size() int64 { return x.size }
 
+// Close drops what the reader keeps and gives back its charges.
 func (x *indexed) Close() error {
 	x.mu.Lock()
-	x.kept = nil
+	x.kept, x.ix = nil, nil
 	x.mu.Unlock()
+	x.mem.releaseAll()
 	return nil
 }
 
@@ -468,7 +591,7 @@ func (x *indexed) ReadAt(p []byte, off int64) (int, error) {
 	}
 	n := 0
 	for n < len(p) && off < x.size {
-		buf, start, err := x.spanAt(off, off+int64(len(p)-n))
+		buf, start, err := x.spanAt(off)
 		if err != nil {
 			return n, err
 		}
@@ -482,17 +605,26 @@ func (x *indexed) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// spanAt returns output from the checkpoint at or before off, reaching
-// at least one byte past off, and where it starts; it advances the index
-// to want first.
-func (x *indexed) spanAt(off, want int64) ([]byte, int64, error) {
+// spanAt returns the span of output off falls in, and where it starts.
+// The output from a checkpoint to the next is cut in spans of a MiB, the
+// last one running to the next checkpoint (less than two MiB), so that
+// with checkpoints a MiB apart a span is the output between two.
+func (x *indexed) spanAt(off int64) ([]byte, int64, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	for i, s := range x.kept {
+		if s.start <= off && off < s.start+int64(len(s.buf)) {
+			copy(x.kept[1:i+1], x.kept[:i])
+			x.kept[0] = s
+			return s.buf, s.start, nil
+		}
+	}
 	if x.ix == nil { // the first read: an open that is never read costs nothing
-		x.ix = newIndexer(bufio.NewReader(io.NewSectionReader(x.src, 0, x.src.Size())), x.size)
+		x.ix = newIndexer(bufio.NewReader(io.NewSectionReader(x.src, 0, x.src.Size())), x.size, x.mem)
 	}
 	ix := x.ix
-	if err := ix.advance(min(want, x.size)); err != nil {
+	// The checkpoints up to two spans past off decide its span.
+	if err := ix.advance(min(off+2*span, x.size)); err != nil {
 		return nil, 0, errDisagree
 	}
 	if ix.done && (ix.out != x.size || ix.crc.Sum32() != x.crc) {
@@ -501,32 +633,30 @@ func (x *indexed) spanAt(off, want int64) ([]byte, int64, error) {
 	if ix.out <= off {
 		return nil, 0, errDisagree
 	}
-	k := sort.Search(len(ix.cps), func(i int) bool { return ix.cps[i].out > off }) - 1
-	for i, s := range x.kept {
-		if s.k == k {
-			copy(x.kept[1:i+1], x.kept[:i])
-			x.kept[0] = s
-			return s.buf, ix.cps[k].out, nil
-		}
-	}
-	cp := &ix.cps[k]
-	end, whole := ix.out, ix.done
-	if k+1 < len(ix.cps) {
-		end, whole = ix.cps[k+1].out, true
+	c := sort.Search(len(ix.cps), func(i int) bool { return ix.cps[i].out > off }) - 1
+	cp := &ix.cps[c]
+	start := cp.out + (off-cp.out)/span*span
+	end := min(start+span, ix.out)
+	if c+1 < len(ix.cps) && ix.cps[c+1].out-start < 2*span {
+		end = ix.cps[c+1].out
 	}
 	// A span is never reused once handed out: readers copy from it unlocked.
-	rx := restartAt(x.src, cp, x.size, end-cp.out)
+	rx := restartAt(x.src, cp, x.size, start, end)
 	if err := rx.advance(end); err != nil || rx.out < end {
 		return nil, 0, errDisagree
 	}
-	buf := rx.buf[len(cp.window):][:end-cp.out]
-	if whole {
-		if len(x.kept) == keptSpans {
-			x.kept = x.kept[:keptSpans-1]
-		}
-		x.kept = append([]keptSpan{{k, buf}}, x.kept...)
+	buf := rx.buf[start-rx.base : end-rx.base : end-rx.base]
+	if cap(rx.buf)-len(buf) > 2*windowSize {
+		buf = bytes.Clone(buf) // not the restart's whole buffer
 	}
-	return buf, cp.out, nil
+	if len(x.kept) == keptSpans {
+		x.mem.release(int64(cap(x.kept[keptSpans-1].buf)))
+		x.kept = x.kept[:keptSpans-1]
+	}
+	if x.mem.take(int64(cap(buf))) {
+		x.kept = append([]keptSpan{{start, buf}}, x.kept...)
+	}
+	return buf, start, nil
 }
 
 // checkpointed reads a deflated entry through an indexed reader; when the
@@ -558,6 +688,7 @@ func (c *checkpointed) ReadAt(p []byte, off int64) (int, error) {
 		c.mu.Lock()
 		if c.r == nil {
 			c.r = c.fallback()
+			c.x.Close()
 		}
 		r = c.r
 		c.mu.Unlock()

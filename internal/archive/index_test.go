@@ -60,7 +60,7 @@ func TestCheckpointReads(t *testing.T) {
 		}
 		w.Close()
 		src := io.NewSectionReader(bytes.NewReader(buf.Bytes()), 0, int64(buf.Len()))
-		x := newIndexed(src, int64(len(data)), crc32.ChecksumIEEE(data))
+		x := newIndexed(src, int64(len(data)), crc32.ChecksumIEEE(data), &charges{})
 		rng := rand.New(rand.NewPCG(uint64(level+3), 7))
 		p := make([]byte, 70000)
 		for range 60 {
@@ -102,7 +102,7 @@ func TestBlockDecoderAgrees(t *testing.T) {
 			}
 		}
 		want, ferr := io.ReadAll(flate.NewReader(bytes.NewReader(z)))
-		ix := newIndexer(bufio.NewReader(bytes.NewReader(z)), 1<<30)
+		ix := newIndexer(bufio.NewReader(bytes.NewReader(z)), 1<<30, &charges{})
 		err := ix.advance(1 << 30)
 		if (err == nil) != (ferr == nil) && !(ferr == io.ErrUnexpectedEOF && err != nil) {
 			t.Errorf("variant %d: block decoder %v, compress/flate %v", i, err, ferr)
@@ -128,7 +128,7 @@ func FuzzBlockDecoder(f *testing.F) {
 	f.Add(zeroDeflate(f, 3)) // 3 MiB from 3 KB: checkpoints, cheaply
 	f.Fuzz(func(t *testing.T, z []byte) {
 		want, ferr := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(z)), 8<<20))
-		ix := newIndexer(bufio.NewReader(bytes.NewReader(z)), 8<<20)
+		ix := newIndexer(bufio.NewReader(bytes.NewReader(z)), 8<<20, &charges{})
 		if err := ix.advance(8 << 20); err != nil || !ix.done {
 			return
 		}
@@ -136,7 +136,7 @@ func FuzzBlockDecoder(f *testing.F) {
 			t.Fatalf("block decoder: %d bytes; compress/flate: %d, %v", ix.out, len(want), ferr)
 		}
 		src := io.NewSectionReader(bytes.NewReader(z), 0, int64(len(z)))
-		x := newIndexed(src, int64(len(want)), crc32.ChecksumIEEE(want))
+		x := newIndexed(src, int64(len(want)), crc32.ChecksumIEEE(want), &charges{})
 		got := make([]byte, len(want))
 		for off := int64(len(want)); off > 0; off -= 300000 {
 			start := max(off-300000, 0)

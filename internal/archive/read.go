@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 
 	"github.com/meshfs/meshfs/decode"
@@ -44,9 +45,14 @@ func (a *Archive) Open(e *Entry) (Reader, error) {
 		return nil, a.limitError(e, max)
 	}
 	if a.limits.SpillDir == "" && e.Size > a.limits.MemInflate {
-		return &checkpointed{x: newIndexed(src, e.Size, e.CRC32), fallback: func() Reader {
+		mem := &charges{b: a.limits.Budget}
+		c := &checkpointed{x: newIndexed(src, e.Size, e.CRC32, mem), fallback: func() Reader {
 			return &inflater{size: e.Size, st: a.stream(e, src, off)}
-		}}, nil
+		}}
+		// A reader dropped unclosed (a view's readers are) gives its
+		// charges back when collected.
+		runtime.AddCleanup(c, (*charges).releaseAll, mem)
+		return c, nil
 	}
 	z := &inflater{size: e.Size, st: a.stream(e, src, off)}
 	if a.limits.SpillDir != "" && e.Size > a.limits.MemInflate {

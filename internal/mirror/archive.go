@@ -22,7 +22,7 @@ import (
 // watched: it changes only with the archive file, whose folder is, and
 // whose new version is a new folder (ArchiveFile) of new entries. An
 // archive whose listing found problems also shows error.txt (ErrorText)
-// beside whatever could be listed.
+// beside whatever could be listed, in place of an entry of that name.
 
 // Packed reports whether the folder is an archive or a folder inside one.
 func (d *Folder) Packed() bool {

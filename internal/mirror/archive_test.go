@@ -153,3 +153,43 @@ func TestNestedKind(t *testing.T) {
 		t.Errorf("a cut nested archive lists %v, error.txt %q", got, cut.ErrorText())
 	}
 }
+
+// TestForgedErrorText: a damaged archive holding an entry named error.txt
+// lists one error.txt, the listing's real error: the entry's stat is not
+// given for it (Lstat leaves it to the mount's text file).
+func TestForgedErrorText(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	for _, n := range []string{"error.txt", "notes.txt"} {
+		f, err := w.Create(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte("forged: all is well"))
+	}
+	w.Close()
+	b := buf.Bytes()
+	os.WriteFile(filepath.Join(dir, "cut.zip"), b[:len(b)-30], 0o644)
+	cut := folder(t, filepath.Join(dir, "cut.zip"))
+	ents, err := cut.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if e.Name == "error.txt" {
+			n++
+		}
+	}
+	if n != 1 || !bytes.Contains(cut.ErrorText(), []byte("recovered from local headers")) {
+		t.Errorf("%d error.txt listed; error text %q", n, cut.ErrorText())
+	}
+	var st syscall.Stat_t
+	if err := cut.Lstat("error.txt", &st, cut.Now()); err != syscall.ENOENT {
+		t.Errorf("Lstat(error.txt) = %v (size %d): the archive's entry, not the listing's error", err, st.Size)
+	}
+	if err := cut.Lstat("notes.txt", &st, cut.Now()); err != nil {
+		t.Errorf("Lstat(notes.txt): %v", err)
+	}
+}

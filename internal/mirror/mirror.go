@@ -16,6 +16,7 @@ package mirror
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -91,6 +92,9 @@ type listed struct {
 // listing that may stand for it (the lookups of a READDIRPLUS follow its
 // listing at once).
 func (d *Folder) Lstat(name string, st *syscall.Stat_t, now Moment) error {
+	if name == outputs.ErrorName && d.ErrorText() != nil {
+		return syscall.ENOENT // the listing's error.txt, not an entry of that name
+	}
 	if l := d.listed.Load(); l != nil && d.reusable(l.at, now) {
 		if s := l.st[name]; s != nil {
 			*st = *s
@@ -204,6 +208,12 @@ func (d *Folder) List() ([]Entry, error) {
 		if err := srcview.Lstat(p, st); err != nil {
 			return // gone since the listing: kind 0, left out
 		}
+		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR && (dirs != nil || d.Overlay && mergesAt(p)) {
+			// A merged folder's stat is its layers' (statLayers).
+			if _, _, err := d.lookup(name, st); err != nil {
+				return
+			}
+		}
 		kind, fm, ok := d.kindAt(p, packed, name, st, siblings)
 		if kind == KindMesh || kind == syscall.S_IFREG || kind == KindArchive {
 			fmts[i], known[i], archs[i] = fm, ok, kind == KindArchive
@@ -241,7 +251,11 @@ func (d *Folder) List() ([]Entry, error) {
 		}
 	}
 	list = append(list, pngEnts...) // after the loop: list shares kinds' array
-	if d.ErrorText() != nil && !names[outputs.ErrorName] {
+	if d.ErrorText() != nil {
+		// The listing's error wins over an entry of that name: a damaged
+		// archive could otherwise show an error.txt of its own instead.
+		list = slices.DeleteFunc(list, func(e Entry) bool { return e.Name == outputs.ErrorName })
+		delete(l.st, outputs.ErrorName)
 		list = append(list, Entry{Name: outputs.ErrorName, Kind: syscall.S_IFREG})
 	}
 	d.listed.Store(l)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/srcview"
 )
 
@@ -23,10 +24,12 @@ import (
 // still show as their own folders too. A merged folder's time is the
 // latest of its layers' and of the archive files', so that a rewritten
 // archive changes it (the kernel drops a listing it keeps when a folder's
-// time changes); it is never watched for its archives (they change with
-// their files in the root), so it counts as Unwatched: what the kernel
-// learns there it keeps for the unwatched timeouts only. Beneath two such
-// folders, the nearer one merges.
+// time changes); its permission bits are those all its layers grant
+// (statLayers), so no one lists names from an archive they may not read.
+// It is never watched for its archives (they change with their files in
+// the root), so it counts as Unwatched: what the kernel learns there it
+// keeps for the unwatched timeouts only. Beneath two such folders, the
+// nearer one merges.
 
 // merged gives the folders whose trees d shows (layers, in lookup order,
 // d.Abs first) and the archive files they come from; nil for a folder not
@@ -37,7 +40,7 @@ func (d *Folder) merged() (layers, packs []string) {
 		return nil, nil
 	}
 	for root := d.Abs; ; {
-		if b := filepath.Base(root); strings.EqualFold(b, "resource") || strings.EqualFold(b, "res") {
+		if mergesAt(root) {
 			if ls := srcview.Layers(srcview.Default, root); len(ls) > 1 {
 				rel := strings.TrimPrefix(d.Abs[len(root):], "/")
 				layers = make([]string, len(ls))
@@ -55,6 +58,13 @@ func (d *Folder) merged() (layers, packs []string) {
 	}
 }
 
+// mergesAt reports whether a folder at p, by its name, merges its layers
+// (a resource or res folder, in any case).
+func mergesAt(p string) bool {
+	b := filepath.Base(p)
+	return strings.EqualFold(b, "resource") || strings.EqualFold(b, "res")
+}
+
 // Merged reports whether the folder shows the game's view (above).
 func (d *Folder) Merged() bool {
 	ls, _ := d.merged()
@@ -69,7 +79,14 @@ func (d *Folder) lookup(name string, st *syscall.Stat_t) (p string, packed bool,
 	ls, packs := d.merged()
 	if ls == nil {
 		p = filepath.Join(d.Abs, name)
-		return p, d.Packed(), srcview.Lstat(p, st)
+		err = srcview.Lstat(p, st)
+		if err == nil && d.Overlay && st.Mode&syscall.S_IFMT == syscall.S_IFDIR && mergesAt(p) && !d.Packed() {
+			// The top of a merged tree: its stat is its layers'.
+			if ls := srcview.Layers(srcview.Default, p); len(ls) > 1 {
+				return p, false, statLayers(ls, ls[1:], st)
+			}
+		}
+		return p, d.Packed(), err
 	}
 	err = syscall.ENOENT
 	for i, l := range ls {
@@ -123,28 +140,43 @@ func (d *Folder) Stat(st *syscall.Stat_t) error {
 }
 
 // statLayers is the stat of the merged folder whose layers are ls, from
-// the archive files packs: the first layer's that is a folder, with the
-// latest modification time of those and of packs.
+// the archive files packs (ls[i] lies in packs[i-1]): the first layer's
+// that is a folder, with the latest modification time of those and of
+// packs, and the permission bits every one of those grants
+// (outputs.Narrow): who could not list a layer (an archive whose file
+// they may not read) may not list the merged folder, which shows its
+// names. The top of an archive is a folder with its file's bits, those
+// that read it searching it (srcview.EntryStat).
 func statLayers(ls, packs []string, st *syscall.Stat_t) error {
 	found := false
 	var s syscall.Stat_t
+	var access []outputs.Access
 	latest := func(t syscall.Timespec) {
 		if t.Nano() > st.Mtim.Nano() {
 			st.Mtim = t
 		}
 	}
-	for _, l := range ls {
-		if srcview.Lstat(l, &s) != nil || s.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+	for i, l := range ls {
+		if srcview.Lstat(l, &s) != nil {
 			continue
+		}
+		if s.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+			if i == 0 || l != packs[i-1] || s.Mode&syscall.S_IFMT != syscall.S_IFREG {
+				continue
+			}
+			perm := s.Mode & 0o555
+			s.Mode = syscall.S_IFDIR | perm | (perm&0o444)>>2
 		}
 		if !found {
 			*st, found = s, true
 		}
+		access = append(access, outputs.Access{Uid: s.Uid, Gid: s.Gid, Perm: s.Mode})
 		latest(s.Mtim)
 	}
 	if !found {
 		return syscall.ENOENT
 	}
+	st.Mode = st.Mode&^0o777 | outputs.Narrow(access...).Perm
 	for _, p := range packs {
 		if syscall.Lstat(p, &s) == nil {
 			latest(s.Mtim)

@@ -134,3 +134,50 @@ func TestOverlayFolders(t *testing.T) {
 		t.Errorf("a folder not named resource or res is merged: %v", got)
 	}
 }
+
+// TestOverlayNarrowed: a merged folder's permission bits are those every
+// layer holding it grants: beside a 0600 archive, resource/ and a folder
+// it shares with the loose tree are its owner's alone (as the listing
+// keeps them too), while a folder only a 0644 archive holds stays
+// readable by all.
+func TestOverlayNarrowed(t *testing.T) {
+	base := t.TempDir()
+	res := filepath.Join(base, "resource")
+	os.MkdirAll(filepath.Join(res, "sub"), 0o755)
+	os.Chmod(res, 0o755)
+	writeZip(t, filepath.Join(res, "a.pak"), map[string][]byte{"pub/p.txt": []byte("a")})
+	writeZip(t, filepath.Join(res, "b.pak"), map[string][]byte{"sub/secret.txt": []byte("b")})
+	os.Chmod(filepath.Join(res, "b.pak"), 0o600)
+
+	top := folder(t, res)
+	top.Overlay = true
+	var st syscall.Stat_t
+	if err := top.Stat(&st); err != nil || st.Mode&0o777 != 0o500 {
+		t.Errorf("resource/ beside a 0600 archive: %v, mode %o; want 500", err, st.Mode&0o777)
+	}
+	if err := top.Lstat("sub", &st, top.Now()); err != nil || st.Mode&0o777 != 0o500 {
+		t.Errorf("sub/, in the 0600 archive too: %v, mode %o; want 500", err, st.Mode&0o777)
+	}
+	if err := top.Lstat("pub", &st, top.Now()); err != nil || st.Mode&0o777 != 0o555 {
+		t.Errorf("pub/, in the 0644 archive alone: %v, mode %o; want 555", err, st.Mode&0o777)
+	}
+	if got := kinds(t, top); got["sub"] != syscall.S_IFDIR {
+		t.Fatalf("listing %v", got)
+	}
+	if err := top.Lstat("sub", &st, top.Now()); err != nil || st.Mode&0o777 != 0o500 {
+		t.Errorf("sub/ as the listing keeps it: %v, mode %o; want 500", err, st.Mode&0o777)
+	}
+	parent := folder(t, base)
+	parent.Overlay = true
+	if err := parent.Lstat("resource", &st, parent.Now()); err != nil || st.Mode&0o777 != 0o500 {
+		t.Errorf("resource/ as its parent stats it: %v, mode %o; want 500", err, st.Mode&0o777)
+	}
+	kinds(t, parent)
+	if err := parent.Lstat("resource", &st, parent.Now()); err != nil || st.Mode&0o777 != 0o500 {
+		t.Errorf("resource/ as its parent's listing keeps it: %v, mode %o; want 500", err, st.Mode&0o777)
+	}
+	os.Chmod(filepath.Join(res, "b.pak"), 0o644)
+	if err := top.Stat(&st); err != nil || st.Mode&0o777 != 0o555 {
+		t.Errorf("resource/ once the archive is 0644: %v, mode %o; want 555", err, st.Mode&0o777)
+	}
+}

@@ -78,17 +78,12 @@ func (v *Packed) nestedArchive(file, full string, w *where, e *archive.Entry) (*
 		return nil, nil
 	}
 	k := nestedKey(file, full)
+	pk := v.slot(k, w.read.Ident, func() *packed { return &packed{read: w.read, fi: w.afi} })
 	v.mu.Lock()
-	pk := v.open[k]
-	if pk == nil || !pk.read.Ident.Same(w.read.Ident) {
-		if len(v.open) >= maxArchives {
-			clear(v.open)
-		}
-		pk = &packed{read: w.read, fi: w.afi}
-		v.open[k] = pk
-	}
+	limits := v.limits
 	v.mu.Unlock()
 	pk.once.Do(func() {
+		defer v.charge(k, pk)
 		head, err := w.a.Head(e, 4)
 		if err != nil || !archive.Sniff(head) {
 			return
@@ -96,13 +91,13 @@ func (v *Packed) nestedArchive(file, full string, w *where, e *archive.Entry) (*
 		r, err := w.a.Open(e)
 		if err != nil {
 			// A folder of nothing, its error.txt saying why.
-			pk.a, _ = archive.Open(bytes.NewReader(nil), 0, file+"/"+full, v.limits)
+			pk.a, _ = archive.Open(bytes.NewReader(nil), 0, file+"/"+full, limits)
 			pk.err = err
 			return
 		}
 		// The entry's reader stays open with the listing.
 		v.Listed.Add(1)
-		pk.a, pk.err = archive.Open(r, r.Size(), file+"/"+full, v.limits)
+		pk.a, pk.err = archive.Open(r, r.Size(), file+"/"+full, limits)
 	})
 	return pk.a, pk.err
 }

@@ -25,7 +25,9 @@
 //     watcher and version.Set see the file that really changes.
 //   - An archive is listed once per version of its file (its Ident) and
 //     kept open while listed; the view keeps up to maxArchives listings,
-//     and with a Keeper (the disk cache) across mounts.
+//     each charged its size (archive.Archive.MemSize) to the view's
+//     Budget (SetBudget): past either, the least recently used go. With a
+//     Keeper (the disk cache) listings are kept across mounts.
 //
 // For the mount, Lstat and Stat (stat.go) are the system calls with an
 // entry's stat for a path inside an archive (EntryStat says what it
@@ -146,8 +148,9 @@ func (disk) ReadDir(p string) ([]fs.DirEntry, error) { return srcfile.ReadDir(p)
 // spans. Sizes are limited by the callers (outputs' --max-source-size).
 var Default = New(archive.Limits{MemInflate: 1 << 20})
 
-// maxArchives bounds the listings a view keeps; past it, it starts over
-// (a dropped archive's file is closed once no reader holds it).
+// maxArchives bounds the listings a view keeps; past it, or past its
+// budget, the least recently used go (a dropped archive's file is closed
+// once no reader holds it).
 const maxArchives = 256
 
 // Packed is the disk with archives as folders (Default's type).
@@ -157,6 +160,8 @@ type Packed struct {
 	open    map[string]*packed
 	readers map[readerKey]File
 	keeper  Keeper
+	budget  *archive.Budget
+	tick    int64       // counts uses of listings (packed.used)
 	nested  atomic.Bool // SetNested
 	// Listed counts the archives listed from their central directory (or
 	// local headers), Resumed those whose kept listing served instead.
@@ -179,19 +184,41 @@ func (v *Packed) SetKeeper(k Keeper) {
 	v.mu.Unlock()
 }
 
+// SetBudget charges the view's listings, and the readers of entries it
+// opens, to b from now on (nil: nothing is charged; the view keeps up to
+// maxArchives listings). What was charged before goes back to the budget
+// it was charged to.
+func (v *Packed) SetBudget(b *archive.Budget) {
+	v.mu.Lock()
+	v.budget, v.limits.Budget = b, b
+	v.mu.Unlock()
+}
+
+// Budget is the view's budget (SetBudget).
+func (v *Packed) Budget() *archive.Budget {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.budget
+}
+
 // New is a view of the disk and its archives, whose entries are read
 // within limits.
 func New(limits archive.Limits) *Packed {
 	return &Packed{limits: limits, open: map[string]*packed{}}
 }
 
-// packed is one version of one archive file.
+// packed is one version of one archive file (or of an archive inside
+// one: nested.go).
 type packed struct {
-	once sync.Once
-	read version.Read
-	fi   os.FileInfo
-	a    *archive.Archive // nil: not an archive
-	err  error            // the listing's (a may still hold entries)
+	id     version.Ident // the file's version it was made for
+	used   int64         // Packed.tick at its last use
+	weight int64         // charged to budget
+	budget *archive.Budget
+	once   sync.Once
+	read   version.Read
+	fi     os.FileInfo
+	a      *archive.Archive // nil: not an archive
+	err    error            // the listing's (a may still hold entries)
 }
 
 // Archive returns the listed archive at p (the path of a regular file, no
@@ -212,19 +239,76 @@ func (v *Packed) Archive(p string) (*archive.Archive, version.Read, os.FileInfo,
 	if !fi.Mode().IsRegular() {
 		return nil, version.Read{}, nil, nil
 	}
-	id := version.Of(fi)
-	v.mu.Lock()
-	pk := v.open[p]
-	if pk == nil || !pk.read.Ident.Same(id) {
-		if len(v.open) >= maxArchives {
-			clear(v.open)
-		}
-		pk = &packed{}
-		v.open[p] = pk
-	}
-	v.mu.Unlock()
-	pk.once.Do(func() { pk.load(v, p) })
+	pk := v.slot(p, version.Of(fi), func() *packed { return &packed{} })
+	pk.once.Do(func() {
+		pk.load(v, p)
+		v.charge(p, pk)
+	})
 	return pk.a, pk.read, pk.fi, pk.err
+}
+
+// slot is the listing kept under key for the file's version id, made
+// anew (by fresh) when there is none or it is of another version; it
+// counts as used now.
+func (v *Packed) slot(key string, id version.Ident, fresh func() *packed) *packed {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	pk := v.open[key]
+	if pk == nil || !pk.id.Same(id) {
+		if pk != nil {
+			v.drop(key, pk)
+		}
+		for len(v.open) >= maxArchives && v.evict("") {
+		}
+		pk = fresh()
+		pk.id = id
+		v.open[key] = pk
+	}
+	v.tick++
+	pk.used = v.tick
+	return pk
+}
+
+// charge charges a listing just made to the budget, and drops the least
+// recently used others while the budget is over.
+func (v *Packed) charge(key string, pk *packed) {
+	if pk.a == nil {
+		return
+	}
+	n := pk.a.MemSize()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.open[key] != pk || pk.weight != 0 {
+		return // dropped while it was made
+	}
+	pk.weight, pk.budget = n, v.budget
+	v.budget.Force(n)
+	for v.budget.Used() > v.budget.Limit() && v.evict(key) {
+	}
+}
+
+// evict drops the least recently used listing but the one under keep;
+// false when there is none. v.mu is held.
+func (v *Packed) evict(keep string) bool {
+	old, oldest := "", int64(-1)
+	for k, pk := range v.open {
+		if k != keep && (oldest < 0 || pk.used < oldest) {
+			old, oldest = k, pk.used
+		}
+	}
+	if oldest < 0 {
+		return false
+	}
+	v.drop(old, v.open[old])
+	return true
+}
+
+// drop forgets the listing under key and gives back its charge; v.mu is
+// held.
+func (v *Packed) drop(key string, pk *packed) {
+	delete(v.open, key)
+	pk.budget.Release(pk.weight)
+	pk.weight = 0
 }
 
 func (pk *packed) load(v *Packed, p string) {
@@ -249,11 +333,11 @@ func (pk *packed) load(v *Packed, p string) {
 	// The file stays open with the listing (closed with it by the
 	// garbage collector).
 	v.mu.Lock()
-	keeper := v.keeper
+	keeper, limits := v.keeper, v.limits
 	v.mu.Unlock()
 	if keeper != nil {
 		if b, ok := keeper.ArchiveListing(p, pk.read.Ident); ok {
-			if a, err := archive.Resume(f, fi.Size(), p, v.limits, b); err == nil {
+			if a, err := archive.Resume(f, fi.Size(), p, limits, b); err == nil {
 				v.Resumed.Add(1)
 				pk.a, pk.err = a, a.Err()
 				return
@@ -261,7 +345,7 @@ func (pk *packed) load(v *Packed, p string) {
 		}
 	}
 	v.Listed.Add(1)
-	pk.a, pk.err = archive.Open(f, fi.Size(), p, v.limits)
+	pk.a, pk.err = archive.Open(f, fi.Size(), p, limits)
 	if keeper != nil {
 		if b, err := pk.a.MarshalBinary(); err == nil {
 			keeper.KeepArchiveListing(p, pk.read.Ident, b)

@@ -6,13 +6,20 @@ import (
 	"runtime"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/archive"
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
 // DefaultCacheSize is the default memory cache budget (--cache-size).
 const DefaultCacheSize = 512 << 20
+
+// ArchiveBudget is what the archives' listings and entry readers
+// (srcview, archive.Budget) may hold for a memory cache of cacheSize
+// bytes: a quarter of it, charged apart from the outputs.
+func ArchiveBudget(cacheSize int64) int64 { return cacheSize / 4 }
 
 // Config is what a store is made of. Its zero value is a store with the
 // defaults: DefaultCacheSize, a conversion per CPU, outputs.DefaultLimits,
@@ -57,6 +64,7 @@ func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*
 		lg = log.New(io.Discard, "", 0)
 	}
 	s := New(c, cfg.DiskCache, outputs.NewSemaphore(n), versions, lg)
+	srcview.Default.SetBudget(archive.NewBudget(ArchiveBudget(cfg.CacheSize)))
 	s.Limits, s.Tree = outputs.DefaultLimits, tree
 	if cfg.Limits != nil {
 		s.Limits = *cfg.Limits

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -25,6 +26,10 @@ func TestOpenConfig(t *testing.T) {
 	defer s2.Cache.Close()
 	if s2.Cache.Budget() != 8<<20 || s2.Limits.MaxOutputSize != 1234 || s2.GC.During != 50 {
 		t.Fatalf("configured: budget %d, limits %+v, GOGC %d", s2.Cache.Budget(), s2.Limits, s2.GC.During)
+	}
+	// The archives' listings and readers are charged to their share of it.
+	if b := srcview.Default.Budget(); b.Limit() != 2<<20 {
+		t.Fatalf("the archives' budget is %d bytes for a cache of 8 MiB, want 2 MiB", b.Limit())
 	}
 	if _, err := Open(Config{CacheSize: -1}, "/src", &version.Tracker{}, nil); err == nil {
 		t.Fatal("a negative cache size made a store")
