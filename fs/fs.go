@@ -32,6 +32,7 @@ import (
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/srcfd"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
@@ -268,6 +269,8 @@ func (f *FS) Close() {
 	f.st.Cache.Close()
 	f.srcFDs.Close()
 	f.sniffer.Close()
+	// The process's view keeps archives open across mounts: this one's go.
+	srcview.Default.Forget(f.source)
 }
 
 // noOpen reports whether the kernel opens files and folders without us:

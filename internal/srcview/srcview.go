@@ -303,6 +303,25 @@ func (v *Packed) evict(keep string) bool {
 	return true
 }
 
+// Forget drops the listings and kept entry readers of the archives at or
+// beneath root, as a mount of root ends: their files are closed once no
+// reader holds them, and the listings' charges go back to the budget.
+func (v *Packed) Forget(root string) {
+	beneath := func(p string) bool { return p == root || strings.HasPrefix(p, root+"/") }
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for k, pk := range v.open {
+		if beneath(k) {
+			v.drop(k, pk)
+		}
+	}
+	for k := range v.readers {
+		if beneath(k.path) {
+			delete(v.readers, k)
+		}
+	}
+}
+
 // drop forgets the listing under key and gives back its charge; v.mu is
 // held.
 func (v *Packed) drop(key string, pk *packed) {
