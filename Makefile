@@ -64,7 +64,7 @@ preview: build
 # reports fails the test that started it. MESHFS_RACE makes a test binary
 # built without -race fail.
 RACE_FS  = TestConcurrentReadersOneConversion|TestNoOpenConcurrentReaders|TestHeaderPushRacesReads|TestReplacedUnderOpenFile|TestNoSplicedReadsInPlace|TestSourceReplaced|TestAppearAndVanish|TestNoOpenChangesSeen|TestDiskCacheRemount|TestPrewarmFillsDiskCache|TestScanAhead|TestListAhead|TestReadRightAfterChange|TestPartChangeRemakesModel|TestExactSizesSample|TestArchiveChangeRemakes|TestStatsJSON|TestNoLeaks|TestPanicIsEIO
-RACE_SKIP = TestHostile|TestRecoverDescriptors|TestBombs|TestCheckpointReads|TestBlockDecoderAgrees|TestInovaArchive|TestZip64EndRecords|TestNestedThroughCheckpoints|TestMetaHostileIndex
+RACE_SKIP = TestFarReadBudget|TestListingsBudget|TestCheckpointsInsideBlock|TestHostile|TestRecoverDescriptors|TestBombs|TestCheckpointReads|TestBlockDecoderAgrees|TestInovaArchive|TestZip64EndRecords|TestNestedThroughCheckpoints|TestMetaHostileIndex
 RACE_CMD = TestDaemonRaceBuilt|TestConversionStorm|TestNoSplicedReads|TestSoak|TestDaemonNoLeaks|TestMountSIGINTWhileBusy|TestMemoryBound|TestMountOverKilledDaemon
 test-race:
 	MESHFS_RACE=1 $(GO) test -count=1 -race -timeout 15m -skip '^($(RACE_SKIP))$$' ./internal/...
