@@ -241,6 +241,17 @@ func TestConvertDir(t *testing.T) {
 		t.Fatalf("convert REL: status %d\n%s", code, msg)
 	}
 	sameFolder(t, "tfever", filepath.Join(outAbs, "tfever"), filepath.Join(outRel, "tfever"))
+	// And from a working folder reached through a link ($PWD names the
+	// link): a file by its relative path converts as by its real one.
+	wd := filepath.Join(t.TempDir(), "wd")
+	if err := os.Symlink(filepath.Join(root, "testdata"), wd); err != nil {
+		t.Fatal(err)
+	}
+	outLinked := t.TempDir()
+	if msg, code := runBin(t, wd, "convert", "-o", outLinked, "tfever/tf2_cube.msh"); code != 0 {
+		t.Fatalf("convert REL from a linked folder: status %d\n%s", code, msg)
+	}
+	sameFolder(t, "tf2_cube.msh", filepath.Join(outAbs, "tfever", "tf2_cube.msh"), filepath.Join(outLinked, "tf2_cube.msh"))
 
 	// A .msh and its .msh.blob, both given (as a shell glob does): one file.
 	tf := filepath.Join(root, "testdata", "tfever")

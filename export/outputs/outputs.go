@@ -73,11 +73,13 @@ func Open(path string) (*Mesh, error) {
 // the symbolic links in it followed: the path a mount of its folder names
 // it by.
 func RealPath(path string) (string, error) {
-	real, err := filepath.EvalSymlinks(path)
+	// Absolute first: a relative path is relative to the working folder,
+	// which os.Getwd may name by a path with links in it ($PWD).
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Abs(real)
+	return filepath.EvalSymlinks(abs)
 }
 
 // OpenSource sniffs the file at path, a path of the source tree (no link
