@@ -9,12 +9,13 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
+
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 // writeZeroEntry writes to p a ZIP (ZIP64) of one deflated entry,
@@ -65,14 +66,6 @@ func writeManyEntries(t *testing.T, p string, n int) {
 	}
 }
 
-// liveHeap is the daemon's (this process's) live heap after a collection.
-func liveHeap() int64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
-}
-
 // TestArchiveMemoryBudget: mounted with a 64 MiB --cache-size, a 4 KiB
 // read at the end of a 16 GiB ZIP64 entry and the listings of 64 archives
 // of 200 000 entries each leave the daemon's live heap within the cache
@@ -94,7 +87,7 @@ func TestArchiveMemoryBudget(t *testing.T) {
 		}
 	}
 	const cacheSize = 64 << 20
-	before := liveHeap()
+	before := decodetest.LiveHeap()
 	_, mnt := mountT(t, src, Config{Store: store.Config{CacheSize: cacheSize}})
 
 	f, err := os.Open(filepath.Join(mnt, "big.zip", "zeros.bin"))
@@ -109,14 +102,14 @@ func TestArchiveMemoryBudget(t *testing.T) {
 		t.Fatalf("the last 4 KiB of a %d-byte entry: %d, %v", fi.Size(), n, err)
 	}
 	took := time.Since(start)
-	afterRead := liveHeap() - before
+	afterRead := decodetest.LiveHeap() - before
 	for i := range 64 {
 		ents, err := os.ReadDir(filepath.Join(mnt, "paks", fmt.Sprintf("p%02d.pak", i)))
 		if err != nil || len(ents) != 200 {
 			t.Fatalf("p%02d.pak: %v, %d folders", i, err, len(ents))
 		}
 	}
-	held := liveHeap() - before
+	held := decodetest.LiveHeap() - before
 	b := srcview.Default.Budget()
 	t.Logf("4 KiB at the end of 16 GiB in %v, heap +%.1f MiB; then 64 listings: heap +%.1f MiB; archive budget %.0f MiB, %.1f MiB charged",
 		took, float64(afterRead)/(1<<20), float64(held)/(1<<20), float64(b.Limit())/(1<<20), float64(b.Used())/(1<<20))

@@ -54,6 +54,15 @@ func NeedShared(t testing.TB, rel string) string {
 	return dir
 }
 
+// LiveHeap is the process's live heap after a collection: what a test
+// that bounds memory compares before and after.
+func LiveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
 // CannotRun ends a test that cannot run on this machine (no FUSE knob, not
 // root, ...): under CI, where every test must run, it fails; elsewhere it
 // skips with the reason.

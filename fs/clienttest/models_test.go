@@ -297,13 +297,8 @@ func runModelBlender(t *testing.T, blender string, paths []string) []modelReport
 // base is a Blender name without the ".001" Blender adds to a repeated one.
 func base(name string) string { return dupSuffix.ReplaceAllString(name, "") }
 
-// compareModel compares Blender's import of f with the file.
-func compareModel(r *modelReport, f *modelFile) []string {
-	if r.Error != "" {
-		return []string{"Blender's import failed: " + r.Error}
-	}
-	doc := f.doc
-	var errs []string
+// parents is each node's parent in doc, -1 for a root.
+func parents(doc *qgltf.Document) []int {
 	parent := make([]int, len(doc.Nodes))
 	for i := range parent {
 		parent[i] = -1
@@ -313,6 +308,17 @@ func compareModel(r *modelReport, f *modelFile) []string {
 			parent[c] = i
 		}
 	}
+	return parent
+}
+
+// compareModel compares Blender's import of f with the file.
+func compareModel(r *modelReport, f *modelFile) []string {
+	if r.Error != "" {
+		return []string{"Blender's import failed: " + r.Error}
+	}
+	doc := f.doc
+	var errs []string
+	parent := parents(doc)
 	// Every node is an object or a bone, under its parent (an object
 	// parented to a bone names the bone; a skinned mesh, a root of the
 	// file, is the armature's child).

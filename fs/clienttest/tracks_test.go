@@ -127,15 +127,7 @@ type trackCheck struct {
 // tracks it checked.
 func checkTracks(r, coll *modelReport, f *modelFile, model string) (errs, logs []string, checked []trackCheck) {
 	doc := f.doc
-	parent := make([]int, len(doc.Nodes))
-	for i := range parent {
-		parent[i] = -1
-	}
-	for i, n := range doc.Nodes {
-		for _, c := range n.Children {
-			parent[c] = i
-		}
-	}
+	parent := parents(doc)
 	// The file's meshes by what they are: (name, parent name) as Blender
 	// reports its objects.
 	type key struct{ name, parent string }

@@ -161,22 +161,7 @@ func zeroDeflate(t testing.TB, mib int) []byte {
 // MaxInflate.
 func TestZip64Entry(t *testing.T) {
 	const mib = 4097
-	data := zeroDeflate(t, mib)
-	crc := crc32.NewIEEE()
-	zero := make([]byte, 1<<20)
-	for range mib {
-		crc.Write(zero)
-	}
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	fw, err := w.CreateRaw(&zip.FileHeader{Name: "big.bin", Method: zip.Deflate, CRC32: crc.Sum32(),
-		CompressedSize64: uint64(len(data)), UncompressedSize64: mib << 20, Modified: testTime})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fw.Write(data)
-	w.Close()
-	z := buf.Bytes()
+	z := zipOfZeros(t, mib)
 	a, err := Open(bytes.NewReader(z), int64(len(z)), "big.zip", Limits{MemInflate: 1 << 30})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 // zipOfZeros is an archive of one deflated entry, big.bin, of mib MiB of
@@ -31,14 +33,6 @@ func zipOfZeros(t testing.TB, mib int) []byte {
 	return buf.Bytes()
 }
 
-// heapAlloc is the live heap after a collection.
-func heapAlloc() int64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
-}
-
 // TestFarReadBudget: a 4 KiB read at the end of a 16 GiB ZIP64 entry keeps
 // what the reader holds (checkpoints, spans) within its Budget: the
 // reader thins its checkpoints instead of keeping one per MiB (512 MiB of
@@ -59,14 +53,14 @@ func TestFarReadBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := heapAlloc()
+	before := decodetest.LiveHeap()
 	p := make([]byte, 4096)
 	start := time.Now()
 	if n, err := r.ReadAt(p, e.Size-4096); n != len(p) || (err != nil && err != io.EOF) || !bytes.Equal(p, make([]byte, 4096)) {
 		t.Fatalf("ReadAt(size-4096): %d, %v", n, err)
 	}
 	took := time.Since(start)
-	held := heapAlloc() - before
+	held := decodetest.LiveHeap() - before
 	x := r.(*checkpointed).x
 	if r.(*checkpointed).r != nil {
 		t.Fatal("fell back to the in-memory inflater")

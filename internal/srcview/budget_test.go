@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/meshfs/meshfs/internal/archive"
+
+	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
 // writeManyEntries writes an archive of n empty stored entries, 1000 to a
@@ -38,14 +39,6 @@ func writeManyEntries(t *testing.T, p string, n int) {
 	}
 }
 
-// heapAlloc is the live heap after a collection.
-func heapAlloc() int64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
-}
-
 // TestListingsBudget: listing 64 archives of 200 000 entries each (one
 // file, 64 names) keeps what the view's budget allows, not 64 listings:
 // the least recently used go, the charge follows, and the one just used
@@ -68,7 +61,7 @@ func TestListingsBudget(t *testing.T) {
 	budget := archive.NewBudget(64 << 20)
 	v := New(archive.Limits{MemInflate: 1 << 20})
 	v.SetBudget(budget)
-	before := heapAlloc()
+	before := decodetest.LiveHeap()
 	var one int64
 	for _, p := range paths {
 		a, _, _, err := v.Archive(p)
@@ -77,7 +70,7 @@ func TestListingsBudget(t *testing.T) {
 		}
 		one = a.MemSize()
 	}
-	held := heapAlloc() - before
+	held := decodetest.LiveHeap() - before
 	t.Logf("64 listings of 200 000 entries (%.1f MiB each by MemSize): %d kept, %.1f MiB charged, heap +%.1f MiB",
 		float64(one)/(1<<20), len(v.open), float64(budget.Used())/(1<<20), float64(held)/(1<<20))
 	if budget.Used() > budget.Limit()+one || len(v.open) > int(budget.Limit()/one)+1 {
