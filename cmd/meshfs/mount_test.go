@@ -19,6 +19,7 @@ import (
 
 	"github.com/meshfs/meshfs/internal/fusetest"
 	"github.com/meshfs/meshfs/internal/meshgen"
+	"github.com/meshfs/meshfs/internal/mountpoint"
 )
 
 // The mount command is tested as users run it: the binary, built here, in
@@ -208,26 +209,11 @@ func mounted(t *testing.T, mnt string) bool {
 // mnt is a mount point.
 func mountOptions(t *testing.T, mnt string) ([]string, bool) {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
+	m, ok := mountpoint.Last(mnt)
+	if !ok {
+		return nil, false
 	}
-	var opts []string
-	found := false
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 7 || f[4] != mnt {
-			continue
-		}
-		// ID PARENT DEV ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPEROPTIONS;
-		// a later line for the same point is the mount on top.
-		found = true
-		opts = strings.Split(f[5], ",")
-		if i := slices.Index(f, "-"); i > 0 && i+3 < len(f) {
-			opts = append(opts, strings.Split(f[i+3], ",")...)
-		}
-	}
-	return opts, found
+	return append(append([]string(nil), m.Options...), m.Super...), true
 }
 
 func sourceTree(t *testing.T) string {
@@ -562,27 +548,11 @@ func TestMountOpenHandles(t *testing.T) {
 // of /proc/self/mountinfo.
 func superOptions(t *testing.T, mnt string) []string {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var super []string
-	for _, l := range strings.Split(string(b), "\n") {
-		// ID parent major:minor root mountpoint options [tags] - type source super
-		f := strings.Fields(l)
-		if len(f) < 6 || f[4] != mnt {
-			continue
-		}
-		i := slices.Index(f, "-")
-		if i < 0 || i+3 >= len(f) {
-			t.Fatalf("mountinfo line %q", l)
-		}
-		super = strings.Split(f[i+3], ",")
-	}
-	if super == nil {
+	m, ok := mountpoint.Last(mnt)
+	if !ok || m.Super == nil {
 		t.Fatalf("%s is not in /proc/self/mountinfo", mnt)
 	}
-	return super
+	return m.Super
 }
 
 // TestMountAllowOtherChecksPermissions: -o allow_other alone mounts with

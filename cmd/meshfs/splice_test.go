@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/fusetest"
 	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
@@ -147,7 +148,7 @@ func TestNoSplicedReads(t *testing.T) {
 		select {
 		case <-done:
 		case <-time.After(guard):
-			abortFUSE(mnt)
+			fusetest.AbortAt(mnt)
 			t.Fatalf("round %d: the reader hangs", round)
 		}
 		switch {

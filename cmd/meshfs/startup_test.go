@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/mountpoint"
 )
 
 // Start-up checks: every refusal comes before anything is mounted or
@@ -108,10 +109,10 @@ func TestMountPointAlreadyMounted(t *testing.T) {
 	refused(t, "", []string{"already a mount point", "fuse.meshfs", src}, "--cache-dir", t.TempDir(), other, mnt)
 	refused(t, "", []string{"already a mount point"}, "--daemon", "--cache-dir", t.TempDir(), other, mnt)
 	// Still one mount, served by the first daemon.
-	b, _ := os.ReadFile("/proc/self/mountinfo")
+	ms, _ := mountpoint.Mounts()
 	n := 0
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) > 4 && f[4] == mnt {
+	for _, m := range ms {
+		if m.Point == mnt {
 			n++
 		}
 	}

@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/meshfs/meshfs/internal/fusetest"
 	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
@@ -121,7 +121,7 @@ func TestConversionStorm(t *testing.T) {
 				select {
 				case <-done:
 				case <-time.After(3 * guard):
-					abortFUSE(mnt)
+					fusetest.AbortAt(mnt)
 					t.Fatalf("readers not done within %v", 3*guard)
 				}
 				close(errs)
@@ -153,21 +153,5 @@ func TestConversionStorm(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// abortFUSE aborts the FUSE connection of the mount at mnt, so that a test
-// whose readers hang fails instead of wedging: every request waiting on the
-// daemon then fails with ENOTCONN.
-func abortFUSE(mnt string) {
-	b, _ := os.ReadFile("/proc/self/mountinfo")
-	for _, ln := range strings.Split(string(b), "\n") {
-		f := strings.Fields(ln)
-		if len(f) < 5 || f[4] != mnt {
-			continue
-		}
-		if _, minor, ok := strings.Cut(f[2], ":"); ok {
-			os.WriteFile("/sys/fs/fuse/connections/"+minor+"/abort", []byte("1"), 0)
-		}
 	}
 }

@@ -105,11 +105,7 @@ func Cleanup(root string, spare map[int]bool) []string {
 	var done []string
 	mounts := MountsBeneath(root)
 	for _, m := range mounts {
-		if maj, min, ok := strings.Cut(m.Dev, ":"); ok && maj == "0" {
-			if n, err := strconv.ParseUint(min, 10, 32); err == nil {
-				Abort(uint32(n)) // requests in it fail: whatever hangs there returns
-			}
-		}
+		abortDev(m.Dev) // requests in it fail: whatever hangs there returns
 	}
 	var killed []int
 	for _, pid := range Marked(root) {
@@ -149,6 +145,27 @@ func Cleanup(root string, spare map[int]bool) []string {
 		}
 	}
 	return done
+}
+
+// AbortAt aborts the FUSE connection of the mount at mnt, found in
+// mountinfo: a stat of a hung mount would hang too.
+func AbortAt(mnt string) error {
+	m, ok := mountpoint.Last(mnt)
+	if !ok {
+		return fmt.Errorf("%s is not a mount point", mnt)
+	}
+	return abortDev(m.Dev)
+}
+
+// abortDev aborts the FUSE connection of the mount on device dev
+// ("major:minor" of mountinfo; a FUSE mount's major is 0).
+func abortDev(dev string) error {
+	maj, min, ok := strings.Cut(dev, ":")
+	n, err := strconv.ParseUint(min, 10, 32)
+	if !ok || maj != "0" || err != nil {
+		return fmt.Errorf("device %s is no FUSE connection", dev)
+	}
+	return Abort(uint32(n))
 }
 
 // MountsBeneath returns the FUSE mounts at or beneath root, in the order
