@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/meshfs/meshfs/internal/fusetest"
 )
 
 // bigFolder is how many entries TestRelistBigFolder's folder holds: more
@@ -38,7 +40,7 @@ func TestRelistBigFolder(t *testing.T) {
 		}
 	}
 	f, mnt := mountT(t, src, Config{})
-	guardMount(t, mnt, 5*time.Minute)
+	fusetest.GuardMount(t, mnt, 5*time.Minute)
 	dir := filepath.Join(mnt, "big")
 	list := func() ([]os.DirEntry, time.Duration) {
 		t.Helper()

@@ -12,6 +12,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
+	"github.com/meshfs/meshfs/internal/fusetest"
 )
 
 // modelCase is a model tree of decodetest.WriteModelTree beneath a
@@ -227,7 +228,7 @@ func TestModelDepsStaleness(t *testing.T) {
 			src := t.TempDir()
 			cases := setup(t, src)
 			_, mnt := mountT(t, src, Config{})
-			guardMount(t, mnt, mountGuard)
+			fusetest.GuardMount(t, mnt, fusetest.Guard)
 			for _, o := range cases {
 				o.before = read(t, o.c.glb(mnt))
 			}

@@ -335,7 +335,7 @@ func TestChunkLimitAsConvert(t *testing.T) {
 		lim := outputs.DefaultLimits
 		lim.MaxOutputSize = 64
 		_, mnt := mountT(t, src, Config{Store: store.Config{Limits: &lim}})
-		guardMount(t, mnt, mountGuard)
+		fusetest.GuardMount(t, mnt, fusetest.Guard)
 		m, err := outputs.Open(filepath.Join(src, "m"+fakeExt))
 		if err != nil || m == nil {
 			t.Fatalf("not a mesh: %v", err)

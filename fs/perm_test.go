@@ -20,28 +20,6 @@ import (
 // nobody is the unprivileged user the permission tests read as.
 const nobody = 65534
 
-// mountGuard is how long a mount test may take before its FUSE connection
-// is aborted, so that a hang fails the test instead of wedging the run. It
-// bounds a bug, not a speed.
-const mountGuard = 60 * time.Second
-
-// guardMount aborts the FUSE connection of the mount at mnt if the test
-// is still running after limit, and fails the test.
-func guardMount(t testing.TB, mnt string, limit time.Duration) {
-	t.Helper()
-	n, err := fusetest.Conn(mnt)
-	if err != nil {
-		t.Fatalf("%s: %v", mnt, err)
-	}
-	timer := time.AfterFunc(limit, func() {
-		t.Errorf("still running after %v: aborting the FUSE connection of %s", limit, mnt)
-		if err := fusetest.Abort(n); err != nil {
-			t.Errorf("aborting: %v", err)
-		}
-	})
-	t.Cleanup(func() { timer.Stop() })
-}
-
 // mountOptionsOf returns the mount options and the super options of the
 // mount at mnt: its own line of /proc/self/mountinfo (the last mount there).
 func mountOptionsOf(t testing.TB, mnt string) (mount, super []string) {
@@ -64,7 +42,7 @@ func hasOption(opts []string, o string) bool {
 
 // mountOther mounts src with allow_other through fusermount3 (or directly
 // when fusermount3 is missing), at a mount point every user can reach, under
-// mountGuard, and unmounts it when the test ends.
+// fusetest.Guard, and unmounts it when the test ends.
 func mountOther(t *testing.T, src string, cfg Config, mo fuse.MountOptions) (*FS, string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -97,7 +75,7 @@ func mountOther(t *testing.T, src string, cfg Config, mo fuse.MountOptions) (*FS
 		}
 		f.Close()
 	})
-	guardMount(t, mnt, mountGuard)
+	fusetest.GuardMount(t, mnt, fusetest.Guard)
 	return f, mnt
 }
 
@@ -112,13 +90,13 @@ func reachableDir(t *testing.T) string {
 // returns its output and error.
 func asNobody(t *testing.T, name string, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), mountGuard/2)
+	ctx, cancel := context.WithTimeout(context.Background(), fusetest.Guard/2)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		t.Fatalf("%s %v as nobody: not done within %v", name, args, mountGuard/2)
+		t.Fatalf("%s %v as nobody: not done within %v", name, args, fusetest.Guard/2)
 	}
 	return string(out), err
 }
@@ -362,7 +340,7 @@ func TestZeroModeRoot(t *testing.T) {
 	}
 	t.Cleanup(func() { os.Chmod(src, 0o700) })
 	_, mnt := mountT(t, src, Config{})
-	guardMount(t, mnt, mountGuard)
+	fusetest.GuardMount(t, mnt, fusetest.Guard)
 	var st syscall.Stat_t
 	if err := syscall.Stat(mnt, &st); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
+	"github.com/meshfs/meshfs/internal/fusetest"
 )
 
 // remountRW makes the mount at mnt writable, as root's
@@ -43,7 +44,7 @@ func TestRemountRW(t *testing.T) {
 		write(t, filepath.Join(src, "a.txt"), []byte(text))
 		write(t, filepath.Join(src, "m"+fakeExt), fakeMesh(2, 1))
 		_, mnt := mountT(t, src, Config{})
-		guardMount(t, mnt, mountGuard)
+		fusetest.GuardMount(t, mnt, fusetest.Guard)
 		p := filepath.Join(mnt, "a.txt")
 		glb := filepath.Join(mnt, "m"+fakeExt, "m.glb")
 		wantGLB, err := os.ReadFile(glb)

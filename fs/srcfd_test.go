@@ -28,7 +28,7 @@ func TestSrcFDsLowLimit(t *testing.T) {
 	limit := fusetest.LimitWithFree(t, 40)
 	fusetest.LowerNofile(t, limit)
 	f, mnt := mountT(t, src, Config{})
-	guardMount(t, mnt, mountGuard)
+	fusetest.GuardMount(t, mnt, fusetest.Guard)
 	if f.srcFDs.Cap() != srcfd.Limit(limit) {
 		t.Fatalf("%d descriptors may be kept under a limit of %d, want %d", f.srcFDs.Cap(), limit, srcfd.Limit(limit))
 	}

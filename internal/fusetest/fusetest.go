@@ -96,6 +96,24 @@ func Watchdog(t testing.TB, mnt string, fn func(), fifoDirs ...string) {
 	}
 }
 
+// GuardMount aborts the FUSE connection of the mount at mnt if the test
+// is still running after limit, and fails the test: a hang then fails it
+// instead of wedging the run. It bounds a bug, not a speed.
+func GuardMount(t testing.TB, mnt string, limit time.Duration) {
+	t.Helper()
+	n, err := Conn(mnt)
+	if err != nil {
+		t.Fatalf("%s: %v", mnt, err)
+	}
+	timer := time.AfterFunc(limit, func() {
+		t.Errorf("still running after %v: aborting the FUSE connection of %s", limit, mnt)
+		if err := Abort(n); err != nil {
+			t.Errorf("aborting: %v", err)
+		}
+	})
+	t.Cleanup(func() { timer.Stop() })
+}
+
 // UnblockFIFOs opens each FIFO under root for writing and closes it, which
 // completes any open of it for reading that is blocked waiting for a
 // writer (the reader then reads end of file).
