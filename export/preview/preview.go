@@ -1,0 +1,438 @@
+// Package preview draws a decode.Scene as a small square picture with a
+// software rasterizer (no cgo, no GPU), for NAME.preview.png.
+//
+// The camera is fixed, so that anyone can check a picture against another
+// renderer: orthographic, looking from glTF direction (+1, +1, +1) toward the
+// centre of the scene's bounding box, up +Y. The box is the world-space one
+// (node transforms applied) of every finite vertex of every primitive with
+// triangles; its circumscribed sphere (radius half the box's diagonal)
+// exactly fills the square: the sphere's centre is the picture's centre and
+// its radius is half the picture's side. With the camera's right axis
+// r = (1, 0, −1)/√2 and up axis u = (−1, 2, −1)/√6, a world point p is drawn
+// at pixel x = (1 + r·(p−c)/R)·size/2, y = (1 − u·(p−c)/R)·size/2, pixel
+// (i, j) covering [i, i+1)×[j, j+1) and sampled at its centre.
+//
+// What is drawn: the scene as its .glb shows it at rest. Meshes take their
+// node transforms (a mirroring transform reverses which winding is front, as
+// in glTF); skinned meshes are drawn in their bind pose (their positions as
+// stored, which is where glTF's skinning puts them when every joint is at
+// its bind transform); morph targets are not applied. Triangles whose
+// vertices are not all finite are skipped.
+//
+// How: one pass per triangle, with edge functions over the triangle's
+// bounding box, and a z-buffer. Back faces are culled unless the material is
+// double-sided (then lit from their own side). The colour is the material's
+// base colour (white when not given) times its base-colour texture (UV set
+// 0, nearest texel, repeating) times the vertex colour (set 0). Attributes
+// are interpolated with screen-space barycentrics: under an orthographic
+// camera every vertex has w = 1, so this affine interpolation is exactly the
+// perspective-correct one. An alpha-masked material drops the pixels whose
+// alpha is below its cutoff; a blended one is drawn as if masked at 0.5 (no
+// sorting). Light is ambient plus a key and a fill light on the normals
+// (interpolated vertex normals, or the face's when the primitive has none),
+// both lights fixed to the camera. The background is transparent; every
+// drawn pixel is opaque.
+package preview
+
+import (
+	"fmt"
+	"image"
+	"math"
+
+	"github.com/meshfs/meshfs/decode"
+)
+
+// MaxSize is the largest side Render draws.
+const MaxSize = 4096
+
+// The light: ambient plus a key light from the upper left and a weaker fill
+// from the lower right, their directions given in the camera's frame
+// (right, up, toward the viewer).
+const (
+	keyLight  = 0.65
+	fillLight = 0.25
+	ambient   = 0.3
+)
+
+// axes are the camera's right, up and backward (toward the viewer) unit
+// axes in world space.
+func axes() (right, up, back [3]float64) {
+	const s2, s6, s3 = 0.7071067811865476, 0.4082482904638631, 0.5773502691896258 // 1/√2, 1/√6, 1/√3
+	return [3]float64{s2, 0, -s2}, [3]float64{-s6, 2 * s6, -s6}, [3]float64{s3, s3, s3}
+}
+
+// Render draws scene as a size×size picture by the package's rules. An empty
+// scene, or one whose bounding box is a point, gives a transparent picture.
+func Render(scene *decode.Scene, size int) (*image.NRGBA, error) {
+	if size < 1 || size > MaxSize {
+		return nil, fmt.Errorf("preview: size %d outside 1–%d", size, MaxSize)
+	}
+	if scene == nil {
+		return nil, fmt.Errorf("preview: no scene")
+	}
+	prims, err := gather(scene)
+	if err != nil {
+		return nil, err
+	}
+	img := image.NewNRGBA(image.Rect(0, 0, size, size))
+
+	// World-space positions and the bounding box.
+	lo := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+	hi := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+	for i := range prims {
+		pp := &prims[i]
+		pp.world = make([][3]float64, len(pp.p.Positions))
+		for k, v := range pp.p.Positions {
+			w := apply(pp.m, v)
+			pp.world[k] = w
+			if !finite3(w) {
+				continue
+			}
+			for c := range 3 {
+				lo[c] = math.Min(lo[c], w[c])
+				hi[c] = math.Max(hi[c], w[c])
+			}
+		}
+	}
+	if !(lo[0] <= hi[0]) {
+		return img, nil
+	}
+	var centre [3]float64
+	var d2 float64
+	for c := range 3 {
+		centre[c] = (lo[c] + hi[c]) / 2
+		d2 += (hi[c] - lo[c]) * (hi[c] - lo[c])
+	}
+	radius := math.Sqrt(d2) / 2
+	if !(radius > 0) || math.IsInf(radius, 0) {
+		return img, nil
+	}
+
+	r := &raster{
+		img:  img,
+		size: size,
+		zbuf: make([]float32, size*size),
+	}
+	for i := range r.zbuf {
+		r.zbuf[i] = float32(math.Inf(-1))
+	}
+	r.key = worldDir([3]float64{-0.5, 0.8, 0.6})
+	r.fill = worldDir([3]float64{0.7, -0.3, 0.6})
+	camRight, camUp, camBack := axes()
+	half := float64(size) / 2
+	for i := range prims {
+		pp := &prims[i]
+		// Screen positions: x, y in pixels, z toward the viewer.
+		scr := make([][3]float32, len(pp.world))
+		for k, w := range pp.world {
+			d := [3]float64{w[0] - centre[0], w[1] - centre[1], w[2] - centre[2]}
+			scr[k] = [3]float32{
+				float32((1 + dot(camRight, d)/radius) * half),
+				float32((1 - dot(camUp, d)/radius) * half),
+				float32(dot(camBack, d) / radius),
+			}
+		}
+		r.primitive(scene, pp, scr)
+	}
+	return img, nil
+}
+
+// prim is one primitive to draw with its mesh's world transform.
+type prim struct {
+	p      *decode.Primitive
+	m      decode.Mat4
+	normal [9]float64 // the inverse transpose of m's 3×3 part, row-major; zero when singular
+	mirror bool
+	world  [][3]float64
+}
+
+// gather lists the primitives with triangles, each with its world transform,
+// and checks that their indices and attributes keep the scene's contract.
+func gather(s *decode.Scene) ([]prim, error) {
+	var nodeWorld []decode.Mat4
+	if len(s.Nodes) > 0 {
+		nodeWorld = make([]decode.Mat4, len(s.Nodes))
+		for i, n := range s.Nodes {
+			m := n.Matrix
+			if m == (decode.Mat4{}) {
+				m = decode.Identity4()
+			}
+			if p := n.Parent; p >= 0 && p < i {
+				m = nodeWorld[p].Mul(m)
+			}
+			nodeWorld[i] = m
+		}
+	}
+	var out []prim
+	for mi := range s.Meshes {
+		mesh := &s.Meshes[mi]
+		var m decode.Mat4
+		switch {
+		case len(s.Nodes) > 0 && mesh.Skinned && mesh.Skin != nil && len(mesh.Skin.Joints) > 0,
+			len(s.Nodes) == 0 && mesh.Skinned && s.Skeleton != nil && len(s.Skeleton.Joints) > 0:
+			m = decode.Identity4() // bind pose: positions as stored
+		default:
+			m = decode.Identity4()
+			if !mesh.Transform.IsIdentity() {
+				m = mesh.Transform.Matrix()
+			}
+			if n := mesh.Node; len(s.Nodes) > 0 && n >= 0 && n < len(s.Nodes) {
+				m = nodeWorld[n].Mul(m)
+			}
+		}
+		var nm [9]float64
+		if inv, ok := m.InverseAffine(); ok {
+			// Row r of the inverse transpose is column r of the inverse.
+			for r := range 3 {
+				for c := range 3 {
+					nm[r*3+c] = inv[r*4+c]
+				}
+			}
+		}
+		for pi := range mesh.Primitives {
+			p := &mesh.Primitives[pi]
+			if len(p.Indices) < 3 {
+				continue
+			}
+			n := len(p.Positions)
+			where := func() string { return fmt.Sprintf("preview: mesh %d (%q) primitive %d", mi, mesh.Name, pi) }
+			for k, ix := range p.Indices {
+				if int(ix) >= n {
+					return nil, fmt.Errorf("%s: index %d is %d of %d vertices", where(), k, ix, n)
+				}
+			}
+			if p.Normals != nil && len(p.Normals) != n {
+				return nil, fmt.Errorf("%s: %d normals for %d positions", where(), len(p.Normals), n)
+			}
+			if len(p.UVs) > 0 && len(p.UVs[0]) != n {
+				return nil, fmt.Errorf("%s: %d UVs for %d positions", where(), len(p.UVs[0]), n)
+			}
+			if len(p.Colors) > 0 && len(p.Colors[0]) != n {
+				return nil, fmt.Errorf("%s: %d colours for %d positions", where(), len(p.Colors[0]), n)
+			}
+			out = append(out, prim{p: p, m: m, normal: nm, mirror: m.Det3() < 0})
+		}
+	}
+	return out, nil
+}
+
+// raster is one picture being drawn.
+type raster struct {
+	img       *image.NRGBA
+	size      int
+	zbuf      []float32
+	key, fill [3]float32
+}
+
+// look is what a primitive's material says about its pixels.
+type look struct {
+	base        [4]float32
+	tex         *image.NRGBA
+	cutoff      float32
+	cut         bool
+	doubleSided bool
+}
+
+func lookOf(s *decode.Scene, p *decode.Primitive) look {
+	l := look{base: [4]float32{1, 1, 1, 1}}
+	if p.Material < 0 || p.Material >= len(s.Materials) {
+		return l
+	}
+	m := &s.Materials[p.Material]
+	if m.BaseColor != ([4]float32{}) {
+		for k, v := range m.BaseColor {
+			l.base[k] = clamp01(v)
+		}
+	}
+	if m.BaseColorMap != nil && m.BaseColorMap.Pixels != nil && !m.BaseColorMap.Pixels.Rect.Empty() {
+		l.tex = m.BaseColorMap.Pixels
+	}
+	switch {
+	case m.AlphaBlend:
+		l.cut, l.cutoff = true, 0.5
+	case m.AlphaMask:
+		l.cut, l.cutoff = true, clamp01(m.AlphaCutoff)
+	}
+	l.doubleSided = m.DoubleSided
+	return l
+}
+
+// primitive draws one primitive's triangles, scr being its vertices on screen.
+func (r *raster) primitive(s *decode.Scene, pp *prim, scr [][3]float32) {
+	p := pp.p
+	lk := lookOf(s, p)
+	var uvs [][2]float32
+	if lk.tex != nil && len(p.UVs) > 0 {
+		uvs = p.UVs[0]
+	}
+	var cols [][4]float32
+	if len(p.Colors) > 0 {
+		cols = p.Colors[0]
+	}
+	// World-space vertex normals, when given and the transform allows.
+	var normals [][3]float32
+	if p.Normals != nil && pp.normal != ([9]float64{}) {
+		normals = make([][3]float32, len(p.Normals))
+		nm := &pp.normal
+		for k, n := range p.Normals {
+			x, y, z := float64(n[0]), float64(n[1]), float64(n[2])
+			normals[k] = decode.Normalize3([3]float32{
+				float32(nm[0]*x + nm[1]*y + nm[2]*z),
+				float32(nm[3]*x + nm[4]*y + nm[5]*z),
+				float32(nm[6]*x + nm[7]*y + nm[8]*z),
+			})
+		}
+	}
+	size := float32(r.size)
+	idx := p.Indices
+	for t := 0; t+2 < len(idx); t += 3 {
+		i0, i1, i2 := idx[t], idx[t+1], idx[t+2]
+		a, b, c := scr[i0], scr[i1], scr[i2]
+		if !finite3f(a) || !finite3f(b) || !finite3f(c) {
+			continue
+		}
+		// Twice the signed area, in pixels (y down): negative when the
+		// triangle is counter-clockwise as seen.
+		area := (b[0]-a[0])*(c[1]-a[1]) - (b[1]-a[1])*(c[0]-a[0])
+		if area == 0 || area != area {
+			continue
+		}
+		front := (area < 0) != pp.mirror
+		if !front && !lk.doubleSided {
+			continue
+		}
+		minX := max(0, int(min(a[0], b[0], c[0])))
+		maxX := min(r.size-1, int(max(a[0], b[0], c[0])))
+		minY := max(0, int(min(a[1], b[1], c[1])))
+		maxY := min(r.size-1, int(max(a[1], b[1], c[1])))
+		if max(a[0], b[0], c[0]) < 0 || max(a[1], b[1], c[1]) < 0 || min(a[0], b[0], c[0]) >= size || min(a[1], b[1], c[1]) >= size {
+			continue
+		}
+		// Face normal toward the side being seen, for primitives without
+		// normals, and the sign that turns vertex normals that way.
+		var face [3]float32
+		flip := float32(1)
+		if !front {
+			flip = -1
+		}
+		if normals == nil {
+			wa, wb, wc := pp.world[i0], pp.world[i1], pp.world[i2]
+			e1 := [3]float64{wb[0] - wa[0], wb[1] - wa[1], wb[2] - wa[2]}
+			e2 := [3]float64{wc[0] - wa[0], wc[1] - wa[1], wc[2] - wa[2]}
+			n := [3]float32{float32(e1[1]*e2[2] - e1[2]*e2[1]), float32(e1[2]*e2[0] - e1[0]*e2[2]), float32(e1[0]*e2[1] - e1[1]*e2[0])}
+			if pp.mirror {
+				flip = -flip
+			}
+			face = decode.Normalize3([3]float32{n[0] * flip, n[1] * flip, n[2] * flip})
+		}
+		inv := 1 / area
+		for y := minY; y <= maxY; y++ {
+			py := float32(y) + 0.5
+			row := y * r.size
+			for x := minX; x <= maxX; x++ {
+				px := float32(x) + 0.5
+				// Barycentric weights of a, b, c.
+				w0 := ((b[0]-px)*(c[1]-py) - (b[1]-py)*(c[0]-px)) * inv
+				w1 := ((c[0]-px)*(a[1]-py) - (c[1]-py)*(a[0]-px)) * inv
+				w2 := 1 - w0 - w1
+				if w0 < 0 || w1 < 0 || w2 < 0 {
+					continue
+				}
+				z := w0*a[2] + w1*b[2] + w2*c[2]
+				if z <= r.zbuf[row+x] {
+					continue
+				}
+				col := lk.base
+				if uvs != nil {
+					u := w0*uvs[i0][0] + w1*uvs[i1][0] + w2*uvs[i2][0]
+					v := w0*uvs[i0][1] + w1*uvs[i1][1] + w2*uvs[i2][1]
+					tx := texel(lk.tex, u, v)
+					for k := range col {
+						col[k] *= tx[k]
+					}
+				}
+				if cols != nil {
+					for k := range col {
+						col[k] *= clamp01(w0*cols[i0][k] + w1*cols[i1][k] + w2*cols[i2][k])
+					}
+				}
+				if lk.cut && col[3] < lk.cutoff {
+					continue
+				}
+				n := face
+				if normals != nil {
+					na, nb, nc := normals[i0], normals[i1], normals[i2]
+					n = [3]float32{
+						(w0*na[0] + w1*nb[0] + w2*nc[0]) * flip,
+						(w0*na[1] + w1*nb[1] + w2*nc[1]) * flip,
+						(w0*na[2] + w1*nb[2] + w2*nc[2]) * flip,
+					}
+					n = decode.Normalize3(n)
+				}
+				light := ambient + keyLight*max(0, dot3(n, r.key)) + fillLight*max(0, dot3(n, r.fill))
+				r.zbuf[row+x] = z
+				o := r.img.PixOffset(x, y)
+				pix := r.img.Pix[o : o+4 : o+4]
+				pix[0] = to8(col[0] * light)
+				pix[1] = to8(col[1] * light)
+				pix[2] = to8(col[2] * light)
+				pix[3] = 255
+			}
+		}
+	}
+}
+
+// texel is the nearest texel of img at (u, v), UV origin at the top left,
+// repeating, as RGBA in [0, 1].
+func texel(img *image.NRGBA, u, v float32) [4]float32 {
+	if u != u || v != v || math.IsInf(float64(u), 0) || math.IsInf(float64(v), 0) {
+		u, v = 0, 0
+	}
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	fu := float64(u) - math.Floor(float64(u))
+	fv := float64(v) - math.Floor(float64(v))
+	x := min(w-1, int(fu*float64(w)))
+	y := min(h-1, int(fv*float64(h)))
+	o := img.PixOffset(img.Rect.Min.X+x, img.Rect.Min.Y+y)
+	p := img.Pix[o : o+4 : o+4]
+	return [4]float32{float32(p[0]) / 255, float32(p[1]) / 255, float32(p[2]) / 255, float32(p[3]) / 255}
+}
+
+// worldDir turns a direction in the camera's frame into a unit world one.
+func worldDir(d [3]float64) [3]float32 {
+	camRight, camUp, camBack := axes()
+	var w [3]float64
+	for c := range 3 {
+		w[c] = d[0]*camRight[c] + d[1]*camUp[c] + d[2]*camBack[c]
+	}
+	l := math.Sqrt(dot(w, w))
+	return [3]float32{float32(w[0] / l), float32(w[1] / l), float32(w[2] / l)}
+}
+
+func apply(m decode.Mat4, v [3]float32) [3]float64 {
+	x, y, z := float64(v[0]), float64(v[1]), float64(v[2])
+	return [3]float64{
+		m[0]*x + m[4]*y + m[8]*z + m[12],
+		m[1]*x + m[5]*y + m[9]*z + m[13],
+		m[2]*x + m[6]*y + m[10]*z + m[14],
+	}
+}
+
+func dot(a, b [3]float64) float64 { return a[0]*b[0] + a[1]*b[1] + a[2]*b[2] }
+
+func dot3(a, b [3]float32) float32 { return a[0]*b[0] + a[1]*b[1] + a[2]*b[2] }
+
+func finite3(v [3]float64) bool {
+	return !math.IsNaN(v[0]+v[1]+v[2]) && !math.IsInf(v[0]+v[1]+v[2], 0)
+}
+
+func finite3f(v [3]float32) bool { return decode.Finite(v[0], v[1], v[2]) }
+
+func clamp01(f float32) float32 {
+	if !(f > 0) {
+		return 0
+	}
+	return min(f, 1)
+}
+
+func to8(f float32) uint8 { return uint8(clamp01(f)*255 + 0.5) }
