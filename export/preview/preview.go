@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"slices"
 
 	"github.com/meshfs/meshfs/decode"
 )
@@ -81,10 +82,8 @@ func Render(scene *decode.Scene, size int) (*image.NRGBA, error) {
 	hi := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
 	for i := range prims {
 		pp := &prims[i]
-		pp.world = make([][3]float64, len(pp.p.Positions))
-		for k, v := range pp.p.Positions {
+		for _, v := range pp.p.Positions {
 			w := apply(pp.m, v)
-			pp.world[k] = w
 			if !finite3(w) {
 				continue
 			}
@@ -120,11 +119,13 @@ func Render(scene *decode.Scene, size int) (*image.NRGBA, error) {
 	r.fill = worldDir([3]float64{0.7, -0.3, 0.6})
 	camRight, camUp, camBack := axes()
 	half := float64(size) / 2
+	var scr [][3]float32 // one buffer for every primitive
 	for i := range prims {
 		pp := &prims[i]
 		// Screen positions: x, y in pixels, z toward the viewer.
-		scr := make([][3]float32, len(pp.world))
-		for k, w := range pp.world {
+		scr = slices.Grow(scr[:0], len(pp.p.Positions))[:len(pp.p.Positions)]
+		for k, v := range pp.p.Positions {
+			w := apply(pp.m, v)
 			d := [3]float64{w[0] - centre[0], w[1] - centre[1], w[2] - centre[2]}
 			scr[k] = [3]float32{
 				float32((1 + dot(camRight, d)/radius) * half),
@@ -143,7 +144,6 @@ type prim struct {
 	m      decode.Mat4
 	normal [9]float64 // the inverse transpose of m's 3×3 part, row-major; zero when singular
 	mirror bool
-	world  [][3]float64
 }
 
 // gather lists the primitives with triangles, each with its world transform,
@@ -222,6 +222,7 @@ type raster struct {
 	size      int
 	zbuf      []float32
 	key, fill [3]float32
+	normals   [][3]float32 // world-space vertex normals, one buffer for every primitive
 }
 
 // look is what a primitive's material says about its pixels.
@@ -272,7 +273,8 @@ func (r *raster) primitive(s *decode.Scene, pp *prim, scr [][3]float32) {
 	// World-space vertex normals, when given and the transform allows.
 	var normals [][3]float32
 	if p.Normals != nil && pp.normal != ([9]float64{}) {
-		normals = make([][3]float32, len(p.Normals))
+		r.normals = slices.Grow(r.normals[:0], len(p.Normals))[:len(p.Normals)]
+		normals = r.normals
 		nm := &pp.normal
 		for k, n := range p.Normals {
 			x, y, z := float64(n[0]), float64(n[1]), float64(n[2])
@@ -316,7 +318,7 @@ func (r *raster) primitive(s *decode.Scene, pp *prim, scr [][3]float32) {
 			flip = -1
 		}
 		if normals == nil {
-			wa, wb, wc := pp.world[i0], pp.world[i1], pp.world[i2]
+			wa, wb, wc := apply(pp.m, p.Positions[i0]), apply(pp.m, p.Positions[i1]), apply(pp.m, p.Positions[i2])
 			e1 := [3]float64{wb[0] - wa[0], wb[1] - wa[1], wb[2] - wa[2]}
 			e2 := [3]float64{wc[0] - wa[0], wc[1] - wa[1], wc[2] - wa[2]}
 			n := [3]float32{float32(e1[1]*e2[2] - e1[2]*e2[1]), float32(e1[2]*e2[0] - e1[0]*e2[2]), float32(e1[0]*e2[1] - e1[1]*e2[0])}

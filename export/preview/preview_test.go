@@ -102,6 +102,36 @@ func TestCubeSilhouette(t *testing.T) {
 	}
 }
 
+// TestLight: the cube's three faces seen are lit, each differently (their
+// centres are at (0.30, 0.62), (0.50, 0.26), (0.70, 0.62) of the side), and
+// vertex normals, when given, are the ones lit.
+func TestLight(t *testing.T) {
+	const size = 100
+	img := render(t, sceneOf(nil, cube()), size)
+	var greys []uint8
+	for _, p := range []image.Point{{30, 62}, {50, 26}, {70, 62}} {
+		c := img.NRGBAAt(p.X, p.Y)
+		if c.A != 255 || c.R != c.G || c.G != c.B {
+			t.Fatalf("face at %v is %v, want opaque grey", p, c)
+		}
+		greys = append(greys, c.R)
+	}
+	if greys[0] == greys[1] || greys[1] == greys[2] || greys[0] == greys[2] {
+		t.Errorf("the three faces seen are lit %v, want three shades", greys)
+	}
+	// Normals turned away from the camera (and so from both lights, which
+	// come from its side): only the ambient light is left.
+	lit := render(t, sceneOf(nil, facing(1, 0, true)), 32).NRGBAAt(16, 16)
+	away := facing(1, 0, true)
+	_, _, back := axes()
+	n := [3]float32{float32(-back[0]), float32(-back[1]), float32(-back[2])}
+	away.Normals = [][3]float32{n, n, n, n}
+	dark := render(t, sceneOf(nil, away), 32).NRGBAAt(16, 16)
+	if !(dark.R < lit.R/2) {
+		t.Errorf("square lit %v with its normals toward the camera, %v away from it", lit, dark)
+	}
+}
+
 // TestZBuffer: a small near red square drawn first, then a larger far blue
 // one: the red stays in front.
 func TestZBuffer(t *testing.T) {
