@@ -23,10 +23,11 @@
 // bounding box, and a z-buffer. Back faces are culled unless the material is
 // double-sided (then lit from their own side). The colour is the material's
 // base colour (white when not given) times its base-colour texture (UV set
-// 0, nearest texel, repeating) times the vertex colour (set 0). Attributes
-// are interpolated with screen-space barycentrics: under an orthographic
-// camera every vertex has w = 1, so this affine interpolation is exactly the
-// perspective-correct one. An alpha-masked material drops the pixels whose
+// 0, nearest texel, repeating; decoded from its PNG when the image has no
+// pixels) times the vertex colour (set 0). Attributes are interpolated
+// with screen-space barycentrics: under an orthographic camera every vertex
+// has w = 1, so this affine interpolation is exactly the perspective-correct
+// one. An alpha-masked material drops the pixels whose
 // alpha is below its cutoff; a blended one is drawn as if masked at 0.5 (no
 // sorting). Light is ambient plus a key and a fill light on the normals
 // (interpolated vertex normals, or the face's when the primitive has none),
@@ -35,8 +36,11 @@
 package preview
 
 import (
+	"bytes"
 	"fmt"
 	"image"
+	"image/draw"
+	"image/png"
 	"math"
 	"slices"
 
@@ -223,6 +227,45 @@ type raster struct {
 	zbuf      []float32
 	key, fill [3]float32
 	normals   [][3]float32 // world-space vertex normals, one buffer for every primitive
+	decoded   map[*decode.Image]*image.NRGBA
+}
+
+// MaxTexturePixels caps the pixels of a texture Render decodes from its
+// PNG (an image given as pixels is used as it is).
+const MaxTexturePixels = 4096 * 4096
+
+// pixels is img's picture: its Pixels, or its PNG decoded (once per Render)
+// when it has none; nil when it has neither, or its PNG does not decode or
+// is over MaxTexturePixels (the surface is then drawn untextured).
+func (r *raster) pixels(img *decode.Image) *image.NRGBA {
+	if img == nil {
+		return nil
+	}
+	if img.Pixels != nil {
+		return img.Pixels
+	}
+	if img.PNG == nil {
+		return nil
+	}
+	if px, ok := r.decoded[img]; ok {
+		return px
+	}
+	var px *image.NRGBA
+	if cfg, err := png.DecodeConfig(bytes.NewReader(img.PNG)); err == nil && int64(cfg.Width)*int64(cfg.Height) <= MaxTexturePixels {
+		if dec, err := png.Decode(bytes.NewReader(img.PNG)); err == nil {
+			if n, ok := dec.(*image.NRGBA); ok {
+				px = n
+			} else {
+				px = image.NewNRGBA(dec.Bounds())
+				draw.Draw(px, px.Rect, dec, px.Rect.Min, draw.Src)
+			}
+		}
+	}
+	if r.decoded == nil {
+		r.decoded = map[*decode.Image]*image.NRGBA{}
+	}
+	r.decoded[img] = px
+	return px
 }
 
 // look is what a primitive's material says about its pixels.
@@ -234,7 +277,7 @@ type look struct {
 	doubleSided bool
 }
 
-func lookOf(s *decode.Scene, p *decode.Primitive) look {
+func (r *raster) lookOf(s *decode.Scene, p *decode.Primitive) look {
 	l := look{base: [4]float32{1, 1, 1, 1}}
 	if p.Material < 0 || p.Material >= len(s.Materials) {
 		return l
@@ -245,8 +288,8 @@ func lookOf(s *decode.Scene, p *decode.Primitive) look {
 			l.base[k] = clamp01(v)
 		}
 	}
-	if m.BaseColorMap != nil && m.BaseColorMap.Pixels != nil && !m.BaseColorMap.Pixels.Rect.Empty() {
-		l.tex = m.BaseColorMap.Pixels
+	if px := r.pixels(m.BaseColorMap); px != nil && !px.Rect.Empty() {
+		l.tex = px
 	}
 	switch {
 	case m.AlphaBlend:
@@ -261,7 +304,7 @@ func lookOf(s *decode.Scene, p *decode.Primitive) look {
 // primitive draws one primitive's triangles, scr being its vertices on screen.
 func (r *raster) primitive(s *decode.Scene, pp *prim, scr [][3]float32) {
 	p := pp.p
-	lk := lookOf(s, p)
+	lk := r.lookOf(s, p)
 	var uvs [][2]float32
 	if lk.tex != nil && len(p.UVs) > 0 {
 		uvs = p.UVs[0]

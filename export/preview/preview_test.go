@@ -1,9 +1,11 @@
 package preview
 
 import (
+	"bytes"
 	"context"
 	"image"
 	"image/color"
+	"image/png"
 	"math"
 	"testing"
 
@@ -242,6 +244,25 @@ func TestTexture(t *testing.T) {
 	img = render(t, sceneOf(mats, p), 64)
 	if got, want := img.NRGBAAt(43, 43), (color.NRGBA{to8(float32(l) / 255 / 2), to8(float32(l) / 255 / 2), l, 255}); absDiff(got, want) > 1 {
 		t.Errorf("tinted white is %v, want %v", got, want)
+	}
+}
+
+// TestTexturePNG: an image given only as PNG is drawn as its pixels are;
+// one whose PNG does not decode leaves its surface untextured.
+func TestTexturePNG(t *testing.T) {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, quadrants(false)); err != nil {
+		t.Fatal(err)
+	}
+	want := render(t, sceneOf([]decode.Material{{BaseColorMap: &decode.Image{Pixels: quadrants(false)}}}, facing(1, 0, true)), 64)
+	got := render(t, sceneOf([]decode.Material{{BaseColorMap: &decode.Image{PNG: buf.Bytes()}}}, facing(1, 0, true)), 64)
+	if string(got.Pix) != string(want.Pix) {
+		t.Errorf("texture as PNG drawn unlike its pixels")
+	}
+	plain := render(t, sceneOf(nil, facing(1, 0, true)), 64)
+	broken := render(t, sceneOf([]decode.Material{{BaseColorMap: &decode.Image{PNG: buf.Bytes()[:40]}}}, facing(1, 0, true)), 64)
+	if string(broken.Pix) != string(plain.Pix) {
+		t.Errorf("surface with a broken PNG drawn unlike an untextured one")
 	}
 }
 
