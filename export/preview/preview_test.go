@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
@@ -403,8 +404,107 @@ func TestBadInput(t *testing.T) {
 	if got, want := render(t, sceneOf(nil, nan), 64), render(t, sceneOf(nil, cube()), 64); string(got.Pix) != string(want.Pix) {
 		t.Errorf("cube with a non-finite hidden corner drawn unlike the cube")
 	}
+	// Non-finite UVs sample the texture's first texel.
+	nanUV := facing(1, 0, true)
+	nanUV.UVs[0][0] = [2]float32{float32(math.NaN()), float32(math.Inf(1))}
+	mats := []decode.Material{{BaseColorMap: &decode.Image{Pixels: quadrants(false)}}}
+	if c := render(t, sceneOf(mats, nanUV), 64).NRGBAAt(32, 32); !(c.R > 100 && c.G == 0 && c.B == 0) {
+		t.Errorf("pixel with non-finite UVs is %v, want the first texel's red", c)
+	}
 	if n := covered(render(t, &decode.Scene{}, 8)); n != 0 {
 		t.Errorf("empty scene drew %d pixels", n)
+	}
+}
+
+// TestRandomScenes draws random scenes full of awkward values (NaN, ±Inf,
+// huge and tiny coordinates, singular and mirroring transforms, node
+// parents out of order, materials out of range): Render never panics and
+// always returns a picture of the size asked for.
+func TestRandomScenes(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 30))
+	f := func() float32 {
+		switch r.IntN(40) {
+		case 0:
+			return float32(math.NaN())
+		case 1:
+			return float32(math.Inf(1 - 2*r.IntN(2)))
+		case 2:
+			return 0
+		case 3:
+			return (r.Float32() - 0.5) * 1e38
+		case 4:
+			return (r.Float32() - 0.5) * 1e-38
+		}
+		return r.Float32()*4 - 2
+	}
+	v3 := func() [3]float32 { return [3]float32{f(), f(), f()} }
+	trs := func() decode.TRS {
+		if r.IntN(2) == 0 {
+			return decode.TRS{}
+		}
+		return decode.TRS{Translation: v3(), Rotation: [4]float32{f(), f(), f(), f()}, Scale: v3()}
+	}
+	drawn := 0
+	for range 2000 {
+		s := &decode.Scene{}
+		for range r.IntN(3) {
+			s.Materials = append(s.Materials, decode.Material{DoubleSided: r.IntN(2) == 0, AlphaMask: r.IntN(2) == 0,
+				AlphaBlend: r.IntN(4) == 0, AlphaCutoff: f(), BaseColor: [4]float32{f(), f(), f(), f()},
+				BaseColorMap: &decode.Image{Pixels: quadrants(r.IntN(2) == 0)}})
+		}
+		for range r.IntN(3) {
+			s.Nodes = append(s.Nodes, decode.Node{Parent: r.IntN(5) - 2, Matrix: trs().Matrix()})
+		}
+		if r.IntN(2) == 0 {
+			s.Skeleton = &decode.Skeleton{Joints: []decode.Joint{{Parent: -1}}}
+		}
+		for range 1 + r.IntN(3) {
+			m := decode.Mesh{Node: r.IntN(5) - 2, Skinned: r.IntN(3) == 0,
+				Transform: trs()}
+			for range 1 + r.IntN(2) {
+				n := r.IntN(8)
+				p := decode.Primitive{Material: r.IntN(4) - 1}
+				for range n {
+					p.Positions = append(p.Positions, v3())
+				}
+				if r.IntN(2) == 0 {
+					for range n {
+						p.Normals = append(p.Normals, v3())
+					}
+				}
+				if r.IntN(2) == 0 {
+					p.UVs = [][][2]float32{make([][2]float32, n)}
+					p.Colors = [][][4]float32{make([][4]float32, n)}
+					for k := range n {
+						p.UVs[0][k] = [2]float32{f(), f()}
+						p.Colors[0][k] = [4]float32{f(), f(), f(), f()}
+					}
+				}
+				if n > 0 {
+					for range 3 * r.IntN(8) {
+						p.Indices = append(p.Indices, uint32(r.IntN(n)))
+					}
+				}
+				m.Primitives = append(m.Primitives, p)
+			}
+			s.Meshes = append(s.Meshes, m)
+		}
+		size := 1 + r.IntN(40)
+		img, err := Render(s, size)
+		if err != nil {
+			t.Fatalf("random scene: %v", err)
+		}
+		if b := img.Bounds(); b.Dx() != size || b.Dy() != size {
+			t.Fatalf("picture is %v, want %d²", b, size)
+		}
+		if covered(img) > 0 {
+			drawn++
+		}
+	}
+	// Awkward values must not keep every scene from being drawn.
+	t.Logf("%d of 2000 scenes drew pixels", drawn)
+	if drawn < 200 {
+		t.Errorf("only %d of 2000 random scenes drew a pixel", drawn)
 	}
 }
 
