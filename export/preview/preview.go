@@ -37,6 +37,7 @@ package preview
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/draw"
@@ -69,6 +70,13 @@ func axes() (right, up, back [3]float64) {
 // Render draws scene as a size×size picture by the package's rules. An empty
 // scene, or one whose bounding box is a point, gives a transparent picture.
 func Render(scene *decode.Scene, size int) (*image.NRGBA, error) {
+	return RenderContext(context.Background(), scene, size)
+}
+
+// RenderContext is Render stopping with ctx's error once ctx ends: the
+// work of a scene is up to its triangles times the picture's pixels, and
+// a caller bounds it in time this way.
+func RenderContext(ctx context.Context, scene *decode.Scene, size int) (*image.NRGBA, error) {
 	if size < 1 || size > MaxSize {
 		return nil, fmt.Errorf("preview: size %d outside 1–%d", size, MaxSize)
 	}
@@ -112,6 +120,7 @@ func Render(scene *decode.Scene, size int) (*image.NRGBA, error) {
 	}
 
 	r := &raster{
+		ctx:  ctx,
 		img:  img,
 		size: size,
 		zbuf: make([]float32, size*size),
@@ -137,7 +146,9 @@ func Render(scene *decode.Scene, size int) (*image.NRGBA, error) {
 				float32(dot(camBack, d) / radius),
 			}
 		}
-		r.primitive(scene, pp, scr)
+		if err := r.primitive(scene, pp, scr); err != nil {
+			return nil, err
+		}
 	}
 	return img, nil
 }
@@ -222,6 +233,9 @@ func gather(s *decode.Scene) ([]prim, error) {
 
 // raster is one picture being drawn.
 type raster struct {
+	ctx context.Context
+	// work counts the pixels tested since ctx was last looked at.
+	work      int
 	img       *image.NRGBA
 	size      int
 	zbuf      []float32
@@ -302,7 +316,7 @@ func (r *raster) lookOf(s *decode.Scene, p *decode.Primitive) look {
 }
 
 // primitive draws one primitive's triangles, scr being its vertices on screen.
-func (r *raster) primitive(s *decode.Scene, pp *prim, scr [][3]float32) {
+func (r *raster) primitive(s *decode.Scene, pp *prim, scr [][3]float32) error {
 	p := pp.p
 	lk := r.lookOf(s, p)
 	var uvs [][2]float32
@@ -346,12 +360,18 @@ func (r *raster) primitive(s *decode.Scene, pp *prim, scr [][3]float32) {
 		if !front && !lk.doubleSided {
 			continue
 		}
+		if max(a[0], b[0], c[0]) < 0 || max(a[1], b[1], c[1]) < 0 || min(a[0], b[0], c[0]) >= size || min(a[1], b[1], c[1]) >= size {
+			continue
+		}
 		minX := max(0, int(min(a[0], b[0], c[0])))
 		maxX := min(r.size-1, int(max(a[0], b[0], c[0])))
 		minY := max(0, int(min(a[1], b[1], c[1])))
 		maxY := min(r.size-1, int(max(a[1], b[1], c[1])))
-		if max(a[0], b[0], c[0]) < 0 || max(a[1], b[1], c[1]) < 0 || min(a[0], b[0], c[0]) >= size || min(a[1], b[1], c[1]) >= size {
-			continue
+		if r.work += (maxX - minX + 1) * (maxY - minY + 1); r.work >= 1<<18 {
+			r.work = 0
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
 		}
 		// Face normal toward the side being seen, for primitives without
 		// normals, and the sign that turns vertex normals that way.
@@ -425,6 +445,7 @@ func (r *raster) primitive(s *decode.Scene, pp *prim, scr [][3]float32) {
 			}
 		}
 	}
+	return nil
 }
 
 // texel is the nearest texel of img at (u, v), UV origin at the top left,

@@ -3,12 +3,14 @@ package preview
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image"
 	"image/color"
 	"image/png"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/gem"
@@ -506,6 +508,28 @@ func TestRandomScenes(t *testing.T) {
 	if drawn < 200 {
 		t.Errorf("only %d of 2000 random scenes drew a pixel", drawn)
 	}
+}
+
+// TestDeadline: a scene of many triangles each covering a quarter of the
+// picture (seconds of work) stops with the context's error at its deadline.
+func TestDeadline(t *testing.T) {
+	p := facing(1, 0, true)
+	for range 20_000 {
+		p.Indices = append(p.Indices, 0, 1, 2, 0, 2, 3)
+	}
+	s := sceneOf(nil, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := RenderContext(ctx, s, 256)
+	took := time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v after %v, want the deadline's", err, took)
+	}
+	if took > time.Second {
+		t.Fatalf("stopped %v after a 50 ms deadline", took)
+	}
+	t.Logf("stopped after %v", took)
 }
 
 // BenchmarkRender draws a 100 k-triangle GEM mesh at 256².
