@@ -7,12 +7,13 @@
 // (node transforms applied) of every finite vertex of every primitive with
 // triangles; its circumscribed sphere (radius half the box's diagonal)
 // exactly fills the square: the sphere's centre is the picture's centre and
-// its radius is half the picture's side. With the camera's right axis
-// r = (1, 0, −1)/√2 and up axis u = (−1, 2, −1)/√6, a world point p is drawn
-// at pixel x = (1 + r·(p−c)/R)·size/2, y = (1 − u·(p−c)/R)·size/2, pixel
-// (i, j) covering [i, i+1)×[j, j+1) and sampled at its centre.
+// its radius is half the picture's side. With c the box's centre, R the
+// sphere's radius, and the camera's right axis r = (1, 0, −1)/√2 and up axis
+// u = (−1, 2, −1)/√6, a world point p is drawn at pixel
+// x = (1 + r·(p−c)/R)·size/2, y = (1 − u·(p−c)/R)·size/2, pixel (i, j)
+// covering [i, i+1)×[j, j+1) and sampled at its centre.
 //
-// What is drawn: the scene as its .glb shows it at rest. Meshes take their
+// What is drawn: the scene's geometry, unanimated. Meshes take their
 // node transforms (a mirroring transform reverses which winding is front, as
 // in glTF); skinned meshes are drawn in their bind pose (their positions as
 // stored, which is where glTF's skinning puts them when every joint is at
