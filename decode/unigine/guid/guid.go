@@ -195,12 +195,7 @@ func Scan(root string) (*Index, error) {
 		return nil, err
 	}
 	defer d.Close()
-	s := scanner{
-		ix:     &Index{Root: root, entries: map[string]entry{}, assets: map[string]string{}, missing: map[string]string{}},
-		dir:    d,
-		files:  map[string]bool{},
-		claims: map[string]entry{},
-	}
+	s := newScanner(root, d)
 	err = srcfile.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
 			s.ix.Errors = append(s.ix.Errors, err)
@@ -233,6 +228,15 @@ type scanner struct {
 	// files once the walk has seen them all.
 	metaClaims []claim
 	claims     map[string]entry // guid -> winner so far
+}
+
+func newScanner(root string, d *srcfile.Dir) *scanner {
+	return &scanner{
+		ix:     &Index{Root: root, entries: map[string]entry{}, assets: map[string]string{}, missing: map[string]string{}},
+		dir:    d,
+		files:  map[string]bool{},
+		claims: map[string]entry{},
+	}
 }
 
 type claim struct {
@@ -440,6 +444,11 @@ func (s *scanner) mat(rel string) {
 		s.fail(err)
 		return
 	}
+	s.matHead(rel, b)
+}
+
+// matHead reads the guid attribute of the <material> element b starts with.
+func (s *scanner) matHead(rel string, b []byte) {
 	name := s.ix.path(rel)
 	d := xml.NewDecoder(bytes.NewReader(b))
 	for {
