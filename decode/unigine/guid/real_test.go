@@ -2,6 +2,7 @@ package guid_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -244,4 +245,41 @@ func BenchmarkScan(b *testing.B) {
 		metas = ix.Metas
 	}
 	b.ReportMetric(float64(metas), "metas/op")
+}
+
+// BenchmarkScan1500 indexes a generated project of the size issue #29
+// names: 1 500 sources beside XML .meta files (in 50 folders) and 1 500
+// runtimes with JSON .meta files, 3 000 .meta files in all.
+func BenchmarkScan1500(b *testing.B) {
+	root := b.TempDir()
+	for i := range 1500 {
+		src := fmt.Sprintf("%02x%038x", i%256, i)
+		rt := fmt.Sprintf("%02x%038x", (i+7)%256, i+1<<20)
+		rel := fmt.Sprintf("props/f%02d/p%04d.fbx", i%50, i)
+		for _, f := range []struct{ rel, body string }{
+			{rel, "fbx"},
+			{rel + ".meta", xmlMeta(src, rt)},
+			{".runtimes/" + rt[:2] + "/" + rt + ".mesh", "mesh"},
+			{".runtimes/" + rt[:2] + "/" + rt + ".mesh.meta", jsonMeta(src)},
+		} {
+			p := filepath.Join(root, filepath.FromSlash(f.rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(f.body), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var ix *guid.Index
+	for b.Loop() {
+		var err error
+		if ix, err = guid.Scan(root); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if ix.Metas != 3000 || ix.Len() != 3000 || len(ix.Errors) != 0 {
+		b.Fatalf("%d .meta read, %d GUIDs, errors %v; want 3000, 3000, none", ix.Metas, ix.Len(), ix.Errors)
+	}
+	b.ReportMetric(float64(ix.Metas), "metas/op")
 }
