@@ -176,6 +176,12 @@ func TestScanGenerated(t *testing.T) {
 		if errors.As(e, &fe) && fe.Field == "size" && !errors.Is(e, decode.ErrLimit) {
 			t.Errorf("oversized .meta: %v does not wrap ErrLimit", e)
 		}
+		// The offset of a bad <guid> is just after its start tag.
+		if errors.As(e, &fe) && strings.HasSuffix(fe.File, "notguid.png.meta") {
+			if want := int64(strings.Index(xmlMeta("not-a-guid"), "<guid>") + len("<guid>")); fe.Offset != want {
+				t.Errorf("%v: offset %d, want %d (after <guid>)", e, fe.Offset, want)
+			}
+		}
 	}
 }
 

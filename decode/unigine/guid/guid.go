@@ -370,15 +370,13 @@ func (s *scanner) sourceMeta(rel string, b []byte) {
 	var (
 		stack    []string
 		id       string
+		idOff    int64 // just after <guid>
 		text     []byte
 		runtimes []string
 	)
 	for done := false; !done; {
 		tok, err := d.Token()
-		if err != nil {
-			if err == io.EOF && len(stack) == 0 && id != "" {
-				break
-			}
+		if err != nil { // the loop ends at </asset>, before any EOF
 			s.fail(&decode.FormatError{File: name, Section: "xml", Offset: d.InputOffset(), Msg: "not an asset's .meta", Err: err})
 			return
 		}
@@ -393,7 +391,7 @@ func (s *scanner) sourceMeta(rel string, b []byte) {
 			case where == "asset/parameters":
 				done = true
 			case where == "asset/guid":
-				text = text[:0]
+				text, idOff = text[:0], d.InputOffset()
 			case where == "asset/runtimes/runtime":
 				for _, a := range t.Attr {
 					if a.Name.Local == "id" {
@@ -415,7 +413,7 @@ func (s *scanner) sourceMeta(rel string, b []byte) {
 	}
 	g, ok := Parse(strings.TrimSpace(id))
 	if !ok {
-		s.fail(decode.Errorf(name, "xml", "guid", 0, "%q is not a GUID", id))
+		s.fail(decode.Errorf(name, "xml", "guid", idOff, "%q is not a GUID", id))
 		return
 	}
 	s.metaClaims = append(s.metaClaims, claim{guid: g, rel: strings.TrimSuffix(rel, ".meta"), from: rel})
