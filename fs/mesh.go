@@ -218,8 +218,11 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 	}
 	var a fuse.AttrOut
 	e := f.getattr(ctx, &a, cheapOnly)
-	if e == syscall.ESTALE && ch != nil && f.m.fsys.noOpen() {
-		// Changed since the check above: a node for this version.
+	if e == syscall.ESTALE && f.m.fsys.noOpen() {
+		// Changed since the check above, or since the stat the folder
+		// remembered (the watcher's event may not have come yet): a fresh
+		// stat, and a node for this version.
+		f.m.recent.Forget()
 		ch, f = nil, fresh
 		e = f.getattr(ctx, &a, cheapOnly)
 	}

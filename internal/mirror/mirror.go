@@ -317,6 +317,9 @@ func (r *Recent) Remember(st *syscall.Stat_t, at Moment) {
 	r.last.Store(&recentStat{st: *st, at: at})
 }
 
+// Forget drops the stat kept: the next Stat stats the source.
+func (r *Recent) Forget() { r.last.Store(nil) }
+
 // Versioned returns st, a stat of the source at path, with the version of
 // its outputs now (tr's), or ESTALE when it is no longer file: the source
 // was replaced (a new file renamed over it, or deleted and written again).
