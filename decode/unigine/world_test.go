@@ -301,3 +301,43 @@ func TestSceneHostile(t *testing.T) {
 		t.Errorf("bad transform: %v, want offset %d", err, strings.Index(src, "x</transform>"))
 	}
 }
+
+// FuzzReadScene: any input either fails with a FormatError of its file or
+// gives a tree (each parent an earlier node) of finite transforms.
+func FuzzReadScene(f *testing.F) {
+	f.Add([]byte(`<nodes><node type="ObjectMeshStatic" name="a"><mesh_name>guid://e0a18b04956a9a9364ca5ed63f65083d83cdac78</mesh_name><surface name="s" material="m"/>` + fmt.Sprintf(tr, "1 2 3") + `<node type="LightOmni"><color>1 0 0 1</color></node></node></nodes>`))
+	f.Add([]byte(`<world><editor><node type="NodeReference"><reference>csharp_template/template_props/primitives/cube.node</reference></node></editor></world>`))
+	var ix *guid.Index
+	if dir, ok := decodetest.Shared(f, "assets/unigine-skyrunner"); ok {
+		root := filepath.Join(dir, "data")
+		var err error
+		if ix, err = guid.Scan(root); err != nil {
+			f.Fatal(err)
+		}
+		for _, p := range []string{"csharp_template/template_props/primitives/cone.node", "csharp_template/template_props/material_ball/material_ball.node"} {
+			if b, err := os.ReadFile(filepath.Join(root, p)); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ReadScene("f.node", strings.NewReader(string(b)), ix)
+		if err != nil {
+			var fe *decode.FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("%v is not a FormatError", err)
+			}
+			return
+		}
+		for i, n := range m.LODs[0].Nodes {
+			if n.Parent >= i || n.Parent < -1 {
+				t.Fatalf("node %d has parent %d", i, n.Parent)
+			}
+			for _, v := range n.Matrix {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("node %d matrix %v", i, n.Matrix)
+				}
+			}
+		}
+	})
+}
