@@ -68,11 +68,7 @@ func ReadScene(name string, r io.Reader, ix *guid.Index) (*decode.Model, error) 
 		return nil, err
 	}
 	s := &sceneRead{ix: ix, parsed: map[string][]*xnode{}}
-	key := name
-	if abs, err := filepath.Abs(name); err == nil {
-		key = abs
-	}
-	if err := s.place(name, roots, -1, []string{key}); err != nil {
+	if err := s.place(name, roots, -1, []string{fileKey(name)}); err != nil {
 		return nil, err
 	}
 	m := &decode.Model{LODs: []decode.ModelLOD{s.lod}, Unit: "metre", Scale: 1}
@@ -164,8 +160,9 @@ func (s *sceneRead) reference(file string, x *xnode, i int, stack []string) erro
 		return nil
 	}
 	p := filepath.Join(s.ix.Root, filepath.FromSlash(ref.Rel))
+	key := fileKey(p)
 	for _, f := range stack {
-		if f == p {
+		if f == key {
 			note(&s.failed, "a cycle: "+ref.Rel+" references itself")
 			return nil
 		}
@@ -188,7 +185,17 @@ func (s *sceneRead) reference(file string, x *xnode, i int, stack []string) erro
 		s.parsed[p] = nodes
 	}
 	s.lod.Nodes[i].Extras.Add("reference", ref.Rel)
-	return s.place(p, nodes, i, append(stack[:len(stack):len(stack)], p))
+	return s.place(p, nodes, i, append(stack[:len(stack):len(stack)], key))
+}
+
+// fileKey is how the cycle guard names a file: its absolute path, so that
+// the file read (named as the caller likes) and the same file reached
+// through the index's root compare equal.
+func fileKey(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return filepath.Clean(p)
 }
 
 // resolve finds the file a scene names: guid://<hex> through the index, or

@@ -211,6 +211,16 @@ func TestSceneReferences(t *testing.T) {
 	if un := fmt.Sprint(m.Header.Get("unresolved")); !strings.Contains(un, "none.node") {
 		t.Errorf("unresolved = %s, want none.node", un)
 	}
+	// Named relative to the working folder, with the index's root too, the
+	// file read is still the one the cycle comes back to.
+	t.Chdir(root)
+	rix, err := guid.Scan(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := readFile(t, "", "a.node", rix); err != nil || len(m.LODs[0].Nodes) != 4 {
+		t.Errorf("relative names: %v, %d nodes, want 4", err, len(m.LODs[0].Nodes))
+	}
 	// Without an index nothing resolves, and nothing fails.
 	m, err = readFile(t, root, "a.node", nil)
 	if err != nil || len(m.LODs[0].Nodes) != 1 || len(m.Header.Get("unresolved").([]decode.Fields)) != 1 {
