@@ -351,3 +351,24 @@ func FuzzReadScene(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkReadSceneWorld reads JumpRunTest.world (157 KB, 125 nodes) with
+// the project's index built once.
+func BenchmarkReadSceneWorld(b *testing.B) {
+	root := filepath.Join(decodetest.NeedShared(b, "assets/unigine-skyrunner"), "data")
+	ix, err := guid.Scan(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "JumpRunTest.world"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ReadScene("JumpRunTest.world", strings.NewReader(string(src)), ix); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
