@@ -103,3 +103,33 @@ func (m Mat4) TRS() TRS {
 	t.Rotation = [4]float32{float32(x / l), float32(y / l), float32(z / l), float32(w / l)}
 	return t
 }
+
+// ZUpToYUpMatrix returns C·M·C⁻¹ with C the rotation of ZUpToYUp,
+// (x, y, z) → (x, z, −y): a Z-up transform (column-major) in glTF's Y-up
+// frame, so that it places a mesh converted by ZUpToYUp where the original
+// placed the original. The last row is kept as (0, 0, 0, 1).
+func ZUpToYUpMatrix(m Mat4) Mat4 {
+	// C as rows: row0 = (1,0,0), row1 = (0,0,1), row2 = (0,−1,0).
+	c := [3][3]float64{{1, 0, 0}, {0, 0, 1}, {0, -1, 0}}
+	at := func(r, col int) float64 { return m[4*col+r] }
+	var out Mat4
+	for r := 0; r < 3; r++ {
+		for col := 0; col < 3; col++ {
+			// (C M C^T)[r][col] = Σ C[r][i] M[i][j] C[col][j]
+			var s float64
+			for i := 0; i < 3; i++ {
+				for j := 0; j < 3; j++ {
+					s += c[r][i] * at(i, j) * c[col][j]
+				}
+			}
+			out[4*col+r] = s
+		}
+		var t float64
+		for i := 0; i < 3; i++ {
+			t += c[r][i] * at(i, 3)
+		}
+		out[12+r] = t
+	}
+	out[15] = 1
+	return out
+}

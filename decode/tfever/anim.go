@@ -226,7 +226,7 @@ func (f Ani) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, err
 	sc := decode.Channel{Kind: decode.TargetMesh, Index: 0, Path: decode.PathScale}
 	var prev quat
 	for i, m := range a.Transfs {
-		t, q, scale, err := decompose(yUpMatrix(m))
+		t, q, scale, err := decompose(decode.ZUpToYUpMatrix(m))
 		if err != nil {
 			return nil, decode.Errorf(src.Name, "data()", fmt.Sprintf("transfs[%d]", i+1), 0, "%v", err)
 		}
@@ -245,34 +245,6 @@ func (f Ani) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, err
 }
 
 // at returns row r, column c of a column-major 4×4 matrix.
-func at(m [16]float64, r, c int) float64 { return m[4*c+r] }
-
-// yUpMatrix returns C·M·C⁻¹ with C: (x, y, z) → (x, z, −y).
-func yUpMatrix(m [16]float64) [16]float64 {
-	// C as rows: row0 = (1,0,0), row1 = (0,0,1), row2 = (0,−1,0).
-	c := [3][3]float64{{1, 0, 0}, {0, 0, 1}, {0, -1, 0}}
-	var out [16]float64
-	for r := 0; r < 3; r++ {
-		for col := 0; col < 3; col++ {
-			// (C M C^T)[r][col] = Σ C[r][i] M[i][j] C[col][j]
-			var s float64
-			for i := 0; i < 3; i++ {
-				for j := 0; j < 3; j++ {
-					s += c[r][i] * at(m, i, j) * c[col][j]
-				}
-			}
-			out[4*col+r] = s
-		}
-		var t float64
-		for i := 0; i < 3; i++ {
-			t += c[r][i] * at(m, i, 3)
-		}
-		out[12+r] = t
-	}
-	out[15] = 1
-	return out
-}
-
 // decompose splits an affine matrix into translation, rotation and scale. A
 // mirroring matrix (negative determinant) gets a negative X scale. The
 // bottom row must be (0, 0, 0, 1): a projective matrix has no TRS.

@@ -472,7 +472,7 @@ func lastElem(p string) string {
 var identity = decode.Mat4{0: 1, 5: 1, 10: 1, 15: 1}
 
 // transf reads a node's 16 numbers (identity when missing) and returns
-// them in the scene's Y-up basis, C·M·C⁻¹ (yUpMatrix). The last row must
+// them in the scene's Y-up basis, C·M·C⁻¹ (decode.ZUpToYUpMatrix). The last row must
 // be (0, 0, 0, 1): a projective matrix places nothing.
 func (r *mdlReader) transf(v any, field string) (decode.Mat4, error) {
 	if v == nil {
@@ -497,7 +497,7 @@ func (r *mdlReader) transf(v any, field string) (decode.Mat4, error) {
 	if math.Abs(m[3]) > 1e-6 || math.Abs(m[7]) > 1e-6 || math.Abs(m[11]) > 1e-6 || math.Abs(m[15]-1) > 1e-6 {
 		return identity, r.errf(field, "has the last row (%v, %v, %v, %v), want (0, 0, 0, 1)", m[3], m[7], m[11], m[15])
 	}
-	return decode.Mat4(yUpMatrix(m)), nil
+	return decode.ZUpToYUpMatrix(m), nil
 }
 
 // part reads a mesh name and its materials.

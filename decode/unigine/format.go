@@ -184,6 +184,31 @@
 //     range or given twice, and non-finite values are errors.
 //   - The records are kept as stored: a flag byte each and their values in
 //     one array (Anim.Flags, Anim.Values); Scan only checks them.
+//
+// Scenes (.node, .world; ReadScene, not yet a Format) are XML read into a
+// one-LOD decode.Model:
+//   - Nodes are the <node> elements of a .node's <nodes> root or of a
+//     .world's <editor>, nested as in the file; each keeps its name, type
+//     and id (Extras), and its <transform> (16 numbers, column-major,
+//     identity when absent; the last row must be 0 0 0 1) turned from Z up
+//     to Y up as decode.ZUpToYUpMatrix does, as mesh vertices are.
+//   - An ObjectMesh* node's <mesh_name> (guid://… through the GUID index, or
+//     a path relative to data/ that stays in it) is a part whose Ref is
+//     relative to data/; its <surface> elements give the part's materials
+//     in file order (a material GUID as the .mat it resolves to, else as
+//     written) and Extras "surfaces" pairs them with the surface names. A
+//     mesh that does not resolve is listed in Header "unresolved".
+//   - A NodeReference's <reference> (no public file has one; the element
+//     name is UNIGINE 2's) is resolved the same way and its file's nodes
+//     become the node's children, each file parsed once. A reference to a
+//     file already being expanded (a cycle), more than MaxRefDepth deep, or
+//     to a file that fails to parse is listed in Header "failed"; only the
+//     file read itself failing, or a limit, is an error.
+//   - LightWorld, LightOmni and LightProj keep Extras "light": kind
+//     (directional, point, spot, as KHR_lights_punctual), colour (<color>
+//     or <color_filter>, RGB) and intensity.
+//   - Bounds, each decode.ErrLimit: MaxSceneBytes per file, MaxSceneNodes
+//     per scene with references expanded, MaxSceneDepth of nesting.
 package unigine
 
 import (
