@@ -2,7 +2,6 @@ package fs
 
 import (
 	"archive/zip"
-	"bufio"
 	"bytes"
 	"compress/flate"
 	"fmt"
@@ -46,26 +45,6 @@ func writeZeroEntry(t *testing.T, p string, mib int) {
 	write(t, p, buf.Bytes())
 }
 
-// writeManyEntries writes to p a ZIP of n empty stored entries, 1000 to a
-// folder.
-func writeManyEntries(t *testing.T, p string, n int) {
-	t.Helper()
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bw := bufio.NewWriter(f)
-	w := zip.NewWriter(bw)
-	for i := range n {
-		if _, err := w.CreateRaw(&zip.FileHeader{Name: fmt.Sprintf("d%03d/f%06d.dds", i/1000, i), Method: zip.Store}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil || bw.Flush() != nil || f.Close() != nil {
-		t.Fatal("cannot write", p, err)
-	}
-}
-
 // TestArchiveMemoryBudget: mounted with a 64 MiB --cache-size, a 4 KiB
 // read at the end of a 16 GiB ZIP64 entry and the listings of 64 archives
 // of 200 000 entries each leave the daemon's live heap within the cache
@@ -80,7 +59,7 @@ func TestArchiveMemoryBudget(t *testing.T) {
 	writeZeroEntry(t, filepath.Join(src, "big.zip"), 16<<10)
 	first := filepath.Join(src, "paks", "p00.pak")
 	os.MkdirAll(filepath.Dir(first), 0o755)
-	writeManyEntries(t, first, 200000)
+	decodetest.ManyEntriesZip(t, first, 200000)
 	for i := 1; i < 64; i++ {
 		if err := os.Link(first, filepath.Join(src, "paks", fmt.Sprintf("p%02d.pak", i))); err != nil {
 			t.Fatal(err)

@@ -2,7 +2,9 @@ package decodetest
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
+	"fmt"
 	"image"
 	"io/fs"
 	"os"
@@ -12,6 +14,26 @@ import (
 
 	"github.com/woozymasta/bcn"
 )
+
+// ManyEntriesZip writes to p a ZIP of n empty stored entries, 1000 to a
+// folder (d000/f000000.dds, ...): an archive whose listing is big.
+func ManyEntriesZip(t testing.TB, p string, n int) {
+	t.Helper()
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriter(f)
+	w := zip.NewWriter(bw)
+	for i := range n {
+		if _, err := w.CreateRaw(&zip.FileHeader{Name: fmt.Sprintf("d%03d/f%06d.dds", i/1000, i), Method: zip.Store}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil || bw.Flush() != nil || f.Close() != nil {
+		t.Fatal("cannot write", p, err)
+	}
+}
 
 // ZipTree writes the files under dir into the ZIP at dest with Go's
 // writer, by slash path, stored and deflated in turn, then pad empty

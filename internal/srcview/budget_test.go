@@ -1,8 +1,6 @@
 package srcview
 
 import (
-	"archive/zip"
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,32 +10,6 @@ import (
 
 	"github.com/meshfs/meshfs/decode/decodetest"
 )
-
-// writeManyEntries writes an archive of n empty stored entries, 1000 to a
-// folder.
-func writeManyEntries(t *testing.T, p string, n int) {
-	t.Helper()
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bw := bufio.NewWriter(f)
-	w := zip.NewWriter(bw)
-	for i := range n {
-		if _, err := w.CreateRaw(&zip.FileHeader{Name: fmt.Sprintf("d%03d/f%06d.dds", i/1000, i), Method: zip.Store}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestListingsBudget: listing 64 archives of 200 000 entries each (one
 // file, 64 names) keeps what the view's budget allows, not 64 listings:
@@ -49,7 +21,7 @@ func TestListingsBudget(t *testing.T) {
 	}
 	dir := t.TempDir()
 	first := filepath.Join(dir, "p00.pak")
-	writeManyEntries(t, first, 200000)
+	decodetest.ManyEntriesZip(t, first, 200000)
 	paths := []string{first}
 	for i := 1; i < 64; i++ {
 		p := filepath.Join(dir, fmt.Sprintf("p%02d.pak", i))
