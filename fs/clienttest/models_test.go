@@ -18,9 +18,11 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 )
 
-// modelRoots are the asset trees of ../shared whose models (.mdl) the
-// model test mounts.
-var modelRoots = []string{"gem-centurion", "gem-pantera", "gem-su85", "gem-pilot", "tf-inova", "tf-flirt", "tf-roadsign"}
+// modelRoots are the trees of ../shared whose models (.mdl) the model test
+// mounts: the asset trees, and realdata/gem (the horse with its skinned
+// tack, blyskawica, helmet4_ger).
+var modelRoots = []string{"assets/gem-centurion", "assets/gem-pantera", "assets/gem-su85", "assets/gem-pilot",
+	"assets/tf-inova", "assets/tf-flirt", "assets/tf-roadsign", "realdata/gem"}
 
 // modelFile is one assembled model file read from a mount.
 type modelFile struct {
@@ -44,8 +46,9 @@ type modelFile struct {
 // facing as their unmirrored twins do. In every GEM model with skinned
 // tracks, each track as Blender shows it (armature applied) runs along the
 // hull, around its side's road wheels and into its track*.vol shape of
-// NAME.collision.glb (checkTracks); a GEM skin without tracks (the pilot)
-// lies around the bones driving it (checkSkinOnBones). Run: go test
+// NAME.collision.glb (checkTracks, both sides; trackMisfits says which
+// stand on end and why); every GEM skin without tracks (the pilot's, the
+// horse's tack) lies around the bones driving it (checkSkinOnBones). Run: go test
 // ./fs/clienttest -run TestModelClients -clients.
 func TestModelClients(t *testing.T) {
 	if !*clients {
@@ -59,7 +62,7 @@ func TestModelClients(t *testing.T) {
 	var files []*modelFile
 	allRoots := true // every tree of modelRoots is present
 	for _, name := range modelRoots {
-		src, ok := decodetest.Shared(t, filepath.Join("assets", name))
+		src, ok := decodetest.Shared(t, filepath.FromSlash(name))
 		if !ok {
 			allRoots = false
 			continue

@@ -269,9 +269,10 @@ func checkTracks(r, coll *modelReport, f *modelFile, model string) (errs, logs [
 // checkSkinOnBones checks that in Blender's import of a GEM model (r, of
 // doc) its skin follows its bones as decode/gem's TestPilotSkinOnBones
 // measures it from the file: of the bones driving 20 or more vertices at
-// weight ≥ 0.9 (not a skin's joint 0, the node carrying it), 10 or more,
-// those vertices' evaluated centre lies a median 0.15 m or less from the
-// bone. It returns the errors and a line for the log.
+// weight ≥ 0.9 (not a skin's joint 0, the node carrying it), one or more
+// (the pilot has 13, the horse's tack 3), those vertices' evaluated centre
+// lies a median 0.15 m or less from the bone. It returns the errors and a
+// line for the log.
 func checkSkinOnBones(r *modelReport, doc *qgltf.Document) (errs []string, log string) {
 	carriers := map[string]bool{}
 	for _, sk := range doc.Skins {
@@ -287,12 +288,12 @@ func checkSkinOnBones(r *modelReport, doc *qgltf.Document) (errs []string, log s
 			}
 		}
 	}
-	if len(dists) < 10 {
-		return []string{fmt.Sprintf("%d bones drive 20 vertices or more of a skin, want 10", len(dists))}, ""
+	if len(dists) == 0 {
+		return []string{"no bone drives 20 vertices or more of a skin"}, ""
 	}
 	sort.Float64s(dists)
 	med := dists[len(dists)/2]
-	log = fmt.Sprintf("%d bones driving a skin (no track): their vertices' centre a median %.3f m from them, at most %.3f m", len(dists), med, dists[len(dists)-1])
+	log = fmt.Sprintf("%d bones driving a skin (no track): their vertices' centre a median %.3f m from them, %.3f to %.3f m", len(dists), med, dists[0], dists[len(dists)-1])
 	if med > 0.15 {
 		errs = append(errs, fmt.Sprintf("the skin's vertices lie a median %.2f m from the bones driving them, want 0.15", med))
 	}
