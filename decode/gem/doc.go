@@ -125,9 +125,10 @@
 //     hull (below). No rule can fit both: a SKIN chunk holds bone names
 //     only (no bind matrix, no frame of its own), so any rule places the
 //     vertices by frames the .mdl defines, and no frame of a bone that
-//     carries a part or a collider in centurion.mdl turns trackl.ply's
-//     long axis (its y: 12.0 × 148.9 × 27.2 along x, y, z) onto the hull
-//     (only the door and seat bones emit*, seat* do). Its track frames,
+//     carries a part or a collider in centurion.mdl, nor of the track's
+//     chain up to "basis", turns trackl.ply's long axis (its y: 12.0 ×
+//     148.9 × 27.2 along x, y, z) onto the hull (only the door and seat
+//     bones emit*, seat* do). Its track frames,
 //     like the SU-85's, turn a part's y up, as that model's own tracks
 //     are stored (the SU-85's trackl.ply: 114.6 × 20.0 × 9.9); its track
 //     boxes ({Box 141.361 13.8202 27.6147}, along the hull) describe a
