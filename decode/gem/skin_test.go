@@ -100,23 +100,6 @@ func TestPilotSkinOnBones(t *testing.T) {
 	}
 }
 
-// sceneBounds is the box of a scene's vertices (its own axes and units).
-func sceneBounds(sc *decode.Scene) (lo, hi [3]float64) {
-	lo = [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
-	hi = [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
-	for _, m := range sc.Meshes {
-		for _, p := range m.Primitives {
-			for _, v := range p.Positions {
-				for k := 0; k < 3; k++ {
-					lo[k] = math.Min(lo[k], float64(v[k]))
-					hi[k] = math.Max(hi[k], float64(v[k]))
-				}
-			}
-		}
-	}
-	return lo, hi
-}
-
 // longest is the index of the largest of s and its value.
 func longest(s [3]float64) (int, float64) {
 	k := 0
