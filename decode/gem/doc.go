@@ -128,7 +128,10 @@
 //     carries a part or a collider in centurion.mdl, nor of the track's
 //     chain up to "basis", turns trackl.ply's long axis (its y: 12.0 ×
 //     148.9 × 27.2 along x, y, z) onto the hull (only the door and seat
-//     bones emit*, seat* do). Its track frames,
+//     bones emit*, seat* do), and no constant turn (any of the 48
+//     axis-aligned turns and mirrors, of the part's axes, of the part in
+//     the model's or of the root's axes) lays all four tanks' tracks
+//     along their hulls. Its track frames,
 //     like the SU-85's, turn a part's y up, as that model's own tracks
 //     are stored (the SU-85's trackl.ply: 114.6 × 20.0 × 9.9); its track
 //     boxes ({Box 141.361 13.8202 27.6147}, along the hull) describe a

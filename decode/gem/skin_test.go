@@ -137,9 +137,20 @@ func parallel(a, b [3]float64) bool {
 // units long, trackl.ply 148.9, the length of centurions.mdl's .vol
 // shapes) is turned onto the hull by no frame of a bone carrying a part
 // or a collider in that model, nor of the track's own chain of bones up to
-// the root, so no choice of frame places it (see the package doc). At least three models' tracks fit, both sides each.
+// the root, so no choice of frame places it (see the package doc); nor
+// does any constant axis-aligned turn or mirror, of the part's axes, of
+// the part in the model's or of the root's axes, lay all eight tracks
+// along their hulls. At least three models' tracks fit, both sides each.
 func TestSkinnedTrackFrames(t *testing.T) {
 	fits, misfits := 0, 0
+	// placedTrack is one track's carrying frame, its model's root frame,
+	// its long axis and the hull's direction.
+	type placedTrack struct {
+		at, root decode.Mat4
+		k        int
+		hull     [3]float64
+	}
+	var placed []placedTrack
 	for _, path := range assetFiles(t, ".mdl") {
 		m, err := Mdl{}.DecodeModel(context.Background(), fileSource(t, path))
 		if err != nil {
@@ -216,6 +227,7 @@ func TestSkinnedTrackFrames(t *testing.T) {
 			if along != described {
 				t.Errorf("%s: %s on %q along the hull %v, but as long as its shape (%.2f m, %.2f m) %v", name, tr.file, nodes[tr.node].Name, along, l, shape, described)
 			}
+			placed = append(placed, placedTrack{w[tr.node], w[0], k, hullAxis})
 			if described {
 				fits++
 				continue
@@ -247,7 +259,49 @@ func TestSkinnedTrackFrames(t *testing.T) {
 		}
 	}
 	t.Logf("%d skinned tracks placed along the hull by their node, %d that their models do not describe", fits, misfits)
+	// Nor does a constant turn: no axis-aligned turn or mirror P (the 48
+	// signed permutations) of the part's axes (at·P), of the part in the
+	// model's axes (P·at) or of the root's axes (root·P, as a former rule
+	// had it) lays every track along its hull.
+	for _, family := range []struct {
+		name  string
+		frame func(pt placedTrack, p decode.Mat4) decode.Mat4
+	}{
+		{"at·P", func(pt placedTrack, p decode.Mat4) decode.Mat4 { return pt.at.Mul(p) }},
+		{"P·at", func(pt placedTrack, p decode.Mat4) decode.Mat4 { return p.Mul(pt.at) }},
+		{"root·P", func(pt placedTrack, p decode.Mat4) decode.Mat4 { return pt.root.Mul(p) }},
+	} {
+		for _, p := range signedPermutations() {
+			all := len(placed) > 0
+			for _, pt := range placed {
+				all = all && parallel(axisOf(family.frame(pt, p), pt.k), pt.hull)
+			}
+			if all {
+				t.Errorf("the turn %v in %s lays every track along its hull: a rule the package doc does not know", p, family.name)
+			}
+		}
+	}
 	if fits < 6 {
 		t.Errorf("%d skinned tracks fit, want the two of each of three tanks", fits)
 	}
+}
+
+// signedPermutations are the 48 matrices that permute the axes and flip
+// any of them.
+func signedPermutations() []decode.Mat4 {
+	var out []decode.Mat4
+	for _, perm := range [][3]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}} {
+		for signs := 0; signs < 8; signs++ {
+			var m decode.Mat4
+			m[15] = 1
+			for c, r := range perm {
+				m[4*c+r] = 1
+				if signs>>c&1 == 1 {
+					m[4*c+r] = -1
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	return out
 }
