@@ -132,7 +132,9 @@ func parallel(a, b [3]float64) bool {
 // assembler keeps) turns the track's long axis (its .ply's own box) onto
 // the hull's (body.ply's on "body") exactly when the track is as long as
 // the model's own track shape (the collider track<side>: within 2 %),
-// and every such shape lies along the hull itself. A track that its
+// and exactly then it turns up the axis the track's own weights mark as
+// its up (its ground run, on bone map 0 or "basis", lies lowest along it);
+// every such shape lies along the hull itself. A track that its
 // model's shape does not describe (centurion.mdl's: its boxes are 141.4
 // units long, trackl.ply 148.9, the length of centurions.mdl's .vol
 // shapes) is turned onto the hull by no frame of a bone carrying a part
@@ -227,6 +229,13 @@ func TestSkinnedTrackFrames(t *testing.T) {
 			if along != described {
 				t.Errorf("%s: %s on %q along the hull %v, but as long as its shape (%.2f m, %.2f m) %v", name, tr.file, nodes[tr.node].Name, along, l, shape, described)
 			}
+			// The track's own up: the axis its ground run (the vertices on
+			// bone map 0, the carrier, or "basis") is lowest along.
+			up := groundUp(t, filepath.Join(dir, tr.file))
+			upright := up >= 0 && axisOf(w[tr.node], up)[1] > 0.9
+			if upright != described {
+				t.Errorf("%s: %s's ground run lowest along its axis %d, which %q turns up: %v; as long as its shape: %v", name, tr.file, up, nodes[tr.node].Name, upright, described)
+			}
 			placed = append(placed, placedTrack{w[tr.node], w[0], k, hullAxis})
 			if described {
 				fits++
@@ -304,4 +313,46 @@ func signedPermutations() []decode.Mat4 {
 		}
 	}
 	return out
+}
+
+// groundUp is the axis (of the part's scene) along which the vertices of
+// a skinned track's ground run, those weighing most on joint 0 (the node
+// carrying it) or on "basis", lie lowest: their mean below the box's
+// centre by more than half its half-extent; -1 when no axis is so.
+func groundUp(t *testing.T, path string) int {
+	t.Helper()
+	_, sc := scanDecode(t, path)
+	lo, hi := sceneBounds(sc)
+	var sum [3]float64
+	n := 0
+	for _, m := range sc.Meshes {
+		for _, p := range m.Primitives {
+			for v, pos := range p.Positions {
+				best := 0
+				for k := 1; k < 4; k++ {
+					if p.Weights[v][k] > p.Weights[v][best] {
+						best = k
+					}
+				}
+				j := int(p.Joints[v][best])
+				if j != 0 && sc.Skeleton.Joints[j].Name != "basis" {
+					continue
+				}
+				for c := range sum {
+					sum[c] += float64(pos[c])
+				}
+				n++
+			}
+		}
+	}
+	up, low := -1, -0.5
+	for c := range sum {
+		if n == 0 || hi[c] <= lo[c] {
+			continue
+		}
+		if d := (sum[c]/float64(n) - (lo[c]+hi[c])/2) / ((hi[c] - lo[c]) / 2); d < low {
+			up, low = c, d
+		}
+	}
+	return up
 }
