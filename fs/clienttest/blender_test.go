@@ -185,6 +185,10 @@ func checkBlender(t *testing.T, blender string, folders []*meshFolder, exp map[*
 			images += len(exp[tg.mf].images)
 			textured += len(exp[tg.mf].materials)
 			errs = compareGLB(&r, exp[tg.mf])
+			if e := exp[tg.mf]; len(errs) == 0 && len(e.bones) > 0 && len(r.Armatures) == 1 {
+				t.Logf("%s: armature of %d bones (the source lists %d); the %d that weigh on vertices move them", label,
+					len(r.Armatures[0].Bones), len(e.sourceBones), len(e.weightedBones))
+			}
 		} else {
 			errs = compareOBJ(&r, exp[tg.mf])
 		}

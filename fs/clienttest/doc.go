@@ -43,7 +43,8 @@
 //
 // Models (.mdl) are TestModelClients' (models_test.go, with
 // blender/inspect_models.py; `go test ./fs/clienttest -run TestModelClients
-// -clients`): it mounts the model trees of ../shared/assets, reads every
+// -clients`): it mounts the model trees of ../shared/assets and
+// ../shared/realdata/gem, reads every
 // model's header.json with no assembly made, and has Blender import every
 // LOD's .glb as one hierarchy with the file's nodes as objects or bones
 // under the file's parents, the materials its primitives use, its images
@@ -51,8 +52,10 @@
 // their skin, and mirrored parts facing as their unmirrored twins. In the
 // GEM models, it checks where skinned parts land as Blender evaluates them
 // (tracks_test.go): each skinned track along the hull, around its side's
-// road wheels and on its track*.vol shape of NAME.collision.glb, and the
-// pilot's skin around the bones driving it.
+// road wheels and on its track*.vol shape of NAME.collision.glb (both sides,
+// mirrored and not; centurion.mdl's, whose files were made for
+// centurions.mdl, on end as decode/gem's doc says), and every other skin
+// (the pilot's, the horse's tack) around the bones driving it.
 //
 // The package has only tests. preview.sh with blender/render_preview.py is
 // `make preview`: it mounts testdata/ and ../shared/assets and renders every
