@@ -221,7 +221,7 @@
     '  vec4 c = uBase * vCol * texture2D(uTex, vUV);',
     '  if (c.a < uCutoff) discard;',
     '  vec3 n = normalize(vNrm); if (!gl_FrontFacing) n = -n;',
-    '  float l = 0.32 + 0.72 * max(dot(n, uKey), 0.0) + 0.28 * max(dot(n, uFill), 0.0);',
+    '  float l = 0.3 + 0.6 * max(dot(n, uKey), 0.0) + 0.25 * max(dot(n, uFill), 0.0);',
     '  gl_FragColor = vec4(min(c.rgb * l, 1.0), uBlend > 0.5 ? c.a : 1.0);',
     '}',
   ].join('\n');
@@ -429,6 +429,8 @@
         this.items.push(item);
       }
     }
+    this.lo = lo;
+    this.hi = hi;
     if (lo[0] <= hi[0]) {
       this.center = [(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2];
       this.radius = Math.max(Math.hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]) / 2, 1e-6);
@@ -460,9 +462,7 @@
     gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
     if (!this.loaded) return;
     const aspect = w / h, fovy = 40 * Math.PI / 180;
-    const fov = Math.min(fovy, 2 * Math.atan(Math.tan(fovy / 2) * aspect));
-    const fit = this.radius / Math.sin(fov / 2) * 1.02;
-    if (!this.dist) this.dist = fit;
+    if (!this.dist) this.dist = this.fit(aspect, fovy);
     const cp = Math.cos(this.pitch), dir = [cp * Math.sin(this.yaw), Math.sin(this.pitch), cp * Math.cos(this.yaw)];
     const eye = [this.target[0] + dir[0] * this.dist, this.target[1] + dir[1] * this.dist, this.target[2] + dir[2] * this.dist];
     const view = lookAt(eye, this.target, [0, 1, 0]);
@@ -507,6 +507,23 @@
     }
     gl.depthMask(true);
     if (this.canvas.dataset.state !== 'drawn') this.say(this.summary, 'drawn');
+  };
+
+  // fit is the distance from the box's centre at which the camera, looking
+  // along its current direction, sees the whole bounding box: every corner
+  // inside the frustum, with a small margin.
+  Viewer.prototype.fit = function (aspect, fovy) {
+    const tanY = Math.tan(fovy / 2), tanX = tanY * aspect;
+    const cp = Math.cos(this.pitch), back = [cp * Math.sin(this.yaw), Math.sin(this.pitch), cp * Math.cos(this.yaw)];
+    const right = norm(cross([0, 1, 0], back)), up = cross(back, right);
+    let d = 0;
+    if (!(this.lo && this.lo[0] <= this.hi[0])) return this.radius / Math.sin(Math.min(fovy, 2 * Math.atan(tanX)) / 2);
+    for (let k = 0; k < 8; k++) {
+      const p = sub([k & 1 ? this.hi[0] : this.lo[0], k & 2 ? this.hi[1] : this.lo[1], k & 4 ? this.hi[2] : this.lo[2]], this.center);
+      const z = dot(p, back);
+      d = Math.max(d, z + Math.abs(dot(p, right)) / tanX, z + Math.abs(dot(p, up)) / tanY);
+    }
+    return Math.max(d * 1.08, this.radius * 0.05);
   };
 
   // ---- controls ----
