@@ -3,6 +3,8 @@ package browse
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"image"
 	"image/color"
 	"image/png"
@@ -222,6 +224,9 @@ func TestChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The same model without its texture, to tell that the texture is
+	// drawn.
+	untextured(t, filepath.Join(out, "deps.mdl", "deps.glb"), filepath.Join(out, "plain.mdl", "plain.glb"))
 	// A mesh folder whose .glb is broken: its canvas must stay blank, which
 	// shows the check below can fail.
 	put(t, out, map[string]string{"broken.ply/broken.glb": "glTF but not really", "broken.ply/header.json": "{}"})
@@ -259,6 +264,18 @@ func TestChromium(t *testing.T) {
 			t.Errorf("the canvas is blank: %d drawn pixels, %d colours", px, colours)
 		}
 	})
+	t.Run("texture", func(t *testing.T) {
+		textured, plain := screenshot(t, bin, srv.URL+"/deps.mdl/", "textured.png"), screenshot(t, bin, srv.URL+"/plain.mdl/", "plain.png")
+		r := stage(textured)
+		mid := image.Rect(r.Min.X+r.Dx()/4, r.Min.Y+r.Dy()/4, r.Max.X-r.Dx()/4, r.Max.Y-r.Dy()/4)
+		px, _ := drawn(textured, r)
+		n := differ(textured.SubImage(mid).(*image.NRGBA), plain.SubImage(mid).(*image.NRGBA))
+		t.Logf("the texture changes %d of the %d drawn pixels in the canvas's middle", n, px)
+		if n < px/4 {
+			t.Errorf("the texture changes only %d of %d pixels", n, px)
+		}
+	})
+	t.Run("controls", func(t *testing.T) { checkControls(t, bin, srv.URL+"/deps.mdl/") })
 	t.Run("broken", func(t *testing.T) {
 		url := srv.URL + "/broken.ply"
 		dom := browse(t, bin, url, "--dump-dom")
@@ -286,4 +303,44 @@ func TestChromium(t *testing.T) {
 			t.Error("the thumbnail is not in the folder page's screenshot")
 		}
 	})
+}
+
+// untextured writes to dst the GLB src with no material's base-colour
+// texture.
+func untextured(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := binary.LittleEndian.Uint32(b[12:])
+	var doc map[string]any
+	if err := json.Unmarshal(b[20:20+n], &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range doc["materials"].([]any) {
+		if pbr, ok := m.(map[string]any)["pbrMetallicRoughness"].(map[string]any); ok {
+			delete(pbr, "baseColorTexture")
+		}
+	}
+	j, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(j)%4 != 0 {
+		j = append(j, ' ')
+	}
+	rest := b[20+n:]
+	out := binary.LittleEndian.AppendUint32(nil, 0x46546c67)
+	out = binary.LittleEndian.AppendUint32(out, 2)
+	out = binary.LittleEndian.AppendUint32(out, uint32(12+8+len(j)+len(rest)))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(j)))
+	out = binary.LittleEndian.AppendUint32(out, 0x4e4f534a)
+	out = append(append(out, j...), rest...)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
