@@ -16,7 +16,8 @@
 // or Home resets it.
 //
 // The canvas's data-state is "loading", then "drawn" once the scene has
-// been drawn, or "error" (the status line says why).
+// been drawn, or "error" (the status line says why); its data-box is the
+// scene's bounding box, [[min x, y, z], [max x, y, z]].
 (function () {
   const GLB_MAGIC = 0x46546c67, CHUNK_JSON = 0x4e4f534a, CHUNK_BIN = 0x004e4942;
   const COMPONENT = {5120: Int8Array, 5121: Uint8Array, 5122: Int16Array, 5123: Uint16Array, 5125: Uint32Array, 5126: Float32Array};
@@ -431,6 +432,7 @@
     }
     this.lo = lo;
     this.hi = hi;
+    this.canvas.dataset.box = JSON.stringify([lo, hi]);
     if (lo[0] <= hi[0]) {
       this.center = [(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2];
       this.radius = Math.max(Math.hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]) / 2, 1e-6);
