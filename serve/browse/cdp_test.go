@@ -9,6 +9,8 @@ import (
 	"image/png"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -18,8 +20,12 @@ import (
 // pipe (--remote-debugging-pipe: it reads commands from its fd 3 and writes
 // replies to its fd 4, each a JSON message ended by a NUL), in one page.
 type devtools struct {
-	t       *testing.T
-	cmd     *exec.Cmd
+	t *testing.T // the test its failures are of
+	c *conn
+}
+
+// conn is the browser's pipe, shared by the devtools of the tests using it.
+type conn struct {
 	w       *os.File
 	mu      sync.Mutex
 	next    int
@@ -27,6 +33,9 @@ type devtools struct {
 	session string
 	done    chan struct{}
 }
+
+// on is d for the test t (a subtest of d's).
+func (d *devtools) on(t *testing.T) *devtools { return &devtools{t: t, c: d.c} }
 
 type reply struct {
 	Result json.RawMessage `json:"result"`
@@ -61,10 +70,10 @@ func startDevtools(t *testing.T, bin string, width, height int) *devtools {
 	}
 	toChrome.Close()
 	fromChrome.Close()
-	d := &devtools{t: t, cmd: cmd, w: ours, waiting: map[int]chan reply{}, done: make(chan struct{})}
-	go d.read(theirs)
+	d := &devtools{t: t, c: &conn{w: ours, waiting: map[int]chan reply{}, done: make(chan struct{})}}
+	go d.c.read(theirs)
 	t.Cleanup(func() {
-		d.w.Close()
+		d.c.w.Close()
 		cmd.Process.Kill()
 		cmd.Wait()
 		theirs.Close()
@@ -76,12 +85,12 @@ func startDevtools(t *testing.T, bin string, width, height int) *devtools {
 	d.call("", "Target.createTarget", map[string]any{"url": "about:blank"}, &target)
 	var att struct{ SessionID string }
 	d.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att)
-	d.session = att.SessionID
+	d.c.session = att.SessionID
 	d.do("Emulation.setDeviceMetricsOverride", map[string]any{"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}, nil)
 	return d
 }
 
-func (d *devtools) read(f *os.File) {
+func (d *conn) read(f *os.File) {
 	defer close(d.done)
 	r := bufio.NewReader(f)
 	for {
@@ -110,18 +119,19 @@ func (d *devtools) read(f *os.File) {
 // result into out.
 func (d *devtools) call(session, method string, params any, out any) {
 	d.t.Helper()
-	d.mu.Lock()
-	d.next++
-	id := d.next
+	c := d.c
+	c.mu.Lock()
+	c.next++
+	id := c.next
 	ch := make(chan reply, 1)
-	d.waiting[id] = ch
-	d.mu.Unlock()
+	c.waiting[id] = ch
+	c.mu.Unlock()
 	msg := map[string]any{"id": id, "method": method, "params": params}
 	if session != "" {
 		msg["sessionId"] = session
 	}
 	b, _ := json.Marshal(msg)
-	if _, err := d.w.Write(append(b, 0)); err != nil {
+	if _, err := c.w.Write(append(b, 0)); err != nil {
 		d.t.Fatalf("%s: %v", method, err)
 	}
 	select {
@@ -134,7 +144,7 @@ func (d *devtools) call(session, method string, params any, out any) {
 				d.t.Fatalf("%s: %v", method, err)
 			}
 		}
-	case <-d.done:
+	case <-c.done:
 		d.t.Fatalf("%s: chromium went away", method)
 	case <-time.After(limit):
 		d.t.Fatalf("%s: no answer from chromium", method)
@@ -143,7 +153,7 @@ func (d *devtools) call(session, method string, params any, out any) {
 
 func (d *devtools) do(method string, params any, out any) {
 	d.t.Helper()
-	d.call(d.session, method, params, out)
+	d.call(d.c.session, method, params, out)
 }
 
 // eval evaluates expr in the page (awaiting a promise) into out.
@@ -214,6 +224,43 @@ func (d *devtools) shot(r image.Rectangle) *image.NRGBA {
 	return n
 }
 
+// viewerDone is true once a mesh folder's page has drawn its view, or
+// failed to, and shown its text files.
+const viewerDone = `['drawn', 'error'].includes((document.getElementById('view') || {dataset: {}}).dataset.state) &&
+	[...document.querySelectorAll('pre.fetch')].every(p => p.dataset.state)`
+
+// thumbsDone is true once every thumbnail of a folder page has loaded or
+// given way to its icon.
+const thumbsDone = `document.readyState === 'complete' && [...document.querySelectorAll('img.thumb')].every(
+	i => i.parentNode.classList.contains('loaded') || i.parentNode.classList.contains('missing'))`
+
+// load navigates to url and waits until ready is true.
+func (d *devtools) load(url, ready string) {
+	d.t.Helper()
+	d.do("Page.navigate", map[string]any{"url": url}, nil)
+	d.until(`location.href === ` + strconv.Quote(url) + ` && (` + ready + `)`)
+	d.frame()
+}
+
+// page is a screenshot of the viewport, kept as name in the test's
+// artifacts.
+func (d *devtools) page(name string) *image.NRGBA {
+	d.t.Helper()
+	var m struct{ W, H int }
+	d.eval(`({w: innerWidth, h: innerHeight})`, &m)
+	img := d.shot(image.Rect(0, 0, m.W, m.H))
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		d.t.Fatal(err)
+	}
+	p := filepath.Join(d.t.ArtifactDir(), name)
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		d.t.Fatal(err)
+	}
+	d.t.Logf("screenshot %s", p)
+	return img
+}
+
 func (d *devtools) key(key, code string, vk int) {
 	d.t.Helper()
 	for _, typ := range []string{"keyDown", "keyUp"} {
@@ -265,10 +312,8 @@ func covered(img *image.NRGBA) int {
 
 // checkControls drives the viewer at url with the keyboard, the mouse and
 // the wheel, and checks each moves the camera as it says.
-func checkControls(t *testing.T, bin, url string) {
-	d := startDevtools(t, bin, 1000, 760)
-	d.do("Page.navigate", map[string]any{"url": url}, nil)
-	d.until(`(document.getElementById('view') || {dataset: {}}).dataset.state === 'drawn'`)
+func checkControls(t *testing.T, d *devtools, url string) {
+	d.load(url, viewerDone)
 	var b struct{ X, Y, W, H float64 }
 	d.eval(`(() => { const r = document.getElementById('view').getBoundingClientRect();
 		return {x: r.x, y: r.y, w: r.width, h: r.height}; })()`, &b)
