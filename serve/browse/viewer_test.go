@@ -107,6 +107,19 @@ func TestViewerReads(t *testing.T) {
 	bin := chromium(t)
 	dir := t.TempDir()
 	writeShapes(t, filepath.Join(dir, "shapes.ply", "shapes.glb"))
+	bad := gltf.NewDocument()
+	bad.Meshes = []*gltf.Mesh{{Primitives: []*gltf.Primitive{{
+		Attributes: gltf.PrimitiveAttributes{gltf.POSITION: modeler.WritePosition(bad, quad)},
+		Indices:    gltf.Index(modeler.WriteIndices(bad, []uint16{0, 1, 9})),
+	}}}}
+	bad.Nodes = []*gltf.Node{{Mesh: gltf.Index(0)}}
+	bad.Scenes = []*gltf.Scene{{Nodes: []int{0}}}
+	if err := os.MkdirAll(filepath.Join(dir, "bad.ply"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := gltf.SaveBinary(bad, filepath.Join(dir, "bad.ply", "bad.glb")); err != nil {
+		t.Fatal(err)
+	}
 	tree, err := newDirTree(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -159,5 +172,16 @@ func TestViewerReads(t *testing.T) {
 				t.Errorf("box %v, want %v", got.Box, want)
 			}
 		}
+	}
+
+	// A GLB whose index is past its vertices is refused, naming them, and
+	// stays refused when the page redraws (a resize).
+	d.load(srv.URL+"/bad.ply/", viewerDone)
+	d.do("Emulation.setDeviceMetricsOverride", map[string]any{"width": 800, "height": 600, "deviceScaleFactor": 1, "mobile": false}, nil)
+	d.frame()
+	d.eval(`(() => { const c = document.getElementById('view');
+		return {state: c.dataset.state, status: document.getElementById('status').textContent}; })()`, &got)
+	if want := "could not show bad.glb: mesh 0: index 9 at 2 past the 4 vertices"; got.State != "error" || got.Status != want {
+		t.Errorf("bad.glb: state %s, status %q, want error, %q", got.State, got.Status, want)
 	}
 }

@@ -325,6 +325,7 @@
     this.radius = 1;
     this.reset();
     this.pending = false;
+    this.token = 0;
   }
 
   Viewer.prototype.say = function (text, state) {
@@ -347,19 +348,61 @@
     this.items = [];
   };
 
+  // fetchBytes reads the response's body, saying on the status line how
+  // much has come.
+  Viewer.prototype.fetchBytes = async function (res, name, token) {
+    if (!res.body || !res.body.getReader) return res.arrayBuffer();
+    const total = Number(res.headers.get('Content-Length')) || 0;
+    const reader = res.body.getReader(), parts = [];
+    let got = 0, said = 0;
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      parts.push(r.value);
+      got += r.value.length;
+      if (token === this.token && performance.now() - said > 200) {
+        said = performance.now();
+        this.say('loading ' + name + '… ' + mib(got) + (total ? ' of ' + mib(total) : ''));
+      }
+    }
+    const all = new Uint8Array(got);
+    let off = 0;
+    for (const p of parts) { all.set(p, off); off += p.length; }
+    return all.buffer;
+  };
+  function mib(n) { return (n / 1048576).toFixed(1) + ' MiB'; }
+
+  // load shows the GLB at url in place of what is shown, unless another
+  // load starts before it ends.
   Viewer.prototype.load = async function (url) {
-    this.say('loading ' + decodeURIComponent(url.split('/').pop()) + '…', 'loading');
+    const token = ++this.token, name = decodeURIComponent(url.split('/').pop());
+    this.say('loading ' + name + '…', 'loading');
     const res = await fetch(url);
     if (!res.ok) throw new Error(res.status + ' ' + res.statusText + (res.status >= 500 ? ': ' + (await res.text()).trim() : ''));
-    const glb = parseGLB(await res.arrayBuffer());
+    const glb = parseGLB(await this.fetchBytes(res, name, token));
     const g = glb.json, base = new URL(url, location.href);
     const bufs = await loadBuffers(g, glb.bin, base);
-    const gl = this.gl, me = this, notes = [];
+    const notes = [];
     // Textures: each image decoded once; a failure is noted, never fatal.
     const images = await Promise.all((g.images || []).map(function (_, i) {
       return loadImage(g, bufs, i, base).catch(function (e) { notes.push('image ' + i + ': ' + e.message); return null; });
     }));
+    if (token !== this.token) return;
     this.clear();
+    this.loaded = false;
+    try {
+      this.build(g, bufs, images, notes);
+    } catch (e) {
+      this.clear();
+      this.redraw();
+      throw e;
+    }
+  };
+
+  // build uploads the scene of the glTF g, whose buffers and decoded images
+  // (null where one failed) are given, and frames it.
+  Viewer.prototype.build = function (g, bufs, images, notes) {
+    const gl = this.gl, me = this;
     const texCache = new Map();
     function textureOf(info) {
       if (!info) return me.white;
@@ -444,6 +487,7 @@
     this.summary = this.items.length + ' primitive' + (this.items.length === 1 ? '' : 's') + ', ' + triangles + ' triangles, ' +
       texCache.size + ' texture' + (texCache.size === 1 ? '' : 's') + (notes.length ? ' · ' + notes.join('; ') : '');
     this.loaded = true;
+    this.fresh = true;
     this.reset();
   };
 
@@ -508,7 +552,10 @@
       }
     }
     gl.depthMask(true);
-    if (this.canvas.dataset.state !== 'drawn') this.say(this.summary, 'drawn');
+    if (this.fresh) {
+      this.fresh = false;
+      this.say(this.summary, 'drawn');
+    }
   };
 
   // fit is the distance from the box's centre at which the camera, looking
@@ -604,11 +651,10 @@
       return;
     }
     controls(v);
-    let current = 0;
     function show(url) {
-      const n = ++current;
+      const token = v.token + 1;
       v.load(url).catch(function (e) {
-        if (n === current) v.say('could not show ' + decodeURIComponent(url.split('/').pop()) + ': ' + e.message, 'error');
+        if (token === v.token) v.say('could not show ' + decodeURIComponent(url.split('/').pop()) + ': ' + e.message, 'error');
       });
     }
     const buttons = document.querySelectorAll('button.glb');
