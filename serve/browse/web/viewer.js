@@ -664,6 +664,8 @@
         show(b.dataset.glb);
       });
     }
+    // The view is the page's point: it takes the keys from the start.
+    canvas.focus({preventScroll: true});
     const reset = document.getElementById('reset');
     if (reset) reset.addEventListener('click', function () { v.reset(); });
     show(canvas.dataset.glb);
