@@ -115,21 +115,26 @@
   }
 
   // accessor returns accessor i's elements tightly packed: {data, width,
-  // count}; asFloat makes a Float32Array (normalized integers scaled).
+  // count}; asFloat makes a Float32Array (normalized integers scaled). Its
+  // count is checked against its bufferView before anything is allocated.
   function accessor(g, bufs, i, asFloat) {
     const a = g.accessors && g.accessors[i];
     if (!a) throw new Error('accessor ' + i + ' does not exist');
     const T = COMPONENT[a.componentType], width = WIDTH[a.type];
     if (!T || !width) throw new Error('accessor ' + i + ': componentType ' + a.componentType + ' type ' + a.type);
+    if (!Number.isInteger(a.count) || a.count < 0) throw new Error('accessor ' + i + ': count ' + a.count);
     const n = a.count * width;
-    let out = new T(n);
-    if (a.bufferView !== undefined) {
+    let out;
+    if (a.bufferView === undefined) {
+      out = new T(n);
+    } else {
       const v = g.bufferViews[a.bufferView], bytes = viewBytes(g, bufs, a.bufferView);
       const size = T.BYTES_PER_ELEMENT, elem = size * width, stride = v.byteStride || elem, off = a.byteOffset || 0;
       if (a.count > 0 && off + stride * (a.count - 1) + elem > bytes.byteLength) throw new Error('accessor ' + i + ' runs past bufferView ' + a.bufferView);
       if (stride === elem && (bytes.byteOffset + off) % size === 0) {
         out = new T(bytes.buffer, bytes.byteOffset + off, n);
       } else {
+        out = new T(n);
         const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
         const get = {5120: dv.getInt8, 5121: dv.getUint8, 5122: dv.getInt16, 5123: dv.getUint16, 5125: dv.getUint32, 5126: dv.getFloat32}[a.componentType];
         for (let e = 0; e < a.count; e++) {
@@ -316,6 +321,8 @@
     this.gl = gl;
     this.uint32 = this.webgl2 || !!gl.getExtension('OES_element_index_uint');
     this.prog = program(gl);
+    // A 1×1 white texture, complete as it is (its mip chain is level 0),
+    // stands for a missing base-colour texture.
     this.white = gl.createTexture();
     gl.bindTexture(gl.TEXTURE_2D, this.white);
     gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, 1, 1, 0, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array([255, 255, 255, 255]));
