@@ -447,6 +447,17 @@ func TestRefusals(t *testing.T) {
 	if res := get(t, h, "POST", "/a/"); res.Header.Get("Allow") != "GET, HEAD" {
 		t.Errorf("405 Allow %q", res.Header.Get("Allow"))
 	}
+	// ServeFolder takes the tree name as given, whatever the URL.
+	for name, status := range map[string]int{"a": 200, "": 200, "c": 200, "a/b.txt": 404, "a/../c": 400, "nothing": 404} {
+		w := httptest.NewRecorder()
+		h.ServeFolder(w, httptest.NewRequest("GET", "/elsewhere//x", nil), name)
+		if w.Code != status {
+			t.Errorf("ServeFolder %q: %d, want %d", name, w.Code, status)
+		}
+	}
+	if page := body(t, get(t, h, "GET", "/a")); !strings.Contains(page, `href="/a/b.txt"`) {
+		t.Errorf("the page of a links b.txt elsewhere:\n%s", page)
+	}
 }
 
 var assetRef = regexp.MustCompile(`(?:href|src)="(/\.meshfs/web/[^"]+)"`)
