@@ -229,10 +229,11 @@ func (d *devtools) shot(r image.Rectangle) *image.NRGBA {
 const viewerDone = `['drawn', 'error'].includes((document.getElementById('view') || {dataset: {}}).dataset.state) &&
 	[...document.querySelectorAll('pre.fetch')].every(p => p.dataset.state)`
 
-// thumbsDone is true once every thumbnail of a folder page has loaded or
-// given way to its icon.
+// thumbsDone is true once every thumbnail in view of a folder page has
+// loaded or given way to its icon (those below are lazy: never fetched).
 const thumbsDone = `document.readyState === 'complete' && [...document.querySelectorAll('img.thumb')].every(
-	i => i.parentNode.classList.contains('loaded') || i.parentNode.classList.contains('missing'))`
+	i => i.getBoundingClientRect().top > innerHeight ||
+		i.parentNode.classList.contains('loaded') || i.parentNode.classList.contains('missing'))`
 
 // load navigates to url and waits until ready is true.
 func (d *devtools) load(url, ready string) {
