@@ -47,6 +47,21 @@ func site(t vfs.Tree, h *Handler) http.Handler {
 	})
 }
 
+// serveDir serves the folder dir as site does, until the test ends.
+func serveDir(t *testing.T, dir string) *httptest.Server {
+	t.Helper()
+	tree, err := newDirTree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(site(tree, New(tree)))
+	t.Cleanup(func() {
+		srv.Close()
+		tree.root.Close()
+	})
+	return srv
+}
+
 // chromium returns the headless Chromium to run, or ends the test.
 func chromium(t *testing.T) string {
 	t.Helper()
@@ -184,13 +199,7 @@ func TestChromium(t *testing.T) {
 	// shows the check below can fail.
 	put(t, out, map[string]string{"broken.ply/broken.glb": "glTF but not really", "broken.ply/header.json": "{}"})
 
-	tree, err := newDirTree(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tree.root.Close()
-	srv := httptest.NewServer(site(tree, New(tree)))
-	defer srv.Close()
+	srv := serveDir(t, out)
 
 	browser := startDevtools(t, bin, 1000, 760)
 	t.Run("model", func(t *testing.T) {

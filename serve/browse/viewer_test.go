@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"image/png"
 	"math"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -120,17 +119,10 @@ func TestViewerReads(t *testing.T) {
 	if err := gltf.SaveBinary(bad, filepath.Join(dir, "bad.ply", "bad.glb")); err != nil {
 		t.Fatal(err)
 	}
-	tree, err := newDirTree(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tree.root.Close()
-	srv := httptest.NewServer(site(tree, New(tree)))
-	defer srv.Close()
+	srv := serveDir(t, dir)
 
 	d := startDevtools(t, bin, 900, 700)
-	d.do("Page.navigate", map[string]any{"url": srv.URL + "/shapes.ply/"}, nil)
-	d.until(`['drawn', 'error'].includes((document.getElementById('view') || {dataset: {}}).dataset.state)`)
+	d.load(srv.URL+"/shapes.ply/", viewerDone)
 	var got struct {
 		State, Status string
 		Box           [2][3]float64
