@@ -209,7 +209,7 @@ func TestChromium(t *testing.T) {
 		d.eval(`({state: document.getElementById('view').dataset.state, status: document.getElementById('status').textContent,
 			header: document.querySelector('pre.json').innerHTML})`, &st)
 		t.Logf("status: %s", st.Status)
-		if st.State != "drawn" || !regexp.MustCompile(`^\d+ primitives?, [1-9]\d* triangles, [1-9]\d* textures?$`).MatchString(st.Status) {
+		if st.State != "drawn" || !regexp.MustCompile(`^\d+ primitives?, [1-9]\d* triangles?, [1-9]\d* textures?(, \d+ animations? \(not played\))?$`).MatchString(st.Status) {
 			t.Fatalf("state %s, status %q: no triangles or no texture drawn", st.State, st.Status)
 		}
 		if !strings.Contains(st.Header, `<span class="key">"format"</span>: <span class="str">"transport-fever-mdl"</span>`) {

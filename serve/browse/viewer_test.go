@@ -2,6 +2,7 @@ package browse
 
 import (
 	"bytes"
+	"context"
 	"image"
 	"image/color"
 	"image/png"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
+	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/qmuntal/gltf"
 	"github.com/qmuntal/gltf/modeler"
 )
@@ -175,5 +178,61 @@ func TestViewerReads(t *testing.T) {
 		return {state: c.dataset.state, status: document.getElementById('status').textContent}; })()`, &got)
 	if want := "could not show bad.glb: mesh 0: index 9 at 2 past the 4 vertices"; got.State != "error" || got.Status != want {
 		t.Errorf("bad.glb: state %s, status %q, want error, %q", got.State, got.Status, want)
+	}
+}
+
+// TestViewerDrawsTestdata converts every mesh and model of testdata/ as
+// `meshfs convert` does and has the viewer draw each .glb of each folder:
+// none may fail.
+func TestViewerDrawsTestdata(t *testing.T) {
+	bin := chromium(t)
+	ctx := context.Background()
+	out := t.TempDir()
+	root := filepath.Join(decodetest.RepoRoot(), "testdata")
+	var folders []string
+	err := outputs.Walk(root, func(rel string, m *outputs.Mesh, err error) error {
+		if err != nil {
+			return err
+		}
+		m.Tree = root
+		// A broken mesh's folder holds no .glb; convert writes it all the same.
+		if err := m.WriteDir(ctx, filepath.Join(out, filepath.FromSlash(rel))); err != nil && !m.CanScanDecode() {
+			t.Logf("%s: %v", rel, err)
+		}
+		folders = append(folders, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveDir(t, out)
+	d := startDevtools(t, bin, 640, 480)
+	glbs := 0
+	for _, rel := range folders {
+		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(rel))); err != nil {
+			continue
+		}
+		d.load(srv.URL+urlOf(rel)+"/", `document.readyState === 'complete'`)
+		var got []struct{ Name, State, Status string }
+		// Each .glb of the folder in turn, by its button.
+		d.eval(`(async () => {
+			const c = document.getElementById('view'), out = [];
+			for (const b of document.querySelectorAll('button.glb')) {
+				c.dataset.state = 'asked';
+				b.click();
+				while (!['drawn', 'error'].includes(c.dataset.state)) await new Promise(r => setTimeout(r, 10));
+				out.push({name: b.textContent, state: c.dataset.state, status: document.getElementById('status').textContent});
+			}
+			return out; })()`, &got)
+		for _, g := range got {
+			glbs++
+			if g.State != "drawn" {
+				t.Errorf("%s/%s: %s", rel, g.Name, g.Status)
+			}
+		}
+	}
+	t.Logf("%d folders, %d .glb files drawn", len(folders), glbs)
+	if glbs < len(folders) {
+		t.Errorf("%d .glb files for %d mesh folders", glbs, len(folders))
 	}
 }

@@ -377,6 +377,7 @@
     for (const p of parts) { all.set(p, off); off += p.length; }
     return all.buffer;
   };
+  function plural(n, what) { return n + ' ' + what + (n === 1 ? '' : 's'); }
   function mib(n) { return (n / 1048576).toFixed(1) + ' MiB'; }
 
   // load shows the GLB at url in place of what is shown, unless another
@@ -491,8 +492,10 @@
       this.radius = 1;
     }
     this.items.sort(function (a, b) { return a.blend - b.blend; });
-    this.summary = this.items.length + ' primitive' + (this.items.length === 1 ? '' : 's') + ', ' + triangles + ' triangles, ' +
-      texCache.size + ' texture' + (texCache.size === 1 ? '' : 's') + (notes.length ? ' · ' + notes.join('; ') : '');
+    const anims = (g.animations || []).length;
+    this.summary = (this.items.length ? plural(this.items.length, 'primitive') + ', ' + plural(triangles, 'triangle') + ', ' +
+      plural(texCache.size, 'texture') : 'no mesh to draw') + (anims ? ', ' + plural(anims, 'animation') + ' (not played)' : '') +
+      (notes.length ? ' · ' + notes.join('; ') : '');
     this.loaded = true;
     this.fresh = true;
     this.reset();
