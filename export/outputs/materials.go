@@ -209,10 +209,11 @@ func (r *resolution) read(cands []candidate, max int64, body bool) (b []byte, fo
 			f.Close()
 			return nil, c, tried, fmt.Errorf("%s: %d bytes, more than the %d a material file or texture may have", r.show(c.root, c.rel), f.Size(), max)
 		}
-		b, err = io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
+		b = make([]byte, f.Size())
+		_, err = io.ReadFull(io.NewSectionReader(f, 0, f.Size()), b)
 		f.Close()
 		if err != nil {
-			return nil, c, tried, err
+			return nil, c, tried, fmt.Errorf("%s: %w", r.show(c.root, c.rel), err)
 		}
 		return b, c, tried, nil
 	}
