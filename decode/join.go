@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -21,11 +22,18 @@ import (
 // cache), on all CPUs. Equal vertices have equal hashes, so they always
 // meet in one partition; no access strays over the whole vertex set.
 func (p *Primitive) JoinByValue() int {
+	removed, _ := p.joinByValue()
+	return removed
+}
+
+// joinByValue is JoinByValue, also reporting whether p is sound (every
+// position, normal, tangent and UV finite), learnt in the hashing pass.
+func (p *Primitive) joinByValue() (removed int, sound bool) {
 	n := len(p.Positions)
 	if n < 2 || n > math.MaxUint32-1 {
-		return 0
+		return 0, p.sound()
 	}
-	h := p.vertexHashes()
+	h, sound := p.vertexHashes()
 
 	// pbits top bits of the hash choose the partition.
 	pbits := 0
@@ -69,7 +77,7 @@ func (p *Primitive) JoinByValue() int {
 		total += len(d)
 	}
 	if total == 0 {
-		return 0
+		return 0, sound
 	}
 	// firstOf[v] is v's class's first member; classes are numbered in
 	// the order of their first members.
@@ -98,7 +106,7 @@ func (p *Primitive) JoinByValue() int {
 		}
 	}
 	p.keepVertices(keep)
-	return n - len(keep)
+	return n - len(keep), sound
 }
 
 // joinPart is the number of vertices a partition of JoinByValue aims at:
@@ -107,9 +115,12 @@ const joinPart = 1 << 14
 
 // vertexHashes is every vertex's hash over all its attributes, attribute
 // by attribute (each a tight loop over one array), in ranges on all CPUs.
-func (p *Primitive) vertexHashes() []uint64 {
+// sound is Primitive.sound's answer, from the same ranges while they are
+// in the cache.
+func (p *Primitive) vertexHashes() (h []uint64, sound bool) {
 	n := len(p.Positions)
-	h := make([]uint64, n)
+	h = make([]uint64, n)
+	var bad atomic.Bool
 	_ = Parallel(n, func(lo, hi int) error {
 		hr := h[lo:hi]
 		mix := func(words []uint32, w int) {
@@ -117,11 +128,20 @@ func (p *Primitive) vertexHashes() []uint64 {
 				mixWords(hr, words[w*lo:w*hi], w)
 			}
 		}
-		mix(words3(p.Positions), 3)
-		mix(words3(p.Normals), 3)
-		mix(words4(p.Tangents), 4)
+		// mixCheck is mix for an attribute sound tests.
+		mixCheck := func(words []uint32, w int) {
+			if len(words) == w*n {
+				mixWords(hr, words[w*lo:w*hi], w)
+				if nonFiniteWords(words[w*lo : w*hi]) {
+					bad.Store(true)
+				}
+			}
+		}
+		mixCheck(words3(p.Positions), 3)
+		mixCheck(words3(p.Normals), 3)
+		mixCheck(words4(p.Tangents), 4)
 		for _, uv := range p.UVs {
-			mix(words2(uv), 2)
+			mixCheck(words2(uv), 2)
 		}
 		for _, c := range p.Colors {
 			mix(words4(c), 4)
@@ -149,7 +169,17 @@ func (p *Primitive) vertexHashes() []uint64 {
 		}
 		return nil
 	})
-	return h
+	// An attribute of another length is not hashed, but sound tests it.
+	odd := func(words []uint32, w int) bool { return len(words) != w*n && nonFiniteWords(words) }
+	if bad.Load() || odd(words3(p.Positions), 3) || odd(words3(p.Normals), 3) || odd(words4(p.Tangents), 4) {
+		return h, false
+	}
+	for _, uv := range p.UVs {
+		if odd(words2(uv), 2) {
+			return h, false
+		}
+	}
+	return h, true
 }
 
 // partition orders the vertices by the top pbits bits of their hashes h,

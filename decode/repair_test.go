@@ -330,3 +330,58 @@ func BenchmarkJoinByValue(b *testing.B) {
 		}
 	}
 }
+
+// TestJoinAndRepair: JoinAndRepair does what JoinByValue on every
+// primitive then Repair do, the join's soundness test included: every
+// attribute Repair tests, each non-finite in one primitive beside sound
+// ones, a large primitive (hashed in ranges) among them.
+func TestJoinAndRepair(t *testing.T) {
+	inf := float32(math.Inf(1))
+	big := func() *Primitive {
+		p := square()
+		p.Name = "big"
+		for k := 0; len(p.Positions) < 3*ParallelGrain; k++ {
+			p.Positions = append(p.Positions, [3]float32{float32(k), 0, 1})
+			p.Normals = append(p.Normals, [3]float32{0, 1, 0})
+			p.Tangents = append(p.Tangents, [4]float32{1, 0, 0, 1})
+			p.UVs[0] = append(p.UVs[0], [2]float32{0, float32(k)})
+			p.Joints = append(p.Joints, [4]uint16{})
+			p.Weights = append(p.Weights, [4]float32{1})
+			p.Targets[0].Positions = append(p.Targets[0].Positions, [3]float32{})
+			p.Targets[0].Tangents = append(p.Targets[0].Tangents, [3]float32{})
+			p.Indices = append(p.Indices, 0, 1, uint32(len(p.Positions)-1))
+		}
+		return p
+	}
+	breaks := []func(p *Primitive){
+		func(p *Primitive) {},
+		func(p *Primitive) { p.Positions[len(p.Positions)-1][1] = inf },
+		func(p *Primitive) { p.Normals[len(p.Positions)-1][0] = inf },
+		func(p *Primitive) { p.Tangents[len(p.Positions)-1][2] = inf },
+		func(p *Primitive) { p.UVs[0][len(p.Positions)-1][0] = inf },
+		func(p *Primitive) { p.Normals = p.Normals[:2]; p.Normals[1][0] = inf }, // not per-vertex
+	}
+	for i, brk := range breaks {
+		for _, mk := range []func() *Primitive{square, big} {
+			scene := func() *Scene {
+				a, b, c := mk(), mk(), square()
+				brk(b)
+				return &Scene{Meshes: []Mesh{{Name: "m", Primitives: []Primitive{*a, *b}}, {Name: "n", Primitives: []Primitive{*c}}}}
+			}
+			want, got := scene(), scene()
+			for mi := range want.Meshes {
+				for pi := range want.Meshes[mi].Primitives {
+					want.Meshes[mi].Primitives[pi].JoinByValue()
+				}
+			}
+			want.Repair()
+			got.JoinAndRepair()
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("break %d, %d vertices: JoinAndRepair gave repairs %+v, want %+v", i, len(mk().Positions), got.Repairs, want.Repairs)
+			}
+			if i > 0 && i < 5 && len(want.Repairs) == 0 { // break 5 leaves Repair nothing it can do
+				t.Errorf("break %d: nothing repaired", i)
+			}
+		}
+	}
+}
