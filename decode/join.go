@@ -100,12 +100,7 @@ func (p *Primitive) joinByValue() (removed int, sound bool) {
 		newOf[v] = uint32(len(keep))
 		keep = append(keep, uint32(v))
 	}
-	for i, x := range p.Indices {
-		if int(x) < n {
-			p.Indices[i] = newOf[x]
-		}
-	}
-	p.keepVertices(keep)
+	p.renumber(newOf, keep)
 	return n - len(keep), sound
 }
 
@@ -323,6 +318,19 @@ func asWords[A [2]float32 | [3]float32 | [4]float32](s []A, w int) []uint32 {
 		return nil
 	}
 	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(s))), w*len(s))
+}
+
+// renumber gives every index x its new number newOf[x] (an index out of
+// range is left as it is) and keeps only the vertices listed in keep
+// (keepVertices).
+func (p *Primitive) renumber(newOf, keep []uint32) {
+	n := len(p.Positions)
+	for i, x := range p.Indices {
+		if int(x) < n {
+			p.Indices[i] = newOf[x]
+		}
+	}
+	p.keepVertices(keep)
 }
 
 // keepVertices keeps only the vertices listed in keep (old numbers, in

@@ -293,12 +293,7 @@ func (p *Primitive) dropTriangles(bad []bool) {
 			keep = append(keep, uint32(v))
 		}
 	}
-	for i, x := range p.Indices {
-		if int(x) < n {
-			p.Indices[i] = newOf[x]
-		}
-	}
-	p.keepVertices(keep)
+	p.renumber(newOf, keep)
 }
 
 // recomputeNormals sets the normal of each vertex marked in redo to the
