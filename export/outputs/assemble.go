@@ -622,6 +622,33 @@ func encodeImages(scenes []*decode.Scene) {
 		img      *decode.Image
 		rebuildZ bool
 	}
+	// The images to encode, each once, encoded on all CPUs; the PNGs are
+	// then matched in the order the materials name them.
+	var keys []key
+	index := map[key]int{}
+	for _, s := range scenes {
+		for i := range s.Materials {
+			mat := &s.Materials[i]
+			for _, k := range []key{{mat.BaseColorMap, false}, {mat.MetallicRoughnessMap, false}, {mat.OcclusionMap, false}, {mat.NormalMap, mat.NormalRedGreen}} {
+				if _, ok := index[k]; !ok && k.img != nil {
+					index[k] = len(keys)
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	pngs := make([][]byte, len(keys))
+	oks := make([]bool, len(keys))
+	_ = decode.ParallelEach(len(keys), func(i int) error {
+		pngs[i], oks[i] = gltf.PNGOf(keys[i].img, keys[i].rebuildZ)
+		return nil
+	})
+	pngOf := func(k key) ([]byte, bool) {
+		if i, ok := index[k]; ok {
+			return pngs[i], oks[i]
+		}
+		return gltf.PNGOf(k.img, k.rebuildZ) // a material shared by two scenes, seen canonical
+	}
 	done := map[key]*decode.Image{}
 	byPNG := map[[sha256.Size]byte]*decode.Image{}
 	canon := func(img *decode.Image, rebuildZ bool) *decode.Image {
@@ -633,7 +660,7 @@ func encodeImages(scenes []*decode.Scene) {
 			return c
 		}
 		c := img
-		if png, ok := gltf.PNGOf(img, rebuildZ); ok {
+		if png, ok := pngOf(k); ok {
 			h := sha256.Sum256(png)
 			if c = byPNG[h]; c == nil {
 				c = &decode.Image{Name: img.Name, Ref: img.Ref, PNG: png}

@@ -209,10 +209,11 @@ func (r *resolution) read(cands []candidate, max int64, body bool) (b []byte, fo
 			f.Close()
 			return nil, c, tried, fmt.Errorf("%s: %d bytes, more than the %d a material file or texture may have", r.show(c.root, c.rel), f.Size(), max)
 		}
-		b, err = io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
+		b = make([]byte, f.Size())
+		_, err = io.ReadFull(io.NewSectionReader(f, 0, f.Size()), b)
 		f.Close()
 		if err != nil {
-			return nil, c, tried, err
+			return nil, c, tried, fmt.Errorf("%s: %w", r.show(c.root, c.rel), err)
 		}
 		return b, c, tried, nil
 	}
@@ -243,11 +244,14 @@ func (s slot) fields() decode.Fields {
 }
 
 // texture resolves one texture name through cands; with images it decodes
-// the file (once per pass): into pixels when the slot repacks or rebuilds
-// them (pixels), else into the PNG the .glb embeds as it is.
-func (r *resolution) texture(slotName, stored string, cands []candidate, pixels bool) (slot, *decode.Image, candidate) {
+// the file (once per pass) when an output embeds the slot (used): into
+// pixels when the slot repacks or rebuilds them (pixels), else into the
+// PNG the .glb embeds as it is. A slot no output uses is only found, as
+// for header.json.
+func (r *resolution) texture(slotName, stored string, cands []candidate, pixels, used bool) (slot, *decode.Image, candidate) {
 	s := slot{name: slotName, stored: stored}
-	b, c, tried, err := r.read(cands, r.m.Limits.MaxSourceSize, r.images)
+	images := r.images && used
+	b, c, tried, err := r.read(cands, r.m.Limits.MaxSourceSize, images)
 	if b == nil {
 		s.tried = tried
 		if err != nil && !os.IsNotExist(err) && !strings.Contains(err.Error(), "no such file") {
@@ -272,7 +276,10 @@ func (r *resolution) texture(slotName, stored string, cands []candidate, pixels 
 		ref = "../" + s.path + ".png"
 	}
 	img := &decode.Image{Name: filepath.Base(full) + PNGSuffix, Ref: ref}
-	if r.images {
+	if !images && r.images {
+		return s, img, c // not kept: a used slot of the same file decodes it
+	}
+	if images {
 		// Files are shared by their identity (Dep); an in-memory mesh's
 		// have none, so they are decoded for this pass alone.
 		var dep *Dep
@@ -570,7 +577,7 @@ func resolveGEM(r *resolution, m *decode.Material) decode.Fields {
 	var slots []decode.Fields
 	var skins []string
 	for _, ref := range refs {
-		s, img, c := r.texture(ref.slot, ref.name, r.gemCandidates(ref.name, mtlDir), false)
+		s, img, c := r.texture(ref.slot, ref.name, r.gemCandidates(ref.name, mtlDir), false, ref.slot == "diffuse" || ref.slot == "bump")
 		switch ref.slot {
 		case "diffuse":
 			m.BaseColorMap = img
@@ -755,7 +762,9 @@ func resolveTF(r *resolution, m *decode.Material) decode.Fields {
 		for _, root := range r.roots {
 			tc = append(tc, candidate{root, "textures/" + strings.TrimPrefix(tm.FileName, "/")})
 		}
-		s, img, _ := r.texture(tm.Slot, tm.FileName, tc, tm.Slot == "map_metal_gloss_ao" || tm.Slot == "map_normal" && tm.RedGreen)
+		used := tm.Slot == "map_normal" || tm.Slot == "map_metal_gloss_ao" ||
+			(tm.Slot == "map_albedo" || tm.Slot == "map_albedo_opacity") && m.BaseColorMap == nil
+		s, img, _ := r.texture(tm.Slot, tm.FileName, tc, tm.Slot == "map_metal_gloss_ao" || tm.Slot == "map_normal" && tm.RedGreen, used)
 		switch tm.Slot {
 		case "map_albedo", "map_albedo_opacity":
 			if m.BaseColorMap == nil {
@@ -888,7 +897,8 @@ func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 		for _, root := range r.roots {
 			cands = append(cands, candidate{root, p})
 		}
-		s, img, _ := r.texture(t.Slot, t.Path, cands, t.Slot == "normal" || t.Slot == "shading")
+		used := t.Slot == "albedo" || t.Slot == "normal" || t.Slot == "shading" || t.Slot == "ambient_occlusion"
+		s, img, _ := r.texture(t.Slot, t.Path, cands, t.Slot == "normal" || t.Slot == "shading", used)
 		switch t.Slot {
 		case "albedo":
 			m.BaseColorMap = img
