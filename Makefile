@@ -50,9 +50,12 @@ SOAK ?= 10m
 soak:
 	MESHFS_SOAK=$(SOAK) $(GO) test -count=1 -timeout 30m -run 'TestSoak$$' -v ./cmd/meshfs
 
-# Contact sheet of every .glb of the mounted testdata/, rendered by Blender Workbench.
-preview: build
-	bash fs/clienttest/preview.sh $(BIN) $(BUILD)/preview
+# The README's sheets, from meshfs's own previews (NAME.preview.png; no Blender):
+# docs/preview.png, meshes of testdata/ and ../shared/assets; docs/models.png, the
+# assembled models of ../shared/assets.
+preview:
+	$(GO) run ./internal/sheet -o docs/preview.png testdata=testdata assets=../shared/assets
+	$(GO) run ./internal/sheet -models -tile 256 -max 9 -o docs/models.png assets=../shared/assets
 
 # The concurrent core under the race detector: every test of internal/
 # (store, cache, archive, source view, watcher, ...), and of fs and

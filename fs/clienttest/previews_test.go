@@ -296,4 +296,3 @@ func chroma(c [3]float64) [3]float64 {
 	}
 	return [3]float64{c[0] / s, c[1] / s, c[2] / s}
 }
-
