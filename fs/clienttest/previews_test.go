@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
@@ -102,6 +103,9 @@ func TestPreviewClients(t *testing.T) {
 			agreeing++
 		}
 		line := fmt.Sprintf("%s: IoU %.3f", j.label, iou)
+		if iou < minIoU {
+			keepPair(t, j)
+		}
 		if rep.Textured > 0 {
 			textured++
 			a, na := meanCovered(mine)
@@ -295,4 +299,23 @@ func chroma(c [3]float64) [3]float64 {
 		return [3]float64{1.0 / 3, 1.0 / 3, 1.0 / 3}
 	}
 	return [3]float64{c[0] / s, c[1] / s, c[2] / s}
+}
+
+// keepPair copies a disagreeing pair (the preview, Blender's render and
+// the .glb) into $MESHFS_PREVIEW_KEEP, when set, to look at.
+func keepPair(t *testing.T, j *previewJob) {
+	dir := os.Getenv("MESHFS_PREVIEW_KEEP")
+	if dir == "" {
+		return
+	}
+	name := strings.NewReplacer("/", "_").Replace(j.label)
+	for src, suffix := range map[string]string{j.mine: ".meshfs.png", j.Out: ".blender.png", j.GLB: ".glb"} {
+		b, err := os.ReadFile(src)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, name+suffix), b, 0o644)
+		}
+		if err != nil {
+			t.Logf("keeping %s: %v", src, err)
+		}
+	}
 }
