@@ -126,8 +126,8 @@ func TestDiskCacheRemount(t *testing.T) {
 		first[rel] = b
 	}
 	s := stats(t, mnt)
-	if got := conversions(s); got != 12 {
-		t.Fatalf("first mount: %d conversions, want 12 (6 glb + 6 obj): %+v", got, s.Conversions)
+	if got := conversions(s); got != 18 {
+		t.Fatalf("first mount: %d conversions, want 18 (6 glb + 6 obj + 6 preview): %+v", got, s.Conversions)
 	}
 	stop()
 
@@ -169,8 +169,8 @@ func TestDiskCacheRemount(t *testing.T) {
 			loads += n
 		}
 	}
-	// 12 outputs and the 6 meshes' scans.
-	if loads != 12 || s.DiskCache == nil || s.DiskCache.Entries != 18 {
+	// 18 outputs (glb, obj, preview) and the 6 meshes' scans.
+	if loads != 18 || s.DiskCache == nil || s.DiskCache.Entries != 24 {
 		t.Fatalf("disk loads %v, disk cache %+v", s.DiskLoads, s.DiskCache)
 	}
 	stop()
@@ -231,8 +231,8 @@ func TestPrewarmFillsDiskCache(t *testing.T) {
 	if s.Prewarm == nil || s.Prewarm.Found != 5 || s.Prewarm.Done != 5 || s.Prewarm.Failed != 0 || s.Prewarm.Running {
 		t.Fatalf("prewarm %+v", s.Prewarm)
 	}
-	if got := conversions(s); got != 10 {
-		t.Fatalf("prewarm made %d conversions, want 10", got)
+	if got := conversions(s); got != 15 {
+		t.Fatalf("prewarm made %d conversions, want 15 (5 glb + 5 obj + 5 preview)", got)
 	}
 	// Nobody read: the pre-warmer must not stand aside for its own
 	// conversions (at most once, for the mount's first requests).

@@ -161,8 +161,25 @@ def render(job):
     cam_data.ortho_scale = radius * 2
     cam_data.clip_start = radius * 0.5
     cam_data.clip_end = radius * 5.5
-    bpy.ops.render.render(write_still=True)
+    # The headless GL now and then hands back an empty frame for a scene
+    # with faces in view: render such a frame again (at most twice).
+    for _ in range(3):
+        bpy.ops.render.render(write_still=True)
+        if not any(len(ob.data.polygons) for ob in meshes) or drawn(job["out"]):
+            break
+        print("meshfs judge: %s: an empty frame, rendered again" % job["glb"], flush=True)
     return {"meshes": len(meshes), "textured": textured, "error": ""}
+
+
+def drawn(path):
+    """Whether the PNG at path has a pixel that is not transparent."""
+    img = bpy.data.images.load(path)
+    try:
+        px = numpy.empty(len(img.pixels), dtype=numpy.float32)
+        img.pixels.foreach_get(px)
+        return bool((px[3::4] > 0).any())
+    finally:
+        bpy.data.images.remove(img)
 
 
 def main():
