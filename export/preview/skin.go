@@ -15,40 +15,11 @@ import (
 // ignores a skinned mesh node's). A vertex with no weight, or only weights
 // on joints the skin does not have, stays where it is stored.
 
-// skeletonMats are the skinning matrices (Jₖ·Bₖ) of a Scene.Skeleton.
-// Its joint tree is the exporter's: a parent out of range, or the joint
-// itself, makes a root, and a chain that loops is cut where it repeats.
+// skeletonMats are the skinning matrices (Jₖ·Bₖ) of a Scene.Skeleton,
+// on the joint tree the exporter builds (Skeleton.Parents).
 func skeletonMats(sk *decode.Skeleton) []decode.Mat4 {
 	js := sk.Joints
-	parent := make([]int, len(js))
-	for i, j := range js {
-		parent[i] = j.Parent
-		if j.Parent < 0 || j.Parent >= len(js) || j.Parent == i {
-			parent[i] = -1
-		}
-	}
-	const (
-		unseen = iota
-		walking
-		done
-	)
-	state := make([]uint8, len(js))
-	var path []int
-	for i := range js {
-		path = path[:0]
-		k := i
-		for k >= 0 && state[k] == unseen {
-			state[k] = walking
-			path = append(path, k)
-			k = parent[k]
-		}
-		if k >= 0 && state[k] == walking {
-			parent[k] = -1
-		}
-		for _, p := range path {
-			state[p] = done
-		}
-	}
+	parent := sk.Parents()
 	world := make([]decode.Mat4, len(js))
 	have := make([]bool, len(js))
 	var chain func(i int) decode.Mat4

@@ -1,14 +1,12 @@
 package clienttest
 
 import (
-	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
 	"io/fs"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -79,7 +77,7 @@ func TestPreviewClients(t *testing.T) {
 	if len(jobs) == 0 {
 		t.Fatal("no previews found")
 	}
-	reports := runJudge(t, blender, jobs)
+	reports := runScript[*previewJob, judgeReport](t, blender, "judge_previews.py", jobs)
 
 	var ious []float64
 	agreeing, textured := 0, 0
@@ -182,38 +180,6 @@ func previewJobs(t *testing.T, root sourceRoot, mnt, out string, n int) []*previ
 		t.Fatal(err)
 	}
 	return jobs
-}
-
-// runJudge renders every job in one Blender process.
-func runJudge(t *testing.T, blender string, jobs []*previewJob) []judgeReport {
-	t.Helper()
-	dir := t.TempDir()
-	jobsPath, reportPath := filepath.Join(dir, "jobs.json"), filepath.Join(dir, "report.json")
-	b, _ := json.Marshal(jobs)
-	if err := os.WriteFile(jobsPath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	script, err := filepath.Abs(filepath.Join("blender", "judge_previews.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	outb, err := exec.Command(blender, "-b", "--factory-startup", "-noaudio", "--python-exit-code", "1",
-		"--python", script, "--", jobsPath, reportPath).CombinedOutput()
-	if err != nil {
-		t.Fatalf("blender: %v\n%s", err, lastLines(outb, 40))
-	}
-	b, err = os.ReadFile(reportPath)
-	if err != nil {
-		t.Fatalf("blender wrote no report: %v\n%s", err, lastLines(outb, 40))
-	}
-	var reports []judgeReport
-	if err := json.Unmarshal(b, &reports); err != nil {
-		t.Fatal(err)
-	}
-	if len(reports) != len(jobs) {
-		t.Fatalf("blender reported %d files of %d", len(reports), len(jobs))
-	}
-	return reports
 }
 
 // readRGBA decodes the PNG at path as 8-bit RGBA (not premultiplied).
