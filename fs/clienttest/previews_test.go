@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/decodetest"
@@ -77,7 +78,9 @@ func TestPreviewClients(t *testing.T) {
 	if len(jobs) == 0 {
 		t.Fatal("no previews found")
 	}
+	start := time.Now()
 	reports := runScript[*previewJob, judgeReport](t, blender, "judge_previews.py", jobs)
+	t.Logf("Blender rendered %d files in one process in %v", len(jobs), time.Since(start).Round(time.Millisecond))
 
 	var ious []float64
 	agreeing, textured := 0, 0

@@ -122,8 +122,20 @@ def cull_back_faces(meshes, towards):
         ob.data = me
 
 
+def clear():
+    """Removes every data-block the last file's import and render made
+    (cheaper than a factory reset per file)."""
+    for coll in (bpy.data.objects, bpy.data.meshes, bpy.data.materials, bpy.data.images,
+                 bpy.data.armatures, bpy.data.cameras, bpy.data.actions, bpy.data.textures,
+                 bpy.data.node_groups, bpy.data.lights, bpy.data.curves):
+        for block in list(coll):
+            coll.remove(block)
+    for c in list(bpy.data.collections):
+        bpy.data.collections.remove(c)
+
+
 def render(job):
-    bpy.ops.wm.read_factory_settings(use_empty=True)
+    clear()
     bpy.ops.import_scene.gltf(filepath=job["glb"])
     # After the import: the importer switches the engine to Eevee.
     setup_render(job["out"], job["size"])
@@ -187,6 +199,7 @@ def main():
     with open(argv[0]) as f:
         jobs = json.load(f)
     reports = []
+    bpy.ops.wm.read_factory_settings(use_empty=True)
     for job in jobs:
         try:
             reports.append(render(job))
