@@ -2,14 +2,10 @@ package outputs
 
 import (
 	"context"
-	"image"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/internal/meshgen"
-	"github.com/woozymasta/bcn"
 )
 
 // BenchmarkPreview draws the 256² NAME.preview.png of a generated GEM
@@ -20,25 +16,14 @@ import (
 // from the source (PreviewFile, GLBFile: decoding included, the
 // texture's PNG kept as a mount keeps it).
 func BenchmarkPreview(b *testing.B) {
-	img := image.NewNRGBA(image.Rect(0, 0, 1024, 1024))
-	for i := range img.Pix {
-		img.Pix[i] = uint8(i*7 + i>>12)
-	}
-	dds := decodetest.DDS(b, img, bcn.FormatBC1, false)
+	dds := benchTexture(b)
 	for _, c := range []struct {
 		name      string
 		triangles int
 		textured  bool
 	}{{"100k-textured", 100_000, true}, {"1M", 1_000_000, false}} {
 		root := b.TempDir()
-		write := func(p string, data []byte) {
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				b.Fatal(err)
-			}
-			if err := os.WriteFile(p, data, 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
+		write := func(p string, data []byte) { benchWrite(b, p, data) }
 		ply, err := meshgen.GEM(c.triangles, 1)
 		if err != nil {
 			b.Fatal(err)

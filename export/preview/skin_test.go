@@ -15,12 +15,7 @@ import (
 // are stored.
 func TestDefaultPose(t *testing.T) {
 	const size = 48
-	moved := cube()
-	for k := range moved.Positions {
-		moved.Positions[k][0] += 3
-		moved.Positions[k][1] *= 2
-	}
-	want := render(t, sceneOf(nil, cube(), moved), size)
+	want := render(t, sceneOf(nil, cube(), movedCube()), size)
 
 	weighted := func(j [4]uint16, w [4]float32) decode.Primitive {
 		p := cube()
