@@ -220,7 +220,7 @@ func TestTreeShape(t *testing.T) {
 			t.Errorf("models lists %q, want %q", got, want)
 		}
 		if got, want := strings.Join(names(t, filepath.Join(mnt, "models", "tank.fmesh")), " "),
-			"chunks/ header.json tank.glb tank.mtl tank.obj"; got != want {
+			"chunks/ header.json tank.glb tank.mtl tank.obj tank.preview.png"; got != want {
 			t.Errorf("mesh folder lists %q, want %q", got, want)
 		}
 		if got, want := strings.Join(names(t, filepath.Join(mnt, "models", "tank.fmesh", "chunks")), " "),

@@ -109,8 +109,8 @@ func newMountCmd() *cobra.Command {
 		Short: "Mount SOURCE read-only on MOUNTPOINT, each mesh file shown as a folder of converted files",
 		Long: `mount mirrors the folder SOURCE on MOUNTPOINT, read-only. Every other file passes
 through; each mesh file appears as a folder holding NAME.glb, NAME.obj, NAME.mtl,
-header.json, chunks/ and, when it is broken, error.txt: exactly what 'meshfs convert'
-writes. Nothing is converted until an output is first opened or stat'ed; listings,
+NAME.preview.png (a thumbnail), header.json, chunks/ and, when it is broken,
+error.txt: exactly what 'meshfs convert' writes. Nothing is converted until an output is first opened or stat'ed; listings,
 header.json and chunks/ never convert a mesh. Converted outputs are kept in memory
 (--cache-size) and on disk (--cache-dir, --disk-cache-size), so that a remounted tree
 lists, stats and reads what an earlier mount converted without converting it again.

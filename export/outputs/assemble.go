@@ -557,9 +557,16 @@ func reversed(cs []decode.Channel) []decode.Channel {
 func (m *Mesh) ModelGLBs(ctx context.Context) (glbs [][]byte, deps []Dep, err error) {
 	ctx, finish := m.deadline(ctx, "model assembly and glb export")
 	defer func() { err = finish(err) }()
+	glbs, _, deps, err = m.modelGLBs(ctx)
+	return glbs, deps, err
+}
+
+// modelGLBs is ModelGLBs without a deadline of its own, and the scenes
+// the files were exported from (LOD 0's first).
+func (m *Mesh) modelGLBs(ctx context.Context) (glbs [][]byte, scenes []*decode.Scene, deps []Dep, err error) {
 	scenes, lods, deps, err := m.assemble(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for li, s := range scenes {
 		name := m.LODGLBName(li)
@@ -568,19 +575,25 @@ func (m *Mesh) ModelGLBs(ctx context.Context) (glbs [][]byte, deps []Dep, err er
 		}
 		b, err := GLB(s)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %s: glb export: %w", m.Path, name, err)
+			return nil, nil, nil, fmt.Errorf("%s: %s: glb export: %w", m.Path, name, err)
 		}
 		if err := m.checkOutput(name, int64(len(b))); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		glbs = append(glbs, b)
 	}
-	return glbs, deps, nil
+	return glbs, scenes, deps, nil
 }
 
 // assemble decodes the model and builds one scene per LOD (lods of
 // them), then one of its collision shapes when it has any.
 func (m *Mesh) assemble(ctx context.Context) (scenes []*decode.Scene, lods int, deps []Dep, err error) {
+	return m.assembleLODs(ctx, -1)
+}
+
+// assembleLODs is assemble of the first n LODs alone (n < 0: all of them,
+// and the collision shapes).
+func (m *Mesh) assembleLODs(ctx context.Context, n int) (scenes []*decode.Scene, lods int, deps []Dep, err error) {
 	ctx, rec := withReads(ctx)
 	model, err := m.DecodeModel(ctx)
 	if err != nil {
@@ -589,13 +602,16 @@ func (m *Mesh) assemble(ctx context.Context) (scenes []*decode.Scene, lods int, 
 	a := m.newAssembly(model)
 	a.deps = rec.list()
 	for li := range model.LODs {
+		if li == n {
+			break
+		}
 		s, err := a.lodScene(ctx, li)
 		if err != nil {
 			return nil, 0, nil, err
 		}
 		scenes = append(scenes, s)
 	}
-	if len(model.Colliders) > 0 {
+	if len(model.Colliders) > 0 && n < 0 {
 		scenes = append(scenes, a.collisionScene(ctx))
 	}
 	// A texture cut short by ctx's end was left out: the model is not

@@ -38,6 +38,9 @@ type Limits struct {
 	// leaves): the texture that would pass it, and each after it, goes
 	// without, as one over MaxTexturePixels does.
 	MaxTexturePixelsTotal int64
+	// PreviewSize is the side in pixels of NAME.preview.png (preview.go),
+	// at most preview.MaxSize; 0: folders have none.
+	PreviewSize int
 
 	// AssetPaths are not a bound but travel with the limits, the one
 	// setting every conversion of convert, check and the mount shares:
@@ -89,6 +92,7 @@ var DefaultLimits = Limits{
 	MaxOutputSize:         DefaultMaxOutputSize,
 	MaxTexturePixels:      DefaultMaxTexturePixels,
 	MaxTexturePixelsTotal: DefaultMaxTexturePixelsTotal,
+	PreviewSize:           DefaultPreviewSize,
 }
 
 // Flag names of the limits, used by the commands and in error messages, so

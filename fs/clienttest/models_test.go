@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -285,34 +284,7 @@ type modelReport struct {
 // returns its reports, in the same order.
 func runModelBlender(t *testing.T, blender string, paths []string) []modelReport {
 	t.Helper()
-	dir := t.TempDir()
-	jobs := paths
-	jobsPath, reportPath := filepath.Join(dir, "jobs.json"), filepath.Join(dir, "report.json")
-	b, _ := json.Marshal(jobs)
-	if err := os.WriteFile(jobsPath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	script, err := filepath.Abs(filepath.Join("blender", "inspect_models.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(blender, "-b", "--factory-startup", "-noaudio", "--python-exit-code", "1",
-		"--python", script, "--", jobsPath, reportPath).CombinedOutput()
-	if err != nil {
-		t.Fatalf("blender: %v\n%s", err, lastLines(out, 40))
-	}
-	b, err = os.ReadFile(reportPath)
-	if err != nil {
-		t.Fatalf("blender wrote no report: %v\n%s", err, lastLines(out, 40))
-	}
-	var reports []modelReport
-	if err := json.Unmarshal(b, &reports); err != nil {
-		t.Fatal(err)
-	}
-	if len(reports) != len(paths) {
-		t.Fatalf("blender reported %d files of %d", len(reports), len(paths))
-	}
-	return reports
+	return runScript[string, modelReport](t, blender, "inspect_models.py", paths)
 }
 
 // base is a Blender name without the ".001" Blender adds to a repeated one.
