@@ -400,7 +400,7 @@ func checkNames(t *testing.T, tr vfs.Tree, _ string) {
 
 // withArchive is a folder holding testdata/orientation loose and as a ZIP.
 func withArchive(t *testing.T, src string) string {
-	for _, n := range []string{"gem/orient.ply", "tfever/orient.msh", "tfever/orient.msh.blob"} {
+	for _, n := range []string{"gem/orient.ply", "tfever/orient.msh", "tfever/orient.msh.blob", "unigine/orient.mesh"} {
 		copyFile(t, filepath.Join("..", "testdata", "orientation", n), filepath.Join(src, "loose", n))
 	}
 	decodetest.ZipTree(t, filepath.Join(src, "loose"), filepath.Join(src, "pack.zip"), 0)
@@ -414,10 +414,10 @@ func checkArchive(t *testing.T, tr vfs.Tree, _ string) {
 	if err != nil || !i.IsDir() {
 		t.Fatalf("pack.zip: %v %v, want a folder", i.Mode, err)
 	}
-	if got := names(t, tr, "pack.zip"); !slices.Equal(got, []string{"gem", "tfever"}) {
+	if got := names(t, tr, "pack.zip"); !slices.Equal(got, []string{"gem", "tfever", "unigine"}) {
 		t.Errorf("pack.zip lists %v", got)
 	}
-	for _, p := range []string{"gem/orient.ply/orient.glb", "tfever/orient.msh/orient.obj", "tfever/orient.msh/chunks/normal.bin"} {
+	for _, p := range []string{"gem/orient.ply/orient.glb", "tfever/orient.msh/orient.obj", "tfever/orient.msh/chunks/normal.bin", "unigine/orient.mesh/chunks/01_ramp.collision.bin"} {
 		if a, b := readAll(t, tr, "loose/"+p), readAll(t, tr, "pack.zip/"+p); !bytes.Equal(a, b) {
 			t.Errorf("%s: %d bytes loose, %d in the archive, not the same", p, len(a), len(b))
 		}
