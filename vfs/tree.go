@@ -148,11 +148,18 @@ func (t *FS) newFolder(abs string) *mirror.Folder {
 	return &mirror.Folder{Abs: abs, Sniffer: t.sniffer, Overlay: t.cfg.Overlay}
 }
 
+// maxFolders bounds the folders kept: past it, the tree starts over (a
+// Folder made afresh stats afresh, which is never wrong).
+const maxFolders = 1 << 14
+
 // folderAt is the Folder of the source folder abs met as file id.
 func (t *FS) folderAt(abs string, id version.File) *mirror.Folder {
 	t.mu.Lock()
 	f := t.folders[abs]
 	if f == nil || f.id != id {
+		if len(t.folders) >= maxFolders {
+			t.folders = map[string]*folder{}
+		}
 		f = &folder{id: id, f: t.newFolder(abs)}
 		t.folders[abs] = f
 	}
