@@ -89,28 +89,34 @@ func (t *FS) SourceLookup(d *mirror.Folder, name string) (SourceEntry, error) {
 	return e, nil
 }
 
-// pngSource is the PNG of the texture called src in d: there while the
-// texture is a regular file that decodes (walk.Sniffer.ShowsPNG) and its
-// PNG is not known to fail.
-func (t *FS) pngSource(d *mirror.Folder, src string) (SourceEntry, error) {
-	e := SourceEntry{Kind: SourcePNG, At: d.Now()}
+// texture is an entry of kind k standing for the texture called src in
+// d: its path and stat, fs.ErrNotExist when there is none.
+func texture(d *mirror.Folder, src string, k SourceKind) (SourceEntry, error) {
+	e := SourceEntry{Kind: k, At: d.Now()}
 	e.Path, e.Packed = d.Path(src)
 	if err := d.Lstat(src, &e.Stat, e.At); err != nil {
-		return e, fs.ErrNotExist
-	}
-	if e.Stat.Mode&syscall.S_IFMT != syscall.S_IFREG || !t.sniffer.ShowsPNG(e.Path, &e.Stat) || t.st.TextureFailure(e.Path, &e.Stat) != "" {
 		return e, fs.ErrNotExist
 	}
 	return e, nil
 }
 
+// pngSource is the PNG of the texture called src in d: there while the
+// texture is a regular file that decodes (walk.Sniffer.ShowsPNG) and its
+// PNG is not known to fail.
+func (t *FS) pngSource(d *mirror.Folder, src string) (SourceEntry, error) {
+	e, err := texture(d, src, SourcePNG)
+	if err == nil && (e.Stat.Mode&syscall.S_IFMT != syscall.S_IFREG || !t.sniffer.ShowsPNG(e.Path, &e.Stat) || t.st.TextureFailure(e.Path, &e.Stat) != "") {
+		err = fs.ErrNotExist
+	}
+	return e, err
+}
+
 // textureError is NAME.EXT.error.txt of the texture called src in d: there
 // once its PNG is known to fail, in the PNG's place.
 func (t *FS) textureError(d *mirror.Folder, src string) (SourceEntry, error) {
-	e := SourceEntry{Kind: SourceText, At: d.Now()}
-	e.Path, e.Packed = d.Path(src)
-	if err := d.Lstat(src, &e.Stat, e.At); err != nil {
-		return e, fs.ErrNotExist
+	e, err := texture(d, src, SourceText)
+	if err != nil {
+		return e, err
 	}
 	msg := t.st.TextureFailure(e.Path, &e.Stat)
 	if msg == "" {
@@ -129,11 +135,8 @@ func (t *FS) List(d *mirror.Folder) ([]mirror.Entry, error) {
 	}
 	for i, e := range ents {
 		if src := mirror.PNGSource(e.Name); src != "" && e.Ino == 0 {
-			var st syscall.Stat_t
-			if d.Lstat(src, &st, d.Now()) == nil {
-				if abs, _ := d.Path(src); t.st.TextureFailure(abs, &st) != "" {
-					ents[i].Name = src + mirror.TextureErrorSuffix
-				}
+			if _, err := t.textureError(d, src); err == nil {
+				ents[i].Name = src + mirror.TextureErrorSuffix
 			}
 		}
 	}
