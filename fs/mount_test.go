@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"go.uber.org/goleak"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/formats"
@@ -43,14 +42,7 @@ func TestMain(m *testing.M) {
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
 	}
-	// Every mount was unmounted and closed: nothing of ours may still run
-	// (watchers, cache maintenance, FUSE loops).
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goroutines left after the tests: %v\n", err)
-			code = 1
-		}
-	}
+	code = fusetest.NoLeaks(code) // every mount was unmounted and closed
 	stop()
 	os.Exit(code)
 }

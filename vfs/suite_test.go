@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"go.uber.org/goleak"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
@@ -35,13 +34,7 @@ import (
 func TestMain(m *testing.M) {
 	stop := fusetest.StartReaper()
 	code := m.Run()
-	// Every tree and mount was closed: nothing of ours may still run.
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goroutines left after the tests: %v\n", err)
-			code = 1
-		}
-	}
+	code = fusetest.NoLeaks(code) // every tree and mount was closed
 	stop()
 	os.Exit(code)
 }

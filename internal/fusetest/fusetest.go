@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 )
 
@@ -166,4 +167,18 @@ func LimitWithFree(t testing.TB, free int) uint64 {
 			free--
 		}
 	}
+}
+
+// NoLeaks is what TestMain exits with after m.Run returned code, once
+// every mount was unmounted and closed: 1, saying what is left on stderr,
+// when a run that passed left goroutines running (watchers, cache
+// maintenance, FUSE loops); else code.
+func NoLeaks(code int) int {
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goroutines left after the tests: %v\n", err)
+			return 1
+		}
+	}
+	return code
 }
