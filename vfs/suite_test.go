@@ -106,12 +106,12 @@ type door struct {
 
 var doors = []door{
 	{"vfs", func(t *testing.T, src string) vfs.Tree { return newTree(t, src) }},
-	{"mount", mountAt},
+	{"mount", func(t *testing.T, src string) vfs.Tree { return mountAt(t, src) }},
 }
 
 // mountAt mounts src for real (no disk cache, the default no-open mode)
 // under the FUSE watchdog, unmounted when the test ends.
-func mountAt(t *testing.T, src string) vfs.Tree {
+func mountAt(t testing.TB, src string) vfs.Tree {
 	t.Helper()
 	f, err := mfs.New(mfs.Config{Source: src, Log: log.New(io.Discard, "", 0)})
 	if err != nil {
