@@ -22,8 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
@@ -50,12 +48,7 @@ func TestMain(m *testing.M) {
 // cannotMount fails the test, except outside CI on a machine without FUSE.
 func cannotMount(t testing.TB, err error) {
 	t.Helper()
-	if os.Getenv("CI") == "" {
-		if _, serr := os.Stat("/dev/fuse"); serr != nil {
-			t.Skipf("no /dev/fuse here (%v); mount tests need FUSE", serr)
-		}
-	}
-	t.Fatalf("cannot mount: %v", err)
+	fusetest.CannotMount(t, err)
 }
 
 // Test mounts use the kernel's no-open modes (the default) unless the test
@@ -84,19 +77,7 @@ func mountT(t testing.TB, src string, cfg Config) (*FS, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mnt := t.TempDir()
-	srv, err := f.Mount(mnt, fuse.MountOptions{DirectMount: os.Geteuid() == 0, Debug: *fuseDebug})
-	if err != nil {
-		f.Close()
-		cannotMount(t, err)
-	}
-	t.Cleanup(func() {
-		if err := Unmount(srv, mnt); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-		f.Close()
-	})
-	return f, mnt
+	return f, fusetest.Mount(t, f, Unmount, *fuseDebug)
 }
 
 type tlog struct {

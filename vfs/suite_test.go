@@ -22,8 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
 	mfs "github.com/meshfs/meshfs/fs"
@@ -117,21 +115,7 @@ func mountAt(t testing.TB, src string) vfs.Tree {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mnt := t.TempDir()
-	srv, err := f.Mount(mnt, fuse.MountOptions{DirectMount: os.Geteuid() == 0})
-	if err != nil {
-		f.Close()
-		if _, serr := os.Stat("/dev/fuse"); serr != nil {
-			decodetest.CannotRun(t, "no /dev/fuse (%v): %v", serr, err)
-		}
-		t.Fatalf("cannot mount: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := mfs.Unmount(srv, mnt); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-		f.Close()
-	})
+	mnt := fusetest.Mount(t, f, mfs.Unmount, false)
 	fusetest.GuardMount(t, mnt, fusetest.Guard)
 	return mountTree{mnt}
 }
