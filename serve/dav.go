@@ -172,9 +172,9 @@ func (f *davFile) Readdir(int) ([]fs.FileInfo, error) {
 
 var errNoRead = errors.New("serve: a PROPFIND reads no bytes")
 
-func (f *davFile) Read([]byte) (int, error)         { return 0, errNoRead }
-func (f *davFile) Seek(int64, int) (int64, error)   { return 0, errNoRead }
-func (f *davFile) Write([]byte) (int, error)        { return 0, fs.ErrPermission }
+func (f *davFile) Read([]byte) (int, error)       { return 0, errNoRead }
+func (f *davFile) Seek(int64, int) (int64, error) { return 0, errNoRead }
+func (f *davFile) Write([]byte) (int, error)      { return 0, fs.ErrPermission }
 
 // davInfo is an entry as webdav's properties read it.
 type davInfo struct{ i vfs.Info }

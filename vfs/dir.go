@@ -2,11 +2,14 @@ package vfs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -76,7 +79,7 @@ func (d DirTree) stat(ctx context.Context, name string) (Info, version.Ident, er
 			parent = d.root
 		}
 	}
-	dir, err := srcfile.OpenFolder(parent)
+	dir, err := openFolder(parent)
 	if err != nil {
 		return Info{}, version.Ident{}, pathError("stat", name, err)
 	}
@@ -95,7 +98,7 @@ func (d DirTree) ReadDir(ctx context.Context, name string) ([]Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := srcfile.OpenFolder(abs)
+	dir, err := openFolder(abs)
 	if err != nil {
 		return nil, pathError("readdir", name, err)
 	}
@@ -135,6 +138,16 @@ func (d DirTree) Open(ctx context.Context, name string) (File, error) {
 		return nil, pathError("open", name, err)
 	}
 	return f, nil
+}
+
+// openFolder opens the folder abs following no link: a name through a
+// link, or through a file, does not exist in the tree.
+func openFolder(abs string) (*os.File, error) {
+	f, err := srcfile.OpenFolder(abs)
+	if errors.Is(err, srcfile.ErrSymlink) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
+	}
+	return f, err
 }
 
 // baseName is the base name of a tree name ("" for the root).
