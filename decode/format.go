@@ -23,6 +23,10 @@ type Source struct {
 	// through it. It is nil when there are no roots to look in. The caller
 	// closes what it returns when it implements io.Closer.
 	OpenAsset func(rel string) (r io.ReaderAt, size int64, opened string, err error)
+	// Reopen opens the file again as R was opened (an archive's entry
+	// within its archive), for a chunk's Load called after the caller
+	// closed R; done closes what it opened. Nil: the file is not reopened.
+	Reopen func() (r io.ReaderAt, done func(), err error)
 }
 
 // Format is one supported file format.

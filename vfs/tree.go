@@ -148,11 +148,18 @@ func (t *FS) newFolder(abs string) *mirror.Folder {
 	return &mirror.Folder{Abs: abs, Sniffer: t.sniffer, Overlay: t.cfg.Overlay}
 }
 
+// maxFolders bounds the folders kept: past it, the tree starts over (a
+// Folder made afresh stats afresh, which is never wrong).
+const maxFolders = 1 << 14
+
 // folderAt is the Folder of the source folder abs met as file id.
 func (t *FS) folderAt(abs string, id version.File) *mirror.Folder {
 	t.mu.Lock()
 	f := t.folders[abs]
 	if f == nil || f.id != id {
+		if len(t.folders) >= maxFolders {
+			t.folders = map[string]*folder{}
+		}
 		f = &folder{id: id, f: t.newFolder(abs)}
 		t.folders[abs] = f
 	}
@@ -245,7 +252,7 @@ func (t *FS) resolve(ctx context.Context, op, name string) (*node, error) {
 func (t *FS) child(ctx context.Context, n *node, name string) (*node, error) {
 	switch n.kind {
 	case kFolder:
-		return t.inFolder(ctx, n.dir, name)
+		return t.inFolder(n.dir, name)
 	case kMesh:
 		e, ok := n.mesh.Entry(name)
 		if !ok {
@@ -277,51 +284,35 @@ func (t *FS) child(ctx context.Context, n *node, name string) (*node, error) {
 	return nil, errNotDir
 }
 
-// inFolder resolves the entry name of source folder d as the mount shows
-// it: the source entry (internal/mirror's rules: Folder.Kind), else a
-// texture's PNG or error file, else an archive's error.txt.
-func (t *FS) inFolder(ctx context.Context, d *mirror.Folder, name string) (*node, error) {
+// inFolder resolves the entry name of source folder d as every door
+// shows it (SourceLookup).
+func (t *FS) inFolder(d *mirror.Folder, name string) (*node, error) {
 	if d == t.root && name == MetaName {
 		return nil, fs.ErrNotExist
 	}
-	p, packed := d.Path(name)
-	n := &node{name: name, dir: d, abs: p, base: name, packed: packed}
-	if err := d.Lstat(name, &n.st, d.Now()); err != nil {
-		if !errors.Is(err, syscall.ENOENT) {
-			return nil, err
-		} else if src := mirror.PNGSource(name); src != "" {
-			return t.png(d, name, src)
-		} else if src := mirror.ErrorSource(name); src != "" {
-			return t.textureError(d, name, src)
-		} else if b := d.ErrorText(); b != nil && name == outputs.ErrorName {
-			n.kind, n.text = kText, b
-			if err := syscall.Stat(d.Abs, &n.st); err != nil {
-				if err := d.Stat(&n.st); err != nil {
-					return nil, err
-				}
-			}
-			return n, nil
-		}
+	e, err := t.SourceLookup(d, name)
+	if err != nil {
 		return nil, err
 	}
-	k, format, _ := d.Kind(name, &n.st, d.InFolder())
-	switch k {
-	case 0:
-		return nil, fs.ErrNotExist
-	case syscall.S_IFDIR:
-		n.kind, n.dir = kFolder, t.folderAt(p, version.FromStat(&n.st).File)
-	case mirror.KindArchive:
-		n.kind, n.dir = kFolder, t.folderAt(p, mirror.ArchiveFile(&n.st))
-	case mirror.KindMesh:
-		n.kind, n.mesh = kMesh, t.st.NewMesh(p, format)
-		var err error
-		if n.v, err = t.meshVersion(n); err != nil {
+	n := &node{name: name, st: e.Stat, dir: d, abs: e.Path, base: name, packed: e.Packed, text: e.Text, mesh: e.Mesh}
+	switch e.Kind {
+	case SourceFolder:
+		n.kind, n.dir = kFolder, t.folderAt(e.Path, version.FromStat(&n.st).File)
+	case SourceArchive:
+		n.kind, n.dir = kFolder, t.folderAt(e.Path, mirror.ArchiveFile(&n.st))
+	case SourceMesh:
+		n.kind = kMesh
+		if _, n.v, err = mirror.Versioned(&n.st, version.FromStat(&n.st).File, n.abs, &t.versions); err != nil {
 			return nil, err
 		}
-	case syscall.S_IFLNK:
+	case SourceLink:
 		n.kind = kLink
-	default:
+	case SourceFile:
 		n.kind = kFile
+	case SourcePNG:
+		n.kind, n.base = kPNG, mirror.PNGSource(name)
+	case SourceText:
+		n.kind = kText
 	}
 	return n, nil
 }
@@ -347,35 +338,6 @@ func (t *FS) renarrow(n *node) {
 	if err == nil {
 		n.st = *mirror.Renarrowed(&n.st, n.v, &now.st, nv)
 	}
-}
-
-// png resolves name, the PNG of the texture called src in d.
-func (t *FS) png(d *mirror.Folder, name, src string) (*node, error) {
-	abs, packed := d.Path(src)
-	n := &node{kind: kPNG, name: name, dir: d, abs: abs, base: src, packed: packed}
-	if err := d.Lstat(src, &n.st, d.Now()); err != nil {
-		return nil, fs.ErrNotExist
-	}
-	if n.st.Mode&syscall.S_IFMT != syscall.S_IFREG || !t.sniffer.ShowsPNG(abs, &n.st) || t.st.TextureFailure(abs, &n.st) != "" {
-		return nil, fs.ErrNotExist
-	}
-	return n, nil
-}
-
-// textureError resolves name, NAME.EXT.error.txt of the texture called
-// src in d: there once its PNG is known to fail.
-func (t *FS) textureError(d *mirror.Folder, name, src string) (*node, error) {
-	abs, _ := d.Path(src)
-	n := &node{kind: kText, name: name, dir: d, abs: abs, base: src}
-	if err := d.Lstat(src, &n.st, d.Now()); err != nil {
-		return nil, fs.ErrNotExist
-	}
-	msg := t.st.TextureFailure(abs, &n.st)
-	if msg == "" {
-		return nil, fs.ErrNotExist
-	}
-	n.text = []byte(msg + "\n")
-	return n, nil
 }
 
 // Stat describes name; an output whose size needs a conversion is
@@ -488,12 +450,12 @@ func (t *FS) readDir(ctx context.Context, n *node) ([]Info, error) {
 	var names []string
 	switch n.kind {
 	case kFolder:
-		ents, err := n.dir.List()
+		ents, err := t.List(n.dir)
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range ents {
-			names = append(names, t.listedName(n.dir, e))
+			names = append(names, e.Name)
 		}
 	case kMesh:
 		files, _, _, _, err := t.st.Listing(ctx, n.mesh, n.v)
@@ -527,21 +489,6 @@ func (t *FS) readDir(ctx context.Context, n *node) ([]Info, error) {
 		list = append(list, info)
 	}
 	return list, nil
-}
-
-// listedName is the name entry e of d's listing shows as: a texture's PNG
-// that is known to fail shows as NAME.EXT.error.txt instead.
-func (t *FS) listedName(d *mirror.Folder, e mirror.Entry) string {
-	if src := mirror.PNGSource(e.Name); src != "" && e.Ino == 0 {
-		var st syscall.Stat_t
-		if d.Lstat(src, &st, d.Now()) == nil {
-			abs, _ := d.Path(src)
-			if t.st.TextureFailure(abs, &st) != "" {
-				return src + mirror.TextureErrorSuffix
-			}
-		}
-	}
-	return e.Name
 }
 
 // Open opens the file name: the bytes of the version of this moment.

@@ -1,11 +1,14 @@
 package vfs_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/meshfs/meshfs/vfs"
@@ -97,4 +100,99 @@ func join(dir, name string) string {
 		return name
 	}
 	return dir + "/" + name
+}
+
+// TestOpenedVersion: an output opened keeps reading the version it was
+// opened as after its source changes; a source file passed through and
+// rewritten in place reads ErrStale; opened again, the new bytes.
+func TestOpenedVersion(t *testing.T) {
+	src := t.TempDir()
+	ply, err := os.ReadFile(filepath.Join("..", "testdata", "orientation", "gem", "orient.ply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.ReadFile(filepath.Join("..", "testdata", "gem", "pm01_gem3.ply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"m.ply": ply, "notes.txt": []byte("first\n")} {
+		if err := os.WriteFile(filepath.Join(src, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr := newTree(t, src)
+	ctx := context.Background()
+	glb, err := tr.Open(ctx, "m.ply/m.glb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer glb.Close()
+	notes, err := tr.Open(ctx, "notes.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notes.Close()
+	before := readAllOf(t, glb)
+
+	if err := os.WriteFile(filepath.Join(src, "m.ply"), other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "notes.txt"), []byte("second, longer\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again := readAllOf(t, glb); !bytes.Equal(again, before) {
+		t.Errorf("the opened .glb reads %d bytes after the change, %d before", len(again), len(before))
+	}
+	if _, err := notes.ReadAt(make([]byte, 4), 0); !errors.Is(err, vfs.ErrStale) {
+		t.Errorf("a rewritten source file reads %v, want ErrStale", err)
+	}
+	info, err := tr.Stat(ctx, "m.ply/m.glb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Version == glb.Info().Version {
+		t.Errorf("Version %q unchanged by the source's change", info.Version)
+	}
+	fresh, err := tr.Open(ctx, "m.ply/m.glb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if b := readAllOf(t, fresh); bytes.Equal(b, before) || int64(len(b)) != info.Size {
+		t.Errorf("opened again: %d bytes (Stat %d), the same as before: %v", len(b), info.Size, bytes.Equal(b, before))
+	}
+}
+
+// TestConcurrentOpens: readers opening one output at once all read the
+// same bytes (one conversion, shared).
+func TestConcurrentOpens(t *testing.T) {
+	tr := newTree(t, filepath.Join("..", "testdata", "orientation"))
+	var wg sync.WaitGroup
+	got := make([][]byte, 8)
+	for i := range got {
+		wg.Go(func() {
+			f, err := tr.Open(context.Background(), "tfever/orient.msh/orient.glb")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer f.Close()
+			got[i], _ = io.ReadAll(io.NewSectionReader(f, 0, f.Info().Size))
+		})
+	}
+	wg.Wait()
+	for i := range got {
+		if len(got[i]) == 0 || !bytes.Equal(got[i], got[0]) {
+			t.Fatalf("reader %d read %d bytes, reader 0 %d", i, len(got[i]), len(got[0]))
+		}
+	}
+}
+
+func readAllOf(t *testing.T, f vfs.File) []byte {
+	t.Helper()
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, f.Info().Size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

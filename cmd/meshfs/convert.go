@@ -200,6 +200,10 @@ func runConvert(ctx context.Context, args []string, outDir string, jobs int, lim
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if limits.Caches == nil {
+		// This run's conversions share decodings (a model's parts).
+		limits.Caches = outputs.NewCaches()
+	}
 	start := time.Now()
 	list := collectMeshes(args)
 	failed := runMeshes(ctx, list, jobs, "converting", stderr, func(ctx context.Context, j meshJob) error {

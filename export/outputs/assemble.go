@@ -71,7 +71,7 @@ func (a *assembly) part(ctx context.Context, p string) *partOut {
 	po.mesh = pm
 	po.res = pm.newResolution(true).withImages(ctx, &a.pixels)
 	po.res.decoded, po.res.orm = a.decoded, a.orm
-	if e := partScenes.entry(p); e != nil {
+	if e := a.m.Limits.Caches.part(p); e != nil {
 		// Decoded already (for its own folder, or another model).
 		a.deps = append(a.deps, e.deps[1:]...)
 		po.scene = scaledCopy(e.scene, a.scale)

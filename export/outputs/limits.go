@@ -48,6 +48,12 @@ type Limits struct {
 	// and NAME.EXT.png (nil: this process's memory, the images cache). It
 	// too travels with the limits, so that a model's parts share it.
 	Textures Textures
+	// Caches are the decodings conversions share (NewCaches): decoded
+	// textures, the scenes of parts that models place. nil keeps
+	// nothing between conversions. They too travel with the limits: the
+	// mount's store and each convert or check run make their own, within
+	// budgets of their own.
+	Caches *Caches
 }
 
 // Textures is where the PNG of a texture file's version is kept, shared

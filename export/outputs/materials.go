@@ -348,7 +348,7 @@ func texturePixels(ctx context.Context, full string, b []byte, dep *Dep, l Limit
 	if dep == nil {
 		img, err = decodeIt()
 	} else {
-		img, err = images.get(imageKey{*dep, false, l.MaxTexturePixels}, decodeIt)
+		img, err = l.Caches.image(imageKey{*dep, false, l.MaxTexturePixels}, decodeIt)
 	}
 	if err != nil {
 		return nil, err
@@ -372,7 +372,7 @@ func texturePNG(ctx context.Context, full string, b []byte, dep *Dep, l Limits) 
 	case dep == nil:
 		return mk()
 	case ts == nil:
-		ts = memTextures{l.MaxTexturePixels}
+		ts = memTextures{l.MaxTexturePixels, l.Caches}
 	}
 	return ts.PNG(*dep, mk)
 }
@@ -394,8 +394,6 @@ type imageCache struct {
 	bytes  int64
 	budget int64
 }
-
-var images = &imageCache{budget: 512 << 20}
 
 func (c *imageCache) get(k imageKey, make func() (*decode.Image, error)) (*decode.Image, error) {
 	c.mu.Lock()
@@ -425,12 +423,15 @@ func (c *imageCache) get(k imageKey, make func() (*decode.Image, error)) (*decod
 	return img, nil
 }
 
-// memTextures keeps PNGs in the images cache: Textures without a store,
-// for limits of this MaxTexturePixels.
-type memTextures struct{ maxPixels int64 }
+// memTextures keeps PNGs in the images cache of caches: Textures without
+// a store, for limits of this MaxTexturePixels.
+type memTextures struct {
+	maxPixels int64
+	caches    *Caches
+}
 
 func (mt memTextures) PNG(d Dep, make func() ([]byte, error)) ([]byte, error) {
-	img, err := images.get(imageKey{d, true, mt.maxPixels}, func() (*decode.Image, error) {
+	img, err := mt.caches.image(imageKey{d, true, mt.maxPixels}, func() (*decode.Image, error) {
 		b, err := make()
 		return &decode.Image{PNG: b}, err
 	})
@@ -646,7 +647,7 @@ func TexturePNG(ctx context.Context, path string, limits Limits) (png []byte, d 
 	d = Dep{Path: path, Ident: f.Version().Ident}
 	ts := limits.Textures
 	if ts == nil {
-		ts = memTextures{limits.MaxTexturePixels}
+		ts = memTextures{limits.MaxTexturePixels, limits.Caches}
 	}
 	m := &Mesh{Path: path, Limits: limits}
 	ctx, finish := m.deadline(ctx, "texture decode")

@@ -54,7 +54,7 @@ func BenchmarkGLBTextured(b *testing.B) {
 			m.Tree = root
 			b.ReportAllocs()
 			for b.Loop() {
-				images = &imageCache{budget: images.budget}
+				m.Limits.Caches = NewCaches()
 				if _, err := m.GLBFile(context.Background()); err != nil {
 					b.Fatal(err)
 				}

@@ -204,6 +204,10 @@ func (m *Mesh) source() (*decode.Source, func(), error) {
 	if m.IsModel() {
 		src.OpenAsset = m.openAsset
 	}
+	src.Reopen = func() (io.ReaderAt, func(), error) {
+		r, _, done, err := m.openFile(m.Path)
+		return r, done, err
+	}
 	return src, done, nil
 }
 

@@ -69,6 +69,10 @@ func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*
 	if cfg.Limits != nil {
 		s.Limits = *cfg.Limits
 	}
+	if s.Limits.Caches == nil {
+		// The store's conversions share decodings; another store's do not.
+		s.Limits.Caches = outputs.NewCaches()
+	}
 	s.GC.During = cfg.ConvertGOGC
 	s.Activity.Clock = cfg.Clock
 	return s, nil
