@@ -1,8 +1,10 @@
 // Package browse is the browser's view of a vfs.Tree: an HTML page for
 // each folder, and for a mesh or model folder an interactive 3D view of its
 // NAME.glb, its header.json and download links. Package serve routes to it
-// the GET and HEAD of a folder that a client asks as HTML, and the requests
-// for its assets under AssetPrefix; it serves no file's bytes but its own
+// the GET and HEAD of a folder (ServeFolder, with the tree name serve made
+// of the URL), and the requests for its assets under AssetPrefix
+// (ServeHTTP, which also answers folders by itself); it serves no file's
+// bytes but its own
 // assets (scripts, style, icons, embedded in the binary): pages link each
 // file by its URL ("/" + its tree name, each element percent-encoded), and
 // serve answers those.
@@ -127,12 +129,11 @@ func WantsHTML(r *http.Request) bool {
 
 // ServeHTTP answers a GET or HEAD of AssetPrefix+NAME with that asset, and
 // of a folder's URL, with or without its trailing slash, with the folder's
-// page. A name that is no folder is 404, as is one the tree does not
-// have; an invalid name (a ".." element, a backslash, a NUL) is 400.
+// page (ServeFolder). A name that is no folder is 404, as is one the tree
+// does not have; an invalid name (a ".." element, a backslash, a NUL) is
+// 400.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "browse: method not allowed", http.StatusMethodNotAllowed)
+	if !allowed(w, r) {
 		return
 	}
 	p := r.URL.Path
@@ -145,7 +146,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "browse: the path does not start with /", http.StatusBadRequest)
 		return
 	}
-	name = strings.TrimSuffix(name, "/")
+	h.ServeFolder(w, r, strings.TrimSuffix(name, "/"))
+}
+
+// ServeFolder answers a GET or HEAD with the page of the folder the tree
+// calls name, for a caller that has made the tree name of r's URL itself.
+func (h *Handler) ServeFolder(w http.ResponseWriter, r *http.Request, name string) {
+	if !allowed(w, r) {
+		return
+	}
 	page, err := h.render(r.Context(), name)
 	if err != nil {
 		if r.Context().Err() != nil {
@@ -164,6 +173,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Add("Vary", "Accept")
 	hd.Set("ETag", `"`+hex.EncodeToString(sum[:8])+`"`)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(page))
+}
+
+// allowed answers a request other than GET or HEAD with 405 and returns
+// false.
+func allowed(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	http.Error(w, "browse: method not allowed", http.StatusMethodNotAllowed)
+	return false
 }
 
 func (h *Handler) serveAsset(w http.ResponseWriter, r *http.Request, name string) {

@@ -1,7 +1,9 @@
 package browse
 
 import (
+	"context"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/meshfs/meshfs/vfs"
 )
 
 // put writes the files of a tree under dir: a name ending in "/" is a
@@ -443,6 +447,17 @@ func TestRefusals(t *testing.T) {
 	if res := get(t, h, "POST", "/a/"); res.Header.Get("Allow") != "GET, HEAD" {
 		t.Errorf("405 Allow %q", res.Header.Get("Allow"))
 	}
+	// ServeFolder takes the tree name as given, whatever the URL.
+	for name, status := range map[string]int{"a": 200, "": 200, "c": 200, "a/b.txt": 404, "a/../c": 400, "nothing": 404} {
+		w := httptest.NewRecorder()
+		h.ServeFolder(w, httptest.NewRequest("GET", "/elsewhere//x", nil), name)
+		if w.Code != status {
+			t.Errorf("ServeFolder %q: %d, want %d", name, w.Code, status)
+		}
+	}
+	if page := body(t, get(t, h, "GET", "/a")); !strings.Contains(page, `href="/a/b.txt"`) {
+		t.Errorf("the page of a links b.txt elsewhere:\n%s", page)
+	}
 }
 
 var assetRef = regexp.MustCompile(`(?:href|src)="(/\.meshfs/web/[^"]+)"`)
@@ -508,6 +523,85 @@ func TestWantsHTML(t *testing.T) {
 		}
 		if got := WantsHTML(r); got != want {
 			t.Errorf("Accept %q: WantsHTML %v, want %v", accept, got, want)
+		}
+	}
+}
+
+// countingTree counts the calls made of a tree.
+type countingTree struct {
+	vfs.Tree
+	stats, readDirs, opens int
+}
+
+func (c *countingTree) Stat(ctx context.Context, name string) (vfs.Info, error) {
+	c.stats++
+	return c.Tree.Stat(ctx, name)
+}
+
+func (c *countingTree) ReadDir(ctx context.Context, name string) ([]vfs.Info, error) {
+	c.readDirs++
+	return c.Tree.ReadDir(ctx, name)
+}
+
+func (c *countingTree) Open(ctx context.Context, name string) (vfs.File, error) {
+	c.opens++
+	return c.Tree.Open(ctx, name)
+}
+
+// TestPageConvertsNothing: a page of 1 000 mesh folders and files asks the
+// tree for the folder's Stat and ReadDir once each, and opens nothing: no
+// output is converted, nor a child folder listed, to make it.
+func TestPageConvertsNothing(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for i := range 500 {
+		files[fmt.Sprintf("big/m%03d.ply/m%03d.glb", i, i)] = "glb"
+		files[fmt.Sprintf("big/f%03d.txt", i)] = "x"
+	}
+	put(t, dir, files)
+	tree, err := newDirTree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.root.Close()
+	c := &countingTree{Tree: tree}
+	res := get(t, New(c), "GET", "/big/")
+	page := body(t, res)
+	if res.StatusCode != 200 {
+		t.Fatalf("%d %s", res.StatusCode, page)
+	}
+	if c.stats != 1 || c.readDirs != 1 || c.opens != 0 {
+		t.Errorf("%d Stat, %d ReadDir, %d Open; want 1, 1, 0", c.stats, c.readDirs, c.opens)
+	}
+	if n := len(find(parse(t, page), "img", "src")); n != 500 {
+		t.Errorf("%d thumbnails, want 500", n)
+	}
+}
+
+// BenchmarkFolderPage makes the page of a folder of 500 mesh folders and
+// 500 files.
+func BenchmarkFolderPage(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 500 {
+		for _, p := range []string{fmt.Sprintf("m%03d.ply", i), fmt.Sprintf("f%03d.txt", i)} {
+			if err := os.Mkdir(filepath.Join(dir, p), 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	tree, err := newDirTree(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tree.root.Close()
+	h := New(tree)
+	r := httptest.NewRequest("GET", "/", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 200 {
+			b.Fatal(w.Code)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package browse
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"image"
 	"image/color"
 	"image/png"
@@ -15,7 +17,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
@@ -46,6 +47,21 @@ func site(t vfs.Tree, h *Handler) http.Handler {
 	})
 }
 
+// serveDir serves the folder dir as site does, until the test ends.
+func serveDir(t *testing.T, dir string) *httptest.Server {
+	t.Helper()
+	tree, err := newDirTree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(site(tree, New(tree)))
+	t.Cleanup(func() {
+		srv.Close()
+		tree.root.Close()
+	})
+	return srv
+}
+
 // chromium returns the headless Chromium to run, or ends the test.
 func chromium(t *testing.T) string {
 	t.Helper()
@@ -56,49 +72,6 @@ func chromium(t *testing.T) string {
 	}
 	decodetest.CannotRun(t, "no chromium (Debian package chromium)")
 	return ""
-}
-
-// browse runs headless Chromium on url with mode (--screenshot=PATH or
-// --dump-dom) and returns its standard output.
-func browse(t *testing.T, bin, url string, mode ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard against a hung browser, not a timing
-	defer cancel()
-	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--use-angle=swiftshader",
-		"--enable-unsafe-swiftshader", "--disable-background-networking", "--disable-component-update",
-		"--disable-sync", "--no-first-run", "--disable-default-apps", "--hide-scrollbars",
-		"--force-device-scale-factor=1", "--user-data-dir=" + t.TempDir(), "--window-size=1000,760",
-		"--virtual-time-budget=20000"}, mode...)
-	cmd := exec.CommandContext(ctx, bin, append(args, url)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %s: %v\n%s", url, err, errb.String())
-	}
-	return out.String()
-}
-
-func screenshot(t *testing.T, bin, url, name string) *image.NRGBA {
-	t.Helper()
-	p := filepath.Join(t.ArtifactDir(), name)
-	browse(t, bin, url, "--screenshot="+p)
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("%s: %v", p, err)
-	}
-	n := image.NewNRGBA(img.Bounds())
-	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
-		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
-			n.Set(x, y, img.At(x, y))
-		}
-	}
-	t.Logf("screenshot %s", p)
-	return n
 }
 
 // stageColour is the colour the viewer clears its canvas to, and the
@@ -174,9 +147,6 @@ func findImage(img, want *image.NRGBA) bool {
 	return false
 }
 
-var stateOf = regexp.MustCompile(`<canvas id="view"[^>]*data-state="([a-z]+)"`)
-var statusText = regexp.MustCompile(`<div id="status"[^>]*>([^<]*)</div>`)
-
 // TestChromium serves the converted folders of a textured GEM model and a
 // Transport Fever model, and has headless Chromium draw the model's page
 // and the folder page.
@@ -222,33 +192,30 @@ func TestChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The same model without its texture, to tell that the texture is
+	// drawn.
+	untextured(t, filepath.Join(out, "deps.mdl", "deps.glb"), filepath.Join(out, "plain.mdl", "plain.glb"))
 	// A mesh folder whose .glb is broken: its canvas must stay blank, which
 	// shows the check below can fail.
 	put(t, out, map[string]string{"broken.ply/broken.glb": "glTF but not really", "broken.ply/header.json": "{}"})
 
-	tree, err := newDirTree(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tree.root.Close()
-	srv := httptest.NewServer(site(tree, New(tree)))
-	defer srv.Close()
+	srv := serveDir(t, out)
 
+	browser := startDevtools(t, bin, 1000, 760)
 	t.Run("model", func(t *testing.T) {
-		url := srv.URL + "/deps.mdl/"
-		dom := browse(t, bin, url, "--dump-dom")
-		st, status := stateOf.FindStringSubmatch(dom), statusText.FindStringSubmatch(dom)
-		if st == nil || st[1] != "drawn" || status == nil {
-			t.Fatalf("the viewer did not draw: state %q status %q\n%s", st, status, dom)
+		d := browser.on(t)
+		d.load(srv.URL+"/deps.mdl/", viewerDone)
+		var st struct{ State, Status, Header string }
+		d.eval(`({state: document.getElementById('view').dataset.state, status: document.getElementById('status').textContent,
+			header: document.querySelector('pre.json').innerHTML})`, &st)
+		t.Logf("status: %s", st.Status)
+		if st.State != "drawn" || !regexp.MustCompile(`^\d+ primitives?, [1-9]\d* triangles?, [1-9]\d* textures?(, \d+ animations? \(not played\))?$`).MatchString(st.Status) {
+			t.Fatalf("state %s, status %q: no triangles or no texture drawn", st.State, st.Status)
 		}
-		t.Logf("status: %s", status[1])
-		if !regexp.MustCompile(`[1-9]\d* triangles, [1-9]\d* textures?`).MatchString(status[1]) {
-			t.Errorf("status %q: no triangles or no texture drawn", status[1])
+		if !strings.Contains(st.Header, `<span class="key">"format"</span>: <span class="str">"transport-fever-mdl"</span>`) {
+			t.Errorf("header.json not shown: %s", st.Header)
 		}
-		if !strings.Contains(dom, `data-state="shown"`) || !strings.Contains(dom, `<span class="key">"format"</span>`) {
-			t.Errorf("header.json not shown:\n%s", dom)
-		}
-		img := screenshot(t, bin, url, "model.png")
+		img := d.page("model.png")
 		r := stage(img)
 		if r.Dx() < 400 || r.Dy() < 250 {
 			t.Fatalf("no stage in the screenshot (%v)", r)
@@ -259,19 +226,40 @@ func TestChromium(t *testing.T) {
 			t.Errorf("the canvas is blank: %d drawn pixels, %d colours", px, colours)
 		}
 	})
-	t.Run("broken", func(t *testing.T) {
-		url := srv.URL + "/broken.ply"
-		dom := browse(t, bin, url, "--dump-dom")
-		if st := stateOf.FindStringSubmatch(dom); st == nil || st[1] != "error" || !strings.Contains(dom, "could not show broken.glb") {
-			t.Errorf("a broken .glb: state %q\n%s", st, dom)
+	t.Run("texture", func(t *testing.T) {
+		d := browser.on(t)
+		d.load(srv.URL+"/deps.mdl/", viewerDone)
+		textured := d.page("textured.png")
+		d.load(srv.URL+"/plain.mdl/", viewerDone)
+		plain := d.page("plain.png")
+		r := stage(textured)
+		mid := image.Rect(r.Min.X+r.Dx()/4, r.Min.Y+r.Dy()/4, r.Max.X-r.Dx()/4, r.Max.Y-r.Dy()/4)
+		px, _ := drawn(textured, r)
+		n := differ(textured.SubImage(mid).(*image.NRGBA), plain.SubImage(mid).(*image.NRGBA))
+		t.Logf("the texture changes %d of the %d drawn pixels in the canvas's middle", n, px)
+		if n < px/4 {
+			t.Errorf("the texture changes only %d of %d pixels", n, px)
 		}
-		img := screenshot(t, bin, url, "broken.png")
+	})
+	t.Run("controls", func(t *testing.T) { checkControls(t, browser.on(t), srv.URL+"/deps.mdl/") })
+	t.Run("broken", func(t *testing.T) {
+		d := browser.on(t)
+		d.load(srv.URL+"/broken.ply", viewerDone)
+		var st struct{ State, Status string }
+		d.eval(`({state: document.getElementById('view').dataset.state, status: document.getElementById('status').textContent})`, &st)
+		if st.State != "error" || !strings.HasPrefix(st.Status, "could not show broken.glb: ") {
+			t.Errorf("a broken .glb: state %s, status %q", st.State, st.Status)
+		}
+		img := d.page("broken.png")
 		if px, colours := drawn(img, stage(img)); colours > 2 {
 			t.Errorf("a broken .glb drew %d pixels, %d colours", px, colours)
 		}
 	})
 	t.Run("folder", func(t *testing.T) {
-		dom := browse(t, bin, srv.URL+"/", "--dump-dom")
+		d := browser.on(t)
+		d.load(srv.URL+"/", thumbsDone)
+		var dom string
+		d.eval(`document.documentElement.outerHTML`, &dom)
 		for _, want := range []string{
 			`<span class="thumb loaded"><img class="thumb" src="/deps.mdl/deps.preview.png"`,
 			`<span class="thumb missing"><img class="thumb" src="/tank_small.mdl/tank_small.preview.png"`,
@@ -281,9 +269,48 @@ func TestChromium(t *testing.T) {
 				t.Errorf("no %s in\n%s", want, dom)
 			}
 		}
-		img := screenshot(t, bin, srv.URL+"/", "folder.png")
-		if !findImage(img, thumb) {
+		if !findImage(d.page("folder.png"), thumb) {
 			t.Error("the thumbnail is not in the folder page's screenshot")
 		}
 	})
+}
+
+// untextured writes to dst the GLB src with no material's base-colour
+// texture.
+func untextured(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := binary.LittleEndian.Uint32(b[12:])
+	var doc map[string]any
+	if err := json.Unmarshal(b[20:20+n], &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range doc["materials"].([]any) {
+		if pbr, ok := m.(map[string]any)["pbrMetallicRoughness"].(map[string]any); ok {
+			delete(pbr, "baseColorTexture")
+		}
+	}
+	j, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(j)%4 != 0 {
+		j = append(j, ' ')
+	}
+	rest := b[20+n:]
+	out := binary.LittleEndian.AppendUint32(nil, 0x46546c67)
+	out = binary.LittleEndian.AppendUint32(out, 2)
+	out = binary.LittleEndian.AppendUint32(out, uint32(12+8+len(j)+len(rest)))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(j)))
+	out = binary.LittleEndian.AppendUint32(out, 0x4e4f534a)
+	out = append(append(out, j...), rest...)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -74,12 +74,17 @@ func (t *dirTree) Stat(ctx context.Context, name string) (vfs.Info, error) {
 	return infoOf(base(name), fi), nil
 }
 
-func (t *dirTree) ReadDir(ctx context.Context, name string) ([]vfs.Info, error) {
+// open opens the tree name in the folder.
+func (t *dirTree) open(name string) (*os.File, error) {
 	p, err := local(name)
 	if err != nil {
 		return nil, err
 	}
-	f, err := t.root.Open(p)
+	return t.root.Open(p)
+}
+
+func (t *dirTree) ReadDir(ctx context.Context, name string) ([]vfs.Info, error) {
+	f, err := t.open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -115,11 +120,7 @@ type dirFile struct {
 func (f dirFile) Info() vfs.Info { return f.info }
 
 func (t *dirTree) Open(ctx context.Context, name string) (vfs.File, error) {
-	p, err := local(name)
-	if err != nil {
-		return nil, err
-	}
-	f, err := t.root.Open(p)
+	f, err := t.open(name)
 	if err != nil {
 		return nil, err
 	}

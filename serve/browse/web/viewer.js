@@ -16,7 +16,8 @@
 // or Home resets it.
 //
 // The canvas's data-state is "loading", then "drawn" once the scene has
-// been drawn, or "error" (the status line says why).
+// been drawn, or "error" (the status line says why); its data-box is the
+// scene's bounding box, [[min x, y, z], [max x, y, z]].
 (function () {
   const GLB_MAGIC = 0x46546c67, CHUNK_JSON = 0x4e4f534a, CHUNK_BIN = 0x004e4942;
   const COMPONENT = {5120: Int8Array, 5121: Uint8Array, 5122: Int16Array, 5123: Uint16Array, 5125: Uint32Array, 5126: Float32Array};
@@ -114,21 +115,26 @@
   }
 
   // accessor returns accessor i's elements tightly packed: {data, width,
-  // count}; asFloat makes a Float32Array (normalized integers scaled).
+  // count}; asFloat makes a Float32Array (normalized integers scaled). Its
+  // count is checked against its bufferView before anything is allocated.
   function accessor(g, bufs, i, asFloat) {
     const a = g.accessors && g.accessors[i];
     if (!a) throw new Error('accessor ' + i + ' does not exist');
     const T = COMPONENT[a.componentType], width = WIDTH[a.type];
     if (!T || !width) throw new Error('accessor ' + i + ': componentType ' + a.componentType + ' type ' + a.type);
+    if (!Number.isInteger(a.count) || a.count < 0) throw new Error('accessor ' + i + ': count ' + a.count);
     const n = a.count * width;
-    let out = new T(n);
-    if (a.bufferView !== undefined) {
+    let out;
+    if (a.bufferView === undefined) {
+      out = new T(n);
+    } else {
       const v = g.bufferViews[a.bufferView], bytes = viewBytes(g, bufs, a.bufferView);
       const size = T.BYTES_PER_ELEMENT, elem = size * width, stride = v.byteStride || elem, off = a.byteOffset || 0;
       if (a.count > 0 && off + stride * (a.count - 1) + elem > bytes.byteLength) throw new Error('accessor ' + i + ' runs past bufferView ' + a.bufferView);
       if (stride === elem && (bytes.byteOffset + off) % size === 0) {
         out = new T(bytes.buffer, bytes.byteOffset + off, n);
       } else {
+        out = new T(n);
         const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
         const get = {5120: dv.getInt8, 5121: dv.getUint8, 5122: dv.getInt16, 5123: dv.getUint16, 5125: dv.getUint32, 5126: dv.getFloat32}[a.componentType];
         for (let e = 0; e < a.count; e++) {
@@ -315,6 +321,8 @@
     this.gl = gl;
     this.uint32 = this.webgl2 || !!gl.getExtension('OES_element_index_uint');
     this.prog = program(gl);
+    // A 1×1 white texture, complete as it is (its mip chain is level 0),
+    // stands for a missing base-colour texture.
     this.white = gl.createTexture();
     gl.bindTexture(gl.TEXTURE_2D, this.white);
     gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, 1, 1, 0, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array([255, 255, 255, 255]));
@@ -324,6 +332,7 @@
     this.radius = 1;
     this.reset();
     this.pending = false;
+    this.token = 0;
   }
 
   Viewer.prototype.say = function (text, state) {
@@ -346,19 +355,62 @@
     this.items = [];
   };
 
+  // fetchBytes reads the response's body, saying on the status line how
+  // much has come.
+  Viewer.prototype.fetchBytes = async function (res, name, token) {
+    if (!res.body || !res.body.getReader) return res.arrayBuffer();
+    const total = Number(res.headers.get('Content-Length')) || 0;
+    const reader = res.body.getReader(), parts = [];
+    let got = 0, said = 0;
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      parts.push(r.value);
+      got += r.value.length;
+      if (token === this.token && performance.now() - said > 200) {
+        said = performance.now();
+        this.say('loading ' + name + '… ' + mib(got) + (total ? ' of ' + mib(total) : ''));
+      }
+    }
+    const all = new Uint8Array(got);
+    let off = 0;
+    for (const p of parts) { all.set(p, off); off += p.length; }
+    return all.buffer;
+  };
+  function plural(n, what) { return n + ' ' + what + (n === 1 ? '' : 's'); }
+  function mib(n) { return (n / 1048576).toFixed(1) + ' MiB'; }
+
+  // load shows the GLB at url in place of what is shown, unless another
+  // load starts before it ends.
   Viewer.prototype.load = async function (url) {
-    this.say('loading ' + decodeURIComponent(url.split('/').pop()) + '…', 'loading');
+    const token = ++this.token, name = decodeURIComponent(url.split('/').pop());
+    this.say('loading ' + name + '…', 'loading');
     const res = await fetch(url);
     if (!res.ok) throw new Error(res.status + ' ' + res.statusText + (res.status >= 500 ? ': ' + (await res.text()).trim() : ''));
-    const glb = parseGLB(await res.arrayBuffer());
+    const glb = parseGLB(await this.fetchBytes(res, name, token));
     const g = glb.json, base = new URL(url, location.href);
     const bufs = await loadBuffers(g, glb.bin, base);
-    const gl = this.gl, me = this, notes = [];
+    const notes = [];
     // Textures: each image decoded once; a failure is noted, never fatal.
     const images = await Promise.all((g.images || []).map(function (_, i) {
       return loadImage(g, bufs, i, base).catch(function (e) { notes.push('image ' + i + ': ' + e.message); return null; });
     }));
+    if (token !== this.token) return;
     this.clear();
+    this.loaded = false;
+    try {
+      this.build(g, bufs, images, notes);
+    } catch (e) {
+      this.clear();
+      this.redraw();
+      throw e;
+    }
+  };
+
+  // build uploads the scene of the glTF g, whose buffers and decoded images
+  // (null where one failed) are given, and frames it.
+  Viewer.prototype.build = function (g, bufs, images, notes) {
+    const gl = this.gl, me = this;
     const texCache = new Map();
     function textureOf(info) {
       if (!info) return me.white;
@@ -431,6 +483,7 @@
     }
     this.lo = lo;
     this.hi = hi;
+    this.canvas.dataset.box = JSON.stringify([lo, hi]);
     if (lo[0] <= hi[0]) {
       this.center = [(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2];
       this.radius = Math.max(Math.hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]) / 2, 1e-6);
@@ -439,9 +492,12 @@
       this.radius = 1;
     }
     this.items.sort(function (a, b) { return a.blend - b.blend; });
-    this.summary = this.items.length + ' primitive' + (this.items.length === 1 ? '' : 's') + ', ' + triangles + ' triangles, ' +
-      texCache.size + ' texture' + (texCache.size === 1 ? '' : 's') + (notes.length ? ' · ' + notes.join('; ') : '');
+    const anims = (g.animations || []).length;
+    this.summary = (this.items.length ? plural(this.items.length, 'primitive') + ', ' + plural(triangles, 'triangle') + ', ' +
+      plural(texCache.size, 'texture') : 'no mesh to draw') + (anims ? ', ' + plural(anims, 'animation') + ' (not played)' : '') +
+      (notes.length ? ' · ' + notes.join('; ') : '');
     this.loaded = true;
+    this.fresh = true;
     this.reset();
   };
 
@@ -506,7 +562,10 @@
       }
     }
     gl.depthMask(true);
-    if (this.canvas.dataset.state !== 'drawn') this.say(this.summary, 'drawn');
+    if (this.fresh) {
+      this.fresh = false;
+      this.say(this.summary, 'drawn');
+    }
   };
 
   // fit is the distance from the box's centre at which the camera, looking
@@ -602,11 +661,10 @@
       return;
     }
     controls(v);
-    let current = 0;
     function show(url) {
-      const n = ++current;
+      const token = v.token + 1;
       v.load(url).catch(function (e) {
-        if (n === current) v.say('could not show ' + decodeURIComponent(url.split('/').pop()) + ': ' + e.message, 'error');
+        if (token === v.token) v.say('could not show ' + decodeURIComponent(url.split('/').pop()) + ': ' + e.message, 'error');
       });
     }
     const buttons = document.querySelectorAll('button.glb');
@@ -616,6 +674,8 @@
         show(b.dataset.glb);
       });
     }
+    // The view is the page's point: it takes the keys from the start.
+    canvas.focus({preventScroll: true});
     const reset = document.getElementById('reset');
     if (reset) reset.addEventListener('click', function () { v.reset(); });
     show(canvas.dataset.glb);
