@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -213,5 +215,75 @@ func BenchmarkPropfind1000(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkCold32: 32 clients at once GET every .glb of a fresh tree of 8
+// meshes (none converted yet), each in its own order; each output is
+// converted once for all of them (the store's conversion count), and
+// every client gets the same bytes.
+func BenchmarkCold32(b *testing.B) {
+	const meshes, clients = 8, 32
+	src := b.TempDir()
+	for i := range meshes {
+		data, err := meshgen.GEM(20_000, float32(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, fmt.Sprintf("m%d.ply", i)), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		b.StopTimer()
+		tree, err := vfs.New(vfs.Config{Source: src, Store: store.Config{CacheSize: 512 << 20}, NoWatch: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		door := httptest.NewServer(serve.New(tree, serve.Config{}))
+		b.StartTimer()
+		sums := make([][meshes]string, clients)
+		var wg sync.WaitGroup
+		for c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range meshes {
+					m := (c + k) % meshes
+					resp, err := http.Get(fmt.Sprintf("%s/m%d.ply/m%d.glb", door.URL, m, m))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					h := sha256.New()
+					io.Copy(h, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						b.Errorf("GET m%d.glb: %d", m, resp.StatusCode)
+					}
+					sums[c][m] = string(h.Sum(nil))
+				}
+			}()
+		}
+		wg.Wait()
+		b.StopTimer()
+		st, _, _ := tree.Parts()
+		var conversions int64
+		for label, n := range st.Cache.Stats().Loads {
+			if store.IsConversion(label) {
+				conversions += n
+			}
+		}
+		if conversions != meshes {
+			b.Errorf("%d conversions for %d meshes", conversions, meshes)
+		}
+		for c := range sums {
+			if sums[c] != sums[0] {
+				b.Errorf("client %d got other bytes than client 0", c)
+			}
+		}
+		door.Close()
+		tree.Close()
+		b.StartTimer()
 	}
 }
