@@ -63,14 +63,9 @@ type Paths struct {
 // is not: the mount runs without it (Paths.CacheErr).
 func Check(source, mnt, cacheDir string, nonempty bool) (Paths, error) {
 	var p Paths
-	src, err := realPath(source)
+	src, err := sourceDir(source)
 	if err != nil {
-		return p, fmt.Errorf("source: %w", err)
-	}
-	if fi, err := os.Stat(src); err != nil {
-		return p, fmt.Errorf("source: %w", err)
-	} else if !fi.IsDir() {
-		return p, fmt.Errorf("source %s is not a directory", source)
+		return p, err
 	}
 	absMnt, err := filepath.Abs(mnt)
 	if err != nil {
@@ -108,17 +103,26 @@ func Check(source, mnt, cacheDir string, nonempty bool) (Paths, error) {
 // checks it against the source alone.
 func CheckServed(source, cacheDir string) (Paths, error) {
 	var p Paths
-	src, err := realPath(source)
+	src, err := sourceDir(source)
 	if err != nil {
-		return p, fmt.Errorf("source: %w", err)
-	}
-	if fi, err := os.Stat(src); err != nil {
-		return p, fmt.Errorf("source: %w", err)
-	} else if !fi.IsDir() {
-		return p, fmt.Errorf("source %s is not a directory", source)
+		return p, err
 	}
 	p.Source = src
 	return p, checkCache(&p, cacheDir, []string{"source", src})
+}
+
+// sourceDir is the real path of the source folder.
+func sourceDir(source string) (string, error) {
+	src, err := realPath(source)
+	if err != nil {
+		return "", fmt.Errorf("source: %w", err)
+	}
+	if fi, err := os.Stat(src); err != nil {
+		return "", fmt.Errorf("source: %w", err)
+	} else if !fi.IsDir() {
+		return "", fmt.Errorf("source %s is not a directory", source)
+	}
+	return src, nil
 }
 
 // checkCache sets p.CacheDir (or p.CacheErr) from cacheDir, which may
