@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -43,23 +42,12 @@ func startServe(t testing.TB, args ...string) string {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	})
-	line := make(chan string, 1)
-	go func() {
-		l, _ := bufio.NewReader(out).ReadString('\n')
-		line <- l
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case l := <-line:
-		m := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)/ `).FindStringSubmatch(l)
-		if m == nil {
-			t.Fatalf("meshfs serve %v: %q\n%s", args, l, stderr.String())
-		}
-		return m[1]
-	case <-time.After(guard):
-		t.Fatalf("meshfs serve %v: not ready after %v\n%s", args, guard, stderr.String())
+	l := readyLine(t, cmd, out, &stderr)
+	m := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)/ `).FindStringSubmatch(l)
+	if m == nil {
+		t.Fatalf("meshfs serve %v: %q\n%s", args, l, stderr.String())
 	}
-	return ""
+	return m[1]
 }
 
 // needClient ends the test unless program is installed (under CI it
