@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -88,10 +87,7 @@ Sizes are bytes or binary units: 512MiB, 512M and 512MB all mean 512 × 2^20.`,
 	f.DurationVar(&o.maxAge, "max-age", meshserve.DefaultMaxAge, "how long a client or HTTP cache may reuse a file's response before asking again")
 	f.StringVar(&o.logFile, "log", "", "append log lines to this file (default: standard error)")
 	f.Var((*byteSize)(&o.cacheSize), "cache-size", "memory for converted outputs, e.g. 512MiB or 1G (units are binary: MB = MiB)")
-	f.IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "conversions run at once (others wait)")
-	f.StringVar(&o.cacheDir, "cache-dir", defaultCacheDir(), "folder of the persistent disk cache: a new or empty folder, or one meshfs made (never inside the source)")
-	f.Var((*byteSize)(&o.diskCacheSize), "disk-cache-size", "disk space for converted outputs, e.g. 2GiB (units are binary: GB = GiB)")
-	f.BoolVar(&o.noDiskCache, "no-disk-cache", false, "keep converted outputs in memory only")
+	addCacheFlags(cmd, &o.jobs, &o.cacheDir, &o.diskCacheSize, &o.noDiskCache, "the source")
 	f.BoolVar(&o.prewarm, "prewarm", false, "convert every mesh in the background once listening (low priority)")
 	f.BoolVar(&o.overlay, "overlay", false, "show each resource/ or res/ folder holding .pak or .zip archives as the game sees it (as mount --overlay)")
 	addLimitFlags(cmd, &o.limits)
