@@ -466,3 +466,26 @@ func TestCheckListen(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowReaderHoldsNoSlot: a client that has its response's headers but
+// reads none of its body holds no slot: with a queue of one, the next
+// request is served.
+func TestSlowReaderHoldsNoSlot(t *testing.T) {
+	root, _ := fixture(t)
+	// Far more than loopback's socket buffers hold: the server is still
+	// writing the body when the next request comes.
+	must(t, os.WriteFile(filepath.Join(root, "huge.bin"), make([]byte, 64<<20), 0o644))
+	url := door(t, New(dirTree(t, root), Config{Queue: 1}))
+	resp, err := http.Get(url + "/huge.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+	r := curl(t, url+"/sub/a%20b.txt")
+	if r.code != 200 || string(r.body) != "hello\n" {
+		t.Errorf("GET while another client reads nothing of its body: %d %q", r.code, r.body)
+	}
+}
