@@ -22,9 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-	"go.uber.org/goleak"
-
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
 	mfs "github.com/meshfs/meshfs/fs"
@@ -35,13 +32,7 @@ import (
 func TestMain(m *testing.M) {
 	stop := fusetest.StartReaper()
 	code := m.Run()
-	// Every tree and mount was closed: nothing of ours may still run.
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goroutines left after the tests: %v\n", err)
-			code = 1
-		}
-	}
+	code = fusetest.NoLeaks(code) // every tree and mount was closed
 	stop()
 	os.Exit(code)
 }
@@ -113,32 +104,18 @@ type door struct {
 
 var doors = []door{
 	{"vfs", func(t *testing.T, src string) vfs.Tree { return newTree(t, src) }},
-	{"mount", mountAt},
+	{"mount", func(t *testing.T, src string) vfs.Tree { return mountAt(t, src) }},
 }
 
 // mountAt mounts src for real (no disk cache, the default no-open mode)
 // under the FUSE watchdog, unmounted when the test ends.
-func mountAt(t *testing.T, src string) vfs.Tree {
+func mountAt(t testing.TB, src string) vfs.Tree {
 	t.Helper()
 	f, err := mfs.New(mfs.Config{Source: src, Log: log.New(io.Discard, "", 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mnt := t.TempDir()
-	srv, err := f.Mount(mnt, fuse.MountOptions{DirectMount: os.Geteuid() == 0})
-	if err != nil {
-		f.Close()
-		if _, serr := os.Stat("/dev/fuse"); serr != nil {
-			decodetest.CannotRun(t, "no /dev/fuse (%v): %v", serr, err)
-		}
-		t.Fatalf("cannot mount: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := mfs.Unmount(srv, mnt); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-		f.Close()
-	})
+	mnt := fusetest.Mount(t, f, mfs.Unmount, false)
 	fusetest.GuardMount(t, mnt, fusetest.Guard)
 	return mountTree{mnt}
 }
