@@ -246,16 +246,12 @@ http {
             proxy_cache_methods GET HEAD;
             add_header X-Cache-Status $upstream_cache_status always;
         }
-        location /plain/ {
-            alias %[1]s/plain/;
-        }
     }
 }
 `
 
 // startNginx runs Debian's nginx on a free loopback port with
-// NginxCacheConf in front of upstream (HOST:PORT), also serving the folder
-// dir/plain/ as /plain/; it returns nginx's URL.
+// NginxCacheConf in front of upstream (HOST:PORT); it returns nginx's URL.
 func startNginx(t testing.TB, dir, upstream string) string {
 	t.Helper()
 	needClient(t, "nginx")
