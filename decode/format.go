@@ -23,6 +23,11 @@ type Source struct {
 	// through it. It is nil when there are no roots to look in. The caller
 	// closes what it returns when it implements io.Closer.
 	OpenAsset func(rel string) (r io.ReaderAt, size int64, opened string, err error)
+	// Project is the index of the file's project when its format is a
+	// ProjectIndexer and the file is in a project (project.go), else nil.
+	// A model resolves references through it and opens the files it
+	// names through OpenAsset, whose roots then start with the project's.
+	Project ProjectIndex
 }
 
 // Format is one supported file format.

@@ -48,7 +48,8 @@ type xsurface struct{ name, material string }
 // parsed once however often it is referenced), the model being built and
 // what could not be resolved.
 type sceneRead struct {
-	ix         *guid.Index
+	ix         decode.ProjectIndex // nil: every reference unresolved
+	open       func(p string) (io.ReadCloser, error)
 	parsed     map[string][]*xnode
 	lod        decode.ModelLOD
 	meshes     int
@@ -63,11 +64,24 @@ type sceneRead struct {
 // recorded as unresolved. Only the file itself failing to parse, or a
 // limit, is an error; a referenced file that fails is recorded.
 func ReadScene(name string, r io.Reader, ix *guid.Index) (*decode.Model, error) {
+	var pix decode.ProjectIndex
+	if ix != nil {
+		pix = project{ix}
+	}
+	return readScene(name, r, pix, openFile)
+}
+
+// openFile opens a file a scene names as package srcfile opens sources.
+func openFile(p string) (io.ReadCloser, error) { return srcfile.Open(p) }
+
+// readScene is ReadScene through any project index, opening the files
+// it names (paths beneath the index's root) with open.
+func readScene(name string, r io.Reader, ix decode.ProjectIndex, open func(p string) (io.ReadCloser, error)) (*decode.Model, error) {
 	roots, err := parseScene(name, r)
 	if err != nil {
 		return nil, err
 	}
-	s := &sceneRead{ix: ix, parsed: map[string][]*xnode{}}
+	s := &sceneRead{ix: ix, open: open, parsed: map[string][]*xnode{}}
 	if err := s.place(name, roots, -1, []string{fileKey(name)}); err != nil {
 		return nil, err
 	}
@@ -104,20 +118,24 @@ func (s *sceneRead) place(file string, nodes []*xnode, parent int, stack []strin
 		}
 		if x.mesh != "" {
 			s.meshes++
-			if ref, ok := s.resolve(x.mesh); ok {
+			if ref, why, ok := s.resolve(x.mesh); ok {
 				p := decode.ModelPart{Mesh: ref, Skinned: x.typ == "ObjectMeshSkinned"}
 				for _, sf := range x.surfaces {
 					p.Materials = append(p.Materials, s.material(sf.material))
 				}
 				n.Parts = append(n.Parts, p)
 			} else {
-				s.unresolved = append(s.unresolved, decode.Fields{{Key: "file", Value: file}, {Key: "node", Value: x.name}, {Key: "mesh", Value: x.mesh}})
+				u := decode.Fields{{Key: "file", Value: file}, {Key: "node", Value: x.name}, {Key: "mesh", Value: x.mesh}}
+				if why != "" {
+					u.Add("why", why)
+				}
+				s.unresolved = append(s.unresolved, u)
 			}
 		}
 		if len(x.surfaces) > 0 {
 			var sf []decode.Fields
 			for _, su := range x.surfaces {
-				sf = append(sf, decode.Fields{{Key: "name", Value: su.name}, {Key: "material", Value: s.material(su.material)}})
+				sf = append(sf, decode.Fields{{Key: "name", Value: su.name}, {Key: "material", Value: s.materialFile(su.material)}})
 			}
 			n.Extras.Add("surfaces", sf)
 		}
@@ -154,12 +172,15 @@ func (s *sceneRead) reference(file string, x *xnode, i int, stack []string) erro
 		note(&s.unresolved, "no <reference>")
 		return nil
 	}
-	ref, ok := s.resolve(x.ref)
+	ref, why, ok := s.resolve(x.ref)
 	if !ok {
-		note(&s.unresolved, "not in the project")
+		if why == "" {
+			why = "not in the project"
+		}
+		note(&s.unresolved, why)
 		return nil
 	}
-	p := filepath.Join(s.ix.Root, filepath.FromSlash(ref.Rel))
+	p := filepath.Join(s.ix.Root(), filepath.FromSlash(ref.Rel))
 	key := fileKey(p)
 	for _, f := range stack {
 		if f == key {
@@ -173,7 +194,7 @@ func (s *sceneRead) reference(file string, x *xnode, i int, stack []string) erro
 	}
 	nodes, ok := s.parsed[p]
 	if !ok {
-		f, err := srcfile.Open(p)
+		f, err := s.open(p)
 		if err == nil {
 			nodes, err = parseScene(p, f)
 			f.Close()
@@ -199,42 +220,48 @@ func fileKey(p string) string {
 }
 
 // resolve finds the file a scene names: guid://<hex> through the index, or
-// a path relative to the data folder that stays in it and exists.
-func (s *sceneRead) resolve(stored string) (decode.Ref, bool) {
+// a path relative to the data folder that stays in it and exists; why is
+// what the index knows of one it does not find.
+func (s *sceneRead) resolve(stored string) (ref decode.Ref, why string, ok bool) {
 	if s.ix == nil {
-		return decode.Ref{}, false
+		return decode.Ref{}, "", false
 	}
 	var rel string
 	if strings.HasPrefix(stored, "guid://") {
-		p, _, ok := s.ix.Resolve(stored)
-		if !ok {
-			return decode.Ref{}, false
+		if rel, _, why, ok = s.ix.Resolve(stored); !ok {
+			return decode.Ref{}, why, false
 		}
-		r, err := filepath.Rel(s.ix.Root, p)
-		if err != nil {
-			return decode.Ref{}, false
-		}
-		rel = filepath.ToSlash(r)
 	} else {
 		rel = path.Clean(strings.ReplaceAll(stored, "\\", "/"))
 		if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || path.IsAbs(rel) {
-			return decode.Ref{}, false
+			return decode.Ref{}, "", false
 		}
-		f, err := srcfile.Open(filepath.Join(s.ix.Root, filepath.FromSlash(rel)))
+		f, err := s.open(filepath.Join(s.ix.Root(), filepath.FromSlash(rel)))
 		if err != nil {
-			return decode.Ref{}, false
+			return decode.Ref{}, "", false
 		}
 		f.Close()
 	}
-	return decode.Ref{Stored: stored, Base: decode.RefAssetRoot, Rel: rel}, true
+	return decode.Ref{Stored: stored, Base: decode.RefAssetRoot, Rel: rel}, "", true
 }
 
-// material names a surface's material: the .mat its GUID resolves to
-// (relative to the data folder), else the attribute as written.
+// material is a surface's material as its part's materials name it: a
+// GUID as guid://<hex> (the material resolver finds the .mat through the
+// project), anything else as written.
 func (s *sceneRead) material(m string) string {
-	if _, ok := guid.Parse(m); ok && s.ix != nil {
-		if ref, ok := s.resolve("guid://" + strings.TrimPrefix(m, "guid://")); ok {
-			return ref.Rel
+	if g, ok := guid.Parse(m); ok {
+		return "guid://" + g
+	}
+	return m
+}
+
+// materialFile names a surface's material for the node's extras: the
+// .mat (or base material) its GUID resolves to, relative to the data
+// folder, else the attribute as written.
+func (s *sceneRead) materialFile(m string) string {
+	if g, ok := guid.Parse(m); ok && s.ix != nil {
+		if rel, _, _, ok := s.ix.Resolve("guid://" + g); ok {
+			return rel
 		}
 	}
 	return m

@@ -48,6 +48,9 @@ type Limits struct {
 	// and NAME.EXT.png (nil: this process's memory, the images cache). It
 	// too travels with the limits, so that a model's parts share it.
 	Textures Textures
+	// Projects keeps the project indexes of the run (project.go; nil:
+	// each conversion builds the ones it needs).
+	Projects *Projects
 }
 
 // Textures is where the PNG of a texture file's version is kept, shared

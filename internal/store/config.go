@@ -69,6 +69,9 @@ func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*
 	if cfg.Limits != nil {
 		s.Limits = *cfg.Limits
 	}
+	if s.Limits.Projects == nil {
+		s.Limits.Projects = outputs.NewProjects() // one index per project for the mount
+	}
 	s.GC.During = cfg.ConvertGOGC
 	s.Activity.Clock = cfg.Clock
 	return s, nil

@@ -82,14 +82,21 @@ type Index struct {
 	Metas int
 
 	entries map[string]entry  // guid -> winning claim
-	assets  map[string]string // runtime guid -> source asset guid
+	assets  map[string]asset  // runtime guid -> source asset guid
 	missing map[string]string // guid -> file a .meta names that the scan did not find
+	// read are the folders walked and the files read, with their stats
+	// as the scan found them (Read).
+	read []decode.ProjectFile
 }
 
 type entry struct {
 	rel  string // slash path beneath Root
 	kind string
+	from string // the file that says so: rel itself for a runtime or a .mat
 }
+
+// asset is a runtime's source asset, as the file from says.
+type asset struct{ guid, from string }
 
 // Resolve returns the file guid names (guid://<40 hex> or the bare 40 hex,
 // either case) and the kind of resolution, or ok false.
@@ -102,12 +109,45 @@ func (ix *Index) Resolve(guid string) (p string, kind string, ok bool) {
 		return ix.path(e.rel), e.kind, true
 	}
 	if a, ok := ix.assets[g]; ok {
-		if e, ok := ix.entries[a]; ok {
+		if e, ok := ix.entries[a.guid]; ok {
 			return ix.path(e.rel), KindAsset, true
 		}
 	}
 	return "", "", false
 }
+
+// Via returns the files (slash paths beneath Root) whose contents Resolve
+// read its answer for guid from: the .meta naming a source, the .mat
+// naming itself, the runtime's .meta naming its asset and the asset's
+// own; none for a runtime, which is found by its name.
+func (ix *Index) Via(guid string) []string {
+	g, ok := Parse(guid)
+	if !ok {
+		return nil
+	}
+	var via []string
+	add := func(e entry) {
+		if e.kind != KindRuntime {
+			via = append(via, e.from)
+		}
+	}
+	if e, ok := ix.entries[g]; ok {
+		add(e)
+		return via
+	}
+	if a, ok := ix.assets[g]; ok {
+		via = append(via, a.from)
+		if e, ok := ix.entries[a.guid]; ok {
+			add(e)
+		}
+	}
+	return via
+}
+
+// Read returns the folders the scan walked and the files it read (.meta,
+// .mat), each with the stat it had then: a change of any of them (of a
+// folder when an entry is added, removed or renamed) may change the index.
+func (ix *Index) Read() []decode.ProjectFile { return ix.read }
 
 // Asset returns the GUID of the source asset the runtime guid was made
 // from, as the runtime's .meta (or the source's .meta) says.
@@ -117,7 +157,7 @@ func (ix *Index) Asset(guid string) (string, bool) {
 		return "", false
 	}
 	a, ok := ix.assets[g]
-	return a, ok
+	return a.guid, ok
 }
 
 // Missing returns the file a .meta names for guid when the scan did not
@@ -201,6 +241,12 @@ func Scan(root string) (*Index, error) {
 			s.ix.Errors = append(s.ix.Errors, err)
 			return nil
 		}
+		if de.IsDir() {
+			if fi, err := de.Info(); err == nil {
+				s.ix.read = append(s.ix.read, decode.ProjectFile{Path: p, Info: fi})
+			}
+			return nil
+		}
 		if !de.Type().IsRegular() {
 			return nil
 		}
@@ -232,7 +278,7 @@ type scanner struct {
 
 func newScanner(root string, d *srcfile.Dir) *scanner {
 	return &scanner{
-		ix:     &Index{Root: root, entries: map[string]entry{}, assets: map[string]string{}, missing: map[string]string{}},
+		ix:     &Index{Root: root, entries: map[string]entry{}, assets: map[string]asset{}, missing: map[string]string{}},
 		dir:    d,
 		files:  map[string]bool{},
 		claims: map[string]entry{},
@@ -278,7 +324,7 @@ func (s *scanner) claim(g, rel, from, kind string) {
 	old, ok := s.claims[g]
 	switch {
 	case !ok || rank(kind) < rank(old.kind):
-		s.claims[g] = entry{rel: rel, kind: kind}
+		s.claims[g] = entry{rel: rel, kind: kind, from: from}
 	case old.kind == kind && old.rel != rel:
 		s.fail(decode.Errorf(s.ix.path(from), "", "guid", 0, "GUID %s names %s, but %s already, which wins", g, s.ix.path(rel), s.ix.path(old.rel)))
 	}
@@ -298,6 +344,7 @@ func (s *scanner) read(rel string, max int64, whole bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.ix.read = append(s.ix.read, decode.ProjectFile{Path: s.ix.path(rel), Info: fi})
 	n := fi.Size()
 	if n > max {
 		if whole {
@@ -356,7 +403,7 @@ func (s *scanner) runtimeMeta(rel string, b []byte) {
 		return
 	}
 	if g != a {
-		s.ix.assets[g] = a
+		s.ix.assets[g] = asset{a, rel}
 	}
 }
 
@@ -420,7 +467,7 @@ func (s *scanner) sourceMeta(rel string, b []byte) {
 	for _, r := range runtimes {
 		if rid, ok := Parse(r); ok && rid != g {
 			if _, ok := s.ix.assets[rid]; !ok {
-				s.ix.assets[rid] = g
+				s.ix.assets[rid] = asset{g, rel}
 			}
 		}
 	}
