@@ -39,6 +39,7 @@ type xnode struct {
 	ref                    string // a NodeReference's <reference>
 	color                  string // a light's <color> or <color_filter>
 	intensity              string
+	attenuation            string // a light's <attenuation_distance>
 	children               []*xnode
 }
 
@@ -139,17 +140,34 @@ func (s *sceneRead) place(file string, nodes []*xnode, parent int, stack []strin
 			}
 			n.Extras.Add("surfaces", sf)
 		}
+		var light *decode.Light
 		if kind := lightKind(x.typ); kind != "" {
+			light = &decode.Light{Kind: kind, Color: [3]float32{1, 1, 1}, Intensity: 1}
 			l := decode.Fields{{Key: "kind", Value: kind}}
 			if c, ok := floats(x.color, 3, 4); ok {
 				l.Add("color", c[:3])
+				light.Color = [3]float32{float32(c[0]), float32(c[1]), float32(c[2])}
 			}
-			if v, err := strconv.ParseFloat(x.intensity, 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			if v, ok := number(x.intensity); ok {
 				l.Add("intensity", v)
+				light.Intensity = float32(max(0, v))
+			}
+			if v, ok := number(x.attenuation); ok && v > 0 && kind != "directional" {
+				l.Add("range", v)
+				light.Range = float32(v)
 			}
 			n.Extras.Add("light", l)
 		}
+		if light != nil && light.Kind == "point" {
+			n.Light = light
+		}
 		s.lod.Nodes = append(s.lod.Nodes, n)
+		if light != nil && light.Kind != "point" {
+			// UNIGINE's light shines along the node's −Z, which is −Y
+			// in the Y-up node frame; glTF's along −Z: a child turned
+			// −90° about X carries it.
+			s.lod.Nodes = append(s.lod.Nodes, decode.ModelNode{Name: x.name + ".light", Parent: i, Matrix: lightTurn(), Light: light})
+		}
 		if x.typ == "NodeReference" {
 			if err := s.reference(file, x, i, stack); err != nil {
 				return err
@@ -279,6 +297,15 @@ func lightKind(typ string) string {
 		return "spot"
 	}
 	return ""
+}
+
+// lightTurn is the rotation of −90° about X: it takes −Z to −Y.
+func lightTurn() decode.Mat4 { return decode.Mat4{1, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0, 0, 0, 0, 1} }
+
+// number parses one finite number.
+func number(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
 }
 
 // floats parses between lo and hi finite numbers separated by space.
@@ -457,7 +484,7 @@ func (p *sceneParser) node(se xml.StartElement, depth int) (*xnode, error) {
 				if err := p.d.Skip(); err != nil {
 					return nil, err
 				}
-			case "transform", "mesh_name", "reference", "color", "color_filter", "intensity":
+			case "transform", "mesh_name", "reference", "color", "color_filter", "intensity", "attenuation_distance":
 				at := p.d.InputOffset()
 				var text string
 				if err := p.d.DecodeElement(&text, &t); err != nil {
@@ -482,6 +509,8 @@ func (p *sceneParser) node(se xml.StartElement, depth int) (*xnode, error) {
 					x.color = text
 				case "intensity":
 					x.intensity = text
+				case "attenuation_distance":
+					x.attenuation = text
 				}
 			default:
 				if err := p.d.Skip(); err != nil {
