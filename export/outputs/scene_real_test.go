@@ -329,4 +329,3 @@ func nodeUnder(t *testing.T, doc *qgltf.Document, name, parent string) int {
 	t.Fatalf("no node %q under %q", name, parent)
 	return -1
 }
-
