@@ -51,3 +51,15 @@ type ProjectFile struct {
 	Path string
 	Info fs.FileInfo
 }
+
+// MeshMaterials is implemented by a ProjectIndex that knows which
+// materials its project gives a mesh file's surfaces (UNIGINE: the scene
+// the editor made of the mesh's source asset names them), for a mesh read
+// alone.
+type MeshMaterials interface {
+	// MeshMaterials returns, for the mesh file rel (a slash path beneath
+	// Root), the material each surface is given, by surface name, as the
+	// engine's material rules take a name, and the files beneath Root
+	// that say so; nil when the project says nothing.
+	MeshMaterials(rel string) (bySurface map[string]string, via []string)
+}

@@ -191,3 +191,65 @@ func (p project) Resolve(ref string) (string, []string, string, bool) {
 }
 
 func (p project) Read() []decode.ProjectFile { return p.ix.Read() }
+
+// MeshMaterials implements decode.MeshMaterials: a mesh's surfaces take
+// the materials the scene runtimes (.node) made from the mesh's source
+// asset give them, in the first of those scenes (in the source .meta's
+// order) that places the mesh: each ObjectMesh* node naming the mesh's
+// GUID gives its surfaces' materials by surface name, a GUID as
+// guid://<hex>. The mesh's GUID is its runtime name's, or the one the
+// index resolves to it.
+func (p project) MeshMaterials(rel string) (map[string]string, []string) {
+	g, ok := p.ix.GUIDOf(rel)
+	if !ok {
+		return nil, nil
+	}
+	a, ok := p.ix.Asset(g)
+	if !ok {
+		return nil, nil
+	}
+	for _, rt := range p.ix.Runtimes(a) {
+		abs, _, ok := p.ix.Resolve(rt)
+		if !ok || sceneExt(abs) != ".node" {
+			continue
+		}
+		f, err := openFile(abs)
+		if err != nil {
+			continue
+		}
+		roots, err := parseScene(abs, f)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		by := map[string]string{}
+		var walk func([]*xnode)
+		walk = func(xs []*xnode) {
+			for _, x := range xs {
+				if m, ok := guid.Parse(x.mesh); ok && m == g && strings.HasPrefix(x.mesh, "guid://") {
+					for _, s := range x.surfaces {
+						if _, have := by[s.name]; !have && s.material != "" {
+							by[s.name] = materialRef(s.material)
+						}
+					}
+				}
+				walk(x.children)
+			}
+		}
+		walk(roots)
+		if len(by) == 0 {
+			continue
+		}
+		nodeRel, err := filepath.Rel(p.ix.Root, abs)
+		if err != nil {
+			continue
+		}
+		via := append(p.ix.Via(g), p.ix.Via(a)...)
+		if from, ok := p.ix.AssetVia(g); ok {
+			via = append(via, from)
+		}
+		via = append(via, filepath.ToSlash(nodeRel))
+		return by, via
+	}
+	return nil, nil
+}

@@ -122,7 +122,7 @@ func (s *sceneRead) place(file string, nodes []*xnode, parent int, stack []strin
 			if ref, why, ok := s.resolve(x.mesh); ok {
 				p := decode.ModelPart{Mesh: ref, Skinned: x.typ == "ObjectMeshSkinned"}
 				for _, sf := range x.surfaces {
-					p.Materials = append(p.Materials, s.material(sf.material))
+					p.Materials = append(p.Materials, materialRef(sf.material))
 				}
 				n.Parts = append(n.Parts, p)
 			} else {
@@ -266,7 +266,7 @@ func (s *sceneRead) resolve(stored string) (ref decode.Ref, why string, ok bool)
 // material is a surface's material as its part's materials name it: a
 // GUID as guid://<hex> (the material resolver finds the .mat through the
 // project), anything else as written.
-func (s *sceneRead) material(m string) string {
+func materialRef(m string) string {
 	if g, ok := guid.Parse(m); ok {
 		return "guid://" + g
 	}

@@ -105,6 +105,11 @@ type resolution struct {
 	// once a pass: projectDone.
 	project     decode.ProjectIndex
 	projectDone bool
+	// meshMats are the materials the project gives the mesh's surfaces
+	// (decode.MeshMaterials), asked once a pass: meshMatsDone.
+	meshMats     map[string]string
+	meshMatsBy   string
+	meshMatsDone bool
 	// ctx bounds the decoding of images (nil: none); pixels counts the
 	// pixels of the images of this conversion (a model's parts share it),
 	// against Limits.MaxTexturePixelsTotal.
@@ -880,6 +885,36 @@ func (r *resolution) byReference(name string) (c candidate, why string, ok bool)
 	return candidate{ix.Root(), rel}, "", true
 }
 
+// projectMaterial is the material the mesh's project gives its surface
+// (decode.MeshMaterials), and the file saying so as header.json names
+// it; "" when it gives none. The files saying so are the pass's deps.
+func (r *resolution) projectMaterial(surface string) (string, string) {
+	if !r.meshMatsDone {
+		r.meshMatsDone = true
+		ix := r.projectIndex()
+		mm, ok := ix.(decode.MeshMaterials)
+		if !ok {
+			return "", ""
+		}
+		rel, err := filepath.Rel(ix.Root(), r.m.Path)
+		if err != nil || !filepath.IsLocal(rel) {
+			return "", ""
+		}
+		var via []string
+		r.meshMats, via = mm.MeshMaterials(filepath.ToSlash(rel))
+		for _, v := range via {
+			r.read([]candidate{{ix.Root(), v}}, 0, false)
+		}
+		if len(via) > 0 {
+			r.meshMatsBy = r.show(ix.Root(), via[len(via)-1])
+		}
+	}
+	if g := r.meshMats[surface]; g != "" {
+		return g, r.meshMatsBy
+	}
+	return "", ""
+}
+
 func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 	var f decode.Fields
 	f.Add("name", m.Name)
@@ -891,17 +926,31 @@ func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 		}
 		r.rootsDone = true
 	}
-	cands := r.uniMatCandidates(m.Name)
-	why := ""
-	if strings.HasPrefix(m.Name, "guid://") {
-		cands = nil
-		if c, w, ok := r.byReference(m.Name); ok {
-			cands = []candidate{c}
+	name := m.Name
+	var (
+		b     []byte
+		c     candidate
+		tried []string
+		err   error
+		why   string
+	)
+	if !strings.HasPrefix(name, "guid://") {
+		b, c, tried, err = r.read(r.uniMatCandidates(name), maxMaterialFile, true)
+		if given, by := r.projectMaterial(name); b == nil && given != "" {
+			f.Add("given", given)
+			f.Add("given_by", by)
+			name = given
+		}
+	}
+	if strings.HasPrefix(name, "guid://") {
+		if rc, w, ok := r.byReference(name); ok {
+			var more []string
+			b, c, more, err = r.read([]candidate{rc}, maxMaterialFile, true)
+			tried = append(tried, more...)
 		} else {
 			why = w
 		}
 	}
-	b, c, tried, err := r.read(cands, maxMaterialFile, true)
 	if b == nil {
 		f.Add("source", nil)
 		f.Add("looked_for", nonNilStrings(tried))
@@ -916,7 +965,7 @@ func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 	}
 	shown := r.show(c.root, c.rel)
 	f.Add("source", shown)
-	if strings.HasPrefix(m.Name, "guid://") {
+	if strings.HasPrefix(name, "guid://") {
 		// Named as the file the editor shows.
 		m.Name = strings.TrimSuffix(path.Base(c.rel), path.Ext(c.rel))
 	}

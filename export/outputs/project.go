@@ -13,16 +13,20 @@ import (
 // (decode.ProjectIndexer: UNIGINE GUIDs) gets the index of the project a
 // file is in from Limits.Projects, which keeps one per project root and
 // index kind for a run (a mount, a convert; nil: each conversion builds
-// its own). An index is built once and used while every file and folder
-// it was made from (decode.ProjectIndex.Read) stats as it did: each use
-// stats them (a few thousand lstat calls for a few thousand .meta files,
-// no reading), and one that changed, or a folder that gained or lost an
-// entry, builds it again.
+// its own). An index is used while it is fresh, and built again when it
+// is not: each use stats the project's folders (a file added, removed or
+// renamed changes its folder), and each answer stats the files it came
+// from (Resolve's via: the .meta naming a GUID's file), which must stat as
+// they did when the index read them. A project of thousands of .meta
+// files is thus neither read nor stat'ed whole for each use. What this
+// does not see is a file edited in place that the answer did not come
+// from: a .meta made to name a GUID that resolved to nothing, or to
+// another file than the one it resolved to; the index sees it once a
+// folder of the project changes.
 //
-// A conversion's version set holds the files its answers came from
-// (Resolve's via: the .meta naming a GUID's file), not the whole index:
-// a .meta changed in place re-makes the outputs that used it; every
-// other .meta change re-makes only the index.
+// A conversion's version set holds the files its answers came from, not
+// the whole index: a .meta or .mat changed in place re-makes the outputs
+// that used it; every other change re-makes only the index.
 
 // Projects keeps the project indexes of one run. The zero value is not
 // usable: NewProjects makes one.
@@ -36,7 +40,8 @@ type projectKey struct{ kind, root string }
 type projectEntry struct {
 	mu    sync.Mutex
 	ix    decode.ProjectIndex
-	read  []Dep // as ix.Read gave them
+	dirs  []Dep                    // the folders ix.Read gave
+	files map[string]version.Ident // the files it gave, by path
 	scans int
 }
 
@@ -46,45 +51,72 @@ func NewProjects() *Projects { return &Projects{m: map[projectKey]*projectEntry{
 // Scans reports how many times the index of the project at root (of the
 // indexer's kind) has been built.
 func (p *Projects) Scans(pi decode.ProjectIndexer, root string) int {
-	p.mu.Lock()
-	e := p.m[projectKey{pi.ProjectKind(), root}]
-	p.mu.Unlock()
-	if e == nil {
-		return 0
-	}
+	e := p.entry(pi, root)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.scans
 }
 
-// index returns the index of the project at root, built when there is
-// none or it is stale.
-func (p *Projects) index(pi decode.ProjectIndexer, root string) (decode.ProjectIndex, error) {
+func (p *Projects) entry(pi decode.ProjectIndexer, root string) *projectEntry {
 	k := projectKey{pi.ProjectKind(), root}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	e := p.m[k]
 	if e == nil {
 		e = &projectEntry{}
 		p.m[k] = e
 	}
-	p.mu.Unlock()
+	return e
+}
+
+// index returns the entry's index, built when there is none, when a
+// folder changed, or when it is stale (not nil: an answer of it came from
+// a file that changed since; one built since is kept).
+func (e *projectEntry) index(pi decode.ProjectIndexer, root string, stale decode.ProjectIndex) (decode.ProjectIndex, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.ix != nil && unchanged(e.read) {
+	if e.ix != nil && e.ix != stale && unchanged(e.dirs) {
 		return e.ix, nil
 	}
 	ix, err := pi.IndexProject(root)
 	if err != nil {
-		e.ix, e.read = nil, nil
+		e.ix, e.dirs, e.files = nil, nil, nil
 		return nil, err
 	}
-	read := make([]Dep, 0, len(ix.Read()))
+	e.ix, e.dirs, e.files = ix, nil, map[string]version.Ident{}
 	for _, f := range ix.Read() {
-		read = append(read, depOf(f.Path, f.Info))
+		d := depOf(f.Path, f.Info)
+		if f.Info.IsDir() {
+			e.dirs = append(e.dirs, d)
+		} else {
+			e.files[d.Path] = d.Ident
+		}
 	}
-	e.ix, e.read = ix, read
 	e.scans++
 	return ix, nil
+}
+
+// fresh reports whether the files via (slash paths beneath the index's
+// root) stat as they did when the entry's index read them; a file it did
+// not read is fresh while the folders are (a runtime, found by name).
+func (e *projectEntry) fresh(ix decode.ProjectIndex, via []string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ix != ix {
+		return false
+	}
+	for _, v := range via {
+		p := filepath.Join(ix.Root(), filepath.FromSlash(v))
+		id, ok := e.files[p]
+		if !ok {
+			continue
+		}
+		fi, err := os.Lstat(p)
+		if err != nil || version.Of(fi) != id {
+			return false
+		}
+	}
+	return true
 }
 
 // unchanged reports whether every file of ds stats (not following a
@@ -115,14 +147,12 @@ func (m *Mesh) project(rec *reads) decode.ProjectIndex {
 	if ps == nil {
 		ps = NewProjects()
 	}
-	ix, err := ps.index(pi, root)
+	e := ps.entry(pi, root)
+	ix, err := e.index(pi, root, nil)
 	if err != nil {
 		return nil
 	}
-	if rec == nil {
-		return ix
-	}
-	return recording{ix, rec}
+	return &checked{ix: ix, e: e, pi: pi, root: root, rec: rec}
 }
 
 // projectRoot is the root of the project m's file is in, or "".
@@ -135,21 +165,69 @@ func (m *Mesh) projectRoot() string {
 	return root
 }
 
-// recording is a project index whose answers add the files they came
-// from to a conversion's reads.
-type recording struct {
-	decode.ProjectIndex
-	rec *reads
+// checked is a project index whose answers are checked against the files
+// they came from (the index built again, once, when one changed) and,
+// with rec set, added to a conversion's reads.
+type checked struct {
+	mu   sync.Mutex
+	ix   decode.ProjectIndex
+	e    *projectEntry
+	pi   decode.ProjectIndexer
+	root string
+	rec  *reads
 }
 
-func (r recording) Resolve(ref string) (string, []string, string, bool) {
-	rel, via, why, ok := r.ProjectIndex.Resolve(ref)
+func (c *checked) Root() string { return c.root }
+
+func (c *checked) Read() []decode.ProjectFile { return c.current().Read() }
+
+func (c *checked) current() decode.ProjectIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ix
+}
+
+// answer runs ask on the index, and again on one built afresh when the
+// files it answered from changed; it records those files.
+func (c *checked) answer(ask func(decode.ProjectIndex) []string) {
+	ix := c.current()
+	via := ask(ix)
+	if !c.e.fresh(ix, via) {
+		if nix, err := c.e.index(c.pi, c.root, ix); err == nil {
+			c.mu.Lock()
+			c.ix = nix
+			c.mu.Unlock()
+			via = ask(nix)
+		}
+	}
+	if c.rec == nil {
+		return
+	}
 	var paths []string
 	for _, v := range via {
-		paths = append(paths, filepath.Join(r.Root(), filepath.FromSlash(v)))
+		paths = append(paths, filepath.Join(c.root, filepath.FromSlash(v)))
 	}
 	for _, d := range statDeps(paths) {
-		r.rec.add(d)
+		c.rec.add(d)
 	}
+}
+
+func (c *checked) Resolve(ref string) (rel string, via []string, why string, ok bool) {
+	c.answer(func(ix decode.ProjectIndex) []string {
+		rel, via, why, ok = ix.Resolve(ref)
+		return via
+	})
 	return rel, via, why, ok
+}
+
+// MeshMaterials is decode.MeshMaterials when the index has it.
+func (c *checked) MeshMaterials(rel string) (by map[string]string, via []string) {
+	c.answer(func(ix decode.ProjectIndex) []string {
+		by, via = nil, nil
+		if mm, ok := ix.(decode.MeshMaterials); ok {
+			by, via = mm.MeshMaterials(rel)
+		}
+		return via
+	})
+	return by, via
 }

@@ -84,6 +84,10 @@ type Index struct {
 	entries map[string]entry  // guid -> winning claim
 	assets  map[string]asset  // runtime guid -> source asset guid
 	missing map[string]string // guid -> file a .meta names that the scan did not find
+	// runtimes are the runtimes made from a source asset, by its GUID:
+	// its .meta's list, then those whose JSON .meta names it.
+	runtimes map[string][]string
+	byRel    map[string]string // rel -> the GUID resolving to it
 	// read are the folders walked and the files read, with their stats
 	// as the scan found them (Read).
 	read []decode.ProjectFile
@@ -142,6 +146,34 @@ func (ix *Index) Via(guid string) []string {
 		}
 	}
 	return via
+}
+
+// AssetVia returns the file (a slash path beneath Root) that says which
+// source asset the runtime guid was made from.
+func (ix *Index) AssetVia(guid string) (string, bool) {
+	g, ok := Parse(guid)
+	if !ok {
+		return "", false
+	}
+	a, ok := ix.assets[g]
+	return a.from, ok
+}
+
+// Runtimes returns the GUIDs of the runtimes made from the source asset
+// guid (an .fbx's mesh and node runtimes), as its .meta and theirs say.
+func (ix *Index) Runtimes(guid string) []string {
+	g, ok := Parse(guid)
+	if !ok {
+		return nil
+	}
+	return ix.runtimes[g]
+}
+
+// GUIDOf returns the GUID that resolves to the file rel (a slash path
+// beneath Root), directly.
+func (ix *Index) GUIDOf(rel string) (string, bool) {
+	g, ok := ix.byRel[rel]
+	return g, ok
 }
 
 // Read returns the folders the scan walked and the files it read (.meta,
@@ -278,7 +310,7 @@ type scanner struct {
 
 func newScanner(root string, d *srcfile.Dir) *scanner {
 	return &scanner{
-		ix:     &Index{Root: root, entries: map[string]entry{}, assets: map[string]asset{}, missing: map[string]string{}},
+		ix:     &Index{Root: root, entries: map[string]entry{}, assets: map[string]asset{}, missing: map[string]string{}, runtimes: map[string][]string{}, byRel: map[string]string{}},
 		dir:    d,
 		files:  map[string]bool{},
 		claims: map[string]entry{},
@@ -404,6 +436,7 @@ func (s *scanner) runtimeMeta(rel string, b []byte) {
 	}
 	if g != a {
 		s.ix.assets[g] = asset{a, rel}
+		s.addRuntime(a, g)
 	}
 }
 
@@ -466,11 +499,22 @@ func (s *scanner) sourceMeta(rel string, b []byte) {
 	s.metaClaims = append(s.metaClaims, claim{guid: g, rel: strings.TrimSuffix(rel, ".meta"), from: rel})
 	for _, r := range runtimes {
 		if rid, ok := Parse(r); ok && rid != g {
+			s.addRuntime(g, rid)
 			if _, ok := s.ix.assets[rid]; !ok {
 				s.ix.assets[rid] = asset{g, rel}
 			}
 		}
 	}
+}
+
+// addRuntime records that runtime rt was made from asset a, once.
+func (s *scanner) addRuntime(a, rt string) {
+	for _, have := range s.ix.runtimes[a] {
+		if have == rt {
+			return
+		}
+	}
+	s.ix.runtimes[a] = append(s.ix.runtimes[a], rt)
 }
 
 // at is the path of the element open in a .meta, down to the depth of
@@ -535,7 +579,10 @@ func (s *scanner) finish() {
 		}
 	}
 	s.ix.entries = s.claims
-	for g := range s.ix.entries {
+	for g, e := range s.ix.entries {
 		delete(s.ix.missing, g)
+		if old, ok := s.ix.byRel[e.rel]; !ok || g < old {
+			s.ix.byRel[e.rel] = g
+		}
 	}
 }
