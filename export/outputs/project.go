@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/internal/version"
@@ -14,15 +15,19 @@ import (
 // file is in from Limits.Projects, which keeps one per project root and
 // index kind for a run (a mount, a convert; nil: each conversion builds
 // its own). An index is used while it is fresh, and built again when it
-// is not: each use stats the project's folders (a file added, removed or
-// renamed changes its folder), and each answer stats the files it came
-// from (Resolve's via: the .meta naming a GUID's file), which must stat as
-// they did when the index read them. A project of thousands of .meta
-// files is thus neither read nor stat'ed whole for each use. What this
-// does not see is a file edited in place that the answer did not come
-// from: a .meta made to name a GUID that resolved to nothing, or to
-// another file than the one it resolved to; the index sees it once a
-// folder of the project changes.
+// is not. Where a watcher tells every change (Told: the mount's), a
+// change of any file or folder beneath the project's root (Changed) makes
+// it stale, and a use stats nothing. Otherwise each use stats the
+// project's folders (a file added, removed or renamed changes its
+// folder), and each answer stats the files it came from (Resolve's via:
+// the .meta naming a GUID's file), which must stat as they did when the
+// index read them; what this does not see is a file edited in place that
+// the answer did not come from (a .meta made to name a GUID that resolved
+// to nothing), until a folder of the project changes. Either way a
+// project of thousands of .meta files is not read again for each use.
+// A watcher tells only of the folders it watches (the mount's: those
+// listed and those of outputs' files), so in a mount the same file edited
+// in a folder never listed is seen once that folder is.
 //
 // A conversion's version set holds the files its answers came from, not
 // the whole index: a .meta or .mat changed in place re-makes the outputs
@@ -31,14 +36,47 @@ import (
 // Projects keeps the project indexes of one run. The zero value is not
 // usable: NewProjects makes one.
 type Projects struct {
-	mu sync.Mutex
-	m  map[projectKey]*projectEntry
+	mu   sync.Mutex
+	m    map[projectKey]*projectEntry
+	told atomic.Bool
+}
+
+// Told says that from now on every change of a file or folder beneath a
+// project is told through Changed, so that the indexes are trusted until
+// then.
+func (p *Projects) Told() {
+	if p != nil {
+		p.told.Store(true)
+	}
+}
+
+// Changed records that the file or folder at path changed (appeared, was
+// removed): the index of each project it lies in is stale.
+func (p *Projects) Changed(path string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	var es []*projectEntry
+	for k, e := range p.m {
+		if within(k.root, path) {
+			es = append(es, e)
+		}
+	}
+	p.mu.Unlock()
+	for _, e := range es {
+		e.mu.Lock()
+		e.stale = true
+		e.mu.Unlock()
+	}
 }
 
 type projectKey struct{ kind, root string }
 
 type projectEntry struct {
+	p     *Projects
 	mu    sync.Mutex
+	stale bool // told of a change since ix was built
 	ix    decode.ProjectIndex
 	dirs  []Dep                    // the folders ix.Read gave
 	files map[string]version.Ident // the files it gave, by path
@@ -63,7 +101,7 @@ func (p *Projects) entry(pi decode.ProjectIndexer, root string) *projectEntry {
 	defer p.mu.Unlock()
 	e := p.m[k]
 	if e == nil {
-		e = &projectEntry{}
+		e = &projectEntry{p: p}
 		p.m[k] = e
 	}
 	return e
@@ -75,9 +113,10 @@ func (p *Projects) entry(pi decode.ProjectIndexer, root string) *projectEntry {
 func (e *projectEntry) index(pi decode.ProjectIndexer, root string, stale decode.ProjectIndex) (decode.ProjectIndex, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.ix != nil && e.ix != stale && unchanged(e.dirs) {
+	if e.ix != nil && e.ix != stale && (e.p.told.Load() && !e.stale || !e.p.told.Load() && unchanged(e.dirs)) {
 		return e.ix, nil
 	}
+	e.stale = false // before the scan: a change during it is told again
 	ix, err := pi.IndexProject(root)
 	if err != nil {
 		e.ix, e.dirs, e.files = nil, nil, nil
@@ -104,6 +143,9 @@ func (e *projectEntry) fresh(ix decode.ProjectIndex, via []string) bool {
 	defer e.mu.Unlock()
 	if e.ix != ix {
 		return false
+	}
+	if e.p.told.Load() {
+		return !e.stale
 	}
 	for _, v := range via {
 		p := filepath.Join(ix.Root(), filepath.FromSlash(v))
