@@ -236,11 +236,15 @@ func (Format) IsAnimationFile(name string) bool {
 	return strings.HasSuffix(strings.ToLower(name), ".anim")
 }
 
-// extension returns the UNIGINE extension name ends with, or "".
-func extension(name string) string {
+// extension returns the UNIGINE mesh extension name ends with, or "".
+func extension(name string) string { return extensionOf(name, Format{}.Extensions()) }
+
+// extensionOf returns the one of exts (lower case) that name ends with,
+// ignoring case, when something precedes it; else "".
+func extensionOf(name string, exts []string) string {
 	l := strings.ToLower(name)
-	for _, e := range (Format{}).Extensions() {
-		if strings.HasSuffix(l, e) {
+	for _, e := range exts {
+		if strings.HasSuffix(l, e) && len(l) > len(e) {
 			return e
 		}
 	}

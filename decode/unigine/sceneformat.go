@@ -25,15 +25,7 @@ func (SceneFormat) Name() string { return SceneName }
 // Extensions implements decode.Extensions.
 func (SceneFormat) Extensions() []string { return []string{".node", ".world"} }
 
-func sceneExt(name string) string {
-	l := strings.ToLower(name)
-	for _, e := range (SceneFormat{}).Extensions() {
-		if strings.HasSuffix(l, e) && len(l) > len(e) {
-			return e
-		}
-	}
-	return ""
-}
+func sceneExt(name string) string { return extensionOf(name, SceneFormat{}.Extensions()) }
 
 // Sniff claims .node and .world files that start as XML does (after a
 // UTF-8 byte order mark and white space, a '<').

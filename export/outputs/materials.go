@@ -955,7 +955,7 @@ func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 		f.Add("source", nil)
 		f.Add("looked_for", nonNilStrings(tried))
 		if why != "" {
-			f.Add("unresolved", why)
+			f.Add("why", why)
 		}
 		if err != nil && !os.IsNotExist(err) && !strings.Contains(err.Error(), "no such file") {
 			f.Add("error", err.Error())
@@ -1098,7 +1098,7 @@ func (r *resolution) inherit(mat *unigine.Mat, c candidate) ([]uniTexture, []dec
 		}
 		bc, why, ok := r.byReference(name)
 		if !ok {
-			chain[len(chain)-1].Add("unresolved", why)
+			chain[len(chain)-1].Add("why", why)
 			break
 		}
 		chain[len(chain)-1].Add("source", r.show(bc.root, bc.rel))

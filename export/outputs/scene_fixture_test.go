@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshfs/meshfs/decode/unigine"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
@@ -158,5 +159,75 @@ func TestUNIGINEMeshMaterialByProject(t *testing.T) {
 		if !slices.Contains(got, want) {
 			t.Errorf("the mesh's version set %v lacks %s", got, want)
 		}
+	}
+}
+
+// TestProjectIndexFresh: without a watcher (convert's Projects), one
+// index serves a run while nothing changes, and is built again when the
+// .meta an answer came from is edited in place (same size, so only its
+// stat's time tells) or when a folder gains a file: a scene's material
+// follows the .meta's GUID, and a mesh added under a GUID the scene named
+// is placed.
+func TestProjectIndexFresh(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	var (
+		mat   = uniGUID("a1")
+		other = uniGUID("a2")
+		mesh  = uniGUID("b1")
+		late  = uniGUID("b2")
+	)
+	m, err := meshgen.Unigine(12, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(rel string, b []byte) {
+		t.Helper()
+		p := filepath.Join(data, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(".runtimes/b1/"+mesh+".mesh", m)
+	put(".runtimes/.keep", nil)
+	put("m.mat", []byte(`<material version="2.15.0.1"><parameter name="albedo_color">1 0 0 1</parameter></material>`))
+	put("m.mat.meta", []byte(uniMeta(mat)))
+	put("s.node", []byte(`<nodes><node type="ObjectMeshStatic" name="a"><mesh_name>guid://`+mesh+`</mesh_name><surface name="ground" material="`+mat+`"/></node>`+
+		`<node type="ObjectMeshStatic" name="b"><mesh_name>guid://`+late+`</mesh_name><surface name="ground" material="`+mat+`"/></node></nodes>`))
+	projects := outputs.NewProjects()
+	convert := func() (sceneHeader, []byte) {
+		t.Helper()
+		sm, err := outputs.Open(filepath.Join(data, "s.node"))
+		if err != nil || sm == nil {
+			t.Fatalf("s.node: %v", err)
+		}
+		sm.Limits.Projects = projects
+		dir := filepath.Join(t.TempDir(), "out")
+		if err := sm.WriteDir(context.Background(), dir); err != nil {
+			t.Fatal(err)
+		}
+		var h sceneHeader
+		if err := json.Unmarshal(readFile(t, filepath.Join(dir, outputs.HeaderName)), &h); err != nil {
+			t.Fatal(err)
+		}
+		glb := readFile(t, filepath.Join(dir, "s.glb"))
+		validator.Check(t, glb)
+		return h, glb
+	}
+	scans := func() int { return projects.Scans(unigine.SceneFormat{}, data) }
+	h, _ := convert()
+	convert()
+	if len(h.Materials) != 1 || h.Materials[0].Source != "../../m.mat" || len(h.Unresolved) != 1 || scans() != 1 {
+		t.Fatalf("materials %+v, unresolved %v, %d scans; want m.mat, the late mesh, one scan", h.Materials, h.Unresolved, scans())
+	}
+	put("m.mat.meta", []byte(uniMeta(other))) // the same size
+	if h, _ = convert(); len(h.Materials) != 1 || h.Materials[0].Source != "" || scans() != 2 {
+		t.Errorf("after the .meta's GUID changed: materials %+v, %d scans; want none found, a second scan", h.Materials, scans())
+	}
+	put(".runtimes/b2/"+late+".mesh", m)
+	if h, _ = convert(); len(h.Unresolved) != 0 || scans() != 3 {
+		t.Errorf("after the late mesh came: unresolved %v, %d scans; want none, a third scan", h.Unresolved, scans())
 	}
 }

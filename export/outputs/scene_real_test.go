@@ -33,15 +33,7 @@ type sceneHeader struct {
 			Materials []string `json:"materials"`
 		} `json:"parts"`
 	} `json:"lod_files"`
-	Materials []struct {
-		Name     string `json:"name"`
-		Source   string `json:"source"`
-		Textures []struct {
-			Slot string `json:"slot"`
-			Name string `json:"name"`
-			Path string `json:"path"`
-		} `json:"textures"`
-	} `json:"materials"`
+	Materials []headerMaterial `json:"materials"`
 }
 
 // scene is one .node or .world converted as `meshfs convert` does.
