@@ -1,6 +1,9 @@
 package decode
 
-import "io/fs"
+import (
+	"io"
+	"io/fs"
+)
 
 // Some engines name files by identity rather than by path: a UNIGINE
 // .world, .node or .mat names meshes, materials and textures as
@@ -21,11 +24,30 @@ type ProjectIndexer interface {
 	// ProjectRoot returns the root folder of the project holding the file
 	// or folder at path, looking no higher than stop ("" for no bound),
 	// or ok false when the file is in none.
-	ProjectRoot(path, stop string) (root string, ok bool)
+	ProjectRoot(path, stop string, files ProjectFiles) (root string, ok bool)
 	// IndexProject builds the index of the project at root. Only a root
 	// that cannot be read is an error: files that cannot be are recorded
 	// in the index.
-	IndexProject(root string) (ProjectIndex, error)
+	IndexProject(root string, files ProjectFiles) (ProjectIndex, error)
+}
+
+// ProjectFiles is how a project indexer reaches the project's files: the
+// caller's view of the source (loose files, and an archive's entries as
+// the files of a folder of its name). Paths are absolute and clean.
+type ProjectFiles interface {
+	// Stat describes the file or folder at p, following no final link.
+	Stat(p string) (fs.FileInfo, error)
+	// ReadDir lists the folder at p, by name.
+	ReadDir(p string) ([]fs.DirEntry, error)
+	// Open opens the regular file at p, following no link.
+	Open(p string) (ProjectReader, error)
+}
+
+// ProjectReader is a file ProjectFiles opened.
+type ProjectReader interface {
+	io.ReaderAt
+	io.Closer
+	Size() int64
 }
 
 // ProjectIndex resolves a project's references. It is not changed once

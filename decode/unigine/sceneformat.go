@@ -134,29 +134,37 @@ func (Format) ProjectKind() string { return "unigine-guid" }
 
 // ProjectRoot implements decode.ProjectIndexer: the data folder above p
 // (guid.FindRoot).
-func (SceneFormat) ProjectRoot(p, stop string) (string, bool) { return guid.FindRoot(p, stop) }
+func (SceneFormat) ProjectRoot(p, stop string, files decode.ProjectFiles) (string, bool) {
+	return guid.FindRootFiles(p, stop, files)
+}
 
 // IndexProject implements decode.ProjectIndexer: the GUID index of the
 // data folder root (guid.Scan).
-func (SceneFormat) IndexProject(root string) (decode.ProjectIndex, error) {
-	ix, err := guid.Scan(root)
+func (SceneFormat) IndexProject(root string, files decode.ProjectFiles) (decode.ProjectIndex, error) {
+	ix, err := guid.ScanFiles(root, files)
 	if err != nil {
 		return nil, err
 	}
-	return project{ix}, nil
+	return project{ix, files}, nil
 }
 
 // ProjectRoot implements decode.ProjectIndexer for meshes, whose surfaces'
 // materials may name textures by GUID.
-func (Format) ProjectRoot(p, stop string) (string, bool) { return guid.FindRoot(p, stop) }
-
-// IndexProject implements decode.ProjectIndexer for meshes.
-func (Format) IndexProject(root string) (decode.ProjectIndex, error) {
-	return SceneFormat{}.IndexProject(root)
+func (Format) ProjectRoot(p, stop string, files decode.ProjectFiles) (string, bool) {
+	return SceneFormat{}.ProjectRoot(p, stop, files)
 }
 
-// project is a GUID index as a decode.ProjectIndex.
-type project struct{ ix *guid.Index }
+// IndexProject implements decode.ProjectIndexer for meshes.
+func (Format) IndexProject(root string, files decode.ProjectFiles) (decode.ProjectIndex, error) {
+	return SceneFormat{}.IndexProject(root, files)
+}
+
+// project is a GUID index as a decode.ProjectIndex; files (nil: the
+// disk) reads the scenes MeshMaterials looks in.
+type project struct {
+	ix    *guid.Index
+	files decode.ProjectFiles
+}
 
 func (p project) Root() string { return p.ix.Root }
 
@@ -184,6 +192,24 @@ func (p project) Resolve(ref string) (string, []string, string, bool) {
 
 func (p project) Read() []decode.ProjectFile { return p.ix.Read() }
 
+// parse parses the scene file at abs.
+func (p project) parse(abs string) ([]*xnode, error) {
+	if p.files == nil {
+		f, err := openFile(abs)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return parseScene(abs, f)
+	}
+	f, err := p.files.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseScene(abs, io.NewSectionReader(f, 0, f.Size()))
+}
+
 // MeshMaterials implements decode.MeshMaterials: a mesh's surfaces take
 // the materials the scene runtimes (.node) made from the mesh's source
 // asset give them, in the first of those scenes (in the source .meta's
@@ -205,12 +231,7 @@ func (p project) MeshMaterials(rel string) (map[string]string, []string) {
 		if !ok || sceneExt(abs) != ".node" {
 			continue
 		}
-		f, err := openFile(abs)
-		if err != nil {
-			continue
-		}
-		roots, err := parseScene(abs, f)
-		f.Close()
+		roots, err := p.parse(abs)
 		if err != nil {
 			continue
 		}

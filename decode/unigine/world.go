@@ -67,7 +67,7 @@ type sceneRead struct {
 func ReadScene(name string, r io.Reader, ix *guid.Index) (*decode.Model, error) {
 	var pix decode.ProjectIndex
 	if ix != nil {
-		pix = project{ix}
+		pix = project{ix, nil}
 	}
 	return readScene(name, r, pix, openFile)
 }
@@ -126,7 +126,7 @@ func (s *sceneRead) place(file string, nodes []*xnode, parent int, stack []strin
 				}
 				n.Parts = append(n.Parts, p)
 			} else {
-				u := decode.Fields{{Key: "file", Value: file}, {Key: "node", Value: x.name}, {Key: "mesh", Value: x.mesh}}
+				u := decode.Fields{{Key: "file", Value: s.shown(file)}, {Key: "node", Value: x.name}, {Key: "mesh", Value: x.mesh}}
 				if why != "" {
 					u.Add("why", why)
 				}
@@ -184,7 +184,7 @@ func (s *sceneRead) place(file string, nodes []*xnode, parent int, stack []strin
 // records why not. Only a limit is an error.
 func (s *sceneRead) reference(file string, x *xnode, i int, stack []string) error {
 	note := func(list *[]decode.Fields, why string) {
-		*list = append(*list, decode.Fields{{Key: "file", Value: file}, {Key: "node", Value: x.name}, {Key: "reference", Value: x.ref}, {Key: "why", Value: why}})
+		*list = append(*list, decode.Fields{{Key: "file", Value: s.shown(file)}, {Key: "node", Value: x.name}, {Key: "reference", Value: x.ref}, {Key: "why", Value: why}})
 	}
 	if x.ref == "" {
 		note(&s.unresolved, "no <reference>")
@@ -225,6 +225,18 @@ func (s *sceneRead) reference(file string, x *xnode, i int, stack []string) erro
 	}
 	s.lod.Nodes[i].Extras.Add("reference", ref.Rel)
 	return s.place(p, nodes, i, append(stack[:len(stack):len(stack)], key))
+}
+
+// shown is how header.json names a scene file: relative to the data
+// folder (slash-separated) when beneath it, else by its base name, so that
+// the header is the same wherever the project lies (a mount, an archive).
+func (s *sceneRead) shown(file string) string {
+	if s.ix != nil {
+		if rel, err := filepath.Rel(s.ix.Root(), file); err == nil && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.Base(file)
 }
 
 // fileKey is how the cycle guard names a file: its absolute path, so that

@@ -511,7 +511,7 @@ func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fie
 				overridden[k][name] = true
 				// Its paths are relative to the part's folder, as the
 				// part's own header.json names them.
-				mf := decode.Fields{{Key: "part", Value: x.show(candidate{filepath.Dir(fd.path), filepath.Base(fd.path)})}}
+				mf := decode.Fields{{Key: "part", Value: fd.shown}}
 				materials = append(materials, append(mf, resolve(res, &decode.Material{Name: name})...))
 			}
 		}

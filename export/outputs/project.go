@@ -1,7 +1,7 @@
 package outputs
 
 import (
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -117,7 +117,7 @@ func (e *projectEntry) index(pi decode.ProjectIndexer, root string, stale decode
 		return e.ix, nil
 	}
 	e.stale = false // before the scan: a change during it is told again
-	ix, err := pi.IndexProject(root)
+	ix, err := pi.IndexProject(root, viewFiles{})
 	if err != nil {
 		e.ix, e.dirs, e.files = nil, nil, nil
 		return nil, err
@@ -153,7 +153,7 @@ func (e *projectEntry) fresh(ix decode.ProjectIndex, via []string) bool {
 		if !ok {
 			continue
 		}
-		fi, err := os.Lstat(p)
+		fi, _, err := view.Stat(p)
 		if err != nil || version.Of(fi) != id {
 			return false
 		}
@@ -161,11 +161,24 @@ func (e *projectEntry) fresh(ix decode.ProjectIndex, via []string) bool {
 	return true
 }
 
+// viewFiles is the source view (srcview) as decode.ProjectFiles: an
+// archive's project indexes as a loose one.
+type viewFiles struct{}
+
+func (viewFiles) Stat(p string) (fs.FileInfo, error) {
+	fi, _, err := view.Stat(p)
+	return fi, err
+}
+
+func (viewFiles) ReadDir(p string) ([]fs.DirEntry, error) { return view.ReadDir(p) }
+
+func (viewFiles) Open(p string) (decode.ProjectReader, error) { return view.Open(p) }
+
 // unchanged reports whether every file of ds stats (not following a
-// link) as it did.
+// link) as it did, through the view.
 func unchanged(ds []Dep) bool {
 	for _, d := range ds {
-		fi, err := os.Lstat(d.Path)
+		fi, _, err := view.Stat(d.Path)
 		if err != nil || version.Of(fi) != d.Ident {
 			return false
 		}
@@ -181,7 +194,7 @@ func (m *Mesh) project(rec *reads) decode.ProjectIndex {
 	if !ok || m.mem != nil {
 		return nil
 	}
-	root, ok := pi.ProjectRoot(filepath.Dir(m.Path), m.Tree)
+	root, ok := pi.ProjectRoot(filepath.Dir(m.Path), m.Tree, viewFiles{})
 	if !ok {
 		return nil
 	}
@@ -203,7 +216,7 @@ func (m *Mesh) projectRoot() string {
 	if !ok || m.mem != nil {
 		return ""
 	}
-	root, _ := pi.ProjectRoot(filepath.Dir(m.Path), m.Tree)
+	root, _ := pi.ProjectRoot(filepath.Dir(m.Path), m.Tree, viewFiles{})
 	return root
 }
 

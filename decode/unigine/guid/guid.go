@@ -236,15 +236,22 @@ func Parse(s string) (string, bool) {
 // the nearest folder from p upward that holds a .runtimes folder, else the
 // nearest named "data". It looks no higher than stop ("" for no bound), the
 // folder a mount mirrors, and follows no symbolic link to .runtimes.
-func FindRoot(p, stop string) (string, bool) {
+func FindRoot(p, stop string) (string, bool) { return FindRootFiles(p, stop, nil) }
+
+// FindRootFiles is FindRoot through files (nil: the disk).
+func FindRootFiles(p, stop string, files decode.ProjectFiles) (string, bool) {
+	stat := os.Lstat
+	if files != nil {
+		stat = files.Stat
+	}
 	p, stop = filepath.Clean(p), filepath.Clean(stop)
 	named := ""
 	for dir := p; ; {
-		if fi, err := os.Lstat(filepath.Join(dir, RuntimesDir)); err == nil && fi.IsDir() {
+		if fi, err := stat(filepath.Join(dir, RuntimesDir)); err == nil && fi.IsDir() {
 			return dir, true
 		}
 		if named == "" && filepath.Base(dir) == "data" {
-			if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+			if fi, err := stat(dir); err == nil && fi.IsDir() {
 				named = dir
 			}
 		}
@@ -296,8 +303,53 @@ func Scan(root string) (*Index, error) {
 	return s.ix, nil
 }
 
+// ScanFiles is Scan through files (nil: Scan's own reading of the disk):
+// the folders are walked in lexical order by files.ReadDir, a link
+// neither followed nor read.
+func ScanFiles(root string, files decode.ProjectFiles) (*Index, error) {
+	if files == nil {
+		return Scan(root)
+	}
+	fi, err := files.Stat(root)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a folder", root)
+	}
+	s := newScanner(root, nil)
+	s.fs = files
+	var walk func(dir string, fi fs.FileInfo)
+	walk = func(dir string, fi fs.FileInfo) {
+		s.ix.read = append(s.ix.read, decode.ProjectFile{Path: dir, Info: fi})
+		ents, err := files.ReadDir(dir)
+		if err != nil {
+			s.fail(err)
+			return
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case e.IsDir():
+				if efi, err := files.Stat(p); err == nil && efi.IsDir() {
+					walk(p, efi)
+				}
+			case e.Type().IsRegular():
+				rel, err := filepath.Rel(root, p)
+				if err == nil {
+					s.file(filepath.ToSlash(rel))
+				}
+			}
+		}
+	}
+	walk(root, fi)
+	s.finish()
+	return s.ix, nil
+}
+
 // scanner is the state of one Scan.
 type scanner struct {
+	fs decode.ProjectFiles // nil: dir
 	ix    *Index
 	dir   *srcfile.Dir
 	buf   []byte
@@ -367,14 +419,30 @@ func (s *scanner) fail(err error) { s.ix.Errors = append(s.ix.Errors, err) }
 // read reads the first up to max bytes of rel into the scanner's buffer;
 // whole says whether a larger file is an error rather than cut short.
 func (s *scanner) read(rel string, max int64, whole bool) ([]byte, error) {
-	f, err := s.dir.Open(rel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
+	var f io.Reader
+	var fi fs.FileInfo
+	if s.fs != nil {
+		p := s.ix.path(rel)
+		var err error
+		if fi, err = s.fs.Stat(p); err != nil {
+			return nil, err
+		}
+		r, err := s.fs.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		f = io.NewSectionReader(r, 0, r.Size())
+	} else {
+		df, err := s.dir.Open(rel)
+		if err != nil {
+			return nil, err
+		}
+		defer df.Close()
+		if fi, err = df.Stat(); err != nil {
+			return nil, err
+		}
+		f = df
 	}
 	s.ix.read = append(s.ix.read, decode.ProjectFile{Path: s.ix.path(rel), Info: fi})
 	n := fi.Size()
