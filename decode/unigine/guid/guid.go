@@ -349,7 +349,7 @@ func ScanFiles(root string, files decode.ProjectFiles) (*Index, error) {
 
 // scanner is the state of one Scan.
 type scanner struct {
-	fs decode.ProjectFiles // nil: dir
+	fs    decode.ProjectFiles // nil: dir
 	ix    *Index
 	dir   *srcfile.Dir
 	buf   []byte
