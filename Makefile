@@ -31,9 +31,10 @@ lint:
 
 # Real clients as judges: the Khronos validator, Blender 3.4 and assimp read
 # every file from a meshfs mount of testdata/ and ../shared; TestModelClients
-# imports every model of ../shared/assets as one hierarchy.
+# imports every model of ../shared/assets as one hierarchy; TestPreviewClients
+# holds every NAME.preview.png to Blender's render of its .glb.
 test-clients: validator
-	$(GO) test -count=1 -timeout 20m ./fs/clienttest -run 'TestClients|TestModelClients' -clients -v
+	$(GO) test -count=1 -timeout 20m ./fs/clienttest -run 'TestClients|TestModelClients|TestPreviewClients' -clients -v
 
 # The hostile corpus in full (~53 000 variants, 1-2 minutes on 2 cores); `make test`
 # already runs a fixed sample of ~3 800. HOSTILE_SEED=n repeats a run; failing
@@ -50,9 +51,12 @@ SOAK ?= 10m
 soak:
 	MESHFS_SOAK=$(SOAK) $(GO) test -count=1 -timeout 30m -run 'TestSoak$$' -v ./cmd/meshfs
 
-# Contact sheet of every .glb of the mounted testdata/, rendered by Blender Workbench.
-preview: build
-	bash fs/clienttest/preview.sh $(BIN) $(BUILD)/preview
+# The README's sheets, from meshfs's own previews (NAME.preview.png; no Blender):
+# docs/preview.png, meshes of testdata/ and ../shared/assets; docs/models.png, the
+# assembled models of ../shared/assets.
+preview:
+	$(GO) run ./internal/sheet -o docs/preview.png testdata=testdata assets=../shared/assets
+	$(GO) run ./internal/sheet -models -tile 256 -max 9 -o docs/models.png assets=../shared/assets
 
 # The concurrent core under the race detector: every test of internal/
 # (store, cache, archive, source view, watcher, ...), and of fs and

@@ -28,6 +28,10 @@ type Source struct {
 	// A model resolves references through it and opens the files it
 	// names through OpenAsset, whose roots then start with the project's.
 	Project ProjectIndex
+	// Reopen opens the file again as R was opened (an archive's entry
+	// within its archive), for a chunk's Load called after the caller
+	// closed R; done closes what it opened. Nil: the file is not reopened.
+	Reopen func() (r io.ReaderAt, done func(), err error)
 }
 
 // Format is one supported file format.

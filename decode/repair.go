@@ -36,9 +36,10 @@ const (
 )
 
 // Repair applies the non-finite policy to every primitive of the scene and
-// appends what it changed to s.Repairs. Every decoder calls it on the scene
-// it returns (after JoinByValue), so exporters see finite data only where
-// the source was sound, and nothing is changed where it was.
+// appends what it changed to s.Repairs. Every decoder applies it to the
+// scene it returns (after JoinByValue: JoinAndRepair), so exporters see
+// finite data only where the source was sound, and nothing is changed
+// where it was.
 //
 // The policy, per primitive, in this order:
 //  1. a vertex with a non-finite position or UV: the triangles that use it
@@ -59,12 +60,43 @@ const (
 // animation channels keep their targets). Non-finite values in other
 // attributes (colours, weights, morph targets) are the exporters' to
 // clamp; they do not change the shape.
-func (s *Scene) Repair() {
+func (s *Scene) Repair() { s.repair(nil) }
+
+// JoinAndRepair joins the vertices of every primitive of s by value
+// (JoinByValue, the primitives on all CPUs), then applies Repair: the
+// join's pass over the attributes finds the primitives with a non-finite
+// value, and Repair reads no other primitive again. Decoders call it on
+// the scene they return.
+func (s *Scene) JoinAndRepair() {
+	var prims []*Primitive
+	for mi := range s.Meshes {
+		for pi := range s.Meshes[mi].Primitives {
+			prims = append(prims, &s.Meshes[mi].Primitives[pi])
+		}
+	}
+	sound := make(map[*Primitive]bool, len(prims))
+	sounds := make([]bool, len(prims))
+	_ = ParallelEach(len(prims), func(i int) error {
+		_, sounds[i] = prims[i].joinByValue()
+		return nil
+	})
+	for i, p := range prims {
+		sound[p] = sounds[i]
+	}
+	s.repair(sound)
+}
+
+// repair is Repair, skipping the primitives sound holds as sound.
+func (s *Scene) repair(sound map[*Primitive]bool) {
 	for mi := range s.Meshes {
 		m := &s.Meshes[mi]
 		kept := m.Primitives[:0]
 		for pi := range m.Primitives {
 			p := &m.Primitives[pi]
+			if sound[p] {
+				kept = append(kept, *p)
+				continue
+			}
 			had := len(p.Indices) >= 3
 			for _, r := range p.Repair() {
 				r.Mesh = m.Name
@@ -261,12 +293,7 @@ func (p *Primitive) dropTriangles(bad []bool) {
 			keep = append(keep, uint32(v))
 		}
 	}
-	for i, x := range p.Indices {
-		if int(x) < n {
-			p.Indices[i] = newOf[x]
-		}
-	}
-	p.keepVertices(keep)
+	p.renumber(newOf, keep)
 }
 
 // recomputeNormals sets the normal of each vertex marked in redo to the

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -73,9 +74,14 @@ func randomPrimitive(rng *rand.Rand, n, span int) *Primitive {
 // corner still sees the same values.
 func TestJoinByValue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for trial := range 300 {
-		n := 1 + rng.IntN(300)
-		p := randomPrimitive(rng, n, 1+rng.IntN(5))
+	for trial := range 303 {
+		n, span := 1+rng.IntN(300), 1+rng.IntN(5)
+		if trial >= 300 {
+			// Large enough to be split into partitions (joinPart), with
+			// both equal and distinct vertices in each.
+			n, span = (trial-299)*3*joinPart+rng.IntN(joinPart), 5
+		}
+		p := randomPrimitive(rng, n, span)
 		before := make([]string, len(p.Indices))
 		for i, x := range p.Indices {
 			before[i] = vertexKey(p, int(x))
@@ -287,6 +293,94 @@ func TestNonFiniteFloats(t *testing.T) {
 			copy(b[4*at:], le(bad))
 			if !NonFiniteFloats(b) {
 				t.Errorf("%v at word %d not found", bad, at)
+			}
+		}
+	}
+}
+
+// BenchmarkJoinByValue joins a 709×709 grid's vertices (position, normal,
+// UV and colour, as a GEM terrain mesh has them), all distinct but for a
+// repeated last row, the join every decoder does on a million-triangle mesh.
+func BenchmarkJoinByValue(b *testing.B) {
+	const n = 709
+	src := &Primitive{UVs: make([][][2]float32, 1), Colors: make([][][4]float32, 1)}
+	for y := range n + 1 {
+		for x := range n {
+			fy := float32(min(y, n-1))
+			src.Positions = append(src.Positions, [3]float32{float32(x), fy, 0.01 * float32((x*7+min(y, n-1)*3)%5)})
+			src.Normals = append(src.Normals, [3]float32{0, 0, 1})
+			src.UVs[0] = append(src.UVs[0], [2]float32{float32(x) / n, fy / n})
+			src.Colors[0] = append(src.Colors[0], [4]float32{0.5, 0.25, 0.125, 1})
+		}
+	}
+	for y := range n {
+		for x := range n - 1 {
+			a := uint32(y*n + x)
+			src.Indices = append(src.Indices, a, a+1, a+n+1, a, a+n+1, a+n)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		p := *src
+		p.Indices = slices.Clone(src.Indices)
+		b.StartTimer()
+		if p.JoinByValue() != n {
+			b.Fatal("the repeated row was not joined")
+		}
+	}
+}
+
+// TestJoinAndRepair: JoinAndRepair does what JoinByValue on every
+// primitive then Repair do, the join's soundness test included: every
+// attribute Repair tests, each non-finite in one primitive beside sound
+// ones, a large primitive (hashed in ranges) among them.
+func TestJoinAndRepair(t *testing.T) {
+	inf := float32(math.Inf(1))
+	big := func() *Primitive {
+		p := square()
+		p.Name = "big"
+		for k := 0; len(p.Positions) < 3*ParallelGrain; k++ {
+			p.Positions = append(p.Positions, [3]float32{float32(k), 0, 1})
+			p.Normals = append(p.Normals, [3]float32{0, 1, 0})
+			p.Tangents = append(p.Tangents, [4]float32{1, 0, 0, 1})
+			p.UVs[0] = append(p.UVs[0], [2]float32{0, float32(k)})
+			p.Joints = append(p.Joints, [4]uint16{})
+			p.Weights = append(p.Weights, [4]float32{1})
+			p.Targets[0].Positions = append(p.Targets[0].Positions, [3]float32{})
+			p.Targets[0].Tangents = append(p.Targets[0].Tangents, [3]float32{})
+			p.Indices = append(p.Indices, 0, 1, uint32(len(p.Positions)-1))
+		}
+		return p
+	}
+	breaks := []func(p *Primitive){
+		func(p *Primitive) {},
+		func(p *Primitive) { p.Positions[len(p.Positions)-1][1] = inf },
+		func(p *Primitive) { p.Normals[len(p.Positions)-1][0] = inf },
+		func(p *Primitive) { p.Tangents[len(p.Positions)-1][2] = inf },
+		func(p *Primitive) { p.UVs[0][len(p.Positions)-1][0] = inf },
+		func(p *Primitive) { p.Normals = p.Normals[:2]; p.Normals[1][0] = inf }, // not per-vertex
+	}
+	for i, brk := range breaks {
+		for _, mk := range []func() *Primitive{square, big} {
+			scene := func() *Scene {
+				a, b, c := mk(), mk(), square()
+				brk(b)
+				return &Scene{Meshes: []Mesh{{Name: "m", Primitives: []Primitive{*a, *b}}, {Name: "n", Primitives: []Primitive{*c}}}}
+			}
+			want, got := scene(), scene()
+			for mi := range want.Meshes {
+				for pi := range want.Meshes[mi].Primitives {
+					want.Meshes[mi].Primitives[pi].JoinByValue()
+				}
+			}
+			want.Repair()
+			got.JoinAndRepair()
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("break %d, %d vertices: JoinAndRepair gave repairs %+v, want %+v", i, len(mk().Positions), got.Repairs, want.Repairs)
+			}
+			if i > 0 && i < 5 && len(want.Repairs) == 0 { // break 5 leaves Repair nothing it can do
+				t.Errorf("break %d: nothing repaired", i)
 			}
 		}
 	}

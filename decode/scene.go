@@ -185,6 +185,45 @@ type Skeleton struct {
 	Joints []Joint
 }
 
+// Parents is each joint's parent as exporters build the joint tree: -1
+// (a root) for a parent out of range or the joint itself, and a chain
+// that leads back to a joint cut there (that joint a root).
+func (sk *Skeleton) Parents() []int {
+	js := sk.Joints
+	parent := make([]int, len(js))
+	for i, j := range js {
+		parent[i] = j.Parent
+		if j.Parent < 0 || j.Parent >= len(js) || j.Parent == i {
+			parent[i] = -1
+		}
+	}
+	// Break loops: walk each chain; meeting a joint of the current walk
+	// means a loop, cut at the joint where the walk started repeating.
+	const (
+		unseen = iota
+		walking
+		done
+	)
+	state := make([]uint8, len(js))
+	var path []int
+	for i := range js {
+		path = path[:0]
+		k := i
+		for k >= 0 && state[k] == unseen {
+			state[k] = walking
+			path = append(path, k)
+			k = parent[k]
+		}
+		if k >= 0 && state[k] == walking {
+			parent[k] = -1 // k's chain leads back to k
+		}
+		for _, p := range path {
+			state[p] = done
+		}
+	}
+	return parent
+}
+
 // Joint is one bone.
 type Joint struct {
 	Name   string

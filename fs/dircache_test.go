@@ -44,6 +44,9 @@ func TestListingCachedUntilChange(t *testing.T) {
 	if _, err := os.ReadFile(filepath.Join(dir, "m.obj")); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := os.ReadFile(filepath.Join(dir, "m.preview.png")); err != nil {
+		t.Fatal(err)
+	}
 	names(t, dir)
 	n = f.n.Listings.Load()
 	names(t, dir)

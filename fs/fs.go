@@ -27,16 +27,15 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/srcfd"
-	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 	"github.com/meshfs/meshfs/internal/watch"
+	"github.com/meshfs/meshfs/vfs"
 )
 
 // DefaultCacheSize is the default memory cache budget (--cache-size).
@@ -82,12 +81,14 @@ type FS struct {
 	cfg    Config
 	source string
 	log    *log.Logger
-	// sniffer remembers which format (or none) a source file version is,
-	// so listing a folder again does not reopen every file.
+	// tree is what the mount shows (package vfs), apart from the kernel:
+	// what each name shows as, and its store (st: memory, disk cache,
+	// conversion), sniffer (which format, or none, a source file version
+	// is) and versions.
+	tree    *vfs.FS
 	sniffer *walk.Sniffer
 	root    *dirNode
-	// st is where outputs come from (memory, disk cache, conversion).
-	st *store.Store
+	st      *store.Store
 
 	watch *watch.Watcher
 
@@ -99,7 +100,7 @@ type FS struct {
 
 	// versions knows which files each mesh's outputs are made from and
 	// makes their Versions (deps.go).
-	versions version.Tracker
+	versions *version.Tracker
 	// ttl decides the kernel's entry and attribute timeouts.
 	ttl kernelview.Timeouts
 	// raw is the request layer of the mount (nil before Mount).
@@ -115,28 +116,23 @@ type FS struct {
 
 // New prepares a file system for cfg.Source; nothing is read yet.
 func New(cfg Config) (*FS, error) {
-	src, err := mountpoint.Source(cfg.Source)
-	if err != nil {
-		return nil, err
-	}
 	lg := cfg.Log
 	if lg == nil {
 		lg = log.New(io.Discard, "", 0)
 	}
-	f := &FS{cfg: cfg, source: src, log: lg, start: time.Now()}
-	if f.st, err = store.Open(cfg.Store, src, &f.versions, lg); err != nil {
+	// The mount runs the watcher itself: its events reach the kernel.
+	tree, err := vfs.New(vfs.Config{Source: cfg.Source, Store: cfg.Store, Log: lg, NoWatch: true, Overlay: cfg.Overlay})
+	if err != nil {
 		return nil, err
 	}
-	if f.sniffer, err = walk.NewSniffer(); err != nil {
-		f.st.Cache.Close()
-		return nil, err
-	}
+	src := tree.Source()
+	f := &FS{cfg: cfg, source: src, log: lg, start: time.Now(), tree: tree}
+	f.st, f.sniffer, f.versions = tree.Parts()
 	f.srcFDs, f.ahead = srcfd.New(), walk.NewAhead()
 	if _, err := os.Lstat(filepath.Join(src, statsDirName)); err == nil {
 		lg.Printf("meshfs: %s is hidden: the mount shows its own %s (statistics) at the root in its place",
 			filepath.Join(src, statsDirName), statsDirName)
 	}
-	f.st.Sniff = f.sniff
 	f.st.Hooks = hooks{f}
 	f.st.Ctx = f.ahead.Ctx
 	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout, Negative: cfg.NegativeTimeout}
@@ -263,15 +259,11 @@ func (f *FS) Close() {
 	f.st.StopPrewarm()
 	// Scans ahead save to the disk cache: stop them first.
 	f.ahead.Close()
-	f.st.DiskWrites.Wait()
 	if f.watch != nil {
 		f.watch.Close()
 	}
-	f.st.Cache.Close()
 	f.srcFDs.Close()
-	f.sniffer.Close()
-	// The process's view keeps archives open across mounts: this one's go.
-	srcview.Default.Forget(f.source)
+	f.tree.Close()
 }
 
 // noOpen reports whether the kernel opens files and folders without us:
@@ -290,12 +282,10 @@ func (f *FS) Prewarm() { f.st.Prewarm() }
 // (store.Errno, store.ReadErrno, store.Replaced).
 var errno, outErrno, replaced = store.Errno, store.ReadErrno, store.Replaced
 
-// newMeshDir is the mesh folder of d's entry name (stat st, format
-// format), its mesh described as the store converts it (store.NewMesh).
-func (d *dirNode) newMeshDir(name string, st *syscall.Stat_t, format decode.Format) *meshDir {
-	p, _ := d.dir.Path(name)
-	return &meshDir{fsys: d.fsys, parent: d, abs: p, mesh: d.fsys.st.NewMesh(p, format),
-		ident: srcID{kind: mirror.KindMesh, File: version.FromStat(st).File}}
+// newMeshDir is the mesh folder of d's source entry e.
+func (d *dirNode) newMeshDir(e *vfs.SourceEntry) *meshDir {
+	return &meshDir{fsys: d.fsys, parent: d, abs: e.Path, mesh: e.Mesh,
+		ident: srcID{kind: mirror.KindMesh, File: version.FromStat(&e.Stat).File}}
 }
 
 // newDirNode is the node of the source folder abs.

@@ -58,7 +58,7 @@ func (m *meshDir) stat() (*syscall.Stat_t, version.Version, error) {
 	if err != nil {
 		return nil, version.Version{}, err
 	}
-	return mirror.Versioned(st, m.ident.File, m.abs, &m.fsys.versions)
+	return mirror.Versioned(st, m.ident.File, m.abs, m.fsys.versions)
 }
 
 func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {

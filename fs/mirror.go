@@ -2,7 +2,6 @@ package fs
 
 import (
 	"context"
-	"errors"
 	"os"
 	"sync/atomic"
 	"syscall"
@@ -10,18 +9,17 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/vfs"
 )
 
-// statsDirName is the hidden folder at the root holding stats.json. It is
-// found by name only and never listed.
-const statsDirName = ".meshfs"
+// statsDirName is the hidden folder at the root holding stats.json
+// (vfs.MetaName). It is found by name only and never listed.
+const statsDirName = vfs.MetaName
 
 // srcID is what a node mirrors: the kind of node and the source file's
 // identity. A lookup reuses the existing node only when both still match, so
@@ -156,60 +154,51 @@ func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno
 	return 0
 }
 
-// sniff returns the format of the source file at path, or nil.
-func (f *FS) sniff(path string, st *syscall.Stat_t) decode.Format {
-	fm, _, _ := f.sniffer.Sniff(path, st)
-	return fm
-}
-
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	d.fsys.touch()
 	d.fsys.watchDir(d)
-	if d.IsRoot() && name == statsDirName {
+	if d.IsRoot() && name == vfs.MetaName {
 		return d.lookupStats(ctx, out)
 	}
-	p, packed := d.dir.Path(name)
-	now := d.dir.Now()
-	var st syscall.Stat_t
-	if err := d.dir.Lstat(name, &st, now); err != nil {
-		if src := mirror.PNGSource(name); src != "" && errors.Is(err, syscall.ENOENT) {
-			return d.lookupPNG(ctx, name, src, out)
-		} else if src := mirror.ErrorSource(name); src != "" && errors.Is(err, syscall.ENOENT) {
-			return d.lookupTextureError(ctx, src, out)
-		} else if b := d.dir.ErrorText(); b != nil && name == outputs.ErrorName {
-			return d.lookupText(ctx, b, out)
-		}
+	e, err := d.fsys.tree.SourceLookup(&d.dir, name)
+	if err != nil {
 		return nil, gofs.ToErrno(err)
 	}
-	kind, format, _ := d.dir.Kind(name, &st, d.dir.InFolder())
-	if kind == 0 {
-		return nil, syscall.ENOENT
-	}
-	id := srcID{kind: kind, File: version.FromStat(&st).File}
+	st := &e.Stat
+	id := srcID{File: version.FromStat(st).File}
 	var node gofs.InodeEmbedder
 	var mode uint32
-	switch kind {
-	case syscall.S_IFDIR, mirror.KindArchive:
-		if kind == mirror.KindArchive {
-			id.File = mirror.ArchiveFile(&st)
+	switch e.Kind {
+	case vfs.SourcePNG:
+		return d.lookupPNG(ctx, name, &e, out)
+	case vfs.SourceText:
+		t := &textFile{data: e.Text, st: *st}
+		fillFileAttr(&out.Attr, st, int64(len(t.data)))
+		return d.NewInode(ctx, t, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
+	case vfs.SourceFolder, vfs.SourceArchive:
+		id.kind = syscall.S_IFDIR
+		if e.Kind == vfs.SourceArchive {
+			id.kind, id.File = mirror.KindArchive, mirror.ArchiveFile(st)
 		}
-		fillDirAttr(&out.Attr, &st)
-		node, mode = d.fsys.newDirNode(p, id), syscall.S_IFDIR
-	case mirror.KindMesh:
-		md := d.newMeshDir(name, &st, format)
-		mirror.Narrow(md.mesh, &st, d.fsys.depPaths(p))
-		fillDirAttr(&out.Attr, &st)
+		fillDirAttr(&out.Attr, st)
+		node, mode = d.fsys.newDirNode(e.Path, id), syscall.S_IFDIR
+	case vfs.SourceMesh:
+		id.kind = mirror.KindMesh
+		md := d.newMeshDir(&e)
+		fillDirAttr(&out.Attr, st)
 		// A regular file (a mesh is never a link): this Lstat is the Stat
 		// the listing and lookups that follow need.
-		md.recent.Remember(&st, now)
+		md.recent.Remember(st, e.At)
 		node, mode = md, syscall.S_IFDIR
-	case syscall.S_IFLNK:
-		out.Attr.FromStat(&st)
-		node, mode = &linkNode{fsys: d.fsys, abs: p, ident: id}, syscall.S_IFLNK
+	case vfs.SourceLink:
+		id.kind = syscall.S_IFLNK
+		out.Attr.FromStat(st)
+		node, mode = &linkNode{fsys: d.fsys, abs: e.Path, ident: id}, syscall.S_IFLNK
 	default:
-		out.Attr.FromStat(&st)
+		id.kind = syscall.S_IFREG
+		out.Attr.FromStat(st)
 		out.Attr.Mode = syscall.S_IFREG | mirror.ReadOnlyMode(st.Mode, false)
-		node, mode = &passFile{fsys: d.fsys, abs: p, ident: id, packed: packed}, syscall.S_IFREG
+		node, mode = &passFile{fsys: d.fsys, abs: e.Path, ident: id, packed: e.Packed}, syscall.S_IFREG
 	}
 	d.fsys.shortTTL(d, out, nil)
 	if ch := d.sameChild(name, id); ch != nil {
@@ -217,7 +206,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		case *dirNode:
 			d.fsys.watchDir(n)
 		case *meshDir:
-			n.recent.Remember(&st, now)
+			n.recent.Remember(st, e.At)
 		}
 		return ch, 0
 	}
@@ -243,17 +232,12 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	// After this listing (its own sniffs first): the next folders'.
 	defer d.fsys.listAhead(d)
 	d.fsys.watchDir(d)
-	ents, err := d.dir.List()
+	ents, err := d.fsys.tree.List(&d.dir)
 	if err != nil {
 		return nil, errno(err)
 	}
 	list := make([]fuse.DirEntry, len(ents))
 	for i, e := range ents {
-		if src := mirror.PNGSource(e.Name); src != "" && e.Ino == 0 {
-			if msg, _ := d.textureFailure(src); msg != "" {
-				e.Name = src + mirror.TextureErrorSuffix
-			}
-		}
 		list[i] = fuse.DirEntry{Name: e.Name, Mode: e.Kind, Ino: e.Ino}
 	}
 	return gofs.NewListDirStream(list), 0

@@ -22,9 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-	"go.uber.org/goleak"
-
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
@@ -43,14 +40,7 @@ func TestMain(m *testing.M) {
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
 	}
-	// Every mount was unmounted and closed: nothing of ours may still run
-	// (watchers, cache maintenance, FUSE loops).
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goroutines left after the tests: %v\n", err)
-			code = 1
-		}
-	}
+	code = fusetest.NoLeaks(code) // every mount was unmounted and closed
 	stop()
 	os.Exit(code)
 }
@@ -58,12 +48,7 @@ func TestMain(m *testing.M) {
 // cannotMount fails the test, except outside CI on a machine without FUSE.
 func cannotMount(t testing.TB, err error) {
 	t.Helper()
-	if os.Getenv("CI") == "" {
-		if _, serr := os.Stat("/dev/fuse"); serr != nil {
-			t.Skipf("no /dev/fuse here (%v); mount tests need FUSE", serr)
-		}
-	}
-	t.Fatalf("cannot mount: %v", err)
+	fusetest.CannotMount(t, err)
 }
 
 // Test mounts use the kernel's no-open modes (the default) unless the test
@@ -92,19 +77,7 @@ func mountT(t testing.TB, src string, cfg Config) (*FS, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mnt := t.TempDir()
-	srv, err := f.Mount(mnt, fuse.MountOptions{DirectMount: os.Geteuid() == 0, Debug: *fuseDebug})
-	if err != nil {
-		f.Close()
-		cannotMount(t, err)
-	}
-	t.Cleanup(func() {
-		if err := Unmount(srv, mnt); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-		f.Close()
-	})
-	return f, mnt
+	return f, fusetest.Mount(t, f, Unmount, *fuseDebug)
 }
 
 type tlog struct {
@@ -220,7 +193,7 @@ func TestTreeShape(t *testing.T) {
 			t.Errorf("models lists %q, want %q", got, want)
 		}
 		if got, want := strings.Join(names(t, filepath.Join(mnt, "models", "tank.fmesh")), " "),
-			"chunks/ header.json tank.glb tank.mtl tank.obj"; got != want {
+			"chunks/ header.json tank.glb tank.mtl tank.obj tank.preview.png"; got != want {
 			t.Errorf("mesh folder lists %q, want %q", got, want)
 		}
 		if got, want := strings.Join(names(t, filepath.Join(mnt, "models", "tank.fmesh", "chunks")), " "),

@@ -30,12 +30,3 @@ func (t *textFile) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 func (t *textFile) Read(ctx context.Context, _ gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	return memAt(t.data, dest, off)
 }
-
-func (d *dirNode) lookupText(ctx context.Context, b []byte, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	t := &textFile{data: b}
-	if err := syscall.Stat(d.dir.Abs, &t.st); err != nil {
-		return nil, errno(err)
-	}
-	fillFileAttr(&out.Attr, &t.st, int64(len(b)))
-	return d.NewInode(ctx, t, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
-}

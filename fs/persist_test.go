@@ -126,8 +126,8 @@ func TestDiskCacheRemount(t *testing.T) {
 		first[rel] = b
 	}
 	s := stats(t, mnt)
-	if got := conversions(s); got != 12 {
-		t.Fatalf("first mount: %d conversions, want 12 (6 glb + 6 obj): %+v", got, s.Conversions)
+	if got := conversions(s); got != 18 {
+		t.Fatalf("first mount: %d conversions, want 18 (6 glb + 6 obj + 6 preview): %+v", got, s.Conversions)
 	}
 	stop()
 
@@ -169,8 +169,8 @@ func TestDiskCacheRemount(t *testing.T) {
 			loads += n
 		}
 	}
-	// 12 outputs and the 6 meshes' scans.
-	if loads != 12 || s.DiskCache == nil || s.DiskCache.Entries != 18 {
+	// 18 outputs (glb, obj, preview) and the 6 meshes' scans.
+	if loads != 18 || s.DiskCache == nil || s.DiskCache.Entries != 24 {
 		t.Fatalf("disk loads %v, disk cache %+v", s.DiskLoads, s.DiskCache)
 	}
 	stop()
@@ -231,8 +231,8 @@ func TestPrewarmFillsDiskCache(t *testing.T) {
 	if s.Prewarm == nil || s.Prewarm.Found != 5 || s.Prewarm.Done != 5 || s.Prewarm.Failed != 0 || s.Prewarm.Running {
 		t.Fatalf("prewarm %+v", s.Prewarm)
 	}
-	if got := conversions(s); got != 10 {
-		t.Fatalf("prewarm made %d conversions, want 10", got)
+	if got := conversions(s); got != 15 {
+		t.Fatalf("prewarm made %d conversions, want 15 (5 glb + 5 obj + 5 preview)", got)
 	}
 	// Nobody read: the pre-warmer must not stand aside for its own
 	// conversions (at most once, for the mount's first requests).
@@ -312,13 +312,13 @@ func TestDiskCacheRemembersFailures(t *testing.T) {
 	if err != nil || !bytes.Contains(want, []byte("offset")) {
 		t.Fatalf("first mount: error.txt %q, %v", want, err)
 	}
-	for _, name := range []string{"good.glb", "good.obj"} {
+	for _, name := range []string{"good.glb", "good.obj", "good.preview.png"} {
 		if _, err := os.ReadFile(filepath.Join(mnt, "good"+fakeExt, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := conversions(stats(t, mnt)); got != 4 {
-		t.Fatalf("first mount: %d conversions, want 4 (the failing glb and obj, the good ones)", got)
+	if got := conversions(stats(t, mnt)); got != 5 {
+		t.Fatalf("first mount: %d conversions, want 5 (the failing glb and obj, the good ones and its preview)", got)
 	}
 	stop()
 
@@ -334,7 +334,7 @@ func TestDiskCacheRemembersFailures(t *testing.T) {
 			t.Fatalf("ls -lR after remount: %v\n%s", err, out)
 		}
 	}
-	for _, name := range []string{"bad.glb", "bad.obj", "bad.mtl"} {
+	for _, name := range []string{"bad.glb", "bad.obj", "bad.mtl", "bad.preview.png"} {
 		if _, err := os.Stat(filepath.Join(mnt, "bad"+fakeExt, name)); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("remount: stat %s gives %v, want ENOENT", name, err)
 		}
@@ -361,10 +361,10 @@ func TestDiskCacheRemembersFailures(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(mnt, errTxt)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("fixed source still has error.txt: %v", err)
 	}
-	// 2: asking for error.txt converts the obj too (it holds that
-	// export's errors).
-	if n := conversions(stats(t, mnt)); n != 2 {
-		t.Fatalf("fixed source: %d conversions, want 2", n)
+	// 3: asking for error.txt converts the obj and draws the preview too
+	// (it holds their errors).
+	if n := conversions(stats(t, mnt)); n != 3 {
+		t.Fatalf("fixed source: %d conversions, want 3", n)
 	}
 }
 

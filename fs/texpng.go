@@ -11,6 +11,7 @@ import (
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/vfs"
 )
 
 // Texture PNGs: beside every texture file meshfs decodes (a .dds, a .tga
@@ -27,29 +28,6 @@ import (
 // error, in its PNG's place (as a broken mesh's folder shows error.txt),
 // once the failure is known: the request that found it got EIO. The
 // failure is listed in .meshfs/errors.txt too.
-
-// textureFailure is the known failure of the PNG of the texture called
-// src in d as it is now, or "", and the texture's stat.
-func (d *dirNode) textureFailure(src string) (string, *syscall.Stat_t) {
-	var st syscall.Stat_t
-	if err := d.dir.Lstat(src, &st, d.dir.Now()); err != nil {
-		return "", nil
-	}
-	abs, _ := d.dir.Path(src)
-	return d.fsys.st.TextureFailure(abs, &st), &st
-}
-
-// lookupTextureError looks up NAME.EXT.error.txt of the texture called
-// src; it shows the texture's owner and mode, as its PNG would.
-func (d *dirNode) lookupTextureError(ctx context.Context, src string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	msg, st := d.textureFailure(src)
-	if msg == "" {
-		return nil, syscall.ENOENT
-	}
-	t := &textFile{data: []byte(msg + "\n"), st: *st}
-	fillFileAttr(&out.Attr, &t.st, int64(len(t.data)))
-	return d.NewInode(ctx, t, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
-}
 
 // texPNG is NAME.EXT.png; abs is the texture's path.
 type texPNG struct {
@@ -127,20 +105,13 @@ func (t *texPNG) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off 
 	return memAt(b, dest, off)
 }
 
-// lookupPNG looks up name, the PNG of the texture called src in d.
-func (d *dirNode) lookupPNG(ctx context.Context, name, src string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	var st syscall.Stat_t
-	if err := d.dir.Lstat(src, &st, d.dir.Now()); err != nil {
-		return nil, syscall.ENOENT
-	}
-	abs, _ := d.dir.Path(src)
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || !d.fsys.sniffer.ShowsPNG(abs, &st) || d.fsys.st.TextureFailure(abs, &st) != "" {
-		return nil, syscall.ENOENT
-	}
-	id := srcID{kind: mirror.KindPNG, File: version.FromStat(&st).File}
+// lookupPNG looks up name, the PNG e of a texture in d (vfs.SourcePNG).
+func (d *dirNode) lookupPNG(ctx context.Context, name string, e *vfs.SourceEntry, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	abs, st := e.Path, &e.Stat
+	id := srcID{kind: mirror.KindPNG, File: version.FromStat(st).File}
 	node := &texPNG{fsys: d.fsys, abs: abs, ident: id}
 	if e := node.attr(ctx, &out.Attr); e != 0 {
-		if d.fsys.st.TextureFailure(abs, &st) != "" {
+		if d.fsys.st.TextureFailure(abs, st) != "" {
 			// NAME.EXT.error.txt takes the PNG's place: the kernel's
 			// listing of the folder is dropped, beside (this LOOKUP
 			// holds the folder), and once more after NotifyWait: a

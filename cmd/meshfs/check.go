@@ -42,6 +42,10 @@ func runCheck(ctx context.Context, args []string, jobs int, limits outputs.Limit
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if limits.Caches == nil {
+		// This run's conversions share decodings (a model's parts).
+		limits.Caches = outputs.NewCaches()
+	}
 	start := time.Now()
 	list := collectMeshes(args)
 	failed := runMeshes(ctx, list, jobs, "checking", stderr, func(ctx context.Context, j meshJob) error {

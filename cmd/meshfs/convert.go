@@ -32,7 +32,8 @@ func newConvertCmd() *cobra.Command {
 		Use:   "convert [-o OUT] FILE|DIR|ARCHIVE...",
 		Short: "Write each mesh file's folder (NAME.glb, NAME.obj, NAME.mtl, header.json, chunks/) to disk",
 		Long: `convert writes, for each mesh FILE, the folder OUT/<file name>/ holding exactly what
-the mount shows for it: NAME.glb, NAME.obj, NAME.mtl, header.json, chunks/, or, for a
+the mount shows for it: NAME.glb, NAME.obj, NAME.mtl, NAME.preview.png (a thumbnail,
+--preview-size pixels a side), header.json, chunks/, or, for a
 broken mesh, header.json (with the error), chunks/ and error.txt. A DIR is mirrored
 like the mount shows it: every mesh file under it gets its folder at the same place
 under OUT/<DIR name>/; other files are not copied. An ARCHIVE (a ZIP or .pak, by its
@@ -199,6 +200,10 @@ func runMeshes(ctx context.Context, jobs []meshJob, workers int, verb string, st
 func runConvert(ctx context.Context, args []string, outDir string, jobs int, limits outputs.Limits, stderr io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if limits.Caches == nil {
+		// This run's conversions share decodings (a model's parts).
+		limits.Caches = outputs.NewCaches()
 	}
 	start := time.Now()
 	if limits.Projects == nil {

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"errors"
+	"image/png"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +52,46 @@ func TestConvertLimitFlags(t *testing.T) {
 	root.SetErr(&stderr)
 	if err := root.Execute(); err != nil {
 		t.Errorf("convert: %v\n%s", err, stderr.String())
+	}
+}
+
+// TestConvertPreviewSize: --preview-size draws NAME.preview.png that many
+// pixels a side (256 by default); 0 leaves it out; a size past
+// preview.MaxSize is a usage error.
+func TestConvertPreviewSize(t *testing.T) {
+	if f := newConvertCmd().Flags().Lookup(outputs.FlagPreviewSize); f == nil || f.DefValue != "256" {
+		t.Fatalf("--%s: %+v, want default 256", outputs.FlagPreviewSize, f)
+	}
+	src := filepath.Join("..", "..", "testdata", "gem", "pm01_gem3.ply")
+	thumb := filepath.Join(filepath.Base(src), "pm01_gem3.preview.png")
+	for _, size := range []int{64, 0} {
+		out := t.TempDir()
+		var stderr bytes.Buffer
+		root := newRootCmd()
+		root.SetArgs([]string{"convert", "-o", out, "--preview-size", strconv.Itoa(size), src})
+		root.SetErr(&stderr)
+		if err := root.Execute(); err != nil {
+			t.Fatalf("convert --preview-size %d: %v\n%s", size, err, stderr.String())
+		}
+		b, err := os.ReadFile(filepath.Join(out, thumb))
+		if size == 0 {
+			if !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("--preview-size 0 wrote %s (%v)", thumb, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(bytes.NewReader(b))
+		if err != nil || cfg.Width != size || cfg.Height != size {
+			t.Errorf("--preview-size %d: %dx%d (%v)", size, cfg.Width, cfg.Height, err)
+		}
+	}
+	root := newRootCmd()
+	root.SetArgs([]string{"convert", "-o", t.TempDir(), "--preview-size", "5000", src})
+	root.SetErr(&bytes.Buffer{})
+	if err := root.Execute(); err == nil {
+		t.Error("--preview-size 5000 accepted")
 	}
 }

@@ -109,8 +109,8 @@ func newMountCmd() *cobra.Command {
 		Short: "Mount SOURCE read-only on MOUNTPOINT, each mesh file shown as a folder of converted files",
 		Long: `mount mirrors the folder SOURCE on MOUNTPOINT, read-only. Every other file passes
 through; each mesh file appears as a folder holding NAME.glb, NAME.obj, NAME.mtl,
-header.json, chunks/ and, when it is broken, error.txt: exactly what 'meshfs convert'
-writes. Nothing is converted until an output is first opened or stat'ed; listings,
+NAME.preview.png (a thumbnail), header.json, chunks/ and, when it is broken,
+error.txt: exactly what 'meshfs convert' writes. Nothing is converted until an output is first opened or stat'ed; listings,
 header.json and chunks/ never convert a mesh. Converted outputs are kept in memory
 (--cache-size) and on disk (--cache-dir, --disk-cache-size), so that a remounted tree
 lists, stats and reads what an earlier mount converted without converting it again.
@@ -187,10 +187,7 @@ fstab (install the binary as /sbin/mount.meshfs, or link it there):
 	f.DurationVar(&o.entryTTL, "entry-timeout", 0, "how long the kernel trusts a name (default 1m while the source is watched, else 1s)")
 	f.DurationVar(&o.attrTTL, "attr-timeout", 0, "how long the kernel trusts sizes and times (default 1m while the source is watched, else 1s)")
 	f.DurationVar(&o.negTTL, "negative-timeout", time.Second, "how long the kernel trusts that a name is absent")
-	f.IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "conversions run at once (others wait)")
-	f.StringVar(&o.cacheDir, "cache-dir", defaultCacheDir(), "folder of the persistent disk cache: a new or empty folder, or one meshfs made (never inside the source or the mount point)")
-	f.Var((*byteSize)(&o.diskCacheSize), "disk-cache-size", "disk space for converted outputs, e.g. 2GiB (units are binary: GB = GiB)")
-	f.BoolVar(&o.noDiskCache, "no-disk-cache", false, "keep converted outputs in memory only")
+	addCacheFlags(cmd, &o.jobs, &o.cacheDir, &o.diskCacheSize, &o.noDiskCache, "the source or the mount point")
 	f.BoolVar(&o.prewarm, "prewarm", false, "convert every mesh in the background once mounted (low priority)")
 	f.BoolVar(&o.openHandles, "open-handles", false, "open every file and folder through the daemon (by default the kernel opens them itself, and keeps every listing, so warm walks never reach the daemon); as root on Linux ≥ 6.9 plain files and big .glb files are then passed through (the kernel reads them itself)")
 	f.BoolVar(&o.overlay, "overlay", false, "show each resource/ or res/ folder holding .pak or .zip archives as the game sees it: its loose files merged with its archives' trees (loose files first, then the archives from the last by name); the archives show as their own folders too")
@@ -198,6 +195,16 @@ fstab (install the binary as /sbin/mount.meshfs, or link it there):
 	addLimitFlags(cmd, &o.limits)
 	addNestedFlag(cmd, &o.nested)
 	return cmd
+}
+
+// addCacheFlags adds the flags of the conversions and the disk cache that
+// mount and serve share; the cache folder may not lie inside notIn.
+func addCacheFlags(cmd *cobra.Command, jobs *int, cacheDir *string, diskCacheSize *int64, noDiskCache *bool, notIn string) {
+	f := cmd.Flags()
+	f.IntVarP(jobs, "jobs", "j", runtime.NumCPU(), "conversions run at once (others wait)")
+	f.StringVar(cacheDir, "cache-dir", defaultCacheDir(), "folder of the persistent disk cache: a new or empty folder, or one meshfs made (never inside "+notIn+")")
+	f.Var((*byteSize)(diskCacheSize), "disk-cache-size", "disk space for converted outputs, e.g. 2GiB (units are binary: GB = GiB)")
+	f.BoolVar(noDiskCache, "no-disk-cache", false, "keep converted outputs in memory only")
 }
 
 // parseOptions applies the -o options.

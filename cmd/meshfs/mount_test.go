@@ -155,21 +155,9 @@ func startMountCmd(t *testing.T, cmd *exec.Cmd) *daemon {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	line := make(chan string, 1)
-	go func() {
-		l, _ := bufio.NewReader(out).ReadString('\n')
-		line <- l
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case l := <-line:
-		if !strings.Contains(l, "mounted on") {
-			cmd.Wait()
-			t.Fatalf("meshfs mount %v: %q\n%s", args, l, stderr.String())
-		}
-	case <-time.After(guard):
-		cmd.Process.Kill()
-		t.Fatalf("meshfs mount %v: not ready after %v\n%s", args, guard, stderr.String())
+	if l := readyLine(t, cmd, out, &stderr); !strings.Contains(l, "mounted on") {
+		cmd.Wait()
+		t.Fatalf("meshfs mount %v: %q\n%s", args, l, stderr.String())
 	}
 	d := &daemon{cmd: cmd, stderr: &stderr, pid: cmd.Process.Pid}
 	t.Cleanup(func() {
@@ -180,6 +168,27 @@ func startMountCmd(t *testing.T, cmd *exec.Cmd) *daemon {
 		checkRace(t, d.pid)
 	})
 	return d
+}
+
+// readyLine is the first line the started cmd writes on out (the rest is
+// read and dropped); a cmd that writes none within guard is killed and
+// fails t.
+func readyLine(t testing.TB, cmd *exec.Cmd, out io.Reader, stderr *bytes.Buffer) string {
+	t.Helper()
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(out).ReadString('\n')
+		line <- l
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case l := <-line:
+		return l
+	case <-time.After(guard):
+		cmd.Process.Kill()
+		t.Fatalf("%v: not ready after %v\n%s", cmd.Args, guard, stderr.String())
+	}
+	return ""
 }
 
 func (d *daemon) stop(t *testing.T, sig syscall.Signal) error {

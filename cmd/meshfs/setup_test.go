@@ -51,7 +51,7 @@ func TestSetupScript(t *testing.T) {
 		{"Node.js bundles npm", []string{"node", "npm"}, false, []string{"fuse3"}},
 		{"everything there", []string{"node", "npm", "fusermount3"}, false, nil},
 		{"Debian Node.js without npm", []string{"node", "fusermount3"}, false, []string{"npm"}},
-		{"CI clients", []string{"node", "npm", "fusermount3"}, true, []string{"blender python3-numpy assimp-utils"}},
+		{"CI clients", []string{"node", "npm", "fusermount3"}, true, []string{"blender python3-numpy assimp-utils rclone davfs2 nginx curl chromium"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := t.TempDir()

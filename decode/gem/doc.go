@@ -122,8 +122,29 @@
 //     stand on end, 3.3 m out of its track boxes; trackl.ply and
 //     trackr.ply were made for centurions.mdl, whose "chassis_lshape",
 //     "chassis_rshape" (rows (0 1 0) (−1 0 0) (0 0 1)) lay them along the
-//     hull (below). ModelPart.Skinned is set for parts beside the model
-//     whose file has a SKIN chunk.
+//     hull (below). No rule can fit both: a SKIN chunk holds bone names only
+//     (no bind matrix, no frame of its own), so any rule places the vertices
+//     by frames the .mdl defines, and no frame of a bone that carries a part
+//     or a collider in centurion.mdl, nor of the track's chain up to
+//     "basis", turns trackl.ply's long axis (its y: 12.0 × 148.9 × 27.2
+//     along x, y, z) onto the hull (only the door and seat bones emit*,
+//     seat* do), and no constant turn (any of the 48 axis-aligned turns and
+//     mirrors, of the part's axes, of the part in the model's or of the
+//     root's axes) lays all four tanks' tracks along their hulls. Its track
+//     frames, like the SU-85's, turn a part's y up, as that model's own
+//     tracks are stored (the SU-85's trackl.ply: 114.6 × 20.0 × 9.9). The
+//     tracks' own weights agree: in each the vertices on bone map 0 or
+//     "basis" (the run on the ground, which stays while "body" rocks: 88 of
+//     trackl.ply's 507) are its lowest along the axis its model turns up
+//     (the SU-85's y, the Pantera's z), and in trackl.ply along z, which
+//     centurions.mdl keeps up and centurion.mdl turns across the hull.
+//     centurion.mdl's track boxes ({Box 141.361 13.8202 27.6147}, along the
+//     hull) describe a track 7.5 units shorter and 1.8 wider than
+//     trackl.ply, while centurions.mdl's trackleft.vol is trackl.ply's size
+//     to 0.01 units. Over all four tanks the carrying node's frame lays a
+//     track along the hull exactly where the track is as long as its model's
+//     own track shape (TestSkinnedTrackFrames). ModelPart.Skinned is set for
+//     parts beside the model whose file has a SKIN chunk.
 //   - Bone extras: "kind" (revolute, prizmatic, socket, … the word before
 //     the name), "mirrored", then every other child group by name:
 //     numbers, words, true for a bare flag ({limits a b}, {speed s},

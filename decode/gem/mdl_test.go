@@ -262,6 +262,11 @@ func det3(m decode.Mat4) float64 {
 func partBounds(t *testing.T, path string) (lo, hi [3]float64) {
 	t.Helper()
 	_, sc := scanDecode(t, path)
+	return sceneBounds(sc)
+}
+
+// sceneBounds is the box of a scene's vertices (its own axes and units).
+func sceneBounds(sc *decode.Scene) (lo, hi [3]float64) {
 	lo = [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
 	hi = [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
 	for _, m := range sc.Meshes {

@@ -236,13 +236,10 @@ func (b *builder) build(ctx context.Context) (*decode.Scene, error) {
 		}
 		mesh.Primitives = append(mesh.Primitives, p)
 	}
-	for i := range mesh.Primitives {
-		mesh.Primitives[i].JoinByValue()
-	}
 	if len(mesh.Primitives) > 0 {
 		scene.Meshes = append(scene.Meshes, mesh)
 	}
-	scene.Repair()
+	scene.JoinAndRepair()
 	return scene, nil
 }
 

@@ -546,11 +546,10 @@ func buildScene(ctx context.Context, m *mshData, data []byte, file, script, name
 			p.Material = idx
 			p.MaterialConfigs = configMaterials(m, &sm, si)
 		}
-		p.JoinByValue()
 		mesh.Primitives = append(mesh.Primitives, *p)
 	}
 	s.Meshes = []decode.Mesh{mesh}
-	s.Repair()
+	s.JoinAndRepair()
 	for _, a := range m.Animations {
 		if anim, ok := keyframeAnimation(a, 0); ok {
 			s.Animations = append(s.Animations, anim)

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -40,17 +38,18 @@ const maxLZ4Ratio = 255
 const maxBlockSize = 1<<31 - 1
 
 // readAt reads len(p) bytes at off from the source. Chunk loaders run after
-// Scan has returned and the caller may have closed the file; then the file
-// is opened again by name, as package srcfile opens a source.
+// Scan has returned and the caller may have closed the file (a loose file's
+// reads then fail with os.ErrClosed, an archive entry's otherwise); then the
+// file is opened again through the source (decode.Source.Reopen).
 func readAt(src *decode.Source, p []byte, off int64) error {
 	n, err := src.R.ReadAt(p, off)
-	if err != nil && errors.Is(err, os.ErrClosed) && src.Name != "" {
-		f, oerr := srcfile.Open(src.Name)
+	if err != nil && !errors.Is(err, io.EOF) && src.Reopen != nil {
+		r, done, oerr := src.Reopen()
 		if oerr != nil {
 			return err
 		}
-		defer f.Close()
-		n, err = f.ReadAt(p, off)
+		defer done()
+		n, err = r.ReadAt(p, off)
 	}
 	if n == len(p) {
 		return nil // a full read may still report EOF at the end of the source

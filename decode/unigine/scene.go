@@ -15,9 +15,8 @@ import (
 // surface's targets). The raw model has been
 // validated by the reader (indices, counts, joints, transforms), so this
 // step does not fail on read files; file names errors for hand-built ones.
-// Each primitive's vertices are joined by value (decode.Primitive.
-// JoinByValue), and non-finite positions and UVs, which the reader keeps,
-// repaired by decode.Scene.Repair (their triangles dropped; header.json's
+// Each primitive's vertices are joined by value, and non-finite positions
+// and UVs, which the reader keeps, repaired (decode.Scene.JoinAndRepair) (their triangles dropped; header.json's
 // "repairs" lists them, see Scan).
 func Scene(f *File, file, name string) (*decode.Scene, error) {
 	sc := &decode.Scene{}
@@ -54,9 +53,6 @@ func Scene(f *File, file, name string) (*decode.Scene, error) {
 	prims := make([]decode.Primitive, len(f.Surfaces))
 	one := func(i int) (err error) {
 		prims[i], err = primitive(f, i, file, shift, perSurface[i])
-		if err == nil {
-			prims[i].JoinByValue()
-		}
 		return err
 	}
 	corners := 0
@@ -84,7 +80,7 @@ func Scene(f *File, file, name string) (*decode.Scene, error) {
 		prims[i].Material = matOf[i]
 		sc.Meshes[i] = decode.Mesh{Name: mn, Primitives: prims[i : i+1 : i+1], Skinned: sc.Skeleton != nil, TargetNames: perSurface[i], Transform: decode.Identity()}
 	}
-	sc.Repair()
+	sc.JoinAndRepair()
 	return sc, nil
 }
 

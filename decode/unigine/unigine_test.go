@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -764,7 +765,14 @@ func TestChunkAfterClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Format{}.Scan(context.Background(), &decode.Source{Name: path, R: fh, Size: int64(len(b))})
+	reopen := func() (io.ReaderAt, func(), error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, func() { f.Close() }, nil
+	}
+	st, err := Format{}.Scan(context.Background(), &decode.Source{Name: path, R: fh, Size: int64(len(b)), Reopen: reopen})
 	fh.Close()
 	if err != nil {
 		t.Fatal(err)

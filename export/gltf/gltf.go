@@ -495,37 +495,7 @@ func cleanTRS(t decode.TRS) decode.TRS {
 func (b *builder) skeleton(sk *decode.Skeleton) (jointNode, roots []int) {
 	js := sk.Joints
 	base := len(b.doc.Nodes)
-	parent := make([]int, len(js))
-	for i, j := range js {
-		parent[i] = j.Parent
-		if j.Parent < 0 || j.Parent >= len(js) || j.Parent == i {
-			parent[i] = -1
-		}
-	}
-	// Break loops: walk each chain; meeting a joint of the current walk
-	// means a loop, cut at the joint where the walk started repeating.
-	const (
-		unseen = iota
-		walking
-		done
-	)
-	state := make([]uint8, len(js))
-	var path []int
-	for i := range js {
-		path = path[:0]
-		k := i
-		for k >= 0 && state[k] == unseen {
-			state[k] = walking
-			path = append(path, k)
-			k = parent[k]
-		}
-		if k >= 0 && state[k] == walking {
-			parent[k] = -1 // k's chain leads back to k
-		}
-		for _, p := range path {
-			state[p] = done
-		}
-	}
+	parent := sk.Parents()
 	jointNode = make([]int, len(js))
 	for i, j := range js {
 		n := &qgltf.Node{Name: j.Name}

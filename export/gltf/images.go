@@ -1,12 +1,11 @@
 package gltf
 
 import (
-	"bytes"
 	"image"
-	"image/png"
 	"math"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/texture"
 	qgltf "github.com/qmuntal/gltf"
 )
 
@@ -25,7 +24,8 @@ type imageKey struct {
 
 // PNGOf is the PNG a .glb embeds for img, Z rebuilt when rebuildZ: its
 // own PNG when it has one and Z is kept, else its pixels encoded; ok is
-// false when it has no pixels to give.
+// false when it has no pixels to give. Pixels are encoded as textures are
+// (texture.EncodePNG: one filter, bands deflated on all CPUs).
 func PNGOf(img *decode.Image, rebuildZ bool) (data []byte, ok bool) {
 	if img.PNG != nil && !rebuildZ {
 		return img.PNG, true
@@ -37,11 +37,11 @@ func PNGOf(img *decode.Image, rebuildZ bool) (data []byte, ok bool) {
 	if rebuildZ {
 		px = RebuildZ(px)
 	}
-	var buf bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, px); err != nil {
+	data, err := texture.EncodePNG(&texture.Image{NRGBA: px})
+	if err != nil {
 		return nil, false
 	}
-	return buf.Bytes(), true
+	return data, true
 }
 
 // textureOf returns the glTF texture index for img, embedding it the first

@@ -71,7 +71,7 @@ func (a *assembly) part(ctx context.Context, p string) *partOut {
 	po.mesh = pm
 	po.res = pm.newResolution(true).withImages(ctx, &a.pixels)
 	po.res.decoded, po.res.orm = a.decoded, a.orm
-	if e := partScenes.entry(p); e != nil {
+	if e := a.m.Limits.Caches.part(p); e != nil {
 		// Decoded already (for its own folder, or another model).
 		a.deps = append(a.deps, e.deps[1:]...)
 		po.scene = scaledCopy(e.scene, a.scale)
@@ -557,9 +557,16 @@ func reversed(cs []decode.Channel) []decode.Channel {
 func (m *Mesh) ModelGLBs(ctx context.Context) (glbs [][]byte, deps []Dep, err error) {
 	ctx, finish := m.deadline(ctx, "model assembly and glb export")
 	defer func() { err = finish(err) }()
+	glbs, _, deps, err = m.modelGLBs(ctx)
+	return glbs, deps, err
+}
+
+// modelGLBs is ModelGLBs without a deadline of its own, and the scenes
+// the files were exported from (LOD 0's first).
+func (m *Mesh) modelGLBs(ctx context.Context) (glbs [][]byte, scenes []*decode.Scene, deps []Dep, err error) {
 	scenes, lods, deps, err := m.assemble(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for li, s := range scenes {
 		name := m.LODGLBName(li)
@@ -568,19 +575,25 @@ func (m *Mesh) ModelGLBs(ctx context.Context) (glbs [][]byte, deps []Dep, err er
 		}
 		b, err := GLB(s)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %s: glb export: %w", m.Path, name, err)
+			return nil, nil, nil, fmt.Errorf("%s: %s: glb export: %w", m.Path, name, err)
 		}
 		if err := m.checkOutput(name, int64(len(b))); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		glbs = append(glbs, b)
 	}
-	return glbs, deps, nil
+	return glbs, scenes, deps, nil
 }
 
 // assemble decodes the model and builds one scene per LOD (lods of
 // them), then one of its collision shapes when it has any.
 func (m *Mesh) assemble(ctx context.Context) (scenes []*decode.Scene, lods int, deps []Dep, err error) {
+	return m.assembleLODs(ctx, -1)
+}
+
+// assembleLODs is assemble of the first n LODs alone (n < 0: all of them,
+// and the collision shapes).
+func (m *Mesh) assembleLODs(ctx context.Context, n int) (scenes []*decode.Scene, lods int, deps []Dep, err error) {
 	ctx, rec := withReads(ctx)
 	model, err := m.DecodeModel(ctx)
 	if err != nil {
@@ -589,13 +602,16 @@ func (m *Mesh) assemble(ctx context.Context) (scenes []*decode.Scene, lods int, 
 	a := m.newAssembly(model)
 	a.deps = rec.list()
 	for li := range model.LODs {
+		if li == n {
+			break
+		}
 		s, err := a.lodScene(ctx, li)
 		if err != nil {
 			return nil, 0, nil, err
 		}
 		scenes = append(scenes, s)
 	}
-	if len(model.Colliders) > 0 {
+	if len(model.Colliders) > 0 && n < 0 {
 		scenes = append(scenes, a.collisionScene(ctx))
 	}
 	// A texture cut short by ctx's end was left out: the model is not
@@ -622,6 +638,33 @@ func encodeImages(scenes []*decode.Scene) {
 		img      *decode.Image
 		rebuildZ bool
 	}
+	// The images to encode, each once, encoded on all CPUs; the PNGs are
+	// then matched in the order the materials name them.
+	var keys []key
+	index := map[key]int{}
+	for _, s := range scenes {
+		for i := range s.Materials {
+			mat := &s.Materials[i]
+			for _, k := range []key{{mat.BaseColorMap, false}, {mat.MetallicRoughnessMap, false}, {mat.OcclusionMap, false}, {mat.NormalMap, mat.NormalRedGreen}} {
+				if _, ok := index[k]; !ok && k.img != nil {
+					index[k] = len(keys)
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	pngs := make([][]byte, len(keys))
+	oks := make([]bool, len(keys))
+	_ = decode.ParallelEach(len(keys), func(i int) error {
+		pngs[i], oks[i] = gltf.PNGOf(keys[i].img, keys[i].rebuildZ)
+		return nil
+	})
+	pngOf := func(k key) ([]byte, bool) {
+		if i, ok := index[k]; ok {
+			return pngs[i], oks[i]
+		}
+		return gltf.PNGOf(k.img, k.rebuildZ) // a material shared by two scenes, seen canonical
+	}
 	done := map[key]*decode.Image{}
 	byPNG := map[[sha256.Size]byte]*decode.Image{}
 	canon := func(img *decode.Image, rebuildZ bool) *decode.Image {
@@ -633,7 +676,7 @@ func encodeImages(scenes []*decode.Scene) {
 			return c
 		}
 		c := img
-		if png, ok := gltf.PNGOf(img, rebuildZ); ok {
+		if png, ok := pngOf(k); ok {
 			h := sha256.Sum256(png)
 			if c = byPNG[h]; c == nil {
 				c = &decode.Image{Name: img.Name, Ref: img.Ref, PNG: png}

@@ -63,7 +63,9 @@ func beyond(c, m box) (out [3][2]float64) {
 // 0.17 to 3.5 m out, and the engine 0.21 m behind its deck (its bay
 // reaches 0.6 m under the deck in any case): their frames in
 // centurion.mdl are not those the files were made for (see decode/gem's
-// doc); their offsets are logged.
+// doc); their offsets are logged, each must stand out by more than
+// colliderTol, and the gun's barrel and its cylinder lie on opposite
+// sides of its bone, as the doc says.
 func TestCenturionCollidersOnMeshes(t *testing.T) {
 	rm := findModel(t, realModels(t), "centurion.mdl")
 	lod, coll := rm.docs[0], rm.docs[len(rm.model.LODs)]
@@ -90,6 +92,27 @@ func TestCenturionCollidersOnMeshes(t *testing.T) {
 			c.Name, c.Kind, bone, worst, out[0][0], out[0][1], out[1][0], out[1][1], out[2][0], out[2][1])
 		if onMesh[c.Name] && worst > colliderTol {
 			t.Errorf("%s: stands %.3f m out of %s's meshes' box %v (collider %v)", c.Name, worst, bone, mb, cb)
+		}
+		if !onMesh[c.Name] && worst <= colliderTol {
+			t.Errorf("%s: on %s's meshes (%.3f m out), but decode/gem's doc says centurion.mdl's frame puts it off them: update the doc", c.Name, bone, worst)
+		}
+		if c.Name == "gun" {
+			// The barrel and its cylinder on opposite sides of the bone
+			// along its x, 1 m or more each way (decode/gem's doc: "The gun").
+			g := worldOf(lod, nodeNamed(t, lod, "gun"))
+			l := math.Sqrt(g[0]*g[0] + g[1]*g[1] + g[2]*g[2])
+			along := func(b box) float64 {
+				var d float64
+				for k := 0; k < 3; k++ {
+					d += ((b.min[k]+b.max[k])/2 - g[12+k]) * g[k] / l
+				}
+				return d
+			}
+			mesh, cyl := along(mb), along(cb)
+			t.Logf("gun: the barrel's centre %.2f m along the bone's x, its cylinder's %.2f m", mesh, cyl)
+			if !(mesh < -1 && cyl > 1) {
+				t.Errorf("gun: the barrel's centre %.2f m along its bone's x, its cylinder's %.2f m; decode/gem's doc says they point opposite ways: update the doc", mesh, cyl)
+			}
 		}
 		if exact[c.Name] {
 			for k := 0; k < 3; k++ {

@@ -12,17 +12,19 @@ import (
 // output file is one entry here.
 //
 // The rule for error.txt: a mesh whose scan failed, or whose conversion
-// (decoding, or the export of NAME.glb or of NAME.obj and NAME.mtl) failed,
+// (decoding, or the export of NAME.glb, of NAME.obj and NAME.mtl, or the
+// drawing of NAME.preview.png) failed,
 // is broken. A broken mesh's folder holds header.json (which carries the
 // error under "error"), chunks/ when the scan found any, and error.txt; it
-// holds no NAME.glb, NAME.obj or NAME.mtl, not even the export that did
-// succeed, so that a folder either has all of its geometry or says why it
+// holds no NAME.glb, NAME.obj, NAME.mtl or NAME.preview.png, not even the
+// export that did succeed, so that a folder either has all of its geometry or says why it
 // has none. A chunk that fails to load is named in error.txt too, but
 // does not take the geometry away.
 //
 // NAME.obj and NAME.mtl are a mesh's (HasOBJ): a model's folder has none,
 // nor has an animation file's (decode.AnimationOnly), which holds no
-// geometry to put in them.
+// geometry to put in them. NAME.preview.png is a mesh's and a model's
+// (HasPreview), a geometry output like NAME.glb.
 
 // Output is what produces a file of the folder.
 type Output int
@@ -34,6 +36,7 @@ const (
 	OutOBJ                    // NAME.obj (part 0) and NAME.mtl (part 1): one conversion
 	OutError                  // error.txt
 	OutAnimated               // NAME.animated.glb, a conversion of the mesh and its folder's animation files (animated.go)
+	OutPreview                // NAME.preview.png, drawn from the scene NAME.glb is exported from (preview.go)
 )
 
 // Entry is one file (or folder) of a mesh's folder.
@@ -48,7 +51,7 @@ type Entry struct {
 // Converted reports whether the entry's bytes need the mesh decoded (a
 // conversion); the others come from the cheap structure scan.
 func (e Entry) Converted() bool {
-	return e.Output == OutGLB || e.Output == OutOBJ || e.Output == OutAnimated
+	return e.Output == OutGLB || e.Output == OutOBJ || e.Output == OutAnimated || e.Output == OutPreview
 }
 
 // ChangedByFailure reports whether a failed conversion adds e to the
@@ -88,6 +91,9 @@ func (m *Mesh) Entries() []Entry {
 			// The part after the LODs' (ModelGLBs).
 			es = append(es, Entry{Name: m.CollisionGLBName(), Output: OutGLB, Part: lods, Ino: 7})
 		}
+		if m.HasPreview() {
+			es = append(es, Entry{Name: m.PreviewName(), Output: OutPreview, Ino: 2})
+		}
 		return append(es, Entry{Name: ErrorName, Output: OutError, Ino: 6})
 	}
 	es := []Entry{
@@ -99,6 +105,9 @@ func (m *Mesh) Entries() []Entry {
 		es = append(es,
 			Entry{Name: m.OBJName(), Output: OutOBJ, Ino: 2},
 			Entry{Name: m.MTLName(), Output: OutOBJ, Part: 1, Ino: 3})
+	}
+	if m.HasPreview() {
+		es = append(es, Entry{Name: m.PreviewName(), Output: OutPreview, Ino: 8})
 	}
 	return append(es,
 		Entry{Name: m.AnimatedGLBName(), Output: OutAnimated, Ino: 7},

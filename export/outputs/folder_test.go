@@ -29,13 +29,13 @@ func TestFolderTable(t *testing.T) {
 		return out
 	}
 	base := strings.TrimSuffix(m.GLBName(), ".glb")
-	if got, want := names(outputs.State{Chunks: true}), []string{"header.json", "chunks", base + ".glb", base + ".obj", base + ".mtl"}; !slices.Equal(got, want) {
+	if got, want := names(outputs.State{Chunks: true}), []string{"header.json", "chunks", base + ".glb", base + ".obj", base + ".mtl", base + ".preview.png"}; !slices.Equal(got, want) {
 		t.Errorf("healthy: %v, want %v", got, want)
 	}
 	if got, want := names(outputs.State{Broken: true}), []string{"header.json", "error.txt"}; !slices.Equal(got, want) {
 		t.Errorf("broken: %v, want %v", got, want)
 	}
-	if got, want := names(outputs.State{Animated: true}), []string{"header.json", base + ".glb", base + ".obj", base + ".mtl", base + ".animated.glb"}; !slices.Equal(got, want) {
+	if got, want := names(outputs.State{Animated: true}), []string{"header.json", base + ".glb", base + ".obj", base + ".mtl", base + ".preview.png", base + ".animated.glb"}; !slices.Equal(got, want) {
 		t.Errorf("animated: %v, want %v", got, want)
 	}
 	if got, want := names(outputs.State{Broken: true, Animated: true}), []string{"header.json", "error.txt"}; !slices.Equal(got, want) {
@@ -144,7 +144,7 @@ func TestChangedByFailure(t *testing.T) {
 			got = append(got, e.Name)
 		}
 	}
-	want := []string{m.GLBName(), m.OBJName(), m.MTLName(), m.AnimatedGLBName(), outputs.ErrorName}
+	want := []string{m.GLBName(), m.OBJName(), m.MTLName(), m.PreviewName(), m.AnimatedGLBName(), outputs.ErrorName}
 	if !slices.Equal(got, want) {
 		t.Fatalf("changed by a failure: %v, want %v", got, want)
 	}

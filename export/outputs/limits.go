@@ -38,6 +38,9 @@ type Limits struct {
 	// leaves): the texture that would pass it, and each after it, goes
 	// without, as one over MaxTexturePixels does.
 	MaxTexturePixelsTotal int64
+	// PreviewSize is the side in pixels of NAME.preview.png (preview.go),
+	// at most preview.MaxSize; 0: folders have none.
+	PreviewSize int
 
 	// AssetPaths are not a bound but travel with the limits, the one
 	// setting every conversion of convert, check and the mount shares:
@@ -51,6 +54,12 @@ type Limits struct {
 	// Projects keeps the project indexes of the run (project.go; nil:
 	// each conversion builds the ones it needs).
 	Projects *Projects
+	// Caches are the decodings conversions share (NewCaches): decoded
+	// textures, the scenes of parts that models place. nil keeps
+	// nothing between conversions. They too travel with the limits: the
+	// mount's store and each convert or check run make their own, within
+	// budgets of their own.
+	Caches *Caches
 }
 
 // Textures is where the PNG of a texture file's version is kept, shared
@@ -92,6 +101,7 @@ var DefaultLimits = Limits{
 	MaxOutputSize:         DefaultMaxOutputSize,
 	MaxTexturePixels:      DefaultMaxTexturePixels,
 	MaxTexturePixelsTotal: DefaultMaxTexturePixelsTotal,
+	PreviewSize:           DefaultPreviewSize,
 }
 
 // Flag names of the limits, used by the commands and in error messages, so

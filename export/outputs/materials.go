@@ -218,10 +218,11 @@ func (r *resolution) read(cands []candidate, max int64, body bool) (b []byte, fo
 			f.Close()
 			return nil, c, tried, fmt.Errorf("%s: %d bytes, more than the %d a material file or texture may have", r.show(c.root, c.rel), f.Size(), max)
 		}
-		b, err = io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
+		b = make([]byte, f.Size())
+		_, err = io.ReadFull(io.NewSectionReader(f, 0, f.Size()), b)
 		f.Close()
 		if err != nil {
-			return nil, c, tried, err
+			return nil, c, tried, fmt.Errorf("%s: %w", r.show(c.root, c.rel), err)
 		}
 		return b, c, tried, nil
 	}
@@ -252,11 +253,14 @@ func (s slot) fields() decode.Fields {
 }
 
 // texture resolves one texture name through cands; with images it decodes
-// the file (once per pass): into pixels when the slot repacks or rebuilds
-// them (pixels), else into the PNG the .glb embeds as it is.
-func (r *resolution) texture(slotName, stored string, cands []candidate, pixels bool) (slot, *decode.Image, candidate) {
+// the file (once per pass) when an output embeds the slot (used): into
+// pixels when the slot repacks or rebuilds them (pixels), else into the
+// PNG the .glb embeds as it is. A slot no output uses is only found, as
+// for header.json.
+func (r *resolution) texture(slotName, stored string, cands []candidate, pixels, used bool) (slot, *decode.Image, candidate) {
 	s := slot{name: slotName, stored: stored}
-	b, c, tried, err := r.read(cands, r.m.Limits.MaxSourceSize, r.images)
+	images := r.images && used
+	b, c, tried, err := r.read(cands, r.m.Limits.MaxSourceSize, images)
 	if b == nil {
 		s.tried = tried
 		if err != nil && !os.IsNotExist(err) && !strings.Contains(err.Error(), "no such file") {
@@ -281,7 +285,10 @@ func (r *resolution) texture(slotName, stored string, cands []candidate, pixels 
 		ref = "../" + s.path + ".png"
 	}
 	img := &decode.Image{Name: filepath.Base(full) + PNGSuffix, Ref: ref}
-	if r.images {
+	if !images && r.images {
+		return s, img, c // not kept: a used slot of the same file decodes it
+	}
+	if images {
 		// Files are shared by their identity (Dep); an in-memory mesh's
 		// have none, so they are decoded for this pass alone.
 		var dep *Dep
@@ -357,7 +364,7 @@ func texturePixels(ctx context.Context, full string, b []byte, dep *Dep, l Limit
 	if dep == nil {
 		img, err = decodeIt()
 	} else {
-		img, err = images.get(imageKey{*dep, false, l.MaxTexturePixels}, decodeIt)
+		img, err = l.Caches.image(imageKey{*dep, false, l.MaxTexturePixels}, decodeIt)
 	}
 	if err != nil {
 		return nil, err
@@ -381,7 +388,7 @@ func texturePNG(ctx context.Context, full string, b []byte, dep *Dep, l Limits) 
 	case dep == nil:
 		return mk()
 	case ts == nil:
-		ts = memTextures{l.MaxTexturePixels}
+		ts = memTextures{l.MaxTexturePixels, l.Caches}
 	}
 	return ts.PNG(*dep, mk)
 }
@@ -403,8 +410,6 @@ type imageCache struct {
 	bytes  int64
 	budget int64
 }
-
-var images = &imageCache{budget: 512 << 20}
 
 func (c *imageCache) get(k imageKey, make func() (*decode.Image, error)) (*decode.Image, error) {
 	c.mu.Lock()
@@ -434,12 +439,15 @@ func (c *imageCache) get(k imageKey, make func() (*decode.Image, error)) (*decod
 	return img, nil
 }
 
-// memTextures keeps PNGs in the images cache: Textures without a store,
-// for limits of this MaxTexturePixels.
-type memTextures struct{ maxPixels int64 }
+// memTextures keeps PNGs in the images cache of caches: Textures without
+// a store, for limits of this MaxTexturePixels.
+type memTextures struct {
+	maxPixels int64
+	caches    *Caches
+}
 
 func (mt memTextures) PNG(d Dep, make func() ([]byte, error)) ([]byte, error) {
-	img, err := images.get(imageKey{d, true, mt.maxPixels}, func() (*decode.Image, error) {
+	img, err := mt.caches.image(imageKey{d, true, mt.maxPixels}, func() (*decode.Image, error) {
 		b, err := make()
 		return &decode.Image{PNG: b}, err
 	})
@@ -579,7 +587,7 @@ func resolveGEM(r *resolution, m *decode.Material) decode.Fields {
 	var slots []decode.Fields
 	var skins []string
 	for _, ref := range refs {
-		s, img, c := r.texture(ref.slot, ref.name, r.gemCandidates(ref.name, mtlDir), false)
+		s, img, c := r.texture(ref.slot, ref.name, r.gemCandidates(ref.name, mtlDir), false, ref.slot == "diffuse" || ref.slot == "bump")
 		switch ref.slot {
 		case "diffuse":
 			m.BaseColorMap = img
@@ -655,7 +663,7 @@ func TexturePNG(ctx context.Context, path string, limits Limits) (png []byte, d 
 	d = Dep{Path: path, Ident: f.Version().Ident}
 	ts := limits.Textures
 	if ts == nil {
-		ts = memTextures{limits.MaxTexturePixels}
+		ts = memTextures{limits.MaxTexturePixels, limits.Caches}
 	}
 	m := &Mesh{Path: path, Limits: limits}
 	ctx, finish := m.deadline(ctx, "texture decode")
@@ -764,7 +772,9 @@ func resolveTF(r *resolution, m *decode.Material) decode.Fields {
 		for _, root := range r.roots {
 			tc = append(tc, candidate{root, "textures/" + strings.TrimPrefix(tm.FileName, "/")})
 		}
-		s, img, _ := r.texture(tm.Slot, tm.FileName, tc, tm.Slot == "map_metal_gloss_ao" || tm.Slot == "map_normal" && tm.RedGreen)
+		used := tm.Slot == "map_normal" || tm.Slot == "map_metal_gloss_ao" ||
+			(tm.Slot == "map_albedo" || tm.Slot == "map_albedo_opacity") && m.BaseColorMap == nil
+		s, img, _ := r.texture(tm.Slot, tm.FileName, tc, tm.Slot == "map_metal_gloss_ao" || tm.Slot == "map_normal" && tm.RedGreen, used)
 		switch tm.Slot {
 		case "map_albedo", "map_albedo_opacity":
 			if m.BaseColorMap == nil {
@@ -1008,7 +1018,8 @@ func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 				cands = append(cands, candidate{root, p})
 			}
 		}
-		s, img, _ := r.texture(t.Slot, t.Path, cands, t.Slot == "normal" || t.Slot == "shading")
+		used := t.Slot == "albedo" || t.Slot == "normal" || t.Slot == "shading" || t.Slot == "ambient_occlusion"
+		s, img, _ := r.texture(t.Slot, t.Path, cands, t.Slot == "normal" || t.Slot == "shading", used)
 		switch t.Slot {
 		case "albedo":
 			m.BaseColorMap = img

@@ -22,20 +22,9 @@ func BenchmarkGLBTextured(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	img := image.NewNRGBA(image.Rect(0, 0, 1024, 1024))
-	for i := range img.Pix {
-		img.Pix[i] = uint8(i*7 + i>>12)
-	}
-	dds := decodetest.DDS(b, img, bcn.FormatBC1, false)
+	dds := benchTexture(b)
 	root := b.TempDir()
-	write := func(p string, data []byte) {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	write := func(p string, data []byte) { benchWrite(b, p, data) }
 	mesh := filepath.Join(root, "resource", "entity", "body.ply")
 	mtl := filepath.Join(root, "resource", "entity", "body.mtl")
 	write(mesh, ply)
@@ -54,11 +43,30 @@ func BenchmarkGLBTextured(b *testing.B) {
 			m.Tree = root
 			b.ReportAllocs()
 			for b.Loop() {
-				images = &imageCache{budget: images.budget}
+				m.Limits.Caches = NewCaches()
 				if _, err := m.GLBFile(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+	}
+}
+
+// benchTexture is a 1024² BC1 DDS of noisy pixels.
+func benchTexture(b *testing.B) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, 1024, 1024))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i*7 + i>>12)
+	}
+	return decodetest.DDS(b, img, bcn.FormatBC1, false)
+}
+
+// benchWrite writes data at p, making its folders.
+func benchWrite(b *testing.B, p string, data []byte) {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		b.Fatal(err)
 	}
 }

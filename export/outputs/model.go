@@ -451,7 +451,7 @@ func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fie
 		} else if !scanned[fd.path] {
 			scanned[fd.path] = true
 			if kind == "part" {
-				markWanted(fd.path) // its own conversions keep its scene
+				m.Limits.Caches.markWanted(fd.path) // its own conversions keep its scene
 			}
 			st, ds, err := m.partDeps(fd.path)
 			partDeps = append(partDeps, ds...)

@@ -1,6 +1,6 @@
 // Package outputs is where decoders meet exporters: for one source mesh file
-// it names the files meshfs shows (NAME.glb, NAME.obj, NAME.mtl, header.json,
-// chunks/, error.txt) and produces each of them. Both `meshfs convert` and the
+// it names the files meshfs shows (NAME.glb, NAME.obj, NAME.mtl,
+// NAME.preview.png, header.json, chunks/, error.txt) and produces each of them. Both `meshfs convert` and the
 // mount use it, so the two always show the same bytes. It knows no format by
 // name: decoders come from decode/formats, exporters from export/*.
 package outputs
@@ -203,6 +203,10 @@ func (m *Mesh) source() (*decode.Source, func(), error) {
 	}
 	if m.IsModel() {
 		src.OpenAsset = m.openAsset
+	}
+	src.Reopen = func() (io.ReaderAt, func(), error) {
+		r, _, done, err := m.openFile(m.Path)
+		return r, done, err
 	}
 	return src, done, nil
 }
@@ -582,9 +586,27 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 	// The conversion: its first error goes into header.json too.
 	var geometry [2][][]byte // by output: OutGLB, OutOBJ
 	var animated []byte      // NAME.animated.glb, when animations belong to the mesh
+	var thumb []byte         // NAME.preview.png, from the scene NAME.glb is made from
 	var convErr error
+	// drawPreview draws NAME.preview.png from the scene of the
+	// conversion, once its geometry has succeeded.
+	drawPreview := func(ctx context.Context, scene *decode.Scene) error {
+		if !m.HasPreview() || convErr != nil {
+			return nil
+		}
+		b, err := m.PreviewOf(ctx, scene)
+		thumb = b
+		return err
+	}
 	if scanErr == nil && m.IsModel() {
-		glbs, _, err := m.ModelGLBs(ctx)
+		mctx, finish := m.deadline(ctx, "model assembly and glb export")
+		glbs, scenes, _, err := m.modelGLBs(mctx)
+		err = finish(err)
+		if err == nil && m.HasPreview() {
+			pctx, finish := m.deadline(ctx, "model preview")
+			thumb, err = m.modelPreview(pctx, scenes)
+			err = finish(err)
+		}
 		if err != nil {
 			convErr = err
 			errs = append(errs, err)
@@ -628,6 +650,10 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 			} else {
 				geometry[1] = [][]byte{o, l}
 			}
+			if err := drawPreview(dctx, scene); err != nil {
+				convErr = finish(err)
+				errs = append(errs, convErr)
+			}
 			if convErr == nil {
 				// Last: it adds the animations to the scene.
 				if b, err := m.animatedGLBOf(dctx, scene); err == nil {
@@ -655,6 +681,8 @@ func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) err
 			put(e.Name, geometry[1][e.Part])
 		case OutAnimated:
 			put(e.Name, animated)
+		case OutPreview:
+			put(e.Name, thumb)
 		case OutError:
 			// Last, below: it holds emit's errors too.
 		}

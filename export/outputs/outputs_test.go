@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image/png"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -134,6 +135,12 @@ func checkFolder(t *testing.T, m *outputs.Mesh, dir string) {
 		if m.HasColliders() {
 			want = append(want, m.CollisionGLBName())
 		}
+	}
+	if m.HasPreview() {
+		want = append(want, m.PreviewName())
+		checkPreview(t, m, filepath.Join(dir, m.PreviewName()))
+	}
+	if m.IsModel() {
 	} else if anims, err := m.Animations(context.Background()); err != nil {
 		t.Errorf("%s: animations: %v", dir, err)
 	} else if len(anims) > 0 {
@@ -272,5 +279,42 @@ func checkCounts(t *testing.T, m *outputs.Mesh, hdr map[string]any) {
 	}
 	if bones := int(counts["bones"].(float64)); (bones > 0) != (c.Joints > 0) || bones > c.Joints {
 		t.Errorf("%s: header.json counts %d bones, the scene's skeleton has %d joints", m.Path, bones, c.Joints)
+	}
+}
+
+// checkPreview holds NAME.preview.png to its rule: a square PNG of
+// Limits.PreviewSize pixels a side, with something drawn on a transparent
+// background.
+func checkPreview(t *testing.T, m *outputs.Mesh, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Errorf("%s: %v", path, err)
+		return
+	}
+	if r := img.Bounds(); r.Dx() != m.Limits.PreviewSize || r.Dy() != m.Limits.PreviewSize {
+		t.Errorf("%s is %v, want %d²", path, r, m.Limits.PreviewSize)
+	}
+	var drawn, clear int
+	r := img.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if _, _, _, a := img.At(x, y).RGBA(); a == 0 {
+				clear++
+			} else {
+				drawn++
+			}
+		}
+	}
+	if clear == 0 {
+		t.Errorf("%s has no transparent background", path)
+	}
+	if drawn == 0 && !strings.Contains(path, "empty") {
+		t.Logf("%s: nothing drawn", path)
 	}
 }

@@ -32,8 +32,6 @@ type sceneEntry struct {
 	size  int64
 }
 
-var partScenes = &sceneCache{budget: 64 << 20}
-
 // entry returns the entry kept for the mesh file at path, if every file
 // it was made from is as it was. Its deps begin with the mesh file.
 func (c *sceneCache) entry(path string) *sceneEntry {
@@ -77,34 +75,73 @@ func sceneSize(s *decode.Scene) int64 {
 	return int64(c.Vertices)*64 + int64(c.Triangles)*12 + 1024
 }
 
-// wanted are the mesh files that models name, as their headers found
+// wantedSet are the mesh files that models name, as their headers found
 // them (at most wantedMax; past that it starts over).
-var wanted struct {
+type wantedSet struct {
 	sync.Mutex
 	m map[string]bool
 }
 
 const wantedMax = 1 << 16
 
-func markWanted(path string) {
-	wanted.Lock()
-	defer wanted.Unlock()
-	if wanted.m == nil || len(wanted.m) >= wantedMax {
-		wanted.m = map[string]bool{}
-	}
-	wanted.m[path] = true
+// Caches are the decodings that the conversions of one user of the
+// package share (Limits.Caches): each texture version's decoded image and
+// PNG, the scenes of the mesh files models place, and which files those
+// are. A nil *Caches keeps nothing.
+type Caches struct {
+	images imageCache
+	parts  sceneCache
+	wanted wantedSet
 }
 
-func isWanted(path string) bool {
-	wanted.Lock()
-	defer wanted.Unlock()
-	return wanted.m[path]
+// NewCaches returns empty caches that hold at most 512 MiB of decoded
+// textures and 64 MiB of parts' geometry; past either, that cache starts
+// over.
+func NewCaches() *Caches {
+	return &Caches{images: imageCache{budget: 512 << 20}, parts: sceneCache{budget: 64 << 20}}
+}
+
+// image is the image kept for k, made (and kept) now if need be.
+func (c *Caches) image(k imageKey, make func() (*decode.Image, error)) (*decode.Image, error) {
+	if c == nil {
+		return make()
+	}
+	return c.images.get(k, make)
+}
+
+// part is the scene kept for the mesh file at path (sceneCache.entry).
+func (c *Caches) part(path string) *sceneEntry {
+	if c == nil {
+		return nil
+	}
+	return c.parts.entry(path)
+}
+
+func (c *Caches) markWanted(path string) {
+	if c == nil {
+		return
+	}
+	c.wanted.Lock()
+	defer c.wanted.Unlock()
+	if c.wanted.m == nil || len(c.wanted.m) >= wantedMax {
+		c.wanted.m = map[string]bool{}
+	}
+	c.wanted.m[path] = true
+}
+
+func (c *Caches) isWanted(path string) bool {
+	if c == nil {
+		return false
+	}
+	c.wanted.Lock()
+	defer c.wanted.Unlock()
+	return c.wanted.m[path]
 }
 
 // ownSourceDeps is sourceDeps for a conversion of m for its own folder:
 // nil (nothing to keep) unless a model names m.
 func (m *Mesh) ownSourceDeps() []Dep {
-	if !isWanted(m.Path) {
+	if !m.Limits.Caches.isWanted(m.Path) {
 		return nil
 	}
 	return m.sourceDeps()
@@ -128,8 +165,8 @@ func (m *Mesh) sourceDeps() []Dep {
 // keepScene keeps scene, decoded from the sources src (sourceDeps) and
 // resolved reading the files tex, for the models that place m.
 func (m *Mesh) keepScene(scene *decode.Scene, src, tex []Dep) {
-	if src == nil || scene == nil {
+	if src == nil || scene == nil || m.Limits.Caches == nil {
 		return
 	}
-	partScenes.put(m.Path, append(append([]Dep(nil), src...), tex...), scene)
+	m.Limits.Caches.parts.put(m.Path, append(append([]Dep(nil), src...), tex...), scene)
 }

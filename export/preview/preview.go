@@ -15,10 +15,10 @@
 //
 // What is drawn: the scene's geometry, unanimated. Meshes take their
 // node transforms (a mirroring transform reverses which winding is front, as
-// in glTF); skinned meshes are drawn in their bind pose (their positions as
-// stored, which is where glTF's skinning puts them when every joint is at
-// its bind transform); morph targets are not applied. Triangles whose
-// vertices are not all finite are skipped.
+// in glTF); skinned meshes are drawn in their default pose, skinned by
+// their joints where the .glb's nodes put them, as a glTF viewer shows the
+// file unanimated (skin.go); morph targets are not applied. Triangles
+// whose vertices are not all finite are skipped.
 //
 // How: one pass per triangle, with edge functions over the triangle's
 // bounding box, and a z-buffer. Back faces are culled unless the material is
@@ -180,13 +180,19 @@ func gather(s *decode.Scene) ([]prim, error) {
 		}
 	}
 	var out []prim
+	var skeleton []decode.Mat4 // Scene.Skeleton's skinning matrices, made once
 	for mi := range s.Meshes {
 		mesh := &s.Meshes[mi]
 		var m decode.Mat4
+		var skin []decode.Mat4 // the skinning matrices of a skinned mesh (skin.go)
 		switch {
-		case len(s.Nodes) > 0 && mesh.Skinned && mesh.Skin != nil && len(mesh.Skin.Joints) > 0,
-			len(s.Nodes) == 0 && mesh.Skinned && s.Skeleton != nil && len(s.Skeleton.Joints) > 0:
-			m = decode.Identity4() // bind pose: positions as stored
+		case len(s.Nodes) > 0 && mesh.Skinned && mesh.Skin != nil && len(mesh.Skin.Joints) > 0:
+			m, skin = decode.Identity4(), skinMats(mesh.Skin, nodeWorld)
+		case len(s.Nodes) == 0 && mesh.Skinned && s.Skeleton != nil && len(s.Skeleton.Joints) > 0:
+			if skeleton == nil {
+				skeleton = skeletonMats(s.Skeleton)
+			}
+			m, skin = decode.Identity4(), skeleton
 		default:
 			m = decode.Identity4()
 			if !mesh.Transform.IsIdentity() {
@@ -225,6 +231,9 @@ func gather(s *decode.Scene) ([]prim, error) {
 			}
 			if len(p.Colors) > 0 && len(p.Colors[0]) != n {
 				return nil, fmt.Errorf("%s: %d colours for %d positions", where(), len(p.Colors[0]), n)
+			}
+			if skin != nil {
+				p = posed(p, skin)
 			}
 			out = append(out, prim{p: p, m: m, normal: nm, mirror: m.Det3() < 0})
 		}

@@ -348,13 +348,19 @@ func extent(img *image.NRGBA) (x0, x1, y0, y1 int) {
 
 // TestTransforms: a mesh hung on a node tree is drawn where its world
 // positions are, and a skinned mesh where its positions are (bind pose).
-func TestTransforms(t *testing.T) {
-	const size = 48
+// movedCube is cube moved by (3, 0, 0) and stretched twice along Y.
+func movedCube() decode.Primitive {
 	moved := cube()
 	for k := range moved.Positions {
 		moved.Positions[k][0] += 3
 		moved.Positions[k][1] *= 2
 	}
+	return moved
+}
+
+func TestTransforms(t *testing.T) {
+	const size = 48
+	moved := movedCube()
 	want := render(t, sceneOf(nil, cube(), moved), size)
 
 	tree := &decode.Scene{

@@ -99,6 +99,14 @@ type blenderArmature struct {
 // reports in job order.
 func runBlender(t *testing.T, blender string, jobs []blenderJob) []blenderReport {
 	t.Helper()
+	return runScript[blenderJob, blenderReport](t, blender, "inspect_imports.py", jobs)
+}
+
+// runScript runs the script blender/name in one headless Blender process
+// over jobs (written as JOBS.json) and returns its reports (read from
+// REPORT.json), one per job, in their order.
+func runScript[J, R any](t *testing.T, blender, name string, jobs []J) []R {
+	t.Helper()
 	dir := t.TempDir()
 	jobsPath, reportPath := filepath.Join(dir, "jobs.json"), filepath.Join(dir, "report.json")
 	b, err := json.Marshal(jobs)
@@ -108,7 +116,7 @@ func runBlender(t *testing.T, blender string, jobs []blenderJob) []blenderReport
 	if err := os.WriteFile(jobsPath, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script, err := filepath.Abs(filepath.Join("blender", "inspect_imports.py"))
+	script, err := filepath.Abs(filepath.Join("blender", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +130,7 @@ func runBlender(t *testing.T, blender string, jobs []blenderJob) []blenderReport
 	if err != nil {
 		t.Fatalf("blender wrote no report: %v\n%s", err, lastLines(out, 40))
 	}
-	var reports []blenderReport
+	var reports []R
 	if err := json.Unmarshal(b, &reports); err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +193,10 @@ func checkBlender(t *testing.T, blender string, folders []*meshFolder, exp map[*
 			images += len(exp[tg.mf].images)
 			textured += len(exp[tg.mf].materials)
 			errs = compareGLB(&r, exp[tg.mf])
+			if e := exp[tg.mf]; len(errs) == 0 && len(e.bones) > 0 && len(r.Armatures) == 1 {
+				t.Logf("%s: armature of %d bones (the source lists %d); the %d that weigh on vertices move them", label,
+					len(r.Armatures[0].Bones), len(e.sourceBones), len(e.weightedBones))
+			}
 		} else {
 			errs = compareOBJ(&r, exp[tg.mf])
 		}

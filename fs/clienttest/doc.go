@@ -43,7 +43,8 @@
 //
 // Models (.mdl) are TestModelClients' (models_test.go, with
 // blender/inspect_models.py; `go test ./fs/clienttest -run TestModelClients
-// -clients`): it mounts the model trees of ../shared/assets, reads every
+// -clients`): it mounts the model trees of ../shared/assets and
+// ../shared/realdata/gem, reads every
 // model's header.json with no assembly made, and has Blender import every
 // LOD's .glb as one hierarchy with the file's nodes as objects or bones
 // under the file's parents, the materials its primitives use, its images
@@ -51,14 +52,26 @@
 // their skin, and mirrored parts facing as their unmirrored twins. In the
 // GEM models, it checks where skinned parts land as Blender evaluates them
 // (tracks_test.go): each skinned track along the hull, around its side's
-// road wheels and on its track*.vol shape of NAME.collision.glb, and the
-// pilot's skin around the bones driving it.
+// road wheels and on its track*.vol shape of NAME.collision.glb (both sides,
+// mirrored and not; centurion.mdl's, whose files were made for
+// centurions.mdl, on end as decode/gem's doc says), and every other skin
+// (the pilot's, the horse's tack) around the bones driving it.
 //
-// The package has only tests. preview.sh with blender/render_preview.py is
-// `make preview`: it mounts testdata/ and ../shared/assets and renders every
-// mesh's .glb with Blender's Workbench engine, base colour textures shown,
-// into build/preview/contact-sheet.png, and a small 256-colour sheet of it
-// into build/preview/preview-small.png (a copy is docs/preview.png, for the
-// README). With MODELS=../shared/assets it renders the assembled models'
-// LOD 0 instead (docs/models.png).
+// TestPreviewClients (previews_test.go, with blender/judge_previews.py;
+// `go test ./fs/clienttest -run TestPreviewClients -clients`) mounts
+// testdata/ and ../shared/assets and has one Blender process render every
+// mesh and model folder's NAME.glb with the camera of its NAME.preview.png
+// (export/preview: orthographic from glTF (+1, +1, +1), up +Y, the
+// vertices' box's circumscribed sphere filling the square), Workbench on a
+// transparent film, flat light and texture colours, back faces culled as
+// the materials say. The alpha silhouettes (alpha ≥ 128) must have an
+// intersection over union of at least 0.9 for at least 95% of the files,
+// every figure logged; for a file whose materials show a base colour
+// texture in Blender, the mean colour of meshfs's covered pixels must have
+// the chromaticity (r, g, b)/(r+g+b) of Blender's within 0.03 in each
+// channel (meshfs's picture is lit, Blender's flat, so only the
+// brightness differs; the ratio is logged). MESHFS_PREVIEW_KEEP=DIR keeps
+// the pairs that disagree.
+//
+// The package has only tests.
 package clienttest

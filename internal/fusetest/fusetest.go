@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 )
 
@@ -166,4 +168,57 @@ func LimitWithFree(t testing.TB, free int) uint64 {
 			free--
 		}
 	}
+}
+
+// NoLeaks is what TestMain exits with after m.Run returned code, once
+// every mount was unmounted and closed: 1, saying what is left on stderr,
+// when a run that passed left goroutines running (watchers, cache
+// maintenance, FUSE loops); else code.
+func NoLeaks(code int) int {
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goroutines left after the tests: %v\n", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// A Mounter is a file system a test mounts (package fs's *FS).
+type Mounter interface {
+	Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error)
+	Close()
+}
+
+// Mount mounts f at a fresh folder (a direct mount as root; debug logs
+// go-fuse's requests) and returns the folder. When the test ends it
+// unmounts it with unmount, then closes f. A mount that fails closes f
+// and ends the test (CannotMount).
+func Mount(t testing.TB, f Mounter, unmount func(*fuse.Server, string) error, debug bool) string {
+	t.Helper()
+	mnt := t.TempDir()
+	srv, err := f.Mount(mnt, fuse.MountOptions{DirectMount: os.Geteuid() == 0, Debug: debug})
+	if err != nil {
+		f.Close()
+		CannotMount(t, err)
+	}
+	t.Cleanup(func() {
+		if err := unmount(srv, mnt); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+		f.Close()
+	})
+	return mnt
+}
+
+// CannotMount ends a test whose mount failed with err: it fails, except
+// outside CI on a machine without /dev/fuse, where it skips.
+func CannotMount(t testing.TB, err error) {
+	t.Helper()
+	if os.Getenv("CI") == "" {
+		if _, serr := os.Stat("/dev/fuse"); serr != nil {
+			t.Skipf("no /dev/fuse here (%v); mount tests need FUSE", serr)
+		}
+	}
+	t.Fatalf("cannot mount: %v", err)
 }

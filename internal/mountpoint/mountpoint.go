@@ -63,14 +63,9 @@ type Paths struct {
 // is not: the mount runs without it (Paths.CacheErr).
 func Check(source, mnt, cacheDir string, nonempty bool) (Paths, error) {
 	var p Paths
-	src, err := realPath(source)
+	src, err := sourceDir(source)
 	if err != nil {
-		return p, fmt.Errorf("source: %w", err)
-	}
-	if fi, err := os.Stat(src); err != nil {
-		return p, fmt.Errorf("source: %w", err)
-	} else if !fi.IsDir() {
-		return p, fmt.Errorf("source %s is not a directory", source)
+		return p, err
 	}
 	absMnt, err := filepath.Abs(mnt)
 	if err != nil {
@@ -100,32 +95,67 @@ func Check(source, mnt, cacheDir string, nonempty bool) (Paths, error) {
 		}
 	}
 	p.Source, p.Mountpoint = src, m
+	return p, checkCache(&p, cacheDir, []string{"source", src, "mount point", m})
+}
+
+// CheckServed is Check for a door without a mount point (`meshfs serve`):
+// the source must be a folder, and the cache folder is checked as Check
+// checks it against the source alone.
+func CheckServed(source, cacheDir string) (Paths, error) {
+	var p Paths
+	src, err := sourceDir(source)
+	if err != nil {
+		return p, err
+	}
+	p.Source = src
+	return p, checkCache(&p, cacheDir, []string{"source", src})
+}
+
+// sourceDir is the real path of the source folder.
+func sourceDir(source string) (string, error) {
+	src, err := realPath(source)
+	if err != nil {
+		return "", fmt.Errorf("source: %w", err)
+	}
+	if fi, err := os.Stat(src); err != nil {
+		return "", fmt.Errorf("source: %w", err)
+	} else if !fi.IsDir() {
+		return "", fmt.Errorf("source %s is not a directory", source)
+	}
+	return src, nil
+}
+
+// checkCache sets p.CacheDir (or p.CacheErr) from cacheDir, which may
+// neither be, lie inside nor hold any of the folders given as pairs of
+// what and path.
+func checkCache(p *Paths, cacheDir string, folders []string) error {
 	if cacheDir == "" {
-		return p, nil
+		return nil
 	}
 	c, err := realPath(cacheDir)
 	if err != nil {
 		p.CacheErr = fmt.Errorf("cache folder: %w", err)
-		return p, nil
+		return nil
 	}
-	for _, o := range []struct{ what, path string }{{"source", src}, {"mount point", m}} {
+	for i := 0; i+1 < len(folders); i += 2 {
+		what, path := folders[i], folders[i+1]
 		switch {
-		case o.path == c:
-			return p, fmt.Errorf("cache folder %s is the %s itself: meshfs would write into it; give --cache-dir a folder outside it, or --no-disk-cache", c, o.what)
-		case within(o.path, c):
-			return p, fmt.Errorf("cache folder %s is inside the %s %s: meshfs would write into it; give --cache-dir a folder outside it, or --no-disk-cache", c, o.what, o.path)
-		case within(c, o.path):
-			return p, fmt.Errorf("cache folder %s holds the %s %s: give --cache-dir a folder of its own, or --no-disk-cache", c, o.what, o.path)
+		case path == c:
+			return fmt.Errorf("cache folder %s is the %s itself: meshfs would write into it; give --cache-dir a folder outside it, or --no-disk-cache", c, what)
+		case within(path, c):
+			return fmt.Errorf("cache folder %s is inside the %s %s: meshfs would write into it; give --cache-dir a folder outside it, or --no-disk-cache", c, what, path)
+		case within(c, path):
+			return fmt.Errorf("cache folder %s holds the %s %s: give --cache-dir a folder of its own, or --no-disk-cache", c, what, path)
 		}
 	}
 	if err := diskcache.Check(c); errors.Is(err, diskcache.ErrNotCache) {
-		return p, err
+		return err
 	} else if err != nil {
 		p.CacheErr = err
-		return p, nil
+		return nil
 	}
 	p.CacheDir = c
-	return p, nil
+	return nil
 }
 
 // realPath is p made absolute with every symbolic link and ".." resolved

@@ -79,3 +79,25 @@ func TestSource(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckServed: a served source must be a folder, and the cache folder
+// may be neither the source, inside it, nor around it.
+func TestCheckServed(t *testing.T) {
+	src := t.TempDir()
+	file := filepath.Join(src, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(t.TempDir(), "cache")
+	if p, err := CheckServed(src, cache); err != nil || p.Source != src || p.CacheDir != cache {
+		t.Errorf("CheckServed: %+v, %v", p, err)
+	}
+	if _, err := CheckServed(file, ""); err == nil {
+		t.Errorf("a file as the source was accepted")
+	}
+	for _, c := range []string{src, filepath.Join(src, "cache"), filepath.Dir(src)} {
+		if _, err := CheckServed(src, c); err == nil {
+			t.Errorf("cache folder %s accepted for source %s", c, src)
+		}
+	}
+}

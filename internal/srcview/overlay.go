@@ -25,19 +25,19 @@ import (
 // Layers are the folders whose trees the game's view of the folder root
 // merges, in the order a name is looked for: root itself, then its
 // archives (above). Just root for a folder inside an archive, one holding
-// no archive, or no folder at all. Kept per version of the folder (a file
-// added, removed or renamed in it changes its time).
+// no archive, or no folder at all. A *Packed view keeps them per version
+// of the folder (a file added, removed or renamed in it changes its time).
 func Layers(v View, root string) []string {
 	fi, read, err := v.Stat(root)
 	if err != nil || !fi.IsDir() || read.Path != root {
 		return []string{root}
 	}
-	k := layerKey{v, root}
-	layerCache.Lock()
-	pl, ok := layerCache.m[k]
-	layerCache.Unlock()
-	if ok && pl.id.Same(read.Ident) {
-		return pl.paths
+	var kept *layerCache
+	if p, ok := v.(*Packed); ok {
+		kept = &p.layers
+	}
+	if paths, ok := kept.get(root, read.Ident); ok {
+		return paths
 	}
 	ents, err := v.ReadDir(root)
 	if err != nil {
@@ -59,18 +59,8 @@ func Layers(v View, root string) []string {
 	}
 	slices.Reverse(paths)
 	paths = append([]string{root}, paths...)
-	layerCache.Lock()
-	if layerCache.m == nil || len(layerCache.m) > 1024 {
-		layerCache.m = map[layerKey]layerList{}
-	}
-	layerCache.m[k] = layerList{read.Ident, paths}
-	layerCache.Unlock()
+	kept.put(root, read.Ident, paths)
 	return paths
-}
-
-type layerKey struct {
-	v    View
-	root string
 }
 
 type layerList struct {
@@ -78,7 +68,31 @@ type layerList struct {
 	paths []string
 }
 
-var layerCache struct {
+// layerCache keeps the layers of up to 1024 folders, by path; past that it
+// starts over. A nil *layerCache keeps nothing.
+type layerCache struct {
 	sync.Mutex
-	m map[layerKey]layerList
+	m map[string]layerList
+}
+
+func (c *layerCache) get(root string, id version.Ident) ([]string, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.Lock()
+	defer c.Unlock()
+	pl, ok := c.m[root]
+	return pl.paths, ok && pl.id.Same(id)
+}
+
+func (c *layerCache) put(root string, id version.Ident, paths []string) {
+	if c == nil {
+		return
+	}
+	c.Lock()
+	defer c.Unlock()
+	if c.m == nil || len(c.m) > 1024 {
+		c.m = map[string]layerList{}
+	}
+	c.m[root] = layerList{id, paths}
 }

@@ -163,6 +163,7 @@ type Packed struct {
 	budget  *archive.Budget
 	tick    int64       // counts uses of listings (packed.used)
 	nested  atomic.Bool // SetNested
+	layers  layerCache  // Layers of the view's folders
 	// Listed counts the archives listed from their central directory (or
 	// local headers), Resumed those whose kept listing served instead.
 	Listed, Resumed atomic.Int64

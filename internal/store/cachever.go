@@ -46,8 +46,8 @@ func CacheVersion(limits outputs.Limits) string {
 			v += " exe " + exeHash()
 		}
 	}
-	return v + fmt.Sprintf(" limits %d/%d/%v/%d/%d", limits.MaxSourceSize, limits.MaxOutputSize, limits.Timeout,
-		limits.MaxTexturePixels, limits.MaxTexturePixelsTotal)
+	return v + fmt.Sprintf(" limits %d/%d/%v/%d/%d preview %d", limits.MaxSourceSize, limits.MaxOutputSize, limits.Timeout,
+		limits.MaxTexturePixels, limits.MaxTexturePixelsTotal, limits.PreviewSize)
 }
 
 var exeHashOnce = sync.OnceValue(func() string {

@@ -29,7 +29,8 @@ func (s *Store) Listing(ctx context.Context, m *outputs.Mesh, v version.Version)
 	broken := s.KnownBroken(m, v, r)
 	animated := !broken && r.ScanErr == nil && s.Animated(ctx, m, v)
 	files = m.Files(outputs.State{Chunks: len(r.Chunks) > 0, Broken: broken, Animated: animated})
-	final = broken || (s.Converted(m, v, OutGLB) && (!m.HasOBJ() || s.Converted(m, v, OutOBJ)))
+	final = broken || (s.Converted(m, v, OutGLB) && (!m.HasOBJ() || s.Converted(m, v, OutOBJ)) &&
+		(!m.HasPreview() || s.Converted(m, v, OutPreview)))
 	return files, r, warm, final, nil
 }
 

@@ -88,8 +88,14 @@ func TestFolderView(t *testing.T) {
 	if size, _, ok, _ := s.CheapSize(ctx, m, v, glb, "", true); !ok || size != int64(len(want)) {
 		t.Fatalf("size of the converted .glb %d (%v), want %d", size, ok, len(want))
 	}
+	if _, _, _, final, _ := s.Listing(ctx, m, v); final {
+		t.Fatal("the listing is final before the preview is drawn")
+	}
+	if e, err := s.Geometry(ctx, m, v, OutPreview); err != nil || e.Err != nil {
+		t.Fatalf("preview: %v", err)
+	}
 	if _, _, _, final, _ := s.Listing(ctx, m, v); !final {
-		t.Fatal("the listing after both conversions is not final")
+		t.Fatal("the listing after every conversion is not final")
 	}
 	if _, _, ok := s.PassFile(ctx, m, v); ok {
 		t.Fatal("a .glb below PassMin offered for passthrough")

@@ -219,7 +219,14 @@ const (
 	// attaches (the listing's State.Animated).
 	OutAnimated = "animated"
 	OutAnims    = "anims"
+	// OutPreview is NAME.preview.png, drawn by a conversion of its own
+	// (or in the one pass of a scan that decodes).
+	OutPreview = "preview"
 )
+
+// conversions are the outputs whose failure breaks a folder (the folder
+// table's rule for error.txt), in the order error.txt reports them.
+func conversions() []string { return []string{OutGLB, OutOBJ, OutPreview} }
 
 // ScanResult is a cached structure scan of one source version, fresh or
 // persisted in the disk cache by an earlier mount (scanrecord.go).
@@ -420,7 +427,7 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 	if onDisk {
 		label += DiskSuffix
 	} else {
-		if output == OutGLB && m.CanScanDecode() {
+		if (output == OutGLB || output == OutPreview) && m.CanScanDecode() {
 			// One pass only for a conversion to come: a .glb in memory
 			// whose scan was evicted wants the scan alone.
 			if _, inMem := s.Cache.Peek(key); !inMem {
@@ -478,6 +485,17 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 		case OutAnimated:
 			var b []byte
 			b, err = m.AnimatedGLBFile(ctx)
+			e = &cache.Entry{Parts: [][]byte{b}}
+		case OutPreview:
+			// Drawn from its own decoding, not from the .glb's bytes:
+			// its stat converts nothing else.
+			var b []byte
+			if sc != nil && sc.scene != nil {
+				b, err = m.PreviewFromScan(ctx, sc.scene)
+				sc.scene, start = nil, start.Add(-sc.took)
+			} else {
+				b, err = m.PreviewFile(ctx)
+			}
 			e = &cache.Entry{Parts: [][]byte{b}}
 		}
 		s.RecordConversion(time.Since(start))
@@ -615,6 +633,16 @@ func (s *Store) ErrorText(ctx context.Context, m *outputs.Mesh, fp version.Versi
 		if o.Err != nil && (g.Err == nil || o.Err.Error() != g.Err.Error()) {
 			errs = append(errs, o.Err)
 		}
+		if m.HasPreview() && g.Err == nil && o.Err == nil {
+			// `convert` draws the preview once the exports succeeded.
+			p, err := s.Geometry(ctx, m, fp, OutPreview)
+			if err != nil {
+				return nil, err
+			}
+			if p.Err != nil {
+				errs = append(errs, p.Err)
+			}
+		}
 	}
 	return outputs.ErrorText(errs...), nil
 }
@@ -631,7 +659,7 @@ func (s *Store) Failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err
 	case r.HdrErr != nil:
 		err, scan = r.HdrErr, true
 	default:
-		for _, out := range []string{OutGLB, OutOBJ} {
+		for _, out := range conversions() {
 			key := Key(m, fp, out)
 			if e, ok := s.Cache.Peek(key); ok {
 				err = e.Err
@@ -675,7 +703,7 @@ func (s *Store) FailedOnDisk(m *outputs.Mesh, fp version.Version) bool {
 	if s.Disk == nil {
 		return false
 	}
-	for _, out := range []string{OutGLB, OutOBJ} {
+	for _, out := range conversions() {
 		if _, failed := s.DiskFailure(Key(m, fp, out)); failed {
 			return true
 		}
@@ -688,7 +716,7 @@ func (s *Store) FailedOnDisk(m *outputs.Mesh, fp version.Version) bool {
 func IsConversion(label string) bool {
 	i := strings.LastIndexByte(label, '/')
 	out := label[i+1:]
-	return out == OutGLB || out == OutOBJ || out == OutAnimated
+	return out == OutGLB || out == OutOBJ || out == OutAnimated || out == OutPreview
 }
 
 // Animated reports whether some animation file of the folder belongs to
@@ -1085,7 +1113,10 @@ func (s *Store) prewarmWalk(ctx context.Context, p *prewarmState) {
 		m := s.NewMesh(path, format)
 		fp := s.Versions.Version(path, version.FromStat(&st))
 		cached := true
-		for _, out := range []string{OutGLB, OutOBJ} {
+		for _, out := range conversions() {
+			if out == OutPreview && !m.HasPreview() {
+				continue
+			}
 			if _, ok := s.Cache.Peek(Key(m, fp, out)); ok {
 				continue
 			}
@@ -1413,6 +1444,8 @@ func Conversion(e outputs.Entry) (output string, part int) {
 		return OutOBJ, e.Part
 	case outputs.OutAnimated:
 		return OutAnimated, 0
+	case outputs.OutPreview:
+		return OutPreview, 0
 	}
 	return OutGLB, e.Part
 }

@@ -49,10 +49,15 @@ import (
 // before the decoder refuses the result (tfever.MaxRegions). Scripts cut by
 // the sandbox's one-second deadline get further on faster machines, which
 // the constant leaves twice that room for.
+//
+// NAME.preview.png adds a fixed cost per mesh, bounded by the preview's
+// side, not the source: previewBytes at the default 256² (the picture, its
+// z-buffer and the PNG's buffers, with room).
 const (
 	heapMultiple   = 32
 	binaryConstant = 4 << 20
 	luaConstant    = 512 << 20
+	previewBytes   = 16 * outputs.DefaultPreviewSize * outputs.DefaultPreviewSize
 )
 
 // bound is the most v's conversion may allocate.

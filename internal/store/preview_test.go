@@ -1,0 +1,119 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/meshgen"
+)
+
+// NAME.preview.png is an output of its own: listing the folder and sizing
+// every other file draws nothing; its stat draws it alone (no .glb is
+// exported for it), at convert's bytes; it is then sized from memory, and
+// a remount sizes and serves it from the disk cache without drawing.
+func TestPreviewOutput(t *testing.T) {
+	p := texturedMesh(t)
+	ctx := context.Background()
+	disk := t.TempDir()
+	s, _ := newStore(t, filepath.Dir(p), disk)
+	m, v := meshOf(t, s, p)
+	pv, ok := m.Entry(m.PreviewName())
+	if !ok || !pv.Converted() {
+		t.Fatalf("no converted %s in %v", m.PreviewName(), m.Names())
+	}
+	label := Label(m, OutPreview)
+	loads := func(s *Store, label string) int64 { return s.Cache.Stats().Loads[label] }
+
+	files, _, _, _, err := s.Listing(ctx, m, v)
+	if err != nil || !names(files)[m.PreviewName()] {
+		t.Fatalf("listing %v: %v", names(files), err)
+	}
+	for _, e := range files {
+		if e.Output == outputs.OutPreview {
+			continue
+		}
+		if _, _, err := s.NewOutput(m, e, "", false).Size(ctx, v, false); err != nil && !e.Dir {
+			t.Fatalf("%s: %v", e.Name, err)
+		}
+	}
+	if n := loads(s, label); n != 0 {
+		t.Fatalf("listing and sizing the other files drew %d previews", n)
+	}
+	if _, _, ok, costly := s.CheapSize(ctx, m, v, pv, "", true); ok || !costly {
+		t.Fatalf("an undrawn preview's size: ok %v, costly %v", ok, costly)
+	}
+
+	s2, _ := newStore(t, filepath.Dir(p), t.TempDir())
+	m2, v2 := meshOf(t, s2, p)
+	size, _, err := s2.NewOutput(m2, pv, "", false).Size(ctx, v2, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, glbs := loads(s2, label), loads(s2, Label(m2, OutGLB)); n != 1 || glbs != 0 {
+		t.Fatalf("a stat of the preview drew %d previews and exported %d .glb files", n, glbs)
+	}
+	got, _, err := s2.Content(ctx, m2, v2, pv, "")
+	if err != nil || int64(len(got)) != size {
+		t.Fatalf("content %d bytes (%v), stat said %d", len(got), err, size)
+	}
+	img, err := png.Decode(bytes.NewReader(got))
+	if err != nil || img.Bounds().Dx() != outputs.DefaultPreviewSize || img.Bounds().Dy() != outputs.DefaultPreviewSize {
+		t.Fatalf("preview: %v, %v", img.Bounds(), err)
+	}
+	dir := t.TempDir()
+	if err := m2.WriteDir(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	if want, err := os.ReadFile(filepath.Join(dir, m2.PreviewName())); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the store's preview is not convert's (%v)", err)
+	}
+
+	// Drawn in s, saved to its disk cache: a remount knows its size and
+	// serves its bytes without drawing.
+	if _, err := s.Geometry(ctx, m, v, OutPreview); err != nil {
+		t.Fatal(err)
+	}
+	r := reopen(t, s, disk)
+	m3, v3 := meshOf(t, r, p)
+	if n, _, ok, _ := r.CheapSize(ctx, m3, v3, pv, "", false); !ok || n != size {
+		t.Fatalf("remount: preview size %d (%v), want %d", n, ok, size)
+	}
+	b, _, err := r.Content(ctx, m3, v3, pv, "")
+	if err != nil || !bytes.Equal(b, got) {
+		t.Fatalf("remount: preview differs (%v)", err)
+	}
+	if n := loads(r, label); n != 0 {
+		t.Fatalf("remount drew %d previews", n)
+	}
+	if n := loads(r, label+DiskSuffix); n != 1 {
+		t.Fatalf("remount loaded %d previews from disk", n)
+	}
+}
+
+// PreviewSize 0: no folder holds a preview.
+func TestNoPreview(t *testing.T) {
+	src := t.TempDir()
+	b, err := meshgen.GEM(50, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(src, "m.ply")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newStore(t, src, t.TempDir())
+	s.Limits.PreviewSize = 0
+	m, v := meshOf(t, s, p)
+	files, _, _, _, err := s.Listing(context.Background(), m, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Entry(m.PreviewName()); ok || names(files)[m.PreviewName()] {
+		t.Fatalf("a preview with PreviewSize 0: %v", names(files))
+	}
+}

@@ -1,0 +1,156 @@
+package vfs
+
+import (
+	"errors"
+	"io/fs"
+	"syscall"
+
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/mirror"
+	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/walk"
+)
+
+// What an entry of a source folder shows as is decided here, once, for
+// every door: the tree's Stat, ReadDir and Open, and the mount's LOOKUP
+// and READDIR (package fs), which keeps kernel state over the answer.
+
+// SourceKind is what an entry of a source folder shows as.
+type SourceKind uint8
+
+const (
+	SourceFolder  SourceKind = iota + 1 // a folder
+	SourceArchive                       // an archive: a folder of its tree
+	SourceMesh                          // a mesh or model: a folder of its outputs
+	SourceLink                          // a symbolic link, shown as it is
+	SourceFile                          // a file passed through
+	SourcePNG                           // a texture's PNG
+	SourceText                          // an error text known now (Text)
+)
+
+// A SourceEntry is what the entry of a source folder shows as now.
+type SourceEntry struct {
+	Kind SourceKind
+	// Stat is the source's (a PNG's and a texture error's: the
+	// texture's; an archive's error.txt: the archive's), a mesh's
+	// permissions narrowed by the files its outputs are made from as far
+	// as they are known (mirror.Narrow); At is when it was taken.
+	Stat syscall.Stat_t
+	At   mirror.Moment
+	// Path is where the source is read from (a PNG's: the texture's),
+	// Packed set inside an archive.
+	Path   string
+	Packed bool
+	// Mesh is a mesh's, as the store converts it (store.NewMesh).
+	Mesh *outputs.Mesh
+	// Text is an error text's bytes: a texture's NAME.EXT.error.txt once
+	// its PNG failed, an archive's error.txt (mirror.Folder.ErrorText).
+	Text []byte
+}
+
+// SourceLookup decides what the entry name of source folder d shows as now
+// (internal/mirror's rules; a name the root keeps for the mount,
+// MetaName, is the caller's): fs.ErrNotExist, wrapped, for a name not
+// shown.
+func (t *FS) SourceLookup(d *mirror.Folder, name string) (SourceEntry, error) {
+	var e SourceEntry
+	e.Path, e.Packed = d.Path(name)
+	e.At = d.Now()
+	if err := d.Lstat(name, &e.Stat, e.At); err != nil {
+		if !errors.Is(err, syscall.ENOENT) {
+			return e, err
+		} else if src := mirror.PNGSource(name); src != "" {
+			return t.pngSource(d, src)
+		} else if src := mirror.ErrorSource(name); src != "" {
+			return t.textureError(d, src)
+		} else if b := d.ErrorText(); b != nil && name == outputs.ErrorName {
+			e.Kind, e.Text = SourceText, b
+			return e, syscall.Stat(d.Abs, &e.Stat)
+		}
+		return e, err
+	}
+	k, format, _ := d.Kind(name, &e.Stat, d.InFolder())
+	switch k {
+	case 0:
+		return e, fs.ErrNotExist
+	case syscall.S_IFDIR:
+		e.Kind = SourceFolder
+	case mirror.KindArchive:
+		e.Kind = SourceArchive
+	case mirror.KindMesh:
+		e.Kind, e.Mesh = SourceMesh, t.st.NewMesh(e.Path, format)
+		mirror.Narrow(e.Mesh, &e.Stat, t.versions.Set(e.Path).Paths())
+	case syscall.S_IFLNK:
+		e.Kind = SourceLink
+	default:
+		e.Kind = SourceFile
+	}
+	return e, nil
+}
+
+// texture is an entry of kind k standing for the texture called src in
+// d: its path and stat, fs.ErrNotExist when there is none.
+func texture(d *mirror.Folder, src string, k SourceKind) (SourceEntry, error) {
+	e := SourceEntry{Kind: k, At: d.Now()}
+	e.Path, e.Packed = d.Path(src)
+	if err := d.Lstat(src, &e.Stat, e.At); err != nil {
+		return e, fs.ErrNotExist
+	}
+	return e, nil
+}
+
+// pngSource is the PNG of the texture called src in d: there while the
+// texture is a regular file that decodes (walk.Sniffer.ShowsPNG) and its
+// PNG is not known to fail.
+func (t *FS) pngSource(d *mirror.Folder, src string) (SourceEntry, error) {
+	e, err := texture(d, src, SourcePNG)
+	if err == nil && (e.Stat.Mode&syscall.S_IFMT != syscall.S_IFREG || !t.sniffer.ShowsPNG(e.Path, &e.Stat) || t.st.TextureFailure(e.Path, &e.Stat) != "") {
+		err = fs.ErrNotExist
+	}
+	return e, err
+}
+
+// textureError is NAME.EXT.error.txt of the texture called src in d: there
+// once its PNG is known to fail, in the PNG's place.
+func (t *FS) textureError(d *mirror.Folder, src string) (SourceEntry, error) {
+	e, err := texture(d, src, SourceText)
+	if err != nil {
+		return e, err
+	}
+	msg := t.st.TextureFailure(e.Path, &e.Stat)
+	if msg == "" {
+		return e, fs.ErrNotExist
+	}
+	e.Text = []byte(msg + "\n")
+	return e, nil
+}
+
+// List is the listing of source folder d (mirror.Folder.List), a
+// texture's PNG known to fail listed as NAME.EXT.error.txt instead.
+func (t *FS) List(d *mirror.Folder) ([]mirror.Entry, error) {
+	ents, err := d.List()
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range ents {
+		if src := mirror.PNGSource(e.Name); src != "" && e.Ino == 0 {
+			if _, err := t.textureError(d, src); err == nil {
+				ents[i].Name = src + mirror.TextureErrorSuffix
+			}
+		}
+	}
+	return ents, nil
+}
+
+// Parts are what the tree is made of that the mount (package fs) keeps its
+// kernel state over: the store, the sniffer, the versions. A mount made on
+// a tree sets the store's Hooks and Ctx and runs the watcher itself
+// (Config.NoWatch).
+func (t *FS) Parts() (*store.Store, *walk.Sniffer, *version.Tracker) {
+	return t.st, t.sniffer, &t.versions
+}
+
+// NewFolder is the Folder of the source folder at abs, as the tree shows
+// it (Config.Overlay), unwatched.
+func (t *FS) NewFolder(abs string) *mirror.Folder { return t.newFolder(abs) }

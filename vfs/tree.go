@@ -1,0 +1,560 @@
+package vfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"log"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/mirror"
+	"github.com/meshfs/meshfs/internal/mountpoint"
+	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/walk"
+	"github.com/meshfs/meshfs/internal/watch"
+)
+
+// MetaName is the name the mount keeps at the root for its own
+// statistics (.meshfs): a source entry of that name is never shown.
+const MetaName = ".meshfs"
+
+// Config is what one tree is made of; nothing else is read from the
+// process (no package-level settings).
+type Config struct {
+	// Source is the folder to show.
+	Source string
+	// Store is what outputs are made and kept by: memory and disk caches,
+	// limits, concurrency, GC pacing.
+	Store store.Config
+	// Log receives one line per broken mesh and per watcher problem (nil:
+	// discard).
+	Log *log.Logger
+	// NoWatch disables the watcher: a change of a file a mesh's outputs
+	// are made from besides the mesh itself (a texture, a material file)
+	// is then not seen.
+	NoWatch bool
+	// Overlay shows a resource/ or res/ folder as the game sees it
+	// (mirror.Folder.Overlay).
+	Overlay bool
+}
+
+// FS is the tree of one source folder (a Tree). Close it when done.
+type FS struct {
+	source string
+	log    *log.Logger
+	cfg    Config
+	// sniffer remembers which format (or none) a source file version is.
+	sniffer  *walk.Sniffer
+	st       *store.Store
+	versions version.Tracker
+	watch    *watch.Watcher
+	// stop ends the saves that wait for a quiet moment (store.Store.Ctx).
+	stop context.CancelFunc
+	// tag folds the converter's version and limits into every output's
+	// Version: other limits, other bytes.
+	tag string
+
+	mu sync.Mutex
+	// folders are the source folders met, by path, each for the file it
+	// was met as (a folder replaced by another gets a Folder of its own).
+	folders map[string]*folder
+	root    *mirror.Folder
+}
+
+type folder struct {
+	id version.File
+	f  *mirror.Folder
+}
+
+var _ Tree = (*FS)(nil)
+
+// New makes the tree of cfg.Source; nothing is read yet but the source's
+// path.
+func New(cfg Config) (*FS, error) {
+	src, err := mountpoint.Source(cfg.Source)
+	if err != nil {
+		return nil, err
+	}
+	lg := cfg.Log
+	if lg == nil {
+		lg = log.New(io.Discard, "", 0)
+	}
+	t := &FS{source: src, log: lg, cfg: cfg, folders: map[string]*folder{}}
+	if t.st, err = store.Open(cfg.Store, src, &t.versions, lg); err != nil {
+		return nil, err
+	}
+	if t.sniffer, err = walk.NewSniffer(); err != nil {
+		t.st.Cache.Close()
+		return nil, err
+	}
+	h := fnv.New64a()
+	h.Write([]byte(store.CacheVersion(t.st.Limits)))
+	t.tag = fmt.Sprintf("%x", h.Sum64())
+	var ctx context.Context
+	ctx, t.stop = context.WithCancel(context.Background())
+	t.st.Ctx = ctx
+	t.st.Sniff = func(p string, st *syscall.Stat_t) decode.Format {
+		fm, _, _ := t.sniffer.Sniff(p, st)
+		return fm
+	}
+	t.st.Hooks = hooks{t}
+	t.root = t.newFolder(src)
+	if !cfg.NoWatch {
+		if w, err := watch.New(watchHandler{t}); err != nil {
+			lg.Printf("meshfs: watching %s: %v (changes of textures and materials are not seen)", src, err)
+		} else {
+			t.watch = w
+			t.st.Limits.Projects.Told() // Changed tells the project indexes too
+			t.watchFolder(t.root)
+			w.Start()
+		}
+	}
+	return t, nil
+}
+
+// Close stops the watcher and frees the caches. Files open stay readable
+// only while their bytes are in memory already.
+func (t *FS) Close() {
+	t.st.StopPrewarm()
+	t.stop()
+	t.st.DiskWrites.Wait()
+	if t.watch != nil {
+		t.watch.Close()
+	}
+	t.st.Cache.Close()
+	t.sniffer.Close()
+	srcview.Default.Forget(t.source)
+}
+
+// Source is the absolute path of the folder shown.
+func (t *FS) Source() string { return t.source }
+
+// Prewarm converts every mesh under the source in the background; Close
+// stops it.
+func (t *FS) Prewarm() { t.st.Prewarm() }
+
+func (t *FS) newFolder(abs string) *mirror.Folder {
+	return &mirror.Folder{Abs: abs, Sniffer: t.sniffer, Overlay: t.cfg.Overlay}
+}
+
+// maxFolders bounds the folders kept: past it, the tree starts over (a
+// Folder made afresh stats afresh, which is never wrong).
+const maxFolders = 1 << 14
+
+// folderAt is the Folder of the source folder abs met as file id.
+func (t *FS) folderAt(abs string, id version.File) *mirror.Folder {
+	t.mu.Lock()
+	f := t.folders[abs]
+	if f == nil || f.id != id {
+		if len(t.folders) >= maxFolders {
+			t.folders = map[string]*folder{}
+		}
+		f = &folder{id: id, f: t.newFolder(abs)}
+		t.folders[abs] = f
+	}
+	t.mu.Unlock()
+	t.watchFolder(f.f)
+	return f.f
+}
+
+// Kinds of node of the tree.
+type kind uint8
+
+const (
+	kFolder kind = iota // a source folder or an archive
+	kMesh               // a mesh file's folder of outputs
+	kChunks             // a mesh folder's chunks/
+	kOutput             // a file of a mesh folder, or a chunk
+	kFile               // a source file passed through
+	kLink               // a symbolic link, shown, never followed
+	kText               // bytes known at lookup (an error.txt)
+	kPNG                // a texture's PNG
+)
+
+// node is one name of the tree resolved now.
+type node struct {
+	kind kind
+	name string
+	// st is the source's stat: the folder's, the file's, the mesh's (its
+	// permissions narrowed), the texture's.
+	st syscall.Stat_t
+	// dir is the folder itself (kFolder), else the source folder the
+	// source is in; abs the source's path; packed: inside an archive.
+	dir    *mirror.Folder
+	abs    string
+	base   string // the source's name in dir
+	packed bool
+	// A mesh's: its outputs and the version they are made from now.
+	mesh  *outputs.Mesh
+	v     version.Version
+	entry outputs.Entry
+	chunk string
+	text  []byte
+}
+
+// errNotDir is what a name below a file gets.
+var errNotDir = fmt.Errorf("not a folder: %w", fs.ErrNotExist)
+
+// pathError says which name an error is of, mapping ESTALE to ErrStale.
+func pathError(op, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, syscall.ESTALE) && !errors.Is(err, ErrStale) {
+		err = fmt.Errorf("%w (%v)", ErrStale, err)
+	}
+	return &fs.PathError{Op: op, Path: name, Err: err}
+}
+
+// validName reports whether name is a name of the tree (the package doc).
+func validName(name string) bool {
+	return name == "" || fs.ValidPath(name) && name != "." && !strings.ContainsAny(name, "\\\x00")
+}
+
+// resolve walks the tree to name.
+func (t *FS) resolve(ctx context.Context, op, name string) (*node, error) {
+	if !validName(name) {
+		return nil, pathError(op, name, fs.ErrInvalid)
+	}
+	t.st.Activity.Touch()
+	n := &node{kind: kFolder, dir: t.root, abs: t.source}
+	if err := t.root.Stat(&n.st); err != nil {
+		return nil, pathError(op, name, err)
+	}
+	if name == "" {
+		return n, nil
+	}
+	for _, elem := range strings.Split(name, "/") {
+		if err := ctx.Err(); err != nil {
+			return nil, pathError(op, name, err)
+		}
+		next, err := t.child(ctx, n, elem)
+		if err != nil {
+			return nil, pathError(op, name, err)
+		}
+		n = next
+	}
+	return n, nil
+}
+
+// child resolves the entry name of folder n.
+func (t *FS) child(ctx context.Context, n *node, name string) (*node, error) {
+	switch n.kind {
+	case kFolder:
+		return t.inFolder(n.dir, name)
+	case kMesh:
+		e, ok := n.mesh.Entry(name)
+		if !ok {
+			return nil, fs.ErrNotExist
+		}
+		holds, _, err := t.st.Holds(ctx, n.mesh, n.v, e)
+		if err != nil {
+			return nil, err
+		} else if !holds {
+			return nil, fs.ErrNotExist
+		}
+		c := *n
+		c.name, c.entry = name, e
+		if c.kind = kOutput; e.Output == outputs.OutChunks {
+			c.kind = kChunks
+		}
+		return &c, nil
+	case kChunks:
+		r, err := t.st.Scan(ctx, n.mesh, n.v)
+		if err != nil {
+			return nil, err
+		} else if _, ok := r.Chunk(name); !ok {
+			return nil, fs.ErrNotExist
+		}
+		c := *n
+		c.kind, c.name, c.entry, c.chunk = kOutput, name, outputs.Entry{}, name
+		return &c, nil
+	}
+	return nil, errNotDir
+}
+
+// inFolder resolves the entry name of source folder d as every door
+// shows it (SourceLookup).
+func (t *FS) inFolder(d *mirror.Folder, name string) (*node, error) {
+	if d == t.root && name == MetaName {
+		return nil, fs.ErrNotExist
+	}
+	e, err := t.SourceLookup(d, name)
+	if err != nil {
+		return nil, err
+	}
+	n := &node{name: name, st: e.Stat, dir: d, abs: e.Path, base: name, packed: e.Packed, text: e.Text, mesh: e.Mesh}
+	switch e.Kind {
+	case SourceFolder:
+		n.kind, n.dir = kFolder, t.folderAt(e.Path, version.FromStat(&n.st).File)
+	case SourceArchive:
+		n.kind, n.dir = kFolder, t.folderAt(e.Path, mirror.ArchiveFile(&n.st))
+	case SourceMesh:
+		n.kind = kMesh
+		if _, n.v, err = mirror.Versioned(&n.st, version.FromStat(&n.st).File, n.abs, &t.versions); err != nil {
+			return nil, err
+		}
+	case SourceLink:
+		n.kind = kLink
+	case SourceFile:
+		n.kind = kFile
+	case SourcePNG:
+		n.kind, n.base = kPNG, mirror.PNGSource(name)
+	case SourceText:
+		n.kind = kText
+	}
+	return n, nil
+}
+
+// meshVersion narrows the permissions of mesh node n's stat by the files
+// its outputs are made from as known now (mirror.Narrow) and returns the
+// version of its outputs.
+func (t *FS) meshVersion(n *node) (version.Version, error) {
+	mirror.Narrow(n.mesh, &n.st, t.versions.Set(n.abs).Paths())
+	_, v, err := mirror.Versioned(&n.st, version.FromStat(&n.st).File, n.abs, &t.versions)
+	return v, err
+}
+
+// renarrow restats mesh node n after a scan or conversion of version v,
+// which may have found files that narrow its permissions
+// (mirror.Renarrowed).
+func (t *FS) renarrow(n *node) {
+	now := node{abs: n.abs, mesh: n.mesh}
+	if n.dir.Lstat(n.base, &now.st, n.dir.Now()) != nil {
+		return
+	}
+	nv, err := t.meshVersion(&now)
+	if err == nil {
+		n.st = *mirror.Renarrowed(&n.st, n.v, &now.st, nv)
+	}
+}
+
+// Stat describes name; an output whose size needs a conversion is
+// converted.
+func (t *FS) Stat(ctx context.Context, name string) (Info, error) {
+	n, err := t.resolve(ctx, "stat", name)
+	if err != nil {
+		return Info{}, err
+	}
+	info, err := t.info(ctx, n, false)
+	return info, pathError("stat", name, err)
+}
+
+// info describes n; with cheap, converting nothing (Size -1 instead).
+func (t *FS) info(ctx context.Context, n *node, cheap bool) (Info, error) {
+	switch n.kind {
+	case kFolder, kMesh, kChunks:
+		return t.infoOf(n, fs.ModeDir, 0, t.identToken(n)), nil
+	case kLink:
+		i := t.infoOf(n, 0, n.st.Size, t.identToken(n))
+		i.Mode = fs.ModeSymlink | fs.FileMode(n.st.Mode&0o777)
+		return i, nil
+	case kFile:
+		return t.infoOf(n, 0, n.st.Size, t.identToken(n)), nil
+	case kText:
+		return t.infoOf(n, 0, int64(len(n.text)), t.identToken(n)), nil
+	case kPNG:
+		if cheap {
+			return t.infoOf(n, 0, -1, t.identToken(n)), nil
+		}
+		b, st, v, err := t.st.TexturePNG(ctx, n.abs, version.FromStat(&n.st).File)
+		if err != nil {
+			return Info{}, err
+		}
+		n.st = *st
+		return t.infoOf(n, 0, int64(len(b)), t.token(v, "png")), nil
+	}
+	size, scanned, ok, _ := t.st.CheapSize(ctx, n.mesh, n.v, n.entry, n.chunk, true)
+	if !ok && n.entry.Output == outputs.OutError && n.chunk == "" {
+		// Listed only when the failure is known: its text is at hand.
+		b, _, err := t.st.Content(ctx, n.mesh, n.v, n.entry, "")
+		size, ok, scanned = int64(len(b)), err == nil, true
+	}
+	if !ok && cheap {
+		size = -1
+	} else if !ok {
+		data, raw, err := t.st.Content(ctx, n.mesh, n.v, n.entry, n.chunk)
+		if err != nil {
+			return Info{}, err
+		}
+		size, scanned = int64(len(data)), true
+		if raw != nil {
+			size = raw.Length
+		}
+	}
+	if scanned {
+		t.renarrow(n)
+	}
+	return t.infoOf(n, 0, size, t.outputToken(n)), nil
+}
+
+// infoOf is n's Info of the given type and size: the source's times and
+// owner, its permissions read-only (mirror.ReadOnlyMode).
+func (t *FS) infoOf(n *node, typ fs.FileMode, size int64, ver string) Info {
+	return Info{
+		Name:    n.name,
+		Mode:    typ | fs.FileMode(mirror.ReadOnlyMode(n.st.Mode, typ == fs.ModeDir)),
+		Size:    size,
+		ModTime: time.Unix(n.st.Mtim.Unix()),
+		Uid:     n.st.Uid,
+		Gid:     n.st.Gid,
+		Version: ver,
+	}
+}
+
+// identToken is the Version of a node whose bytes are its source's.
+func (t *FS) identToken(n *node) string {
+	id := version.FromStat(&n.st)
+	return fmt.Sprintf("%x-%x-%x-%x", id.Dev, id.Ino, id.Size, id.MtimeNs)
+}
+
+// token is the Version of an output of source version v.
+func (t *FS) token(v version.Version, output string) string {
+	return fmt.Sprintf("%x-%x-%x-%x-%x-%s-%s", v.Dev, v.Ino, v.Size, v.MtimeNs, v.Deps, t.tag, output)
+}
+
+func (t *FS) outputToken(n *node) string {
+	if n.chunk != "" {
+		return t.token(n.v, "chunks/"+n.chunk)
+	}
+	return t.token(n.v, n.entry.Name)
+}
+
+// ReadDir lists the folder name, sorted by name; it converts nothing (a
+// size only a conversion can tell is -1).
+func (t *FS) ReadDir(ctx context.Context, name string) ([]Info, error) {
+	n, err := t.resolve(ctx, "readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	list, err := t.readDir(ctx, n)
+	if err != nil {
+		return nil, pathError("readdir", name, err)
+	}
+	slices.SortFunc(list, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
+	return list, nil
+}
+
+func (t *FS) readDir(ctx context.Context, n *node) ([]Info, error) {
+	var names []string
+	switch n.kind {
+	case kFolder:
+		ents, err := t.List(n.dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			names = append(names, e.Name)
+		}
+	case kMesh:
+		files, _, _, _, err := t.st.Listing(ctx, n.mesh, n.v)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range files {
+			names = append(names, e.Name)
+		}
+	case kChunks:
+		r, err := t.st.Scan(ctx, n.mesh, n.v)
+		if err != nil {
+			return nil, err
+		}
+		names = r.Chunks
+	default:
+		return nil, errNotDir
+	}
+	list := make([]Info, 0, len(names))
+	for _, name := range names {
+		c, err := t.child(ctx, n, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone since the listing
+		} else if err != nil {
+			return nil, err
+		}
+		info, err := t.info(ctx, c, true)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, info)
+	}
+	return list, nil
+}
+
+// Open opens the file name: the bytes of the version of this moment.
+func (t *FS) Open(ctx context.Context, name string) (File, error) {
+	n, err := t.resolve(ctx, "open", name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := t.open(ctx, n)
+	return f, pathError("open", name, err)
+}
+
+func (t *FS) open(ctx context.Context, n *node) (File, error) {
+	switch n.kind {
+	case kFolder, kMesh, kChunks:
+		return nil, fmt.Errorf("a folder: %w", fs.ErrInvalid)
+	case kLink:
+		return nil, fmt.Errorf("a symbolic link, not followed: %w", fs.ErrInvalid)
+	case kText:
+		info, _ := t.info(ctx, n, true)
+		return &memFile{data: n.text, info: info}, nil
+	case kFile:
+		return t.openSource(n)
+	case kPNG:
+		b, st, v, err := t.st.TexturePNG(ctx, n.abs, version.FromStat(&n.st).File)
+		if err != nil {
+			return nil, err
+		}
+		n.st = *st
+		return &memFile{data: b, info: t.infoOf(n, 0, int64(len(b)), t.token(v, "png"))}, nil
+	}
+	data, raw, err := t.st.Content(ctx, n.mesh, n.v, n.entry, n.chunk)
+	if err != nil {
+		return nil, err
+	}
+	t.renarrow(n)
+	if raw == nil {
+		return &memFile{data: data, info: t.infoOf(n, 0, int64(len(data)), t.outputToken(n))}, nil
+	}
+	info := t.infoOf(n, 0, raw.Length, t.outputToken(n))
+	return openWindow(n.abs, n.v.Ident, raw.Offset, raw.Length, info)
+}
+
+// hooks is the tree's side of what the store finds (store.Hooks).
+type hooks struct{ t *FS }
+
+// DepsFound watches the folders of the files a mesh's outputs are made
+// from, and those above them whose modes narrow the outputs.
+func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
+	if changed {
+		if d := h.t.watchedFolder(filepath.Dir(mesh)); d != nil {
+			d.Changes.Add(1) // no stat of the folder taken before is reused
+		}
+	}
+	if h.t.watch == nil {
+		return
+	}
+	paths := deps.Paths()
+	for _, p := range deps.Paths() {
+		paths = append(paths, version.Folders(mesh, p)...)
+	}
+	h.t.watch.AddFoldersOf(paths, func(dir string, err error) {
+		h.t.st.LogOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
+	})
+}
+
+// Broken needs nothing: a tree keeps no listing a failure could outdate.
+func (hooks) Broken(string) {}
