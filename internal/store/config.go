@@ -69,6 +69,9 @@ func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*
 	if cfg.Limits != nil {
 		s.Limits = *cfg.Limits
 	}
+	if s.Limits.Projects == nil {
+		s.Limits.Projects = outputs.NewProjects() // one index per project for the mount
+	}
 	if s.Limits.Caches == nil {
 		// The store's conversions share decodings; another store's do not.
 		s.Limits.Caches = outputs.NewCaches()
