@@ -94,6 +94,9 @@ type item struct {
 func find(label, dir string, models bool) ([]item, error) {
 	var out []item
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && p != dir && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir // an editor's caches (UNIGINE's .runtimes), not the game's files
+		}
 		if err != nil || d.IsDir() || outputs.IsCompanion(p) {
 			return err
 		}
@@ -115,7 +118,8 @@ func find(label, dir string, models bool) ([]item, error) {
 
 // pick takes at most n items and their tiles: in turn from each group,
 // within a turn the coloured ones (a texture or vertex colours:
-// colourful) first and the groups of testdata/ last; in their order.
+// colourful) first and the groups of testdata/ last, and tiles that draw
+// nothing after all others; in their order.
 func pick(items []item, tiles []*image.NRGBA, n int) ([]item, []*image.NRGBA) {
 	if len(items) <= n {
 		return items, tiles
@@ -124,15 +128,17 @@ func pick(items []item, tiles []*image.NRGBA, n int) ([]item, []*image.NRGBA) {
 	rank := make([]int, len(items))
 	for i, it := range items {
 		rank[i] = turn[it.group]
-		turn[it.group]++
+		if drawn(tiles[i]) > 0 { // an empty tile takes no group's turn
+			turn[it.group]++
+		}
 	}
 	type key struct {
-		grey, testdata bool
-		rank           int
+		empty, grey, testdata bool
+		rank                  int
 	}
 	keys := make([]key, len(items))
 	for i, it := range items {
-		keys[i] = key{!colourful(tiles[i]), strings.HasPrefix(it.label, "testdata/"), rank[i]}
+		keys[i] = key{drawn(tiles[i]) == 0, !colourful(tiles[i]), strings.HasPrefix(it.label, "testdata/"), rank[i]}
 	}
 	idx := make([]int, len(items))
 	for i := range idx {
@@ -141,6 +147,8 @@ func pick(items []item, tiles []*image.NRGBA, n int) ([]item, []*image.NRGBA) {
 	sort.SliceStable(idx, func(a, b int) bool {
 		ka, kb := keys[idx[a]], keys[idx[b]]
 		switch {
+		case ka.empty != kb.empty: // a tile that draws nothing (a scene whose meshes are all missing) last
+			return !ka.empty
 		case ka.rank != kb.rank:
 			return ka.rank < kb.rank
 		case ka.grey != kb.grey:
@@ -155,6 +163,17 @@ func pick(items []item, tiles []*image.NRGBA, n int) ([]item, []*image.NRGBA) {
 		outItems[i], outTiles[i] = items[k], tiles[k]
 	}
 	return outItems, outTiles
+}
+
+// drawn counts a tile's drawn (not transparent) pixels.
+func drawn(t *image.NRGBA) int {
+	n := 0
+	for i := 3; t != nil && i < len(t.Pix); i += 4 {
+		if t.Pix[i] != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // colourful reports whether a tenth of a tile's drawn pixels are not grey.
