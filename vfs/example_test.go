@@ -45,5 +45,6 @@ func ExampleNew() {
 	// orient.glb false
 	// orient.mtl false
 	// orient.obj false
+	// orient.preview.png false
 	// glTF true <nil>
 }
