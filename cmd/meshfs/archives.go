@@ -95,7 +95,7 @@ func archiveJobs(v *srcview.Packed, p, rel, tree string) []meshJob {
 	return jobs
 }
 
-// sniffEntry sniffs an entry as formats.SniffFile does a file.
+// sniffEntry sniffs an entry as outputs.OpenSource does a file.
 func sniffEntry(a *archive.Archive, e *archive.Entry) (decode.Format, error) {
 	head, err := a.Head(e, formats.HeadSize)
 	if err != nil {

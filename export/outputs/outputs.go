@@ -60,7 +60,7 @@ func Open(path string) (*Mesh, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := formats.SniffFile(real)
+	f, err := sniffSource(srcview.Disk, real)
 	if err != nil || f == nil {
 		return nil, err
 	}
@@ -96,8 +96,8 @@ func OpenSource(path string, limits Limits) (*Mesh, error) {
 	return m, nil
 }
 
-// sniffSource sniffs the file at path as formats.SniffFile does, through
-// the view v.
+// sniffSource sniffs the head of the file at path (formats.SniffReader),
+// opened through the view v.
 func sniffSource(v srcview.View, path string) (decode.Format, error) {
 	f, err := v.Open(path)
 	if err != nil {
