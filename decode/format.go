@@ -23,6 +23,11 @@ type Source struct {
 	// through it. It is nil when there are no roots to look in. The caller
 	// closes what it returns when it implements io.Closer.
 	OpenAsset func(rel string) (r io.ReaderAt, size int64, opened string, err error)
+	// Project is the index of the file's project when its format is a
+	// ProjectIndexer and the file is in a project (project.go), else nil.
+	// A model resolves references through it and opens the files it
+	// names through OpenAsset, whose roots then start with the project's.
+	Project ProjectIndex
 	// Reopen opens the file again as R was opened (an archive's entry
 	// within its archive), for a chunk's Load called after the caller
 	// closed R; done closes what it opened. Nil: the file is not reopened.

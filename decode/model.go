@@ -73,6 +73,9 @@ type ModelNode struct {
 	// (bone kind, limits, speed, parameters), for glTF node extras and
 	// header.json.
 	Extras Fields
+	// Light is a light at the node (Light's rule: it shines along the
+	// node's −Z), or nil.
+	Light *Light
 }
 
 // ModelPart is one mesh file placed at a node.

@@ -56,6 +56,25 @@ type Node struct {
 	Matrix Mat4
 	// Extras are the node's own fields (glTF node extras).
 	Extras Fields
+	// Light, when set, is a light at the node (glTF KHR_lights_punctual).
+	Light *Light
+}
+
+// Light is a punctual light, as KHR_lights_punctual has them: it shines
+// along its node's local −Z (a directional or spot light), from its
+// node's origin (a point or spot light).
+type Light struct {
+	Kind string // "directional", "point" or "spot"
+	// Color is linear RGB, each within [0, 1].
+	Color [3]float32
+	// Intensity is the engine's brightness as written (glTF takes it as
+	// lux for a directional light, candela for the others); ≥ 0.
+	Intensity float32
+	// Range bounds a point or spot light's reach in metres; 0: unbounded.
+	Range float32
+	// InnerCone and OuterCone are a spot light's cone half-angles in
+	// radians, 0 ≤ InnerCone < OuterCone ≤ π/2; both 0 for glTF's default.
+	InnerCone, OuterCone float32
 }
 
 // Skin binds a skinned mesh of a scene with Nodes to its joints.

@@ -232,6 +232,7 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 		} else {
 			f.watch = w
 			f.ttl.Watched = true
+			f.st.Limits.Projects.Told() // Changed tells the project indexes too
 			f.watchDir(f.root)
 		}
 	}

@@ -61,22 +61,4 @@ func BenchmarkFirstReadModelInova(b *testing.B) {
 }
 
 // copyFiles copies the regular files of the tree from into to.
-func copyFiles(b *testing.B, from, to string) {
-	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Join(to, filepath.Dir(rel)), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-}
+func copyFiles(b *testing.B, from, to string) { decodetest.CopyTree(b, from, to) }

@@ -27,7 +27,7 @@ import (
 // come from davInfo.
 
 // propfind answers a PROPFIND of name.
-func (h *Handler) propfind(w http.ResponseWriter, r *http.Request, name string) {
+func (h *Handler) propfind(w http.ResponseWriter, r *http.Request, tree vfs.Tree, name string) {
 	switch r.Header.Get("Depth") {
 	case "0", "1":
 	default: // "infinity", or none, which means infinity (RFC 4918, 9.1)
@@ -41,10 +41,15 @@ func (h *Handler) propfind(w http.ResponseWriter, r *http.Request, name string) 
 		return
 	}
 	defer h.release()
-	d := &davFS{tree: h.tree, infos: map[string]vfs.Info{}}
+	d := &davFS{tree: tree, infos: map[string]vfs.Info{}}
 	info, err := d.stat(r.Context(), name)
 	if err == nil && !shown(info.Mode) {
 		err = fmt.Errorf("%s: not a folder or a regular file: %w", name, fs.ErrNotExist)
+	}
+	if err == nil && info.IsDir() && r.Header.Get("Depth") == "1" {
+		// Listed before webdav writes its 207: an error after that could
+		// only cut the multistatus short.
+		d.listing, err = tree.ReadDir(r.Context(), name)
 	}
 	if err != nil {
 		h.fail(w, r, err)
@@ -65,6 +70,8 @@ type davFS struct {
 	mu   sync.Mutex
 	// infos are the entries known so far, by tree name.
 	infos map[string]vfs.Info
+	// listing is the asked folder's, for a depth-1 PROPFIND.
+	listing []vfs.Info
 }
 
 // stat is the Info of name: known, or asked of the tree once.
@@ -147,9 +154,12 @@ func (f *davFile) Stat() (fs.FileInfo, error) { return f.d.Stat(f.ctx, f.p) }
 // Readdir lists the folder: each entry shown (a folder or a regular
 // file) is remembered when the listing knows its size.
 func (f *davFile) Readdir(int) ([]fs.FileInfo, error) {
-	infos, err := f.d.tree.ReadDir(f.ctx, f.name)
-	if err != nil {
-		return nil, asPathError("readdir", f.p, err)
+	infos := f.d.listing // webdav lists only the folder asked, once
+	if infos == nil {
+		var err error
+		if infos, err = f.d.tree.ReadDir(f.ctx, f.name); err != nil {
+			return nil, asPathError("readdir", f.p, err)
+		}
 	}
 	out := make([]fs.FileInfo, 0, len(infos))
 	f.d.mu.Lock()

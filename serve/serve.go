@@ -20,6 +20,12 @@
 // A folder's GET or HEAD, and everything under browse.AssetPrefix, is the
 // browser's view (package serve/browse).
 //
+// Without Auth a client may be any user of the machine (or of the network
+// the operator opened the door to): the door serves the tree as the
+// "other" class may read it (vfs.Others), so that no one reads through it
+// what the source's modes keep from them. With Auth, an admitted client is
+// one the operator trusts with the daemon user's view.
+//
 // A request holds one of Queue slots while the tree resolves it (the Stat,
 // Open or listing that may convert: a warm one for microseconds, a cold
 // one for its conversion), and none while its body is sent; when every
@@ -143,10 +149,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == "PROPFIND" {
-		h.propfind(w, r, name)
+		h.propfind(w, r, h.treeFor(), name)
 		return
 	}
-	h.get(w, r, name)
+	h.get(w, r, h.treeFor(), name)
+}
+
+// treeFor is the tree a request is answered from: without Auth, the
+// other class's view (a fresh vfs.Others, whose folder checks last the
+// request).
+func (h *Handler) treeFor() vfs.Tree {
+	if h.cfg.Auth == nil {
+		return vfs.Others(h.tree)
+	}
+	return h.tree
 }
 
 // treeName is the tree name of the URL path p (already percent-decoded):
@@ -190,7 +206,7 @@ func (h *Handler) release() { <-h.slots }
 func shown(m fs.FileMode) bool { return m.IsDir() || m.IsRegular() }
 
 // get answers a GET or HEAD of name.
-func (h *Handler) get(w http.ResponseWriter, r *http.Request, name string) {
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, tree vfs.Tree, name string) {
 	if !h.acquire(w) {
 		return
 	}
@@ -201,7 +217,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, name string) {
 		}
 	}()
 	ctx := r.Context()
-	info, err := h.tree.Stat(ctx, name)
+	info, err := tree.Stat(ctx, name)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -209,7 +225,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, name string) {
 	if info.IsDir() {
 		h.release()
 		held = false
-		h.browse.ServeHTTP(w, r)
+		h.browse.With(tree).ServeHTTP(w, r)
 		return
 	}
 	if !info.Mode.IsRegular() {
@@ -218,7 +234,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, name string) {
 	}
 	var content io.ReaderAt = noReads{}
 	if r.Method == http.MethodGet {
-		f, err := h.tree.Open(ctx, name)
+		f, err := tree.Open(ctx, name)
 		if err != nil {
 			h.fail(w, r, err)
 			return

@@ -489,3 +489,31 @@ func TestSlowReaderHoldsNoSlot(t *testing.T) {
 		t.Errorf("GET while another client reads nothing of its body: %d %q", r.code, r.body)
 	}
 }
+
+// TestOtherClassView: without auth the door answers as the other class may
+// read (a file others may not read is 403, a folder they may not search
+// hides what is below it, also from PROPFIND and the folder page); an
+// admitted client reads the daemon user's view.
+func TestOtherClassView(t *testing.T) {
+	root := t.TempDir()
+	must(t, os.Chmod(root, 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "open.txt"), []byte("open"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "own.txt"), []byte("own"), 0o600))
+	must(t, os.Mkdir(filepath.Join(root, "shut"), 0o700))
+	must(t, os.WriteFile(filepath.Join(root, "shut", "in.txt"), []byte("in"), 0o644))
+	anon := door(t, New(dirTree(t, root), Config{}))
+	wantCode(t, curl(t, anon+"/open.txt"), 200, "a file others may read")
+	wantCode(t, curl(t, anon+"/own.txt"), 403, "a file others may not read")
+	wantCode(t, curl(t, anon+"/shut/in.txt"), 403, "a file in a folder others may not search")
+	wantCode(t, curl(t, "-X", "PROPFIND", "-H", "Depth: 1", anon+"/shut/"), 403, "PROPFIND of a folder others may not search")
+	wantCode(t, curl(t, "-H", "Accept: text/html", anon+"/shut/"), 403, "the page of a folder others may not list")
+
+	file := filepath.Join(t.TempDir(), "auth")
+	must(t, os.WriteFile(file, []byte("0123456789abcdef-token\n"), 0o600))
+	a, err := LoadAuth(file)
+	must(t, err)
+	admitted := door(t, New(dirTree(t, root), Config{Auth: a}))
+	tok := "Authorization: Bearer 0123456789abcdef-token"
+	wantCode(t, curl(t, "-H", tok, admitted+"/own.txt"), 200, "an admitted client, a file only the owner reads")
+	wantCode(t, curl(t, "-H", tok, admitted+"/shut/in.txt"), 200, "an admitted client, in a folder only the owner searches")
+}

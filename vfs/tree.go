@@ -121,6 +121,7 @@ func New(cfg Config) (*FS, error) {
 			lg.Printf("meshfs: watching %s: %v (changes of textures and materials are not seen)", src, err)
 		} else {
 			t.watch = w
+			t.st.Limits.Projects.Told() // Changed tells the project indexes too
 			t.watchFolder(t.root)
 			w.Start()
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -42,23 +41,7 @@ func runBin(t *testing.T, dir string, args ...string) (string, int) {
 }
 
 // copyTree copies the regular files under from to to.
-func copyTree(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return writeFile(filepath.Join(to, rel), b)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+func copyTree(t *testing.T, from, to string) { decodetest.CopyTree(t, from, to) }
 
 func writeFile(p string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -210,6 +210,9 @@ func runConvert(ctx context.Context, args []string, outDir string, jobs int, lim
 		limits.View = srcview.NewView()
 	}
 	start := time.Now()
+	if limits.Projects == nil {
+		limits.Projects = outputs.NewProjects() // one index per project for the run
+	}
 	list := collectMeshes(args, limits.View)
 	failed := runMeshes(ctx, list, jobs, "converting", stderr, func(ctx context.Context, j meshJob) error {
 		j.m.Limits = limits

@@ -24,6 +24,7 @@ var All = []decode.Format{
 	gem.VolFormat{},
 	unigine.Format{},
 	unigine.AnimFormat{},
+	unigine.SceneFormat{},
 	tfever.Msh{},
 	tfever.Ani{},
 	tfever.Mdl{},

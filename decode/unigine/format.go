@@ -185,8 +185,10 @@
 //   - The records are kept as stored: a flag byte each and their values in
 //     one array (Anim.Flags, Anim.Values); Scan only checks them.
 //
-// Scenes (.node, .world; ReadScene, not yet a Format) are XML read into a
-// one-LOD decode.Model:
+// Scenes (.node, .world; SceneFormat, a decode.ModelDecoder, and ReadScene)
+// are XML read into a one-LOD decode.Model, through the project's GUID
+// index (decode.ProjectIndexer: both formats implement it; the caller
+// keeps the index):
 //   - Nodes are the <node> elements of a .node's <nodes> root or of a
 //     .world's <editor>, nested as in the file; each keeps its name, type
 //     and id (Extras), and its <transform> (16 numbers, column-major,
@@ -195,9 +197,11 @@
 //   - An ObjectMesh* node's <mesh_name> (guid://… through the GUID index, or
 //     a path relative to data/ that stays in it) is a part whose Ref is
 //     relative to data/; its <surface> elements give the part's materials
-//     in file order (a material GUID as the .mat it resolves to, else as
-//     written) and Extras "surfaces" pairs them with the surface names. A
-//     mesh that does not resolve is listed in Header "unresolved".
+//     in file order (a material GUID as guid://<hex>, which the material
+//     rules resolve through the index, else as written) and Extras
+//     "surfaces" pairs the surface names with the files those resolve to.
+//     A mesh that does not resolve is listed in Header "unresolved", with
+//     why when the index knows (a .meta naming a file that is not there).
 //   - A NodeReference's <reference> (no public file has one; the element
 //     name is UNIGINE 2's) is resolved the same way and its file's nodes
 //     become the node's children, each file parsed once. A reference to a
@@ -206,7 +210,18 @@
 //     file read itself failing, or a limit, is an error.
 //   - LightWorld, LightOmni and LightProj keep Extras "light": kind
 //     (directional, point, spot, as KHR_lights_punctual), colour (<color>
-//     or <color_filter>, RGB) and intensity.
+//     or <color_filter>, RGB), intensity and, but for a directional light,
+//     range (<attenuation_distance>); and a decode.Light of those values
+//     (intensity as written: UNIGINE's is a factor, not lux or candela).
+//     A point light is on its node. UNIGINE lights shine along their
+//     node's −Z, which is −Y once Y up, and glTF's along −Z: a
+//     directional or spot light is on a child "NAME.light" turned −90°
+//     about X (an assumption of UNIGINE's convention, not read from a
+//     file: no public scene here has a LightProj).
+//   - A mesh read alone: when its surface's NAME.mat is not beside it, its
+//     material is the one the project gives it (project.MeshMaterials):
+//     the first node runtime made from the mesh's source asset that
+//     places the mesh names each surface's material.
 //   - Bounds, each decode.ErrLimit: MaxSceneBytes per file, MaxSceneNodes
 //     per scene with references expanded, MaxSceneDepth of nesting.
 package unigine
@@ -236,11 +251,15 @@ func (Format) IsAnimationFile(name string) bool {
 	return strings.HasSuffix(strings.ToLower(name), ".anim")
 }
 
-// extension returns the UNIGINE extension name ends with, or "".
-func extension(name string) string {
+// extension returns the UNIGINE mesh extension name ends with, or "".
+func extension(name string) string { return extensionOf(name, Format{}.Extensions()) }
+
+// extensionOf returns the one of exts (lower case) that name ends with,
+// ignoring case, when something precedes it; else "".
+func extensionOf(name string, exts []string) string {
 	l := strings.ToLower(name)
-	for _, e := range (Format{}).Extensions() {
-		if strings.HasSuffix(l, e) {
+	for _, e := range exts {
+		if strings.HasSuffix(l, e) && len(l) > len(e) {
 			return e
 		}
 	}

@@ -39,6 +39,7 @@ type xnode struct {
 	ref                    string // a NodeReference's <reference>
 	color                  string // a light's <color> or <color_filter>
 	intensity              string
+	attenuation            string // a light's <attenuation_distance>
 	children               []*xnode
 }
 
@@ -48,7 +49,8 @@ type xsurface struct{ name, material string }
 // parsed once however often it is referenced), the model being built and
 // what could not be resolved.
 type sceneRead struct {
-	ix         *guid.Index
+	ix         decode.ProjectIndex // nil: every reference unresolved
+	open       func(p string) (io.ReadCloser, error)
 	parsed     map[string][]*xnode
 	lod        decode.ModelLOD
 	meshes     int
@@ -63,11 +65,24 @@ type sceneRead struct {
 // recorded as unresolved. Only the file itself failing to parse, or a
 // limit, is an error; a referenced file that fails is recorded.
 func ReadScene(name string, r io.Reader, ix *guid.Index) (*decode.Model, error) {
+	var pix decode.ProjectIndex
+	if ix != nil {
+		pix = project{ix, nil}
+	}
+	return readScene(name, r, pix, openFile)
+}
+
+// openFile opens a file a scene names as package srcfile opens sources.
+func openFile(p string) (io.ReadCloser, error) { return srcfile.Open(p) }
+
+// readScene is ReadScene through any project index, opening the files
+// it names (paths beneath the index's root) with open.
+func readScene(name string, r io.Reader, ix decode.ProjectIndex, open func(p string) (io.ReadCloser, error)) (*decode.Model, error) {
 	roots, err := parseScene(name, r)
 	if err != nil {
 		return nil, err
 	}
-	s := &sceneRead{ix: ix, parsed: map[string][]*xnode{}}
+	s := &sceneRead{ix: ix, open: open, parsed: map[string][]*xnode{}}
 	if err := s.place(name, roots, -1, []string{fileKey(name)}); err != nil {
 		return nil, err
 	}
@@ -104,34 +119,55 @@ func (s *sceneRead) place(file string, nodes []*xnode, parent int, stack []strin
 		}
 		if x.mesh != "" {
 			s.meshes++
-			if ref, ok := s.resolve(x.mesh); ok {
+			if ref, why, ok := s.resolve(x.mesh); ok {
 				p := decode.ModelPart{Mesh: ref, Skinned: x.typ == "ObjectMeshSkinned"}
 				for _, sf := range x.surfaces {
-					p.Materials = append(p.Materials, s.material(sf.material))
+					p.Materials = append(p.Materials, materialRef(sf.material))
 				}
 				n.Parts = append(n.Parts, p)
 			} else {
-				s.unresolved = append(s.unresolved, decode.Fields{{Key: "file", Value: file}, {Key: "node", Value: x.name}, {Key: "mesh", Value: x.mesh}})
+				u := decode.Fields{{Key: "file", Value: s.shown(file)}, {Key: "node", Value: x.name}, {Key: "mesh", Value: x.mesh}}
+				if why != "" {
+					u.Add("why", why)
+				}
+				s.unresolved = append(s.unresolved, u)
 			}
 		}
 		if len(x.surfaces) > 0 {
 			var sf []decode.Fields
 			for _, su := range x.surfaces {
-				sf = append(sf, decode.Fields{{Key: "name", Value: su.name}, {Key: "material", Value: s.material(su.material)}})
+				sf = append(sf, decode.Fields{{Key: "name", Value: su.name}, {Key: "material", Value: s.materialFile(su.material)}})
 			}
 			n.Extras.Add("surfaces", sf)
 		}
+		var light *decode.Light
 		if kind := lightKind(x.typ); kind != "" {
+			light = &decode.Light{Kind: kind, Color: [3]float32{1, 1, 1}, Intensity: 1}
 			l := decode.Fields{{Key: "kind", Value: kind}}
 			if c, ok := floats(x.color, 3, 4); ok {
 				l.Add("color", c[:3])
+				light.Color = [3]float32{float32(c[0]), float32(c[1]), float32(c[2])}
 			}
-			if v, err := strconv.ParseFloat(x.intensity, 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			if v, ok := number(x.intensity); ok {
 				l.Add("intensity", v)
+				light.Intensity = float32(max(0, v))
+			}
+			if v, ok := number(x.attenuation); ok && v > 0 && kind != "directional" {
+				l.Add("range", v)
+				light.Range = float32(v)
 			}
 			n.Extras.Add("light", l)
 		}
+		if light != nil && light.Kind == "point" {
+			n.Light = light
+		}
 		s.lod.Nodes = append(s.lod.Nodes, n)
+		if light != nil && light.Kind != "point" {
+			// UNIGINE's light shines along the node's −Z, which is −Y
+			// in the Y-up node frame; glTF's along −Z: a child turned
+			// −90° about X carries it.
+			s.lod.Nodes = append(s.lod.Nodes, decode.ModelNode{Name: x.name + ".light", Parent: i, Matrix: lightTurn(), Light: light})
+		}
 		if x.typ == "NodeReference" {
 			if err := s.reference(file, x, i, stack); err != nil {
 				return err
@@ -148,18 +184,21 @@ func (s *sceneRead) place(file string, nodes []*xnode, parent int, stack []strin
 // records why not. Only a limit is an error.
 func (s *sceneRead) reference(file string, x *xnode, i int, stack []string) error {
 	note := func(list *[]decode.Fields, why string) {
-		*list = append(*list, decode.Fields{{Key: "file", Value: file}, {Key: "node", Value: x.name}, {Key: "reference", Value: x.ref}, {Key: "why", Value: why}})
+		*list = append(*list, decode.Fields{{Key: "file", Value: s.shown(file)}, {Key: "node", Value: x.name}, {Key: "reference", Value: x.ref}, {Key: "why", Value: why}})
 	}
 	if x.ref == "" {
 		note(&s.unresolved, "no <reference>")
 		return nil
 	}
-	ref, ok := s.resolve(x.ref)
+	ref, why, ok := s.resolve(x.ref)
 	if !ok {
-		note(&s.unresolved, "not in the project")
+		if why == "" {
+			why = "not in the project"
+		}
+		note(&s.unresolved, why)
 		return nil
 	}
-	p := filepath.Join(s.ix.Root, filepath.FromSlash(ref.Rel))
+	p := filepath.Join(s.ix.Root(), filepath.FromSlash(ref.Rel))
 	key := fileKey(p)
 	for _, f := range stack {
 		if f == key {
@@ -173,7 +212,7 @@ func (s *sceneRead) reference(file string, x *xnode, i int, stack []string) erro
 	}
 	nodes, ok := s.parsed[p]
 	if !ok {
-		f, err := srcfile.Open(p)
+		f, err := s.open(p)
 		if err == nil {
 			nodes, err = parseScene(p, f)
 			f.Close()
@@ -188,6 +227,18 @@ func (s *sceneRead) reference(file string, x *xnode, i int, stack []string) erro
 	return s.place(p, nodes, i, append(stack[:len(stack):len(stack)], key))
 }
 
+// shown is how header.json names a scene file: relative to the data
+// folder (slash-separated) when beneath it, else by its base name, so that
+// the header is the same wherever the project lies (a mount, an archive).
+func (s *sceneRead) shown(file string) string {
+	if s.ix != nil {
+		if rel, err := filepath.Rel(s.ix.Root(), file); err == nil && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.Base(file)
+}
+
 // fileKey is how the cycle guard names a file: its absolute path, so that
 // the file read (named as the caller likes) and the same file reached
 // through the index's root compare equal.
@@ -199,42 +250,48 @@ func fileKey(p string) string {
 }
 
 // resolve finds the file a scene names: guid://<hex> through the index, or
-// a path relative to the data folder that stays in it and exists.
-func (s *sceneRead) resolve(stored string) (decode.Ref, bool) {
+// a path relative to the data folder that stays in it and exists; why is
+// what the index knows of one it does not find.
+func (s *sceneRead) resolve(stored string) (ref decode.Ref, why string, ok bool) {
 	if s.ix == nil {
-		return decode.Ref{}, false
+		return decode.Ref{}, "", false
 	}
 	var rel string
 	if strings.HasPrefix(stored, "guid://") {
-		p, _, ok := s.ix.Resolve(stored)
-		if !ok {
-			return decode.Ref{}, false
+		if rel, _, why, ok = s.ix.Resolve(stored); !ok {
+			return decode.Ref{}, why, false
 		}
-		r, err := filepath.Rel(s.ix.Root, p)
-		if err != nil {
-			return decode.Ref{}, false
-		}
-		rel = filepath.ToSlash(r)
 	} else {
 		rel = path.Clean(strings.ReplaceAll(stored, "\\", "/"))
 		if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || path.IsAbs(rel) {
-			return decode.Ref{}, false
+			return decode.Ref{}, "", false
 		}
-		f, err := srcfile.Open(filepath.Join(s.ix.Root, filepath.FromSlash(rel)))
+		f, err := s.open(filepath.Join(s.ix.Root(), filepath.FromSlash(rel)))
 		if err != nil {
-			return decode.Ref{}, false
+			return decode.Ref{}, "", false
 		}
 		f.Close()
 	}
-	return decode.Ref{Stored: stored, Base: decode.RefAssetRoot, Rel: rel}, true
+	return decode.Ref{Stored: stored, Base: decode.RefAssetRoot, Rel: rel}, "", true
 }
 
-// material names a surface's material: the .mat its GUID resolves to
-// (relative to the data folder), else the attribute as written.
-func (s *sceneRead) material(m string) string {
-	if _, ok := guid.Parse(m); ok && s.ix != nil {
-		if ref, ok := s.resolve("guid://" + strings.TrimPrefix(m, "guid://")); ok {
-			return ref.Rel
+// material is a surface's material as its part's materials name it: a
+// GUID as guid://<hex> (the material resolver finds the .mat through the
+// project), anything else as written.
+func materialRef(m string) string {
+	if g, ok := guid.Parse(m); ok {
+		return "guid://" + g
+	}
+	return m
+}
+
+// materialFile names a surface's material for the node's extras: the
+// .mat (or base material) its GUID resolves to, relative to the data
+// folder, else the attribute as written.
+func (s *sceneRead) materialFile(m string) string {
+	if g, ok := guid.Parse(m); ok && s.ix != nil {
+		if rel, _, _, ok := s.ix.Resolve("guid://" + g); ok {
+			return rel
 		}
 	}
 	return m
@@ -252,6 +309,15 @@ func lightKind(typ string) string {
 		return "spot"
 	}
 	return ""
+}
+
+// lightTurn is the rotation of −90° about X: it takes −Z to −Y.
+func lightTurn() decode.Mat4 { return decode.Mat4{1, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0, 0, 0, 0, 1} }
+
+// number parses one finite number.
+func number(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
 }
 
 // floats parses between lo and hi finite numbers separated by space.
@@ -430,7 +496,7 @@ func (p *sceneParser) node(se xml.StartElement, depth int) (*xnode, error) {
 				if err := p.d.Skip(); err != nil {
 					return nil, err
 				}
-			case "transform", "mesh_name", "reference", "color", "color_filter", "intensity":
+			case "transform", "mesh_name", "reference", "color", "color_filter", "intensity", "attenuation_distance":
 				at := p.d.InputOffset()
 				var text string
 				if err := p.d.DecodeElement(&text, &t); err != nil {
@@ -455,6 +521,8 @@ func (p *sceneParser) node(se xml.StartElement, depth int) (*xnode, error) {
 					x.color = text
 				case "intensity":
 					x.intensity = text
+				case "attenuation_distance":
+					x.attenuation = text
 				}
 			default:
 				if err := p.d.Skip(); err != nil {

@@ -86,8 +86,10 @@ func TestSkyrunnerScenes(t *testing.T) {
 		}
 		models[filepath.Base(p)] = m
 		lod := m.LODs[0]
-		if want := len(nodeTagRE.FindAll(b, -1)); len(lod.Nodes) != want {
-			t.Errorf("%s: %d nodes, the XML has %d", p, len(lod.Nodes), want)
+		// A directional or spot light adds the child carrying it.
+		turned := len(regexp.MustCompile(`<node type="Light(World|Proj)"`).FindAll(b, -1))
+		if want := len(nodeTagRE.FindAll(b, -1)) + turned; len(lod.Nodes) != want {
+			t.Errorf("%s: %d nodes, the XML has %d and %d directional or spot lights", p, len(lod.Nodes), want-turned, turned)
 		}
 		meshes := 0
 		for _, n := range lod.Nodes {
@@ -144,6 +146,33 @@ func TestSkyrunnerScenes(t *testing.T) {
 	}
 	if lights != 3 {
 		t.Errorf("%d lights in JumpRunTest.world, want its LightWorld and 2 LightOmni", lights)
+	}
+	// The glTF lights: the omni lights on their nodes (range the XML's
+	// attenuation_distance 1.04700005), the sun on a child turned so that
+	// glTF's −Z is the sun node's −Y (UNIGINE's −Z once Y up).
+	var kinds []string
+	for _, n := range lod.Nodes {
+		if n.Light == nil {
+			continue
+		}
+		kinds = append(kinds, n.Light.Kind)
+		switch n.Light.Kind {
+		case "point":
+			if n.Name != "LightOmni" || math.Abs(float64(n.Light.Range)-1.04700005) > 1e-6 {
+				t.Errorf("point light on %q, range %v", n.Name, n.Light.Range)
+			}
+		case "directional":
+			if n.Name != "sun.light" || lod.Nodes[n.Parent].Name != "sun" || lod.Nodes[n.Parent].Light != nil {
+				t.Errorf("directional light on %q", n.Name)
+			}
+			// The matrix's third column is where it takes +Z: +Y, so −Z to −Y.
+			if c := n.Matrix; c[8] != 0 || c[9] != 1 || c[10] != 0 {
+				t.Errorf("sun.light's matrix %v takes +Z to (%v %v %v), want +Y", c, c[8], c[9], c[10])
+			}
+		}
+	}
+	if fmt.Sprint(kinds) != "[directional point point]" {
+		t.Errorf("glTF lights %v, want the sun and the two omni lights", kinds)
 	}
 }
 

@@ -2,9 +2,11 @@ package gltf
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/meshfs/meshfs/decode"
 	qgltf "github.com/qmuntal/gltf"
+	"github.com/qmuntal/gltf/ext/lightspunctual"
 )
 
 // A scene with Nodes (an assembled model) is exported as its tree: scene
@@ -17,7 +19,9 @@ import (
 // mesh: validator NODE_SKINNED_MESH_NON_ROOT) with a skin of its own whose
 // joints are scene nodes. When the tree has several roots and a mesh is
 // skinned, one node called "root" above them gives the skins a common
-// root (validator SKIN_NO_COMMON_ROOT).
+// root (validator SKIN_NO_COMMON_ROOT). A node's Light is a
+// KHR_lights_punctual light of the node, the extension used (not
+// required) when any node has one.
 
 // nodeTree is scene for a scene with Nodes.
 func (b *builder) nodeTree(s *decode.Scene) error {
@@ -33,6 +37,9 @@ func (b *builder) nodeTree(s *decode.Scene) error {
 		}
 		if len(sn.Extras) > 0 {
 			gn.Extras = sn.Extras
+		}
+		if sn.Light != nil {
+			b.light(gn, sn.Light)
 		}
 		doc.Nodes = append(doc.Nodes, gn)
 		if p := sn.Parent; p >= 0 && p < i {
@@ -96,6 +103,40 @@ func (b *builder) nodeTree(s *decode.Scene) error {
 	doc.Scenes = []*qgltf.Scene{{Nodes: roots}}
 	doc.Scene = qgltf.Index(0)
 	return nil
+}
+
+// light adds l to the document's lights and makes it node gn's.
+func (b *builder) light(gn *qgltf.Node, l *decode.Light) {
+	doc := b.doc
+	var lights lightspunctual.Lights
+	if doc.Extensions == nil {
+		doc.Extensions = qgltf.Extensions{}
+	}
+	if have, ok := doc.Extensions[lightspunctual.ExtensionName].(lightspunctual.Lights); ok {
+		lights = have
+	} else {
+		doc.ExtensionsUsed = append(doc.ExtensionsUsed, lightspunctual.ExtensionName)
+	}
+	gl := &lightspunctual.Light{Type: l.Kind, Name: gn.Name}
+	c := [3]float64{float64(clamp01(l.Color[0])), float64(clamp01(l.Color[1])), float64(clamp01(l.Color[2]))}
+	gl.Color = &c
+	gl.Intensity = qgltf.Float(float64(fin(max(0, l.Intensity))))
+	if l.Range > 0 && !math.IsInf(float64(l.Range), 0) && l.Kind != lightspunctual.TypeDirectional {
+		gl.Range = qgltf.Float(float64(l.Range))
+	}
+	if l.Kind == lightspunctual.TypeSpot {
+		gl.Spot = &lightspunctual.Spot{}
+		if l.OuterCone > 0 && l.OuterCone <= math.Pi/2 && l.InnerCone >= 0 && l.InnerCone < l.OuterCone {
+			gl.Spot.InnerConeAngle = float64(l.InnerCone)
+			gl.Spot.OuterConeAngle = qgltf.Float(float64(l.OuterCone))
+		}
+	}
+	lights = append(lights, gl)
+	doc.Extensions[lightspunctual.ExtensionName] = lights
+	if gn.Extensions == nil {
+		gn.Extensions = qgltf.Extensions{}
+	}
+	gn.Extensions[lightspunctual.ExtensionName] = lightspunctual.LightIndex(len(lights) - 1)
 }
 
 // checkSkin reports a skin whose joints are not nodes of the tree, each

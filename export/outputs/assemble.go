@@ -222,7 +222,7 @@ func (a *assembly) treeScene(li int) (s *decode.Scene, byName map[string]int) {
 		if mat == (decode.Mat4{}) {
 			mat = decode.Identity4()
 		}
-		s.Nodes = append(s.Nodes, decode.Node{Name: n.Name, Parent: p, Matrix: mat, Extras: n.Extras})
+		s.Nodes = append(s.Nodes, decode.Node{Name: n.Name, Parent: p, Matrix: mat, Extras: n.Extras, Light: n.Light})
 		if _, dup := byName[n.Name]; !dup && n.Name != "" {
 			byName[n.Name] = i + 1
 		}

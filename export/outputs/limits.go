@@ -52,6 +52,9 @@ type Limits struct {
 	// and NAME.EXT.png (nil: this process's memory, the images cache). It
 	// too travels with the limits, so that a model's parts share it.
 	Textures Textures
+	// Projects keeps the project indexes of the run (project.go; nil:
+	// each conversion builds the ones it needs).
+	Projects *Projects
 	// Caches are the decodings conversions share (NewCaches): decoded
 	// textures, the scenes of parts that models place. nil keeps
 	// nothing between conversions. They too travel with the limits: the

@@ -101,6 +101,15 @@ type resolution struct {
 	// root each archive of the overlay belongs to (overlay.go).
 	extra  map[string]bool
 	packOf map[string]string
+	// project is the index of the mesh's project (project.go), looked up
+	// once a pass: projectDone.
+	project     decode.ProjectIndex
+	projectDone bool
+	// meshMats are the materials the project gives the mesh's surfaces
+	// (decode.MeshMaterials), asked once a pass: meshMatsDone.
+	meshMats     map[string]string
+	meshMatsBy   string
+	meshMatsDone bool
 	// ctx bounds the decoding of images (nil: none); pixels counts the
 	// pixels of the images of this conversion (a model's parts share it),
 	// against Limits.MaxTexturePixelsTotal.
@@ -828,12 +837,18 @@ func repack(img *decode.Image, f func(r, g, b uint8) (uint8, uint8, uint8)) *dec
 // file; each surface's material is the one of the surface's name. It is
 // the file NAME.mat found beside the mesh (in its folder, then in a
 // materials folder in it); when there is none, the material is only named
-// (header.json lists the files looked for). A .mat's <texture> paths are
-// relative to the .mat's folder (when that stays beneath the mesh's), then
-// to the project's data folder (the nearest ancestor of the mesh called
-// data), then to each asset path; a guid:// name refers to
-// the editor's asset database, which meshfs does not read, and stays
-// unresolved. albedo is the base colour (its alpha the opacity; the
+// (header.json lists the files looked for). A material named guid://<hex>
+// (a scene's surface) is the file the project's index resolves it to
+// (decode.ProjectIndexer; its .meta is then a file the output is made
+// from). A .mat's <texture> paths are relative to the .mat's folder (when
+// that stays beneath the mesh's), then to the project's data folder (the
+// project's root, else the nearest ancestor of the mesh called data),
+// then to each asset path; a guid:// texture is the file the index
+// resolves it to: a source image beside its .meta, or a runtime .dds. A
+// .mat whose base_material resolves to another .mat of the project
+// inherits the parameters and texture slots it does not set itself, its
+// parent's parent too (at most maxMatParents; a base material that is
+// not a .mat, the engine's .basemat, is listed and not read). albedo is the base colour (its alpha the opacity; the
 // albedo_color parameter multiplies it), normal the normal map (X and Y
 // as stored, Z rebuilt), shading (R metalness, G roughness) becomes
 // glTF's metallic-roughness image (G roughness, B metal), and
@@ -848,17 +863,110 @@ func (r *resolution) uniMatCandidates(name string) []candidate {
 	return []candidate{{r.dir, rel}, {r.dir, "materials/" + rel}}
 }
 
+// maxMatParents bounds a .mat's chain of base materials followed.
+const maxMatParents = 8
+
+// projectIndex is the index of the project of r's mesh, or nil.
+func (r *resolution) projectIndex() decode.ProjectIndex {
+	if !r.projectDone {
+		r.project, r.projectDone = r.m.project(nil), true
+	}
+	return r.project
+}
+
+// byReference resolves a name of the project's index (guid://<hex>) to
+// the file beneath its root, having read (as the pass's deps) the files
+// that say so; why says what is known of one it does not resolve.
+func (r *resolution) byReference(name string) (c candidate, why string, ok bool) {
+	ix := r.projectIndex()
+	if ix == nil {
+		return candidate{}, "the mesh is in no project whose index could resolve it (no data folder above it)", false
+	}
+	rel, via, why, ok := ix.Resolve(name)
+	for _, v := range via {
+		r.read([]candidate{{ix.Root(), v}}, 0, false)
+	}
+	if !ok {
+		if why == "" {
+			why = "not in the project's index"
+		}
+		return candidate{}, why, false
+	}
+	return candidate{ix.Root(), rel}, "", true
+}
+
+// projectMaterial is the material the mesh's project gives its surface
+// (decode.MeshMaterials), and the file saying so as header.json names
+// it; "" when it gives none. The files saying so are the pass's deps.
+func (r *resolution) projectMaterial(surface string) (string, string) {
+	if !r.meshMatsDone {
+		r.meshMatsDone = true
+		ix := r.projectIndex()
+		mm, ok := ix.(decode.MeshMaterials)
+		if !ok {
+			return "", ""
+		}
+		rel, err := filepath.Rel(ix.Root(), r.m.Path)
+		if err != nil || !filepath.IsLocal(rel) {
+			return "", ""
+		}
+		var via []string
+		r.meshMats, via = mm.MeshMaterials(filepath.ToSlash(rel))
+		for _, v := range via {
+			r.read([]candidate{{ix.Root(), v}}, 0, false)
+		}
+		if len(via) > 0 {
+			r.meshMatsBy = r.show(ix.Root(), via[len(via)-1])
+		}
+	}
+	if g := r.meshMats[surface]; g != "" {
+		return g, r.meshMatsBy
+	}
+	return "", ""
+}
+
 func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 	var f decode.Fields
 	f.Add("name", m.Name)
 	if !r.rootsDone {
-		r.rootsNamed("data")
+		if root := r.m.projectRoot(); root != "" {
+			r.roots, r.own = append([]string{root}, r.roots[r.own:]...), 1
+		} else {
+			r.rootsNamed("data")
+		}
 		r.rootsDone = true
 	}
-	b, c, tried, err := r.read(r.uniMatCandidates(m.Name), maxMaterialFile, true)
+	name := m.Name
+	var (
+		b     []byte
+		c     candidate
+		tried []string
+		err   error
+		why   string
+	)
+	if !strings.HasPrefix(name, "guid://") {
+		b, c, tried, err = r.read(r.uniMatCandidates(name), maxMaterialFile, true)
+		if given, by := r.projectMaterial(name); b == nil && given != "" {
+			f.Add("given", given)
+			f.Add("given_by", by)
+			name = given
+		}
+	}
+	if strings.HasPrefix(name, "guid://") {
+		if rc, w, ok := r.byReference(name); ok {
+			var more []string
+			b, c, more, err = r.read([]candidate{rc}, maxMaterialFile, true)
+			tried = append(tried, more...)
+		} else {
+			why = w
+		}
+	}
 	if b == nil {
 		f.Add("source", nil)
 		f.Add("looked_for", nonNilStrings(tried))
+		if why != "" {
+			f.Add("why", why)
+		}
 		if err != nil && !os.IsNotExist(err) && !strings.Contains(err.Error(), "no such file") {
 			f.Add("error", err.Error())
 		}
@@ -867,13 +975,20 @@ func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 	}
 	shown := r.show(c.root, c.rel)
 	f.Add("source", shown)
+	if strings.HasPrefix(name, "guid://") {
+		// Named as the file the editor shows.
+		m.Name = strings.TrimSuffix(path.Base(c.rel), path.Ext(c.rel))
+	}
 	mat, err := unigine.ParseMat(shown, b)
 	if err != nil {
 		f.Add("error", err.Error())
 		alphaFields(&f, m)
 		return f
 	}
-	matDir := path.Dir(c.rel) // beneath c.root, the mesh's folder
+	texs, bases := r.inherit(mat, c)
+	if bases != nil {
+		f.Add("base_materials", bases)
+	}
 	if col := mat.Param("albedo_color"); len(col) >= 3 {
 		m.BaseColor = [4]float32{float32(col[0]), float32(col[1]), float32(col[2]), 1}
 		if len(col) >= 4 {
@@ -881,22 +996,27 @@ func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 		}
 	}
 	var slots []decode.Fields
-	for _, t := range mat.Textures {
+	for _, t := range texs {
 		p := strings.TrimPrefix(strings.ReplaceAll(t.Path, "\\", "/"), "/")
 		if p == "" {
 			continue
 		}
-		if strings.HasPrefix(p, "guid://") {
-			s := slot{name: t.Slot, stored: t.Path, tried: []string{}, err: "a guid:// name refers to the editor's asset database, which meshfs does not read"}
-			slots = append(slots, s.fields())
-			continue
-		}
 		var cands []candidate
-		if rel := path.Join(matDir, p); filepath.IsLocal(filepath.FromSlash(rel)) {
-			cands = append(cands, candidate{c.root, rel})
-		}
-		for _, root := range r.roots {
-			cands = append(cands, candidate{root, p})
+		if strings.HasPrefix(p, "guid://") {
+			tc, why, ok := r.byReference(p)
+			if !ok {
+				s := slot{name: t.Slot, stored: t.Path, tried: []string{}, err: why}
+				slots = append(slots, s.fields())
+				continue
+			}
+			cands = append(cands, tc)
+		} else {
+			if rel := path.Join(path.Dir(t.mat.rel), p); filepath.IsLocal(filepath.FromSlash(rel)) {
+				cands = append(cands, candidate{t.mat.root, rel})
+			}
+			for _, root := range r.roots {
+				cands = append(cands, candidate{root, p})
+			}
 		}
 		used := t.Slot == "albedo" || t.Slot == "normal" || t.Slot == "shading" || t.Slot == "ambient_occlusion"
 		s, img, _ := r.texture(t.Slot, t.Path, cands, t.Slot == "normal" || t.Slot == "shading", used)
@@ -945,6 +1065,83 @@ func resolveUNIGINE(r *resolution, m *decode.Material) decode.Fields {
 	}
 	alphaFields(&f, m)
 	return f
+}
+
+// uniTexture is a texture slot of a .mat, or of a base material it
+// inherits, whose paths are relative to the folder of mat.
+type uniTexture struct {
+	unigine.MatTexture
+	mat candidate
+}
+
+// inherit follows mat's (found at c) chain of base materials that are
+// .mat files of the project, adding to mat the parameters it lacks, and
+// returns its texture slots with those it inherits, and the chain as
+// header.json lists it (nil when mat names no base material).
+func (r *resolution) inherit(mat *unigine.Mat, c candidate) ([]uniTexture, []decode.Fields) {
+	var texs []uniTexture
+	have := map[string]bool{}
+	addTextures := func(m *unigine.Mat, at candidate) {
+		for _, t := range m.Textures {
+			if !have[t.Slot] {
+				have[t.Slot] = true
+				texs = append(texs, uniTexture{t, at})
+			}
+		}
+	}
+	addTextures(mat, c)
+	params := map[string]bool{}
+	for _, p := range mat.Params {
+		params[p.Name] = true
+	}
+	var chain []decode.Fields
+	seen := map[string]bool{path.Join(c.root, c.rel): true}
+	for base := mat.BaseMaterial; base != ""; {
+		bf := decode.Fields{{Key: "name", Value: base}}
+		chain = append(chain, bf)
+		if len(chain) > maxMatParents {
+			chain[len(chain)-1].Add("error", fmt.Sprintf("more than %d base materials deep: not followed", maxMatParents))
+			break
+		}
+		name := base
+		if !strings.HasPrefix(name, "guid://") {
+			name = "guid://" + name
+		}
+		bc, why, ok := r.byReference(name)
+		if !ok {
+			chain[len(chain)-1].Add("why", why)
+			break
+		}
+		chain[len(chain)-1].Add("source", r.show(bc.root, bc.rel))
+		if !strings.HasSuffix(strings.ToLower(bc.rel), ".mat") {
+			chain[len(chain)-1].Add("note", "not a .mat: the engine's own, not read")
+			break
+		}
+		if k := path.Join(bc.root, bc.rel); seen[k] {
+			chain[len(chain)-1].Add("error", "a cycle: not followed")
+			break
+		} else {
+			seen[k] = true
+		}
+		b, _, _, err := r.read([]candidate{bc}, maxMaterialFile, true)
+		var parent *unigine.Mat
+		if err == nil {
+			parent, err = unigine.ParseMat(r.show(bc.root, bc.rel), b)
+		}
+		if err != nil {
+			chain[len(chain)-1].Add("error", err.Error())
+			break
+		}
+		for _, p := range parent.Params {
+			if !params[p.Name] {
+				params[p.Name] = true
+				mat.Params = append(mat.Params, p)
+			}
+		}
+		addTextures(parent, bc)
+		base = parent.BaseMaterial
+	}
+	return texs, chain
 }
 
 // shadingOf turns a UNIGINE shading image (R metalness, G roughness) into

@@ -106,7 +106,7 @@ func TestUNIGINEMaterialFixture(t *testing.T) {
 		}
 	}
 	want := []res{{"albedo", "textures/box_alb.dds", ""}, {"normal", "materials/box_n.dds", ""},
-		{"shading", "", "a guid:// name refers to the editor's asset database, which meshfs does not read"}}
+		{"shading", "", "no file of the project has this GUID"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("box textures %+v, want %+v", got, want)
 	}

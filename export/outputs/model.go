@@ -138,7 +138,11 @@ func (m *Mesh) DecodeModel(ctx context.Context) (*decode.Model, error) {
 		return nil, err
 	}
 	defer done()
-	if rec := readsOf(ctx); rec != nil && m.mem == nil {
+	rec := readsOf(ctx)
+	if ix := m.project(rec); ix != nil {
+		src.Project = ix
+	}
+	if rec != nil && m.mem == nil {
 		// The scripts the model requires are files it is made from.
 		src.OpenAsset = func(rel string) (io.ReaderAt, int64, string, error) {
 			r, size, opened, d, err := m.openAssetDep(rel)
@@ -157,13 +161,21 @@ func (m *Mesh) DecodeModel(ctx context.Context) (*decode.Model, error) {
 }
 
 // assetRootsOwn are the roots RefAssetRoot paths are looked for beneath:
-// the res folder above the file, the folder above it holding texture/,
-// then Limits.AssetPaths, each once; and how many of them (the first) are
+// the root of its project (a decode.ProjectIndexer's), the res folder
+// above the file, the folder above it holding texture/, then
+// Limits.AssetPaths, each once; and how many of them (the first) are
 // the model's own, found by walking up its tree.
 func (m *Mesh) assetRootsOwn() (roots []string, own int) {
+	if root := m.projectRoot(); root != "" {
+		// A project's files name others beneath its root.
+		roots = append(roots, root)
+	}
 	tf := m.newResolution(false)
 	tf.tfRoots()
 	seen := map[string]bool{}
+	for _, r := range roots {
+		seen[r] = true
+	}
 	add := func(rs ...string) {
 		for _, r := range rs {
 			if !seen[r] {
@@ -467,6 +479,7 @@ func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fie
 	overridden := map[overrideKey]map[string]bool{}
 	octx, finish := m.deadline(ctx, "resolving the parts' materials")
 	var overrideErr error
+	var materials []decode.Fields // each override as its resolver lists it
 	overrides := func(p decode.ModelPart) []Dep {
 		if len(p.Materials) == 0 || overrideErr != nil {
 			return nil
@@ -497,7 +510,10 @@ func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fie
 			}
 			if !overridden[k][name] {
 				overridden[k][name] = true
-				resolve(res, &decode.Material{Name: name})
+				// Its paths are relative to the part's folder, as the
+				// part's own header.json names them.
+				mf := decode.Fields{{Key: "part", Value: fd.shown}}
+				materials = append(materials, append(mf, resolve(res, &decode.Material{Name: name})...))
 			}
 		}
 		return res.deps[before:]
@@ -532,6 +548,9 @@ func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fie
 		lods = append(lods, lf)
 	}
 	f.Add("lod_files", lods)
+	if materials != nil {
+		f.Add("materials", materials)
+	}
 	var lod0 *decode.ModelLOD
 	if len(model.LODs) > 0 {
 		lod0 = &model.LODs[0]

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,11 +18,12 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 )
 
-// modelRoots are the trees of ../shared whose models (.mdl) the model test
-// mounts: the asset trees, and realdata/gem (the horse with its skinned
-// tack, blyskawica, helmet4_ger).
+// modelRoots are the trees of ../shared whose models (.mdl; a UNIGINE
+// project's .node and .world scenes) the model test mounts: the asset
+// trees, and realdata/gem (the horse with its skinned tack, blyskawica,
+// helmet4_ger).
 var modelRoots = []string{"assets/gem-centurion", "assets/gem-pantera", "assets/gem-su85", "assets/gem-pilot",
-	"assets/tf-inova", "assets/tf-flirt", "assets/tf-roadsign", "realdata/gem"}
+	"assets/tf-inova", "assets/tf-flirt", "assets/tf-roadsign", "realdata/gem", "assets/unigine-skyrunner"}
 
 // modelFile is one assembled model file read from a mount.
 type modelFile struct {
@@ -47,7 +49,9 @@ type modelFile struct {
 // hull, around its side's road wheels and into its track*.vol shape of
 // NAME.collision.glb (checkTracks, both sides; trackMisfits says which
 // stand on end and why); every GEM skin without tracks (the pilot's, the
-// horse's tack) lies around the bones driving it (checkSkinOnBones). Run: go test
+// horse's tack) lies around the bones driving it (checkSkinOnBones).
+// UNIGINE's JumpRunTest.world is one hierarchy of its 125 nodes with its
+// three lights as Blender lights (checkWorld). Run: go test
 // ./fs/clienttest -run TestModelClients -clients.
 func TestModelClients(t *testing.T) {
 	if !*clients {
@@ -144,8 +148,15 @@ func TestModelClients(t *testing.T) {
 	}
 	reports := runModelBlender(t, blender, paths)
 	var tracks []trackCheck
+	world := false
 	skins := 0 // GEM model files whose skin checkSkinOnBones checked
 	for i, f := range files {
+		if strings.HasSuffix(f.label, "/JumpRunTest.world/JumpRunTest.glb") {
+			world = true
+			for _, e := range checkWorld(&reports[i]) {
+				t.Errorf("%s: %s", f.label, e)
+			}
+		}
 		for _, e := range compareModel(&reports[i], f) {
 			t.Errorf("%s: %s", f.label, e)
 		}
@@ -191,6 +202,9 @@ func TestModelClients(t *testing.T) {
 			plain++
 		}
 	}
+	if allRoots && !world {
+		t.Errorf("JumpRunTest.world was not among the files imported")
+	}
 	t.Logf("skinned tracks checked: %d unmirrored, %d mirrored, %d of models in trackMisfits", plain, mirrored, len(tracks)-plain-mirrored)
 	if allRoots && (plain == 0 || mirrored == 0) {
 		t.Errorf("skinned tracks held to the rules: %d unmirrored, %d mirrored; want both", plain, mirrored)
@@ -208,6 +222,27 @@ func hasSkin(doc *qgltf.Document) bool {
 		}
 	}
 	return false
+}
+
+// checkWorld holds JumpRunTest.world's import to its XML: 125 nodes, the
+// sun's light on a child of its own, under the file's root, and Blender
+// lights for the sun and the two LightOmni nodes (KHR_lights_punctual).
+func checkWorld(r *modelReport) []string {
+	var errs []string
+	lights := 0
+	for _, o := range r.Objects {
+		if o.Type == "LIGHT" {
+			lights++
+		}
+	}
+	if lights != 3 {
+		errs = append(errs, fmt.Sprintf("%d lights imported, want the sun and two omni lights", lights))
+	}
+	// The root, the 125 nodes and the sun's light node.
+	if len(r.Objects) != 127 {
+		errs = append(errs, fmt.Sprintf("%d objects, want 127", len(r.Objects)))
+	}
+	return errs
 }
 
 // modelFolders returns every model file under src, by path relative to it.

@@ -79,6 +79,9 @@ func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*
 	s.Limits.View = s.view
 	// The view's listings and readers are charged to this store's budget.
 	s.view.SetBudget(archive.NewBudget(ArchiveBudget(cfg.CacheSize)))
+	if s.Limits.Projects == nil {
+		s.Limits.Projects = outputs.NewProjects() // one index per project for the mount
+	}
 	if s.Limits.Caches == nil {
 		// The store's conversions share decodings; another store's do not.
 		s.Limits.Caches = outputs.NewCaches()

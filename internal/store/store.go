@@ -212,6 +212,7 @@ func (s *Store) FolderChanged(dir string) {
 // still holds for that version tells its size and serves its bytes:
 // Output.Size, Output.Serve). It returns those meshes.
 func (s *Store) Changed(path string) []string {
+	s.Limits.Projects.Changed(path)
 	return s.Versions.Changed(path)
 }
 

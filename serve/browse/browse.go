@@ -102,6 +102,14 @@ func New(t vfs.Tree) *Handler {
 	return h
 }
 
+// With is h over the tree t: the same page and assets, for a caller that
+// answers each request from a view of its own (serve's vfs.Others).
+func (h *Handler) With(t vfs.Tree) *Handler {
+	c := *h
+	c.tree = t
+	return &c
+}
+
 // assetURL is the URL of the asset name, carrying its digest so that a
 // cache may keep it for good.
 func (h *Handler) assetURL(name string) string {

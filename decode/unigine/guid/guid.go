@@ -82,14 +82,25 @@ type Index struct {
 	Metas int
 
 	entries map[string]entry  // guid -> winning claim
-	assets  map[string]string // runtime guid -> source asset guid
+	assets  map[string]asset  // runtime guid -> source asset guid
 	missing map[string]string // guid -> file a .meta names that the scan did not find
+	// runtimes are the runtimes made from a source asset, by its GUID:
+	// its .meta's list, then those whose JSON .meta names it.
+	runtimes map[string][]string
+	byRel    map[string]string // rel -> the GUID resolving to it
+	// read are the folders walked and the files read, with their stats
+	// as the scan found them (Read).
+	read []decode.ProjectFile
 }
 
 type entry struct {
 	rel  string // slash path beneath Root
 	kind string
+	from string // the file that says so: rel itself for a runtime or a .mat
 }
+
+// asset is a runtime's source asset, as the file from says.
+type asset struct{ guid, from string }
 
 // Resolve returns the file guid names (guid://<40 hex> or the bare 40 hex,
 // either case) and the kind of resolution, or ok false.
@@ -102,12 +113,73 @@ func (ix *Index) Resolve(guid string) (p string, kind string, ok bool) {
 		return ix.path(e.rel), e.kind, true
 	}
 	if a, ok := ix.assets[g]; ok {
-		if e, ok := ix.entries[a]; ok {
+		if e, ok := ix.entries[a.guid]; ok {
 			return ix.path(e.rel), KindAsset, true
 		}
 	}
 	return "", "", false
 }
+
+// Via returns the files (slash paths beneath Root) whose contents Resolve
+// read its answer for guid from: the .meta naming a source, the .mat
+// naming itself, the runtime's .meta naming its asset and the asset's
+// own; none for a runtime, which is found by its name.
+func (ix *Index) Via(guid string) []string {
+	g, ok := Parse(guid)
+	if !ok {
+		return nil
+	}
+	var via []string
+	add := func(e entry) {
+		if e.kind != KindRuntime {
+			via = append(via, e.from)
+		}
+	}
+	if e, ok := ix.entries[g]; ok {
+		add(e)
+		return via
+	}
+	if a, ok := ix.assets[g]; ok {
+		via = append(via, a.from)
+		if e, ok := ix.entries[a.guid]; ok {
+			add(e)
+		}
+	}
+	return via
+}
+
+// AssetVia returns the file (a slash path beneath Root) that says which
+// source asset the runtime guid was made from.
+func (ix *Index) AssetVia(guid string) (string, bool) {
+	g, ok := Parse(guid)
+	if !ok {
+		return "", false
+	}
+	a, ok := ix.assets[g]
+	return a.from, ok
+}
+
+// Runtimes returns the GUIDs of the runtimes made from the source asset
+// guid (an .fbx's mesh and node runtimes), as its .meta and theirs say.
+func (ix *Index) Runtimes(guid string) []string {
+	g, ok := Parse(guid)
+	if !ok {
+		return nil
+	}
+	return ix.runtimes[g]
+}
+
+// GUIDOf returns the GUID that resolves to the file rel (a slash path
+// beneath Root), directly.
+func (ix *Index) GUIDOf(rel string) (string, bool) {
+	g, ok := ix.byRel[rel]
+	return g, ok
+}
+
+// Read returns the folders the scan walked and the files it read (.meta,
+// .mat), each with the stat it had then: a change of any of them (of a
+// folder when an entry is added, removed or renamed) may change the index.
+func (ix *Index) Read() []decode.ProjectFile { return ix.read }
 
 // Asset returns the GUID of the source asset the runtime guid was made
 // from, as the runtime's .meta (or the source's .meta) says.
@@ -117,7 +189,7 @@ func (ix *Index) Asset(guid string) (string, bool) {
 		return "", false
 	}
 	a, ok := ix.assets[g]
-	return a, ok
+	return a.guid, ok
 }
 
 // Missing returns the file a .meta names for guid when the scan did not
@@ -164,15 +236,22 @@ func Parse(s string) (string, bool) {
 // the nearest folder from p upward that holds a .runtimes folder, else the
 // nearest named "data". It looks no higher than stop ("" for no bound), the
 // folder a mount mirrors, and follows no symbolic link to .runtimes.
-func FindRoot(p, stop string) (string, bool) {
+func FindRoot(p, stop string) (string, bool) { return FindRootFiles(p, stop, nil) }
+
+// FindRootFiles is FindRoot through files (nil: the disk).
+func FindRootFiles(p, stop string, files decode.ProjectFiles) (string, bool) {
+	stat := os.Lstat
+	if files != nil {
+		stat = files.Stat
+	}
 	p, stop = filepath.Clean(p), filepath.Clean(stop)
 	named := ""
 	for dir := p; ; {
-		if fi, err := os.Lstat(filepath.Join(dir, RuntimesDir)); err == nil && fi.IsDir() {
+		if fi, err := stat(filepath.Join(dir, RuntimesDir)); err == nil && fi.IsDir() {
 			return dir, true
 		}
 		if named == "" && filepath.Base(dir) == "data" {
-			if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+			if fi, err := stat(dir); err == nil && fi.IsDir() {
 				named = dir
 			}
 		}
@@ -201,6 +280,12 @@ func Scan(root string) (*Index, error) {
 			s.ix.Errors = append(s.ix.Errors, err)
 			return nil
 		}
+		if de.IsDir() {
+			if fi, err := de.Info(); err == nil {
+				s.ix.read = append(s.ix.read, decode.ProjectFile{Path: p, Info: fi})
+			}
+			return nil
+		}
 		if !de.Type().IsRegular() {
 			return nil
 		}
@@ -218,8 +303,53 @@ func Scan(root string) (*Index, error) {
 	return s.ix, nil
 }
 
+// ScanFiles is Scan through files (nil: Scan's own reading of the disk):
+// the folders are walked in lexical order by files.ReadDir, a link
+// neither followed nor read.
+func ScanFiles(root string, files decode.ProjectFiles) (*Index, error) {
+	if files == nil {
+		return Scan(root)
+	}
+	fi, err := files.Stat(root)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a folder", root)
+	}
+	s := newScanner(root, nil)
+	s.fs = files
+	var walk func(dir string, fi fs.FileInfo)
+	walk = func(dir string, fi fs.FileInfo) {
+		s.ix.read = append(s.ix.read, decode.ProjectFile{Path: dir, Info: fi})
+		ents, err := files.ReadDir(dir)
+		if err != nil {
+			s.fail(err)
+			return
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case e.IsDir():
+				if efi, err := files.Stat(p); err == nil && efi.IsDir() {
+					walk(p, efi)
+				}
+			case e.Type().IsRegular():
+				rel, err := filepath.Rel(root, p)
+				if err == nil {
+					s.file(filepath.ToSlash(rel))
+				}
+			}
+		}
+	}
+	walk(root, fi)
+	s.finish()
+	return s.ix, nil
+}
+
 // scanner is the state of one Scan.
 type scanner struct {
+	fs    decode.ProjectFiles // nil: dir
 	ix    *Index
 	dir   *srcfile.Dir
 	buf   []byte
@@ -232,7 +362,7 @@ type scanner struct {
 
 func newScanner(root string, d *srcfile.Dir) *scanner {
 	return &scanner{
-		ix:     &Index{Root: root, entries: map[string]entry{}, assets: map[string]string{}, missing: map[string]string{}},
+		ix:     &Index{Root: root, entries: map[string]entry{}, assets: map[string]asset{}, missing: map[string]string{}, runtimes: map[string][]string{}, byRel: map[string]string{}},
 		dir:    d,
 		files:  map[string]bool{},
 		claims: map[string]entry{},
@@ -278,7 +408,7 @@ func (s *scanner) claim(g, rel, from, kind string) {
 	old, ok := s.claims[g]
 	switch {
 	case !ok || rank(kind) < rank(old.kind):
-		s.claims[g] = entry{rel: rel, kind: kind}
+		s.claims[g] = entry{rel: rel, kind: kind, from: from}
 	case old.kind == kind && old.rel != rel:
 		s.fail(decode.Errorf(s.ix.path(from), "", "guid", 0, "GUID %s names %s, but %s already, which wins", g, s.ix.path(rel), s.ix.path(old.rel)))
 	}
@@ -289,15 +419,32 @@ func (s *scanner) fail(err error) { s.ix.Errors = append(s.ix.Errors, err) }
 // read reads the first up to max bytes of rel into the scanner's buffer;
 // whole says whether a larger file is an error rather than cut short.
 func (s *scanner) read(rel string, max int64, whole bool) ([]byte, error) {
-	f, err := s.dir.Open(rel)
-	if err != nil {
-		return nil, err
+	var f io.Reader
+	var fi fs.FileInfo
+	if s.fs != nil {
+		p := s.ix.path(rel)
+		var err error
+		if fi, err = s.fs.Stat(p); err != nil {
+			return nil, err
+		}
+		r, err := s.fs.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		f = io.NewSectionReader(r, 0, r.Size())
+	} else {
+		df, err := s.dir.Open(rel)
+		if err != nil {
+			return nil, err
+		}
+		defer df.Close()
+		if fi, err = df.Stat(); err != nil {
+			return nil, err
+		}
+		f = df
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
+	s.ix.read = append(s.ix.read, decode.ProjectFile{Path: s.ix.path(rel), Info: fi})
 	n := fi.Size()
 	if n > max {
 		if whole {
@@ -356,7 +503,8 @@ func (s *scanner) runtimeMeta(rel string, b []byte) {
 		return
 	}
 	if g != a {
-		s.ix.assets[g] = a
+		s.ix.assets[g] = asset{a, rel}
+		s.addRuntime(a, g)
 	}
 }
 
@@ -419,11 +567,22 @@ func (s *scanner) sourceMeta(rel string, b []byte) {
 	s.metaClaims = append(s.metaClaims, claim{guid: g, rel: strings.TrimSuffix(rel, ".meta"), from: rel})
 	for _, r := range runtimes {
 		if rid, ok := Parse(r); ok && rid != g {
+			s.addRuntime(g, rid)
 			if _, ok := s.ix.assets[rid]; !ok {
-				s.ix.assets[rid] = g
+				s.ix.assets[rid] = asset{g, rel}
 			}
 		}
 	}
+}
+
+// addRuntime records that runtime rt was made from asset a, once.
+func (s *scanner) addRuntime(a, rt string) {
+	for _, have := range s.ix.runtimes[a] {
+		if have == rt {
+			return
+		}
+	}
+	s.ix.runtimes[a] = append(s.ix.runtimes[a], rt)
 }
 
 // at is the path of the element open in a .meta, down to the depth of
@@ -488,7 +647,10 @@ func (s *scanner) finish() {
 		}
 	}
 	s.ix.entries = s.claims
-	for g := range s.ix.entries {
+	for g, e := range s.ix.entries {
 		delete(s.ix.missing, g)
+		if old, ok := s.ix.byRel[e.rel]; !ok || g < old {
+			s.ix.byRel[e.rel] = g
+		}
 	}
 }
