@@ -70,9 +70,8 @@ func BenchmarkListArchive50k(b *testing.B) {
 	src, disk := b.TempDir(), b.TempDir()
 	pak := filepath.Join(src, "entity.pak")
 	bigListZip(b, pak)
-	// store.Open makes the store the keeper of srcview.Default, as a
-	// mount's does; the views here are their own.
-	defer srcview.Default.SetKeeper(nil)
+	// The views here are their own, the store their keeper as a
+	// mount's store is of its view.
 	open := func(b *testing.B) (*store.Store, func()) {
 		dc, err := diskcache.Open(disk, 1<<30, store.CacheVersion(outputs.DefaultLimits))
 		if err != nil {

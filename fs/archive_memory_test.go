@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
@@ -67,7 +66,7 @@ func TestArchiveMemoryBudget(t *testing.T) {
 	}
 	const cacheSize = 64 << 20
 	before := decodetest.LiveHeap()
-	_, mnt := mountT(t, src, Config{Store: store.Config{CacheSize: cacheSize}})
+	fsys, mnt := mountT(t, src, Config{Store: store.Config{CacheSize: cacheSize}})
 
 	f, err := os.Open(filepath.Join(mnt, "big.zip", "zeros.bin"))
 	if err != nil {
@@ -89,7 +88,7 @@ func TestArchiveMemoryBudget(t *testing.T) {
 		}
 	}
 	held := decodetest.LiveHeap() - before
-	b := srcview.Default.Budget()
+	b := fsys.view.Budget()
 	t.Logf("4 KiB at the end of 16 GiB in %v, heap +%.1f MiB; then 64 listings: heap +%.1f MiB; archive budget %.0f MiB, %.1f MiB charged",
 		took, float64(afterRead)/(1<<20), float64(held)/(1<<20), float64(b.Limit())/(1<<20), float64(b.Used())/(1<<20))
 	if afterRead > cacheSize+100<<20 || held > cacheSize+100<<20 {

@@ -290,9 +290,7 @@ func TestPrewarmArchive(t *testing.T) {
 	}
 
 	// With nesting on (--nested), the nested archive's mesh too.
-	srcview.Default.SetNested(true)
-	t.Cleanup(func() { srcview.Default.SetNested(false) })
-	f, _ = mountT(t, src, Config{})
+	f, _ = mountT(t, src, nestedConfig())
 	f.Prewarm()
 	if !waitFor(30*time.Second, func() bool { return !f.st.PrewarmStats().Running }) {
 		t.Fatal("prewarm did not finish")
@@ -300,6 +298,15 @@ func TestPrewarmArchive(t *testing.T) {
 	if ps := f.st.PrewarmStats(); ps.Found != 3 || ps.Done != 3 || ps.Failed != 0 {
 		t.Fatalf("prewarm with nesting: %+v, want 3 meshes", ps)
 	}
+}
+
+// nestedConfig is a mount's config with nesting on (--nested): its view
+// descends archives inside archives.
+func nestedConfig() Config {
+	lim := outputs.DefaultLimits
+	lim.View = srcview.NewView()
+	lim.View.SetNested(true)
+	return Config{Store: store.Config{Limits: &lim}}
 }
 
 // bc1DDS is a w×h BC1 DDS of a pattern set by seed (bcn's encoder).

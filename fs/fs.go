@@ -31,6 +31,7 @@ import (
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/srcfd"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
@@ -87,8 +88,10 @@ type FS struct {
 	// is) and versions.
 	tree    *vfs.FS
 	sniffer *walk.Sniffer
-	root    *dirNode
-	st      *store.Store
+	// view is the tree's view of the sources (vfs.FS.View).
+	view *srcview.Packed
+	root *dirNode
+	st   *store.Store
 
 	watch *watch.Watcher
 
@@ -128,6 +131,7 @@ func New(cfg Config) (*FS, error) {
 	src := tree.Source()
 	f := &FS{cfg: cfg, source: src, log: lg, start: time.Now(), tree: tree}
 	f.st, f.sniffer, f.versions = tree.Parts()
+	f.view = tree.View()
 	f.srcFDs, f.ahead = srcfd.New(), walk.NewAhead()
 	if _, err := os.Lstat(filepath.Join(src, statsDirName)); err == nil {
 		lg.Printf("meshfs: %s is hidden: the mount shows its own %s (statistics) at the root in its place",
@@ -291,6 +295,6 @@ func (d *dirNode) newMeshDir(e *vfs.SourceEntry) *meshDir {
 // newDirNode is the node of the source folder abs.
 func (f *FS) newDirNode(abs string, id srcID) *dirNode {
 	d := &dirNode{fsys: f, ident: id}
-	d.dir.Abs, d.dir.Sniffer, d.dir.Overlay = abs, f.sniffer, f.cfg.Overlay
+	d.dir.Abs, d.dir.Sniffer, d.dir.View, d.dir.Overlay = abs, f.sniffer, f.view, f.cfg.Overlay
 	return d
 }

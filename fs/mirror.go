@@ -12,7 +12,6 @@ import (
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/vfs"
 )
@@ -307,7 +306,7 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 	} else if h, ok := fh.(*passHandle); ok {
 		err = syscall.Fstat(int(h.f.Fd()), &st)
 	} else {
-		err = srcview.Lstat(p.abs, &st)
+		err = p.fsys.view.SysLstat(p.abs, &st)
 		if err == nil && !p.same(&st) {
 			// Replaced: see meshDir.stat.
 			return syscall.ESTALE
@@ -347,7 +346,7 @@ func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 
 func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	if p.packed {
-		n, err := srcview.ReadEntry(p.abs, p.same, dest, off)
+		n, err := p.fsys.view.ReadEntry(p.abs, p.same, dest, off)
 		return fuse.ReadResultData(dest[:n]), errno(err)
 	} else if h, ok := fh.(*passHandle); ok {
 		return h.Read(ctx, dest, off)

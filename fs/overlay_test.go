@@ -14,7 +14,6 @@ import (
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	"github.com/meshfs/meshfs/internal/meshgen"
-	"github.com/meshfs/meshfs/internal/srcview"
 )
 
 // writeTree writes files (by slash path) under dir.
@@ -145,9 +144,7 @@ func testNestedMount(t *testing.T) {
 		t.Errorf("without nesting, the inner zip reads %d bytes (%v), want %d", len(got), err, len(inner))
 	}
 
-	srcview.Default.SetNested(true)
-	t.Cleanup(func() { srcview.Default.SetNested(false) })
-	_, mnt = mountT(t, src, Config{})
+	_, mnt = mountT(t, src, nestedConfig())
 	_, lmnt := mountT(t, assets, Config{})
 	want := mountedFiles(t, filepath.Join(lmnt, "gem-pilot"), "")
 	got := mountedFiles(t, filepath.Join(mnt, "outer.zip", "mods", "pilot.zip"), "")

@@ -1,7 +1,7 @@
 package fs
 
 // An archive is a folder of its entries (internal/mirror's archive.go),
-// read with srcview.ReadEntry (a deflated one resumes at a checkpoint).
+// read with srcview.Packed.ReadEntry (a deflated one resumes at a checkpoint).
 
 import (
 	"context"

@@ -94,8 +94,10 @@ func (f *windowFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // entryFile is an archive's entry, read while the archive is the version
-// opened (srcview.ReadEntry), else ErrStale.
+// opened (srcview.Packed.ReadEntry, through the tree's view), else
+// ErrStale.
 type entryFile struct {
+	view *srcview.Packed
 	path string
 	id   version.Ident
 	info Info
@@ -113,7 +115,7 @@ func (f *entryFile) ReadAt(p []byte, off int64) (int, error) {
 	}
 	read := 0
 	for read < len(p) && off < f.info.Size {
-		n, err := srcview.ReadEntry(f.path, func(st *syscall.Stat_t) bool { return version.FromStat(st).Same(f.id) }, p[read:], off)
+		n, err := f.view.ReadEntry(f.path, func(st *syscall.Stat_t) bool { return version.FromStat(st).Same(f.id) }, p[read:], off)
 		read, off = read+n, off+int64(n)
 		if errors.Is(err, syscall.ESTALE) {
 			return read, fmt.Errorf("%s: %w", f.path, ErrStale)
@@ -134,7 +136,7 @@ func (t *FS) openSource(n *node) (File, error) {
 	info := t.infoOf(n, 0, n.st.Size, t.identToken(n))
 	id := version.FromStat(&n.st)
 	if n.packed {
-		return &entryFile{path: n.abs, id: id, info: info}, nil
+		return &entryFile{view: t.view, path: n.abs, id: id, info: info}, nil
 	}
 	return openWindow(n.abs, id, 0, n.st.Size, info)
 }

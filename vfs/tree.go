@@ -55,6 +55,10 @@ type FS struct {
 	source string
 	log    *log.Logger
 	cfg    Config
+	// view is how the tree reaches its sources (Config.Store.Limits.View,
+	// else the store's own): archives' listings and readers of this tree
+	// alone, within its store's budget.
+	view *srcview.Packed
 	// sniffer remembers which format (or none) a source file version is.
 	sniffer  *walk.Sniffer
 	st       *store.Store
@@ -95,7 +99,8 @@ func New(cfg Config) (*FS, error) {
 	if t.st, err = store.Open(cfg.Store, src, &t.versions, lg); err != nil {
 		return nil, err
 	}
-	if t.sniffer, err = walk.NewSniffer(); err != nil {
+	t.view = t.st.Limits.View
+	if t.sniffer, err = walk.NewSniffer(t.view); err != nil {
 		t.st.Cache.Close()
 		return nil, err
 	}
@@ -135,8 +140,12 @@ func (t *FS) Close() {
 	}
 	t.st.Cache.Close()
 	t.sniffer.Close()
-	srcview.Default.Forget(t.source)
+	t.view.Forget(t.source)
 }
+
+// View is how the tree reaches its sources: the disk, and archives as
+// folders of their entries (srcview), for this tree alone.
+func (t *FS) View() *srcview.Packed { return t.view }
 
 // Source is the absolute path of the folder shown.
 func (t *FS) Source() string { return t.source }
@@ -146,7 +155,7 @@ func (t *FS) Source() string { return t.source }
 func (t *FS) Prewarm() { t.st.Prewarm() }
 
 func (t *FS) newFolder(abs string) *mirror.Folder {
-	return &mirror.Folder{Abs: abs, Sniffer: t.sniffer, Overlay: t.cfg.Overlay}
+	return &mirror.Folder{Abs: abs, Sniffer: t.sniffer, View: t.view, Overlay: t.cfg.Overlay}
 }
 
 // maxFolders bounds the folders kept: past it, the tree starts over (a

@@ -1,9 +1,11 @@
 package vfs_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -195,4 +197,59 @@ func readAllOf(t *testing.T, f vfs.File) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestTreesOwnArchives: two trees in one process over one source folder
+// holding an archive keep their archive state apart: a listing read
+// through one is charged to that tree's budget alone, and closing one
+// leaves the other's listings, their charge and its reads in place.
+func TestTreesOwnArchives(t *testing.T) {
+	src := t.TempDir()
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	for i := range 50 {
+		f, err := w.Create(fmt.Sprintf("dir/f%02d.txt", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte("packed"))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "pack.zip"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := vfs.New(vfs.Config{Source: src, NoWatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newTree(t, src)
+	ctx := context.Background()
+	list := func(tr *vfs.FS, which string) {
+		t.Helper()
+		if ents, err := tr.ReadDir(ctx, "pack.zip/dir"); err != nil || len(ents) != 50 {
+			t.Fatalf("tree %s lists %d entries of pack.zip/dir, %v", which, len(ents), err)
+		}
+	}
+	list(a, "a")
+	if a.View().Budget().Used() <= 0 {
+		t.Fatal("a listing charged nothing to its tree's archive budget")
+	}
+	if n := b.View().Budget().Used(); n != 0 {
+		t.Fatalf("a listing read through one tree is charged %d bytes in the other", n)
+	}
+	list(b, "b")
+	charged, listed := b.View().Budget().Used(), b.View().Listed.Load()
+	a.Close()
+	if n := b.View().Budget().Used(); n != charged {
+		t.Errorf("closing one tree changed the other's archive charge from %d to %d bytes", charged, n)
+	}
+	list(b, "b")
+	if n := b.View().Listed.Load(); n != listed || n != 1 {
+		t.Errorf("after the other tree closed, b listed the archive %d times (%d before)", n, listed)
+	}
+	if got := readAll(t, b, "pack.zip/dir/f07.txt"); string(got) != "packed" {
+		t.Errorf("b reads %q after the other tree closed", got)
+	}
 }

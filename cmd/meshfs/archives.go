@@ -52,10 +52,10 @@ func archivesUnder(root string) (paths, rels []string) {
 // its path beneath the archive's, with tree as its Mesh.Tree: the parts,
 // companions, materials, textures and animations it names resolve inside
 // the archive as in a loose folder. An archive in it is a file, unless
-// nesting is on (--nested) and srcview.Packed.Descends it: its meshes are
+// nesting is on (--nested) and the view v Descends it: its meshes are
 // then jobs too, at rel/<entry path>/<their path>.
-func archiveJobs(p, rel, tree string) []meshJob {
-	a, _, _, listErr := srcview.Default.Archive(p)
+func archiveJobs(v *srcview.Packed, p, rel, tree string) []meshJob {
+	a, _, _, listErr := v.Archive(p)
 	if a == nil {
 		if listErr == nil {
 			listErr = fmt.Errorf("%s: not an archive", p)
@@ -78,8 +78,8 @@ func archiveJobs(p, rel, tree string) []meshJob {
 		format, err := sniffEntry(a, e)
 		at, atRel := p+"/"+e.Path, filepath.Join(rel, filepath.FromSlash(e.Path))
 		if format == nil && err == nil {
-			if srcview.Default.Descends(at) {
-				jobs = append(jobs, archiveJobs(at, atRel, tree)...)
+			if v.Descends(at) {
+				jobs = append(jobs, archiveJobs(v, at, atRel, tree)...)
 			}
 			return nil
 		}
@@ -95,13 +95,21 @@ func archiveJobs(p, rel, tree string) []meshJob {
 	return jobs
 }
 
-// sniffEntry sniffs an entry as formats.SniffFile does a file.
+// sniffEntry sniffs an entry as outputs.OpenSource does a file.
 func sniffEntry(a *archive.Archive, e *archive.Entry) (decode.Format, error) {
 	head, err := a.Head(e, formats.HeadSize)
 	if err != nil {
 		return nil, err
 	}
 	return formats.Sniff(e.Name(), head), nil
+}
+
+// sourceView is a command's own view of the sources (srcview.NewView),
+// archives inside archives descended when nested is set (--nested).
+func sourceView(nested bool) *srcview.Packed {
+	v := srcview.NewView()
+	v.SetNested(nested)
+	return v
 }
 
 // addNestedFlag adds --nested, shared by convert and the mount: archives

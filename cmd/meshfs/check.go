@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/srcview"
 )
 
 func init() { subcommands = append(subcommands, newCheckCmd) }
@@ -46,8 +47,12 @@ func runCheck(ctx context.Context, args []string, jobs int, limits outputs.Limit
 		// This run's conversions share decodings (a model's parts).
 		limits.Caches = outputs.NewCaches()
 	}
+	if limits.View == nil {
+		// This run's own view of the sources.
+		limits.View = srcview.NewView()
+	}
 	start := time.Now()
-	list := collectMeshes(args)
+	list := collectMeshes(args, limits.View)
 	failed := runMeshes(ctx, list, jobs, "checking", stderr, func(ctx context.Context, j meshJob) error {
 		j.m.Limits = limits
 		return j.m.Produce(ctx, func(string, []byte) error { return nil })

@@ -49,7 +49,7 @@ The limits (--max-source-size, --timeout, --max-output-size) are those of the mo
 a file that exceeds one gets an error.txt naming the limit.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			srcview.Default.SetNested(nested)
+			limits.View = sourceView(nested)
 			return runConvert(cmd.Context(), args, outDir, jobs, limits, cmd.ErrOrStderr())
 		},
 	}
@@ -80,7 +80,7 @@ var errNotMesh = errors.New("not a supported mesh file")
 // placed under its name, and an archive (sniffed by its first bytes) the
 // meshes in it, placed under its name and their paths in it. Companion
 // files given are left out; so are the plain files of a folder.
-func collectMeshes(args []string) []meshJob {
+func collectMeshes(args []string, v *srcview.Packed) []meshJob {
 	var jobs []meshJob
 	for _, arg := range args {
 		abs, err := filepath.Abs(arg)
@@ -108,14 +108,14 @@ func collectMeshes(args []string) []meshJob {
 			}
 			paths, rels := archivesUnder(real)
 			for i, p := range paths {
-				jobs = append(jobs, archiveJobs(p, filepath.Join(base, rels[i]), real)...)
+				jobs = append(jobs, archiveJobs(v, p, filepath.Join(base, rels[i]), real)...)
 			}
 		case outputs.IsCompanion(arg):
 		default:
 			m, err := outputs.Open(arg)
 			if real, rerr := outputs.RealPath(arg); err == nil && m == nil && rerr == nil && sniffArchive(real) {
 				// The links in a path the user named are followed once, as outputs.Open does.
-				jobs = append(jobs, archiveJobs(real, filepath.Base(abs), real)...)
+				jobs = append(jobs, archiveJobs(v, real, filepath.Base(abs), real)...)
 				continue
 			}
 			if err == nil && m == nil {
@@ -205,11 +205,15 @@ func runConvert(ctx context.Context, args []string, outDir string, jobs int, lim
 		// This run's conversions share decodings (a model's parts).
 		limits.Caches = outputs.NewCaches()
 	}
+	if limits.View == nil {
+		// This run's own view of the sources.
+		limits.View = srcview.NewView()
+	}
 	start := time.Now()
 	if limits.Projects == nil {
 		limits.Projects = outputs.NewProjects() // one index per project for the run
 	}
-	list := collectMeshes(args)
+	list := collectMeshes(args, limits.View)
 	failed := runMeshes(ctx, list, jobs, "converting", stderr, func(ctx context.Context, j meshJob) error {
 		j.m.Limits = limits
 		return j.m.WriteDir(ctx, filepath.Join(outDir, j.rel))
@@ -237,7 +241,9 @@ archive). ` + exitStatusHelp,
 			if errors.Is(err, syscall.ENOTDIR) {
 				// A path inside an archive (srcview), read in place.
 				if abs, aerr := filepath.Abs(args[0]); aerr == nil {
-					m, err = outputs.OpenSource(abs)
+					lim := outputs.DefaultLimits
+					lim.View = srcview.NewView()
+					m, err = outputs.OpenSource(abs, lim)
 				}
 			}
 			if err != nil {

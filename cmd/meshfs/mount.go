@@ -24,7 +24,6 @@ import (
 	meshfs "github.com/meshfs/meshfs/fs"
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/mountpoint"
-	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
 )
 
@@ -348,7 +347,7 @@ func serve(paths mountpoint.Paths, o *mountOpts, stdout, stderr io.Writer, ready
 	if disk != nil {
 		defer disk.Close()
 	}
-	srcview.Default.SetNested(o.nested)
+	o.limits.View = sourceView(o.nested)
 	fsys, err := meshfs.New(meshfs.Config{
 		Source: paths.Source,
 		Store: store.Config{CacheSize: o.cacheSize, Limits: &o.limits, Concurrency: o.jobs,

@@ -18,7 +18,6 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	meshfs "github.com/meshfs/meshfs/fs"
 	"github.com/meshfs/meshfs/internal/mountpoint"
-	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
 	meshserve "github.com/meshfs/meshfs/serve"
 	"github.com/meshfs/meshfs/vfs"
@@ -143,7 +142,12 @@ func runServe(source string, o *serveOpts, stdout, stderr io.Writer) error {
 
 // serveTree serves the tree of src until a signal.
 func serveTree(src string, o *serveOpts, sc store.Config, auth *meshserve.Auth, logger *log.Logger, stdout io.Writer) error {
-	srcview.Default.SetNested(o.nested)
+	lim := outputs.DefaultLimits
+	if sc.Limits != nil {
+		lim = *sc.Limits
+	}
+	lim.View = sourceView(o.nested)
+	sc.Limits = &lim
 	tree, err := vfs.New(vfs.Config{Source: src, Store: sc, Log: logger, Overlay: o.overlay})
 	if err != nil {
 		return err

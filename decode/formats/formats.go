@@ -12,7 +12,6 @@ import (
 	"github.com/meshfs/meshfs/decode/gem"
 	"github.com/meshfs/meshfs/decode/tfever"
 	"github.com/meshfs/meshfs/decode/unigine"
-	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // All is every supported format, in sniffing order. GEM's .mdl comes
@@ -52,18 +51,6 @@ func Sniff(name string, head []byte) decode.Format {
 		}
 	}
 	return nil
-}
-
-// SniffFile reads the head of the file at path and sniffs it. It opens the
-// file as package srcfile says: no symbolic link followed, a regular file
-// only (an error otherwise).
-func SniffFile(path string) (decode.Format, error) {
-	f, err := srcfile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return SniffReader(path, f)
 }
 
 // SniffReader reads the head of r, the file called name, and sniffs it.

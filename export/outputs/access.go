@@ -70,7 +70,7 @@ func Narrow(files ...Access) Access {
 }
 
 // StatAccess appends to files the access of each of paths, files the
-// mesh at mesh is made from, stat'ed through links (the file whose bytes
+// mesh m is made from, stat'ed through links (the file whose bytes
 // would be read; for an entry of an archive, the archive file), and of
 // every folder on the way to it that the mesh's own path does not pass
 // (version.Folders: those it passes stand between any reader and the
@@ -78,7 +78,7 @@ func Narrow(files ...Access) Access {
 // folders are searchable: a folder grants a class everything when it may
 // search it, else nothing. A path that cannot be stat'ed (missing) adds
 // nothing: no output has its bytes. Each folder is stat'ed once per call.
-func StatAccess(files []Access, mesh string, paths ...string) []Access {
+func (m *Mesh) StatAccess(files []Access, paths ...string) []Access {
 	folders := map[string]bool{}
 	for _, p := range paths {
 		var st syscall.Stat_t
@@ -86,7 +86,7 @@ func StatAccess(files []Access, mesh string, paths ...string) []Access {
 		err := syscall.Stat(p, &st)
 		if err == syscall.ENOTDIR {
 			// An entry of an archive: the archive's access (srcview).
-			if _, r, verr := view.Stat(p); verr == nil {
+			if _, r, verr := m.Limits.view().Stat(p); verr == nil {
 				read = r.Path
 				err = syscall.Stat(read, &st)
 			}
@@ -95,7 +95,7 @@ func StatAccess(files []Access, mesh string, paths ...string) []Access {
 			continue
 		}
 		files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode})
-		for _, d := range version.Folders(mesh, read) {
+		for _, d := range version.Folders(m.Path, read) {
 			if folders[d] {
 				break // and the folders above it
 			}
@@ -139,7 +139,7 @@ func (m *Mesh) writeModes(parent string, deps []Dep) (file, dir os.FileMode) {
 		for _, d := range deps {
 			srcs = append(srcs, d.Path)
 		}
-		file = os.FileMode(Narrow(StatAccess(files, m.Path, srcs...)...).Perm&0o044 | 0o600)
+		file = os.FileMode(Narrow(m.StatAccess(files, srcs...)...).Perm&0o044 | 0o600)
 	}
 	return file, file | 0o100 | (file&0o044)>>2
 }

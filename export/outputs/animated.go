@@ -45,7 +45,7 @@ func (m *Mesh) animationFiles() ([]string, error) {
 			names = append(names, n)
 		}
 	} else {
-		ents, err := view.ReadDir(filepath.Dir(m.Path))
+		ents, err := m.Limits.view().ReadDir(filepath.Dir(m.Path))
 		if err != nil {
 			return nil, err
 		}

@@ -78,7 +78,7 @@ func (a *assembly) part(ctx context.Context, p string) *partOut {
 		return po
 	}
 	src := pm.sourceDeps()
-	a.deps = append(a.deps, statDeps(pm.Sources()[1:])...)
+	a.deps = append(a.deps, statDeps(pm.Limits.view(), pm.Sources()[1:])...)
 	scene, err := pm.decode(ctx)
 	if err != nil {
 		po.err = err

@@ -25,7 +25,7 @@ func TestModelDepsEveryKind(t *testing.T) {
 	tree := decodetest.WriteModelTree(t, t.TempDir())
 	for engine, model := range tree.Models {
 		t.Run(engine, func(t *testing.T) {
-			m, err := outputs.OpenSource(filepath.Join(tree.Root, model))
+			m, err := outputs.OpenSource(filepath.Join(tree.Root, model), viewLimits())
 			if err != nil || m == nil {
 				t.Fatal(m, err)
 			}
@@ -70,6 +70,7 @@ func TestWriteDirModelNarrowed(t *testing.T) {
 		if err != nil || m == nil {
 			t.Fatal(m, err)
 		}
+		m.Limits = viewLimits()
 		out := filepath.Join(t.TempDir(), "out")
 		m.WriteDir(context.Background(), out) // error.txt lists what failed; modes are what counts
 		got := groupOtherBits(t, out)
@@ -114,7 +115,7 @@ func TestWriteDirModelNarrowed(t *testing.T) {
 // earlier stat of its burst answers.
 func BenchmarkStatAccess(b *testing.B) {
 	tree := decodetest.WriteModelTree(b, b.TempDir())
-	m, err := outputs.OpenSource(filepath.Join(tree.Root, tree.Models["tf"]))
+	m, err := outputs.OpenSource(filepath.Join(tree.Root, tree.Models["tf"]), viewLimits())
 	if err != nil || m == nil {
 		b.Fatal(m, err)
 	}
@@ -129,7 +130,7 @@ func BenchmarkStatAccess(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(paths)), "files")
 	for b.Loop() {
-		outputs.Narrow(outputs.StatAccess([]outputs.Access{{Perm: 0o644}}, m.Path, paths...)...)
+		outputs.Narrow(m.StatAccess([]outputs.Access{{Perm: 0o644}}, paths...)...)
 	}
 }
 
@@ -143,7 +144,7 @@ func TestBrokenModelDeps(t *testing.T) {
 	if err := os.WriteFile(script, []byte("return { mesh = "), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := outputs.OpenSource(filepath.Join(tree.Root, tree.Models["tf"]))
+	m, err := outputs.OpenSource(filepath.Join(tree.Root, tree.Models["tf"]), viewLimits())
 	if err != nil || m == nil {
 		t.Fatal(m, err)
 	}
@@ -177,7 +178,7 @@ func TestModelHeaderMaterialsBounded(t *testing.T) {
 	put(t, mdl, []byte(`function data() return { lods = { { node = { name = "RootNode", children = { {
 		mesh = "fixture/cube.msh", materials = { `+strings.Join(names, ", ")+` },
 		transf = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, } } } }, visibleFrom = 0, visibleTo = 1000 } } } end`))
-	m, err := outputs.OpenSource(mdl)
+	m, err := outputs.OpenSource(mdl, viewLimits())
 	if err != nil || m == nil {
 		t.Fatal(m, err)
 	}

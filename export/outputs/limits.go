@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/texture"
+	"github.com/meshfs/meshfs/internal/srcview"
 )
 
 // Limits bound the work one mesh may cause. People mount folders of mods
@@ -60,6 +61,20 @@ type Limits struct {
 	// mount's store and each convert or check run make their own, within
 	// budgets of their own.
 	Caches *Caches
+	// View is how every source file is reached: the disk, and archives as
+	// folders of their entries (srcview.NewView), with the view's listings,
+	// entry readers and budget. nil reaches the disk alone (archives are
+	// files). It too travels with the limits: the mount's tree and each
+	// convert, check or info run make their own.
+	View *srcview.Packed
+}
+
+// view is l.View, or the disk alone when there is none.
+func (l *Limits) view() srcview.View {
+	if l.View == nil {
+		return srcview.Disk
+	}
+	return l.View
 }
 
 // Textures is where the PNG of a texture file's version is kept, shared

@@ -52,13 +52,13 @@ import (
 // listed in header.json.
 
 // openBeneath opens the regular file rel (slash-separated, local) beneath
-// the folder root through the view (srcview): no link out of root
+// the folder root through the view v (srcview): no link out of root
 // followed, no FIFO waited on, an archive's entries beneath its path.
-func openBeneath(root, rel string) (srcview.File, error) {
+func openBeneath(v srcview.View, root, rel string) (srcview.File, error) {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return nil, fmt.Errorf("%q is not a path beneath %s", rel, root)
 	}
-	return view.OpenBeneath(root, rel)
+	return v.OpenBeneath(root, rel)
 }
 
 func within(root, p string) bool {
@@ -148,10 +148,10 @@ func (m *Mesh) assetRoot() string {
 		return ""
 	}
 	for d := filepath.Dir(m.Path); ; {
-		if fi, _, err := view.Stat(filepath.Join(d, "texture")); err == nil && fi.IsDir() {
+		if fi, _, err := m.Limits.view().Stat(filepath.Join(d, "texture")); err == nil && fi.IsDir() {
 			return d
 		}
-		if fi, _, err := view.Stat(filepath.Join(d, "texture.pak")); err == nil && fi.Mode().IsRegular() && slices.Contains(packsOf(d), filepath.Join(d, "texture.pak")) {
+		if fi, _, err := m.Limits.view().Stat(filepath.Join(d, "texture.pak")); err == nil && fi.Mode().IsRegular() && slices.Contains(packsOf(m.Limits.view(), d), filepath.Join(d, "texture.pak")) {
 			return d
 		}
 		up := filepath.Dir(d)
@@ -197,7 +197,7 @@ func (r *resolution) read(cands []candidate, max int64, body bool) (b []byte, fo
 			return mb, c, tried, nil
 		}
 		var f srcview.File
-		f, err = openBeneath(c.root, c.rel)
+		f, err = openBeneath(r.m.Limits.view(), c.root, c.rel)
 		if err != nil {
 			continue
 		}
@@ -617,7 +617,7 @@ func (r *resolution) skins(c candidate) []string {
 	full := filepath.Join(c.root, filepath.FromSlash(c.rel))
 	ext := filepath.Ext(full)
 	stem := strings.TrimSuffix(filepath.Base(full), ext)
-	ents, err := view.ReadDir(filepath.Dir(full))
+	ents, err := r.m.Limits.view().ReadDir(filepath.Dir(full))
 	if err != nil {
 		return nil
 	}
@@ -652,7 +652,7 @@ func ShowsPNG(name string) bool {
 // file is opened as the sources are, within limits.MaxSourceSize and
 // MaxTexturePixels, and decoded within limits.Timeout.
 func TexturePNG(ctx context.Context, path string, limits Limits) (png []byte, d Dep, err error) {
-	f, err := openBeneath(filepath.Dir(path), filepath.Base(path))
+	f, err := openBeneath(limits.view(), filepath.Dir(path), filepath.Base(path))
 	if err != nil {
 		return nil, Dep{}, err
 	}

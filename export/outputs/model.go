@@ -16,6 +16,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
+	"github.com/meshfs/meshfs/internal/srcview"
 )
 
 // Models: a model file (its format a decode.ModelDecoder: GEM or Transport
@@ -104,7 +105,7 @@ func (m *Mesh) shape() (lods int, colliders bool) {
 	}
 	var d Dep
 	if m.mem == nil {
-		_, read, err := view.Stat(m.Path)
+		_, read, err := m.Limits.view().Stat(m.Path)
 		if err != nil {
 			return 1, false
 		}
@@ -211,8 +212,8 @@ func (m *Mesh) openAssetDep(rel string) (io.ReaderAt, int64, string, Dep, error)
 	err := error(&os.PathError{Op: "open", Path: rel, Err: os.ErrNotExist})
 	roots, own := m.assetRootsOwn()
 	for i, root := range roots {
-		for _, at := range overlayRoots([]string{root}) {
-			f, oerr := openBeneath(at, rel)
+		for _, at := range overlayRoots(m.Limits.view(), []string{root}) {
+			f, oerr := openBeneath(m.Limits.view(), at, rel)
 			if oerr != nil {
 				if !errors.Is(oerr, os.ErrNotExist) {
 					err = oerr
@@ -422,7 +423,7 @@ func (m *Mesh) moduleDeps(st *decode.Structure) []Dep {
 		}
 		paths = append(paths, p)
 	}
-	return statDeps(paths)
+	return statDeps(m.Limits.view(), paths)
 }
 
 func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fields, []Dep) {
@@ -727,7 +728,7 @@ func (m *Mesh) partDeps(p string) (*decode.Structure, []Dep, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	deps := statDeps(pm.Sources()[1:])
+	deps := statDeps(pm.Limits.view(), pm.Sources()[1:])
 	st, err := pm.Scan(context.Background())
 	if st != nil {
 		_, ds, _ := pm.HeaderDeps(st, nil)
@@ -747,7 +748,7 @@ func (m *Mesh) partMesh(p string) (*Mesh, error) {
 		f = formats.Sniff(filepath.Base(p), b[:min(len(b), formats.HeadSize)])
 	} else {
 		var err error
-		if f, err = sniffSource(p); err != nil {
+		if f, err = sniffSource(m.Limits.view(), p); err != nil {
 			return nil, err
 		}
 	}
@@ -764,13 +765,13 @@ func (m *Mesh) partMesh(p string) (*Mesh, error) {
 
 // statDeps are the deps of the files at paths that a stat finds, through
 // links (the file whose bytes are read); an entry's is its archive's
-// (srcview).
-func statDeps(paths []string) []Dep {
+// (srcview: through the view v).
+func statDeps(v srcview.View, paths []string) []Dep {
 	var deps []Dep
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err == nil {
 			deps = append(deps, depOf(p, fi))
-		} else if _, read, err := view.Stat(p); err == nil {
+		} else if _, read, err := v.Stat(p); err == nil {
 			deps = append(deps, Dep(read))
 		}
 	}

@@ -60,7 +60,7 @@ func Open(path string) (*Mesh, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := formats.SniffFile(real)
+	f, err := sniffSource(srcview.Disk, real)
 	if err != nil || f == nil {
 		return nil, err
 	}
@@ -84,19 +84,22 @@ func RealPath(path string) (string, error) {
 
 // OpenSource sniffs the file at path, a path of the source tree (no link
 // followed; beneath an archive's path, its entry: srcview), and describes
-// it as New says; nil, nil for a file meshfs does not convert.
-func OpenSource(path string) (*Mesh, error) {
-	format, err := sniffSource(path)
+// it as New says, converted within limits (through limits.View); nil, nil
+// for a file meshfs does not convert.
+func OpenSource(path string, limits Limits) (*Mesh, error) {
+	format, err := sniffSource(limits.view(), path)
 	if err != nil || format == nil {
 		return nil, err
 	}
-	return New(path, format), nil
+	m := New(path, format)
+	m.Limits = limits
+	return m, nil
 }
 
-// sniffSource sniffs the file at path as formats.SniffFile does, through
-// the view.
-func sniffSource(path string) (decode.Format, error) {
-	f, err := view.Open(path)
+// sniffSource sniffs the head of the file at path (formats.SniffReader),
+// opened through the view v.
+func sniffSource(v srcview.View, path string) (decode.Format, error) {
+	f, err := v.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -124,10 +127,6 @@ func NewMemory(name string, f decode.Format, files map[string][]byte) *Mesh {
 	return m
 }
 
-// view is how every source file is reached (srcview.Default: the disk,
-// and archives as folders of their entries).
-var view srcview.View = srcview.Default
-
 // openFile opens the file at path (a base name for in-memory meshes).
 func (m *Mesh) openFile(path string) (io.ReaderAt, int64, func(), error) {
 	if m.mem != nil {
@@ -137,7 +136,7 @@ func (m *Mesh) openFile(path string) (io.ReaderAt, int64, func(), error) {
 		}
 		return bytes.NewReader(b), int64(len(b)), func() {}, nil
 	}
-	f, err := view.Open(path)
+	f, err := m.Limits.view().Open(path)
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -150,7 +149,7 @@ func (m *Mesh) openSibling(name string) (io.ReaderAt, int64, error) {
 		r, size, _, err := m.openFile(name)
 		return r, size, err
 	}
-	f, err := view.OpenBeneath(filepath.Dir(m.Path), name)
+	f, err := m.Limits.view().OpenBeneath(filepath.Dir(m.Path), name)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -160,7 +159,7 @@ func (m *Mesh) openSibling(name string) (io.ReaderAt, int64, error) {
 // Packed reports whether m's source is an entry of an archive (srcview):
 // it has no file of its own to read windows of.
 func (m *Mesh) Packed() bool {
-	_, read, err := view.Stat(m.Path)
+	_, read, err := m.Limits.view().Stat(m.Path)
 	return m.mem == nil && err == nil && read.Path != m.Path
 }
 

@@ -15,8 +15,9 @@ import (
 // ROOT/texture.pak/texture/..., and its version is the archive file's.
 
 // packsOf are the archives the folder root holds, in the order they are
-// searched (the last by name first); nil for a folder inside an archive.
-func packsOf(root string) []string { return srcview.Layers(view, root)[1:] }
+// searched (the last by name first), in the view v; nil for a folder
+// inside an archive.
+func packsOf(v srcview.View, root string) []string { return srcview.Layers(v, root)[1:] }
 
 // overlay is cands with, after each candidate beneath an asset root, the
 // same name beneath each archive of that root (packsOf), noting which
@@ -28,7 +29,7 @@ func (r *resolution) overlay(cands []candidate) []candidate {
 		if !slices.Contains(r.roots, c.root) && !r.extra[c.root] {
 			continue
 		}
-		for _, p := range packsOf(c.root) {
+		for _, p := range packsOf(r.m.Limits.view(), c.root) {
 			if r.packOf == nil {
 				r.packOf = map[string]string{}
 			}
@@ -39,11 +40,12 @@ func (r *resolution) overlay(cands []candidate) []candidate {
 	return out
 }
 
-// overlayRoots is roots with each one's archives after it (srcview.Layers).
-func overlayRoots(roots []string) []string {
+// overlayRoots is roots with each one's archives in the view v after it
+// (srcview.Layers).
+func overlayRoots(v srcview.View, roots []string) []string {
 	var out []string
 	for _, r := range roots {
-		out = append(out, srcview.Layers(view, r)...)
+		out = append(out, srcview.Layers(v, r)...)
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/texture"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/srcview"
 )
 
 // TestPackedModTree: a GEM mod tree packed whole into mod.pak (its mesh
@@ -21,12 +22,12 @@ func TestPackedModTree(t *testing.T) {
 	mod, mesh, _ := gemTree(t)
 	pak := filepath.Join(t.TempDir(), "mod.pak")
 	decodetest.ZipTree(t, mod, pak, 0)
-	loose, err := outputs.OpenSource(mesh)
+	loose, err := outputs.OpenSource(mesh, viewLimits())
 	if err != nil || loose == nil {
 		t.Fatal(loose, err)
 	}
 	loose.Tree = mod
-	packed, err := outputs.OpenSource(pak + "/entity/tank/body.ply")
+	packed, err := outputs.OpenSource(pak+"/entity/tank/body.ply", viewLimits())
 	if err != nil || packed == nil {
 		t.Fatal(packed, err)
 	}
@@ -95,7 +96,7 @@ func TestOverlayAssetPathPak(t *testing.T) {
 	os.WriteFile(filepath.Join(base, "notes.zip"), []byte("not an archive"), 0o644)
 	zipFiles(t, filepath.Join(mod, "texture.pak"), map[string][]byte{"texture/common/model/tank/hull.dds": bc1(t, 16, 8, 11)})
 
-	m, err := outputs.OpenSource(mesh)
+	m, err := outputs.OpenSource(mesh, viewLimits())
 	if err != nil || m == nil {
 		t.Fatal(m, err)
 	}
@@ -130,4 +131,12 @@ func decodeDDS(t *testing.T, b []byte) []byte {
 		t.Fatal(err)
 	}
 	return im.Pix
+}
+
+// viewLimits are the default limits with a source view of their own
+// (archives as folders), as each convert run makes.
+func viewLimits() outputs.Limits {
+	l := outputs.DefaultLimits
+	l.View = srcview.NewView()
+	return l
 }

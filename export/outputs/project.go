@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -110,14 +111,14 @@ func (p *Projects) entry(pi decode.ProjectIndexer, root string) *projectEntry {
 // index returns the entry's index, built when there is none, when a
 // folder changed, or when it is stale (not nil: an answer of it came from
 // a file that changed since; one built since is kept).
-func (e *projectEntry) index(pi decode.ProjectIndexer, root string, stale decode.ProjectIndex) (decode.ProjectIndex, error) {
+func (e *projectEntry) index(v srcview.View, pi decode.ProjectIndexer, root string, stale decode.ProjectIndex) (decode.ProjectIndex, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.ix != nil && e.ix != stale && (e.p.told.Load() && !e.stale || !e.p.told.Load() && unchanged(e.dirs)) {
+	if e.ix != nil && e.ix != stale && (e.p.told.Load() && !e.stale || !e.p.told.Load() && unchanged(v, e.dirs)) {
 		return e.ix, nil
 	}
 	e.stale = false // before the scan: a change during it is told again
-	ix, err := pi.IndexProject(root, viewFiles{})
+	ix, err := pi.IndexProject(root, viewFiles{v})
 	if err != nil {
 		e.ix, e.dirs, e.files = nil, nil, nil
 		return nil, err
@@ -138,7 +139,7 @@ func (e *projectEntry) index(pi decode.ProjectIndexer, root string, stale decode
 // fresh reports whether the files via (slash paths beneath the index's
 // root) stat as they did when the entry's index read them; a file it did
 // not read is fresh while the folders are (a runtime, found by name).
-func (e *projectEntry) fresh(ix decode.ProjectIndex, via []string) bool {
+func (e *projectEntry) fresh(v srcview.View, ix decode.ProjectIndex, via []string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ix != ix {
@@ -147,13 +148,13 @@ func (e *projectEntry) fresh(ix decode.ProjectIndex, via []string) bool {
 	if e.p.told.Load() {
 		return !e.stale
 	}
-	for _, v := range via {
-		p := filepath.Join(ix.Root(), filepath.FromSlash(v))
+	for _, rel := range via {
+		p := filepath.Join(ix.Root(), filepath.FromSlash(rel))
 		id, ok := e.files[p]
 		if !ok {
 			continue
 		}
-		fi, _, err := view.Stat(p)
+		fi, _, err := v.Stat(p)
 		if err != nil || version.Of(fi) != id {
 			return false
 		}
@@ -161,24 +162,24 @@ func (e *projectEntry) fresh(ix decode.ProjectIndex, via []string) bool {
 	return true
 }
 
-// viewFiles is the source view (srcview) as decode.ProjectFiles: an
+// viewFiles is a source view (srcview) as decode.ProjectFiles: an
 // archive's project indexes as a loose one.
-type viewFiles struct{}
+type viewFiles struct{ v srcview.View }
 
-func (viewFiles) Stat(p string) (fs.FileInfo, error) {
-	fi, _, err := view.Stat(p)
+func (f viewFiles) Stat(p string) (fs.FileInfo, error) {
+	fi, _, err := f.v.Stat(p)
 	return fi, err
 }
 
-func (viewFiles) ReadDir(p string) ([]fs.DirEntry, error) { return view.ReadDir(p) }
+func (f viewFiles) ReadDir(p string) ([]fs.DirEntry, error) { return f.v.ReadDir(p) }
 
-func (viewFiles) Open(p string) (decode.ProjectReader, error) { return view.Open(p) }
+func (f viewFiles) Open(p string) (decode.ProjectReader, error) { return f.v.Open(p) }
 
 // unchanged reports whether every file of ds stats (not following a
-// link) as it did, through the view.
-func unchanged(ds []Dep) bool {
+// link) as it did, through the view v.
+func unchanged(v srcview.View, ds []Dep) bool {
 	for _, d := range ds {
-		fi, _, err := view.Stat(d.Path)
+		fi, _, err := v.Stat(d.Path)
 		if err != nil || version.Of(fi) != d.Ident {
 			return false
 		}
@@ -194,7 +195,8 @@ func (m *Mesh) project(rec *reads) decode.ProjectIndex {
 	if !ok || m.mem != nil {
 		return nil
 	}
-	root, ok := pi.ProjectRoot(filepath.Dir(m.Path), m.Tree, viewFiles{})
+	v := m.Limits.view()
+	root, ok := pi.ProjectRoot(filepath.Dir(m.Path), m.Tree, viewFiles{v})
 	if !ok {
 		return nil
 	}
@@ -203,11 +205,11 @@ func (m *Mesh) project(rec *reads) decode.ProjectIndex {
 		ps = NewProjects()
 	}
 	e := ps.entry(pi, root)
-	ix, err := e.index(pi, root, nil)
+	ix, err := e.index(v, pi, root, nil)
 	if err != nil {
 		return nil
 	}
-	return &checked{ix: ix, e: e, pi: pi, root: root, rec: rec}
+	return &checked{ix: ix, e: e, v: v, pi: pi, root: root, rec: rec}
 }
 
 // projectRoot is the root of the project m's file is in, or "".
@@ -216,7 +218,7 @@ func (m *Mesh) projectRoot() string {
 	if !ok || m.mem != nil {
 		return ""
 	}
-	root, _ := pi.ProjectRoot(filepath.Dir(m.Path), m.Tree, viewFiles{})
+	root, _ := pi.ProjectRoot(filepath.Dir(m.Path), m.Tree, viewFiles{m.Limits.view()})
 	return root
 }
 
@@ -227,6 +229,7 @@ type checked struct {
 	mu   sync.Mutex
 	ix   decode.ProjectIndex
 	e    *projectEntry
+	v    srcview.View // the sources it reads through (Limits.View)
 	pi   decode.ProjectIndexer
 	root string
 	rec  *reads
@@ -247,8 +250,8 @@ func (c *checked) current() decode.ProjectIndex {
 func (c *checked) answer(ask func(decode.ProjectIndex) []string) {
 	ix := c.current()
 	via := ask(ix)
-	if !c.e.fresh(ix, via) {
-		if nix, err := c.e.index(c.pi, c.root, ix); err == nil {
+	if !c.e.fresh(c.v, ix, via) {
+		if nix, err := c.e.index(c.v, c.pi, c.root, ix); err == nil {
 			c.mu.Lock()
 			c.ix = nix
 			c.mu.Unlock()
@@ -262,7 +265,7 @@ func (c *checked) answer(ask func(decode.ProjectIndex) []string) {
 	for _, v := range via {
 		paths = append(paths, filepath.Join(c.root, filepath.FromSlash(v)))
 	}
-	for _, d := range statDeps(paths) {
+	for _, d := range statDeps(c.v, paths) {
 		c.rec.add(d)
 	}
 }

@@ -155,7 +155,7 @@ func (m *Mesh) sourceDeps() []Dep {
 		return nil
 	}
 	srcs := m.Sources()
-	deps := statDeps(srcs)
+	deps := statDeps(m.Limits.view(), srcs)
 	if len(deps) != len(srcs) {
 		return nil
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -29,7 +28,7 @@ func (d *Folder) Packed() bool {
 	if v := d.packed.Load(); v != 0 {
 		return v == 1
 	}
-	p, v := srcview.InArchive(d.Abs), int32(2)
+	p, v := d.View.InArchive(d.Abs), int32(2)
 	if p {
 		v = 1
 	}
@@ -42,9 +41,9 @@ func (d *Folder) Packed() bool {
 // entry is in (nil: all in d.Abs).
 func (d *Folder) readDir() (ents []fs.DirEntry, dirs []string, err error) {
 	if ls, _ := d.merged(); ls != nil {
-		return readMerged(ls)
+		return d.readMerged(ls)
 	} else if d.Packed() {
-		ents, err = srcview.Default.ReadDir(d.Abs)
+		ents, err = d.View.ReadDir(d.Abs)
 		return ents, nil, err
 	}
 	f, err := srcfile.OpenFolder(d.Abs)
@@ -63,7 +62,7 @@ func (d *Folder) ErrorText() []byte {
 	if !d.Packed() {
 		return nil
 	}
-	a, _, _, err := srcview.Default.Archive(d.Abs)
+	a, _, _, err := d.View.Archive(d.Abs)
 	if a == nil || err == nil {
 		return nil
 	}

@@ -135,20 +135,20 @@ func TestNestedKind(t *testing.T) {
 	if got := kinds(t, top); got["inner.zip"] != syscall.S_IFREG || got["cut.zip"] != syscall.S_IFREG {
 		t.Fatalf("without nesting the outer archive lists %v", got)
 	}
-	srcview.Default.SetNested(true)
-	defer srcview.Default.SetNested(false)
-	top = folder(t, filepath.Join(dir, "outer.zip"))
+	nested := srcview.NewView()
+	nested.SetNested(true)
+	top = folderIn(t, nested, filepath.Join(dir, "outer.zip"))
 	if got := kinds(t, top); got["inner.zip"] != syscall.S_IFDIR || got["cut.zip"] != syscall.S_IFDIR {
 		t.Fatalf("with nesting the outer archive lists %v", got)
 	}
-	m := folder(t, filepath.Join(dir, "outer.zip", "inner.zip", "m"))
+	m := folderIn(t, nested, filepath.Join(dir, "outer.zip", "inner.zip", "m"))
 	if got := kinds(t, m); got["a.ply"] != syscall.S_IFDIR || !m.Packed() {
 		t.Errorf("the nested archive's m/ lists %v (packed %v)", got, m.Packed())
 	}
-	if folder(t, filepath.Join(dir, "outer.zip", "inner.zip")).ErrorText() != nil {
+	if folderIn(t, nested, filepath.Join(dir, "outer.zip", "inner.zip")).ErrorText() != nil {
 		t.Error("a sound nested archive has an error.txt")
 	}
-	cut := folder(t, filepath.Join(dir, "outer.zip", "cut.zip"))
+	cut := folderIn(t, nested, filepath.Join(dir, "outer.zip", "cut.zip"))
 	if got := kinds(t, cut); cut.ErrorText() == nil || got["error.txt"] != syscall.S_IFREG {
 		t.Errorf("a cut nested archive lists %v, error.txt %q", got, cut.ErrorText())
 	}

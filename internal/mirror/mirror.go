@@ -45,6 +45,9 @@ const (
 type Folder struct {
 	Abs     string
 	Sniffer *walk.Sniffer
+	// View is how the folder's sources are reached (the tree's view: an
+	// archive's entries as files beneath its path).
+	View *srcview.Packed
 	// Watched is set once the watcher watches the folder, Unwatched when
 	// watching it failed.
 	Watched, Unwatched atomic.Bool
@@ -128,7 +131,7 @@ func (d *Folder) kindAt(p string, packed bool, name string, st *syscall.Stat_t, 
 		if f != nil {
 			return KindMesh, f, known
 		}
-		if archive && (!packed || srcview.Default.Descends(p)) {
+		if archive && (!packed || d.View.Descends(p)) {
 			return KindArchive, nil, true
 		}
 		return syscall.S_IFREG, nil, known
@@ -205,7 +208,7 @@ func (d *Folder) List() ([]Entry, error) {
 			packed = dir != d.Abs
 		}
 		p := filepath.Join(dir, name)
-		if err := srcview.Lstat(p, st); err != nil {
+		if err := d.View.SysLstat(p, st); err != nil {
 			return // gone since the listing: kind 0, left out
 		}
 		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR && (dirs != nil || d.Overlay && mergesAt(p)) {
@@ -300,7 +303,7 @@ func (r *Recent) Stat(d *Folder, abs string, narrow func(*syscall.Stat_t)) (*sys
 		return &st, nil
 	}
 	var st syscall.Stat_t
-	if err := srcview.Stat(abs, &st); err != nil {
+	if err := d.View.SysStat(abs, &st); err != nil {
 		return nil, err
 	}
 	if narrow != nil {
@@ -360,7 +363,7 @@ func Narrow(mesh *outputs.Mesh, st *syscall.Stat_t, deps []string) {
 	if len(srcs) < 2 {
 		return
 	}
-	files := outputs.StatAccess([]outputs.Access{{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode}}, mesh.Path, srcs[1:]...)
+	files := mesh.StatAccess([]outputs.Access{{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode}}, srcs[1:]...)
 	st.Mode = st.Mode&^0o777 | outputs.Narrow(files...).Perm
 }
 

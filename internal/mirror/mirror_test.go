@@ -9,18 +9,25 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/internal/meshgen"
+	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 )
 
 func folder(t *testing.T, dir string) *Folder {
 	t.Helper()
-	s, err := walk.NewSniffer()
+	return folderIn(t, srcview.NewView(), dir)
+}
+
+// folderIn is the Folder of dir seen through the view v.
+func folderIn(t *testing.T, v *srcview.Packed, dir string) *Folder {
+	t.Helper()
+	s, err := walk.NewSniffer(v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	return &Folder{Abs: dir, Sniffer: s}
+	return &Folder{Abs: dir, Sniffer: s, View: v}
 }
 
 // A mesh's source stat is reused by the requests that follow it only while

@@ -41,7 +41,7 @@ func (d *Folder) merged() (layers, packs []string) {
 	}
 	for root := d.Abs; ; {
 		if mergesAt(root) {
-			if ls := srcview.Layers(srcview.Default, root); len(ls) > 1 {
+			if ls := srcview.Layers(d.View, root); len(ls) > 1 {
 				rel := strings.TrimPrefix(d.Abs[len(root):], "/")
 				layers = make([]string, len(ls))
 				for i, l := range ls {
@@ -71,7 +71,7 @@ func (d *Folder) Merged() bool {
 	return ls != nil
 }
 
-// lookup stats the entry name (srcview.Lstat) where it is read from and
+// lookup stats the entry name (srcview.Packed.SysLstat) where it is read from and
 // gives that path, and whether it lies inside an archive: in a merged
 // folder, the first layer holding it, a folder's stat being the merged
 // one (statLayers).
@@ -79,11 +79,11 @@ func (d *Folder) lookup(name string, st *syscall.Stat_t) (p string, packed bool,
 	ls, packs := d.merged()
 	if ls == nil {
 		p = filepath.Join(d.Abs, name)
-		err = srcview.Lstat(p, st)
+		err = d.View.SysLstat(p, st)
 		if err == nil && d.Overlay && st.Mode&syscall.S_IFMT == syscall.S_IFDIR && mergesAt(p) && !d.Packed() {
 			// The top of a merged tree: its stat is its layers'.
-			if ls := srcview.Layers(srcview.Default, p); len(ls) > 1 {
-				return p, false, statLayers(ls, ls[1:], st)
+			if ls := srcview.Layers(d.View, p); len(ls) > 1 {
+				return p, false, d.statLayers(ls, ls[1:], st)
 			}
 		}
 		return p, d.Packed(), err
@@ -91,10 +91,10 @@ func (d *Folder) lookup(name string, st *syscall.Stat_t) (p string, packed bool,
 	err = syscall.ENOENT
 	for i, l := range ls {
 		p := filepath.Join(l, name)
-		e := srcview.Lstat(p, st)
+		e := d.View.SysLstat(p, st)
 		if e == nil {
 			if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-				return p, i > 0, statLayers(joined(ls, name), packs, st)
+				return p, i > 0, d.statLayers(joined(ls, name), packs, st)
 			}
 			return p, i > 0, nil
 		}
@@ -129,14 +129,14 @@ func (d *Folder) Path(name string) (string, bool) {
 	return p, packed
 }
 
-// Stat is the folder's own stat (srcview.Stat), a merged folder's made by
+// Stat is the folder's own stat (srcview.Packed.SysStat), a merged folder's made by
 // statLayers.
 func (d *Folder) Stat(st *syscall.Stat_t) error {
 	ls, packs := d.merged()
 	if ls == nil {
-		return srcview.Stat(d.Abs, st)
+		return d.View.SysStat(d.Abs, st)
 	}
-	return statLayers(ls, packs, st)
+	return d.statLayers(ls, packs, st)
 }
 
 // statLayers is the stat of the merged folder whose layers are ls, from
@@ -147,7 +147,7 @@ func (d *Folder) Stat(st *syscall.Stat_t) error {
 // they may not read) may not list the merged folder, which shows its
 // names. The top of an archive is a folder with its file's bits, those
 // that read it searching it (srcview.EntryStat).
-func statLayers(ls, packs []string, st *syscall.Stat_t) error {
+func (d *Folder) statLayers(ls, packs []string, st *syscall.Stat_t) error {
 	found := false
 	var s syscall.Stat_t
 	var access []outputs.Access
@@ -157,7 +157,7 @@ func statLayers(ls, packs []string, st *syscall.Stat_t) error {
 		}
 	}
 	for i, l := range ls {
-		if srcview.Lstat(l, &s) != nil {
+		if d.View.SysLstat(l, &s) != nil {
 			continue
 		}
 		if s.Mode&syscall.S_IFMT != syscall.S_IFDIR {
@@ -203,7 +203,7 @@ func (d *Folder) SkipWatch() bool {
 
 // readMerged lists a merged folder: the union of its layers' listings,
 // each name the first layer's, by name; dirs gives each entry's layer.
-func readMerged(ls []string) (ents []fs.DirEntry, dirs []string, err error) {
+func (d *Folder) readMerged(ls []string) (ents []fs.DirEntry, dirs []string, err error) {
 	type ent struct {
 		e   fs.DirEntry
 		dir string
@@ -212,7 +212,7 @@ func readMerged(ls []string) (ents []fs.DirEntry, dirs []string, err error) {
 	seen := map[string]bool{}
 	any := false
 	for i, l := range ls {
-		es, e := srcview.Default.ReadDir(l)
+		es, e := d.View.ReadDir(l)
 		if e != nil {
 			if i == 0 && !errors.Is(e, syscall.ENOENT) {
 				err = e

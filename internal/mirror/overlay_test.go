@@ -15,7 +15,7 @@ import (
 // readAt reads the source file at p through the source view.
 func readAt(t *testing.T, p string) string {
 	t.Helper()
-	f, err := srcview.Default.Open(p)
+	f, err := srcview.NewView().Open(p)
 	if err != nil {
 		t.Fatalf("%s: %v", p, err)
 	}

@@ -29,7 +29,7 @@
 //     Budget (SetBudget): past either, the least recently used go. With a
 //     Keeper (the disk cache) listings are kept across mounts.
 //
-// For the mount, Lstat and Stat (stat.go) are the system calls with an
+// For the mount, SysLstat and SysStat (stat.go) are the system calls with an
 // entry's stat for a path inside an archive (EntryStat says what it
 // holds), and ReadEntry reads an entry through a reader kept for the
 // reads that follow (a deflated one resumes at a checkpoint).
@@ -141,19 +141,22 @@ func (disk) Stat(p string) (fs.FileInfo, version.Read, error) {
 
 func (disk) ReadDir(p string) ([]fs.DirEntry, error) { return srcfile.ReadDir(p) }
 
-// Default is the view meshfs uses: the disk, and archives as folders of
-// their entries. A deflated entry up to 1 MiB is inflated into memory,
-// a bigger one read through checkpoints (package archive), so that the
-// readers kept (Reader) hold little: about 3% of each entry and its last
-// spans. Sizes are limited by the callers (outputs' --max-source-size).
-var Default = New(archive.Limits{MemInflate: 1 << 20})
+// NewView returns a new view as meshfs reads sources: the disk, and
+// archives as folders of their entries. A deflated entry up to 1 MiB is
+// inflated into memory, a bigger one read through checkpoints (package
+// archive), so that the readers kept (Reader) hold little: about 3% of
+// each entry and its last spans. Sizes are limited by the callers
+// (outputs' --max-source-size). Each mount, tree or convert run makes its
+// own (carried in outputs.Limits.View): listings, readers and budgets are
+// never shared between them.
+func NewView() *Packed { return New(archive.Limits{MemInflate: 1 << 20}) }
 
 // maxArchives bounds the listings a view keeps; past it, or past its
 // budget, the least recently used go (a dropped archive's file is closed
 // once no reader holds it).
 const maxArchives = 256
 
-// Packed is the disk with archives as folders (Default's type).
+// Packed is the disk with archives as folders (NewView's type).
 type Packed struct {
 	limits  archive.Limits
 	mu      sync.Mutex

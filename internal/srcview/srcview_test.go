@@ -68,7 +68,7 @@ func TestPackedView(t *testing.T) {
 	pak := filepath.Join(dir, "game.dat")
 	writeZip(t, pak, []string{"texture/common/a.dds", "texture/b.dds", "nested.pak"}, files)
 	os.WriteFile(filepath.Join(dir, "loose.txt"), []byte("loose"), 0o644)
-	v := New(Default.limits)
+	v := NewView()
 
 	for rel, want := range files {
 		f, err := v.Open(pak + "/" + rel)
@@ -149,24 +149,25 @@ func TestReadEntry(t *testing.T) {
 	pak := filepath.Join(dir, "big.zip")
 	writeZip(t, pak, []string{"s.txt", "big.bin"}, map[string][]byte{"s.txt": []byte("small"), "big.bin": big})
 	p := pak + "/big.bin"
+	v := NewView()
 	all := func(*syscall.Stat_t) bool { return true }
 	for _, off := range []int64{3 << 20, 0, 1<<20 + 17, int64(len(big)) - 100, 2 << 20} {
 		buf := make([]byte, 4096)
-		n, err := ReadEntry(p, all, buf, off)
+		n, err := v.ReadEntry(p, all, buf, off)
 		want := big[off:min(off+4096, int64(len(big)))]
 		if err != nil || !bytes.Equal(buf[:n], want) {
 			t.Fatalf("at %d: %d bytes, %v", off, n, err)
 		}
 	}
-	if n, err := ReadEntry(p, all, make([]byte, 10), int64(len(big))); n != 0 || err != nil {
+	if n, err := v.ReadEntry(p, all, make([]byte, 10), int64(len(big))); n != 0 || err != nil {
 		t.Errorf("at the end: %d, %v", n, err)
 	}
-	f1, _ := Default.Reader(p)
-	f2, _ := Default.Reader(p)
+	f1, _ := v.Reader(p)
+	f2, _ := v.Reader(p)
 	if f1 != f2 {
 		t.Error("the entry's reader is not kept")
 	}
-	if _, err := ReadEntry(p, func(*syscall.Stat_t) bool { return false }, make([]byte, 10), 0); !errors.Is(err, syscall.ESTALE) {
+	if _, err := v.ReadEntry(p, func(*syscall.Stat_t) bool { return false }, make([]byte, 10), 0); !errors.Is(err, syscall.ESTALE) {
 		t.Errorf("a stat not accepted: %v", err)
 	}
 }
@@ -188,12 +189,12 @@ func TestKeptListing(t *testing.T) {
 	pak := filepath.Join(dir, "a.pak")
 	writeZip(t, pak, []string{"x/a.txt", "b.txt"}, map[string][]byte{"x/a.txt": []byte("aaa"), "b.txt": []byte("bb")})
 	k := mapKeeper{}
-	first := New(Default.limits)
+	first := NewView()
 	first.SetKeeper(k)
 	if f, err := first.Open(pak + "/x/a.txt"); err != nil || string(readAll(t, f)) != "aaa" {
 		t.Fatal(err)
 	}
-	second := New(Default.limits)
+	second := NewView()
 	second.SetKeeper(k)
 	if f, err := second.Open(pak + "/x/a.txt"); err != nil || string(readAll(t, f)) != "aaa" {
 		t.Fatal(err)
@@ -206,7 +207,7 @@ func TestKeptListing(t *testing.T) {
 	}
 	writeZip(t, pak, []string{"b.txt"}, map[string][]byte{"b.txt": []byte("new")})
 	os.Chtimes(pak, time.Now(), time.Now().Add(time.Hour))
-	third := New(Default.limits)
+	third := NewView()
 	third.SetKeeper(k)
 	if f, err := third.Open(pak + "/b.txt"); err != nil || string(readAll(t, f)) != "new" || third.Listed.Load() != 1 {
 		t.Errorf("a rewritten archive: %v, listed %d", err, third.Listed.Load())

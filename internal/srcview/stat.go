@@ -21,28 +21,28 @@ import (
 // as a new file (version.FromStat differs): whatever was made from the old
 // ones is stale.
 
-// Lstat is syscall.Lstat of p, and for a path inside an archive the stat
-// of its entry (above).
-func Lstat(p string, st *syscall.Stat_t) error {
+// SysLstat is syscall.Lstat of p, and for a path inside an archive the
+// stat of its entry (above).
+func (v *Packed) SysLstat(p string, st *syscall.Stat_t) error {
 	err := syscall.Lstat(p, st)
 	if err != syscall.ENOTDIR {
 		return err
 	}
-	return statEntry(p, st, err)
+	return v.statEntry(p, st, err)
 }
 
-// Stat is syscall.Stat of p, and for a path inside an archive the stat of
-// its entry (above).
-func Stat(p string, st *syscall.Stat_t) error {
+// SysStat is syscall.Stat of p, and for a path inside an archive the stat
+// of its entry (above).
+func (v *Packed) SysStat(p string, st *syscall.Stat_t) error {
 	err := syscall.Stat(p, st)
 	if err != syscall.ENOTDIR {
 		return err
 	}
-	return statEntry(p, st, err)
+	return v.statEntry(p, st, err)
 }
 
-func statEntry(p string, st *syscall.Stat_t, err error) error {
-	w, ok := Default.locate(p, false)
+func (v *Packed) statEntry(p string, st *syscall.Stat_t, err error) error {
+	w, ok := v.locate(p, false)
 	if !ok || w.rel == "" {
 		return err
 	}
@@ -93,34 +93,34 @@ func entryStat(e *archive.Entry, full string, ast, st *syscall.Stat_t) {
 
 // InArchive reports whether p is an archive file (a regular file that is
 // an archive by its first bytes) or a path inside one.
-func InArchive(p string) bool {
+func (v *Packed) InArchive(p string) bool {
 	fi, err := os.Lstat(p)
 	if err == nil {
 		if !fi.Mode().IsRegular() {
 			return false
 		}
-		a, _, _, _ := Default.Archive(p)
+		a, _, _, _ := v.Archive(p)
 		return a != nil
 	}
 	if !errors.Is(err, syscall.ENOTDIR) {
 		return false
 	}
-	_, _, _, _, ok := Default.inArchive(p)
+	_, _, _, _, ok := v.inArchive(p)
 	return ok
 }
 
 // ReadEntry reads into p at off from the entry at path (a path inside an
-// archive) while its stat (Lstat) is one same accepts, else fails with
+// archive) while its stat (SysLstat) is one same accepts, else fails with
 // syscall.ESTALE, through the entry's kept reader (Packed.Reader); it
 // returns fewer bytes only at the entry's end.
-func ReadEntry(path string, same func(*syscall.Stat_t) bool, p []byte, off int64) (int, error) {
+func (v *Packed) ReadEntry(path string, same func(*syscall.Stat_t) bool, p []byte, off int64) (int, error) {
 	var st syscall.Stat_t
-	if err := Lstat(path, &st); err != nil {
+	if err := v.SysLstat(path, &st); err != nil {
 		return 0, err
 	} else if !same(&st) {
 		return 0, syscall.ESTALE
 	}
-	f, err := Default.Reader(path)
+	f, err := v.Reader(path)
 	if err != nil || off >= f.Size() {
 		return 0, err
 	}

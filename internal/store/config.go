@@ -9,7 +9,6 @@ import (
 	"github.com/meshfs/meshfs/internal/archive"
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
-	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -28,7 +27,10 @@ type Config struct {
 	// CacheSize bounds the memory cache, in bytes (0: DefaultCacheSize).
 	CacheSize int64
 	// Limits bound each conversion (nil: outputs.DefaultLimits); a mesh
-	// over a limit gets error.txt, the daemon carries on.
+	// over a limit gets error.txt, the daemon carries on. Their View is
+	// how the store reaches sources (nil: a view of its own,
+	// srcview.NewView); the store charges it to its archive budget and,
+	// with a disk cache, keeps its listings there.
 	Limits *outputs.Limits
 	// Concurrency is how many conversions run at once (0: the number of
 	// CPUs); the others wait, so a burst of readers cannot exhaust memory.
@@ -64,11 +66,19 @@ func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*
 		lg = log.New(io.Discard, "", 0)
 	}
 	s := New(c, cfg.DiskCache, outputs.NewSemaphore(n), versions, lg)
-	srcview.Default.SetBudget(archive.NewBudget(ArchiveBudget(cfg.CacheSize)))
 	s.Limits, s.Tree = outputs.DefaultLimits, tree
 	if cfg.Limits != nil {
 		s.Limits = *cfg.Limits
 	}
+	if s.Limits.View != nil {
+		s.view = s.Limits.View
+		if cfg.DiskCache != nil {
+			s.view.SetKeeper(s)
+		}
+	}
+	s.Limits.View = s.view
+	// The view's listings and readers are charged to this store's budget.
+	s.view.SetBudget(archive.NewBudget(ArchiveBudget(cfg.CacheSize)))
 	if s.Limits.Projects == nil {
 		s.Limits.Projects = outputs.NewProjects() // one index per project for the mount
 	}

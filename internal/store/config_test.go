@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -28,8 +27,18 @@ func TestOpenConfig(t *testing.T) {
 		t.Fatalf("configured: budget %d, limits %+v, GOGC %d", s2.Cache.Budget(), s2.Limits, s2.GC.During)
 	}
 	// The archives' listings and readers are charged to their share of it.
-	if b := srcview.Default.Budget(); b.Limit() != 2<<20 {
+	if b := s2.Limits.View.Budget(); b.Limit() != 2<<20 {
 		t.Fatalf("the archives' budget is %d bytes for a cache of 8 MiB, want 2 MiB", b.Limit())
+	}
+	// Another store has a view and budget of its own: opening it leaves
+	// the first one's alone.
+	s3, err := Open(Config{CacheSize: 64 << 20}, "/src", &version.Tracker{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Cache.Close()
+	if s3.Limits.View == s2.Limits.View || s2.Limits.View.Budget().Limit() != 2<<20 || s3.Limits.View.Budget().Limit() != 16<<20 {
+		t.Fatalf("two stores share a view (%v) or budgets: %d and %d bytes", s3.Limits.View == s2.Limits.View, s2.Limits.View.Budget().Limit(), s3.Limits.View.Budget().Limit())
 	}
 	if _, err := Open(Config{CacheSize: -1}, "/src", &version.Tracker{}, nil); err == nil {
 		t.Fatal("a negative cache size made a store")

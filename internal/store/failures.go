@@ -19,6 +19,9 @@ import (
 type Failures struct {
 	mu sync.Mutex
 	m  map[string]failureRec // by source path
+	// still reports whether a source file is still the version that
+	// failed (Store.still).
+	still func(path string, id version.Ident) bool
 }
 
 type failureRec struct {
@@ -71,7 +74,7 @@ func (l *Failures) Current(root string) []Failure {
 	l.mu.Unlock()
 	var out []Failure
 	for abs, r := range recs {
-		if !still(abs, r.id) {
+		if !l.still(abs, r.id) {
 			l.mu.Lock()
 			if l.m[abs] == r {
 				delete(l.m, abs)

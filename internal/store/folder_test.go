@@ -12,7 +12,6 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
-	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -185,7 +184,7 @@ func TestTexturePNG(t *testing.T) {
 	}
 	var est syscall.Stat_t
 	pp := filepath.Join(src, "game.pak", "t", "wood.tga")
-	if err := srcview.Stat(pp, &est); err != nil {
+	if err := s.view.SysStat(pp, &est); err != nil {
 		t.Fatal(err)
 	}
 	if pb, _, _, err := s.TexturePNG(ctx, pp, version.FromStat(&est).File); err != nil || !bytes.Equal(pb, b) {

@@ -25,7 +25,6 @@ func TestListingKeptOnDisk(t *testing.T) {
 	if err := os.WriteFile(pak, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer srcview.Default.SetKeeper(nil)
 	for i := range 2 {
 		s, _ := newStore(t, src, disk)
 		v := srcview.New(archive.Limits{})

@@ -49,6 +49,9 @@ type Store struct {
 
 	log    *log.Logger
 	logged sync.Map // failures logged once each
+	// view is how the store reaches sources (Config.Limits.View, else its
+	// own): every mesh it makes reads through it, whatever Limits say.
+	view *srcview.Packed
 
 	folderDeps folderDeps
 	// DiskWrites are the saves in flight (Close waits for them);
@@ -97,9 +100,13 @@ type Hooks interface {
 func New(c *cache.Cache, disk *diskcache.Cache, sem *outputs.Semaphore, versions *version.Tracker, lg *log.Logger) *Store {
 	s := &Store{Cache: c, Disk: disk, Sem: sem, Versions: versions, log: lg, Ctx: context.Background()}
 	versions.Folder, versions.Recorded = s.folderDeps.of, s.recordedDeps
+	// The store's own view of the sources (Open may take the caller's).
+	s.view = srcview.NewView()
+	s.Limits.View = s.view
+	s.Failed.still = s.still
 	if disk != nil {
 		// The archives' listings outlive the mount with the outputs.
-		srcview.Default.SetKeeper(s)
+		s.view.SetKeeper(s)
 	}
 	return s
 }
@@ -505,7 +512,7 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 		if !isPrewarm(ctx) {
 			s.Activity.Touch()
 		}
-		if !errors.Is(err, os.ErrNotExist) && !still(key.Path, key.Version.Ident) {
+		if !errors.Is(err, os.ErrNotExist) && !s.still(key.Path, key.Version.Ident) {
 			// Changed while it was read: these bytes may be of another
 			// version, or of two. Not cached; the reader gets ESTALE.
 			return nil, syscall.ESTALE
@@ -534,10 +541,10 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 }
 
 // still is version.Still of a source file, an archive's entry too
-// (srcview.Stat).
-func still(path string, id version.Ident) bool {
+// (srcview.Packed.SysStat).
+func (s *Store) still(path string, id version.Ident) bool {
 	var st syscall.Stat_t
-	return srcview.Stat(path, &st) == nil && version.FromStat(&st).Same(id)
+	return s.view.SysStat(path, &st) == nil && version.FromStat(&st).Same(id)
 }
 
 // ChunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
@@ -974,7 +981,7 @@ func (s *Store) save(key cache.Key, dk diskcache.Key, e *cache.Entry) {
 			// readers and conversions leave of the CPUs.
 			LowPriority()
 			s.Activity.WaitQuiet(s.Ctx, SaveQuiet, SaveQuietMax)
-			if !still(key.Path, key.Version.Ident) {
+			if !s.still(key.Path, key.Version.Ident) {
 				return // replaced while waiting: never to be served
 			}
 		}
@@ -1102,7 +1109,7 @@ func (s *Store) prewarmWalk(ctx context.Context, p *prewarmState) {
 	// not-yet-cached outputs), and reports whether it is one.
 	warm := func(path string) (bool, error) {
 		var st syscall.Stat_t
-		if srcview.Stat(path, &st) != nil {
+		if s.view.SysStat(path, &st) != nil {
 			return false, nil
 		}
 		format := s.Sniff(path, &st)
@@ -1160,15 +1167,15 @@ func (s *Store) prewarmWalk(ctx context.Context, p *prewarmState) {
 		if mesh || err != nil {
 			return err
 		}
-		return warmArchive(path, warm)
+		return warmArchive(s.view, path, warm)
 	})
 }
 
 // warmArchive warms the meshes of the archive at path, as the mount shows
 // them (internal/mirror): its nested archives' too, as far as
 // srcview.Packed.Descends says.
-func warmArchive(path string, warm func(string) (bool, error)) error {
-	a, _, _, _ := srcview.Default.Archive(path)
+func warmArchive(v *srcview.Packed, path string, warm func(string) (bool, error)) error {
+	a, _, _, _ := v.Archive(path)
 	if a == nil {
 		return nil
 	}
@@ -1179,8 +1186,8 @@ func warmArchive(path string, warm func(string) (bool, error)) error {
 		}
 		at := path + "/" + e.Path
 		mesh, err := warm(at)
-		if !mesh && err == nil && srcview.Default.Descends(at) {
-			return warmArchive(at, warm)
+		if !mesh && err == nil && v.Descends(at) {
+			return warmArchive(v, at, warm)
 		}
 		return err
 	})
@@ -1295,7 +1302,7 @@ func (c *folderDeps) changed(dir string) {
 func (s *Store) NewMesh(p string, format decode.Format) *outputs.Mesh {
 	m := outputs.New(p, format)
 	m.Limits = s.Limits
-	m.Limits.Textures = textures{s}
+	m.Limits.Textures, m.Limits.View = textures{s}, s.view
 	m.Tree = s.Tree
 	return m
 }
@@ -1382,7 +1389,7 @@ func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error
 // a *ConvError.
 func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) ([]byte, *syscall.Stat_t, version.Version, error) {
 	st := new(syscall.Stat_t)
-	if err := srcview.Stat(path, st); err != nil {
+	if err := s.view.SysStat(path, st); err != nil {
 		return nil, nil, version.Version{}, err
 	}
 	id := version.FromStat(st)
@@ -1391,7 +1398,7 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 	}
 	// The PNG is made from the file as the view reads it: an archive
 	// entry's is its archive's version.
-	_, read, err := srcview.Default.Stat(path)
+	_, read, err := s.view.Stat(path)
 	if err != nil {
 		return nil, nil, version.Version{}, err
 	}
@@ -1404,7 +1411,7 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 		return nil, nil, v, err
 	}
 	limits := s.Limits
-	limits.Textures = textures{s}
+	limits.Textures, limits.View = textures{s}, s.view
 	b, d, err := outputs.TexturePNG(ctx, path, limits)
 	s.Sem.Release()
 	switch {

@@ -18,6 +18,7 @@ import (
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/meshgen"
+	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -71,7 +72,12 @@ func newStore(t *testing.T, src, disk string) (*Store, *recHooks) {
 // its version now.
 func meshOf(t *testing.T, s *Store, p string) (*outputs.Mesh, version.Version) {
 	t.Helper()
-	format, err := formats.SniffFile(p)
+	f, err := srcfile.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	format, err := formats.SniffReader(p, f)
+	f.Close()
 	if err != nil || format == nil {
 		t.Fatalf("sniff %s: %v, %v", p, format, err)
 	}

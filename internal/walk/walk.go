@@ -42,10 +42,11 @@ import (
 
 // Sniffer remembers which format (or none) each source file version is,
 // and whether it is an archive, so that listing a folder again does not
-// reopen every file. Files are read through the source view (srcview): an
+// reopen every file. Files are read through its source view (srcview): an
 // archive's entries are sniffed as files.
 type Sniffer struct {
 	c     *otter.Cache[sniffKey, sniffed]
+	view  srcview.View
 	count atomic.Int64
 }
 
@@ -60,13 +61,14 @@ type sniffKey struct {
 	id   version.Ident
 }
 
-// NewSniffer returns a sniffer remembering up to 65 536 file versions.
-func NewSniffer() (*Sniffer, error) {
+// NewSniffer returns a sniffer remembering up to 65 536 file versions,
+// reading them through view.
+func NewSniffer(view srcview.View) (*Sniffer, error) {
 	c, err := otter.New(&otter.Options[sniffKey, sniffed]{MaximumSize: 1 << 16})
 	if err != nil {
 		return nil, err
 	}
-	return &Sniffer{c: c}, nil
+	return &Sniffer{c: c, view: view}, nil
 }
 
 // Sniff returns the format of the source file at path (stat st), or nil;
@@ -99,7 +101,7 @@ func (s *Sniffer) sniff(path string, st *syscall.Stat_t) (sn sniffed, read, know
 		return sn, false, true
 	}
 	s.count.Add(1)
-	f, err := srcview.Default.Open(path)
+	f, err := s.view.Open(path)
 	if err != nil {
 		return sniffed{}, true, false
 	}

@@ -155,9 +155,12 @@ func TestHostileArchives(t *testing.T) {
 // (counting the meshes), and says what broke the rule.
 func readArchive(p string, meshes *int) string {
 	var problems []string
+	limits := outputs.DefaultLimits
+	limits.View = srcview.NewView()
+	view := limits.View
 	var walk func(dir string)
 	walk = func(dir string) {
-		ents, _ := srcview.Default.ReadDir(dir)
+		ents, _ := view.ReadDir(dir)
 		for _, e := range ents {
 			if n := e.Name(); n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\x00") {
 				problems = append(problems, fmt.Sprintf("entry name %q in %s", n, dir))
@@ -168,7 +171,7 @@ func readArchive(p string, meshes *int) string {
 				walk(ep)
 				continue
 			}
-			if f, err := srcview.Default.Open(ep); err == nil {
+			if f, err := view.Open(ep); err == nil {
 				buf := make([]byte, 64<<10)
 				for off := int64(0); off < f.Size(); off += int64(len(buf)) {
 					if _, err := f.ReadAt(buf, off); err != nil {
@@ -177,7 +180,7 @@ func readArchive(p string, meshes *int) string {
 				}
 				f.Close()
 			}
-			m, err := outputs.OpenSource(ep)
+			m, err := outputs.OpenSource(ep, limits)
 			if err != nil || m == nil {
 				continue
 			}
