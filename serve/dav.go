@@ -207,11 +207,12 @@ func (h *Handler) described(r *http.Request, tree vfs.Tree, name string, depth1 
 			continue
 		}
 		if e.Size < 0 {
-			if e, err = tree.Stat(ctx, join(name, e.Name)); err != nil {
+			child := join(name, e.Name)
+			if e, err = tree.Stat(ctx, child); err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				h.log.Printf("meshfs serve: PROPFIND /%s: %v (left out)", join(name, e.Name), err)
+				h.log.Printf("meshfs serve: PROPFIND /%s: %v (left out)", child, err)
 				continue
 			}
 		}

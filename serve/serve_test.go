@@ -658,3 +658,34 @@ func TestWebDAVClients(t *testing.T) {
 	wantCode(t, curl(t, "-X", "PROPFIND", "-H", "Depth: infinity", url+"/sub/"), 403, "PROPFIND depth infinity")
 	wantCode(t, curl(t, "-X", "PROPFIND", "-H", "Depth: 1", "--data-binary", "<D:propfind xmlns:D=\"DAV:\"><D:prop>", url+"/"), 400, "a broken PROPFIND body")
 }
+
+// failing is a counting Tree whose Stat of a name ending in ".bad" fails
+// as a broken conversion does.
+type failing struct{ *counting }
+
+func (f failing) Stat(ctx context.Context, name string) (vfs.Info, error) {
+	if strings.HasSuffix(name, ".bad.cold") {
+		return vfs.Info{}, fmt.Errorf("%s: broken", name)
+	}
+	return f.counting.Stat(ctx, name)
+}
+
+// TestPropfindLeavesOutBroken: a depth-1 PROPFIND leaves out an entry
+// whose size only a Stat could tell when that Stat fails, and lists the
+// rest.
+func TestPropfindLeavesOutBroken(t *testing.T) {
+	root := t.TempDir()
+	for _, n := range []string{"a.bin", "b.bad.cold", "c.cold"} {
+		must(t, os.WriteFile(filepath.Join(root, n), []byte(n), 0o644))
+	}
+	url := door(t, New(failing{&counting{Tree: dirTree(t, root)}}, Config{}))
+	r := curl(t, "-X", "PROPFIND", "-H", "Depth: 1", url+"/")
+	var m multistatus
+	if r.code != 207 || xml.Unmarshal(r.body, &m) != nil {
+		t.Fatalf("PROPFIND: %d %s", r.code, r.body)
+	}
+	got := m.props()
+	if len(got) != 3 || got["/a.bin"] == nil || got["/c.cold"]["200 getcontentlength"] != "6" || got["/b.bad.cold"] != nil {
+		t.Errorf("PROPFIND: %v", got)
+	}
+}
