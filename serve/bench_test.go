@@ -99,8 +99,36 @@ func fetch(b *testing.B, c *http.Client, req *http.Request, want int) int64 {
 	return n
 }
 
+// sideBySide runs a and b alternately (a b, then b a, ...) for b.N
+// rounds and reports each one's time per call and their ratio: on a
+// loaded machine only calls interleaved this way compare.
+func sideBySide(b *testing.B, aName string, a func(), bName string, other func()) {
+	var ta, tb time.Duration
+	timed := func(f func(), d *time.Duration) {
+		start := time.Now()
+		f()
+		*d += time.Since(start)
+	}
+	i := 0
+	for b.Loop() {
+		if i%2 == 0 {
+			timed(a, &ta)
+			timed(other, &tb)
+		} else {
+			timed(other, &tb)
+			timed(a, &ta)
+		}
+		i++
+	}
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(ta.Microseconds())/float64(i), aName+"-µs/op")
+	b.ReportMetric(float64(tb.Microseconds())/float64(i), bName+"-µs/op")
+	b.ReportMetric(float64(ta)/float64(tb), "×"+bName)
+}
+
 // BenchmarkWarmGET: GET of a converted 36 MiB .glb held in memory, and
-// nginx's GET of a plain file of the same size (in the page cache).
+// nginx's GET of a plain file of the same size (in the page cache), side
+// by side.
 func BenchmarkWarmGET(b *testing.B) {
 	src := b.TempDir()
 	data, err := meshgen.GEM(1_000_000, 1)
@@ -134,25 +162,28 @@ server { listen %[2]s; root %[1]s; } }
 	plain, _ := http.NewRequest("GET", "http://"+addr+"/big.glb", nil)
 	fetch(b, c, plain, 200)
 
-	for _, s := range []struct {
-		name string
-		req  *http.Request
-	}{{"meshfs", req}, {"nginx", plain}} {
-		b.Run(s.name, func(b *testing.B) {
-			b.SetBytes(size)
-			for b.Loop() {
-				if n := fetch(b, c, s.req, 200); n != size {
-					b.Fatalf("%d bytes, want %d", n, size)
-				}
+	get := func(req *http.Request) func() {
+		return func() {
+			if n := fetch(b, c, req, 200); n != size {
+				b.Fatalf("%d bytes, want %d", n, size)
 			}
-		})
+		}
 	}
+	b.Run("meshfs", func(b *testing.B) { // alone: for a profile
+		b.SetBytes(size)
+		for b.Loop() {
+			get(req)()
+		}
+	})
+	b.Run("meshfs-vs-nginx", func(b *testing.B) { sideBySide(b, "meshfs", get(req), "nginx", get(plain)) })
 }
 
 // BenchmarkPropfind1000: a depth-1 PROPFIND (allprop) of a folder of
-// 1 000 entries, warm: 1 000 meshes (each a folder) served by meshfs
-// against 1 000 folders of the same names served by rclone, and 1 000
-// plain files served by each.
+// 1 000 entries, warm, side by side with `rclone serve webdav` of a plain
+// folder of the same shape: 1 000 meshes (each a folder) against 1 000
+// folders of the same names, 1 000 plain files served by each, and those
+// files served by meshfs as a plain folder (vfs.Dir). Each shape's
+// meshfs sub-benchmark alone is there for a profile.
 func BenchmarkPropfind1000(b *testing.B) {
 	meshes, folders, files := b.TempDir(), b.TempDir(), b.TempDir()
 	for i := range 1000 {
@@ -172,49 +203,45 @@ func BenchmarkPropfind1000(b *testing.B) {
 		}
 	}
 	c := &http.Client{}
-	server := func(b *testing.B, dir string, rclone bool) string {
-		if dir == "dir:"+files {
-			d, err := vfs.Dir(files)
-			if err != nil {
-				b.Fatal(err)
-			}
-			door := httptest.NewServer(serve.New(d, serve.Config{}))
-			b.Cleanup(door.Close)
-			return door.URL
-		}
-		if !rclone {
-			door := httptest.NewServer(serve.New(realTree(b, dir), serve.Config{}))
-			b.Cleanup(door.Close)
-			return door.URL
-		}
+	door := func(t vfs.Tree) string {
+		s := httptest.NewServer(serve.New(t, serve.Config{}))
+		b.Cleanup(s.Close)
+		return s.URL
+	}
+	rclone := func(dir string) string {
 		addr := freeAddr(b)
 		out := run(b, "rclone", "serve", "webdav", "--config", "/dev/null", "--read-only", "--addr", addr, dir)
 		listening(b, addr, out)
 		return "http://" + addr
 	}
-	for _, shape := range []struct{ name, meshfs, plain string }{{"meshes", meshes, folders}, {"files", files, files},
-		{"plain-folder-tree", "dir:" + files, files}} {
-		for _, s := range []struct {
-			name   string
-			rclone bool
-		}{{"meshfs", false}, {"rclone", true}} {
-			b.Run(shape.name+"/"+s.name, func(b *testing.B) {
-				dir := shape.meshfs
-				if s.rclone {
-					dir = shape.plain
-				}
-				url := server(b, dir, s.rclone)
-				propfind := func() {
-					req, _ := http.NewRequest("PROPFIND", url+"/", nil)
-					req.Header.Set("Depth", "1")
-					fetch(b, c, req, 207)
-				}
-				propfind() // warm
-				for b.Loop() {
-					propfind()
-				}
-			})
+	plainDir, err := vfs.Dir(files)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, shape := range []struct {
+		name  string
+		tree  vfs.Tree
+		plain string
+	}{{"meshes", realTree(b, meshes), folders}, {"files", realTree(b, files), files},
+		{"plain-folder-tree", plainDir, files}} {
+		ours, theirs := door(shape.tree), rclone(shape.plain)
+		propfind := func(url string) func() {
+			return func() {
+				req, _ := http.NewRequest("PROPFIND", url+"/", nil)
+				req.Header.Set("Depth", "1")
+				fetch(b, c, req, 207)
+			}
 		}
+		propfind(ours)() // warm
+		propfind(theirs)()
+		b.Run(shape.name+"/meshfs", func(b *testing.B) {
+			for b.Loop() {
+				propfind(ours)()
+			}
+		})
+		b.Run(shape.name+"/meshfs-vs-rclone", func(b *testing.B) {
+			sideBySide(b, "meshfs", propfind(ours), "rclone", propfind(theirs))
+		})
 	}
 }
 

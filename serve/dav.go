@@ -1,34 +1,146 @@
 package serve
 
 import (
-	"context"
+	"bufio"
+	"bytes"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
-	"os"
-	"sync"
-	"time"
-
-	"golang.org/x/net/webdav"
+	"net/url"
+	"strconv"
 
 	"github.com/meshfs/meshfs/vfs"
 )
 
-// PROPFIND is golang.org/x/net/webdav's, over a davFS made for the one
-// request. webdav's walk asks of each entry a Stat, then opens it and
-// asks its Stat again (and would read 512 bytes of a file whose content
-// type its extension does not tell): davFS answers all of them from what
-// the request has learnt, so that each entry costs the tree nothing
-// beyond the folder's ReadDir when the listing gave its size, and one
-// Stat (which converts, as stat in the mount does) when only a conversion
-// can tell it. Its files are never read: the content type and the ETag
-// come from davInfo.
+// PROPFIND is answered here, whole: a depth-0 one from the name's Stat, a
+// depth-1 one of a folder from its Stat and its one ReadDir, plus a Stat
+// (which converts, as stat in the mount does) of each entry whose size
+// only a conversion can tell: clients take getcontentlength for the
+// file's size, so it must be exact. Nothing is opened or read: the content
+// type comes from the name, the ETag from Info.Version (the GET's). What
+// the tree answers is all asked before the 207 is written, so that an
+// error can still be a status of its own; the slot is then given back and
+// the multistatus written.
+//
+// The properties are RFC 4918's live ones: resourcetype, displayname,
+// getlastmodified and supportedlock of every entry, and getcontentlength,
+// getcontenttype and getetag of a file. supportedlock is empty (no lock is
+// taken, DESIGN.md, Serve); any other name asked for is in a 404 propstat.
+
+// maxPropfindBody bounds the request body read (a client's list of the
+// properties it wants).
+const maxPropfindBody = 1 << 20
+
+// propfindReq is what a PROPFIND body asks for: allprop (with the names
+// of include), propname, or the names of prop.
+type propfindReq struct {
+	// propname asks for the names alone.
+	propname bool
+	// props are the properties asked of every entry, each once, in
+	// order: for allprop and propname every live one, then include's.
+	props []asked
+}
+
+// asked is a property asked for; named, by its name (prop, include):
+// an entry without it says so in a 404 propstat.
+type asked struct {
+	name  xml.Name
+	named bool
+}
+
+// ask adds the property p once.
+func (req *propfindReq) ask(p xml.Name, named bool) {
+	for _, a := range req.props {
+		if a.name == p {
+			return
+		}
+	}
+	req.props = append(req.props, asked{p, named})
+}
+
+// allLive is the request of allprop, with the names of include.
+func allLive(propname bool, include []xml.Name) propfindReq {
+	req := propfindReq{propname: propname}
+	for _, p := range liveProps {
+		req.ask(p, false)
+	}
+	for _, p := range include {
+		req.ask(p, true)
+	}
+	return req
+}
+
+// readPropfind parses a PROPFIND body; an empty one asks for allprop
+// (RFC 4918, 9.1).
+func readPropfind(r io.Reader) (propfindReq, error) {
+	var body struct {
+		XMLName  xml.Name  `xml:"DAV: propfind"`
+		Allprop  *struct{} `xml:"DAV: allprop"`
+		Propname *struct{} `xml:"DAV: propname"`
+		Prop     *propList `xml:"DAV: prop"`
+		Include  *propList `xml:"DAV: include"`
+	}
+	lr := &io.LimitedReader{R: r, N: maxPropfindBody + 1}
+	err := xml.NewDecoder(lr).Decode(&body)
+	switch {
+	case err == io.EOF && lr.N == maxPropfindBody+1:
+		return allLive(false, nil), nil // no body
+	case lr.N <= 0:
+		return propfindReq{}, errors.New("the PROPFIND body is too long")
+	case err != nil:
+		return propfindReq{}, fmt.Errorf("the PROPFIND body: %w", err)
+	}
+	n := 0
+	for _, set := range []bool{body.Allprop != nil, body.Propname != nil, body.Prop != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 || body.Include != nil && body.Allprop == nil {
+		return propfindReq{}, errors.New("the PROPFIND body must ask for one of allprop, propname or prop")
+	}
+	if body.Prop == nil {
+		var include []xml.Name
+		if body.Include != nil {
+			include = *body.Include
+		}
+		return allLive(body.Propname != nil, include), nil
+	}
+	var req propfindReq
+	for _, p := range *body.Prop {
+		req.ask(p, true)
+	}
+	return req, nil
+}
+
+// propList is the names of the elements inside a prop or include.
+type propList []xml.Name
+
+func (l *propList) UnmarshalXML(d *xml.Decoder, start xml.StartElement) error {
+	for {
+		t, err := d.Token()
+		if err != nil {
+			return err
+		}
+		switch t := t.(type) {
+		case xml.StartElement:
+			*l = append(*l, t.Name)
+			if err := d.Skip(); err != nil {
+				return err
+			}
+		case xml.EndElement:
+			return nil
+		}
+	}
+}
 
 // propfind answers a PROPFIND of name.
 func (h *Handler) propfind(w http.ResponseWriter, r *http.Request, tree vfs.Tree, name string) {
-	switch r.Header.Get("Depth") {
+	depth := r.Header.Get("Depth")
+	switch depth {
 	case "0", "1":
 	default: // "infinity", or none, which means infinity (RFC 4918, 9.1)
 		w.Header().Set("Content-Type", `application/xml; charset="utf-8"`)
@@ -37,184 +149,208 @@ func (h *Handler) propfind(w http.ResponseWriter, r *http.Request, tree vfs.Tree
 			`<D:error xmlns:D="DAV:"><D:propfind-finite-depth/></D:error>`+"\n")
 		return
 	}
+	req, err := readPropfind(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	if !h.acquire(w) {
 		return
 	}
-	defer h.release()
-	d := &davFS{tree: tree, infos: map[string]vfs.Info{}}
-	info, err := d.stat(r.Context(), name)
-	if err == nil && !shown(info.Mode) {
-		err = fmt.Errorf("%s: not a folder or a regular file: %w", name, fs.ErrNotExist)
-	}
-	if err == nil && info.IsDir() && r.Header.Get("Depth") == "1" {
-		// Listed before webdav writes its 207: an error after that could
-		// only cut the multistatus short.
-		d.listing, err = tree.ReadDir(r.Context(), name)
-	}
+	entries, err := h.described(r, tree, name, depth == "1")
+	h.release()
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	dav := &webdav.Handler{FileSystem: d, LockSystem: noLocks{}, Logger: func(r *http.Request, err error) {
-		if err != nil && r.Context().Err() == nil {
-			h.log.Printf("meshfs serve: PROPFIND %s: %v", r.URL.Path, err)
+	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+	w.WriteHeader(http.StatusMultiStatus)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	bw.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<D:multistatus xmlns:D="DAV:">`)
+	var buf []byte
+	for i, e := range entries {
+		child := name
+		if i > 0 {
+			child = join(name, e.Name)
 		}
-	}}
-	dav.ServeHTTP(w, r)
-}
-
-// davFS is the tree as one PROPFIND sees it: what it learns of a name is
-// kept for the rest of the request.
-type davFS struct {
-	tree vfs.Tree
-	mu   sync.Mutex
-	// infos are the entries known so far, by tree name.
-	infos map[string]vfs.Info
-	// listing is the asked folder's, for a depth-1 PROPFIND.
-	listing []vfs.Info
-}
-
-// stat is the Info of name: known, or asked of the tree once.
-func (d *davFS) stat(ctx context.Context, name string) (vfs.Info, error) {
-	d.mu.Lock()
-	info, ok := d.infos[name]
-	d.mu.Unlock()
-	if ok {
-		return info, nil
+		buf = appendResponse(buf[:0], child, e, req)
+		if _, err := bw.Write(buf); err != nil {
+			return // the client went away
+		}
 	}
-	info, err := d.tree.Stat(ctx, name)
-	if err != nil {
-		return vfs.Info{}, err
-	}
-	d.mu.Lock()
-	d.infos[name] = info
-	d.mu.Unlock()
-	return info, nil
+	bw.WriteString("</D:multistatus>\n")
+	bw.Flush()
 }
 
-// name is the tree name of webdav's path p.
-func davName(p string) (string, error) {
-	n, ok := treeName(p)
-	if !ok {
-		return "", &fs.PathError{Op: "stat", Path: p, Err: fs.ErrInvalid}
-	}
-	return n, nil
-}
-
-func (d *davFS) Stat(ctx context.Context, p string) (os.FileInfo, error) {
-	name, err := davName(p)
+// described is the Info of name and, for a folder with depth 1, of each
+// entry shown: the listing's, or a Stat's when the listing could not tell
+// the size. An entry that fails to Stat (broken, gone) is left out.
+func (h *Handler) described(r *http.Request, tree vfs.Tree, name string, depth1 bool) ([]vfs.Info, error) {
+	ctx := r.Context()
+	info, err := tree.Stat(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	info, err := d.stat(ctx, name)
-	if err != nil {
-		return nil, asPathError("stat", p, err)
+	if !shown(info.Mode) {
+		return nil, fmt.Errorf("%s: not a folder or a regular file: %w", name, fs.ErrNotExist)
 	}
-	return davInfo{info}, nil
-}
-
-func (d *davFS) OpenFile(ctx context.Context, p string, flag int, _ os.FileMode) (webdav.File, error) {
-	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0 {
-		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrPermission}
+	out := []vfs.Info{info}
+	if !info.IsDir() || !depth1 {
+		return out, nil
 	}
-	name, err := davName(p)
+	list, err := tree.ReadDir(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return &davFile{d: d, ctx: ctx, name: name, p: p}, nil
-}
-
-func (d *davFS) Mkdir(context.Context, string, os.FileMode) error { return fs.ErrPermission }
-func (d *davFS) RemoveAll(context.Context, string) error          { return fs.ErrPermission }
-func (d *davFS) Rename(context.Context, string, string) error     { return fs.ErrPermission }
-
-// asPathError is err as webdav wants it: an *fs.PathError (so that a
-// broken entry is left out of a listing rather than ending it).
-func asPathError(op, p string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return err
-	}
-	return &fs.PathError{Op: op, Path: p, Err: err}
-}
-
-// davFile is a name webdav opened: it lists a folder and describes an
-// entry, and is never read.
-type davFile struct {
-	d    *davFS
-	ctx  context.Context
-	name string
-	p    string
-}
-
-func (f *davFile) Close() error { return nil }
-
-func (f *davFile) Stat() (fs.FileInfo, error) { return f.d.Stat(f.ctx, f.p) }
-
-// Readdir lists the folder: each entry shown (a folder or a regular
-// file) is remembered when the listing knows its size.
-func (f *davFile) Readdir(int) ([]fs.FileInfo, error) {
-	infos := f.d.listing // webdav lists only the folder asked, once
-	if infos == nil {
-		var err error
-		if infos, err = f.d.tree.ReadDir(f.ctx, f.name); err != nil {
-			return nil, asPathError("readdir", f.p, err)
-		}
-	}
-	out := make([]fs.FileInfo, 0, len(infos))
-	f.d.mu.Lock()
-	defer f.d.mu.Unlock()
-	for _, i := range infos {
-		if !shown(i.Mode) {
+	for _, e := range list {
+		if !shown(e.Mode) {
 			continue
 		}
-		if i.Size >= 0 {
-			child := i.Name
-			if f.name != "" {
-				child = f.name + "/" + i.Name
+		if e.Size < 0 {
+			child := join(name, e.Name)
+			if e, err = tree.Stat(ctx, child); err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				h.log.Printf("meshfs serve: PROPFIND /%s: %v (left out)", child, err)
+				continue
 			}
-			f.d.infos[child] = i
 		}
-		out = append(out, davInfo{i})
+		out = append(out, e)
 	}
 	return out, nil
 }
 
-var errNoRead = errors.New("serve: a PROPFIND reads no bytes")
-
-func (f *davFile) Read([]byte) (int, error)       { return 0, errNoRead }
-func (f *davFile) Seek(int64, int) (int64, error) { return 0, errNoRead }
-func (f *davFile) Write([]byte) (int, error)      { return 0, fs.ErrPermission }
-
-// davInfo is an entry as webdav's properties read it.
-type davInfo struct{ i vfs.Info }
-
-func (v davInfo) Name() string       { return v.i.Name }
-func (v davInfo) Size() int64        { return v.i.Size }
-func (v davInfo) Mode() fs.FileMode  { return v.i.Mode }
-func (v davInfo) ModTime() time.Time { return v.i.ModTime }
-func (v davInfo) IsDir() bool        { return v.i.IsDir() }
-func (v davInfo) Sys() any           { return nil }
-
-// ContentType is the file's type by its name (webdav.ContentTyper).
-func (v davInfo) ContentType(context.Context) (string, error) {
-	return contentType(v.i.Name), nil
+// join is the tree name of the entry elem of the folder dir.
+func join(dir, elem string) string {
+	if dir == "" {
+		return elem
+	}
+	return dir + "/" + elem
 }
 
-// ETag is the file's ETag, the same as its GET's (webdav.ETager).
-func (v davInfo) ETag(context.Context) (string, error) { return etag(v.i), nil }
+// Properties of an entry, in the order written.
+var (
+	pResourceType  = xml.Name{Space: "DAV:", Local: "resourcetype"}
+	pDisplayName   = xml.Name{Space: "DAV:", Local: "displayname"}
+	pContentLength = xml.Name{Space: "DAV:", Local: "getcontentlength"}
+	pLastModified  = xml.Name{Space: "DAV:", Local: "getlastmodified"}
+	pContentType   = xml.Name{Space: "DAV:", Local: "getcontenttype"}
+	pETag          = xml.Name{Space: "DAV:", Local: "getetag"}
+	pSupportedLock = xml.Name{Space: "DAV:", Local: "supportedlock"}
 
-// noLocks is the lock system of a server that takes none: webdav's
-// handler asks for one, and PROPFIND never uses it.
-type noLocks struct{}
+	liveProps = []xml.Name{pResourceType, pDisplayName, pContentLength, pLastModified, pContentType, pETag, pSupportedLock}
+)
 
-var errNoLocks = errors.New("serve: read-only, no locks")
-
-func (noLocks) Confirm(time.Time, string, string, ...webdav.Condition) (func(), error) {
-	return nil, webdav.ErrConfirmationFailed
+// has reports whether the entry e has the property p: every live one
+// but a folder's length, type and ETag.
+func has(e vfs.Info, p xml.Name) bool {
+	switch p {
+	case pContentLength, pContentType, pETag:
+		return !e.IsDir()
+	case pResourceType, pDisplayName, pLastModified, pSupportedLock:
+		return true
+	}
+	return false
 }
-func (noLocks) Create(time.Time, webdav.LockDetails) (string, error) { return "", errNoLocks }
-func (noLocks) Refresh(time.Time, string, time.Duration) (webdav.LockDetails, error) {
-	return webdav.LockDetails{}, errNoLocks
+
+// appendResponse appends the response element of the entry e, tree name
+// name, as req asks.
+func appendResponse(b []byte, name string, e vfs.Info, req propfindReq) []byte {
+	href := "/" + name
+	if e.IsDir() && name != "" {
+		href += "/"
+	}
+	b = append(b, "<D:response><D:href>"...)
+	b = appendText(b, (&url.URL{Path: href}).EscapedPath())
+	b = append(b, "</D:href>"...)
+	found, missing := 0, false
+	start := len(b)
+	b = append(b, "<D:propstat><D:prop>"...)
+	for _, a := range req.props {
+		switch {
+		case !has(e, a.name):
+			missing = missing || a.named
+			continue
+		case req.propname:
+			b = appendEmpty(b, a.name)
+		default:
+			b = appendProp(b, a.name, e)
+		}
+		found++
+	}
+	b = append(b, "</D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>"...)
+	if found == 0 && missing {
+		b = b[:start] // a propstat is not empty
+	}
+	if missing {
+		b = append(b, "<D:propstat><D:prop>"...)
+		for _, a := range req.props {
+			if a.named && !has(e, a.name) {
+				b = appendEmpty(b, a.name)
+			}
+		}
+		b = append(b, "</D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>"...)
+	}
+	return append(b, "</D:response>"...)
 }
-func (noLocks) Unlock(time.Time, string) error { return errNoLocks }
+
+// appendProp appends the live property p of e with its value.
+func appendProp(b []byte, p xml.Name, e vfs.Info) []byte {
+	switch p {
+	case pResourceType:
+		if e.IsDir() {
+			return append(b, "<D:resourcetype><D:collection/></D:resourcetype>"...)
+		}
+		return append(b, "<D:resourcetype/>"...)
+	case pDisplayName:
+		b = append(b, "<D:displayname>"...)
+		b = appendText(b, e.Name)
+		return append(b, "</D:displayname>"...)
+	case pContentLength:
+		b = append(b, "<D:getcontentlength>"...)
+		b = strconv.AppendInt(b, e.Size, 10)
+		return append(b, "</D:getcontentlength>"...)
+	case pLastModified:
+		b = append(b, "<D:getlastmodified>"...)
+		b = e.ModTime.UTC().AppendFormat(b, http.TimeFormat)
+		return append(b, "</D:getlastmodified>"...)
+	case pContentType:
+		b = append(b, "<D:getcontenttype>"...)
+		b = appendText(b, contentType(e.Name))
+		return append(b, "</D:getcontenttype>"...)
+	case pETag:
+		b = append(b, "<D:getetag>"...)
+		b = append(b, etag(e)...)
+		return append(b, "</D:getetag>"...)
+	}
+	return append(b, "<D:supportedlock/>"...) // pSupportedLock: none
+}
+
+// appendEmpty appends the element p, empty.
+func appendEmpty(b []byte, p xml.Name) []byte {
+	if p.Space == "DAV:" {
+		b = append(b, "<D:"...)
+		b = append(b, p.Local...)
+		return append(b, "/>"...)
+	}
+	b = append(b, '<')
+	b = append(b, p.Local...)
+	b = append(b, ` xmlns="`...)
+	b = appendText(b, p.Space)
+	return append(b, `"/>`...)
+}
+
+// appendText appends s escaped as XML character data (or an attribute
+// value): what is not plain is escaped by encoding/xml, a byte XML cannot
+// hold replaced.
+func appendText(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c >= 0x7f || c == '&' || c == '<' || c == '>' || c == '"' || c == '\'' {
+			var buf bytes.Buffer
+			xml.EscapeText(&buf, []byte(s))
+			return append(b, buf.Bytes()...)
+		}
+	}
+	return append(b, s...)
+}

@@ -17,8 +17,10 @@
 // a Cache-Control that lets a shared cache keep it for MaxAge. The ETag,
 // length and bytes are those of one opened version (vfs.File.Info).
 //
-// A folder's GET or HEAD, and everything under browse.AssetPrefix, is the
-// browser's view (package serve/browse).
+// A folder's GET or HEAD that asks for HTML (browse.WantsHTML), and
+// everything under browse.AssetPrefix, is the browser's view (package
+// serve/browse); any other folder GET gets the folder's listing as plain
+// text (serveListing).
 //
 // Without Auth a client may be any user of the machine (or of the network
 // the operator opened the door to): the door serves the tree as the
@@ -41,6 +43,7 @@
 package serve
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -50,6 +53,7 @@ import (
 	"log"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
@@ -222,10 +226,21 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, tree vfs.Tree, nam
 		h.fail(w, r, err)
 		return
 	}
-	if info.IsDir() {
+	if info.IsDir() && browse.WantsHTML(r) {
 		h.release()
 		held = false
 		h.browse.With(tree).ServeHTTP(w, r)
+		return
+	}
+	if info.IsDir() {
+		list, err := tree.ReadDir(ctx, name)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		h.release()
+		held = false
+		serveListing(w, r, list)
 		return
 	}
 	if !info.Mode.IsRegular() {
@@ -250,6 +265,31 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, tree vfs.Tree, nam
 	if rd.err != nil && ctx.Err() == nil {
 		h.log.Printf("meshfs serve: GET /%s: %v", name, rd.err)
 	}
+}
+
+// serveListing answers the GET or HEAD of a folder that does not ask for
+// HTML (curl, a script, a WebDAV client) with its listing as plain text:
+// each entry shown on a line of its own, its name percent-encoded (a line
+// is one name, whatever bytes the name holds), a folder's ending in "/":
+// references relative to the folder's URL with its trailing slash.
+func serveListing(w http.ResponseWriter, r *http.Request, list []vfs.Info) {
+	var b []byte
+	for _, e := range list {
+		if !shown(e.Mode) {
+			continue
+		}
+		b = append(b, url.PathEscape(e.Name)...)
+		if e.IsDir() {
+			b = append(b, '/')
+		}
+		b = append(b, '\n')
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/plain; charset=utf-8")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Add("Vary", "Accept") // a browser gets the page at the same URL
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
 }
 
 // fileHeaders sets the headers of a file's response, but for those
@@ -311,7 +351,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil {
 		return // nobody to answer
 	}
-	code := status(err)
+	code := browse.Status(err)
 	if code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", retryAfter)
 	}
@@ -319,21 +359,6 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		h.log.Printf("meshfs serve: %s %s: %v", r.Method, r.URL.Path, err)
 	}
 	http.Error(w, err.Error(), code)
-}
-
-// status is the HTTP status of a tree error.
-func status(err error) int {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return http.StatusNotFound
-	case errors.Is(err, fs.ErrPermission):
-		return http.StatusForbidden
-	case errors.Is(err, fs.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, vfs.ErrStale):
-		return http.StatusServiceUnavailable // asked again, it is the new version
-	}
-	return http.StatusInternalServerError
 }
 
 // noReads is the content of a HEAD: its bytes are never read.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/xml"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -516,4 +517,175 @@ func TestOtherClassView(t *testing.T) {
 	tok := "Authorization: Bearer 0123456789abcdef-token"
 	wantCode(t, curl(t, "-H", tok, admitted+"/own.txt"), 200, "an admitted client, a file only the owner reads")
 	wantCode(t, curl(t, "-H", tok, admitted+"/shut/in.txt"), 200, "an admitted client, in a folder only the owner searches")
+}
+
+// TestFolderGET: a folder's GET that does not ask for HTML (curl's
+// */*, none) is its listing as plain text, one percent-encoded name a
+// line, a folder's with "/", no link; one that asks for text/html is the
+// browser's page; HEAD has the GET's length.
+func TestFolderGET(t *testing.T) {
+	root, _ := fixture(t)
+	url := door(t, New(dirTree(t, root), Config{}))
+	for _, c := range []struct{ args []string }{{nil}, {[]string{"-H", "Accept: */*"}}, {[]string{"-H", "Accept:"}},
+		{[]string{"-H", "Accept: application/xml, text/plain"}}} {
+		r := curl(t, append(c.args, url+"/")...)
+		if r.code != 200 || string(r.body) != "big.bin\nsub/\n" || r.hdr.Get("Content-Type") != "text/plain; charset=utf-8" ||
+			r.hdr.Get("Vary") != "Accept" {
+			t.Errorf("GET / %v: %d %q %q, Vary %q", c.args, r.code, r.body, r.hdr.Get("Content-Type"), r.hdr.Get("Vary"))
+		}
+	}
+	for _, p := range []string{"/sub", "/sub/"} {
+		if r := curl(t, url+p); r.code != 200 || string(r.body) != "a%20b.txt\n" {
+			t.Errorf("GET %s: %d %q", p, r.code, r.body)
+		}
+	}
+	if h := curl(t, "-I", url+"/"); h.code != 200 || h.hdr.Get("Content-Length") != "13" || h.hdr.Get("Content-Type") != "text/plain; charset=utf-8" {
+		t.Errorf("HEAD /: %d, length %q, type %q", h.code, h.hdr.Get("Content-Length"), h.hdr.Get("Content-Type"))
+	}
+	r := curl(t, "-H", "Accept: text/html,application/xhtml+xml,*/*;q=0.8", url+"/sub/")
+	if r.code != 200 || !strings.HasPrefix(r.hdr.Get("Content-Type"), "text/html") || !strings.Contains(string(r.body), "a b.txt") {
+		t.Errorf("GET /sub/ as a browser: %d %q", r.code, r.hdr.Get("Content-Type"))
+	}
+	wantCode(t, curl(t, url+"/nothing/"), 404, "GET of a missing folder")
+}
+
+// multistatus is a 207's body as a WebDAV client parses it.
+type multistatus struct {
+	XMLName   xml.Name `xml:"DAV: multistatus"`
+	Responses []struct {
+		Href      string `xml:"DAV: href"`
+		Propstats []struct {
+			Prop struct {
+				Props []struct {
+					XMLName xml.Name
+					Inner   string `xml:",innerxml"`
+				} `xml:",any"`
+			} `xml:"DAV: prop"`
+			Status string `xml:"DAV: status"`
+		} `xml:"DAV: propstat"`
+	} `xml:"DAV: response"`
+}
+
+// props is each href's properties, by "STATUS LOCAL" ("200 getetag"), with
+// their inner XML.
+func (m multistatus) props() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, r := range m.Responses {
+		out[r.Href] = map[string]string{}
+		for _, ps := range r.Propstats {
+			code := strings.Fields(ps.Status)[1]
+			for _, p := range ps.Prop.Props {
+				out[r.Href][code+" "+p.XMLName.Local] = p.Inner
+			}
+		}
+	}
+	return out
+}
+
+// TestWebDAVClients: what Windows' redirector (OPTIONS, an empty
+// PROPFIND body with "translate: f", a PROPFIND of a file, LOCK before an
+// edit) and macOS Finder (a prop list with creationdate and the quota
+// properties, Depth 0 of the root first) ask, checked with curl: OPTIONS
+// says class 1 and MS-Author-Via; every 207 is well-formed XML of
+// text/xml with the exact length, the GET's ETag and the folders'
+// collection type; a property not kept is in a 404 propstat; LOCK is 405
+// (the drive mounts read-only); a file's PROPFIND of depth 0 or 1 is that
+// file alone; infinity is 403.
+func TestWebDAVClients(t *testing.T) {
+	root, big := fixture(t)
+	url := door(t, New(dirTree(t, root), Config{}))
+	o := curl(t, "-X", "OPTIONS", "-H", "User-Agent: Microsoft-WebDAV-MiniRedir/10.0.19045", url+"/")
+	if o.code != 200 || o.hdr.Get("Dav") != "1" || o.hdr.Get("Ms-Author-Via") != "DAV" || o.hdr.Get("Allow") != Allowed {
+		t.Errorf("OPTIONS: %d, DAV %q, MS-Author-Via %q, Allow %q", o.code, o.hdr.Get("Dav"), o.hdr.Get("Ms-Author-Via"), o.hdr.Get("Allow"))
+	}
+	tag := curl(t, "-I", url+"/big.bin").hdr.Get("Etag")
+	length := strconv.Itoa(len(big))
+	finder := `<?xml version="1.0" encoding="utf-8"?>
+<D:propfind xmlns:D="DAV:">
+<D:prop>
+<D:getlastmodified/>
+<D:getcontentlength/>
+<D:creationdate/>
+<D:resourcetype/>
+<D:quota-available-bytes/>
+<D:quota-used-bytes/>
+</D:prop>
+</D:propfind>`
+	windows := []string{"-H", "translate: f", "-H", "User-Agent: Microsoft-WebDAV-MiniRedir/10.0.19045", "-H", "Content-Length: 0"}
+	propfind := func(depth, p string, args ...string) map[string]map[string]string {
+		t.Helper()
+		r := curl(t, append(append([]string{"-X", "PROPFIND", "-H", "Depth: " + depth}, args...), url+p)...)
+		if r.code != 207 || !strings.HasPrefix(r.hdr.Get("Content-Type"), "text/xml") {
+			t.Fatalf("PROPFIND %s depth %s: %d %q %s", p, depth, r.code, r.hdr.Get("Content-Type"), r.body)
+		}
+		var m multistatus
+		if err := xml.Unmarshal(r.body, &m); err != nil {
+			t.Fatalf("PROPFIND %s depth %s: %v\n%s", p, depth, err, r.body)
+		}
+		return m.props()
+	}
+
+	got := propfind("0", "/", "--data-binary", finder)
+	if len(got) != 1 || got["/"]["200 resourcetype"] != "<D:collection/>" || got["/"]["200 getlastmodified"] == "" ||
+		got["/"]["404 quota-used-bytes"] != "" || len(got["/"]) != 6 {
+		t.Errorf("Finder's depth 0 of /: %v", got)
+	}
+	for _, args := range [][]string{windows, {"--data-binary", finder}} {
+		got = propfind("1", "/", args...)
+		if len(got) != 3 || got["/big.bin"]["200 getcontentlength"] != length || got["/sub/"]["200 resourcetype"] != "<D:collection/>" {
+			t.Errorf("depth 1 of / %v: %v", args[1], got)
+		}
+		if _, ok := got["/sub/"]["200 getcontentlength"]; ok {
+			t.Errorf("a folder has a length: %v", got["/sub/"])
+		}
+		for _, depth := range []string{"0", "1"} {
+			f := propfind(depth, "/big.bin", args...)
+			if len(f) != 1 || f["/big.bin"]["200 getcontentlength"] != length || f["/big.bin"]["200 resourcetype"] != "" {
+				t.Errorf("depth %s of a file %v: %v", depth, args[1], f)
+			}
+			if args[0] != "-H" {
+				continue
+			}
+			if f["/big.bin"]["200 getetag"] != tag || f["/big.bin"]["200 displayname"] != "big.bin" ||
+				f["/big.bin"]["200 getcontenttype"] != "application/octet-stream" {
+				t.Errorf("allprop of a file: %v", f)
+			}
+		}
+	}
+	for _, m := range []string{"LOCK", "UNLOCK"} {
+		wantCode(t, curl(t, append([]string{"-X", m, "--data-binary", `<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>`}, url+"/big.bin")...), 405, m)
+	}
+	wantCode(t, curl(t, "-X", "PROPFIND", "-H", "Depth: infinity", url+"/sub/"), 403, "PROPFIND depth infinity")
+	wantCode(t, curl(t, "-X", "PROPFIND", "-H", "Depth: 1", "--data-binary", "<D:propfind xmlns:D=\"DAV:\"><D:prop>", url+"/"), 400, "a broken PROPFIND body")
+}
+
+// failing is a counting Tree whose Stat of a name ending in ".bad" fails
+// as a broken conversion does.
+type failing struct{ *counting }
+
+func (f failing) Stat(ctx context.Context, name string) (vfs.Info, error) {
+	if strings.HasSuffix(name, ".bad.cold") {
+		return vfs.Info{}, fmt.Errorf("%s: broken", name)
+	}
+	return f.counting.Stat(ctx, name)
+}
+
+// TestPropfindLeavesOutBroken: a depth-1 PROPFIND leaves out an entry
+// whose size only a Stat could tell when that Stat fails, and lists the
+// rest.
+func TestPropfindLeavesOutBroken(t *testing.T) {
+	root := t.TempDir()
+	for _, n := range []string{"a.bin", "b.bad.cold", "c.cold"} {
+		must(t, os.WriteFile(filepath.Join(root, n), []byte(n), 0o644))
+	}
+	url := door(t, New(failing{&counting{Tree: dirTree(t, root)}}, Config{}))
+	r := curl(t, "-X", "PROPFIND", "-H", "Depth: 1", url+"/")
+	var m multistatus
+	if r.code != 207 || xml.Unmarshal(r.body, &m) != nil {
+		t.Fatalf("PROPFIND: %d %s", r.code, r.body)
+	}
+	got := m.props()
+	if len(got) != 3 || got["/a.bin"] == nil || got["/c.cold"]["200 getcontentlength"] != "6" || got["/b.bad.cold"] != nil {
+		t.Errorf("PROPFIND: %v", got)
+	}
 }

@@ -55,9 +55,9 @@ type SourceEntry struct {
 // shown.
 func (t *FS) SourceLookup(d *mirror.Folder, name string) (SourceEntry, error) {
 	var e SourceEntry
-	e.Path, e.Packed = d.Path(name)
 	e.At = d.Now()
 	if err := d.Lstat(name, &e.Stat, e.At); err != nil {
+		e.Path, e.Packed = d.Path(name)
 		if !errors.Is(err, syscall.ENOENT) {
 			return e, err
 		} else if src := mirror.PNGSource(name); src != "" {
@@ -70,6 +70,22 @@ func (t *FS) SourceLookup(d *mirror.Folder, name string) (SourceEntry, error) {
 		}
 		return e, err
 	}
+	return t.sourceEntry(d, name, e)
+}
+
+// listedEntry is what the listed entry le of source folder d shows as,
+// from the listing's own stat: SourceLookup at the listing's moment, with
+// no second stat. A PNG or error.txt (no stat of its own) is looked up.
+func (t *FS) listedEntry(d *mirror.Folder, le mirror.Entry) (SourceEntry, error) {
+	if le.Stat == nil {
+		return t.SourceLookup(d, le.Name)
+	}
+	return t.sourceEntry(d, le.Name, SourceEntry{Stat: *le.Stat, At: le.At})
+}
+
+// sourceEntry is what the entry name of d, whose stat e holds, shows as.
+func (t *FS) sourceEntry(d *mirror.Folder, name string, e SourceEntry) (SourceEntry, error) {
+	e.Path, e.Packed = d.Path(name)
 	k, format, _ := d.Kind(name, &e.Stat, d.InFolder())
 	switch k {
 	case 0:

@@ -304,6 +304,13 @@ func (t *FS) inFolder(d *mirror.Folder, name string) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.folderEntry(d, name, e)
+}
+
+// folderEntry is the node of the entry name of source folder d, which
+// shows as e.
+func (t *FS) folderEntry(d *mirror.Folder, name string, e SourceEntry) (*node, error) {
+	var err error
 	n := &node{name: name, st: e.Stat, dir: d, abs: e.Path, base: name, packed: e.Packed, text: e.Text, mesh: e.Mesh}
 	switch e.Kind {
 	case SourceFolder:
@@ -460,13 +467,7 @@ func (t *FS) readDir(ctx context.Context, n *node) ([]Info, error) {
 	var names []string
 	switch n.kind {
 	case kFolder:
-		ents, err := t.List(n.dir)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range ents {
-			names = append(names, e.Name)
-		}
+		return t.readFolder(ctx, n.dir)
 	case kMesh:
 		files, _, _, _, err := t.st.Listing(ctx, n.mesh, n.v)
 		if err != nil {
@@ -497,6 +498,40 @@ func (t *FS) readDir(ctx context.Context, n *node) ([]Info, error) {
 			return nil, err
 		}
 		list = append(list, info)
+	}
+	return list, nil
+}
+
+// readFolder lists the source folder d: each entry as SourceLookup shows
+// it, from the stat the listing took (one stat an entry).
+func (t *FS) readFolder(ctx context.Context, d *mirror.Folder) ([]Info, error) {
+	ents, err := t.List(d)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]Info, 0, len(ents))
+	for _, le := range ents {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if d == t.root && le.Name == MetaName {
+			continue
+		}
+		e, err := t.listedEntry(d, le)
+		if err == nil {
+			var c *node
+			if c, err = t.folderEntry(d, le.Name, e); err == nil {
+				var info Info
+				if info, err = t.info(ctx, c, true); err == nil {
+					list = append(list, info)
+					continue
+				}
+			}
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		// gone since the listing
 	}
 	return list, nil
 }

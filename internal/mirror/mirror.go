@@ -165,10 +165,14 @@ func (d *Folder) sniff(p, name string, st *syscall.Stat_t) (fm decode.Format, ar
 
 // Entry is one entry of a folder's listing; Kind is its file type (a
 // mesh's is S_IFDIR) and Ino the source's inode number (0 for a PNG).
+// Stat is the source entry's stat as the listing took it (what Lstat gives
+// at that moment), At when; nil for a PNG and an archive's error.txt.
 type Entry struct {
 	Name string
 	Kind uint32
 	Ino  uint64
+	Stat *syscall.Stat_t
+	At   Moment
 }
 
 // listWorkers bounds the goroutines that size up a listing's entries, one
@@ -238,6 +242,7 @@ func (d *Folder) List() ([]Entry, error) {
 		if e.Kind == 0 {
 			continue
 		}
+		e.Stat, e.At = &stats[i], now
 		list = append(list, e)
 		l.st[e.Name] = &stats[i]
 		if known[i] {

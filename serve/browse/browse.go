@@ -168,7 +168,7 @@ func (h *Handler) ServeFolder(w http.ResponseWriter, r *http.Request, name strin
 		if r.Context().Err() != nil {
 			return // the client went away
 		}
-		http.Error(w, "browse: "+err.Error(), statusOf(err))
+		http.Error(w, "browse: "+err.Error(), Status(err))
 		return
 	}
 	sum := sha256.Sum256(page)
@@ -212,8 +212,12 @@ func (h *Handler) serveAsset(w http.ResponseWriter, r *http.Request, name string
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
 }
 
-// statusOf is the HTTP status of a tree error.
-func statusOf(err error) int {
+// Status is the HTTP status of a tree error, for every answer of the
+// door (package serve's and these pages'): 404 for a name the tree does
+// not have, 403 for one the viewer may not reach, 400 for an invalid name,
+// 503 for a source that changed under the request (asked again, it is the
+// new version), 500 for anything else.
+func Status(err error) int {
 	switch {
 	case errors.Is(err, fs.ErrInvalid):
 		return http.StatusBadRequest
@@ -221,6 +225,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, fs.ErrPermission):
 		return http.StatusForbidden
+	case errors.Is(err, vfs.ErrStale):
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }

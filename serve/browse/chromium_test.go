@@ -39,7 +39,7 @@ func site(t vfs.Tree, h *Handler) http.Handler {
 		}
 		f, err := t.Open(r.Context(), name)
 		if err != nil {
-			http.Error(w, err.Error(), statusOf(err))
+			http.Error(w, err.Error(), Status(err))
 			return
 		}
 		defer f.Close()
