@@ -97,7 +97,7 @@ fuzz:
 # with "N met, M missed" and fails when a target is missed (BENCHMARKS.md is
 # written all the same).
 bench: build
-	$(GO) run ./fs/bench -meshfs $(BIN) -o BENCHMARKS.md
+	$(GO) run ./cmd/meshfs-bench -meshfs $(BIN) -o BENCHMARKS.md
 
 # Only the Go benchmarks of every package.
 bench-go:
