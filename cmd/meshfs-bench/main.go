@@ -1,68 +1,148 @@
-// Command bench measures meshfs against the acceptance figures of issue 8 and
-// writes BENCHMARKS.md. It is what `make bench` runs:
+// Command meshfs-bench measures meshfs against the targets of issues 30,
+// 31 and 32, side by side with a baseline revision, and writes
+// BENCHMARKS.md. It is what `make bench` runs:
 //
-//	go run ./cmd/meshfs-bench -meshfs build/meshfs -o BENCHMARKS.md
+//	go run ./cmd/meshfs-bench -meshfs build/meshfs -baseline aeabf7d -o BENCHMARKS.md
 //
-// With -baseline BIN it measures the mount with BIN and with -meshfs in
-// turn and writes the two side by side instead (compare.go).
+// The baseline is built from its revision in a git worktree under
+// build/bench-base/ (baseline.go). Every measurement runs on both sides in
+// turn, baseline then current (and then the plain reference, when there is
+// one), rep after rep, so that a burst of load on a shared machine falls on
+// all alike; the report gives each side's median and lists every run.
+// Targets are judged on the current side's medians.
 //
-// Every ratio compares two timings taken in the same run on the same
-// machine. The daemon is the real binary (`meshfs mount`, foreground), so
-// its peak RSS is read from /proc (VmHWM, reset between steps through
-// /proc/PID/clear_refs) and its conversions from .meshfs/stats.json.
+// Daemons are the real binaries (`meshfs mount`, foreground): peak RSS is
+// read from /proc (VmHWM, reset through /proc/PID/clear_refs), conversions
+// from .meshfs/stats.json. In-memory figures come from the packages' own Go
+// benchmarks, compiled at each revision (gobench.go).
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
-var (
-	bin       = flag.String("meshfs", "build/meshfs", "meshfs binary to benchmark")
-	outPath   = flag.String("o", "BENCHMARKS.md", "report to write")
-	profPath  = flag.String("profiles", "build/bench-profiles.md", "where the daemon's CPU profiles go (not committed)")
-	treeN     = flag.Int("tree", 10000, "meshes in the many-file tree")
-	bigTris   = flag.Int("triangles", 1_000_000, "triangles of the big mesh")
-	reps      = flag.Int("reps", 5, "repetitions of each timed read (the median is reported)")
-	skipConv  = flag.Bool("skip-convert", false, "skip the decoder benchmarks (go test -bench)")
-	keep      = flag.Bool("keep", false, "keep the work folder")
-	cacheMB   = flag.Int64("cache-mb", 512, "memory cache budget of the daemon (MiB)")
-	extra     = flag.String("mount-args", "", "extra arguments to every meshfs mount (space-separated)")
-	skipBig   = flag.Bool("skip-big", false, "skip the big-mesh reads")
-	bigModes  = flag.String("big-modes", "default,--open-handles", "mount modes of the big-mesh reads, comma-separated: default, or extra mount arguments")
-	skipTree  = flag.Bool("skip-tree", false, "skip the many-file tree")
-	skipServe = flag.Bool("skip-serve", false, "skip the serving strategies (fs/servebench)")
-	coldRuns  = 3 // cold greps of the tree, each side
-	warmRuns  = 5 // warm greps of the tree, each side
-	treeRuns  string
-)
+// options are the command line's settings; every section reads them.
+type options struct {
+	bin, baseline, baselineBin, out, profiles string
+	quick, keep                               bool
+	reps, treeN, triangles                    int
+	cacheMB                                   int64
+	sections                                  map[string]bool
+}
+
+const allSections = "convert,big,models,tree,preview,serve,assimp"
 
 func main() {
+	var o options
+	var sections string
+	flag.StringVar(&o.bin, "meshfs", "build/meshfs", "the current meshfs binary")
+	flag.StringVar(&o.baseline, "baseline", "aeabf7d", "baseline git revision, built in a worktree under build/bench-base/")
+	flag.StringVar(&o.baselineBin, "baseline-bin", "", "a baseline meshfs binary already built from -baseline (skips building it)")
+	flag.StringVar(&o.out, "o", "BENCHMARKS.md", "report to write")
+	flag.StringVar(&o.profiles, "profiles", "build/bench-profiles.md", "where the current daemon's CPU profiles go (not committed)")
+	flag.BoolVar(&o.quick, "quick", false, "fewer runs (3) and a smaller tree (2 000 meshes)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the work folder")
+	flag.IntVar(&o.reps, "reps", 0, "runs per side of each measurement (default 5, 3 with -quick)")
+	flag.IntVar(&o.treeN, "tree", 0, "meshes in the many-file tree (default 10 000, 2 000 with -quick)")
+	flag.IntVar(&o.triangles, "triangles", 1_000_000, "triangles of the big meshes")
+	flag.Int64Var(&o.cacheMB, "cache-mb", 512, "memory budget of every daemon (MiB)")
+	flag.StringVar(&sections, "sections", allSections, "sections to run, comma-separated")
 	flag.Parse()
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
+	if o.reps == 0 {
+		o.reps = map[bool]int{false: 5, true: 3}[o.quick]
+	}
+	if o.treeN == 0 {
+		o.treeN = map[bool]int{false: 10_000, true: 2_000}[o.quick]
+	}
+	o.sections = map[string]bool{}
+	for _, s := range strings.Split(sections, ",") {
+		o.sections[strings.TrimSpace(s)] = true
+	}
+	if err := run(&o); err != nil {
+		fmt.Fprintln(os.Stderr, "meshfs-bench:", err)
 		os.Exit(1)
 	}
 }
+
+// side is one revision under comparison: its source tree (for its Go
+// benchmarks) and its meshfs binary.
+type side struct {
+	name, root, bin string
+}
+
+// bench is one run of the tool: both sides, the work folder, the report.
+type bench struct {
+	o     *options
+	sides [2]side // baseline, current
+	work  string
+	rep   report
+	peaks []peakRow
+	// bigFirst is the current side's median first read of the GEM big
+	// mesh (the assimp section's reference), bigSrc its source file.
+	bigFirst time.Duration
+	bigSrc   string
+}
+
+func run(o *options) error {
+	root, err := gitOut("", "rev-parse", "--show-toplevel")
+	if err != nil {
+		return err
+	}
+	cur, err := filepath.Abs(o.bin)
+	if err != nil {
+		return err
+	}
+	base, err := baselineSide(o, root)
+	if err != nil {
+		return fmt.Errorf("baseline %s: %w", o.baseline, err)
+	}
+	rev, _ := gitOut(root, "rev-parse", "--short", "HEAD")
+	if st, _ := gitOut(root, "status", "--porcelain", "--untracked-files=no"); st != "" {
+		rev += "+changes"
+	}
+	work, err := os.MkdirTemp("", "meshfs-bench-")
+	if err != nil {
+		return err
+	}
+	if !o.keep {
+		defer os.RemoveAll(work)
+	}
+	b := &bench{o: o, sides: [2]side{base, {"current " + rev, root, cur}}, work: work}
+	load0 := loadavg()
+	t0 := time.Now()
+	steps := []struct {
+		name string
+		f    func() error
+	}{
+		{"convert", b.convert}, {"big", b.big}, {"assimp", b.assimp}, {"models", b.models},
+		{"tree", b.tree}, {"preview", b.preview}, {"serve", b.serve},
+	}
+	for _, s := range steps {
+		if !o.sections[s.name] {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "meshfs-bench: %s (load %s)\n", s.name, loadavg())
+		if err := s.f(); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	b.memory()
+	return b.write(load0, time.Since(t0))
+}
+
+// --- the report ------------------------------------------------------------
 
 type report struct {
 	bytes.Buffer
@@ -72,6 +152,8 @@ type report struct {
 
 func (r *report) f(format string, a ...any) { fmt.Fprintf(&r.Buffer, format, a...) }
 
+// target records a target as met or missed; detail holds the figures, the
+// baseline's among them.
 func (r *report) target(name string, ok bool, detail string) {
 	s := fmt.Sprintf("%s: %s", name, detail)
 	if ok {
@@ -81,331 +163,208 @@ func (r *report) target(name string, ok bool, detail string) {
 	}
 }
 
-func run() error {
-	absBin, err := filepath.Abs(*bin)
-	if err != nil {
-		return err
-	}
-	if *baseline != "" {
-		return compare(absBin)
-	}
-	work, err := os.MkdirTemp("", "meshfs-bench-")
-	if err != nil {
-		return err
-	}
-	if !*keep {
-		defer os.RemoveAll(work)
-	}
-	var r report
-	load0 := loadavg()
-	r.f("# meshfs benchmarks\n\n")
-	r.f("Generated by `%s` (the `make bench` target) on %s.\n\n", strings.Join(append([]string{"go run ./cmd/meshfs-bench"}, os.Args[1:]...), " "),
-		time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	r.f("- Machine: %s, %d CPUs, %s RAM, Linux %s\n", cpuModel(), runtime.NumCPU(), memTotal(), kernel())
-	r.f("- Go: %s\n- meshfs: %s\n", runtime.Version(), gitRev())
-	r.f("- Daemon: `meshfs mount --cache-size %dMiB %s` (foreground process); timings are wall-clock medians of %d runs unless said otherwise; the work folder is on the same disk as the source.\n\n", *cacheMB, *extra, *reps)
-
-	if !*skipConv {
-		if err := convBench(&r); err != nil {
-			return err
-		}
-	}
-	if !*skipBig {
-		i := 0
-		for _, b := range bigSources {
-			for _, mode := range strings.Split(*bigModes, ",") {
-				if err := bigRead(&r, absBin, work, b, fmt.Sprintf("2%c", 'a'+i), strings.TrimSpace(mode)); err != nil {
-					return err
-				}
-				i++
-			}
-		}
-	}
-	if !*skipServe {
-		if err := serveBench(&r); err != nil {
-			return err
-		}
-	}
-	if !*skipTree {
-		if err := treeBench(&r, absBin, work); err != nil {
-			return err
-		}
-	}
-	if !*skipModels {
-		if err := modelBench(&r); err != nil {
-			return err
-		}
-	}
-	if !*skipTextures {
-		if err := textureBench(&r); err != nil {
-			return err
-		}
-	}
-	if !*skipArchives {
-		if err := archiveBench(&r); err != nil {
-			return err
-		}
-	}
-
+func (b *bench) write(load0 string, took time.Duration) error {
+	o := b.o
 	var body bytes.Buffer
-	body.Write(r.Bytes())
-	fmt.Fprintf(&body, "Load average (1, 5, 15 min) at the start: %s; at the end: %s. On a shared machine a high load inflates every ratio whose two sides did not run at the same moment.\n", load0, loadavg())
-	body.WriteString("\n## Targets\n\n")
-	summary := fmt.Sprintf("%d met, %d missed", len(r.pass), len(r.miss))
-	body.WriteString(summary + "\n\n")
-	for _, s := range r.pass {
-		body.WriteString("- PASS " + s + "\n")
+	w := func(format string, a ...any) { fmt.Fprintf(&body, format, a...) }
+	w("# meshfs benchmarks\n\n")
+	w("Generated by `%s` (`make bench`) on %s, in %s.\n\n", strings.Join(append([]string{"go run ./cmd/meshfs-bench"}, os.Args[1:]...), " "),
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second))
+	w("- Machine: %s, %d CPUs, %s RAM, Linux %s; Go %s\n", cpuModel(), runtime.NumCPU(), memTotal(), kernel(), runtime.Version())
+	w("- Sides: **%s** (built from its revision in a git worktree) and **%s**; every measurement runs baseline, current (then the plain reference, when there is one) in turn, runs: %d each unless said otherwise; medians, every run listed\n", b.sides[0].name, b.sides[1].name, o.reps)
+	w("- Daemons: `meshfs mount --cache-size %dMiB` (foreground, a new cache folder unless said otherwise); the work folder is on the same disk as the source\n", o.cacheMB)
+	w("- Load average (1, 5, 15 min) at the start: %s; at the end: %s (other work shared the 2 cores: only the side-by-side ratios mean much)\n", load0, loadavg())
+	if o.quick {
+		w("- Quick mode (`-quick`): %d runs per side, a tree of %d meshes\n", o.reps, o.treeN)
 	}
-	for _, s := range r.miss {
-		body.WriteString("- MISS " + s + "\n")
+	w("\n## Targets\n\n")
+	summary := fmt.Sprintf("%d met, %d missed", len(b.rep.pass), len(b.rep.miss))
+	w("%s (judged on the current side's medians; the baseline's figure beside).\n\n", summary)
+	for _, s := range b.rep.miss {
+		w("- MISS %s\n", s)
 	}
-	body.WriteString("\nThe daemon's CPU profiles of this run are in `" + *profPath + "` (a build artifact); `cmd/meshfs-bench/why.md` is the analysis of the misses.\n")
-	if err := os.WriteFile(*outPath, body.Bytes(), 0o644); err != nil {
+	for _, s := range b.rep.pass {
+		w("- met %s\n", s)
+	}
+	w("\n")
+	body.Write(b.rep.Bytes())
+	if why, err := os.ReadFile(filepath.Join(b.sides[1].root, "cmd", "meshfs-bench", "why.md")); err == nil {
+		body.WriteString("\n")
+		body.Write(why)
+	}
+	if len(b.rep.profiles) > 0 {
+		body.WriteString("\n## CPU profiles of the current daemon\n\n`go tool pprof -top` of the daemon (`MESHFS_CPUPROFILE`) over the measurements named (also in `" + o.profiles + "`).\n\n")
+		for _, p := range b.rep.profiles {
+			body.WriteString(p + "\n")
+		}
+	}
+	if err := os.WriteFile(o.out, body.Bytes(), 0o644); err != nil {
 		return err
 	}
 	var prof bytes.Buffer
-	prof.WriteString("# CPU profiles of the daemon\n\n`go tool pprof -top` (flat: where the CPU goes) of the daemon (`MESHFS_CPUPROFILE`), for the time the targets measure.\n\n")
-	for _, p := range r.profiles {
+	prof.WriteString("# CPU profiles of the current daemon\n\n`go tool pprof -top` of the daemon (`MESHFS_CPUPROFILE`) over the measurements named.\n\n")
+	for _, p := range b.rep.profiles {
 		prof.WriteString(p + "\n")
 	}
-	if err := os.MkdirAll(filepath.Dir(*profPath), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(*profPath, prof.Bytes(), 0o644); err != nil {
+	os.MkdirAll(filepath.Dir(o.profiles), 0o755)
+	if err := os.WriteFile(o.profiles, prof.Bytes(), 0o644); err != nil {
 		return err
 	}
 	os.Stdout.Write(body.Bytes())
-	// The summary closes the output, and a missed target fails the run
-	// (BENCHMARKS.md is written all the same).
 	fmt.Println(summary)
-	if len(r.miss) > 0 {
-		return fmt.Errorf("%s: %d targets missed (see MISS above)", summary, len(r.miss))
+	if len(b.rep.miss) > 0 {
+		return fmt.Errorf("%s (see MISS above; %s is written)", summary, o.out)
 	}
 	return nil
 }
 
-// --- 1. conversion throughput -------------------------------------------
+// --- measurements side by side --------------------------------------------
 
-var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
+// row is one measurement: the runs of each side in the order they ran, and
+// of the plain reference when there is one. Values are milliseconds unless
+// unit says otherwise.
+type row struct {
+	what, unit string
+	base, cur  []float64
+	ref        []float64
+	refName    string
+}
 
-func convBench(r *report) error {
-	r.f("## 1. Conversion throughput (decode + .glb export, in memory)\n\n")
-	r.f("The decoders' own benchmarks (`go test -bench -benchmem`), ≈1 M-triangle generated meshes; MB/s of source.\n\n")
-	r.f("| format | benchmark | source MB/s | ms/op | allocs/op | MB allocated/op |\n|---|---|---:|---:|---:|---:|\n")
-	for _, b := range []struct{ format, pkg, re string }{
-		{"GEM", "./decode/gem", "^BenchmarkConvertGEM$"},
-		{"UNIGINE", "./decode/unigine", "^BenchmarkConvertUnigine$"},
-		{"Transport Fever", "./decode/tfever", "^BenchmarkConvertBig$"},
-	} {
-		cmd := exec.Command("go", "test", "-run", "^$", "-bench", b.re, "-benchmem", "-count", "1", b.pkg)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			r.f("| %s | %s | failed: %v | | | |\n", b.format, b.re, err)
-			r.target(fmt.Sprintf("%s conversion benchmark runs", b.format), false, err.Error())
-			fmt.Fprintf(os.Stderr, "%s\n", out)
-			continue
-		}
-		for _, ln := range strings.Split(string(out), "\n") {
-			m := benchLine.FindStringSubmatch(ln)
-			if m == nil {
+// interleave runs each function once per rep, in order, reps times, and
+// returns each one's results. A nil function is skipped (a side that
+// cannot run the measurement).
+func interleave(reps int, fs ...func() (float64, error)) ([][]float64, error) {
+	out := make([][]float64, len(fs))
+	for range reps {
+		for i, f := range fs {
+			if f == nil {
 				continue
 			}
-			vals := map[string]float64{}
-			f := strings.Fields(m[3])
-			for i := 0; i+1 < len(f); i += 2 {
-				v, _ := strconv.ParseFloat(f[i], 64)
-				vals[f[i+1]] = v
+			v, err := f()
+			if err != nil {
+				return nil, err
 			}
-			r.f("| %s | %s | %.0f | %.1f | %.0f | %.1f |\n", b.format, m[1], vals["MB/s"], vals["ns/op"]/1e6,
-				vals["allocs/op"], vals["B/op"]/1e6)
+			out[i] = append(out[i], v)
+		}
+	}
+	return out, nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// fig formats a value in its unit.
+func fig(v float64, unit string) string {
+	switch unit {
+	case "", "ms":
+		if v >= 100 {
+			return fmt.Sprintf("%.0f ms", v)
+		}
+		return fmt.Sprintf("%.1f ms", v)
+	case "MB/s":
+		return fmt.Sprintf("%.0f MB/s", v)
+	}
+	return fmt.Sprintf("%.2f %s", v, unit)
+}
+
+func figs(v []float64, unit string) string {
+	if len(v) == 0 {
+		return "—"
+	}
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strings.TrimSuffix(strings.TrimSuffix(fig(x, unit), " ms"), " MB/s")
+	}
+	return strings.Join(s, ", ")
+}
+
+func medFig(v []float64, unit string) string {
+	if len(v) == 0 {
+		return "—"
+	}
+	return fig(median(v), unit)
+}
+
+func ratio(a, b []float64) string {
+	if len(a) == 0 || len(b) == 0 || median(b) == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f ×", median(a)/median(b))
+}
+
+// table writes rows: both sides' medians, their ratio, and the plain
+// reference with the current side's ratio to it; then every run.
+func (b *bench) table(rows []row) {
+	r := &b.rep
+	r.f("| measurement | %s | %s | current / baseline | plain reference | current / reference |\n|---|---:|---:|---:|---:|---:|\n", b.sides[0].name, b.sides[1].name)
+	for _, x := range rows {
+		ref := "—"
+		if len(x.ref) > 0 {
+			ref = x.refName + ": " + medFig(x.ref, x.unit)
+		}
+		r.f("| %s | %s | %s | %s | %s | %s |\n", x.what, medFig(x.base, x.unit), medFig(x.cur, x.unit), ratio(x.cur, x.base), ref, ratio(x.cur, x.ref))
+	}
+	r.f("\nRuns in order (baseline; current; reference):\n\n")
+	for _, x := range rows {
+		unit := x.unit
+		if unit == "" {
+			unit = "ms"
+		}
+		r.f("- %s (%s): %s; %s", x.what, unit, figs(x.base, x.unit), figs(x.cur, x.unit))
+		if len(x.ref) > 0 {
+			r.f("; %s", figs(x.ref, x.unit))
+		}
+		r.f("\n")
+	}
+	r.f("\n")
+}
+
+// peakRow is a benchmark's daemon peak RSS on each side (MiB; 0: not run).
+type peakRow struct {
+	what      string
+	base, cur float64
+}
+
+func (b *bench) peak(what string, base, cur float64) {
+	b.peaks = append(b.peaks, peakRow{what, base, cur})
+}
+
+// memory writes the peaks of every daemon benchmark and judges the budget.
+func (b *bench) memory() {
+	if len(b.peaks) == 0 {
+		return
+	}
+	r := &b.rep
+	budget := float64(b.o.cacheMB) + 64
+	r.f("## Daemon peak RSS\n\nVmHWM of each daemon over each benchmark (the highest of its runs), for a %d MiB memory budget (target ≤ %.0f MiB).\n\n", b.o.cacheMB, budget)
+	r.f("| benchmark | %s | %s |\n|---|---:|---:|\n", b.sides[0].name, b.sides[1].name)
+	worst, worstWhat := 0.0, ""
+	for _, p := range b.peaks {
+		r.f("| %s | %.0f MiB | %.0f MiB |\n", p.what, p.base, p.cur)
+		if p.cur > worst {
+			worst, worstWhat = p.cur, p.what
 		}
 	}
 	r.f("\n")
-	return nil
+	r.target(fmt.Sprintf("daemon peak RSS ≤ budget + 64 MiB (%.0f MiB) in every benchmark", budget), worst <= budget,
+		fmt.Sprintf("highest %.0f MiB (%s)", worst, worstWhat))
 }
 
-// serveBench runs fs/servebench: the ways a read that reaches the daemon
-// can be served (the choice issue 8 asks to make by measurement).
-func serveBench(r *report) error {
-	r.f("## 3. Serving a 36 MiB hit that reaches the daemon\n\n")
-	r.f("`go test -bench BenchmarkServeHit ./fs/servebench`: a minimal go-fuse file system serving the same bytes four ways, each open dropping the kernel's pages so every read reaches the daemon (or the passthrough file). memfd-passthrough includes copying the bytes into a new memfd at each open, as a fresh conversion would.\n\n")
-	r.f("| strategy | request size | MB/s | ms per 36 MiB read |\n|---|---|---:|---:|\n")
-	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "BenchmarkServeHit", "-benchtime", "10x", "-count", "1", "./fs/servebench")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.f("| failed: %v | | | |\n\n", err)
-		fmt.Fprintf(os.Stderr, "%s\n", out)
-		return nil
-	}
-	for _, ln := range strings.Split(string(out), "\n") {
-		m := benchLine.FindStringSubmatch(ln)
-		if m == nil {
-			continue
-		}
-		name := strings.TrimPrefix(m[1], "BenchmarkServeHit/")
-		how, req, _ := strings.Cut(name, "/req=")
-		vals := map[string]float64{}
-		f := strings.Fields(m[3])
-		for i := 0; i+1 < len(f); i += 2 {
-			v, _ := strconv.ParseFloat(f[i], 64)
-			vals[f[i+1]] = v
-		}
-		r.f("| %s | %s | %.0f | %.1f |\n", how, req, vals["MB/s"], vals["ns/op"]/1e6)
-	}
-	if strings.Contains(string(out), "SKIP") {
-		r.f("\nSome strategies were skipped (not root, or the kernel refused passthrough).\n")
-	}
-	r.f("\n")
-	return nil
-}
+// --- helpers -----------------------------------------------------------------
 
-// --- the daemon ---------------------------------------------------------
-
-type daemon struct {
-	cmd *exec.Cmd
-	mnt string
-	log bytes.Buffer
-}
-
-func mount(bin, src, mnt string, args ...string) (*daemon, error) {
-	return mountEnv(bin, src, mnt, nil, args...)
-}
-
-// mountEnv starts the daemon with extra environment variables.
-func mountEnv(bin, src, mnt string, env []string, args ...string) (*daemon, error) {
-	os.MkdirAll(mnt, 0o755)
-	a := append([]string{"mount", "--cache-size", fmt.Sprintf("%dMiB", *cacheMB)}, strings.Fields(*extra)...)
-	a = append(a, args...)
-	a = append(a, src, mnt)
-	d := &daemon{mnt: mnt, cmd: exec.Command(bin, a...)}
-	if env != nil {
-		d.cmd.Env = append(os.Environ(), env...)
-	}
-	d.cmd.Stderr = &d.log
-	out, err := d.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := d.cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.Contains(line, "mounted on") {
-		d.cmd.Process.Kill()
-		d.cmd.Wait()
-		return nil, fmt.Errorf("mount: %q %v: %s", line, err, d.log.String())
-	}
-	go io.Copy(io.Discard, out)
-	return d, nil
-}
-
-func (d *daemon) stop() error {
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- d.cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(30 * time.Second):
-		d.cmd.Process.Kill()
-		return fmt.Errorf("daemon did not stop: %s", d.log.String())
-	}
-}
-
-// resetPeak resets the daemon's VmHWM to its current RSS.
-func (d *daemon) resetPeak() {
-	os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", d.cmd.Process.Pid), []byte("5"), 0)
-}
-
-// peakMiB is the daemon's peak RSS since the last reset.
-// cpuTicks is the daemon's CPU time so far, in clock ticks.
-func (d *daemon) cpuTicks() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command's closing parenthesis: utime and stime are
-	// the 12th and 13th.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return u + s
-}
-
-// waitIdle waits (at most 10 s) until the daemon has no disk-cache save
-// pending and used no CPU tick over 200 ms.
-func (d *daemon) waitIdle() {
-	for t0 := time.Now(); time.Since(t0) < 10*time.Second; {
-		before := d.cpuTicks()
-		time.Sleep(200 * time.Millisecond)
-		if d.cpuTicks() == before && d.stats().DiskSavesPending == 0 {
-			return
-		}
-	}
-}
-
-func (d *daemon) peakMiB() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
-	if err != nil {
-		return -1
-	}
-	for _, ln := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(ln, "VmHWM:") {
-			f := strings.Fields(ln)
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return -1
-}
-
-type stats struct {
-	Conversions map[string]int64 `json:"conversions"`
-	Scans       map[string]int64 `json:"scans"`
-	DiskLoads   map[string]int64 `json:"disk_loads"`
-	// PassthroughOpens counts opens the kernel serves itself.
-	PassthroughOpens int64 `json:"passthrough_opens"`
-	DiskSavesPending int64 `json:"disk_saves_pending"`
-	Prewarm          *struct {
-		Running bool  `json:"running"`
-		Found   int64 `json:"found"`
-		Done    int64 `json:"done"`
-		Failed  int64 `json:"failed"`
-	} `json:"prewarm"`
-}
-
-func (d *daemon) stats() stats {
-	var s stats
-	b, err := os.ReadFile(filepath.Join(d.mnt, ".meshfs", "stats.json"))
-	if err == nil {
-		json.Unmarshal(b, &s)
-	}
-	return s
-}
-
-func sum(m map[string]int64) int64 {
-	var n int64
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
-// --- timing helpers ------------------------------------------------------
-
-func timeIt(f func() error) (time.Duration, error) {
+func msSince(f func() error) (float64, error) {
 	t := time.Now()
 	err := f()
-	return time.Since(t), err
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
+	return float64(time.Since(t).Microseconds()) / 1000, err
 }
 
 func readFile(p string) error {
@@ -418,24 +377,18 @@ func readFile(p string) error {
 	return err
 }
 
-func sh(name string, args ...string) func() error {
+// sh runs a shell script, its output discarded; grep's "nothing matched"
+// is not a failure.
+func sh(script string) func() error {
 	return func() error {
-		cmd := exec.Command(name, args...)
+		cmd := exec.Command("sh", "-c", script)
 		var eb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = io.Discard, &eb
 		if err := cmd.Run(); err != nil {
-			// grep exits 1 when nothing matched: not a failure here.
-			if ee, ok := err.(*exec.ExitError); ok && name == "grep" && ee.ExitCode() == 1 {
-				return nil
-			}
-			return fmt.Errorf("%s %v: %v: %s", name, args, err, eb.String())
+			return fmt.Errorf("%s: %v: %s", script, err, eb.String())
 		}
 		return nil
 	}
-}
-
-func shPipe(script string) func() error {
-	return sh("sh", "-c", script)
 }
 
 func dropCaches() bool {
@@ -443,401 +396,15 @@ func dropCaches() bool {
 	return os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0) == nil
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
-
-// --- 2. big mesh through the mount --------------------------------------
-
-// bigSource is one format's ≈1 M-triangle generated mesh for section 2.
-type bigSource struct {
-	format, file, output string
-	gen                  func(triangles int, seed float32) ([]byte, error)
+func gitOut(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
-
-var bigSources = []bigSource{
-	{"GEM", "big.ply", "big.glb", meshgen.GEM},
-	{"UNIGINE", "big.mesh", "big.glb", meshgen.Unigine},
-}
-
-// bigRead times the first (converting), warm and after-remount reads of one
-// format's big .glb, with a CPU profile of the daemon over the first reads.
-func bigRead(r *report, bin, work string, b bigSource, section, mode string) error {
-	var modeArgs []string
-	label := "the default mode (the kernel's no-open: reads through the daemon)"
-	if mode != "default" && mode != "" {
-		modeArgs = strings.Fields(mode)
-		label = "`" + mode + "`"
-		if mode == "--open-handles" {
-			label += " (a handle per open; as root the .glb is passed through from its disk-cache file)"
-		}
-	}
-	short := mode
-	if short == "" {
-		short = "default"
-	}
-	src := filepath.Join(work, "big-src-"+b.format)
-	os.MkdirAll(src, 0o755)
-	data, err := b.gen(*bigTris, 0)
-	if err != nil {
-		return err
-	}
-	sp := filepath.Join(src, b.file)
-	if err := os.WriteFile(sp, data, 0o644); err != nil {
-		return err
-	}
-	srcMB := float64(len(data)) / 1e6
-	data = nil
-	cacheDir := filepath.Join(work, "cache-big-"+b.format+"-"+section)
-	mnt := filepath.Join(work, "mnt-big")
-
-	r.f("## %s. A ≈%d-triangle %s .glb through the mount, %s\n\n", section, *bigTris, b.format, label)
-	prof := filepath.Join(work, "cpu-first-read-"+section+".prof")
-	d, err := mountEnv(bin, src, mnt, []string{"MESHFS_CPUPROFILE=" + prof}, append([]string{"--cache-dir", cacheDir}, modeArgs...)...)
-	if err != nil {
-		return err
-	}
-	defer d.stop()
-	glb := filepath.Join(mnt, b.file, b.output)
-	// First reads: each on a new source version (a new mtime), so each
-	// converts; the figure is the median.
-	var firsts []time.Duration
-	var peakFirst float64
-	base := time.Now().Add(-time.Hour)
-	// Earlier sections leave dirty pages (their disk caches): written back
-	// now, not by the kernel in the middle of this section's timings.
-	syscall.Sync()
-	for i := 0; i < *reps; i++ {
-		os.Chtimes(sp, base, base.Add(time.Duration(i)*time.Second))
-		time.Sleep(50 * time.Millisecond) // let the watcher's notification land
-		d.resetPeak()
-		t, err := timeIt(func() error { return readFile(glb) })
-		if err != nil {
-			return err
-		}
-		peakFirst = max(peakFirst, d.peakMiB())
-		firsts = append(firsts, t)
-	}
-	fi, err := os.Stat(glb)
-	if err != nil {
-		return err
-	}
-	glbSize := fi.Size()
-	first := median(firsts)
-	firstMBs := srcMB / first.Seconds()
-	r.f("Source %.1f MB, .glb %.1f MB.\n\n", srcMB, float64(glbSize)/1e6)
-	r.f("| measurement | time | figure | daemon peak RSS |\n|---|---:|---:|---:|\n")
-	r.f("| first read (stat + open + read, conversion included; median of %d) | %s | %.0f MB/s of source | %.0f MiB |\n", len(firsts), ms(first), firstMBs, peakFirst)
-	r.f("| best first read | %s | %.0f MB/s of source | |\n", ms(minDur(firsts)), srcMB/minDur(firsts).Seconds())
-	passFirst := d.stats().PassthroughOpens
-
-	// Warm reads: the mount's (kernel page cache) against a plain file of
-	// the same size on the same disk, in its page cache.
-	plain := filepath.Join(work, "plain.glb")
-	bs, err := os.ReadFile(glb)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(plain, bs, 0o644); err != nil {
-		return err
-	}
-	bs = nil
-	d.resetPeak()
-	readFile(glb)
-	readFile(plain)
-	// Warm: once the daemon is idle. Right after a conversion it still
-	// saves the output to its disk cache (once the readers pause) and
-	// hands the conversion's memory back, for up to a second or two; the
-	// warm path is what comes after. Then the dirty pages are written back.
-	d.waitIdle()
-	syscall.Sync()
-	var wm, wp []time.Duration
-	for i := 0; i < *reps*3; i++ {
-		t, _ := timeIt(func() error { return readFile(glb) })
-		wm = append(wm, t)
-		t, _ = timeIt(func() error { return readFile(plain) })
-		wp = append(wp, t)
-	}
-	os.Remove(plain)
-	warmPeak := d.peakMiB()
-	passAll := d.stats().PassthroughOpens
-	ratio := float64(median(wm)) / float64(median(wp))
-	r.f("| warm read through the mount | %s | %.2f × plain | %.0f MiB |\n", ms(median(wm)), ratio, warmPeak)
-	r.f("| warm read of a plain file of the same size | %s | %.0f MB/s | |\n", ms(median(wp)), float64(glbSize)/1e6/median(wp).Seconds())
-
-	r.f("\nFirst reads in order: %s. Opens passed through to a backing file (stats.json `passthrough_opens`): %d of the %d first reads, %d in all.\n", runsLine(firsts), passFirst, len(firsts), passAll)
-
-	// After a remount the .glb comes from the disk cache.
-	if err := d.stop(); err != nil {
-		return err
-	}
-	if dropCaches() {
-		r.f("\nAfter a remount on the same cache folder (page cache dropped):\n\n")
-	} else {
-		r.f("\nAfter a remount on the same cache folder (page cache not dropped: not root):\n\n")
-	}
-	d2, err := mount(bin, src, mnt, append([]string{"--cache-dir", cacheDir}, modeArgs...)...)
-	if err != nil {
-		return err
-	}
-	defer d2.stop()
-	d2.resetPeak()
-	t, err := timeIt(func() error { return readFile(glb) })
-	if err != nil {
-		return err
-	}
-	s := d2.stats()
-	r.f("| measurement | time | figure | conversions | daemon peak RSS |\n|---|---:|---:|---:|---:|\n")
-	r.f("| first read after remount (from the disk cache) | %s | %.0f MB/s of .glb | %d | %.0f MiB |\n\n", ms(t),
-		float64(glbSize)/1e6/t.Seconds(), sum(s.Conversions), d2.peakMiB())
-	d2.stop()
-	r.profile(fmt.Sprintf("the daemon during the %d first reads of the %s .glb, %s (section %s)", len(firsts), b.format, short, section), bin, prof)
-
-	r.target(fmt.Sprintf("cold first read of a 1 M-triangle %s .glb ≥ 300 MB/s of source, %s (%s)", b.format, short, section), firstMBs >= 300, fmt.Sprintf("%.0f MB/s (median; best %.0f MB/s)", firstMBs, srcMB/minDur(firsts).Seconds()))
-	r.target(fmt.Sprintf("warm read ≤ 1.25 × plain file, %s .glb, %s (%s)", b.format, short, section), ratio <= 1.25, fmt.Sprintf("%.2f ×", ratio))
-	budget := float64(*cacheMB) + 100
-	r.target(fmt.Sprintf("peak RSS ≤ memory budget + 100 MiB (%.0f MiB) on the big %s mesh, %s (%s)", budget, b.format, short, section), peakFirst <= budget && warmPeak <= budget,
-		fmt.Sprintf("%.0f MiB", max(peakFirst, warmPeak)))
-	return nil
-}
-
-// lineCount is the number of lines a shell command prints.
-func lineCount(script string) int {
-	out, err := exec.Command("sh", "-c", script).Output()
-	if err != nil {
-		return -1
-	}
-	return bytes.Count(out, []byte("\n"))
-}
-
-func minDur(ds []time.Duration) time.Duration {
-	m := ds[0]
-	for _, d := range ds {
-		m = min(m, d)
-	}
-	return m
-}
-
-// profile appends the top of a CPU profile to the report's profiles section.
-func (r *report) profile(what, bin, path string) {
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=20", bin, path).CombinedOutput()
-	if err != nil {
-		r.profiles = append(r.profiles, fmt.Sprintf("### %s\n\npprof failed: %v\n", what, err))
-		return
-	}
-	// Keep the summary lines and the table; drop pprof's file/type header.
-	var keep []string
-	for _, ln := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if strings.HasPrefix(ln, "File:") || strings.HasPrefix(ln, "Build ID:") || strings.HasPrefix(ln, "Type:") || strings.HasPrefix(ln, "Time:") {
-			continue
-		}
-		keep = append(keep, ln)
-	}
-	r.profiles = append(r.profiles, fmt.Sprintf("### %s\n\n```\n%s\n```\n", what, strings.Join(keep, "\n")))
-}
-
-// --- 3. many small meshes ------------------------------------------------
-
-func treeBench(r *report, bin, work string) error {
-	src := filepath.Join(work, "tree-src")
-	t0 := time.Now()
-	if err := writeTree(src); err != nil {
-		return err
-	}
-	gen := time.Since(t0)
-	cacheDir := filepath.Join(work, "cache-tree")
-	mnt := filepath.Join(work, "mnt-tree")
-	r.f("## 4. A tree of %d small GEM meshes (100 folders; generated in %v)\n\n", *treeN, gen.Round(time.Millisecond))
-	r.f("The greps are medians of interleaved runs (each listed below the table); the other steps are single runs. Cold: a new daemon with an empty cache folder, the page cache dropped before each side when root. The remount row runs on the OS page cache as the earlier steps left it; its baseline and those of find and the warm grep run on a warm page cache.\n\n")
-	r.f("| step | mount | baseline | ratio | geometry conversions | scans | daemon peak RSS |\n|---|---:|---:|---:|---:|---:|---:|\n")
-
-	profWalk := filepath.Join(work, "cpu-tree-walks.prof")
-	row := func(name string, tm, tb time.Duration, before, s stats, peak float64) (float64, int64) {
-		conv := sum(s.Conversions) - sum(before.Conversions)
-		scans := sum(s.Scans) - sum(before.Scans)
-		ratio := float64(tm) / float64(tb)
-		r.f("| %s | %s | %s | %.2f × | %d | %d | %.0f MiB |\n", name, ms(tm), ms(tb), ratio, conv, scans, peak)
-		return ratio, conv
-	}
-	// The baseline: the same header.json files written to a plain folder
-	// by the outputs package (not through the mount, which would warm it).
-	plain := filepath.Join(work, "headers")
-	err := filepath.WalkDir(src, func(p string, de fs.DirEntry, err error) error {
-		if err != nil || de.IsDir() {
-			return err
-		}
-		m, err := outputs.Open(p)
-		if err != nil || m == nil {
-			return err
-		}
-		st, scanErr := m.Scan(context.Background())
-		hdr, err := m.Header(st, scanErr)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		os.MkdirAll(filepath.Join(plain, rel), 0o755)
-		return os.WriteFile(filepath.Join(plain, rel, outputs.HeaderName), hdr, 0o644)
-	})
-	if err != nil {
-		return err
-	}
-	grepPlain := sh("grep", "-r", "--include=header.json", "-c", "vertex", plain)
-	grepMnt := sh("grep", "-r", "--include=header.json", "-c", "vertex", mnt)
-	// Cold against cold: the page cache dropped before each, each mount
-	// run on a daemon of its own with an empty cache folder (the last one
-	// stays for the steps after), the two sides interleaved and their
-	// medians compared, so that a burst of load on this shared machine
-	// skews one run, not the figure.
-	var tColds, tPlainColds []time.Duration
-	var d *daemon
-	var before, afterCold stats
-	var peak float64
-	cold := false
-	for i := range coldRuns {
-		dir, env := filepath.Join(work, fmt.Sprintf("cache-tree-cold-%d", i)), []string(nil)
-		if i == coldRuns-1 {
-			dir, env = cacheDir, []string{"MESHFS_CPUPROFILE=" + profWalk}
-		}
-		var err error
-		if d, err = mountEnv(bin, src, mnt, env, "--cache-dir", dir); err != nil {
-			return err
-		}
-		cold = dropCaches()
-		t, _ := timeIt(grepPlain)
-		tPlainColds = append(tPlainColds, t)
-		dropCaches()
-		before = d.stats()
-		d.resetPeak()
-		t, err = timeIt(grepMnt)
-		if err != nil {
-			return err
-		}
-		tColds = append(tColds, t)
-		peak = max(peak, d.peakMiB())
-		afterCold = d.stats()
-		if i < coldRuns-1 {
-			d.stop()
-		}
-	}
-	tCold, tPlainCold := median(tColds), median(tPlainColds)
-	coldName := fmt.Sprintf("`grep -r --include=header.json` cold (baseline: the plain files, page cache dropped before each; medians of %d interleaved runs, each on a new daemon)", coldRuns)
-	if !cold {
-		coldName = "`grep -r --include=header.json` cold (page cache not dropped: not root)"
-	}
-	coldRatio, coldConv := row(coldName, tCold, tPlainCold, before, afterCold, peak)
-	// Warm: interleaved too.
-	grepPlain()
-	before = d.stats()
-	d.resetPeak()
-	var tWarms, tPlains []time.Duration
-	for range warmRuns {
-		t, _ := timeIt(grepMnt)
-		tWarms = append(tWarms, t)
-		t, _ = timeIt(grepPlain)
-		tPlains = append(tPlains, t)
-	}
-	tWarm, tPlain := median(tWarms), median(tPlains)
-	warmRatio, warmConv := row(fmt.Sprintf("`grep -r --include=header.json` warm (baseline: the plain files, warm; medians of %d interleaved runs)", warmRuns), tWarm, tPlain, before, d.stats(), d.peakMiB())
-	treeRuns = fmt.Sprintf("Runs: cold grep through the mount %s; of the plain files %s. Warm grep through the mount %s; of the plain files %s.\n\n",
-		runsLine(tColds), runsLine(tPlainColds), runsLine(tWarms), runsLine(tPlains))
-
-	before = d.stats()
-	d.resetPeak()
-	tFind, _ := timeIt(shPipe("find " + mnt + " -name '*.glb' | wc -l > /dev/null"))
-	afterFind := d.stats()
-	findPeak := d.peakMiB()
-	findPlain := shPipe("find " + src + " -name '*.ply' | wc -l > /dev/null")
-	findPlain()
-	tFindPlain, _ := timeIt(findPlain)
-	_, findConv := row("`find -name '*.glb' | wc -l` (baseline: find of the sources)", tFind, tFindPlain, before, afterFind, findPeak)
-
-	// Convert everything into the disk cache (pre-warm), then remount.
-	d.stop()
-	r.profile("the daemon over the cold grep, warm grep and find of the tree (section 4)", bin, profWalk)
-	d, err = mount(bin, src, mnt, "--cache-dir", cacheDir, "--prewarm")
-	if err != nil {
-		return err
-	}
-	d.resetPeak()
-	tPre, _ := timeIt(func() error {
-		for {
-			s := d.stats()
-			if s.Prewarm != nil && !s.Prewarm.Running {
-				return nil
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	})
-	ps := d.stats()
-	r.f("| `--prewarm` of the whole tree (to fill the disk cache) | %s | | | %d | %d | %.0f MiB |\n", ms(tPre), sum(ps.Conversions), sum(ps.Scans), d.peakMiB())
-	d.stop()
-	profLs := filepath.Join(work, "cpu-tree-remount.prof")
-	d, err = mountEnv(bin, src, mnt, []string{"MESHFS_CPUPROFILE=" + profLs}, "--cache-dir", cacheDir)
-	if err != nil {
-		return err
-	}
-	defer d.stop()
-	before = d.stats()
-	d.resetPeak()
-	tLs, _ := timeIt(shPipe("ls -lR " + mnt + " > /dev/null"))
-	peak = d.peakMiB()
-	afterLs := d.stats()
-	lsPlain := shPipe("ls -lR " + src + " > /dev/null")
-	lsPlain()
-	tLsPlain, _ := timeIt(lsPlain)
-	lsRatio, lsConv := row("remount, `ls -lR` (baseline: `ls -lR` of the source tree)", tLs, tLsPlain, before, afterLs, peak)
-	before = d.stats()
-	tLs2, _ := timeIt(shPipe("ls -lR " + mnt + " > /dev/null"))
-	row("`ls -lR` again (warm)", tLs2, tLsPlain, before, d.stats(), d.peakMiB())
-	r.f("\n%s", treeRuns)
-	nm, ns := lineCount("ls -lR "+mnt), lineCount("ls -lR "+src)
-	r.f("`ls -lR` prints %d lines for the mount and %d for the source tree (%.1f ×): each mesh is a folder of outputs plus a `chunks/` folder.\n\n", nm, ns, float64(nm)/float64(max(ns, 1)))
-	// The same shape on the plain disk: every folder and (empty) file the
-	// mount lists, so ls has the same lines to print.
-	shape := filepath.Join(work, "shape")
-	err = filepath.WalkDir(mnt, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(mnt, p)
-		if de.IsDir() {
-			return os.MkdirAll(filepath.Join(shape, rel), 0o755)
-		}
-		var b []byte
-		if de.Name() == outputs.HeaderName {
-			if b, err = os.ReadFile(p); err != nil {
-				return err
-			}
-		}
-		return os.WriteFile(filepath.Join(shape, rel), b, 0o644)
-	})
-	if err == nil {
-		grepShape := sh("grep", "-r", "--include=header.json", "-c", "vertex", shape)
-		grepShape()
-		tGrepShape, _ := timeIt(grepShape)
-		r.f("`grep -r --include=header.json` (warm) of a plain folder of the mount's shape (every folder and file it lists; header.json with its bytes, the rest empty) takes %s, against %s for the header.json files alone: the walk of the extra folders (`chunks/`) and names costs %.2f ×, before any FUSE overhead.",
-			ms(tGrepShape), ms(tPlain), float64(tGrepShape)/float64(tPlain))
-		if dropCaches() {
-			tShapeCold, _ := timeIt(grepShape)
-			r.f(" Cold (page cache dropped) it takes %s, %.2f × the cold plain files' median.", ms(tShapeCold), float64(tShapeCold)/float64(tPlainCold))
-		}
-		r.f("\n\n")
-		lsShape := shPipe("ls -lR " + shape + " > /dev/null")
-		lsShape()
-		tShape, _ := timeIt(lsShape)
-		r.f("`ls -lR` of a plain folder of the mount's shape (the same %d lines, empty files) takes %s: the remount's `ls -lR` is %.2f × that, the warm one %.2f ×.\n\n",
-			lineCount("ls -lR "+shape), ms(tShape), float64(tLs)/float64(tShape), float64(tLs2)/float64(tShape))
-	}
-	d.stop()
-	r.profile("the daemon over the remount and both `ls -lR` (section 4)", bin, profLs)
-
-	r.target("grep cold ≤ 3 × with 0 geometry conversions", coldRatio <= 3 && coldConv == 0, fmt.Sprintf("%.2f ×, %d conversions", coldRatio, coldConv))
-	r.target("grep warm ≤ 1.5 × with 0 geometry conversions", warmRatio <= 1.5 && warmConv == 0, fmt.Sprintf("%.2f ×, %d conversions", warmRatio, warmConv))
-	r.target("find converts nothing", findConv == 0, fmt.Sprintf("%d conversions", findConv))
-	r.target("remount + ls -lR: 0 conversions, ≤ 2 × ls -lR of the source", lsConv == 0 && lsRatio <= 2, fmt.Sprintf("%.2f ×, %d conversions", lsRatio, lsConv))
-	return nil
-}
-
-// --- machine description -------------------------------------------------
 
 func cpuModel() string {
 	b, _ := os.ReadFile("/proc/cpuinfo")
@@ -888,40 +455,4 @@ func loadavg() string {
 		return "?"
 	}
 	return strings.Join(f[:3], ", ")
-}
-
-func gitRev() string {
-	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "?"
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// runsLine lists timings in milliseconds.
-func runsLine(ts []time.Duration) string {
-	var s []string
-	for _, t := range ts {
-		s = append(s, ms(t))
-	}
-	return strings.Join(s, ", ")
-}
-
-// writeTree writes the many-file tree under src: -tree small GEM meshes,
-// 100 a folder.
-func writeTree(src string) error {
-	for i := 0; i < *treeN; i++ {
-		dir := filepath.Join(src, fmt.Sprintf("d%03d", i/100))
-		if i%100 == 0 {
-			os.MkdirAll(dir, 0o755)
-		}
-		data, err := meshgen.GEM(60+i%50, float32(i))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("m%05d.ply", i)), data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
 }
