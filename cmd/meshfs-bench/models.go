@@ -53,7 +53,7 @@ func (b *bench) models() error {
 		r.target(fmt.Sprintf("model %s cold ≤ %.0f ms", m.name, m.target), med <= m.target, fmt.Sprintf("%s (baseline %s)", fig(med, "ms"), medFig(x.base, "ms")))
 	}
 	// The same assemblies in memory (export/outputs' own benchmarks: the
-	// model's .glb files from a warm process, no mount), to tell the
+	// model's ModelGLBs in the test process, no mount), to tell the
 	// assembly's cost from the mount's.
 	res, _, err := b.goBench("./export/outputs", "^BenchmarkAssemble(Centurion|Inova|Flirt)$", min(b.o.reps, 3))
 	if err != nil {
