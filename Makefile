@@ -91,13 +91,17 @@ fuzz:
 	$(GO) test ./internal/archive -run XXX -fuzz FuzzOpen -fuzztime $(FUZZTIME) -parallel 2
 	$(GO) test ./internal/archive -run XXX -fuzz FuzzBlockDecoder -fuzztime $(FUZZTIME) -parallel 2
 
-# BENCHMARKS.md: conversion throughput per format, reads through the mount
-# against plain files, a 10 000-mesh tree (grep, find, ls -lR after a
-# remount) and the daemon's peak RSS, each measured in the same run. It ends
-# with "N met, M missed" and fails when a target is missed (BENCHMARKS.md is
-# written all the same).
+# BENCHMARKS.md: the targets of issues 30-32 (in-memory conversion, first reads
+# through the mount, models, walks of a 10 000-mesh tree against plain trees of
+# the same shape, previews, serve against nginx and rclone, daemon peak RSS,
+# assimp), each measured side by side with BASELINE (a revision, built in a git
+# worktree under build/bench-base/), A B A B. It lists every target met or
+# missed and fails when one is missed (BENCHMARKS.md is written all the same).
+# BENCH_FLAGS=-quick: 3 runs a side and a 2 000-mesh tree.
+BASELINE ?= aeabf7d
+BENCH_FLAGS ?=
 bench: build
-	$(GO) run ./fs/bench -meshfs $(BIN) -o BENCHMARKS.md
+	$(GO) run ./cmd/meshfs-bench -meshfs $(BIN) -baseline $(BASELINE) -o BENCHMARKS.md $(BENCH_FLAGS)
 
 # Only the Go benchmarks of every package.
 bench-go:

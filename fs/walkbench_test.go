@@ -16,7 +16,7 @@ import (
 )
 
 // BenchmarkRemountListing is the remount `ls -lR` of the walk benchmarks
-// (fs/bench section 4) in small: 200 GEM meshes whose outputs an earlier
+// (cmd/meshfs-bench, the tree section) in small: 200 GEM meshes whose outputs an earlier
 // mount converted into the disk cache; each op mounts, runs ls -lR and
 // unmounts, and reports the time per mesh.
 func BenchmarkRemountListing(b *testing.B) {

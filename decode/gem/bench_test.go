@@ -109,7 +109,7 @@ func BenchmarkExportGEM(b *testing.B) {
 	})
 }
 
-// mountFile is the file the mount benchmark (fs/bench) reads as big.ply.
+// mountFile is the file the mount benchmark (cmd/meshfs-bench) reads as big.ply.
 func mountFile(tb testing.TB, n int) []byte {
 	b, err := GridFile(n, 0)
 	if err != nil {
