@@ -15,6 +15,7 @@ import (
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -73,7 +74,7 @@ func BenchmarkListArchive50k(b *testing.B) {
 	// The views here are their own, the store their keeper as a
 	// mount's store is of its view.
 	open := func(b *testing.B) (*store.Store, func()) {
-		dc, err := diskcache.Open(disk, 1<<30, store.CacheVersion(outputs.DefaultLimits))
+		dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion(outputs.DefaultLimits))
 		if err != nil {
 			b.Fatal(err)
 		}

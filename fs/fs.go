@@ -27,6 +27,7 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/meshfs/meshfs/internal/kernelerr"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
@@ -283,8 +284,8 @@ func (f *FS) touch() { f.st.Activity.Touch() }
 func (f *FS) Prewarm() { f.st.Prewarm() }
 
 // errno, outErrno and replaced are what a reader sees for an error
-// (store.Errno, store.ReadErrno, store.Replaced).
-var errno, outErrno, replaced = store.Errno, store.ReadErrno, store.Replaced
+// (kernelerr.Errno, kernelerr.ReadErrno, kernelerr.Replaced).
+var errno, outErrno, replaced = kernelerr.Errno, kernelerr.ReadErrno, kernelerr.Replaced
 
 // newMeshDir is the mesh folder of d's source entry e.
 func (d *dirNode) newMeshDir(e *vfs.SourceEntry) *meshDir {

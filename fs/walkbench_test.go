@@ -13,6 +13,7 @@ import (
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/record"
 )
 
 // BenchmarkRemountListing is the remount `ls -lR` of the walk benchmarks
@@ -35,7 +36,7 @@ func BenchmarkRemountListing(b *testing.B) {
 	}
 	dir := b.TempDir()
 	mount := func(prewarm bool) (*FS, func()) {
-		dc, err := diskcache.Open(dir, 1<<30, store.CacheVersion(outputs.DefaultLimits))
+		dc, err := diskcache.Open(dir, 1<<30, record.CacheVersion(outputs.DefaultLimits))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 	"github.com/meshfs/meshfs/internal/watch"
@@ -105,7 +106,7 @@ func New(cfg Config) (*FS, error) {
 		return nil, err
 	}
 	h := fnv.New64a()
-	h.Write([]byte(store.CacheVersion(t.st.Limits)))
+	h.Write([]byte(record.CacheVersion(t.st.Limits)))
 	t.tag = fmt.Sprintf("%x", h.Sum64())
 	var ctx context.Context
 	ctx, t.stop = context.WithCancel(context.Background())

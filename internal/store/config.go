@@ -9,6 +9,8 @@ import (
 	"github.com/meshfs/meshfs/internal/archive"
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/store/gcpace"
+	"github.com/meshfs/meshfs/internal/store/idle"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -40,11 +42,11 @@ type Config struct {
 	// cache).
 	DiskCache *diskcache.Cache
 	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
-	// converts (GCPacer); the process's own setting is restored after.
+	// converts (gcpace.Pacer); the process's own setting is restored after.
 	ConvertGOGC int
 	// Clock is the time the waits for a quiet moment read (nil: the real
 	// one; tests set their own).
-	Clock Clock
+	Clock idle.Clock
 }
 
 // Open makes the store cfg describes for the source folder tree, its
@@ -86,7 +88,7 @@ func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*
 		// The store's conversions share decodings; another store's do not.
 		s.Limits.Caches = outputs.NewCaches()
 	}
-	s.GC.During = cfg.ConvertGOGC
-	s.Activity.Clock = cfg.Clock
+	s.GC = gcpace.New(cfg.ConvertGOGC)
+	s.Activity = idle.New(cfg.Clock)
 	return s, nil
 }

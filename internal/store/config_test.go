@@ -13,8 +13,8 @@ func TestOpenConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Cache.Close()
-	if s.Cache.Budget() != DefaultCacheSize || s.Limits.MaxOutputSize != outputs.DefaultMaxOutputSize || s.Tree != "/src" || s.GC.During != 0 {
-		t.Fatalf("defaults: budget %d, limits %+v, tree %q, GOGC %d", s.Cache.Budget(), s.Limits, s.Tree, s.GC.During)
+	if s.Cache.Budget() != DefaultCacheSize || s.Limits.MaxOutputSize != outputs.DefaultMaxOutputSize || s.Tree != "/src" || s.GC.During() != 0 {
+		t.Fatalf("defaults: budget %d, limits %+v, tree %q, GOGC %d", s.Cache.Budget(), s.Limits, s.Tree, s.GC.During())
 	}
 	lim := outputs.DefaultLimits
 	lim.MaxOutputSize = 1234
@@ -23,8 +23,8 @@ func TestOpenConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Cache.Close()
-	if s2.Cache.Budget() != 8<<20 || s2.Limits.MaxOutputSize != 1234 || s2.GC.During != 50 {
-		t.Fatalf("configured: budget %d, limits %+v, GOGC %d", s2.Cache.Budget(), s2.Limits, s2.GC.During)
+	if s2.Cache.Budget() != 8<<20 || s2.Limits.MaxOutputSize != 1234 || s2.GC.During() != 50 {
+		t.Fatalf("configured: budget %d, limits %+v, GOGC %d", s2.Cache.Budget(), s2.Limits, s2.GC.During())
 	}
 	// The archives' listings and readers are charged to their share of it.
 	if b := s2.Limits.View.Budget(); b.Limit() != 2<<20 {

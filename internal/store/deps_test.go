@@ -9,6 +9,7 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -45,7 +46,7 @@ func reopen(t *testing.T, s *Store, disk string) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dc, err := diskcache.Open(disk, 1<<30, CacheVersion(outputs.DefaultLimits))
+	dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion(outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}

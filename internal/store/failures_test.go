@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
+	"github.com/meshfs/meshfs/internal/store/failures"
 )
 
 // TestErrorsTextNamesOnce: each line of .meshfs/errors.txt names its mesh
@@ -36,7 +37,7 @@ func TestErrorsTextNamesOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	text := string(ErrorsText(src, s.Failed.Current(src)))
+	text := string(failures.ErrorsText(src, s.Failed.Current(src)))
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("errors.txt:\n%s\nwant 2 lines", text)

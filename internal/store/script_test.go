@@ -2,15 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/decode/tfever/luasandbox"
 )
 
 // concatBomb is a model script that asks one instruction to join 30 copies
@@ -69,26 +64,6 @@ func TestScriptLimitRecorded(t *testing.T) {
 	}
 	if n := s3.Cache.Stats().Loads[Label(m3, OutScan)]; n != 1 {
 		t.Fatalf("the changed script ran %d times, want 1", n)
-	}
-}
-
-// TestPersistableScriptLimits: a sandbox budget's failure belongs to the
-// files (persisted), its deadline's does not, whatever else wraps them.
-func TestPersistableScriptLimits(t *testing.T) {
-	budget := &luasandbox.Error{Kind: luasandbox.ErrLimit, Msg: "script ran more than 1000000 instructions"}
-	late := &luasandbox.Error{Kind: luasandbox.ErrTimeout, Msg: "script ran past its deadline of 1s"}
-	for _, c := range []struct {
-		err  error
-		want bool
-	}{
-		{fmt.Errorf("x.mdl: %w", errors.Join(budget, decode.ErrLimit)), true},
-		{fmt.Errorf("x.mdl: %w", errors.Join(late, decode.ErrLimit)), false},
-		{fmt.Errorf("x.mdl: %w", errors.Join(budget, context.DeadlineExceeded)), false},
-		{fmt.Errorf("x.ply: %w", decode.ErrLimit), false},
-	} {
-		if got := Persistable(c.err); got != c.want {
-			t.Errorf("Persistable(%v) = %v, want %v", c.err, got, c.want)
-		}
 	}
 }
 

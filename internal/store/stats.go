@@ -11,6 +11,7 @@ import (
 
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/store/failures"
 )
 
 // Stats is the contents of .meshfs/stats.json.
@@ -234,7 +235,7 @@ func (s *Store) MetaFile(name string, stats func() Stats) (func() []byte, bool) 
 			return append(b, '\n')
 		}, true
 	case ErrorsName:
-		return func() []byte { return ErrorsText(s.Tree, s.Failed.Current(s.Tree)) }, true
+		return func() []byte { return failures.ErrorsText(s.Tree, s.Failed.Current(s.Tree)) }, true
 	}
 	return nil, false
 }

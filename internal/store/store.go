@@ -1,3 +1,9 @@
+// Package store is where a mount's outputs come from: the memory cache,
+// else the disk cache, else a scan or a conversion now. Its parts are
+// packages of their own: record (what the disk cache keeps of scans and
+// failures, and its keys' version), failures (the broken meshes), idle
+// (readers' activity, low priority), gcpace (the collector's policy). It
+// knows nothing of FUSE; it is tested without a mount.
 package store
 
 import (
@@ -23,6 +29,10 @@ import (
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/store/failures"
+	"github.com/meshfs/meshfs/internal/store/gcpace"
+	"github.com/meshfs/meshfs/internal/store/idle"
+	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -38,10 +48,10 @@ type Store struct {
 	Cache    *cache.Cache
 	Disk     *diskcache.Cache // nil: none
 	Sem      *outputs.Semaphore
-	GC       GCPacer
-	Failed   Failures
+	GC       *gcpace.Pacer
+	Failed   *failures.List
 	Versions *version.Tracker
-	Activity Activity
+	Activity *idle.Activity
 	// Hooks are the mount's side of what the store finds.
 	Hooks Hooks
 	// Ctx ends with the mount: saves waiting for a quiet moment go ahead.
@@ -98,12 +108,13 @@ type Hooks interface {
 // The store tells versions of the dependency files of every folder and of
 // the sets its persisted scans recorded.
 func New(c *cache.Cache, disk *diskcache.Cache, sem *outputs.Semaphore, versions *version.Tracker, lg *log.Logger) *Store {
-	s := &Store{Cache: c, Disk: disk, Sem: sem, Versions: versions, log: lg, Ctx: context.Background()}
+	s := &Store{Cache: c, Disk: disk, Sem: sem, Versions: versions, log: lg, Ctx: context.Background(),
+		GC: gcpace.New(0), Activity: idle.New(nil)}
 	versions.Folder, versions.Recorded = s.folderDeps.of, s.recordedDeps
 	// The store's own view of the sources (Open may take the caller's).
 	s.view = srcview.NewView()
 	s.Limits.View = s.view
-	s.Failed.still = s.still
+	s.Failed = failures.New(s.still)
 	if disk != nil {
 		// The archives' listings outlive the mount with the outputs.
 		s.view.SetKeeper(s)
@@ -329,7 +340,7 @@ type oneScene struct {
 // the source once, not once for the scan and once for the scene.
 func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version, sc *oneScene) (*ScanResult, error) {
 	key, label := Key(m, fp, OutScan), Label(m, OutScan)
-	var rec *ScanRecord
+	var rec *record.Scan
 	if _, ok := s.Cache.Peek(key); !ok {
 		if rec = s.scanRecordOf(key); rec != nil {
 			label += DiskSuffix
@@ -758,7 +769,7 @@ func (s *Store) Animated(ctx context.Context, m *outputs.Mesh, fp version.Versio
 
 // scanRecordOf returns the persisted scan of key, decoded, or nil. A record
 // that does not decode is removed from the disk cache.
-func (s *Store) scanRecordOf(key cache.Key) *ScanRecord {
+func (s *Store) scanRecordOf(key cache.Key) *record.Scan {
 	if s.Disk == nil {
 		return nil
 	}
@@ -767,7 +778,7 @@ func (s *Store) scanRecordOf(key cache.Key) *ScanRecord {
 	if !ok {
 		return nil
 	}
-	rec, err := DecodeScan(blob, sizes)
+	rec, err := record.DecodeScan(blob, sizes)
 	if err != nil {
 		s.Disk.Remove(dk)
 		s.LogOnce("scan-record-damaged", "meshfs: disk cache: %s: %v (scanned again)", key.Path, err)
@@ -778,10 +789,10 @@ func (s *Store) scanRecordOf(key cache.Key) *ScanRecord {
 
 // saveScan persists a fresh scan beside the reader (Close waits for it).
 func (s *Store) saveScan(key cache.Key, r *ScanResult) {
-	if s.Disk == nil || !Persistable(r.ScanErr) {
+	if s.Disk == nil || !record.Persistable(r.ScanErr) {
 		return
 	}
-	blob := EncodeScan(r.St, r.ScanErr, r.HdrErr, r.deps)
+	blob := record.EncodeScan(r.St, r.ScanErr, r.HdrErr, r.deps)
 	hdr := r.header
 	if r.HdrErr != nil {
 		hdr = nil
@@ -799,7 +810,7 @@ func (s *Store) saveScan(key cache.Key, r *ScanResult) {
 // fromRecord builds the scan result of a persisted record: chunk names,
 // sizes and errors from memory; header.json's bytes read from the disk
 // cache when first asked for; loaded chunks' bytes through a live scan.
-func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *ScanRecord) *ScanResult {
+func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *record.Scan) *ScanResult {
 	r := &ScanResult{chunkIdx: map[string]int{}, hdrSize: rec.HdrSize, disk: true}
 	if rec.HasScanErr {
 		r.ScanErr = errors.New(rec.ScanErr)
@@ -864,7 +875,7 @@ func (s *Store) liveScan(m *outputs.Mesh, fp version.Version) (*ScanResult, erro
 
 // liveLoader loads chunk i of a persisted scan through a live scan, after
 // checking that the live scan found the recorded chunk there.
-func (s *Store) liveLoader(m *outputs.Mesh, fp version.Version, i int, want RecChunk) func() ([]byte, error) {
+func (s *Store) liveLoader(m *outputs.Mesh, fp version.Version, i int, want record.Chunk) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		live, err := s.liveScan(m, fp)
 		if err != nil {
@@ -958,7 +969,7 @@ func (s *Store) loadFromDisk(key cache.Key) *cache.Entry {
 // otherwise a remount's `ls -lR` would convert every broken mesh again just
 // to learn that it still fails, and to list its error.txt.
 func (s *Store) saveToDisk(key cache.Key, e *cache.Entry) {
-	if s.Disk == nil || (e.Err != nil && !Persistable(e.Err)) {
+	if s.Disk == nil || (e.Err != nil && !record.Persistable(e.Err)) {
 		return
 	}
 	s.save(key, s.DiskKey(key), e)
@@ -979,7 +990,7 @@ func (s *Store) save(key cache.Key, dk diskcache.Key, e *cache.Entry) {
 			// not worth it for the many small ones): its write and
 			// checksum, ≈ 15 ms of CPU for a 36 MB .glb, take what the
 			// readers and conversions leave of the CPUs.
-			LowPriority()
+			idle.LowPriority()
 			s.Activity.WaitQuiet(s.Ctx, SaveQuiet, SaveQuietMax)
 			if !s.still(key.Path, key.Version.Ident) {
 				return // replaced while waiting: never to be served
@@ -987,7 +998,7 @@ func (s *Store) save(key cache.Key, dk diskcache.Key, e *cache.Entry) {
 		}
 		var err error
 		if e.Err != nil {
-			err = s.Disk.PutMeta(dk, nil, EncodeFailure(e.Err))
+			err = s.Disk.PutMeta(dk, nil, record.EncodeFailure(e.Err))
 		} else {
 			err = s.Disk.Put(dk, e.Parts)
 		}
@@ -1023,7 +1034,7 @@ func (s *Store) DiskFailure(key cache.Key) (error, bool) {
 	if !ok {
 		return nil, false
 	}
-	return DecodeFailure(meta)
+	return record.DecodeFailure(meta)
 }
 
 // DiskSizes returns the part sizes of an output converted successfully by
@@ -1092,7 +1103,7 @@ func (s *Store) Prewarm() {
 		// This goroutine's thread runs at the lowest priority; the
 		// conversion's own helper goroutines do not inherit it, hence also
 		// the quiet-time wait.
-		LowPriority()
+		idle.LowPriority()
 		start := time.Now()
 		s.log.Printf("meshfs: prewarm: started on %s", s.Tree)
 		s.prewarmWalk(ctx, p)

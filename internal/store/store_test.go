@@ -19,6 +19,7 @@ import (
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -52,7 +53,7 @@ func newStore(t *testing.T, src, disk string) (*Store, *recHooks) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dc, err := diskcache.Open(disk, 1<<30, CacheVersion(outputs.DefaultLimits))
+	dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion(outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
