@@ -41,7 +41,7 @@ func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
 		}
 		f.watch.AddFoldersOf(paths, func(dir string, err error) {
 			f.n.WatchErrors.Add(1)
-			f.st.LogOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
+			f.once.Printf("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
 		})
 	}
 }

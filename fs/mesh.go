@@ -74,7 +74,7 @@ func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 	return 0
 }
 
-// hooks is the mount's side of what the store finds (store.Hooks).
+// hooks is the mount's side of what the store finds (store.Events).
 type hooks struct{ f *FS }
 
 // Broken tells the kernel that the folder changed shape (a conversion
@@ -375,7 +375,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	ptNode := o.IsGLB() && o.m.fsys.passthroughWanted() && o.m.fsys.st.Disk != nil
+	ptNode := o.IsGLB() && o.m.fsys.passthroughWanted() && o.m.fsys.cfg.Store.DiskCache != nil
 	if ptNode {
 		if fh, fp, ok := o.openPassthrough(ctx); ok {
 			o.opened(fp)

@@ -53,7 +53,7 @@ func BenchmarkRemountListing(b *testing.B) {
 		}
 		if prewarm {
 			f.Prewarm()
-			f.st.PrewarmWait()
+			f.warm.Wait()
 		} else {
 			out, err := exec.Command("ls", "-lR", mnt).CombinedOutput()
 			if err != nil {

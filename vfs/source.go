@@ -145,8 +145,8 @@ func (t *FS) List(d *mirror.Folder) ([]mirror.Entry, error) {
 
 // Parts are what the tree is made of that the mount (package fs) keeps its
 // kernel state over: the store, the sniffer, the versions. A mount made on
-// a tree sets the store's Hooks and Ctx and runs the watcher itself
-// (Config.NoWatch).
+// a tree gives the store its Events and Activity (Config.Store) and runs
+// the watcher itself (Config.NoWatch).
 func (t *FS) Parts() (*store.Store, *walk.Sniffer, *version.Tracker) {
 	return t.st, t.sniffer, &t.versions
 }

@@ -37,7 +37,7 @@ func TestErrorsTextNamesOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	text := string(failures.ErrorsText(src, s.Failed.Current(src)))
+	text := string(failures.ErrorsText(src, s.failed.Current(src)))
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("errors.txt:\n%s\nwant 2 lines", text)

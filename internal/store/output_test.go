@@ -69,21 +69,21 @@ func TestOutputPinned(t *testing.T) {
 	if o.Reusable(w) {
 		t.Fatal("a node pinned to v reused for another version")
 	}
-	loads := s.Cache.Stats().Loads[Label(m, OutGLB)]
+	loads := s.cache.Stats().Loads[Label(m, OutGLB)]
 	// While memory holds the version the node stands for, the node tells
 	// its size (a reader that opened before the kernel heard of the change
 	// reads it whole); once memory gives it back, ESTALE.
 	if size, _, err := o.Size(ctx, w, false); err != nil || size != int64(len(want)) {
 		t.Fatalf("another version's size on a pinned node: %d, %v; want the told %d", size, err, len(want))
 	}
-	if n := s.Cache.Stats().Loads[Label(m, OutGLB)]; n != loads {
+	if n := s.cache.Stats().Loads[Label(m, OutGLB)]; n != loads {
 		t.Fatal("a node that cannot show a version converted it")
 	}
 	data, raw, err := o.Serve(ctx, w)
 	if err != nil || raw != nil || !bytes.Equal(data, want) {
 		t.Fatalf("a READ after a change: %v, not the told version's bytes", err)
 	}
-	s.Cache.Invalidate(m.Path)
+	s.cache.Invalidate(m.Path)
 	if _, _, err := o.Serve(ctx, w); !errors.Is(err, syscall.ESTALE) {
 		t.Fatalf("the told version gone from memory: %v, want ESTALE", err)
 	}

@@ -27,7 +27,7 @@ func TestPreviewOutput(t *testing.T) {
 		t.Fatalf("no converted %s in %v", m.PreviewName(), m.Names())
 	}
 	label := Label(m, OutPreview)
-	loads := func(s *Store, label string) int64 { return s.Cache.Stats().Loads[label] }
+	loads := func(s *Store, label string) int64 { return s.cache.Stats().Loads[label] }
 
 	files, _, _, _, err := s.Listing(ctx, m, v)
 	if err != nil || !names(files)[m.PreviewName()] {
@@ -107,7 +107,7 @@ func TestNoPreview(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := newStore(t, src, t.TempDir())
-	s.Limits.PreviewSize = 0
+	s.limits.PreviewSize = 0
 	m, v := meshOf(t, s, p)
 	files, _, _, _, err := s.Listing(context.Background(), m, v)
 	if err != nil {

@@ -48,7 +48,7 @@ func TestScriptLimitRecorded(t *testing.T) {
 	if err != nil || r2.ScanErr == nil || r2.ScanErr.Error() != r.ScanErr.Error() {
 		t.Fatalf("scan after a remount: %v, %v; want %v", err, r2.ScanErr, r.ScanErr)
 	}
-	if n := s2.Cache.Stats().Loads[Label(m2, OutScan)]; n != 0 {
+	if n := s2.cache.Stats().Loads[Label(m2, OutScan)]; n != 0 {
 		t.Fatalf("the remount ran the script %d times; its failure is on disk", n)
 	}
 
@@ -62,7 +62,7 @@ func TestScriptLimitRecorded(t *testing.T) {
 	if err != nil || r3.ScanErr == nil || !strings.Contains(r3.ScanErr.Error(), "bomb.mdl:3") {
 		t.Fatalf("scan of the changed script: %v, %v", err, r3.ScanErr)
 	}
-	if n := s3.Cache.Stats().Loads[Label(m3, OutScan)]; n != 1 {
+	if n := s3.cache.Stats().Loads[Label(m3, OutScan)]; n != 1 {
 		t.Fatalf("the changed script ran %d times, want 1", n)
 	}
 }
@@ -91,7 +91,7 @@ func TestScriptModuleRecorded(t *testing.T) {
 	if err != nil || r.ScanErr == nil || !strings.Contains(r.ScanErr.Error(), "bomb.lua:2") {
 		t.Fatalf("scan: %v, %v; want the module's concatenation refused", err, r.ScanErr)
 	}
-	if set := s.Versions.Set(p); len(set) != 1 || set[0].Path != mod {
+	if set := s.versions.Set(p); len(set) != 1 || set[0].Path != mod {
 		t.Fatalf("the failed scan's files %v, want the module %s", set, mod)
 	}
 
@@ -100,7 +100,7 @@ func TestScriptModuleRecorded(t *testing.T) {
 	if r2, err := s2.Scan(ctx, m2, v2); err != nil || r2.ScanErr == nil {
 		t.Fatalf("scan after a remount: %v, %v", err, r2.ScanErr)
 	}
-	if n := s2.Cache.Stats().Loads[Label(m2, OutScan)]; n != 0 {
+	if n := s2.cache.Stats().Loads[Label(m2, OutScan)]; n != 0 {
 		t.Fatalf("the remount ran the script %d times; its failure is on disk", n)
 	}
 
@@ -118,7 +118,7 @@ func TestScriptModuleRecorded(t *testing.T) {
 	if err != nil || r3.ScanErr == nil || strings.Contains(r3.ScanErr.Error(), "concatenation") {
 		t.Fatalf("scan with the module fixed: %v, %v; want the script run again", err, r3.ScanErr)
 	}
-	if n := s3.Cache.Stats().Loads[Label(m3, OutScan)]; n != 1 {
+	if n := s3.cache.Stats().Loads[Label(m3, OutScan)]; n != 1 {
 		t.Fatalf("the script ran %d times after its module changed, want 1", n)
 	}
 }
