@@ -13,7 +13,7 @@ import (
 
 // textFile is an archive folder's error.txt (the archive's stat st).
 type textFile struct {
-	roNode
+	gofs.Inode
 	data []byte
 	st   syscall.Stat_t
 }

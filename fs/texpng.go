@@ -31,7 +31,7 @@ import (
 
 // texPNG is NAME.EXT.png; abs is the texture's path.
 type texPNG struct {
-	roNode
+	gofs.Inode
 	fsys  *FS
 	abs   string
 	ident srcID
