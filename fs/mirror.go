@@ -117,12 +117,8 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	var node gofs.InodeEmbedder
 	var mode uint32
 	switch e.Kind {
-	case vfs.SourcePNG:
-		return d.lookupPNG(ctx, name, &e, out)
-	case vfs.SourceText:
-		t := &textFile{data: e.Text, st: *st}
-		fillFileAttr(&out.Attr, st, int64(len(t.data)))
-		return d.NewInode(ctx, t, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
+	case vfs.SourcePNG, vfs.SourceText:
+		return d.lookupMade(ctx, name, &e, out)
 	case vfs.SourceFolder, vfs.SourceArchive:
 		id.kind = syscall.S_IFDIR
 		if e.Kind == vfs.SourceArchive {
@@ -225,13 +221,14 @@ func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 }
 
 // passFile is a source file that is not a mesh: read from the source on
-// demand, never copied into memory.
+// demand, never copied into memory. An archive's entry (packed) is read
+// with srcview.Packed.ReadEntry (a deflated one resumes at a checkpoint).
 type passFile struct {
 	gofs.Inode
 	fsys   *FS
 	abs    string
 	ident  srcID
-	packed bool // an archive's entry (packed.go)
+	packed bool // an archive's entry
 }
 
 var (
