@@ -33,7 +33,7 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/readcycles"
+	"github.com/meshfs/meshfs/internal/readcycles"
 	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 )
 

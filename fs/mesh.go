@@ -24,7 +24,7 @@ import (
 // and reading header.json or chunks/ use the structure scan only; the
 // geometry outputs are converted on their first stat or open.
 type meshDir struct {
-	roDir
+	gofs.Inode
 	fsys   *FS
 	parent *dirNode
 	abs    string
@@ -278,7 +278,7 @@ func (m *meshDir) chunksNode(ctx context.Context, st *syscall.Stat_t, out *fuse.
 
 // chunksDir is chunks/ of a mesh folder.
 type chunksDir struct {
-	roDir
+	gofs.Inode
 	m *meshDir
 }
 
@@ -312,7 +312,7 @@ func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 
 // outFile is one output file of a mesh (store.Output).
 type outFile struct {
-	roNode
+	gofs.Inode
 	m *meshDir
 	*store.Output
 }

@@ -48,7 +48,7 @@ func daemonOnly(a *fuse.Attr) {
 
 // statsDir is .meshfs: it holds stats.json and errors.txt.
 type statsDir struct {
-	roDir
+	gofs.Inode
 	fsys *FS
 }
 
@@ -104,7 +104,7 @@ func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 // snapshot has a new mtime, which makes the kernel drop the old pages
 // (AUTO_INVAL_DATA). Two openers at the same moment may share one.
 type statsFile struct {
-	roNode
+	gofs.Inode
 	fsys *FS
 	snap requests.Snapshot // renders the file's contents now
 }

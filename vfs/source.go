@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"syscall"
@@ -124,6 +125,16 @@ func (t *FS) textureError(d *mirror.Folder, src string) (SourceEntry, error) {
 	}
 	e.Text = []byte(msg + "\n")
 	return e, nil
+}
+
+// Made is what a file made whole from source entry e holds now, for every
+// door: a PNG's bytes (store.TexturePNG, the texture's stat then), an error
+// text's (fixed when e was looked up, e's stat), and the version they are of.
+func (t *FS) Made(ctx context.Context, e *SourceEntry) ([]byte, *syscall.Stat_t, version.Version, error) {
+	if e.Kind == SourceText {
+		return e.Text, &e.Stat, version.Version{Ident: version.FromStat(&e.Stat)}, nil
+	}
+	return t.st.TexturePNG(ctx, e.Path, version.FromStat(&e.Stat).File)
 }
 
 // List is the listing of source folder d (mirror.Folder.List), a

@@ -403,12 +403,11 @@ func (t *FS) info(ctx context.Context, n *node, cheap bool) (Info, error) {
 		if cheap {
 			return t.infoOf(n, 0, -1, t.identToken(n)), nil
 		}
-		b, st, v, err := t.st.TexturePNG(ctx, n.abs, version.FromStat(&n.st).File)
+		b, err := t.png(ctx, n)
 		if err != nil {
 			return Info{}, err
 		}
-		n.st = *st
-		return t.infoOf(n, 0, int64(len(b)), t.token(v, "png")), nil
+		return t.infoOf(n, 0, int64(len(b)), t.token(n.v, "png")), nil
 	}
 	size, scanned, ok, _ := t.st.CheapSize(ctx, n.mesh, n.v, n.entry, n.chunk, true)
 	if !ok && n.entry.Output == outputs.OutError && n.chunk == "" {
@@ -432,6 +431,16 @@ func (t *FS) info(ctx context.Context, n *node, cheap bool) (Info, error) {
 		t.renarrow(n)
 	}
 	return t.infoOf(n, 0, size, t.outputToken(n)), nil
+}
+
+// png is the PNG of texture node n as it is now (Made); n takes the
+// texture's stat and the PNG's version.
+func (t *FS) png(ctx context.Context, n *node) ([]byte, error) {
+	b, st, v, err := t.Made(ctx, &SourceEntry{Kind: SourcePNG, Path: n.abs, Stat: n.st})
+	if err == nil {
+		n.st, n.v = *st, v
+	}
+	return b, err
 }
 
 // infoOf is n's Info of the given type and size: the source's times and
@@ -548,12 +557,11 @@ func (t *FS) open(ctx context.Context, n *node) (File, error) {
 	case kFile:
 		return t.openSource(n)
 	case kPNG:
-		b, st, v, err := t.st.TexturePNG(ctx, n.abs, version.FromStat(&n.st).File)
+		b, err := t.png(ctx, n)
 		if err != nil {
 			return nil, err
 		}
-		n.st = *st
-		return &memFile{data: b, info: t.infoOf(n, 0, int64(len(b)), t.token(v, "png"))}, nil
+		return &memFile{data: b, info: t.infoOf(n, 0, int64(len(b)), t.token(n.v, "png"))}, nil
 	}
 	data, raw, err := t.st.Content(ctx, n.mesh, n.v, n.entry, n.chunk)
 	if err != nil {
