@@ -309,7 +309,7 @@ func (t *FS) child(ctx context.Context, n *node, name string) (*node, error) {
 		r, err := t.st.Scan(ctx, n.mesh, n.v)
 		if err != nil {
 			return nil, err
-		} else if _, ok := r.Chunk(name); !ok {
+		} else if !slices.Contains(r.Chunks, name) {
 			return nil, fs.ErrNotExist
 		}
 		c := *n

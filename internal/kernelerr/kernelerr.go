@@ -11,6 +11,7 @@ import (
 
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/failures"
 )
 
 // Errno maps an error to what a reader sees: a vanished source is ENOENT,
@@ -56,10 +57,10 @@ func Replaced(e syscall.Errno) syscall.Errno {
 }
 
 // ReadErrno is what a reader of an output gets for err: EIO for a
-// conversion's failure (a *store.ConvError), even when its cause is, say, a
+// conversion's failure (a *failures.ConvError), even when its cause is, say, a
 // missing sibling file.
 func ReadErrno(err error) syscall.Errno {
-	var ce *store.ConvError
+	var ce *failures.ConvError
 	if errors.As(err, &ce) {
 		return syscall.EIO
 	}

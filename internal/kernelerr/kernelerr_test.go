@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/failures"
 )
 
 func TestErrno(t *testing.T) {
@@ -18,7 +19,7 @@ func TestErrno(t *testing.T) {
 	}{
 		{nil, 0, 0},
 		{fmt.Errorf("open: %w", os.ErrNotExist), syscall.ENOENT, syscall.ENOENT},
-		{&store.ConvError{Err: os.ErrNotExist}, syscall.EIO, syscall.EIO},
+		{&failures.ConvError{Err: os.ErrNotExist}, syscall.EIO, syscall.EIO},
 		{os.ErrPermission, syscall.EACCES, syscall.EACCES},
 		{srcfile.ErrNotRegular, syscall.EACCES, syscall.EACCES},
 		{srcfile.ErrSymlink, syscall.ESTALE, syscall.ESTALE},

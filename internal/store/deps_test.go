@@ -69,7 +69,7 @@ func TestRemountFindsMeshWithDeps(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newStore(t, filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(p)))), disk)
 	m, v := meshOf(t, s, p)
-	if e, err := s.Geometry(ctx, m, v, OutGLB); err != nil || e.Err != nil {
+	if e, err := s.geometry(ctx, m, v, OutGLB); err != nil || e.Err != nil {
 		t.Fatalf("glb: %v %v", err, e.Err)
 	}
 	if len(s.versions.Set(p)) == 0 {
@@ -80,7 +80,7 @@ func TestRemountFindsMeshWithDeps(t *testing.T) {
 	if _, err := s2.Scan(ctx, m2, v2); err != nil {
 		t.Fatal(err)
 	}
-	if e, err := s2.Geometry(ctx, m2, v2, OutGLB); err != nil || e.Err != nil {
+	if e, err := s2.geometry(ctx, m2, v2, OutGLB); err != nil || e.Err != nil {
 		t.Fatalf("glb after the remount: %v %v", err, e.Err)
 	}
 	st := s2.cache.Stats()
@@ -101,7 +101,7 @@ func TestRemountFindsMeshWithDeps(t *testing.T) {
 	if v3.Same(v2) {
 		t.Fatal("a material file changed while unmounted: the same version")
 	}
-	if e, err := s3.Geometry(ctx, m3, v3, OutGLB); err != nil || e.Err != nil {
+	if e, err := s3.geometry(ctx, m3, v3, OutGLB); err != nil || e.Err != nil {
 		t.Fatalf("glb after the material changed: %v %v", err, e.Err)
 	}
 	if n := s3.cache.Stats().Loads[Label(m3, OutGLB)]; n != 1 {

@@ -33,7 +33,7 @@ func TestErrorsTextNamesOnce(t *testing.T) {
 	s, _ := newStore(t, src, t.TempDir())
 	for _, name := range []string{"x.mesh", "nob.msh"} {
 		m, v := meshOf(t, s, filepath.Join(src, name))
-		if _, err := s.Geometry(ctx, m, v, OutGLB); err != nil {
+		if _, err := s.geometry(ctx, m, v, OutGLB); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -35,13 +35,13 @@ func TestScriptLimitRecorded(t *testing.T) {
 	if r.ScanErr == nil || !strings.Contains(r.ScanErr.Error(), "bomb.mdl") || !strings.Contains(r.ScanErr.Error(), "limit of 67108864 bytes") {
 		t.Fatalf("scan error %v, want the file and the byte limit", r.ScanErr)
 	}
-	if !s.KnownBroken(m, v, r) {
+	if !s.knownBroken(m, v, r) {
 		t.Fatal("the bomb is not known broken")
 	}
 
 	s2 := reopen(t, s, disk)
 	m2, v2 := meshOf(t, s2, p)
-	if !s2.FailedOnDisk(m2, v2) {
+	if !s2.failedOnDisk(m2, v2) {
 		t.Fatal("a new store does not find the failure on disk")
 	}
 	r2, err := s2.Scan(ctx, m2, v2)

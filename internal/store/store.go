@@ -171,7 +171,7 @@ type ScanResult struct {
 	St      *decode.Structure
 	ScanErr error
 	HdrErr  error
-	// header is header.json's bytes; use HeaderData, which reads those of
+	// header is header.json's bytes; use headerData, which reads those of
 	// a persisted scan on demand (hdrLoad, hdrSize) the first time.
 	header  []byte
 	hdrMu   sync.Mutex
@@ -188,11 +188,11 @@ type ScanResult struct {
 	chunkIdx map[string]int
 }
 
-// Persisted reports whether r came from the disk cache's index.
-func (r *ScanResult) Persisted() bool { return r.disk }
+// persisted reports whether r came from the disk cache's index.
+func (r *ScanResult) persisted() bool { return r.disk }
 
-// HeaderData returns header.json's bytes, or the error rendering it gave.
-func (r *ScanResult) HeaderData() ([]byte, error) {
+// headerData returns header.json's bytes, or the error rendering it gave.
+func (r *ScanResult) headerData() ([]byte, error) {
 	if r.HdrErr != nil {
 		return nil, r.HdrErr
 	}
@@ -208,16 +208,16 @@ func (r *ScanResult) HeaderData() ([]byte, error) {
 	return r.header, nil
 }
 
-// HeaderInMemory returns header.json's bytes when they are in memory (not
+// headerInMemory returns header.json's bytes when they are in memory (not
 // a persisted scan's still on disk) and rendered without error.
-func (r *ScanResult) HeaderInMemory() ([]byte, bool) {
+func (r *ScanResult) headerInMemory() ([]byte, bool) {
 	r.hdrMu.Lock()
 	defer r.hdrMu.Unlock()
 	return r.header, r.hdrLoad == nil && r.HdrErr == nil
 }
 
-// HeaderSize is header.json's size, known without reading it.
-func (r *ScanResult) HeaderSize() int64 {
+// headerSize is header.json's size, known without reading it.
+func (r *ScanResult) headerSize() int64 {
 	r.hdrMu.Lock()
 	defer r.hdrMu.Unlock()
 	if r.hdrLoad != nil {
@@ -226,8 +226,8 @@ func (r *ScanResult) HeaderSize() int64 {
 	return int64(len(r.header))
 }
 
-// Chunk is the chunk the name under chunks/ shows.
-func (r *ScanResult) Chunk(name string) (*decode.Chunk, bool) {
+// chunk is the chunk the name under chunks/ shows.
+func (r *ScanResult) chunk(name string) (*decode.Chunk, bool) {
 	i, ok := r.chunkIdx[name]
 	if !ok {
 		return nil, false
@@ -331,10 +331,10 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 	return r, nil
 }
 
-// Geometry returns the cached entry of a geometry output (OutGLB: one part;
+// geometry returns the cached entry of a geometry output (OutGLB: one part;
 // OutOBJ: the obj and the mtl), converting on a miss. A failed conversion is
 // an entry with Err.
-func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Version, output string) (*cache.Entry, error) {
+func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Version, output string) (*cache.Entry, error) {
 	key, label := Key(m, fp, output), Label(m, output)
 	if e, ok := s.cache.Use(key); ok {
 		// Converted (or failed) already and still in memory: the scan
@@ -475,10 +475,10 @@ func (s *Store) still(path string, id version.Ident) bool {
 	return s.view.SysStat(path, &st) == nil && version.FromStat(&st).Same(id)
 }
 
-// ChunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
+// chunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
 // which is read from the source file itself.
-func (s *Store) ChunkData(ctx context.Context, m *outputs.Mesh, fp version.Version, r *ScanResult, name string) ([]byte, *decode.Chunk, error) {
-	c, ok := r.Chunk(name)
+func (s *Store) chunkData(ctx context.Context, m *outputs.Mesh, fp version.Version, r *ScanResult, name string) ([]byte, *decode.Chunk, error) {
+	c, ok := r.chunk(name)
 	if !ok {
 		return nil, nil, os.ErrNotExist
 	}
@@ -522,9 +522,9 @@ func (s *Store) ChunkData(ctx context.Context, m *outputs.Mesh, fp version.Versi
 	return e.Part(0), nil, nil
 }
 
-// ErrorText is error.txt: the errors `convert` would record, in its order
+// errorText is error.txt: the errors `convert` would record, in its order
 // (scan, header, chunks, then decoding and export). Empty when nothing fails.
-func (s *Store) ErrorText(ctx context.Context, m *outputs.Mesh, fp version.Version) ([]byte, error) {
+func (s *Store) errorText(ctx context.Context, m *outputs.Mesh, fp version.Version) ([]byte, error) {
 	r, err := s.Scan(ctx, m, fp)
 	if err != nil {
 		return nil, err
@@ -547,17 +547,17 @@ func (s *Store) ErrorText(ctx context.Context, m *outputs.Mesh, fp version.Versi
 				}
 				continue
 			}
-			if _, _, err := s.ChunkData(ctx, m, fp, r, decode.SafeName(c.Name)); err != nil {
+			if _, _, err := s.chunkData(ctx, m, fp, r, decode.SafeName(c.Name)); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	if r.ScanErr == nil {
-		g, err := s.Geometry(ctx, m, fp, OutGLB)
+		g, err := s.geometry(ctx, m, fp, OutGLB)
 		if err != nil {
 			return nil, err
 		}
-		o, err := s.Geometry(ctx, m, fp, OutOBJ)
+		o, err := s.geometry(ctx, m, fp, OutOBJ)
 		if err != nil {
 			return nil, err
 		}
@@ -570,7 +570,7 @@ func (s *Store) ErrorText(ctx context.Context, m *outputs.Mesh, fp version.Versi
 		}
 		if m.HasPreview() && g.Err == nil && o.Err == nil {
 			// `convert` draws the preview once the exports succeeded.
-			p, err := s.Geometry(ctx, m, fp, OutPreview)
+			p, err := s.geometry(ctx, m, fp, OutPreview)
 			if err != nil {
 				return nil, err
 			}
@@ -582,12 +582,12 @@ func (s *Store) ErrorText(ctx context.Context, m *outputs.Mesh, fp version.Versi
 	return outputs.ErrorText(errs...), nil
 }
 
-// Failure returns what broke source version fp of the mesh (scan r), as
+// failure returns what broke source version fp of the mesh (scan r), as
 // far as is known without converting anything: the scan's or header's
 // error (scan true), else a conversion that failed in this mount or, for
 // this version, in an earlier one. nil: nothing known to fail. A failure
 // found is entered in the mount's failure list (.meshfs/errors.txt).
-func (s *Store) Failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err error, scan bool) {
+func (s *Store) failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err error, scan bool) {
 	switch {
 	case r.ScanErr != nil:
 		err, scan = r.ScanErr, true
@@ -612,17 +612,17 @@ func (s *Store) Failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err
 	return err, scan
 }
 
-// KnownBroken reports whether the folder of version fp is broken (the
+// knownBroken reports whether the folder of version fp is broken (the
 // folder table's rule: error.txt listed, no geometry outputs), as far as is
 // known without converting anything.
-func (s *Store) KnownBroken(m *outputs.Mesh, fp version.Version, r *ScanResult) bool {
-	err, _ := s.Failure(m, fp, r)
+func (s *Store) knownBroken(m *outputs.Mesh, fp version.Version, r *ScanResult) bool {
+	err, _ := s.failure(m, fp, r)
 	return err != nil
 }
 
-// Converted reports whether output converted without error for fp, as far
+// converted reports whether output converted without error for fp, as far
 // as the caches know.
-func (s *Store) Converted(m *outputs.Mesh, fp version.Version, output string) bool {
+func (s *Store) converted(m *outputs.Mesh, fp version.Version, output string) bool {
 	key := Key(m, fp, output)
 	if e, ok := s.cache.Peek(key); ok {
 		return e.Err == nil
@@ -632,9 +632,9 @@ func (s *Store) Converted(m *outputs.Mesh, fp version.Version, output string) bo
 	return ok
 }
 
-// FailedOnDisk reports whether the disk cache records a failure of version
+// failedOnDisk reports whether the disk cache records a failure of version
 // fp: a scan's, or a conversion's.
-func (s *Store) FailedOnDisk(m *outputs.Mesh, fp version.Version) bool {
+func (s *Store) failedOnDisk(m *outputs.Mesh, fp version.Version) bool {
 	if !s.disk.Enabled() {
 		return false
 	}
@@ -654,11 +654,11 @@ func IsConversion(label string) bool {
 	return out == OutGLB || out == OutOBJ || out == OutAnimated || out == OutPreview
 }
 
-// Animated reports whether some animation file of the folder belongs to
+// animated reports whether some animation file of the folder belongs to
 // version fp of the mesh (outputs' rule for NAME.animated.glb), as the
 // memory cache remembers it: fp's Gen changes with any animation file of
 // the folder (formats.IsDependency), so a change there asks again.
-func (s *Store) Animated(ctx context.Context, m *outputs.Mesh, fp version.Version) bool {
+func (s *Store) animated(ctx context.Context, m *outputs.Mesh, fp version.Version) bool {
 	if !m.TakesAnimations() {
 		return false
 	}
@@ -781,7 +781,7 @@ func (s *Store) liveLoader(m *outputs.Mesh, fp version.Version, i int, want reco
 	}
 }
 
-// KnownSize returns the size of a mesh folder's header.json (header) or of
+// knownSize returns the size of a mesh folder's header.json (header) or of
 // one chunk (else, by its listed name) for the source version fp when it
 // is known from the scan alone, without reading header.json's bytes from
 // the disk cache or loading a chunk: false when the scan failed for
@@ -789,7 +789,7 @@ func (s *Store) liveLoader(m *outputs.Mesh, fp version.Version, i int, want reco
 // error), or the size is only known by producing it (a chunk outside the
 // file, or over the output limit, whose stat reports the error; a loaded
 // chunk of a fresh scan, loaded as before).
-func (s *Store) KnownSize(ctx context.Context, m *outputs.Mesh, fp version.Version, header bool, chunk string) (int64, bool) {
+func (s *Store) knownSize(ctx context.Context, m *outputs.Mesh, fp version.Version, header bool, chunk string) (int64, bool) {
 	r, err := s.Scan(ctx, m, fp)
 	if err != nil {
 		return 0, false
@@ -804,14 +804,14 @@ func (s *Store) KnownSizeIn(m *outputs.Mesh, r *ScanResult, fp version.Version, 
 		if r.HdrErr != nil {
 			return 0, false
 		}
-		if err, scan := s.Failure(m, fp, r); err != nil && !scan {
+		if err, scan := s.failure(m, fp, r); err != nil && !scan {
 			// It carries the conversion's error: its size is known by
 			// rendering it.
 			return 0, false
 		}
-		return r.HeaderSize(), true
+		return r.headerSize(), true
 	default:
-		c, ok := r.Chunk(chunk)
+		c, ok := r.chunk(chunk)
 		if !ok {
 			return 0, false
 		}
@@ -824,7 +824,7 @@ func (s *Store) KnownSizeIn(m *outputs.Mesh, r *ScanResult, fp version.Version, 
 			}
 			return c.Length, true
 		}
-		if !r.Persisted() {
+		if !r.persisted() {
 			return 0, false
 		}
 		// A chunk that failed to load in this mount: its stat says so.
@@ -975,7 +975,7 @@ func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error
 // TexturePNG returns the PNG of the texture at path as it is now, its stat
 // and version, or syscall.ESTALE when it is no longer file (replaced: the
 // caller's node stands for the old one). A texture that does not decode is
-// a *ConvError.
+// a *failures.ConvError.
 func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) ([]byte, *syscall.Stat_t, version.Version, error) {
 	st := new(syscall.Stat_t)
 	if err := s.view.SysStat(path, st); err != nil {
@@ -1010,7 +1010,7 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 		// Listed in .meshfs/errors.txt, and beside the texture as
 		// NAME.EXT.error.txt in place of its PNG (TextureFailure).
 		s.failed.Note(path, v, false, err)
-		return nil, nil, v, &ConvError{err}
+		return nil, nil, v, &failures.ConvError{Err: err}
 	case d.Ident != read.Ident:
 		return nil, nil, v, syscall.ESTALE // changed since the stat
 	}
@@ -1043,18 +1043,11 @@ func Conversion(e outputs.Entry) (output string, part int) {
 	return OutGLB, e.Part
 }
 
-// ConvError marks a conversion's failure among Content's errors. It does
-// not unwrap: a reader gets EIO for it even when its cause is, say, a
-// missing sibling file.
-type ConvError struct{ Err error }
-
-func (e *ConvError) Error() string { return e.Err.Error() }
-
 // Content returns the bytes of entry e of m's folder for version v, or of
 // the file chunk under chunks/ when chunk is set: header.json (carrying a
 // conversion's failure), error.txt (os.ErrNotExist when nothing fails), a
 // conversion's file, or a chunk's bytes (raw instead for a chunk read from
-// the source itself). A conversion's failure is a *ConvError.
+// the source itself). A conversion's failure is a *failures.ConvError.
 func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version, e outputs.Entry, chunk string) (data []byte, raw *decode.Chunk, err error) {
 	switch {
 	case chunk != "":
@@ -1062,23 +1055,23 @@ func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version,
 		if err != nil {
 			return nil, nil, err
 		}
-		data, raw, err := s.ChunkData(ctx, m, v, r, chunk)
+		data, raw, err := s.chunkData(ctx, m, v, r, chunk)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			err = &ConvError{err}
+			err = &failures.ConvError{Err: err}
 		}
 		return data, raw, err
 	case e.Converted():
 		output, part := Conversion(e)
-		g, err := s.Geometry(ctx, m, v, output)
+		g, err := s.geometry(ctx, m, v, output)
 		if err != nil {
 			return nil, nil, err
 		}
 		if g.Err != nil {
-			return nil, nil, &ConvError{g.Err}
+			return nil, nil, &failures.ConvError{Err: g.Err}
 		}
 		return g.Part(part), nil, nil
 	case e.Output == outputs.OutError:
-		b, err := s.ErrorText(ctx, m, v)
+		b, err := s.errorText(ctx, m, v)
 		if err == nil && len(b) == 0 {
 			err = os.ErrNotExist
 		}
@@ -1088,19 +1081,19 @@ func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version,
 	if err != nil {
 		return nil, nil, err
 	}
-	if data, err = r.HeaderData(); err != nil {
+	if data, err = r.headerData(); err != nil {
 		return nil, nil, err
 	}
-	if ferr, scan := s.Failure(m, v, r); ferr != nil && !scan {
+	if ferr, scan := s.failure(m, v, r); ferr != nil && !scan {
 		data = outputs.HeaderWithError(data, ferr)
 	}
 	return data, nil, nil
 }
 
-// ConvertedSize is the size of converted entry e of m's folder for version
+// convertedSize is the size of converted entry e of m's folder for version
 // v when it is known without converting: from the disk cache's index when
 // memory does not hold the conversion, from memory when fromMemory.
-func (s *Store) ConvertedSize(m *outputs.Mesh, v version.Version, e outputs.Entry, fromMemory bool) (int64, bool) {
+func (s *Store) convertedSize(m *outputs.Mesh, v version.Version, e outputs.Entry, fromMemory bool) (int64, bool) {
 	output, part := Conversion(e)
 	key := Key(m, v, output)
 	if got, inMem := s.cache.Peek(key); inMem {
@@ -1152,7 +1145,7 @@ func (s *Store) warmOutputs(path string, format decode.Format, st *syscall.Stat_
 		return ok
 	}
 	convert := func(ctx context.Context, out string) error {
-		e, err := s.Geometry(ctx, m, fp, out)
+		e, err := s.geometry(ctx, m, fp, out)
 		if err == nil && e.Err != nil {
 			err = e.Err
 		}

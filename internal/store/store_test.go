@@ -18,6 +18,7 @@ import (
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/store/failures"
 	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/store/stats"
 	"github.com/meshfs/meshfs/internal/version"
@@ -109,12 +110,12 @@ func TestStoreTiers(t *testing.T) {
 	ctx := context.Background()
 	s, h := newStore(t, src, disk)
 	m, v := meshOf(t, s, p)
-	e, err := s.Geometry(ctx, m, v, OutGLB)
+	e, err := s.geometry(ctx, m, v, OutGLB)
 	if err != nil || e.Err != nil || !bytes.HasPrefix(e.Part(0), []byte("glTF")) {
 		t.Fatalf("glb: %v, %v", err, e.Err)
 	}
 	glb := e.Part(0)
-	if again, _ := s.Geometry(ctx, m, v, OutGLB); again != e {
+	if again, _ := s.geometry(ctx, m, v, OutGLB); again != e {
 		t.Fatal("a second read of one version converted again")
 	}
 	label := Label(m, OutGLB)
@@ -124,14 +125,14 @@ func TestStoreTiers(t *testing.T) {
 	if h.deps[p] != 1 {
 		t.Fatalf("the scan told the mount of its files %d times, want 1", h.deps[p])
 	}
-	if !s.Converted(m, v, OutGLB) || s.Converted(m, v, OutOBJ) {
+	if !s.converted(m, v, OutGLB) || s.converted(m, v, OutOBJ) {
 		t.Fatal("Converted does not know what converted")
 	}
 	glbEntry, _ := m.Entry(m.GLBName())
-	if n, ok := s.ConvertedSize(m, v, glbEntry, true); !ok || n != int64(len(glb)) {
+	if n, ok := s.convertedSize(m, v, glbEntry, true); !ok || n != int64(len(glb)) {
 		t.Fatalf("size from memory %d, %v; want %d", n, ok, len(glb))
 	}
-	if _, ok := s.ConvertedSize(m, v, glbEntry, false); ok {
+	if _, ok := s.convertedSize(m, v, glbEntry, false); ok {
 		t.Fatal("a size from memory when asked for the disk cache's only")
 	}
 	if b, _, err := s.Content(ctx, m, v, glbEntry, ""); err != nil || !bytes.Equal(b, glb) {
@@ -153,7 +154,7 @@ func TestStoreTiers(t *testing.T) {
 	if sizes, ok := s2.disk.Sizes(Key(m2, v2, OutGLB)); !ok || sizes[0] != int64(len(glb)) {
 		t.Fatalf("disk sizes %v, %v; want [%d]", sizes, ok, len(glb))
 	}
-	e2, err := s2.Geometry(ctx, m2, v2, OutGLB)
+	e2, err := s2.geometry(ctx, m2, v2, OutGLB)
 	if err != nil || e2.Err != nil || !bytes.Equal(e2.Part(0), glb) {
 		t.Fatalf("from disk: %v, %v", err, e2.Err)
 	}
@@ -203,7 +204,7 @@ func TestStoreFailures(t *testing.T) {
 	ctx := context.Background()
 	s, h := newStore(t, src, disk)
 	m, v := meshOf(t, s, p)
-	e, err := s.Geometry(ctx, m, v, OutGLB)
+	e, err := s.geometry(ctx, m, v, OutGLB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,19 +215,19 @@ func TestStoreFailures(t *testing.T) {
 	if e.Err == nil && r.ScanErr == nil {
 		t.Fatal("the cut GEM file converts: this test needs one that fails")
 	}
-	if !s.KnownBroken(m, v, r) {
+	if !s.knownBroken(m, v, r) {
 		t.Fatal("a failed mesh is not known broken")
 	}
 	if got := s.failed.Current(src); len(got) != 1 || got[0].Rel != "broken.ply" {
 		t.Fatalf("failure list %+v", got)
 	}
-	var ce *ConvError
+	var ce *failures.ConvError
 	if glbEntry, _ := m.Entry(m.GLBName()); r.ScanErr == nil {
 		if _, _, err := s.Content(ctx, m, v, glbEntry, ""); !errors.As(err, &ce) {
 			t.Fatalf("content of a failed .glb: %v, want a ConvError", err)
 		}
 	}
-	text, err := s.ErrorText(ctx, m, v)
+	text, err := s.errorText(ctx, m, v)
 	if err != nil || !strings.Contains(string(text), "broken.ply") {
 		t.Fatalf("error.txt %q, %v", text, err)
 	}
@@ -237,11 +238,11 @@ func TestStoreFailures(t *testing.T) {
 
 	s2, _ := newStore(t, src, disk)
 	m2, v2 := meshOf(t, s2, p)
-	if !s2.FailedOnDisk(m2, v2) {
+	if !s2.failedOnDisk(m2, v2) {
 		t.Fatal("a new store does not find the failure on disk")
 	}
 	r2, err := s2.Scan(ctx, m2, v2)
-	if err != nil || !s2.KnownBroken(m2, v2, r2) {
+	if err != nil || !s2.knownBroken(m2, v2, r2) {
 		t.Fatalf("known broken after a remount: %v", err)
 	}
 	for label, n := range s2.cache.Stats().Loads {
@@ -253,7 +254,7 @@ func TestStoreFailures(t *testing.T) {
 	good, _ := meshgen.GEM(500, 2)
 	os.WriteFile(p, good, 0o644)
 	m3, v3 := meshOf(t, s2, p)
-	if e, err := s2.Geometry(ctx, m3, v3, OutGLB); err != nil || e.Err != nil {
+	if e, err := s2.geometry(ctx, m3, v3, OutGLB); err != nil || e.Err != nil {
 		t.Fatalf("fixed: %v, %v", err, e.Err)
 	}
 	if got := s2.failed.Current(src); len(got) != 0 {
@@ -275,7 +276,7 @@ func TestStoreStats(t *testing.T) {
 	}
 	s, _ := newStore(t, src, disk)
 	m, v := meshOf(t, s, p)
-	if e, err := s.Geometry(context.Background(), m, v, OutGLB); err != nil || e.Err != nil {
+	if e, err := s.geometry(context.Background(), m, v, OutGLB); err != nil || e.Err != nil {
 		t.Fatalf("glb: %v", err)
 	}
 	st := s.Stats(stats.MountCounts{Counts: &stats.Counts{}, Start: time.Now().Add(-time.Second), NoOpen: true, Sniffs: 3, Requests: map[string]int64{"READ": 2}})
@@ -295,7 +296,7 @@ func TestStoreStats(t *testing.T) {
 	s.closeDisk()
 	s2, _ := newStore(t, src, disk)
 	m2, v2 := meshOf(t, s2, p)
-	if _, err := s2.Geometry(context.Background(), m2, v2, OutGLB); err != nil {
+	if _, err := s2.geometry(context.Background(), m2, v2, OutGLB); err != nil {
 		t.Fatal(err)
 	}
 	if st := s2.Stats(stats.MountCounts{Counts: &stats.Counts{}}); st.DiskLoads[label] != 1 || st.Conversions[label] != 0 || st.OpenMode != "handles" {
@@ -337,7 +338,7 @@ func TestChanged(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newStore(t, filepath.Dir(p), t.TempDir())
 	m, v := meshOf(t, s, p)
-	if e, err := s.Geometry(ctx, m, v, OutGLB); err != nil || e.Err != nil {
+	if e, err := s.geometry(ctx, m, v, OutGLB); err != nil || e.Err != nil {
 		t.Fatalf("glb: %v %v", err, e.Err)
 	}
 	set := s.versions.Set(p)

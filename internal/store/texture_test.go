@@ -70,7 +70,7 @@ func TestTexturePNGOnDisk(t *testing.T) {
 	glbOf := func(s *Store, dir string) []byte {
 		t.Helper()
 		m, v := meshOf(t, s, filepath.Join(src, "resource", "entity", dir, "body.ply"))
-		e, err := s.Geometry(ctx, m, v, OutGLB)
+		e, err := s.geometry(ctx, m, v, OutGLB)
 		if err != nil || e.Err != nil {
 			t.Fatalf("%s: %v, %v", dir, err, e.Err)
 		}

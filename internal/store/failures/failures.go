@@ -108,3 +108,10 @@ func ErrorsText(root string, list []Failure) []byte {
 	}
 	return []byte(b.String())
 }
+
+// ConvError marks a conversion's failure among a store's errors (Content,
+// TexturePNG). It does not unwrap: a reader gets EIO for it even when its
+// cause is, say, a missing sibling file.
+type ConvError struct{ Err error }
+
+func (e *ConvError) Error() string { return e.Err.Error() }
