@@ -561,15 +561,24 @@ func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
 			d.Changes.Add(1) // no stat of the folder taken before is reused
 		}
 	}
-	if h.t.watch == nil {
+	WatchDeps(h.t.watch, h.t.st, mesh, deps, func() {})
+}
+
+// WatchDeps has w (nil: none) watch the folders of the files deps names,
+// which mesh's outputs are made from, and those above them whose modes
+// narrow the outputs (their parents report their changes); a folder that
+// cannot be watched is logged once and told to failed.
+func WatchDeps(w *watch.Watcher, st *store.Store, mesh string, deps version.Set, failed func()) {
+	if w == nil {
 		return
 	}
 	paths := deps.Paths()
 	for _, p := range deps.Paths() {
 		paths = append(paths, version.Folders(mesh, p)...)
 	}
-	h.t.watch.AddFoldersOf(paths, func(dir string, err error) {
-		h.t.st.LogOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
+	w.AddFoldersOf(paths, func(dir string, err error) {
+		failed()
+		st.LogOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
 	})
 }
 
