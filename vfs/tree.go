@@ -586,15 +586,24 @@ func (h events) DepsFound(mesh string, deps version.Set, changed bool) {
 			d.Changes.Add(1) // no stat of the folder taken before is reused
 		}
 	}
-	if h.t.watch == nil {
+	WatchDeps(h.t.watch, h.t.once, mesh, deps, func() {})
+}
+
+// WatchDeps has w (nil: none) watch the folders of the files deps names,
+// which mesh's outputs are made from, and those above them whose modes
+// narrow the outputs (their parents report their changes); a folder that
+// cannot be watched is logged once (to once) and told to failed.
+func WatchDeps(w *watch.Watcher, once *logonce.Log, mesh string, deps version.Set, failed func()) {
+	if w == nil {
 		return
 	}
 	paths := deps.Paths()
 	for _, p := range deps.Paths() {
 		paths = append(paths, version.Folders(mesh, p)...)
 	}
-	h.t.watch.AddFoldersOf(paths, func(dir string, err error) {
-		h.t.once.Printf("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
+	w.AddFoldersOf(paths, func(dir string, err error) {
+		failed()
+		once.Printf("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
 	})
 }
 
