@@ -34,7 +34,7 @@ lint:
 # imports every model of ../shared/assets as one hierarchy; TestPreviewClients
 # holds every NAME.preview.png to Blender's render of its .glb.
 test-clients: validator
-	$(GO) test -count=1 -timeout 20m ./fs/clienttest -run 'TestClients|TestModelClients|TestPreviewClients' -clients -v
+	$(GO) test -count=1 -timeout 20m ./internal/clienttest -run 'TestClients|TestModelClients|TestPreviewClients' -clients -v
 
 # The hostile corpus in full (~53 000 variants, 1-2 minutes on 2 cores); `make test`
 # already runs a fixed sample of ~3 800. HOSTILE_SEED=n repeats a run; failing

@@ -14,7 +14,8 @@ import (
 	"github.com/meshfs/meshfs/internal/archive"
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/disktier"
+	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -70,22 +71,18 @@ func BenchmarkListArchive50k(b *testing.B) {
 	src, disk := b.TempDir(), b.TempDir()
 	pak := filepath.Join(src, "entity.pak")
 	bigListZip(b, pak)
-	// The views here are their own, the store their keeper as a
-	// mount's store is of its view.
-	open := func(b *testing.B) (*store.Store, func()) {
-		dc, err := diskcache.Open(disk, 1<<30, store.CacheVersion(outputs.DefaultLimits))
+	// The views here are their own, the disk tier their keeper as a
+	// mount's store's is of its view.
+	open := func(b *testing.B) (*disktier.Tier, func()) {
+		dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion(outputs.DefaultLimits))
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := store.Open(store.Config{CacheSize: 16 << 20, DiskCache: dc}, src, &version.Tracker{}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return s, func() { s.Cache.Close(); dc.Close() }
+		return disktier.New(disktier.Config{Disk: dc}), func() { dc.Close() }
 	}
-	list := func(b *testing.B, s *store.Store) *srcview.Packed {
+	list := func(b *testing.B, s *disktier.Tier) *srcview.Packed {
 		v := srcview.New(archive.Limits{MemInflate: 1 << 20})
-		v.SetKeeper(s)
+		v.SetKeeper(s.Listings())
 		ents, err := v.ReadDir(pak)
 		if err != nil || len(ents) != 1 || ents[0].Name() != "resource" {
 			b.Fatalf("the archive's top folder: %v, %v", ents, err)
@@ -123,7 +120,7 @@ func BenchmarkListArchive50k(b *testing.B) {
 			}
 			b.StopTimer()
 			if i == 0 {
-				if kept, ok := s.ArchiveListing(pak, version.Of(fi)); ok {
+				if kept, ok := s.Listings().ArchiveListing(pak, version.Of(fi)); ok {
 					b.ReportMetric(float64(len(kept))/listArchiveEntries, "kept-B/entry")
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/vfs"
 )
 
 // Dependencies: the files besides its own a mesh's outputs read, which
@@ -32,18 +33,7 @@ func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
 			}
 		}
 	}
-	if f.watch != nil {
-		// The folders of the files, and those above them whose modes
-		// narrow the outputs (their parents report their changes).
-		paths := deps.Paths()
-		for _, p := range deps.Paths() {
-			paths = append(paths, version.Folders(mesh, p)...)
-		}
-		f.watch.AddFoldersOf(paths, func(dir string, err error) {
-			f.n.WatchErrors.Add(1)
-			f.st.LogOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
-		})
-	}
+	vfs.WatchDeps(f.watch, f.once, mesh, deps, func() { f.n.WatchErrors.Add(1) })
 }
 
 // depPaths are the files mesh's last scan found it depends on.

@@ -159,7 +159,7 @@ func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 // instead of sending a READ: of the 5 round trips a cold grep made per mesh
 // (2 listings of the folder, 2 of chunks/, 1 READ), the READ is the one
 // whose answer is known already. Only under no_open (the kernel keeps the
-// pages across opens), and only as store.Output.Push allows.
+// pages across opens), and only as outnode.Output.Push allows.
 func (m *meshDir) pushHeader(snap *listedScan) {
 	if snap.header == nil {
 		return

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/meshfs/meshfs/internal/store"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 )
 
 // underDeadline ends the test binary, with every goroutine's stack, when
@@ -151,11 +151,11 @@ func TestBrokenMeshShowsAfterPrewarm(t *testing.T) {
 		t.Fatalf("untried mesh lists %v", ls)
 	}
 	f.Prewarm()
-	if !waitFor(30*time.Second, func() bool { return !f.st.PrewarmStats().Running }) {
+	if !waitFor(30*time.Second, func() bool { return !f.warm.Stats().Running }) {
 		t.Fatal("prewarm did not finish")
 	}
-	if f.st.PrewarmStats().Failed != 2 {
-		t.Fatalf("prewarm: %+v", f.st.PrewarmStats())
+	if f.warm.Stats().Failed != 2 {
+		t.Fatalf("prewarm: %+v", f.warm.Stats())
 	}
 	brokenShape(t, bad, "bad")
 	brokenShape(t, filepath.Join(mnt, "unlisted", "bad2"+fakeExt), "bad2")
@@ -167,7 +167,7 @@ func TestBrokenMeshShowsAfterPrewarm(t *testing.T) {
 
 func readErrors(t *testing.T, mnt string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(mnt, statsDirName, store.ErrorsName))
+	b, err := os.ReadFile(filepath.Join(mnt, statsDirName, meshstats.ErrorsName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,12 +27,18 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/kernelerr"
 	"github.com/meshfs/meshfs/internal/kernelview"
+	"github.com/meshfs/meshfs/internal/logonce"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/idle"
+	"github.com/meshfs/meshfs/internal/store/prewarm"
+	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 	"github.com/meshfs/meshfs/internal/watch"
@@ -99,7 +105,14 @@ type FS struct {
 	dirs mirror.Watched[*dirNode]
 
 	start time.Time
-	n     store.Counts // what stats.json reports of the mount
+	n     meshstats.Counts // what stats.json reports of the mount
+	// activity is when the mount's readers last asked anything (touch);
+	// projects are the asset projects' indexes the watcher tells of
+	// changes; warm is the pre-warmer (nil: not started).
+	activity *idle.Activity
+	projects *outputs.Projects
+	warm     *prewarm.Warmer
+	once     *logonce.Log
 
 	// versions knows which files each mesh's outputs are made from and
 	// makes their Versions (deps.go).
@@ -123,13 +136,28 @@ func New(cfg Config) (*FS, error) {
 	if lg == nil {
 		lg = log.New(io.Discard, "", 0)
 	}
+	f := &FS{cfg: cfg, log: lg, once: logonce.New(lg), start: time.Now()}
+	// The store tells the mount what the kernel must learn (hooks), and
+	// stands aside while the mount's readers are active; the projects'
+	// indexes are told of changes by the mount's watcher.
+	sc := cfg.Store
+	lim := outputs.DefaultLimits
+	if sc.Limits != nil {
+		lim = *sc.Limits
+	}
+	if lim.Projects == nil {
+		lim.Projects = outputs.NewProjects()
+	}
+	f.projects, sc.Limits = lim.Projects, &lim
+	f.activity = idle.New(sc.Clock)
+	sc.Events, sc.Activity = hooks{f}, f.activity
 	// The mount runs the watcher itself: its events reach the kernel.
-	tree, err := vfs.New(vfs.Config{Source: cfg.Source, Store: cfg.Store, Log: lg, NoWatch: true, Overlay: cfg.Overlay})
+	tree, err := vfs.New(vfs.Config{Source: cfg.Source, Store: sc, Log: lg, NoWatch: true, Overlay: cfg.Overlay})
 	if err != nil {
 		return nil, err
 	}
 	src := tree.Source()
-	f := &FS{cfg: cfg, source: src, log: lg, start: time.Now(), tree: tree}
+	f.source, f.tree = src, tree
 	f.st, f.sniffer, f.versions = tree.Parts()
 	f.view = tree.View()
 	f.srcFDs, f.ahead = srcfd.New(), walk.NewAhead()
@@ -137,8 +165,6 @@ func New(cfg Config) (*FS, error) {
 		lg.Printf("meshfs: %s is hidden: the mount shows its own %s (statistics) at the root in its place",
 			filepath.Join(src, statsDirName), statsDirName)
 	}
-	f.st.Hooks = hooks{f}
-	f.st.Ctx = f.ahead.Ctx
 	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout, Negative: cfg.NegativeTimeout}
 	f.root = f.newDirNode(src, srcID{})
 	return f, nil
@@ -232,7 +258,7 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 		} else {
 			f.watch = w
 			f.ttl.Watched = true
-			f.st.Limits.Projects.Told() // Changed tells the project indexes too
+			f.projects.Told() // Changed tells the project indexes too
 			f.watchDir(f.root)
 		}
 	}
@@ -260,7 +286,9 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 
 // Close stops the watcher and frees the cache. Call it after unmounting.
 func (f *FS) Close() {
-	f.st.StopPrewarm()
+	if f.warm != nil {
+		f.warm.Stop()
+	}
 	// Scans ahead save to the disk cache: stop them first.
 	f.ahead.Close()
 	if f.watch != nil {
@@ -276,15 +304,15 @@ func (f *FS) noOpen() bool { return !f.cfg.OpenHandles }
 
 // touch records a reader's request: the pre-warmer and big saves wait for
 // a quiet moment.
-func (f *FS) touch() { f.st.Activity.Touch() }
+func (f *FS) touch() { f.activity.Touch() }
 
 // Prewarm converts every mesh under the source in the background (the
 // store's pre-warmer). It returns at once; Close stops it.
-func (f *FS) Prewarm() { f.st.Prewarm() }
+func (f *FS) Prewarm() { f.warm = f.tree.Prewarm() }
 
 // errno, outErrno and replaced are what a reader sees for an error
-// (store.Errno, store.ReadErrno, store.Replaced).
-var errno, outErrno, replaced = store.Errno, store.ReadErrno, store.Replaced
+// (kernelerr.Errno, kernelerr.ReadErrno, kernelerr.Replaced).
+var errno, outErrno, replaced = kernelerr.Errno, kernelerr.ReadErrno, kernelerr.Replaced
 
 // newMeshDir is the mesh folder of d's source entry e.
 func (d *dirNode) newMeshDir(e *vfs.SourceEntry) *meshDir {

@@ -33,7 +33,8 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/readcycles"
+	"github.com/meshfs/meshfs/internal/readcycles"
+	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 )
 
 func init() {
@@ -428,7 +429,7 @@ func TestHostileTree(t *testing.T) {
 			}
 		}
 		var listed []string
-		errs, err := os.ReadFile(filepath.Join(mnt, statsDirName, store.ErrorsName))
+		errs, err := os.ReadFile(filepath.Join(mnt, statsDirName, meshstats.ErrorsName))
 		if err != nil {
 			t.Fatal(err)
 		}

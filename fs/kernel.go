@@ -91,6 +91,37 @@ func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.At
 	return st
 }
 
+// Every request that would modify the tree is refused here, for every
+// node. The mount is read-only in the kernel too ("ro"), which answers
+// first unless root remounted it read-write.
+func (r *rawFS) SetAttr(<-chan struct{}, *fuse.SetAttrIn, *fuse.AttrOut) fuse.Status {
+	return fuse.EROFS
+}
+func (r *rawFS) Mknod(<-chan struct{}, *fuse.MknodIn, string, *fuse.EntryOut) fuse.Status {
+	return fuse.EROFS
+}
+func (r *rawFS) Mkdir(<-chan struct{}, *fuse.MkdirIn, string, *fuse.EntryOut) fuse.Status {
+	return fuse.EROFS
+}
+func (r *rawFS) Unlink(<-chan struct{}, *fuse.InHeader, string) fuse.Status { return fuse.EROFS }
+func (r *rawFS) Rmdir(<-chan struct{}, *fuse.InHeader, string) fuse.Status  { return fuse.EROFS }
+func (r *rawFS) Rename(<-chan struct{}, *fuse.RenameIn, string, string) fuse.Status {
+	return fuse.EROFS
+}
+func (r *rawFS) Link(<-chan struct{}, *fuse.LinkIn, string, *fuse.EntryOut) fuse.Status {
+	return fuse.EROFS
+}
+func (r *rawFS) Symlink(<-chan struct{}, *fuse.InHeader, string, string, *fuse.EntryOut) fuse.Status {
+	return fuse.EROFS
+}
+func (r *rawFS) SetXAttr(<-chan struct{}, *fuse.SetXAttrIn, string, []byte) fuse.Status {
+	return fuse.EROFS
+}
+func (r *rawFS) RemoveXAttr(<-chan struct{}, *fuse.InHeader, string) fuse.Status { return fuse.EROFS }
+func (r *rawFS) Create(<-chan struct{}, *fuse.CreateIn, string, *fuse.CreateOut) fuse.Status {
+	return fuse.EROFS
+}
+
 // writeFlags are the open flags that would modify a file.
 const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall.O_APPEND | syscall.O_CREAT
 

@@ -14,6 +14,7 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/mirror"
+	"github.com/meshfs/meshfs/internal/outnode"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/store"
@@ -24,7 +25,7 @@ import (
 // and reading header.json or chunks/ use the structure scan only; the
 // geometry outputs are converted on their first stat or open.
 type meshDir struct {
-	roDir
+	gofs.Inode
 	fsys   *FS
 	parent *dirNode
 	abs    string
@@ -74,7 +75,7 @@ func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 	return 0
 }
 
-// hooks is the mount's side of what the store finds (store.Hooks).
+// hooks is the mount's side of what the store finds (store.Events).
 type hooks struct{ f *FS }
 
 // Broken tells the kernel that the folder changed shape (a conversion
@@ -278,7 +279,7 @@ func (m *meshDir) chunksNode(ctx context.Context, st *syscall.Stat_t, out *fuse.
 
 // chunksDir is chunks/ of a mesh folder.
 type chunksDir struct {
-	roDir
+	gofs.Inode
 	m *meshDir
 }
 
@@ -310,11 +311,11 @@ func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	return lookupOutput(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, false)
 }
 
-// outFile is one output file of a mesh (store.Output).
+// outFile is one output file of a mesh (outnode.Output).
 type outFile struct {
-	roNode
+	gofs.Inode
 	m *meshDir
-	*store.Output
+	*outnode.Output
 }
 
 var (
@@ -327,7 +328,7 @@ var (
 // (none for header.json's answer from a listing, and chunks), or a chunk's
 // name.
 func (m *meshDir) out(ent outputs.Entry, chunk string) *outFile {
-	return &outFile{m: m, Output: m.fsys.st.NewOutput(m.mesh, ent, chunk, m.fsys.noOpen())}
+	return &outFile{m: m, Output: outnode.New(m.fsys.st, m.mesh, ent, chunk, m.fsys.noOpen())}
 }
 
 func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -349,7 +350,7 @@ func (h *bytesHandle) served() (*syscall.Stat_t, int64) { return h.st, int64(len
 func (h *fdHandle) served() (*syscall.Stat_t, int64)    { return h.st, h.length }
 func (h *passHandle) served() (*syscall.Stat_t, int64)  { return h.st, h.size }
 
-// getattr sizes the output without a handle (store.Output.Size); with
+// getattr sizes the output without a handle (outnode.Output.Size); with
 // cheapOnly, converting nothing (notCheap instead: plainLookup).
 func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool) syscall.Errno {
 	o.m.fsys.touch()
@@ -375,7 +376,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	ptNode := o.IsGLB() && o.m.fsys.passthroughWanted() && o.m.fsys.st.Disk != nil
+	ptNode := o.IsGLB() && o.m.fsys.passthroughWanted() && o.m.fsys.cfg.Store.DiskCache != nil
 	if ptNode {
 		if fh, fp, ok := o.openPassthrough(ctx); ok {
 			o.opened(fp)
@@ -472,7 +473,7 @@ func (o *outFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off
 }
 
 // readNoHandle serves a READ without a handle (no_open): the bytes
-// store.Output.Serve gives for the source version of this moment, the whole
+// outnode.Output.Serve gives for the source version of this moment, the whole
 // request from that one version.
 func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	if off < 0 {

@@ -31,57 +31,6 @@ type srcID struct {
 
 type sourced interface{ id() srcID }
 
-// roNode answers every modifying operation with EROFS. The mount is also
-// read-only in the kernel ("ro"), which normally answers first.
-type roNode struct{ gofs.Inode }
-
-var (
-	_ = (gofs.NodeSetattrer)((*roNode)(nil))
-	_ = (gofs.NodeSetxattrer)((*roNode)(nil))
-	_ = (gofs.NodeRemovexattrer)((*roNode)(nil))
-)
-
-func (*roNode) Setattr(context.Context, gofs.FileHandle, *fuse.SetAttrIn, *fuse.AttrOut) syscall.Errno {
-	return syscall.EROFS
-}
-func (*roNode) Setxattr(context.Context, string, []byte, uint32) syscall.Errno { return syscall.EROFS }
-func (*roNode) Removexattr(context.Context, string) syscall.Errno              { return syscall.EROFS }
-
-// roDir adds the directory-modifying operations.
-type roDir struct{ roNode }
-
-var (
-	_ = (gofs.NodeMkdirer)((*roDir)(nil))
-	_ = (gofs.NodeMknoder)((*roDir)(nil))
-	_ = (gofs.NodeCreater)((*roDir)(nil))
-	_ = (gofs.NodeUnlinker)((*roDir)(nil))
-	_ = (gofs.NodeRmdirer)((*roDir)(nil))
-	_ = (gofs.NodeRenamer)((*roDir)(nil))
-	_ = (gofs.NodeSymlinker)((*roDir)(nil))
-	_ = (gofs.NodeLinker)((*roDir)(nil))
-)
-
-func (*roDir) Mkdir(context.Context, string, uint32, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
-}
-func (*roDir) Mknod(context.Context, string, uint32, uint32, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
-}
-func (*roDir) Create(context.Context, string, uint32, uint32, *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
-	return nil, nil, 0, syscall.EROFS
-}
-func (*roDir) Unlink(context.Context, string) syscall.Errno { return syscall.EROFS }
-func (*roDir) Rmdir(context.Context, string) syscall.Errno  { return syscall.EROFS }
-func (*roDir) Rename(context.Context, string, gofs.InodeEmbedder, string, uint32) syscall.Errno {
-	return syscall.EROFS
-}
-func (*roDir) Symlink(context.Context, string, string, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
-}
-func (*roDir) Link(context.Context, gofs.InodeEmbedder, string, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
-}
-
 // fillDirAttr describes a source folder or a mesh folder made from the
 // source file st.
 func fillDirAttr(a *fuse.Attr, st *syscall.Stat_t) {
@@ -106,7 +55,7 @@ func fillFileAttr(a *fuse.Attr, st *syscall.Stat_t, size int64) {
 // dirNode mirrors one source folder (its listing and stat policy:
 // mirror.Folder).
 type dirNode struct {
-	roDir
+	gofs.Inode
 	fsys  *FS
 	dir   mirror.Folder
 	ident srcID
@@ -168,12 +117,8 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	var node gofs.InodeEmbedder
 	var mode uint32
 	switch e.Kind {
-	case vfs.SourcePNG:
-		return d.lookupPNG(ctx, name, &e, out)
-	case vfs.SourceText:
-		t := &textFile{data: e.Text, st: *st}
-		fillFileAttr(&out.Attr, st, int64(len(t.data)))
-		return d.NewInode(ctx, t, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
+	case vfs.SourcePNG, vfs.SourceText:
+		return d.lookupMade(ctx, name, &e, out)
 	case vfs.SourceFolder, vfs.SourceArchive:
 		id.kind = syscall.S_IFDIR
 		if e.Kind == vfs.SourceArchive {
@@ -244,7 +189,7 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 
 // linkNode mirrors a symbolic link as it is.
 type linkNode struct {
-	roNode
+	gofs.Inode
 	fsys  *FS
 	abs   string
 	ident srcID
@@ -276,13 +221,14 @@ func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 }
 
 // passFile is a source file that is not a mesh: read from the source on
-// demand, never copied into memory.
+// demand, never copied into memory. An archive's entry (packed) is read
+// with srcview.Packed.ReadEntry (a deflated one resumes at a checkpoint).
 type passFile struct {
-	roNode
+	gofs.Inode
 	fsys   *FS
 	abs    string
 	ident  srcID
-	packed bool // an archive's entry (packed.go)
+	packed bool // an archive's entry
 }
 
 var (

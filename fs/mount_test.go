@@ -26,6 +26,7 @@ import (
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/fusetest"
+	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 )
 
 var fuseDebug = flag.Bool("fuse-debug", false, "log FUSE operations of test mounts")
@@ -144,7 +145,7 @@ func sampleTree(t testing.TB) string {
 
 func stats(t testing.TB, mnt string) Stats {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(mnt, statsDirName, store.StatsName))
+	b, err := os.ReadFile(filepath.Join(mnt, statsDirName, meshstats.StatsName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -869,7 +870,7 @@ func TestStatsJSON(t *testing.T) {
 		if s.ConversionLatency.Count != 2 || s.ConversionLatency.P99Ms < s.ConversionLatency.P50Ms {
 			t.Fatalf("latency %+v", s.ConversionLatency)
 		}
-		if err := os.WriteFile(filepath.Join(mnt, statsDirName, store.StatsName), nil, 0); !errors.Is(err, syscall.EROFS) {
+		if err := os.WriteFile(filepath.Join(mnt, statsDirName, meshstats.StatsName), nil, 0); !errors.Is(err, syscall.EROFS) {
 			t.Fatalf("stats.json writable: %v", err)
 		}
 	})

@@ -19,6 +19,8 @@ import (
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/disktier"
+	"github.com/meshfs/meshfs/internal/store/record"
 )
 
 // mountDisk mounts src with the disk cache folder dir; the returned func
@@ -31,7 +33,7 @@ func mountDisk(t *testing.T, src, dir string, prewarm bool) (*FS, string, func()
 // mountDiskConfig is mountDisk with the rest of the configuration given.
 func mountDiskConfig(t *testing.T, cfg Config, dir string, prewarm bool) (*FS, string, func()) {
 	t.Helper()
-	dc, err := diskcache.Open(dir, 1<<30, store.CacheVersion(outputs.DefaultLimits))
+	dc, err := diskcache.Open(dir, 1<<30, record.CacheVersion(outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +228,7 @@ func TestPrewarmFillsDiskCache(t *testing.T) {
 	src := makeTree(t, 5, 500)
 	dir := t.TempDir()
 	f, mnt, stop := mountDisk(t, src, dir, true)
-	f.st.PrewarmWait()
+	f.warm.Wait()
 	s := stats(t, mnt)
 	if s.Prewarm == nil || s.Prewarm.Found != 5 || s.Prewarm.Done != 5 || s.Prewarm.Failed != 0 || s.Prewarm.Running {
 		t.Fatalf("prewarm %+v", s.Prewarm)
@@ -242,7 +244,7 @@ func TestPrewarmFillsDiskCache(t *testing.T) {
 	stop()
 	// Everything is on disk: a new mount's pre-warmer converts nothing.
 	f, mnt, _ = mountDisk(t, src, dir, true)
-	f.st.PrewarmWait()
+	f.warm.Wait()
 	s = stats(t, mnt)
 	if conversions(s) != 0 || s.Prewarm.Cached != 5 {
 		t.Fatalf("second prewarm: conversions %v, %+v", s.Conversions, s.Prewarm)
@@ -377,7 +379,7 @@ func TestDiskCacheSavesBigOutput(t *testing.T) {
 	glb := filepath.Join("big"+fakeExt, "big.glb")
 	_, mnt, stop := mountDisk(t, src, dir, false)
 	want, err := os.ReadFile(filepath.Join(mnt, glb))
-	if err != nil || len(want) < store.SaveQuietMin {
+	if err != nil || len(want) < disktier.SaveQuietMin {
 		t.Fatalf("%d bytes, %v", len(want), err)
 	}
 	stop()
@@ -398,18 +400,17 @@ func TestDiskCacheSavesBigOutput(t *testing.T) {
 // is 1 s, and the clock moves only when the test says.
 func TestDiskCacheSaveWaitsAfterSlowConversion(t *testing.T) {
 	clk := newFakeClock()
-	oldQuiet, oldMax := store.SaveQuiet, store.SaveQuietMax
-	store.SaveQuiet, store.SaveQuietMax = time.Second, time.Minute
+	const quiet = time.Second
 	fakeDecodeHook = func() { clk.Advance(1500 * time.Millisecond) }
-	t.Cleanup(func() { store.SaveQuiet, store.SaveQuietMax, fakeDecodeHook = oldQuiet, oldMax, nil })
+	t.Cleanup(func() { fakeDecodeHook = nil })
 	src := t.TempDir()
 	write(t, filepath.Join(src, "big"+fakeExt), fakeMesh(100000, 3))
-	f, mnt, stop := mountDiskConfig(t, Config{Source: src, Store: store.Config{Clock: clk}}, t.TempDir(), false)
+	f, mnt, stop := mountDiskConfig(t, Config{Source: src, Store: store.Config{Clock: clk, SaveQuiet: quiet, SaveQuietMax: time.Minute}}, t.TempDir(), false)
 	t.Cleanup(stop) // before fakeDecodeHook is reset
 	// A stat converts (sizes are exact); no request follows it, and the
 	// test reads the statistics in-process, so the conversion's end is
 	// the last request the clock saw.
-	if fi, err := os.Stat(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || fi.Size() < store.SaveQuietMin {
+	if fi, err := os.Stat(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || fi.Size() < disktier.SaveQuietMin {
 		t.Fatalf("%v, %v", fi, err)
 	}
 	// The save either waits for the quiet on the clock, which has not
@@ -422,7 +423,7 @@ func TestDiskCacheSaveWaitsAfterSlowConversion(t *testing.T) {
 		t.Fatalf("with no time passed since the conversion: %d disk-cache puts (want 1, the scan), %d saves pending (want 1): the .glb's save did not wait",
 			s.DiskCache.Puts, s.DiskSavesPending)
 	}
-	clk.Advance(store.SaveQuiet)
+	clk.Advance(quiet)
 	if !waitFor(10*time.Second, func() bool { return f.Stats().DiskCache.Puts == 2 }) {
 		t.Fatalf("the .glb was not saved after the quiet: %+v", f.Stats().DiskCache)
 	}
@@ -431,20 +432,19 @@ func TestDiskCacheSaveWaitsAfterSlowConversion(t *testing.T) {
 // A big output whose source changes before it is saved is not saved: it
 // could never be served.
 func TestDiskCacheSkipsReplacedBigOutput(t *testing.T) {
-	oldQuiet, oldMax := store.SaveQuiet, store.SaveQuietMax
-	store.SaveQuiet, store.SaveQuietMax = time.Hour, time.Hour // saved only at unmount
-	t.Cleanup(func() { store.SaveQuiet, store.SaveQuietMax = oldQuiet, oldMax })
 	src := t.TempDir()
 	sp := filepath.Join(src, "big"+fakeExt)
 	write(t, sp, fakeMesh(100000, 3))
 	dir := t.TempDir()
-	_, mnt, stop := mountDisk(t, src, dir, false)
-	if b, err := os.ReadFile(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || len(b) < store.SaveQuietMin {
+	// Saved only at unmount.
+	_, mnt, stop := mountDiskConfig(t, Config{Source: src, OpenHandles: strings.Contains(t.Name(), "/"+handlesMode),
+		Store: store.Config{SaveQuiet: time.Hour, SaveQuietMax: time.Hour}}, dir, false)
+	if b, err := os.ReadFile(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || len(b) < disktier.SaveQuietMin {
 		t.Fatalf("%d bytes, %v", len(b), err)
 	}
 	write(t, sp, fakeMesh(100000, 4))
 	stop()
-	dc, err := diskcache.Open(dir, 1<<30, store.CacheVersion(outputs.DefaultLimits))
+	dc, err := diskcache.Open(dir, 1<<30, record.CacheVersion(outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,15 +8,15 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/internal/requests"
-	"github.com/meshfs/meshfs/internal/store"
+	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 )
 
-// Stats is the contents of .meshfs/stats.json (store.Stats).
-type Stats = store.Stats
+// Stats is the contents of .meshfs/stats.json (meshstats.Stats).
+type Stats = meshstats.Stats
 
 // Stats returns the current statistics.
 func (f *FS) Stats() Stats {
-	m := store.MountCounts{Counts: &f.n, Start: f.start, NoOpen: f.noOpen(), Passthrough: f.passthroughWanted(),
+	m := meshstats.MountCounts{Counts: &f.n, Start: f.start, NoOpen: f.noOpen(), Passthrough: f.passthroughWanted(),
 		Sniffs: f.sniffer.Count(), ScansAhead: f.ahead.Scans.Load(), SniffsAhead: f.ahead.Sniffs.Load()}
 	if f.raw != nil {
 		m.Requests, m.RequestMillis = f.raw.reqs.Counts(), f.raw.reqs.Millis()
@@ -41,14 +41,14 @@ func (d *dirNode) lookupStats(ctx context.Context, out *fuse.EntryOut) (*gofs.In
 }
 
 // daemonOnly gives a of .meshfs or a file in it to the daemon's user
-// (store.MetaOwner).
+// (meshstats.MetaOwner).
 func daemonOnly(a *fuse.Attr) {
-	a.Uid, a.Gid, a.Mode = store.MetaOwner(a.Mode&syscall.S_IFMT == syscall.S_IFDIR)
+	a.Uid, a.Gid, a.Mode = meshstats.MetaOwner(a.Mode&syscall.S_IFMT == syscall.S_IFDIR)
 }
 
 // statsDir is .meshfs: it holds stats.json and errors.txt.
 type statsDir struct {
-	roDir
+	gofs.Inode
 	fsys *FS
 }
 
@@ -66,15 +66,15 @@ func (s *statsDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 }
 
 func (s *statsDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	list := make([]fuse.DirEntry, len(store.MetaNames))
-	for i, n := range store.MetaNames {
+	list := make([]fuse.DirEntry, len(meshstats.MetaNames()))
+	for i, n := range meshstats.MetaNames() {
 		list[i] = fuse.DirEntry{Name: n, Mode: syscall.S_IFREG, Ino: uint64(i + 1)}
 	}
 	return gofs.NewListDirStream(list), 0
 }
 
 func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	render, ok := s.fsys.st.MetaFile(name, s.fsys.Stats)
+	render, ok := meshstats.MetaFile(name, s.fsys.Stats)
 	if !ok {
 		return nil, syscall.ENOENT
 	}
@@ -104,7 +104,7 @@ func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 // snapshot has a new mtime, which makes the kernel drop the old pages
 // (AUTO_INVAL_DATA). Two openers at the same moment may share one.
 type statsFile struct {
-	roNode
+	gofs.Inode
 	fsys *FS
 	snap requests.Snapshot // renders the file's contents now
 }

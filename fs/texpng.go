@@ -29,35 +29,40 @@ import (
 // once the failure is known: the request that found it got EIO. The
 // failure is listed in .meshfs/errors.txt too.
 
-// texPNG is NAME.EXT.png; abs is the texture's path.
-type texPNG struct {
-	roNode
+// madeFile is a source folder's file whose bytes are made whole
+// (vfs.FS.Made): a texture's NAME.EXT.png, or an error text fixed at lookup
+// (an archive's error.txt, a texture's NAME.EXT.error.txt).
+type madeFile struct {
+	gofs.Inode
 	fsys  *FS
-	abs   string
+	e     vfs.SourceEntry
 	ident srcID
-	// view is what the kernel was told: the PNG of the texture as it
-	// is at each request (kernelview.View.Retell).
+	// view is what the kernel was told of a PNG: the PNG of the texture
+	// as it is at each request (kernelview.View.Retell).
 	view kernelview.View
 }
 
 var (
-	_ = (gofs.NodeGetattrer)((*texPNG)(nil))
-	_ = (gofs.NodeOpener)((*texPNG)(nil))
-	_ = (gofs.NodeReader)((*texPNG)(nil))
+	_ = (gofs.NodeGetattrer)((*madeFile)(nil))
+	_ = (gofs.NodeOpener)((*madeFile)(nil))
+	_ = (gofs.NodeReader)((*madeFile)(nil))
 )
 
-func (t *texPNG) id() srcID { return t.ident }
+func (t *madeFile) id() srcID { return t.ident }
 
-// produce returns the PNG of the texture as it is now, and its stat
-// (store.TexturePNG).
-func (t *texPNG) produce(ctx context.Context) ([]byte, *syscall.Stat_t, version.Version, syscall.Errno) {
-	b, st, fp, err := t.fsys.st.TexturePNG(ctx, t.abs, t.ident.File)
+// text reports whether t is an error text: its bytes are read as under
+// no_open in either mode.
+func (t *madeFile) text() bool { return t.e.Kind == vfs.SourceText }
+
+// produce returns the file's bytes as they are now, and its stat.
+func (t *madeFile) produce(ctx context.Context) ([]byte, *syscall.Stat_t, version.Version, syscall.Errno) {
+	b, st, fp, err := t.fsys.tree.Made(ctx, &t.e)
 	return b, st, fp, outErrno(err)
 }
 
-// attr fills a with the PNG's attributes as it is now, the version the
+// attr fills a with the file's attributes as it is now, the version the
 // kernel is then told of.
-func (t *texPNG) attr(ctx context.Context, a *fuse.Attr) syscall.Errno {
+func (t *madeFile) attr(ctx context.Context, a *fuse.Attr) syscall.Errno {
 	b, st, fp, e := t.produce(ctx)
 	if e == 0 {
 		fillFileAttr(a, st, int64(len(b)))
@@ -66,11 +71,14 @@ func (t *texPNG) attr(ctx context.Context, a *fuse.Attr) syscall.Errno {
 	return e
 }
 
-func (t *texPNG) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+func (t *madeFile) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	return t.attr(ctx, &out.Attr)
 }
 
-func (t *texPNG) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+func (t *madeFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if t.text() {
+		return nil, noFlush, 0
+	}
 	t.fsys.touch()
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
@@ -87,7 +95,10 @@ func (t *texPNG) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint3
 
 // Read serves a handle's bytes, or without one (no_open) the bytes of the
 // version the kernel was told the size of, never another's.
-func (t *texPNG) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+func (t *madeFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if t.text() {
+		return memAt(t.e.Text, dest, off)
+	}
 	t.fsys.touch()
 	if h, ok := fh.(*bytesHandle); ok {
 		return h.Read(ctx, dest, off)
@@ -105,13 +116,16 @@ func (t *texPNG) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off 
 	return memAt(b, dest, off)
 }
 
-// lookupPNG looks up name, the PNG e of a texture in d (vfs.SourcePNG).
-func (d *dirNode) lookupPNG(ctx context.Context, name string, e *vfs.SourceEntry, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	abs, st := e.Path, &e.Stat
-	id := srcID{kind: mirror.KindPNG, File: version.FromStat(st).File}
-	node := &texPNG{fsys: d.fsys, abs: abs, ident: id}
+// lookupMade looks up name, the made file e in d (vfs.SourcePNG or
+// vfs.SourceText; a text's node is never reused).
+func (d *dirNode) lookupMade(ctx context.Context, name string, e *vfs.SourceEntry, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	id := srcID{File: version.FromStat(&e.Stat).File} // a text's kind matches no node's
+	if e.Kind == vfs.SourcePNG {
+		id.kind = mirror.KindPNG
+	}
+	node := &madeFile{fsys: d.fsys, e: *e, ident: id}
 	if e := node.attr(ctx, &out.Attr); e != 0 {
-		if d.fsys.st.TextureFailure(abs, st) != "" {
+		if d.fsys.st.TextureFailure(node.e.Path, &node.e.Stat) != "" {
 			// NAME.EXT.error.txt takes the PNG's place: the kernel's
 			// listing of the folder is dropped, beside (this LOOKUP
 			// holds the folder), and once more after NotifyWait: a
@@ -123,9 +137,12 @@ func (d *dirNode) lookupPNG(ctx context.Context, name string, e *vfs.SourceEntry
 		}
 		return nil, e
 	}
+	if node.text() {
+		return d.NewInode(ctx, node, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
+	}
 	d.fsys.shortTTL(d, out, nil)
 	if ch := d.sameChild(name, id); ch != nil {
-		if old, ok := ch.Operations().(*texPNG); ok {
+		if old, ok := ch.Operations().(*madeFile); ok {
 			old.view.Retell(node.view.Told())
 		}
 		return ch, 0

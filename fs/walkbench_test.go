@@ -13,6 +13,7 @@ import (
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/record"
 )
 
 // BenchmarkRemountListing is the remount `ls -lR` of the walk benchmarks
@@ -35,7 +36,7 @@ func BenchmarkRemountListing(b *testing.B) {
 	}
 	dir := b.TempDir()
 	mount := func(prewarm bool) (*FS, func()) {
-		dc, err := diskcache.Open(dir, 1<<30, store.CacheVersion(outputs.DefaultLimits))
+		dc, err := diskcache.Open(dir, 1<<30, record.CacheVersion(outputs.DefaultLimits))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -52,7 +53,7 @@ func BenchmarkRemountListing(b *testing.B) {
 		}
 		if prewarm {
 			f.Prewarm()
-			f.st.PrewarmWait()
+			f.warm.Wait()
 		} else {
 			out, err := exec.Command("ls", "-lR", mnt).CombinedOutput()
 			if err != nil {

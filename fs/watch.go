@@ -38,7 +38,7 @@ func (f *FS) watchDir(d *dirNode) {
 	if err := f.watch.Add(d.dir.Abs); err != nil {
 		f.n.WatchErrors.Add(1)
 		d.dir.Unwatched.Store(true)
-		f.st.LogOnce("watch-error", "meshfs: watching %s: %v (changes there show after %v; raise fs.inotify.max_user_watches)", d.dir.Abs, err, f.ttl.UnwatchedAttr())
+		f.once.Printf("watch-error", "meshfs: watching %s: %v (changes there show after %v; raise fs.inotify.max_user_watches)", d.dir.Abs, err, f.ttl.UnwatchedAttr())
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/stats"
 	"github.com/meshfs/meshfs/serve"
 	"github.com/meshfs/meshfs/vfs"
 )
@@ -296,10 +297,8 @@ func BenchmarkCold32(b *testing.B) {
 		b.StopTimer()
 		st, _, _ := tree.Parts()
 		var conversions int64
-		for label, n := range st.Cache.Stats().Loads {
-			if store.IsConversion(label) {
-				conversions += n
-			}
+		for _, n := range st.Stats(stats.MountCounts{Counts: &stats.Counts{}}).Conversions {
+			conversions += n
 		}
 		if conversions != meshes {
 			b.Errorf("%d conversions for %d meshes", conversions, meshes)

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"syscall"
@@ -142,6 +143,16 @@ func (t *FS) textureError(d *mirror.Folder, src string) (SourceEntry, error) {
 	return e, nil
 }
 
+// Made is what a file made whole from source entry e holds now, for every
+// door: a PNG's bytes (store.TexturePNG, the texture's stat then), an error
+// text's (fixed when e was looked up, e's stat), and the version they are of.
+func (t *FS) Made(ctx context.Context, e *SourceEntry) ([]byte, *syscall.Stat_t, version.Version, error) {
+	if e.Kind == SourceText {
+		return e.Text, &e.Stat, version.Version{Ident: version.FromStat(&e.Stat)}, nil
+	}
+	return t.st.TexturePNG(ctx, e.Path, version.FromStat(&e.Stat).File)
+}
+
 // List is the listing of source folder d (mirror.Folder.List), a
 // texture's PNG known to fail listed as NAME.EXT.error.txt instead.
 func (t *FS) List(d *mirror.Folder) ([]mirror.Entry, error) {
@@ -161,8 +172,8 @@ func (t *FS) List(d *mirror.Folder) ([]mirror.Entry, error) {
 
 // Parts are what the tree is made of that the mount (package fs) keeps its
 // kernel state over: the store, the sniffer, the versions. A mount made on
-// a tree sets the store's Hooks and Ctx and runs the watcher itself
-// (Config.NoWatch).
+// a tree gives the store its Events and Activity (Config.Store) and runs
+// the watcher itself (Config.NoWatch).
 func (t *FS) Parts() (*store.Store, *walk.Sniffer, *version.Tracker) {
 	return t.st, t.sniffer, &t.versions
 }

@@ -17,10 +17,14 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/logonce"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/idle"
+	"github.com/meshfs/meshfs/internal/store/prewarm"
+	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 	"github.com/meshfs/meshfs/internal/watch"
@@ -64,8 +68,12 @@ type FS struct {
 	st       *store.Store
 	versions version.Tracker
 	watch    *watch.Watcher
-	// stop ends the saves that wait for a quiet moment (store.Store.Ctx).
-	stop context.CancelFunc
+	// activity is when readers last asked anything (the store's
+	// background work stands aside while they do); projects are the
+	// asset projects' indexes, told of changes by the watcher.
+	activity *idle.Activity
+	projects *outputs.Projects
+	once     *logonce.Log
 	// tag folds the converter's version and limits into every output's
 	// Version: other limits, other bytes.
 	tag string
@@ -95,33 +103,47 @@ func New(cfg Config) (*FS, error) {
 	if lg == nil {
 		lg = log.New(io.Discard, "", 0)
 	}
-	t := &FS{source: src, log: lg, cfg: cfg, folders: map[string]*folder{}}
-	if t.st, err = store.Open(cfg.Store, src, &t.versions, lg); err != nil {
+	t := &FS{source: src, log: lg, once: logonce.New(lg), cfg: cfg, folders: map[string]*folder{}}
+	// The tree's view of the sources (the caller's, else its own) is the
+	// store's and the sniffer's; its projects' indexes are told of changes
+	// by its watcher.
+	lim := outputs.DefaultLimits
+	if cfg.Store.Limits != nil {
+		lim = *cfg.Store.Limits
+	}
+	if lim.View == nil {
+		lim.View = srcview.NewView()
+	}
+	if lim.Projects == nil {
+		lim.Projects = outputs.NewProjects() // one index per project for the tree
+	}
+	t.view, t.projects = lim.View, lim.Projects
+	sc := cfg.Store
+	sc.Limits = &lim
+	if sc.Events == nil {
+		sc.Events = events{t}
+	}
+	if sc.Activity == nil {
+		sc.Activity = idle.New(sc.Clock)
+	}
+	t.activity = sc.Activity
+	if t.st, err = store.Open(sc, src, &t.versions, lg); err != nil {
 		return nil, err
 	}
-	t.view = t.st.Limits.View
 	if t.sniffer, err = walk.NewSniffer(t.view); err != nil {
-		t.st.Cache.Close()
+		t.st.Close()
 		return nil, err
 	}
 	h := fnv.New64a()
-	h.Write([]byte(store.CacheVersion(t.st.Limits)))
+	h.Write([]byte(record.CacheVersion(lim)))
 	t.tag = fmt.Sprintf("%x", h.Sum64())
-	var ctx context.Context
-	ctx, t.stop = context.WithCancel(context.Background())
-	t.st.Ctx = ctx
-	t.st.Sniff = func(p string, st *syscall.Stat_t) decode.Format {
-		fm, _, _ := t.sniffer.Sniff(p, st)
-		return fm
-	}
-	t.st.Hooks = hooks{t}
 	t.root = t.newFolder(src)
 	if !cfg.NoWatch {
 		if w, err := watch.New(watchHandler{t}); err != nil {
 			lg.Printf("meshfs: watching %s: %v (changes of textures and materials are not seen)", src, err)
 		} else {
 			t.watch = w
-			t.st.Limits.Projects.Told() // Changed tells the project indexes too
+			t.projects.Told() // Changed tells the project indexes too
 			t.watchFolder(t.root)
 			w.Start()
 		}
@@ -132,13 +154,10 @@ func New(cfg Config) (*FS, error) {
 // Close stops the watcher and frees the caches. Files open stay readable
 // only while their bytes are in memory already.
 func (t *FS) Close() {
-	t.st.StopPrewarm()
-	t.stop()
-	t.st.DiskWrites.Wait()
 	if t.watch != nil {
 		t.watch.Close()
 	}
-	t.st.Cache.Close()
+	t.st.Close()
 	t.sniffer.Close()
 	t.view.Forget(t.source)
 }
@@ -150,9 +169,15 @@ func (t *FS) View() *srcview.Packed { return t.view }
 // Source is the absolute path of the folder shown.
 func (t *FS) Source() string { return t.source }
 
-// Prewarm converts every mesh under the source in the background; Close
-// stops it.
-func (t *FS) Prewarm() { t.st.Prewarm() }
+// Prewarm converts every mesh under the source in the background, once,
+// and returns the pre-warmer; Close stops it.
+func (t *FS) Prewarm() *prewarm.Warmer { return t.st.Prewarm(t.sniff) }
+
+// sniff is the format of the source file at p (stat st), or nil.
+func (t *FS) sniff(p string, st *syscall.Stat_t) decode.Format {
+	fm, _, _ := t.sniffer.Sniff(p, st)
+	return fm
+}
 
 func (t *FS) newFolder(abs string) *mirror.Folder {
 	return &mirror.Folder{Abs: abs, Sniffer: t.sniffer, View: t.view, Overlay: t.cfg.Overlay}
@@ -237,7 +262,7 @@ func (t *FS) resolve(ctx context.Context, op, name string) (*node, error) {
 	if !validName(name) {
 		return nil, pathError(op, name, fs.ErrInvalid)
 	}
-	t.st.Activity.Touch()
+	t.activity.Touch()
 	n := &node{kind: kFolder, dir: t.root, abs: t.source}
 	if err := t.root.Stat(&n.st); err != nil {
 		return nil, pathError(op, name, err)
@@ -284,7 +309,7 @@ func (t *FS) child(ctx context.Context, n *node, name string) (*node, error) {
 		r, err := t.st.Scan(ctx, n.mesh, n.v)
 		if err != nil {
 			return nil, err
-		} else if _, ok := r.Chunk(name); !ok {
+		} else if !slices.Contains(r.Chunks, name) {
 			return nil, fs.ErrNotExist
 		}
 		c := *n
@@ -385,12 +410,11 @@ func (t *FS) info(ctx context.Context, n *node, cheap bool) (Info, error) {
 		if cheap {
 			return t.infoOf(n, 0, -1, t.identToken(n)), nil
 		}
-		b, st, v, err := t.st.TexturePNG(ctx, n.abs, version.FromStat(&n.st).File)
+		b, err := t.png(ctx, n)
 		if err != nil {
 			return Info{}, err
 		}
-		n.st = *st
-		return t.infoOf(n, 0, int64(len(b)), t.token(v, "png")), nil
+		return t.infoOf(n, 0, int64(len(b)), t.token(n.v, "png")), nil
 	}
 	size, scanned, ok, _ := t.st.CheapSize(ctx, n.mesh, n.v, n.entry, n.chunk, true)
 	if !ok && n.entry.Output == outputs.OutError && n.chunk == "" {
@@ -414,6 +438,16 @@ func (t *FS) info(ctx context.Context, n *node, cheap bool) (Info, error) {
 		t.renarrow(n)
 	}
 	return t.infoOf(n, 0, size, t.outputToken(n)), nil
+}
+
+// png is the PNG of texture node n as it is now (Made); n takes the
+// texture's stat and the PNG's version.
+func (t *FS) png(ctx context.Context, n *node) ([]byte, error) {
+	b, st, v, err := t.Made(ctx, &SourceEntry{Kind: SourcePNG, Path: n.abs, Stat: n.st})
+	if err == nil {
+		n.st, n.v = *st, v
+	}
+	return b, err
 }
 
 // infoOf is n's Info of the given type and size: the source's times and
@@ -558,12 +592,11 @@ func (t *FS) open(ctx context.Context, n *node) (File, error) {
 	case kFile:
 		return t.openSource(n)
 	case kPNG:
-		b, st, v, err := t.st.TexturePNG(ctx, n.abs, version.FromStat(&n.st).File)
+		b, err := t.png(ctx, n)
 		if err != nil {
 			return nil, err
 		}
-		n.st = *st
-		return &memFile{data: b, info: t.infoOf(n, 0, int64(len(b)), t.token(v, "png"))}, nil
+		return &memFile{data: b, info: t.infoOf(n, 0, int64(len(b)), t.token(n.v, "png"))}, nil
 	}
 	data, raw, err := t.st.Content(ctx, n.mesh, n.v, n.entry, n.chunk)
 	if err != nil {
@@ -577,28 +610,37 @@ func (t *FS) open(ctx context.Context, n *node) (File, error) {
 	return openWindow(n.abs, n.v.Ident, raw.Offset, raw.Length, info)
 }
 
-// hooks is the tree's side of what the store finds (store.Hooks).
-type hooks struct{ t *FS }
+// events is the tree's side of what the store finds (store.Events).
+type events struct{ t *FS }
 
 // DepsFound watches the folders of the files a mesh's outputs are made
 // from, and those above them whose modes narrow the outputs.
-func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
+func (h events) DepsFound(mesh string, deps version.Set, changed bool) {
 	if changed {
 		if d := h.t.watchedFolder(filepath.Dir(mesh)); d != nil {
 			d.Changes.Add(1) // no stat of the folder taken before is reused
 		}
 	}
-	if h.t.watch == nil {
+	WatchDeps(h.t.watch, h.t.once, mesh, deps, func() {})
+}
+
+// WatchDeps has w (nil: none) watch the folders of the files deps names,
+// which mesh's outputs are made from, and those above them whose modes
+// narrow the outputs (their parents report their changes); a folder that
+// cannot be watched is logged once (to once) and told to failed.
+func WatchDeps(w *watch.Watcher, once *logonce.Log, mesh string, deps version.Set, failed func()) {
+	if w == nil {
 		return
 	}
 	paths := deps.Paths()
 	for _, p := range deps.Paths() {
 		paths = append(paths, version.Folders(mesh, p)...)
 	}
-	h.t.watch.AddFoldersOf(paths, func(dir string, err error) {
-		h.t.st.LogOnce("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
+	w.AddFoldersOf(paths, func(dir string, err error) {
+		failed()
+		once.Printf("watch-deps:"+dir, "meshfs: watching %s, which holds textures or materials: %v (a change there is not seen)", dir, err)
 	})
 }
 
 // Broken needs nothing: a tree keeps no listing a failure could outdate.
-func (hooks) Broken(string) {}
+func (events) Broken(string) {}

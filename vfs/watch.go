@@ -20,7 +20,7 @@ func (t *FS) watchFolder(d *mirror.Folder) {
 	}
 	if err := t.watch.Add(d.Abs); err != nil {
 		d.Unwatched.Store(true)
-		t.st.LogOnce("watch-error", "meshfs: watching %s: %v (changes there are not seen; raise fs.inotify.max_user_watches)", d.Abs, err)
+		t.once.Printf("watch-error", "meshfs: watching %s: %v (changes there are not seen; raise fs.inotify.max_user_watches)", d.Abs, err)
 	}
 }
 

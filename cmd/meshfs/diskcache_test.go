@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/record"
 )
 
 func TestOpenDiskCache(t *testing.T) {
@@ -40,7 +40,7 @@ func TestOpenDiskCache(t *testing.T) {
 	// The version string changes with the options that shape outputs.
 	l := outputs.DefaultLimits
 	l.MaxOutputSize++
-	if store.CacheVersion(l) == store.CacheVersion(outputs.DefaultLimits) {
+	if record.CacheVersion(l) == record.CacheVersion(outputs.DefaultLimits) {
 		t.Error("limits are not part of the disk cache version")
 	}
 }

@@ -25,6 +25,8 @@ import (
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/gcpace"
+	"github.com/meshfs/meshfs/internal/store/record"
 )
 
 func init() {
@@ -336,7 +338,7 @@ func serve(paths mountpoint.Paths, o *mountOpts, stdout, stderr io.Writer, ready
 	}
 	logger := log.New(logw, "", log.LstdFlags)
 
-	convertGOGC := store.SetMemoryPolicy(o.cacheSize)
+	convertGOGC := gcpace.SetMemoryPolicy(o.cacheSize)
 	var disk *diskcache.Cache
 	switch {
 	case paths.CacheErr == nil:
@@ -442,7 +444,7 @@ func openDiskCache(o *mountOpts, dir string, logger *log.Logger) *diskcache.Cach
 		logger.Printf("meshfs: no cache folder (no $XDG_CACHE_HOME nor home): running without a disk cache")
 		return nil
 	}
-	dc, err := diskcache.Open(dir, o.diskCacheSize, store.CacheVersion(o.limits))
+	dc, err := diskcache.Open(dir, o.diskCacheSize, record.CacheVersion(o.limits))
 	if err != nil {
 		if errors.Is(err, diskcache.ErrLocked) {
 			logger.Printf("meshfs: %v: running without a disk cache (give this mount its own --cache-dir to have one)", err)

@@ -19,6 +19,7 @@ import (
 	meshfs "github.com/meshfs/meshfs/fs"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/gcpace"
 	meshserve "github.com/meshfs/meshfs/serve"
 	"github.com/meshfs/meshfs/vfs"
 )
@@ -127,7 +128,7 @@ func runServe(source string, o *serveOpts, stdout, stderr io.Writer) error {
 	logger := log.New(logw, "", log.LstdFlags)
 
 	sc := store.Config{CacheSize: o.cacheSize, Limits: &o.limits, Concurrency: o.jobs,
-		ConvertGOGC: store.SetMemoryPolicy(o.cacheSize)}
+		ConvertGOGC: gcpace.SetMemoryPolicy(o.cacheSize)}
 	if paths.CacheErr == nil {
 		mo := &mountOpts{noDiskCache: o.noDiskCache, diskCacheSize: o.diskCacheSize, limits: o.limits}
 		if disk := openDiskCache(mo, paths.CacheDir, logger); disk != nil {

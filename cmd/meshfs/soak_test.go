@@ -34,8 +34,8 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs/readcycles"
 	"github.com/meshfs/meshfs/internal/meshgen"
+	"github.com/meshfs/meshfs/internal/readcycles"
 )
 
 const (

@@ -4,11 +4,18 @@ import (
 	"io"
 	"log"
 	"runtime"
+	"time"
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/archive"
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/logonce"
+	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/store/disktier"
+	"github.com/meshfs/meshfs/internal/store/failures"
+	"github.com/meshfs/meshfs/internal/store/gcpace"
+	"github.com/meshfs/meshfs/internal/store/idle"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -40,16 +47,29 @@ type Config struct {
 	// cache).
 	DiskCache *diskcache.Cache
 	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
-	// converts (GCPacer); the process's own setting is restored after.
+	// converts (gcpace.Pacer); the process's own setting is restored after.
 	ConvertGOGC int
 	// Clock is the time the waits for a quiet moment read (nil: the real
 	// one; tests set their own).
-	Clock Clock
+	Clock idle.Clock
+	// Activity is the readers' activity the store's background work (big
+	// saves, the pre-warmer) stands aside for: the mount touches it at
+	// each request (nil: one of the store's own, on Clock, which nothing
+	// touches but its conversions).
+	Activity *idle.Activity
+	// SaveQuiet and SaveQuietMax are how long a big save waits for the
+	// readers to pause, and at most (0: disktier.DefaultQuiet,
+	// disktier.DefaultQuietMax).
+	SaveQuiet, SaveQuietMax time.Duration
+	// Events are told what the store finds that the kernel must learn
+	// (nil: nobody).
+	Events Events
 }
 
 // Open makes the store cfg describes for the source folder tree, its
 // failures logged to lg (nil: discarded), the versions of its sources
-// kept by versions. The caller closes s.Cache.
+// kept by versions. The store tells versions of the dependency files of
+// every folder and of the sets its persisted scans recorded. Close it.
 func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*Store, error) {
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = DefaultCacheSize
@@ -65,28 +85,39 @@ func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*
 	if lg == nil {
 		lg = log.New(io.Discard, "", 0)
 	}
-	s := New(c, cfg.DiskCache, outputs.NewSemaphore(n), versions, lg)
-	s.Limits, s.Tree = outputs.DefaultLimits, tree
+	s := &Store{cache: c, dc: cfg.DiskCache, sem: outputs.NewSemaphore(n), versions: versions, log: lg, once: logonce.New(lg), events: cfg.Events,
+		gc: gcpace.New(cfg.ConvertGOGC), activity: cfg.Activity, limits: outputs.DefaultLimits, tree: tree}
+	if s.events == nil {
+		s.events = noEvents{}
+	}
+	if s.activity == nil {
+		s.activity = idle.New(cfg.Clock)
+	}
+	s.failed = failures.New(s.still)
+	s.disk = disktier.New(disktier.Config{Disk: cfg.DiskCache, Activity: s.activity, Still: s.still, LogOnce: s.logOnce,
+		Quiet: cfg.SaveQuiet, QuietMax: cfg.SaveQuietMax})
+	versions.Folder, versions.Recorded = s.folderDeps.of, s.recordedDeps
 	if cfg.Limits != nil {
-		s.Limits = *cfg.Limits
+		s.limits = *cfg.Limits
 	}
-	if s.Limits.View != nil {
-		s.view = s.Limits.View
-		if cfg.DiskCache != nil {
-			s.view.SetKeeper(s)
-		}
+	// The caller's view of the sources, else the store's own.
+	s.view = s.limits.View
+	if s.view == nil {
+		s.view = srcview.NewView()
 	}
-	s.Limits.View = s.view
+	if cfg.DiskCache != nil {
+		// The archives' listings outlive the mount with the outputs.
+		s.view.SetKeeper(s.disk.Listings())
+	}
+	s.limits.View = s.view
 	// The view's listings and readers are charged to this store's budget.
 	s.view.SetBudget(archive.NewBudget(ArchiveBudget(cfg.CacheSize)))
-	if s.Limits.Projects == nil {
-		s.Limits.Projects = outputs.NewProjects() // one index per project for the mount
+	if s.limits.Projects == nil {
+		s.limits.Projects = outputs.NewProjects() // one index per project for the mount
 	}
-	if s.Limits.Caches == nil {
+	if s.limits.Caches == nil {
 		// The store's conversions share decodings; another store's do not.
-		s.Limits.Caches = outputs.NewCaches()
+		s.limits.Caches = outputs.NewCaches()
 	}
-	s.GC.During = cfg.ConvertGOGC
-	s.Activity.Clock = cfg.Clock
 	return s, nil
 }

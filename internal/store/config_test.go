@@ -12,9 +12,9 @@ func TestOpenConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Cache.Close()
-	if s.Cache.Budget() != DefaultCacheSize || s.Limits.MaxOutputSize != outputs.DefaultMaxOutputSize || s.Tree != "/src" || s.GC.During != 0 {
-		t.Fatalf("defaults: budget %d, limits %+v, tree %q, GOGC %d", s.Cache.Budget(), s.Limits, s.Tree, s.GC.During)
+	defer s.Close()
+	if s.cache.Budget() != DefaultCacheSize || s.limits.MaxOutputSize != outputs.DefaultMaxOutputSize || s.tree != "/src" || s.gc.During() != 0 {
+		t.Fatalf("defaults: budget %d, limits %+v, tree %q, GOGC %d", s.cache.Budget(), s.limits, s.tree, s.gc.During())
 	}
 	lim := outputs.DefaultLimits
 	lim.MaxOutputSize = 1234
@@ -22,12 +22,12 @@ func TestOpenConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s2.Cache.Close()
-	if s2.Cache.Budget() != 8<<20 || s2.Limits.MaxOutputSize != 1234 || s2.GC.During != 50 {
-		t.Fatalf("configured: budget %d, limits %+v, GOGC %d", s2.Cache.Budget(), s2.Limits, s2.GC.During)
+	defer s2.Close()
+	if s2.cache.Budget() != 8<<20 || s2.limits.MaxOutputSize != 1234 || s2.gc.During() != 50 {
+		t.Fatalf("configured: budget %d, limits %+v, GOGC %d", s2.cache.Budget(), s2.limits, s2.gc.During())
 	}
 	// The archives' listings and readers are charged to their share of it.
-	if b := s2.Limits.View.Budget(); b.Limit() != 2<<20 {
+	if b := s2.limits.View.Budget(); b.Limit() != 2<<20 {
 		t.Fatalf("the archives' budget is %d bytes for a cache of 8 MiB, want 2 MiB", b.Limit())
 	}
 	// Another store has a view and budget of its own: opening it leaves
@@ -36,9 +36,9 @@ func TestOpenConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s3.Cache.Close()
-	if s3.Limits.View == s2.Limits.View || s2.Limits.View.Budget().Limit() != 2<<20 || s3.Limits.View.Budget().Limit() != 16<<20 {
-		t.Fatalf("two stores share a view (%v) or budgets: %d and %d bytes", s3.Limits.View == s2.Limits.View, s2.Limits.View.Budget().Limit(), s3.Limits.View.Budget().Limit())
+	defer s3.Close()
+	if s3.limits.View == s2.limits.View || s2.limits.View.Budget().Limit() != 2<<20 || s3.limits.View.Budget().Limit() != 16<<20 {
+		t.Fatalf("two stores share a view (%v) or budgets: %d and %d bytes", s3.limits.View == s2.limits.View, s2.limits.View.Budget().Limit(), s3.limits.View.Budget().Limit())
 	}
 	if _, err := Open(Config{CacheSize: -1}, "/src", &version.Tracker{}, nil); err == nil {
 		t.Fatal("a negative cache size made a store")

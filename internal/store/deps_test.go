@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -39,21 +39,18 @@ func texturedMesh(t *testing.T) string {
 // mount makes it: a new memory cache and a tracker that knows nothing yet.
 func reopen(t *testing.T, s *Store, disk string) *Store {
 	t.Helper()
-	s.DiskWrites.Wait()
-	s.Disk.Close()
-	c, err := cache.New(64 << 20)
+	s.closeDisk()
+	dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion(outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dc, err := diskcache.Open(disk, 1<<30, CacheVersion(outputs.DefaultLimits))
+	s2, err := Open(Config{CacheSize: 64 << 20, DiskCache: dc, Concurrency: 2, Events: &recHooks{}}, s.tree, &version.Tracker{}, s.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2 := New(c, dc, s.Sem, &version.Tracker{}, s.log)
-	s2.Limits, s2.Tree, s2.Hooks = s.Limits, s.Tree, &recHooks{}
+	s2.dc = dc
 	t.Cleanup(func() {
-		s2.DiskWrites.Wait()
-		c.Close()
+		s2.Close()
 		dc.Close()
 	})
 	return s2
@@ -72,10 +69,10 @@ func TestRemountFindsMeshWithDeps(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newStore(t, filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(p)))), disk)
 	m, v := meshOf(t, s, p)
-	if e, err := s.Geometry(ctx, m, v, OutGLB); err != nil || e.Err != nil {
+	if e, err := s.geometry(ctx, m, v, OutGLB); err != nil || e.Err != nil {
 		t.Fatalf("glb: %v %v", err, e.Err)
 	}
-	if len(s.Versions.Set(p)) == 0 {
+	if len(s.versions.Set(p)) == 0 {
 		t.Fatal("the scan found no file the mesh reads: the test needs one")
 	}
 	s2 := reopen(t, s, disk)
@@ -83,10 +80,10 @@ func TestRemountFindsMeshWithDeps(t *testing.T) {
 	if _, err := s2.Scan(ctx, m2, v2); err != nil {
 		t.Fatal(err)
 	}
-	if e, err := s2.Geometry(ctx, m2, v2, OutGLB); err != nil || e.Err != nil {
+	if e, err := s2.geometry(ctx, m2, v2, OutGLB); err != nil || e.Err != nil {
 		t.Fatalf("glb after the remount: %v %v", err, e.Err)
 	}
-	st := s2.Cache.Stats()
+	st := s2.cache.Stats()
 	if n := st.Loads[Label(m2, OutScan)]; n != 0 {
 		t.Errorf("the remount scanned the mesh %d times; its scan is in the disk cache", n)
 	}
@@ -104,10 +101,10 @@ func TestRemountFindsMeshWithDeps(t *testing.T) {
 	if v3.Same(v2) {
 		t.Fatal("a material file changed while unmounted: the same version")
 	}
-	if e, err := s3.Geometry(ctx, m3, v3, OutGLB); err != nil || e.Err != nil {
+	if e, err := s3.geometry(ctx, m3, v3, OutGLB); err != nil || e.Err != nil {
 		t.Fatalf("glb after the material changed: %v %v", err, e.Err)
 	}
-	if n := s3.Cache.Stats().Loads[Label(m3, OutGLB)]; n != 1 {
+	if n := s3.cache.Stats().Loads[Label(m3, OutGLB)]; n != 1 {
 		t.Errorf("%d conversions after the material file changed, want 1", n)
 	}
 }

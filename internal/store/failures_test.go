@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
+	"github.com/meshfs/meshfs/internal/store/failures"
 )
 
 // TestErrorsTextNamesOnce: each line of .meshfs/errors.txt names its mesh
@@ -32,11 +33,11 @@ func TestErrorsTextNamesOnce(t *testing.T) {
 	s, _ := newStore(t, src, t.TempDir())
 	for _, name := range []string{"x.mesh", "nob.msh"} {
 		m, v := meshOf(t, s, filepath.Join(src, name))
-		if _, err := s.Geometry(ctx, m, v, OutGLB); err != nil {
+		if _, err := s.geometry(ctx, m, v, OutGLB); err != nil {
 			t.Fatal(err)
 		}
 	}
-	text := string(ErrorsText(src, s.Failed.Current(src)))
+	text := string(failures.ErrorsText(src, s.failed.Current(src)))
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("errors.txt:\n%s\nwant 2 lines", text)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"os"
 	"syscall"
 
@@ -22,35 +23,35 @@ import (
 // is final when error.txt is listed or when the geometry outputs the
 // folder has are known to have converted (in memory or in the disk cache).
 func (s *Store) Listing(ctx context.Context, m *outputs.Mesh, v version.Version) (files []outputs.Entry, r *ScanResult, warm, final bool, err error) {
-	_, warm = s.Cache.Peek(Key(m, v, OutScan))
+	_, warm = s.cache.Peek(Key(m, v, OutScan))
 	if r, err = s.Scan(ctx, m, v); err != nil {
 		return nil, nil, warm, false, err
 	}
-	broken := s.KnownBroken(m, v, r)
-	animated := !broken && r.ScanErr == nil && s.Animated(ctx, m, v)
+	broken := s.knownBroken(m, v, r)
+	animated := !broken && r.ScanErr == nil && s.animated(ctx, m, v)
 	files = m.Files(outputs.State{Chunks: len(r.Chunks) > 0, Broken: broken, Animated: animated})
-	final = broken || (s.Converted(m, v, OutGLB) && (!m.HasOBJ() || s.Converted(m, v, OutOBJ)) &&
-		(!m.HasPreview() || s.Converted(m, v, OutPreview)))
+	final = broken || (s.converted(m, v, OutGLB) && (!m.HasOBJ() || s.converted(m, v, OutOBJ)) &&
+		(!m.HasPreview() || s.converted(m, v, OutPreview)))
 	return files, r, warm, final, nil
 }
 
-// GeometryGone reports whether the geometry outputs are not in the folder
+// geometryGone reports whether the geometry outputs are not in the folder
 // of version v because it is known broken (their names are not found, as
 // the listing shows). Nothing known is not gone: the lookup's conversion
 // will tell, and a scan made here would be made apart from that
 // conversion's decoding, which makes it in one pass where it can.
-func (s *Store) GeometryGone(ctx context.Context, m *outputs.Mesh, v version.Version) bool {
-	if _, ok := s.Cache.Peek(Key(m, v, OutScan)); !ok && !s.FailedOnDisk(m, v) {
+func (s *Store) geometryGone(ctx context.Context, m *outputs.Mesh, v version.Version) bool {
+	if _, ok := s.cache.Peek(Key(m, v, OutScan)); !ok && !s.failedOnDisk(m, v) {
 		return false
 	}
 	r, err := s.Scan(ctx, m, v)
-	return err == nil && s.KnownBroken(m, v, r)
+	return err == nil && s.knownBroken(m, v, r)
 }
 
 // Holds reports whether the folder of version v holds entry e, as far as
 // is known without converting (outputs.State.Holds): chunks/ when the scan
 // found chunks; not the geometry outputs of a mesh known broken
-// (GeometryGone), nor NAME.animated.glb without an animation of the mesh.
+// (geometryGone), nor NAME.animated.glb without an animation of the mesh.
 // keep is false for an absence the kernel must not keep as a negative
 // entry: no event may come to drop it when a fixed source converts or an
 // animation file comes.
@@ -62,9 +63,9 @@ func (s *Store) Holds(ctx context.Context, m *outputs.Mesh, v version.Version, e
 			return false, false, err
 		}
 		return len(r.Chunks) > 0, true, nil
-	case e.Converted() && s.GeometryGone(ctx, m, v):
+	case e.Converted() && s.geometryGone(ctx, m, v):
 		return false, false, nil
-	case e.Output == outputs.OutAnimated && !s.Animated(ctx, m, v):
+	case e.Output == outputs.OutAnimated && !s.animated(ctx, m, v):
 		return false, false, nil
 	}
 	return true, true, nil
@@ -79,13 +80,13 @@ func (s *Store) Holds(ctx context.Context, m *outputs.Mesh, v version.Version, e
 // its size would cost a conversion.
 func (s *Store) CheapSize(ctx context.Context, m *outputs.Mesh, v version.Version, e outputs.Entry, chunk string, fromMemory bool) (size int64, scanned, ok, notCheap bool) {
 	if chunk == "" && e.Converted() {
-		if size, ok := s.ConvertedSize(m, v, e, fromMemory); ok {
+		if size, ok := s.convertedSize(m, v, e, fromMemory); ok {
 			return size, false, true, false
 		}
 		return 0, false, false, fromMemory
 	}
 	if chunk != "" || e.Output == outputs.OutHeader {
-		size, ok := s.KnownSize(ctx, m, v, chunk == "", chunk)
+		size, ok := s.knownSize(ctx, m, v, chunk == "", chunk)
 		return size, true, ok, false
 	}
 	return 0, false, false, false
@@ -98,7 +99,7 @@ func (s *Store) InMemory(m *outputs.Mesh, v version.Version, e outputs.Entry) ([
 		return nil, false
 	}
 	output, part := Conversion(e)
-	g, ok := s.Cache.Use(Key(m, v, output))
+	g, ok := s.cache.Use(Key(m, v, output))
 	if !ok || g.Err != nil {
 		return nil, false
 	}
@@ -109,31 +110,16 @@ func (s *Store) InMemory(m *outputs.Mesh, v version.Version, e outputs.Entry) ([
 // and its size, converting first when neither cache has it, when the
 // kernel's passthrough may read it: the kernel reads a backing file to its
 // end, so only an entry that is exactly the .glb serves (a single part; the
-// .obj shares its entry with the .mtl), of at least PassMin bytes, checked
+// .obj shares its entry with the .mtl), of at least disktier.PassMin bytes, checked
 // whole. ok is false when the open
-// must be served otherwise: a conversion error, an output below PassMin or
+// must be served otherwise: a conversion error, an output below disktier.PassMin or
 // not in the disk cache (yet: a fresh conversion is saved once its readers
 // pause), or a damaged entry. The caller closes h.
 func (s *Store) PassFile(ctx context.Context, m *outputs.Mesh, v version.Version) (h *diskcache.Handle, size int64, ok bool) {
-	if s.Disk == nil {
-		return nil, 0, false
-	}
-	dk := s.DiskKey(Key(m, v, OutGLB))
-	if _, onDisk := s.Disk.Sizes(dk); !onDisk {
-		if e, err := s.Geometry(ctx, m, v, OutGLB); err != nil || e.Err != nil {
-			return nil, 0, false
-		}
-	}
-	h, pinned := s.Disk.Pin(dk)
-	if !pinned {
-		return nil, 0, false
-	}
-	sizes := h.Sizes()
-	if len(sizes) != 1 || sizes[0] < PassMin || !s.Verified(dk, h) {
-		h.Close()
-		return nil, 0, false
-	}
-	return h, sizes[0], true
+	return s.disk.Pass(Key(m, v, OutGLB), func() bool {
+		e, err := s.geometry(ctx, m, v, OutGLB)
+		return err == nil && e.Err == nil
+	})
 }
 
 // PushMax bounds the header.json pushed into the kernel's page cache.
@@ -146,15 +132,19 @@ const PushMax = 64 << 10
 // never come), of at most PushMax bytes, and not one that carries a
 // conversion's error instead.
 func (s *Store) Pushable(m *outputs.Mesh, v version.Version, r *ScanResult) ([]byte, bool) {
-	data, inMemory := r.HeaderInMemory()
+	data, inMemory := r.headerInMemory()
 	if !inMemory || len(data) == 0 || len(data) > PushMax {
 		return nil, false
 	}
-	if err, scan := s.Failure(m, v, r); err != nil && !scan {
+	if err, scan := s.failure(m, v, r); err != nil && !scan {
 		return nil, false
 	}
 	return data, true
 }
+
+// ErrNotCheap is the answer (ChunkCheap's, a mount's node's size) when the
+// size would cost a conversion and only a cheap one was asked for.
+var ErrNotCheap = errors.New("the size is known only by converting")
 
 // ChunkCheap reports (nil) whether the attributes of chunk name of
 // version v are known without loading it: a raw chunk's, or a loaded
@@ -165,12 +155,12 @@ func (s *Store) ChunkCheap(ctx context.Context, m *outputs.Mesh, v version.Versi
 	if err != nil {
 		return err
 	}
-	ch, ok := r.Chunk(name)
+	ch, ok := r.chunk(name)
 	if !ok {
 		return os.ErrNotExist
 	}
 	if ch.Load != nil {
-		if _, ok := s.Cache.Peek(Key(m, v, OutChunk+"/"+name)); !ok {
+		if _, ok := s.cache.Peek(Key(m, v, OutChunk+"/"+name)); !ok {
 			return ErrNotCheap
 		}
 	}
@@ -181,8 +171,8 @@ func (s *Store) ChunkCheap(ctx context.Context, m *outputs.Mesh, v version.Versi
 // unless memory holds its scan, and reports whether it did.
 func (s *Store) ScanAhead(ctx context.Context, path string, st *syscall.Stat_t, format decode.Format) bool {
 	m := s.NewMesh(path, format)
-	v := s.Versions.Version(path, version.FromStat(st))
-	if _, ok := s.Cache.Peek(Key(m, v, OutScan)); ok {
+	v := s.versions.Version(path, version.FromStat(st))
+	if _, ok := s.cache.Peek(Key(m, v, OutScan)); ok {
 		return false
 	}
 	_, err := s.Scan(ctx, m, v)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
+	"github.com/meshfs/meshfs/internal/store/failures"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -52,7 +53,7 @@ func TestFolderView(t *testing.T) {
 	if _, _, warm, _, _ := s.Listing(ctx, m, v); !warm {
 		t.Fatal("second listing: the scan is not warm")
 	}
-	if s.GeometryGone(ctx, m, v) {
+	if s.geometryGone(ctx, m, v) {
 		t.Fatal("a healthy mesh's geometry is gone")
 	}
 	if _, _, ok, costly := s.CheapSize(ctx, m, v, glb, "", true); ok || !costly {
@@ -75,7 +76,7 @@ func TestFolderView(t *testing.T) {
 		t.Fatal("an unconverted .glb in memory")
 	}
 	for _, out := range []string{OutGLB, OutOBJ} {
-		if e, err := s.Geometry(ctx, m, v, out); err != nil || e.Err != nil {
+		if e, err := s.geometry(ctx, m, v, out); err != nil || e.Err != nil {
 			t.Fatalf("%s: %v", out, err)
 		}
 	}
@@ -90,7 +91,7 @@ func TestFolderView(t *testing.T) {
 	if _, _, _, final, _ := s.Listing(ctx, m, v); final {
 		t.Fatal("the listing is final before the preview is drawn")
 	}
-	if e, err := s.Geometry(ctx, m, v, OutPreview); err != nil || e.Err != nil {
+	if e, err := s.geometry(ctx, m, v, OutPreview); err != nil || e.Err != nil {
 		t.Fatalf("preview: %v", err)
 	}
 	if _, _, _, final, _ := s.Listing(ctx, m, v); !final {
@@ -124,10 +125,10 @@ func TestFolderViewBroken(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newStore(t, src, disk)
 	m, v := meshOf(t, s, p)
-	if s.GeometryGone(ctx, m, v) {
+	if s.geometryGone(ctx, m, v) {
 		t.Fatal("geometry gone before anything is known")
 	}
-	e, err := s.Geometry(ctx, m, v, OutGLB)
+	e, err := s.geometry(ctx, m, v, OutGLB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestFolderViewBroken(t *testing.T) {
 	if got := names(files); got[m.GLBName()] || !got[outputs.ErrorName] || !final {
 		t.Fatalf("broken mesh lists %v (final %v)", got, final)
 	}
-	if !s.GeometryGone(ctx, m, v) {
+	if !s.geometryGone(ctx, m, v) {
 		t.Fatal("a broken mesh's geometry is not gone")
 	}
 	if _, ok := s.Pushable(m, v, r); ok && r.ScanErr == nil {
@@ -194,7 +195,7 @@ func TestTexturePNG(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _, _ = version.Stat(p)
-	var ce *ConvError
+	var ce *failures.ConvError
 	if _, _, _, err := s.TexturePNG(ctx, p, id.File); !errors.As(err, &ce) {
 		t.Fatalf("PNG of a broken texture: %v, want a ConvError", err)
 	}
@@ -221,7 +222,7 @@ func TestScanAhead(t *testing.T) {
 	if !s.ScanAhead(ctx, p, &st, m.Format) {
 		t.Fatal("a cold mesh was not scanned ahead")
 	}
-	if _, ok := s.Cache.Peek(Key(m, v, OutScan)); !ok {
+	if _, ok := s.cache.Peek(Key(m, v, OutScan)); !ok {
 		t.Fatal("the scan ahead is not in memory")
 	}
 	if s.ScanAhead(ctx, p, &st, m.Format) {

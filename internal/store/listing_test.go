@@ -28,13 +28,13 @@ func TestListingKeptOnDisk(t *testing.T) {
 	for i := range 2 {
 		s, _ := newStore(t, src, disk)
 		v := srcview.New(archive.Limits{})
-		v.SetKeeper(s)
+		v.SetKeeper(s.disk.Listings())
 		if ents, err := v.ReadDir(pak + "/a"); err != nil || len(ents) != 1 || ents[0].Name() != "b.txt" {
 			t.Fatalf("mount %d: %v %v", i, ents, err)
 		}
 		if listed := v.Listed.Load(); listed != int64(1-i) {
 			t.Errorf("mount %d read the central directory %d times", i, listed)
 		}
-		s.Disk.Close()
+		s.closeDisk()
 	}
 }

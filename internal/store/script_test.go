@@ -2,15 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/decode/tfever/luasandbox"
 )
 
 // concatBomb is a model script that asks one instruction to join 30 copies
@@ -40,20 +35,20 @@ func TestScriptLimitRecorded(t *testing.T) {
 	if r.ScanErr == nil || !strings.Contains(r.ScanErr.Error(), "bomb.mdl") || !strings.Contains(r.ScanErr.Error(), "limit of 67108864 bytes") {
 		t.Fatalf("scan error %v, want the file and the byte limit", r.ScanErr)
 	}
-	if !s.KnownBroken(m, v, r) {
+	if !s.knownBroken(m, v, r) {
 		t.Fatal("the bomb is not known broken")
 	}
 
 	s2 := reopen(t, s, disk)
 	m2, v2 := meshOf(t, s2, p)
-	if !s2.FailedOnDisk(m2, v2) {
+	if !s2.failedOnDisk(m2, v2) {
 		t.Fatal("a new store does not find the failure on disk")
 	}
 	r2, err := s2.Scan(ctx, m2, v2)
 	if err != nil || r2.ScanErr == nil || r2.ScanErr.Error() != r.ScanErr.Error() {
 		t.Fatalf("scan after a remount: %v, %v; want %v", err, r2.ScanErr, r.ScanErr)
 	}
-	if n := s2.Cache.Stats().Loads[Label(m2, OutScan)]; n != 0 {
+	if n := s2.cache.Stats().Loads[Label(m2, OutScan)]; n != 0 {
 		t.Fatalf("the remount ran the script %d times; its failure is on disk", n)
 	}
 
@@ -67,28 +62,8 @@ func TestScriptLimitRecorded(t *testing.T) {
 	if err != nil || r3.ScanErr == nil || !strings.Contains(r3.ScanErr.Error(), "bomb.mdl:3") {
 		t.Fatalf("scan of the changed script: %v, %v", err, r3.ScanErr)
 	}
-	if n := s3.Cache.Stats().Loads[Label(m3, OutScan)]; n != 1 {
+	if n := s3.cache.Stats().Loads[Label(m3, OutScan)]; n != 1 {
 		t.Fatalf("the changed script ran %d times, want 1", n)
-	}
-}
-
-// TestPersistableScriptLimits: a sandbox budget's failure belongs to the
-// files (persisted), its deadline's does not, whatever else wraps them.
-func TestPersistableScriptLimits(t *testing.T) {
-	budget := &luasandbox.Error{Kind: luasandbox.ErrLimit, Msg: "script ran more than 1000000 instructions"}
-	late := &luasandbox.Error{Kind: luasandbox.ErrTimeout, Msg: "script ran past its deadline of 1s"}
-	for _, c := range []struct {
-		err  error
-		want bool
-	}{
-		{fmt.Errorf("x.mdl: %w", errors.Join(budget, decode.ErrLimit)), true},
-		{fmt.Errorf("x.mdl: %w", errors.Join(late, decode.ErrLimit)), false},
-		{fmt.Errorf("x.mdl: %w", errors.Join(budget, context.DeadlineExceeded)), false},
-		{fmt.Errorf("x.ply: %w", decode.ErrLimit), false},
-	} {
-		if got := Persistable(c.err); got != c.want {
-			t.Errorf("Persistable(%v) = %v, want %v", c.err, got, c.want)
-		}
 	}
 }
 
@@ -116,7 +91,7 @@ func TestScriptModuleRecorded(t *testing.T) {
 	if err != nil || r.ScanErr == nil || !strings.Contains(r.ScanErr.Error(), "bomb.lua:2") {
 		t.Fatalf("scan: %v, %v; want the module's concatenation refused", err, r.ScanErr)
 	}
-	if set := s.Versions.Set(p); len(set) != 1 || set[0].Path != mod {
+	if set := s.versions.Set(p); len(set) != 1 || set[0].Path != mod {
 		t.Fatalf("the failed scan's files %v, want the module %s", set, mod)
 	}
 
@@ -125,7 +100,7 @@ func TestScriptModuleRecorded(t *testing.T) {
 	if r2, err := s2.Scan(ctx, m2, v2); err != nil || r2.ScanErr == nil {
 		t.Fatalf("scan after a remount: %v, %v", err, r2.ScanErr)
 	}
-	if n := s2.Cache.Stats().Loads[Label(m2, OutScan)]; n != 0 {
+	if n := s2.cache.Stats().Loads[Label(m2, OutScan)]; n != 0 {
 		t.Fatalf("the remount ran the script %d times; its failure is on disk", n)
 	}
 
@@ -143,7 +118,7 @@ func TestScriptModuleRecorded(t *testing.T) {
 	if err != nil || r3.ScanErr == nil || strings.Contains(r3.ScanErr.Error(), "concatenation") {
 		t.Fatalf("scan with the module fixed: %v, %v; want the script run again", err, r3.ScanErr)
 	}
-	if n := s3.Cache.Stats().Loads[Label(m3, OutScan)]; n != 1 {
+	if n := s3.cache.Stats().Loads[Label(m3, OutScan)]; n != 1 {
 		t.Fatalf("the script ran %d times after its module changed, want 1", n)
 	}
 }

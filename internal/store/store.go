@@ -1,3 +1,9 @@
+// Package store is where a mount's outputs come from: the memory cache,
+// else the disk cache, else a scan or a conversion now. Its parts are
+// packages of their own: record (what the disk cache keeps of scans and
+// failures, and its keys' version), failures (the broken meshes), idle
+// (readers' activity, low priority), gcpace (the collector's policy). It
+// knows nothing of FUSE; it is tested without a mount.
 package store
 
 import (
@@ -7,7 +13,6 @@ import (
 	"io/fs"
 	"log"
 	"os"
-	pathpkg "path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,11 +23,17 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/archive"
 	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/logonce"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/store/disktier"
+	"github.com/meshfs/meshfs/internal/store/failures"
+	"github.com/meshfs/meshfs/internal/store/gcpace"
+	"github.com/meshfs/meshfs/internal/store/idle"
+	"github.com/meshfs/meshfs/internal/store/prewarm"
+	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -32,58 +43,42 @@ import (
 // saved to the disk cache once the readers pause. It keeps the failures of
 // the versions it made and knows which files each mesh read
 // (version.Tracker). It knows nothing of FUSE: the mount tells it of
-// readers' requests (Activity) and is told, through Hooks, of what the
-// kernel must learn.
+// readers' requests (Config.Activity) and is told, through Config.Events,
+// of what the kernel must learn. Everything it holds is set by Open.
 type Store struct {
-	Cache    *cache.Cache
-	Disk     *diskcache.Cache // nil: none
-	Sem      *outputs.Semaphore
-	GC       GCPacer
-	Failed   Failures
-	Versions *version.Tracker
-	Activity Activity
-	// Hooks are the mount's side of what the store finds.
-	Hooks Hooks
-	// Ctx ends with the mount: saves waiting for a quiet moment go ahead.
-	Ctx context.Context
+	cache    *cache.Cache
+	disk     *disktier.Tier
+	dc       *diskcache.Cache // the disk tier's cache (closed by the caller)
+	sem      *outputs.Semaphore
+	gc       *gcpace.Pacer
+	failed   *failures.List
+	versions *version.Tracker
+	activity *idle.Activity
+	events   Events
 
-	log    *log.Logger
-	logged sync.Map // failures logged once each
+	log  *log.Logger
+	once *logonce.Log // failures logged once each
 	// view is how the store reaches sources (Config.Limits.View, else its
 	// own): every mesh it makes reads through it, whatever Limits say.
 	view *srcview.Packed
 
 	folderDeps folderDeps
-	// DiskWrites are the saves in flight (Close waits for them);
-	// SavesPending counts converted outputs not yet in the disk cache.
-	DiskWrites   sync.WaitGroup
-	SavesPending atomic.Int64
-	// OnePass counts scans made in one pass with a .glb's decoding.
-	OnePass atomic.Int64
-	// verified holds the disk-cache keys whose files were checked for
-	// passthrough (Verified).
-	verified sync.Map
+	// onePass counts scans made in one pass with a .glb's decoding.
+	onePass atomic.Int64
 
 	mu          sync.Mutex
-	fallbacks   map[string]int64 // disk loads that converted after all
 	convLatency cache.Ring
+	warm        *prewarm.Warmer // nil: not started
 
-	// Limits bound every conversion; Tree is the source folder asset roots
+	// limits bound every conversion; tree is the source folder asset roots
 	// are looked for in, and the pre-warmer walks.
-	Limits outputs.Limits
-	Tree   string
-	// Sniff returns the format of the source file at path (stat st), or
-	// nil: the mount's sniff cache, which the pre-warmer shares.
-	Sniff func(path string, st *syscall.Stat_t) decode.Format
-
-	prewarm     *prewarmState
-	stopPrewarm context.CancelFunc
-	prewarmDone sync.WaitGroup
+	limits outputs.Limits
+	tree   string
 }
 
-// Hooks are what the mount does when the store finds something the kernel
-// must learn.
-type Hooks interface {
+// Events are what the mount does when the store finds something the kernel
+// must learn (Config.Events).
+type Events interface {
 	// DepsFound: a scan of the mesh at path found the files its outputs
 	// are made from besides its folder's, set, which the Tracker was told;
 	// changed is set when they differ from the last scan's (the mount
@@ -94,62 +89,23 @@ type Hooks interface {
 	Broken(path string)
 }
 
-// New returns a store logging to lg over the given caches.
-// The store tells versions of the dependency files of every folder and of
-// the sets its persisted scans recorded.
-func New(c *cache.Cache, disk *diskcache.Cache, sem *outputs.Semaphore, versions *version.Tracker, lg *log.Logger) *Store {
-	s := &Store{Cache: c, Disk: disk, Sem: sem, Versions: versions, log: lg, Ctx: context.Background()}
-	versions.Folder, versions.Recorded = s.folderDeps.of, s.recordedDeps
-	// The store's own view of the sources (Open may take the caller's).
-	s.view = srcview.NewView()
-	s.Limits.View = s.view
-	s.Failed.still = s.still
-	if disk != nil {
-		// The archives' listings outlive the mount with the outputs.
-		s.view.SetKeeper(s)
-	}
-	return s
-}
+// noEvents is the Events of a store nobody listens to.
+type noEvents struct{}
+
+func (noEvents) DepsFound(string, version.Set, bool) {}
+func (noEvents) Broken(string)                       {}
 
 // recordedDeps is the set the persisted scan of src's version v found.
 func (s *Store) recordedDeps(src string, v version.Version) (version.Set, bool) {
-	rec := s.scanRecordOf(cache.Key{Path: src, Version: v, Output: OutScan})
+	rec := s.disk.Scan(cache.Key{Path: src, Version: v, Output: OutScan})
 	if rec == nil {
 		return nil, false
 	}
 	return rec.Deps, true
 }
 
-// OutListing is the disk cache's output name of an archive's listing.
-const OutListing = "archive-listing"
-
-func listingKey(path string, id version.Ident) diskcache.Key {
-	return diskcache.Key{Path: path, Version: version.Version{Ident: id}, Output: OutListing}
-}
-
-// ArchiveListing is srcview.Keeper's: the listing the disk cache keeps of the
-// archive file at path, version id.
-func (s *Store) ArchiveListing(path string, id version.Ident) ([]byte, bool) {
-	parts, ok := s.Disk.Get(listingKey(path, id))
-	if !ok || len(parts) != 1 {
-		return nil, false
-	}
-	return parts[0], true
-}
-
-// KeepArchiveListing is srcview.Keeper's: it keeps listing in the disk
-// cache. A listing not kept (the cache full or closed) is only read again
-// at the next mount: nothing is logged.
-func (s *Store) KeepArchiveListing(path string, id version.Ident, listing []byte) {
-	s.Disk.Put(listingKey(path, id), [][]byte{listing})
-}
-
-// LogOnce logs a failure the first time it is seen for key.
-func (s *Store) LogOnce(key any, format string, args ...any) {
-	if _, seen := s.logged.LoadOrStore(key, true); !seen {
-		s.log.Printf(format, args...)
-	}
-}
+// logOnce logs a failure the first time it is seen for key.
+func (s *Store) logOnce(key any, format string, args ...any) { s.once.Printf(key, format, args...) }
 
 // Key is the memory cache key of output of mesh m's version v.
 func Key(m *outputs.Mesh, v version.Version, output string) cache.Key {
@@ -159,40 +115,12 @@ func Key(m *outputs.Mesh, v version.Version, output string) cache.Key {
 // Label names an output of m's format in the statistics ("gem/glb").
 func Label(m *outputs.Mesh, output string) string { return m.Format.Name() + "/" + output }
 
-// RecordConversion counts a conversion that took d.
-func (s *Store) RecordConversion(d time.Duration) {
+// recordConversion counts a conversion that took d.
+func (s *Store) recordConversion(d time.Duration) {
 	s.mu.Lock()
 	s.convLatency.Add(d)
 	s.mu.Unlock()
 }
-
-// ConversionLatency summarises the recent conversions' durations.
-func (s *Store) ConversionLatency() cache.Latency {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.convLatency.Summary()
-}
-
-// Verified reports whether a pinned disk-cache entry's file may be handed
-// to the kernel: checked against its CRC once per process, unless this
-// process wrote it whole (SaveToDisk); a crash of an earlier daemon may
-// have left any file short.
-func (s *Store) Verified(k diskcache.Key, h *diskcache.Handle) bool {
-	if _, ok := s.verified.Load(k); ok {
-		return true
-	}
-	if !h.Verify() {
-		return false
-	}
-	s.verified.Store(k, struct{}{})
-	return true
-}
-
-// PassMin is the smallest output the mount serves by passthrough: below
-// it the kernel's page cache (FOPEN_KEEP_CACHE) already makes warm reads
-// free, and a first read crosses /dev/fuse in one or two requests. A save
-// of one this big marks it verified.
-const PassMin = 1 << 20
 
 // FolderChanged records that a dependency file of the source folder dir
 // changed (any file of any folder: dir ""): the folder is listed again and
@@ -200,9 +128,9 @@ const PassMin = 1 << 20
 func (s *Store) FolderChanged(dir string) {
 	s.folderDeps.changed(dir)
 	if dir == "" {
-		s.Versions.ChangedAll()
+		s.versions.ChangedAll()
 	} else {
-		s.Versions.Changed(dir)
+		s.versions.Changed(dir)
 	}
 }
 
@@ -212,8 +140,8 @@ func (s *Store) FolderChanged(dir string) {
 // still holds for that version tells its size and serves its bytes:
 // Output.Size, Output.Serve). It returns those meshes.
 func (s *Store) Changed(path string) []string {
-	s.Limits.Projects.Changed(path)
-	return s.Versions.Changed(path)
+	s.limits.Projects.Changed(path)
+	return s.versions.Changed(path)
 }
 
 // Cache output names (the last part of a statistics label).
@@ -243,7 +171,7 @@ type ScanResult struct {
 	St      *decode.Structure
 	ScanErr error
 	HdrErr  error
-	// header is header.json's bytes; use HeaderData, which reads those of
+	// header is header.json's bytes; use headerData, which reads those of
 	// a persisted scan on demand (hdrLoad, hdrSize) the first time.
 	header  []byte
 	hdrMu   sync.Mutex
@@ -260,11 +188,11 @@ type ScanResult struct {
 	chunkIdx map[string]int
 }
 
-// Persisted reports whether r came from the disk cache's index.
-func (r *ScanResult) Persisted() bool { return r.disk }
+// persisted reports whether r came from the disk cache's index.
+func (r *ScanResult) persisted() bool { return r.disk }
 
-// HeaderData returns header.json's bytes, or the error rendering it gave.
-func (r *ScanResult) HeaderData() ([]byte, error) {
+// headerData returns header.json's bytes, or the error rendering it gave.
+func (r *ScanResult) headerData() ([]byte, error) {
 	if r.HdrErr != nil {
 		return nil, r.HdrErr
 	}
@@ -280,16 +208,16 @@ func (r *ScanResult) HeaderData() ([]byte, error) {
 	return r.header, nil
 }
 
-// HeaderInMemory returns header.json's bytes when they are in memory (not
+// headerInMemory returns header.json's bytes when they are in memory (not
 // a persisted scan's still on disk) and rendered without error.
-func (r *ScanResult) HeaderInMemory() ([]byte, bool) {
+func (r *ScanResult) headerInMemory() ([]byte, bool) {
 	r.hdrMu.Lock()
 	defer r.hdrMu.Unlock()
 	return r.header, r.hdrLoad == nil && r.HdrErr == nil
 }
 
-// HeaderSize is header.json's size, known without reading it.
-func (r *ScanResult) HeaderSize() int64 {
+// headerSize is header.json's size, known without reading it.
+func (r *ScanResult) headerSize() int64 {
 	r.hdrMu.Lock()
 	defer r.hdrMu.Unlock()
 	if r.hdrLoad != nil {
@@ -298,8 +226,8 @@ func (r *ScanResult) HeaderSize() int64 {
 	return int64(len(r.header))
 }
 
-// Chunk is the chunk the name under chunks/ shows.
-func (r *ScanResult) Chunk(name string) (*decode.Chunk, bool) {
+// chunk is the chunk the name under chunks/ shows.
+func (r *ScanResult) chunk(name string) (*decode.Chunk, bool) {
 	i, ok := r.chunkIdx[name]
 	if !ok {
 		return nil, false
@@ -329,13 +257,13 @@ type oneScene struct {
 // the source once, not once for the scan and once for the scene.
 func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version, sc *oneScene) (*ScanResult, error) {
 	key, label := Key(m, fp, OutScan), Label(m, OutScan)
-	var rec *ScanRecord
-	if _, ok := s.Cache.Peek(key); !ok {
-		if rec = s.scanRecordOf(key); rec != nil {
+	var rec *record.Scan
+	if _, ok := s.cache.Peek(key); !ok {
+		if rec = s.disk.Scan(key); rec != nil {
 			label += DiskSuffix
 		}
 	}
-	e, err := s.Cache.Get(ctx, key, label, func(ctx context.Context) (*cache.Entry, error) {
+	e, err := s.cache.Get(ctx, key, label, func(ctx context.Context) (*cache.Entry, error) {
 		if rec != nil {
 			r := s.fromRecord(m, fp, rec)
 			// Header bytes not in memory yet: weigh them in anyway.
@@ -348,17 +276,17 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 		var st *decode.Structure
 		var scanErr error
 		if sc != nil {
-			if err := s.Sem.Acquire(ctx); err != nil {
+			if err := s.sem.Acquire(ctx); err != nil {
 				return nil, err
 			}
 			start := time.Now()
-			endGC := s.GC.Begin(fp.Size)
+			endGC := s.gc.Begin(fp.Size)
 			one, scene, ok := m.ScanDecode(ctx)
 			endGC()
-			s.Sem.Release()
+			s.sem.Release()
 			if ok {
 				st, sc.scene, sc.took = one, scene, time.Since(start)
-				s.OnePass.Add(1)
+				s.onePass.Add(1)
 			}
 		}
 		if st == nil {
@@ -372,7 +300,7 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 		for i, d := range deps {
 			set[i] = version.Read(d)
 		}
-		s.Hooks.DepsFound(m.Path, set, s.Versions.Track(m.Path, set))
+		s.events.DepsFound(m.Path, set, s.versions.Track(m.Path, set))
 		r := &ScanResult{St: st, ScanErr: scanErr, HdrErr: hdrErr, header: hdr, chunkIdx: map[string]int{}, deps: set}
 		aux := int64(512)
 		if st != nil {
@@ -386,7 +314,7 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 			}
 		}
 		if scanErr != nil {
-			s.LogOnce(Key(m, fp, "scan-error"), "meshfs: %v", scanErr)
+			s.logOnce(Key(m, fp, "scan-error"), "meshfs: %v", scanErr)
 		}
 		s.saveScan(key, r)
 		return &cache.Entry{Parts: [][]byte{hdr}, Aux: r, AuxWeight: aux}, nil
@@ -396,19 +324,19 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 	}
 	r := e.Aux.(*ScanResult)
 	if r.ScanErr != nil {
-		s.Failed.Note(m.Path, fp, true, r.ScanErr)
+		s.failed.Note(m.Path, fp, true, r.ScanErr)
 	} else if r.HdrErr != nil {
-		s.Failed.Note(m.Path, fp, true, r.HdrErr)
+		s.failed.Note(m.Path, fp, true, r.HdrErr)
 	}
 	return r, nil
 }
 
-// Geometry returns the cached entry of a geometry output (OutGLB: one part;
+// geometry returns the cached entry of a geometry output (OutGLB: one part;
 // OutOBJ: the obj and the mtl), converting on a miss. A failed conversion is
 // an entry with Err.
-func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Version, output string) (*cache.Entry, error) {
+func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Version, output string) (*cache.Entry, error) {
 	key, label := Key(m, fp, output), Label(m, output)
-	if e, ok := s.Cache.Use(key); ok {
+	if e, ok := s.cache.Use(key); ok {
 		// Converted (or failed) already and still in memory: the scan
 		// that a conversion needs is not needed.
 		return e, nil
@@ -416,7 +344,7 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 	// An output in the disk cache was converted from this very source
 	// version (so its scan succeeded): load it instead of converting. So
 	// is a conversion that failed: its error comes back without a retry.
-	sizes, onDisk := s.DiskSizes(key)
+	sizes, onDisk := s.disk.Sizes(key)
 	// What the load will hold in memory, about: the disk entry's sizes,
 	// or for a conversion the source's size.
 	hint := fp.Size
@@ -428,7 +356,7 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 	}
 	var diskErr error
 	if !onDisk {
-		diskErr, onDisk = s.DiskFailure(key)
+		diskErr, onDisk = s.disk.Failure(key)
 	}
 	var sc *oneScene
 	if onDisk {
@@ -437,7 +365,7 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 		if (output == OutGLB || output == OutPreview) && m.CanScanDecode() {
 			// One pass only for a conversion to come: a .glb in memory
 			// whose scan was evicted wants the scan alone.
-			if _, inMem := s.Cache.Peek(key); !inMem {
+			if _, inMem := s.cache.Peek(key); !inMem {
 				sc = &oneScene{}
 			}
 		}
@@ -451,24 +379,24 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 		}
 	}
 	var failed atomic.Bool
-	e, err := s.Cache.GetSized(ctx, key, label, max(hint, 1), func(ctx context.Context) (*cache.Entry, error) {
+	e, err := s.cache.GetSized(ctx, key, label, max(hint, 1), func(ctx context.Context) (*cache.Entry, error) {
 		if diskErr != nil {
 			// Listings already show error.txt (knownBroken): no notice.
 			return &cache.Entry{Err: diskErr}, nil
 		}
 		if onDisk {
-			if e := s.loadFromDisk(key); e != nil {
+			if e := s.disk.Load(key); e != nil {
 				return e, nil
 			}
 			// Damaged or evicted since: convert after all.
-			s.countDiskFallback(Label(m, output))
+			s.disk.Fallback(Label(m, output))
 		}
 		// Bounded concurrency: waiters share this load, others queue here.
-		if err := s.Sem.Acquire(ctx); err != nil {
+		if err := s.sem.Acquire(ctx); err != nil {
 			return nil, err
 		}
-		defer s.Sem.Release()
-		defer s.GC.Begin(fp.Size)()
+		defer s.sem.Release()
+		defer s.gc.Begin(fp.Size)()
 		start := time.Now()
 		var e *cache.Entry
 		var err error
@@ -505,12 +433,12 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 			}
 			e = &cache.Entry{Parts: [][]byte{b}}
 		}
-		s.RecordConversion(time.Since(start))
+		s.recordConversion(time.Since(start))
 		// The reader who asked reads the output next: the quiet that a
 		// big disk-cache save (and the pre-warmer) wait for starts now,
 		// not when the request that converted began.
-		if !isPrewarm(ctx) {
-			s.Activity.Touch()
+		if !prewarm.Is(ctx) {
+			s.activity.Touch()
 		}
 		if !errors.Is(err, os.ErrNotExist) && !s.still(key.Path, key.Version.Ident) {
 			// Changed while it was read: these bytes may be of another
@@ -521,21 +449,21 @@ func (s *Store) Geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, err
 			}
-			s.LogOnce(Key(m, fp, "error:"+err.Error()), "meshfs: %v", err)
+			s.logOnce(Key(m, fp, "error:"+err.Error()), "meshfs: %v", err)
 			e = &cache.Entry{Err: err}
 			failed.Store(true)
 		}
 		// Passthrough opens (passthrough.go) wait for this save: the
 		// opens before it is done read from the daemon, which for a first
 		// read is faster than writing the disk-cache file first.
-		s.saveToDisk(key, e)
+		s.disk.Save(key, e)
 		return e, nil
 	})
 	if err == nil && e.Err != nil {
-		s.Failed.Note(m.Path, fp, false, e.Err)
+		s.failed.Note(m.Path, fp, false, e.Err)
 	}
 	if failed.Load() {
-		s.Hooks.Broken(m.Path)
+		s.events.Broken(m.Path)
 	}
 	return e, err
 }
@@ -547,16 +475,16 @@ func (s *Store) still(path string, id version.Ident) bool {
 	return s.view.SysStat(path, &st) == nil && version.FromStat(&st).Same(id)
 }
 
-// ChunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
+// chunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
 // which is read from the source file itself.
-func (s *Store) ChunkData(ctx context.Context, m *outputs.Mesh, fp version.Version, r *ScanResult, name string) ([]byte, *decode.Chunk, error) {
-	c, ok := r.Chunk(name)
+func (s *Store) chunkData(ctx context.Context, m *outputs.Mesh, fp version.Version, r *ScanResult, name string) ([]byte, *decode.Chunk, error) {
+	c, ok := r.chunk(name)
 	if !ok {
 		return nil, nil, os.ErrNotExist
 	}
 	if err := m.CheckChunk(c); err != nil {
 		// Over a limit: `convert` writes no file for it either.
-		s.LogOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
+		s.logOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
 		return nil, nil, err
 	}
 	// A raw chunk of an archive's entry has no window of a file of its
@@ -577,10 +505,10 @@ func (s *Store) ChunkData(ctx context.Context, m *outputs.Mesh, fp version.Versi
 	if packed {
 		size = c.Length
 	}
-	e, err := s.Cache.GetSized(ctx, Key(m, fp, OutChunk+"/"+name), Label(m, OutChunk), size, func(ctx context.Context) (*cache.Entry, error) {
+	e, err := s.cache.GetSized(ctx, Key(m, fp, OutChunk+"/"+name), Label(m, OutChunk), size, func(ctx context.Context) (*cache.Entry, error) {
 		b, err := m.ChunkBytes(c)
 		if err != nil {
-			s.LogOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
+			s.logOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
 			return &cache.Entry{Err: err}, nil
 		}
 		return &cache.Entry{Parts: [][]byte{b}}, nil
@@ -594,9 +522,9 @@ func (s *Store) ChunkData(ctx context.Context, m *outputs.Mesh, fp version.Versi
 	return e.Part(0), nil, nil
 }
 
-// ErrorText is error.txt: the errors `convert` would record, in its order
+// errorText is error.txt: the errors `convert` would record, in its order
 // (scan, header, chunks, then decoding and export). Empty when nothing fails.
-func (s *Store) ErrorText(ctx context.Context, m *outputs.Mesh, fp version.Version) ([]byte, error) {
+func (s *Store) errorText(ctx context.Context, m *outputs.Mesh, fp version.Version) ([]byte, error) {
 	r, err := s.Scan(ctx, m, fp)
 	if err != nil {
 		return nil, err
@@ -619,17 +547,17 @@ func (s *Store) ErrorText(ctx context.Context, m *outputs.Mesh, fp version.Versi
 				}
 				continue
 			}
-			if _, _, err := s.ChunkData(ctx, m, fp, r, decode.SafeName(c.Name)); err != nil {
+			if _, _, err := s.chunkData(ctx, m, fp, r, decode.SafeName(c.Name)); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	if r.ScanErr == nil {
-		g, err := s.Geometry(ctx, m, fp, OutGLB)
+		g, err := s.geometry(ctx, m, fp, OutGLB)
 		if err != nil {
 			return nil, err
 		}
-		o, err := s.Geometry(ctx, m, fp, OutOBJ)
+		o, err := s.geometry(ctx, m, fp, OutOBJ)
 		if err != nil {
 			return nil, err
 		}
@@ -642,7 +570,7 @@ func (s *Store) ErrorText(ctx context.Context, m *outputs.Mesh, fp version.Versi
 		}
 		if m.HasPreview() && g.Err == nil && o.Err == nil {
 			// `convert` draws the preview once the exports succeeded.
-			p, err := s.Geometry(ctx, m, fp, OutPreview)
+			p, err := s.geometry(ctx, m, fp, OutPreview)
 			if err != nil {
 				return nil, err
 			}
@@ -654,12 +582,12 @@ func (s *Store) ErrorText(ctx context.Context, m *outputs.Mesh, fp version.Versi
 	return outputs.ErrorText(errs...), nil
 }
 
-// Failure returns what broke source version fp of the mesh (scan r), as
+// failure returns what broke source version fp of the mesh (scan r), as
 // far as is known without converting anything: the scan's or header's
 // error (scan true), else a conversion that failed in this mount or, for
 // this version, in an earlier one. nil: nothing known to fail. A failure
 // found is entered in the mount's failure list (.meshfs/errors.txt).
-func (s *Store) Failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err error, scan bool) {
+func (s *Store) failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err error, scan bool) {
 	switch {
 	case r.ScanErr != nil:
 		err, scan = r.ScanErr, true
@@ -668,10 +596,10 @@ func (s *Store) Failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err
 	default:
 		for _, out := range conversions() {
 			key := Key(m, fp, out)
-			if e, ok := s.Cache.Peek(key); ok {
+			if e, ok := s.cache.Peek(key); ok {
 				err = e.Err
 			} else {
-				err, _ = s.DiskFailure(key)
+				err, _ = s.disk.Failure(key)
 			}
 			if err != nil {
 				break
@@ -679,43 +607,43 @@ func (s *Store) Failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err
 		}
 	}
 	if err != nil {
-		s.Failed.Note(m.Path, fp, scan, err)
+		s.failed.Note(m.Path, fp, scan, err)
 	}
 	return err, scan
 }
 
-// KnownBroken reports whether the folder of version fp is broken (the
+// knownBroken reports whether the folder of version fp is broken (the
 // folder table's rule: error.txt listed, no geometry outputs), as far as is
 // known without converting anything.
-func (s *Store) KnownBroken(m *outputs.Mesh, fp version.Version, r *ScanResult) bool {
-	err, _ := s.Failure(m, fp, r)
+func (s *Store) knownBroken(m *outputs.Mesh, fp version.Version, r *ScanResult) bool {
+	err, _ := s.failure(m, fp, r)
 	return err != nil
 }
 
-// Converted reports whether output converted without error for fp, as far
+// converted reports whether output converted without error for fp, as far
 // as the caches know.
-func (s *Store) Converted(m *outputs.Mesh, fp version.Version, output string) bool {
+func (s *Store) converted(m *outputs.Mesh, fp version.Version, output string) bool {
 	key := Key(m, fp, output)
-	if e, ok := s.Cache.Peek(key); ok {
+	if e, ok := s.cache.Peek(key); ok {
 		return e.Err == nil
 	}
 	// diskSizes knows successful conversions only (not failure records).
-	_, ok := s.DiskSizes(key)
+	_, ok := s.disk.Sizes(key)
 	return ok
 }
 
-// FailedOnDisk reports whether the disk cache records a failure of version
+// failedOnDisk reports whether the disk cache records a failure of version
 // fp: a scan's, or a conversion's.
-func (s *Store) FailedOnDisk(m *outputs.Mesh, fp version.Version) bool {
-	if s.Disk == nil {
+func (s *Store) failedOnDisk(m *outputs.Mesh, fp version.Version) bool {
+	if !s.disk.Enabled() {
 		return false
 	}
 	for _, out := range conversions() {
-		if _, failed := s.DiskFailure(Key(m, fp, out)); failed {
+		if _, failed := s.disk.Failure(Key(m, fp, out)); failed {
 			return true
 		}
 	}
-	rec := s.scanRecordOf(Key(m, fp, OutScan))
+	rec := s.disk.Scan(Key(m, fp, OutScan))
 	return rec != nil && rec.Failed()
 }
 
@@ -726,19 +654,19 @@ func IsConversion(label string) bool {
 	return out == OutGLB || out == OutOBJ || out == OutAnimated || out == OutPreview
 }
 
-// Animated reports whether some animation file of the folder belongs to
+// animated reports whether some animation file of the folder belongs to
 // version fp of the mesh (outputs' rule for NAME.animated.glb), as the
 // memory cache remembers it: fp's Gen changes with any animation file of
 // the folder (formats.IsDependency), so a change there asks again.
-func (s *Store) Animated(ctx context.Context, m *outputs.Mesh, fp version.Version) bool {
+func (s *Store) animated(ctx context.Context, m *outputs.Mesh, fp version.Version) bool {
 	if !m.TakesAnimations() {
 		return false
 	}
-	e, err := s.Cache.Get(ctx, Key(m, fp, OutAnims), Label(m, OutAnims), func(ctx context.Context) (*cache.Entry, error) {
-		if err := s.Sem.Acquire(ctx); err != nil {
+	e, err := s.cache.Get(ctx, Key(m, fp, OutAnims), Label(m, OutAnims), func(ctx context.Context) (*cache.Entry, error) {
+		if err := s.sem.Acquire(ctx); err != nil {
 			return nil, err
 		}
-		defer s.Sem.Release()
+		defer s.sem.Release()
 		names, err := m.Animations(ctx)
 		if err != nil {
 			return &cache.Entry{Err: err}, nil
@@ -756,50 +684,22 @@ func (s *Store) Animated(ctx context.Context, m *outputs.Mesh, fp version.Versio
 	return len(names) > 0
 }
 
-// scanRecordOf returns the persisted scan of key, decoded, or nil. A record
-// that does not decode is removed from the disk cache.
-func (s *Store) scanRecordOf(key cache.Key) *ScanRecord {
-	if s.Disk == nil {
-		return nil
-	}
-	dk := s.DiskKey(key)
-	blob, sizes, ok := s.Disk.Meta(dk)
-	if !ok {
-		return nil
-	}
-	rec, err := DecodeScan(blob, sizes)
-	if err != nil {
-		s.Disk.Remove(dk)
-		s.LogOnce("scan-record-damaged", "meshfs: disk cache: %s: %v (scanned again)", key.Path, err)
-		return nil
-	}
-	return rec
-}
-
 // saveScan persists a fresh scan beside the reader (Close waits for it).
 func (s *Store) saveScan(key cache.Key, r *ScanResult) {
-	if s.Disk == nil || !Persistable(r.ScanErr) {
+	if !s.disk.Enabled() || !record.Persistable(r.ScanErr) {
 		return
 	}
-	blob := EncodeScan(r.St, r.ScanErr, r.HdrErr, r.deps)
 	hdr := r.header
 	if r.HdrErr != nil {
 		hdr = nil
 	}
-	dk := s.DiskKey(key)
-	s.DiskWrites.Add(1)
-	go func() {
-		defer s.DiskWrites.Done()
-		if err := s.Disk.PutMeta(dk, [][]byte{hdr}, blob); err != nil && err != diskcache.ErrTooBig {
-			s.LogOnce("disk-put-error", "meshfs: disk cache: %v", err)
-		}
-	}()
+	s.disk.SaveScan(key, hdr, record.EncodeScan(r.St, r.ScanErr, r.HdrErr, r.deps))
 }
 
 // fromRecord builds the scan result of a persisted record: chunk names,
 // sizes and errors from memory; header.json's bytes read from the disk
 // cache when first asked for; loaded chunks' bytes through a live scan.
-func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *ScanRecord) *ScanResult {
+func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *record.Scan) *ScanResult {
 	r := &ScanResult{chunkIdx: map[string]int{}, hdrSize: rec.HdrSize, disk: true}
 	if rec.HasScanErr {
 		r.ScanErr = errors.New(rec.ScanErr)
@@ -822,10 +722,10 @@ func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *ScanRecord)
 		}
 	}
 	if r.HdrErr == nil {
-		dk := s.DiskKey(Key(m, fp, OutScan))
+		key := Key(m, fp, OutScan)
 		r.hdrLoad = func() ([]byte, error) {
-			if parts, ok := s.Disk.Get(dk); ok && int64(len(parts[0])) == rec.HdrSize {
-				return parts[0], nil
+			if e := s.disk.Load(key); e != nil && int64(len(e.Parts[0])) == rec.HdrSize {
+				return e.Parts[0], nil
 			}
 			// Damaged (Get discarded it): render it from a live scan.
 			live, err := s.liveScan(m, fp)
@@ -845,7 +745,7 @@ func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *ScanRecord)
 // liveScan is a scan of fp made for a persisted scan result (its loaded
 // chunks, or a damaged header), cached in memory and counted as a scan.
 func (s *Store) liveScan(m *outputs.Mesh, fp version.Version) (*ScanResult, error) {
-	e, err := s.Cache.Get(context.Background(), Key(m, fp, outScanLive), Label(m, OutScan), func(ctx context.Context) (*cache.Entry, error) {
+	e, err := s.cache.Get(context.Background(), Key(m, fp, outScanLive), Label(m, OutScan), func(ctx context.Context) (*cache.Entry, error) {
 		st, scanErr := m.Scan(ctx)
 		if st == nil && errors.Is(scanErr, fs.ErrNotExist) {
 			return nil, scanErr
@@ -864,7 +764,7 @@ func (s *Store) liveScan(m *outputs.Mesh, fp version.Version) (*ScanResult, erro
 
 // liveLoader loads chunk i of a persisted scan through a live scan, after
 // checking that the live scan found the recorded chunk there.
-func (s *Store) liveLoader(m *outputs.Mesh, fp version.Version, i int, want RecChunk) func() ([]byte, error) {
+func (s *Store) liveLoader(m *outputs.Mesh, fp version.Version, i int, want record.Chunk) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		live, err := s.liveScan(m, fp)
 		if err != nil {
@@ -881,7 +781,7 @@ func (s *Store) liveLoader(m *outputs.Mesh, fp version.Version, i int, want RecC
 	}
 }
 
-// KnownSize returns the size of a mesh folder's header.json (header) or of
+// knownSize returns the size of a mesh folder's header.json (header) or of
 // one chunk (else, by its listed name) for the source version fp when it
 // is known from the scan alone, without reading header.json's bytes from
 // the disk cache or loading a chunk: false when the scan failed for
@@ -889,7 +789,7 @@ func (s *Store) liveLoader(m *outputs.Mesh, fp version.Version, i int, want RecC
 // error), or the size is only known by producing it (a chunk outside the
 // file, or over the output limit, whose stat reports the error; a loaded
 // chunk of a fresh scan, loaded as before).
-func (s *Store) KnownSize(ctx context.Context, m *outputs.Mesh, fp version.Version, header bool, chunk string) (int64, bool) {
+func (s *Store) knownSize(ctx context.Context, m *outputs.Mesh, fp version.Version, header bool, chunk string) (int64, bool) {
 	r, err := s.Scan(ctx, m, fp)
 	if err != nil {
 		return 0, false
@@ -904,14 +804,14 @@ func (s *Store) KnownSizeIn(m *outputs.Mesh, r *ScanResult, fp version.Version, 
 		if r.HdrErr != nil {
 			return 0, false
 		}
-		if err, scan := s.Failure(m, fp, r); err != nil && !scan {
+		if err, scan := s.failure(m, fp, r); err != nil && !scan {
 			// It carries the conversion's error: its size is known by
 			// rendering it.
 			return 0, false
 		}
-		return r.HeaderSize(), true
+		return r.headerSize(), true
 	default:
-		c, ok := r.Chunk(chunk)
+		c, ok := r.chunk(chunk)
 		if !ok {
 			return 0, false
 		}
@@ -924,312 +824,20 @@ func (s *Store) KnownSizeIn(m *outputs.Mesh, r *ScanResult, fp version.Version, 
 			}
 			return c.Length, true
 		}
-		if !r.Persisted() {
+		if !r.persisted() {
 			return 0, false
 		}
 		// A chunk that failed to load in this mount: its stat says so.
-		if e, ok := s.Cache.Peek(Key(m, fp, OutChunk+"/"+chunk)); ok && e.Err != nil {
+		if e, ok := s.cache.Peek(Key(m, fp, OutChunk+"/"+chunk)); ok && e.Err != nil {
 			return 0, false
 		}
 		return c.Size, true
 	}
 }
 
-// loadFromDisk returns the disk cache's entry for key, checked, or nil.
-// Cached bytes are served from memory once loaded: warm reads are answered
-// by the kernel's page cache (FOPEN_KEEP_CACHE) and never reach the daemon,
-// so the daemon's copy only serves first reads after a remount, and reading
-// the entry whole (one sequential read, CRC-checked) is what lets a damaged
-// entry be refused before any byte of it is served.
-func (s *Store) loadFromDisk(key cache.Key) *cache.Entry {
-	if s.Disk == nil {
-		return nil
-	}
-	parts, ok := s.Disk.Get(s.DiskKey(key))
-	if !ok {
-		return nil
-	}
-	return &cache.Entry{Parts: parts}
-}
-
-// saveToDisk writes a converted entry to the disk cache beside the reader
-// (Close waits for it). A failed conversion is kept too, as its error's
-// text (EncodeFailure), when the failure belongs to the source version:
-// otherwise a remount's `ls -lR` would convert every broken mesh again just
-// to learn that it still fails, and to list its error.txt.
-func (s *Store) saveToDisk(key cache.Key, e *cache.Entry) {
-	if s.Disk == nil || (e.Err != nil && !Persistable(e.Err)) {
-		return
-	}
-	s.save(key, s.DiskKey(key), e)
-}
-
-// save writes e, memory key key, to the disk cache as dk.
-func (s *Store) save(key cache.Key, dk diskcache.Key, e *cache.Entry) {
-	if s.Disk == nil {
-		return
-	}
-	s.DiskWrites.Add(1)
-	s.SavesPending.Add(1)
-	go func() {
-		defer s.DiskWrites.Done()
-		defer s.SavesPending.Add(-1)
-		if e.Err == nil && e.Weight() >= SaveQuietMin {
-			// A big one at the lowest priority (on a thread of its own:
-			// not worth it for the many small ones): its write and
-			// checksum, ≈ 15 ms of CPU for a 36 MB .glb, take what the
-			// readers and conversions leave of the CPUs.
-			LowPriority()
-			s.Activity.WaitQuiet(s.Ctx, SaveQuiet, SaveQuietMax)
-			if !s.still(key.Path, key.Version.Ident) {
-				return // replaced while waiting: never to be served
-			}
-		}
-		var err error
-		if e.Err != nil {
-			err = s.Disk.PutMeta(dk, nil, EncodeFailure(e.Err))
-		} else {
-			err = s.Disk.Put(dk, e.Parts)
-		}
-		if err != nil && err != diskcache.ErrTooBig {
-			s.LogOnce("disk-put-error", "meshfs: disk cache: %v", err)
-		}
-		if err == nil && e.Err == nil && e.Weight() >= PassMin {
-			// Written whole by this process: passthrough needs no check.
-			s.verified.Store(dk, struct{}{})
-		}
-	}()
-}
-
-// A big entry is saved once the mount's readers have paused (at most
-// SaveQuietMax later): its write and checksum (≈ 20 ms of CPU for a 36 MB
-// .glb) would otherwise run beside the reader that asked for it, who is
-// still reading it on a 2-CPU machine.
-const SaveQuietMin = 1 << 20
-
-var (
-	SaveQuiet    = 50 * time.Millisecond
-	SaveQuietMax = 2 * time.Second // (vars for tests)
-)
-
-// DiskFailure returns the conversion failure the disk cache holds for a
-// Geometry output's key: the error of an earlier mount's conversion of this
-// very source version, with its text.
-func (s *Store) DiskFailure(key cache.Key) (error, bool) {
-	if s.Disk == nil {
-		return nil, false
-	}
-	meta, _, ok := s.Disk.Meta(s.DiskKey(key))
-	if !ok {
-		return nil, false
-	}
-	return DecodeFailure(meta)
-}
-
-// DiskSizes returns the part sizes of an output converted successfully by
-// an earlier mount, from the disk cache index (a failure record has none).
-func (s *Store) DiskSizes(key cache.Key) ([]int64, bool) {
-	if s.Disk == nil {
-		return nil, false
-	}
-	sizes, ok := s.Disk.Sizes(s.DiskKey(key))
-	if !ok || len(sizes) == 0 {
-		return nil, false
-	}
-	return sizes, true
-}
-
-// prewarmKey marks the context of the pre-warmer's conversions, which are
-// no reader's activity: were their ends touches, the pre-warmer would wait
-// out the quiet after each of its own conversions.
-type prewarmKey struct{}
-
-func isPrewarm(ctx context.Context) bool { return ctx.Value(prewarmKey{}) != nil }
-
-// prewarmQuiet is how long no reader must have asked anything before the
-// pre-warmer starts its next conversion.
-const prewarmQuiet = 100 * time.Millisecond
-
-// PrewarmStats is the pre-warmer's progress in stats.json.
-type PrewarmStats struct {
-	Running bool `json:"running"`
-	// Meshes found so far (the walk runs ahead of the conversions).
-	Found int64 `json:"found"`
-	// Done meshes were converted (or already cached); Failed ones failed.
-	Done   int64 `json:"done"`
-	Cached int64 `json:"already_cached"`
-	Failed int64 `json:"failed"`
-	// Waits counts the times it stood aside for a reader.
-	Waits int64 `json:"waits"`
-}
-
-type prewarmState struct {
-	running                            atomic.Bool
-	found, done, cached, failed, waits atomic.Int64
-}
-
-func (p *prewarmState) stats() *PrewarmStats {
-	return &PrewarmStats{Running: p.running.Load(), Found: p.found.Load(), Done: p.done.Load(),
-		Cached: p.cached.Load(), Failed: p.failed.Load(), Waits: p.waits.Load()}
-}
-
-// Prewarm converts every mesh under the source in the background, one at a
-// time, at low priority, standing aside while readers are active. It
-// returns at once; Close stops it.
-func (s *Store) Prewarm() {
-	if s.prewarm != nil {
-		return
-	}
-	p := &prewarmState{}
-	s.prewarm = p
-	p.running.Store(true)
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stopPrewarm = cancel
-	s.prewarmDone.Add(1)
-	go func() {
-		defer s.prewarmDone.Done()
-		defer p.running.Store(false)
-		// This goroutine's thread runs at the lowest priority; the
-		// conversion's own helper goroutines do not inherit it, hence also
-		// the quiet-time wait.
-		LowPriority()
-		start := time.Now()
-		s.log.Printf("meshfs: prewarm: started on %s", s.Tree)
-		s.prewarmWalk(ctx, p)
-		s.log.Printf("meshfs: prewarm: %s: %d meshes, %d converted, %d already cached, %d failed, in %v",
-			map[bool]string{true: "stopped", false: "finished"}[ctx.Err() != nil],
-			p.found.Load(), p.done.Load()-p.cached.Load(), p.cached.Load(), p.failed.Load(), time.Since(start).Round(time.Millisecond))
-	}()
-}
-
-func (s *Store) prewarmWalk(ctx context.Context, p *prewarmState) {
-	ctx = context.WithValue(ctx, prewarmKey{}, true)
-	lastLog := time.Now()
-	// warm converts the source at path if it is a mesh (its
-	// not-yet-cached outputs), and reports whether it is one.
-	warm := func(path string) (bool, error) {
-		var st syscall.Stat_t
-		if s.view.SysStat(path, &st) != nil {
-			return false, nil
-		}
-		format := s.Sniff(path, &st)
-		if format == nil {
-			return false, nil
-		}
-		p.found.Add(1)
-		m := s.NewMesh(path, format)
-		fp := s.Versions.Version(path, version.FromStat(&st))
-		cached := true
-		for _, out := range conversions() {
-			if out == OutPreview && !m.HasPreview() {
-				continue
-			}
-			if _, ok := s.Cache.Peek(Key(m, fp, out)); ok {
-				continue
-			}
-			if _, ok := s.DiskSizes(Key(m, fp, out)); ok {
-				continue
-			}
-			cached = false
-			if !s.waitQuiet(ctx, p) {
-				return true, fs.SkipAll
-			}
-			e, err := s.Geometry(ctx, m, fp, out)
-			if err == nil && e.Err != nil {
-				err = e.Err
-			}
-			if err != nil {
-				p.failed.Add(1)
-				break
-			}
-		}
-		if cached {
-			p.cached.Add(1)
-		}
-		p.done.Add(1)
-		if time.Since(lastLog) > 10*time.Second {
-			lastLog = time.Now()
-			s.log.Printf("meshfs: prewarm: %d of %d meshes found so far", p.done.Load(), p.found.Load())
-		}
-		return true, nil
-	}
-	srcfile.WalkDir(s.Tree, func(path string, de fs.DirEntry, err error) error {
-		if ctx.Err() != nil {
-			return fs.SkipAll
-		}
-		if err != nil || !de.Type().IsRegular() {
-			return nil
-		}
-		if outputs.IsCompanion(path) {
-			return nil
-		}
-		mesh, err := warm(path)
-		if mesh || err != nil {
-			return err
-		}
-		return warmArchive(s.view, path, warm)
-	})
-}
-
-// warmArchive warms the meshes of the archive at path, as the mount shows
-// them (internal/mirror): its nested archives' too, as far as
-// srcview.Packed.Descends says.
-func warmArchive(v *srcview.Packed, path string, warm func(string) (bool, error)) error {
-	a, _, _, _ := v.Archive(path)
-	if a == nil {
-		return nil
-	}
-	return a.Walk(func(e *archive.Entry) error {
-		dir, name := pathpkg.Split(e.Path)
-		if e.IsDir() || formats.IsCompanion(name, func(n string) bool { _, ok := a.Lookup(pathpkg.Join(dir, n)); return ok }) {
-			return nil
-		}
-		at := path + "/" + e.Path
-		mesh, err := warm(at)
-		if !mesh && err == nil && v.Descends(at) {
-			return warmArchive(v, at, warm)
-		}
-		return err
-	})
-}
-
-// waitQuiet waits until no reader has asked anything for prewarmQuiet.
-func (s *Store) waitQuiet(ctx context.Context, p *prewarmState) bool {
-	waited, ok := s.Activity.WaitQuiet(ctx, prewarmQuiet, 0)
-	if waited {
-		p.waits.Add(1)
-	}
-	return ok
-}
-
 // DiskSuffix ends the statistics label of a geometry output loaded from the
 // disk cache ("gem/glb@disk"): a load, not a conversion.
 const DiskSuffix = "@disk"
-
-func (s *Store) countDiskFallback(label string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fallbacks == nil {
-		s.fallbacks = map[string]int64{}
-	}
-	s.fallbacks[label]++
-}
-
-func (s *Store) DiskFallbacks() map[string]int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := make(map[string]int64, len(s.fallbacks))
-	for k, v := range s.fallbacks {
-		m[k] = v
-	}
-	return m
-}
-
-// DiskKey is the disk cache key of a memory cache key: the same path,
-// Version and output (version.Version: one value in memory and on disk).
-func (s *Store) DiskKey(k cache.Key) diskcache.Key {
-	return diskcache.Key{Path: k.Path, Version: k.Version, Output: k.Output}
-}
 
 // folderDeps remembers the dependency files (formats.IsDependency) of each
 // source folder as they are, until the watcher reports a change of one.
@@ -1301,26 +909,10 @@ func (c *folderDeps) changed(dir string) {
 // folder asset roots are looked for in.
 func (s *Store) NewMesh(p string, format decode.Format) *outputs.Mesh {
 	m := outputs.New(p, format)
-	m.Limits = s.Limits
+	m.Limits = s.limits
 	m.Limits.Textures, m.Limits.View = textures{s}, s.view
-	m.Tree = s.Tree
+	m.Tree = s.tree
 	return m
-}
-
-// StopPrewarm stops the pre-warmer, if running, and waits for it.
-func (s *Store) StopPrewarm() {
-	if s.stopPrewarm != nil {
-		s.stopPrewarm()
-		s.prewarmDone.Wait()
-	}
-}
-
-// PrewarmStats is the pre-warmer's progress (nil: never started).
-func (s *Store) PrewarmStats() *PrewarmStats {
-	if s.prewarm == nil {
-		return nil
-	}
-	return s.prewarm.stats()
 }
 
 // OutPNG is the cache's output name of a texture's PNG, and LabelPNG its
@@ -1341,23 +933,20 @@ type textures struct{ s *Store }
 func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error) {
 	s := t.s
 	key := cache.Key{Path: d.Path, Version: version.Version{Ident: d.Ident}, Output: OutPNG}
-	dk := diskcache.Key{Path: key.Path, Version: key.Version, Output: key.Output}
 	label, onDisk := LabelPNG, false
-	if s.Disk != nil {
-		if sizes, ok := s.Disk.Sizes(dk); ok && len(sizes) == 1 {
-			label, onDisk = label+DiskSuffix, true
-		}
+	if sizes, ok := s.disk.Sizes(key); ok && len(sizes) == 1 {
+		label, onDisk = label+DiskSuffix, true
 	}
-	e, err := s.Cache.Get(context.Background(), key, label, func(context.Context) (*cache.Entry, error) {
+	e, err := s.cache.Get(context.Background(), key, label, func(context.Context) (*cache.Entry, error) {
 		if onDisk {
-			if parts, ok := s.Disk.Get(dk); ok && len(parts) == 1 {
-				return &cache.Entry{Parts: parts}, nil
+			if e := s.disk.Load(key); e != nil && len(e.Parts) == 1 {
+				return e, nil
 			}
-			s.countDiskFallback(LabelPNG)
+			s.disk.Fallback(LabelPNG)
 		}
 		start := time.Now()
 		b, err := make()
-		s.RecordConversion(time.Since(start))
+		s.recordConversion(time.Since(start))
 		if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
 			// Cut short by the deadline of the conversion that asked
 			// (which may have had little of it left): not the texture's
@@ -1365,12 +954,12 @@ func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error
 			return nil, err
 		}
 		if err != nil {
-			s.LogOnce(key, "meshfs: %v", err)
+			s.logOnce(key, "meshfs: %v", err)
 			return &cache.Entry{Err: err}, nil
 		}
 		e := &cache.Entry{Parts: [][]byte{b}}
 		if version.Still(d.Path, d.Ident) {
-			s.save(key, dk, e)
+			s.disk.Save(key, e)
 		}
 		return e, nil
 	})
@@ -1386,7 +975,7 @@ func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error
 // TexturePNG returns the PNG of the texture at path as it is now, its stat
 // and version, or syscall.ESTALE when it is no longer file (replaced: the
 // caller's node stands for the old one). A texture that does not decode is
-// a *ConvError.
+// a *failures.ConvError.
 func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) ([]byte, *syscall.Stat_t, version.Version, error) {
 	st := new(syscall.Stat_t)
 	if err := s.view.SysStat(path, st); err != nil {
@@ -1403,25 +992,25 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 		return nil, nil, version.Version{}, err
 	}
 	v := version.Version{Ident: id}
-	if e, ok := s.Cache.Use(cache.Key{Path: path, Version: v, Output: OutPNG}); ok && e.Err == nil {
+	if e, ok := s.cache.Use(cache.Key{Path: path, Version: v, Output: OutPNG}); ok && e.Err == nil {
 		return e.Parts[0], st, v, nil
 	}
 	// Made here, a PNG takes a slot of the semaphore as conversions do.
-	if err := s.Sem.Acquire(ctx); err != nil {
+	if err := s.sem.Acquire(ctx); err != nil {
 		return nil, nil, v, err
 	}
-	limits := s.Limits
+	limits := s.limits
 	limits.Textures, limits.View = textures{s}, s.view
 	b, d, err := outputs.TexturePNG(ctx, path, limits)
-	s.Sem.Release()
+	s.sem.Release()
 	switch {
 	case err != nil && (errors.Is(err, os.ErrNotExist) || errors.Is(err, fs.ErrPermission)):
 		return nil, nil, v, err
 	case err != nil:
 		// Listed in .meshfs/errors.txt, and beside the texture as
 		// NAME.EXT.error.txt in place of its PNG (TextureFailure).
-		s.Failed.Note(path, v, false, err)
-		return nil, nil, v, &ConvError{err}
+		s.failed.Note(path, v, false, err)
+		return nil, nil, v, &failures.ConvError{Err: err}
 	case d.Ident != read.Ident:
 		return nil, nil, v, syscall.ESTALE // changed since the stat
 	}
@@ -1432,16 +1021,13 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 // it is now (stat st), when making it failed: "" when it did not, or is
 // not known to.
 func (s *Store) TextureFailure(path string, st *syscall.Stat_t) string {
-	msg, _ := s.Failed.Of(path, version.FromStat(st))
+	msg, _ := s.failed.Of(path, version.FromStat(st))
 	return msg
 }
 
 // outScanLive is the memory cache output of a scan made to load a chunk of
 // a persisted scan (labelled as a scan).
 const outScanLive = "scan-live"
-
-// PrewarmWait waits until the pre-warmer has ended.
-func (s *Store) PrewarmWait() { s.prewarmDone.Wait() }
 
 // Conversion names the conversion a converted entry's bytes come from (its
 // cache output) and which of that conversion's files it is.
@@ -1457,18 +1043,11 @@ func Conversion(e outputs.Entry) (output string, part int) {
 	return OutGLB, e.Part
 }
 
-// ConvError marks a conversion's failure among Content's errors. It does
-// not unwrap: a reader gets EIO for it even when its cause is, say, a
-// missing sibling file.
-type ConvError struct{ Err error }
-
-func (e *ConvError) Error() string { return e.Err.Error() }
-
 // Content returns the bytes of entry e of m's folder for version v, or of
 // the file chunk under chunks/ when chunk is set: header.json (carrying a
 // conversion's failure), error.txt (os.ErrNotExist when nothing fails), a
 // conversion's file, or a chunk's bytes (raw instead for a chunk read from
-// the source itself). A conversion's failure is a *ConvError.
+// the source itself). A conversion's failure is a *failures.ConvError.
 func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version, e outputs.Entry, chunk string) (data []byte, raw *decode.Chunk, err error) {
 	switch {
 	case chunk != "":
@@ -1476,23 +1055,23 @@ func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version,
 		if err != nil {
 			return nil, nil, err
 		}
-		data, raw, err := s.ChunkData(ctx, m, v, r, chunk)
+		data, raw, err := s.chunkData(ctx, m, v, r, chunk)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			err = &ConvError{err}
+			err = &failures.ConvError{Err: err}
 		}
 		return data, raw, err
 	case e.Converted():
 		output, part := Conversion(e)
-		g, err := s.Geometry(ctx, m, v, output)
+		g, err := s.geometry(ctx, m, v, output)
 		if err != nil {
 			return nil, nil, err
 		}
 		if g.Err != nil {
-			return nil, nil, &ConvError{g.Err}
+			return nil, nil, &failures.ConvError{Err: g.Err}
 		}
 		return g.Part(part), nil, nil
 	case e.Output == outputs.OutError:
-		b, err := s.ErrorText(ctx, m, v)
+		b, err := s.errorText(ctx, m, v)
 		if err == nil && len(b) == 0 {
 			err = os.ErrNotExist
 		}
@@ -1502,29 +1081,86 @@ func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version,
 	if err != nil {
 		return nil, nil, err
 	}
-	if data, err = r.HeaderData(); err != nil {
+	if data, err = r.headerData(); err != nil {
 		return nil, nil, err
 	}
-	if ferr, scan := s.Failure(m, v, r); ferr != nil && !scan {
+	if ferr, scan := s.failure(m, v, r); ferr != nil && !scan {
 		data = outputs.HeaderWithError(data, ferr)
 	}
 	return data, nil, nil
 }
 
-// ConvertedSize is the size of converted entry e of m's folder for version
+// convertedSize is the size of converted entry e of m's folder for version
 // v when it is known without converting: from the disk cache's index when
 // memory does not hold the conversion, from memory when fromMemory.
-func (s *Store) ConvertedSize(m *outputs.Mesh, v version.Version, e outputs.Entry, fromMemory bool) (int64, bool) {
+func (s *Store) convertedSize(m *outputs.Mesh, v version.Version, e outputs.Entry, fromMemory bool) (int64, bool) {
 	output, part := Conversion(e)
 	key := Key(m, v, output)
-	if got, inMem := s.Cache.Peek(key); inMem {
+	if got, inMem := s.cache.Peek(key); inMem {
 		if fromMemory && got.Err == nil {
 			return int64(len(got.Part(part))), true
 		}
 		return 0, false
 	}
-	if sizes, ok := s.DiskSizes(key); ok && part < len(sizes) {
+	if sizes, ok := s.disk.Sizes(key); ok && part < len(sizes) {
 		return sizes[part], true
 	}
 	return 0, false
+}
+
+// Prewarm starts the pre-warmer, once: it converts every mesh under the
+// source in the background (sniff returns the format of the source file at
+// path, stat st, or nil). It returns the pre-warmer; Close stops it.
+func (s *Store) Prewarm(sniff func(path string, st *syscall.Stat_t) decode.Format) *prewarm.Warmer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.warm == nil {
+		s.warm = prewarm.Start(prewarm.Config{Tree: s.tree, View: s.view, Sniff: sniff, Outputs: s.warmOutputs, Activity: s.activity, Log: s.log})
+	}
+	return s.warm
+}
+
+// warmer is the pre-warmer, or nil.
+func (s *Store) warmer() *prewarm.Warmer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.warm
+}
+
+// warmOutputs are the outputs the pre-warmer makes of the mesh at path.
+func (s *Store) warmOutputs(path string, format decode.Format, st *syscall.Stat_t) ([]string, func(string) bool, func(context.Context, string) error) {
+	m := s.NewMesh(path, format)
+	fp := s.versions.Version(path, version.FromStat(st))
+	var outs []string
+	for _, out := range conversions() {
+		if out != OutPreview || m.HasPreview() {
+			outs = append(outs, out)
+		}
+	}
+	cached := func(out string) bool {
+		if _, ok := s.cache.Peek(Key(m, fp, out)); ok {
+			return true
+		}
+		_, ok := s.disk.Sizes(Key(m, fp, out))
+		return ok
+	}
+	convert := func(ctx context.Context, out string) error {
+		e, err := s.geometry(ctx, m, fp, out)
+		if err == nil && e.Err != nil {
+			err = e.Err
+		}
+		return err
+	}
+	return outs, cached, convert
+}
+
+// Close stops the pre-warmer, lets the saves waiting for a quiet moment go
+// ahead, waits for every save and frees the memory cache. The caller
+// closes the disk cache after.
+func (s *Store) Close() {
+	if w := s.warmer(); w != nil {
+		w.Stop()
+	}
+	s.disk.Close()
+	s.cache.Close()
 }

@@ -15,10 +15,12 @@ import (
 
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/cache"
 	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/store/failures"
+	"github.com/meshfs/meshfs/internal/store/record"
+	"github.com/meshfs/meshfs/internal/store/stats"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -48,24 +50,28 @@ func (h *recHooks) Broken(path string) {
 // cache in disk (opened with the store's version string).
 func newStore(t *testing.T, src, disk string) (*Store, *recHooks) {
 	t.Helper()
-	c, err := cache.New(64 << 20)
+	dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion(outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dc, err := diskcache.Open(disk, 1<<30, CacheVersion(outputs.DefaultLimits))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(c, dc, outputs.NewSemaphore(2), &version.Tracker{}, log.New(os.Stderr, "", 0))
-	s.Limits, s.Tree = outputs.DefaultLimits, src
 	h := &recHooks{}
-	s.Hooks = h
+	s, err := Open(Config{CacheSize: 64 << 20, DiskCache: dc, Concurrency: 2, Events: h}, src, &version.Tracker{}, log.New(os.Stderr, "", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.dc = dc
 	t.Cleanup(func() {
-		s.DiskWrites.Wait()
-		c.Close()
+		s.Close()
 		dc.Close()
 	})
 	return s, h
+}
+
+// closeDisk waits for s's saves and closes its disk cache, as an unmount
+// does.
+func (s *Store) closeDisk() {
+	s.disk.Close()
+	s.dc.Close()
 }
 
 // meshOf describes the source file at p as the store converts it, and
@@ -85,7 +91,7 @@ func meshOf(t *testing.T, s *Store, p string) (*outputs.Mesh, version.Version) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.NewMesh(p, format), s.Versions.Version(p, id)
+	return s.NewMesh(p, format), s.versions.Version(p, id)
 }
 
 // TestStoreTiers: an output converts once per version, is served from
@@ -104,29 +110,29 @@ func TestStoreTiers(t *testing.T) {
 	ctx := context.Background()
 	s, h := newStore(t, src, disk)
 	m, v := meshOf(t, s, p)
-	e, err := s.Geometry(ctx, m, v, OutGLB)
+	e, err := s.geometry(ctx, m, v, OutGLB)
 	if err != nil || e.Err != nil || !bytes.HasPrefix(e.Part(0), []byte("glTF")) {
 		t.Fatalf("glb: %v, %v", err, e.Err)
 	}
 	glb := e.Part(0)
-	if again, _ := s.Geometry(ctx, m, v, OutGLB); again != e {
+	if again, _ := s.geometry(ctx, m, v, OutGLB); again != e {
 		t.Fatal("a second read of one version converted again")
 	}
 	label := Label(m, OutGLB)
-	if n := s.Cache.Stats().Loads[label]; n != 1 {
+	if n := s.cache.Stats().Loads[label]; n != 1 {
 		t.Fatalf("%d conversions, want 1", n)
 	}
 	if h.deps[p] != 1 {
 		t.Fatalf("the scan told the mount of its files %d times, want 1", h.deps[p])
 	}
-	if !s.Converted(m, v, OutGLB) || s.Converted(m, v, OutOBJ) {
+	if !s.converted(m, v, OutGLB) || s.converted(m, v, OutOBJ) {
 		t.Fatal("Converted does not know what converted")
 	}
 	glbEntry, _ := m.Entry(m.GLBName())
-	if n, ok := s.ConvertedSize(m, v, glbEntry, true); !ok || n != int64(len(glb)) {
+	if n, ok := s.convertedSize(m, v, glbEntry, true); !ok || n != int64(len(glb)) {
 		t.Fatalf("size from memory %d, %v; want %d", n, ok, len(glb))
 	}
-	if _, ok := s.ConvertedSize(m, v, glbEntry, false); ok {
+	if _, ok := s.convertedSize(m, v, glbEntry, false); ok {
 		t.Fatal("a size from memory when asked for the disk cache's only")
 	}
 	if b, _, err := s.Content(ctx, m, v, glbEntry, ""); err != nil || !bytes.Equal(b, glb) {
@@ -140,28 +146,27 @@ func TestStoreTiers(t *testing.T) {
 	if _, _, err := s.Content(ctx, m, v, errEntry, ""); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("error.txt of a healthy mesh: %v", err)
 	}
-	s.DiskWrites.Wait()
-	s.Disk.Close()
+	s.closeDisk()
 
 	// A new store (a remount): the disk cache's bytes, no conversion.
 	s2, _ := newStore(t, src, disk)
 	m2, v2 := meshOf(t, s2, p)
-	if sizes, ok := s2.DiskSizes(Key(m2, v2, OutGLB)); !ok || sizes[0] != int64(len(glb)) {
+	if sizes, ok := s2.disk.Sizes(Key(m2, v2, OutGLB)); !ok || sizes[0] != int64(len(glb)) {
 		t.Fatalf("disk sizes %v, %v; want [%d]", sizes, ok, len(glb))
 	}
-	e2, err := s2.Geometry(ctx, m2, v2, OutGLB)
+	e2, err := s2.geometry(ctx, m2, v2, OutGLB)
 	if err != nil || e2.Err != nil || !bytes.Equal(e2.Part(0), glb) {
 		t.Fatalf("from disk: %v, %v", err, e2.Err)
 	}
-	st := s2.Cache.Stats()
+	st := s2.cache.Stats()
 	if st.Loads[label] != 0 || st.Loads[label+DiskSuffix] != 1 {
 		t.Fatalf("loads %v, want one disk load and no conversion", st.Loads)
 	}
 	// A change reported that changed nothing (events lost): the same
 	// version, still served from the disk cache.
 	s2.FolderChanged(src)
-	s2.Versions.Changed(src)
-	s2.Versions.ChangedAll()
+	s2.versions.Changed(src)
+	s2.versions.ChangedAll()
 	if _, v := meshOf(t, s2, p); !v.Same(v2) {
 		t.Fatal("a change that changed no file made another version")
 	}
@@ -171,12 +176,12 @@ func TestStoreTiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2.FolderChanged(src)
-	s2.Versions.Changed(src)
+	s2.versions.Changed(src)
 	_, v3 := meshOf(t, s2, p)
 	if v3.Same(v2) {
 		t.Fatal("a change of the folder's files left the version")
 	}
-	if _, ok := s2.DiskSizes(Key(m2, v3, OutGLB)); ok {
+	if _, ok := s2.disk.Sizes(Key(m2, v3, OutGLB)); ok {
 		t.Fatal("the disk cache served a .glb made before its folder's animation file appeared")
 	}
 }
@@ -199,7 +204,7 @@ func TestStoreFailures(t *testing.T) {
 	ctx := context.Background()
 	s, h := newStore(t, src, disk)
 	m, v := meshOf(t, s, p)
-	e, err := s.Geometry(ctx, m, v, OutGLB)
+	e, err := s.geometry(ctx, m, v, OutGLB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,38 +215,37 @@ func TestStoreFailures(t *testing.T) {
 	if e.Err == nil && r.ScanErr == nil {
 		t.Fatal("the cut GEM file converts: this test needs one that fails")
 	}
-	if !s.KnownBroken(m, v, r) {
+	if !s.knownBroken(m, v, r) {
 		t.Fatal("a failed mesh is not known broken")
 	}
-	if got := s.Failed.Current(src); len(got) != 1 || got[0].Rel != "broken.ply" {
+	if got := s.failed.Current(src); len(got) != 1 || got[0].Rel != "broken.ply" {
 		t.Fatalf("failure list %+v", got)
 	}
-	var ce *ConvError
+	var ce *failures.ConvError
 	if glbEntry, _ := m.Entry(m.GLBName()); r.ScanErr == nil {
 		if _, _, err := s.Content(ctx, m, v, glbEntry, ""); !errors.As(err, &ce) {
 			t.Fatalf("content of a failed .glb: %v, want a ConvError", err)
 		}
 	}
-	text, err := s.ErrorText(ctx, m, v)
+	text, err := s.errorText(ctx, m, v)
 	if err != nil || !strings.Contains(string(text), "broken.ply") {
 		t.Fatalf("error.txt %q, %v", text, err)
 	}
 	if r.ScanErr == nil && len(h.broken) != 1 {
 		t.Fatalf("the mount was told %d times that the folder broke, want 1", len(h.broken))
 	}
-	s.DiskWrites.Wait()
-	s.Disk.Close()
+	s.closeDisk()
 
 	s2, _ := newStore(t, src, disk)
 	m2, v2 := meshOf(t, s2, p)
-	if !s2.FailedOnDisk(m2, v2) {
+	if !s2.failedOnDisk(m2, v2) {
 		t.Fatal("a new store does not find the failure on disk")
 	}
 	r2, err := s2.Scan(ctx, m2, v2)
-	if err != nil || !s2.KnownBroken(m2, v2, r2) {
+	if err != nil || !s2.knownBroken(m2, v2, r2) {
 		t.Fatalf("known broken after a remount: %v", err)
 	}
-	for label, n := range s2.Cache.Stats().Loads {
+	for label, n := range s2.cache.Stats().Loads {
 		if IsConversion(label) && n > 0 {
 			t.Fatalf("the remount converted (%s: %d) to learn it is broken", label, n)
 		}
@@ -250,10 +254,10 @@ func TestStoreFailures(t *testing.T) {
 	good, _ := meshgen.GEM(500, 2)
 	os.WriteFile(p, good, 0o644)
 	m3, v3 := meshOf(t, s2, p)
-	if e, err := s2.Geometry(ctx, m3, v3, OutGLB); err != nil || e.Err != nil {
+	if e, err := s2.geometry(ctx, m3, v3, OutGLB); err != nil || e.Err != nil {
 		t.Fatalf("fixed: %v, %v", err, e.Err)
 	}
-	if got := s2.Failed.Current(src); len(got) != 0 {
+	if got := s2.failed.Current(src); len(got) != 0 {
 		t.Fatalf("the fixed mesh is still listed: %+v", got)
 	}
 }
@@ -272,10 +276,10 @@ func TestStoreStats(t *testing.T) {
 	}
 	s, _ := newStore(t, src, disk)
 	m, v := meshOf(t, s, p)
-	if e, err := s.Geometry(context.Background(), m, v, OutGLB); err != nil || e.Err != nil {
+	if e, err := s.geometry(context.Background(), m, v, OutGLB); err != nil || e.Err != nil {
 		t.Fatalf("glb: %v", err)
 	}
-	st := s.Stats(MountCounts{Counts: &Counts{}, Start: time.Now().Add(-time.Second), NoOpen: true, Sniffs: 3, Requests: map[string]int64{"READ": 2}})
+	st := s.Stats(stats.MountCounts{Counts: &stats.Counts{}, Start: time.Now().Add(-time.Second), NoOpen: true, Sniffs: 3, Requests: map[string]int64{"READ": 2}})
 	label := Label(m, OutGLB)
 	if st.Conversions[label] != 1 || len(st.DiskLoads) != 0 {
 		t.Fatalf("conversions %v, disk loads %v; want one %s conversion", st.Conversions, st.DiskLoads, label)
@@ -289,14 +293,13 @@ func TestStoreStats(t *testing.T) {
 	if st.Failing == nil || st.ScanFailures+st.ConversionFailures != 0 {
 		t.Fatalf("failing %v for a healthy mesh", st.Failing)
 	}
-	s.DiskWrites.Wait()
-	s.Disk.Close()
+	s.closeDisk()
 	s2, _ := newStore(t, src, disk)
 	m2, v2 := meshOf(t, s2, p)
-	if _, err := s2.Geometry(context.Background(), m2, v2, OutGLB); err != nil {
+	if _, err := s2.geometry(context.Background(), m2, v2, OutGLB); err != nil {
 		t.Fatal(err)
 	}
-	if st := s2.Stats(MountCounts{Counts: &Counts{}}); st.DiskLoads[label] != 1 || st.Conversions[label] != 0 || st.OpenMode != "handles" {
+	if st := s2.Stats(stats.MountCounts{Counts: &stats.Counts{}}); st.DiskLoads[label] != 1 || st.Conversions[label] != 0 || st.OpenMode != "handles" {
 		t.Fatalf("remount: disk loads %v, conversions %v, mode %s", st.DiskLoads, st.Conversions, st.OpenMode)
 	}
 }
@@ -306,11 +309,11 @@ func TestMetaFile(t *testing.T) {
 	src := t.TempDir()
 	s, _ := newStore(t, src, t.TempDir())
 	calls := 0
-	render, ok := s.MetaFile(StatsName, func() Stats { calls++; return s.Stats(MountCounts{Counts: &Counts{}}) })
+	render, ok := stats.MetaFile(stats.StatsName, func() stats.Stats { calls++; return s.Stats(stats.MountCounts{Counts: &stats.Counts{}}) })
 	if !ok {
 		t.Fatal("no stats.json")
 	}
-	var st Stats
+	var st stats.Stats
 	if err := json.Unmarshal(render(), &st); err != nil || st.Source != src {
 		t.Fatalf("stats.json: %v, source %q", err, st.Source)
 	}
@@ -318,10 +321,10 @@ func TestMetaFile(t *testing.T) {
 	if calls != 2 {
 		t.Fatalf("stats rendered %d times for 2 reads", calls)
 	}
-	if errs, ok := s.MetaFile(ErrorsName, nil); !ok || len(errs()) != 0 {
+	if errs, ok := stats.MetaFile(stats.ErrorsName, func() stats.Stats { return s.Stats(stats.MountCounts{Counts: &stats.Counts{}}) }); !ok || len(errs()) != 0 {
 		t.Fatal("errors.txt of a mount without failures")
 	}
-	if _, ok := s.MetaFile("other", nil); ok || len(MetaNames) != 2 {
+	if _, ok := stats.MetaFile("other", nil); ok || len(stats.MetaNames()) != 2 {
 		t.Fatal("an unknown .meshfs file")
 	}
 }
@@ -335,10 +338,10 @@ func TestChanged(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newStore(t, filepath.Dir(p), t.TempDir())
 	m, v := meshOf(t, s, p)
-	if e, err := s.Geometry(ctx, m, v, OutGLB); err != nil || e.Err != nil {
+	if e, err := s.geometry(ctx, m, v, OutGLB); err != nil || e.Err != nil {
 		t.Fatalf("glb: %v %v", err, e.Err)
 	}
-	set := s.Versions.Set(p)
+	set := s.versions.Set(p)
 	if len(set) == 0 {
 		t.Fatal("the scan found no file the mesh reads")
 	}
@@ -348,7 +351,7 @@ func TestChanged(t *testing.T) {
 	if got := s.Changed(set[0].Path); len(got) != 1 || got[0] != p {
 		t.Fatalf("a file the mesh read names %v", got)
 	}
-	if _, ok := s.Cache.Peek(Key(m, v, OutGLB)); !ok {
+	if _, ok := s.cache.Peek(Key(m, v, OutGLB)); !ok {
 		t.Fatal("the .glb of the version before left memory at the change")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/woozymasta/bcn"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
+	"github.com/meshfs/meshfs/internal/store/stats"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -50,7 +51,7 @@ func texturedTree(t *testing.T, src string) string {
 // pngLoads are a store's texture PNGs made (decoded and encoded) and
 // loaded from the disk cache.
 func pngLoads(s *Store) (made, fromDisk int64) {
-	l := s.Cache.Stats().Loads
+	l := s.cache.Stats().Loads
 	return l[LabelPNG], l[LabelPNG+DiskSuffix]
 }
 
@@ -69,7 +70,7 @@ func TestTexturePNGOnDisk(t *testing.T) {
 	glbOf := func(s *Store, dir string) []byte {
 		t.Helper()
 		m, v := meshOf(t, s, filepath.Join(src, "resource", "entity", dir, "body.ply"))
-		e, err := s.Geometry(ctx, m, v, OutGLB)
+		e, err := s.geometry(ctx, m, v, OutGLB)
 		if err != nil || e.Err != nil {
 			t.Fatalf("%s: %v, %v", dir, err, e.Err)
 		}
@@ -87,8 +88,7 @@ func TestTexturePNGOnDisk(t *testing.T) {
 	if made, fromDisk := pngLoads(s); made != 1 || fromDisk != 0 {
 		t.Fatalf("first store: %d PNGs made, %d loaded from disk; want 1, 0", made, fromDisk)
 	}
-	s.DiskWrites.Wait()
-	s.Disk.Close()
+	s.closeDisk()
 
 	s2, _ := newStore(t, src, disk)
 	if glb := glbOf(s2, "b"); !bytes.Contains(glb, png) {
@@ -101,11 +101,10 @@ func TestTexturePNGOnDisk(t *testing.T) {
 	if made, fromDisk := pngLoads(s2); made != 0 || fromDisk != 1 {
 		t.Fatalf("after the remount: %d PNGs made, %d loaded from disk; want 0, 1", made, fromDisk)
 	}
-	if st := s2.Stats(MountCounts{Counts: &Counts{}}); st.TexturePNGs != 0 || st.DiskLoads[LabelPNG] != 1 {
+	if st := s2.Stats(stats.MountCounts{Counts: &stats.Counts{}}); st.TexturePNGs != 0 || st.DiskLoads[LabelPNG] != 1 {
 		t.Fatalf("stats: texture_pngs %d, disk_loads %v", st.TexturePNGs, st.DiskLoads)
 	}
-	s2.DiskWrites.Wait()
-	s2.Disk.Close()
+	s2.closeDisk()
 
 	// Another version of the texture is made anew.
 	if err := os.WriteFile(tex, append(bytes.Clone(mustRead(t, tex)), 0), 0o644); err != nil {

@@ -1,4 +1,4 @@
-package store
+package record
 
 import (
 	"bytes"
@@ -64,7 +64,7 @@ func TestScanRecordCodec(t *testing.T) {
 			b := bytes.Clone(blob)
 			b[i] ^= x
 			rec, err := DecodeScan(b, []int64{3})
-			if err == nil && len(rec.Chunks) > len(b)/MinRecChunk {
+			if err == nil && len(rec.Chunks) > len(b)/MinChunk {
 				t.Errorf("byte %d ^ %#x: %d chunks from %d bytes", i, x, len(rec.Chunks), len(b))
 			}
 		}
@@ -72,7 +72,7 @@ func TestScanRecordCodec(t *testing.T) {
 	// A count that claims more chunks than the bytes can hold is refused
 	// before allocating for them (4 Gi chunks; the bound leaves room for
 	// the error and the race detector's own allocations).
-	hostile := []byte{ScanRecordVersion, RecStructure, 0, 0xff, 0xff, 0xff, 0xff, 0x0f}
+	hostile := []byte{ScanVersion, FlagStructure, 0, 0xff, 0xff, 0xff, 0xff, 0x0f}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	_, err = DecodeScan(hostile, []int64{0})
@@ -90,7 +90,7 @@ func FuzzScanRecord(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(rec.Chunks) > len(b)/MinRecChunk {
+		if len(rec.Chunks) > len(b)/MinChunk {
 			t.Fatalf("%d chunks from %d bytes", len(rec.Chunks), len(b))
 		}
 		for _, c := range rec.Chunks {

@@ -1,5 +1,5 @@
 # Imports meshfs outputs into Blender (3.4, headless) and reports what
-# Blender made of each, as JSON; the Go test (fs/clienttest) compares the
+# Blender made of each, as JSON; the Go test (internal/clienttest) compares the
 # report with what meshfs says the file holds. This script judges nothing
 # itself: it only fails (exit code 1 through --python-exit-code) when it
 # cannot run at all. A file whose import raises is reported with "error".

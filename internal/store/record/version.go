@@ -1,16 +1,13 @@
-package store
+package record
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"sync"
-	"syscall"
 
 	"github.com/meshfs/meshfs/export/outputs"
 )
@@ -68,33 +65,3 @@ var exeHashOnce = sync.OnceValue(func() string {
 })
 
 func exeHash() string { return exeHashOnce() }
-
-// LowPriority runs the calling goroutine, until it returns, on a thread of
-// its own at the lowest scheduling priority. The thread is never handed
-// back to the runtime (no UnlockOSThread): a goroutine that exits locked
-// takes its thread with it, so no request is ever served on a niced thread.
-func LowPriority() {
-	runtime.LockOSThread()
-	syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), 19)
-}
-
-// A failure record is the metadata blob of a geometry output's disk-cache
-// entry that has no parts: failureRecordVersion, then the error's text.
-// Successful conversions are stored without a blob, so a blob on a
-// geometry output's key always means a failure.
-const failureRecordVersion = 1
-
-// EncodeFailure is the failure record of a conversion that failed with
-// err.
-func EncodeFailure(err error) []byte {
-	return append([]byte{failureRecordVersion}, err.Error()...)
-}
-
-// DecodeFailure returns the error a failure record holds, and false for a
-// blob that is none.
-func DecodeFailure(meta []byte) (error, bool) {
-	if len(meta) < 1 || meta[0] != failureRecordVersion {
-		return nil, false
-	}
-	return errors.New(string(meta[1:])), true
-}

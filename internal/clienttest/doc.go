@@ -1,6 +1,6 @@
 // Package clienttest judges meshfs by the programs its users open its files
 // with. TestClients (run by `make test-clients`, i.e. `go test
-// ./fs/clienttest -clients`) builds the meshfs binary, mounts testdata/ and
+// ./internal/clienttest -clients`) builds the meshfs binary, mounts testdata/ and
 // the real files of ../shared (realdata/, the UNIGINE and Transport Fever
 // samples assets/unigine/ and assets/tf-nan/, and the GEM mod trees
 // assets/gem-centurion/ and assets/gem-pilot/, whose materials resolve to
@@ -42,7 +42,7 @@
 // may have a winding against the file's own normals (real art has a few).
 //
 // Models (.mdl) are TestModelClients' (models_test.go, with
-// blender/inspect_models.py; `go test ./fs/clienttest -run TestModelClients
+// blender/inspect_models.py; `go test ./internal/clienttest -run TestModelClients
 // -clients`): it mounts the model trees of ../shared/assets and
 // ../shared/realdata/gem, reads every
 // model's header.json with no assembly made, and has Blender import every
@@ -58,7 +58,7 @@
 // (the pilot's, the horse's tack) around the bones driving it.
 //
 // TestPreviewClients (previews_test.go, with blender/judge_previews.py;
-// `go test ./fs/clienttest -run TestPreviewClients -clients`) mounts
+// `go test ./internal/clienttest -run TestPreviewClients -clients`) mounts
 // testdata/ and ../shared/assets and has one Blender process render every
 // mesh and model folder's NAME.glb with the camera of its NAME.preview.png
 // (export/preview: orthographic from glTF (+1, +1, +1), up +Y, the

@@ -57,7 +57,7 @@ type judgeReport struct {
 // folder's NAME.glb (the package documentation says how).
 func TestPreviewClients(t *testing.T) {
 	if !*clients {
-		t.Skip("needs Blender 3.4: go test ./fs/clienttest -run TestPreviewClients -clients")
+		t.Skip("needs Blender 3.4: go test ./internal/clienttest -run TestPreviewClients -clients")
 	}
 	blender := lookTool(t, "blender", "apt-get install --no-install-recommends blender python3-numpy")
 	bin := buildMeshfs(t)

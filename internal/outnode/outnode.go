@@ -1,13 +1,17 @@
-package store
+// Package outnode is one file of a mesh folder as the mount shows it: what
+// the kernel was told of it and the answer each request about it gets
+// from the store. Kernel-facing state: the mount (package fs) holds one
+// per node; the tree (package vfs) has none.
+package outnode
 
 import (
 	"context"
-	"errors"
 	"syscall"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelview"
+	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -25,16 +29,12 @@ type Output struct {
 	View kernelview.View
 	Pass kernelview.Passthrough // the .glb's passthrough opens
 
-	s *Store
+	s *store.Store
 }
 
-// ErrNotCheap is Output.Size's answer when the size would cost a
-// conversion and only a cheap one was asked for.
-var ErrNotCheap = errors.New("the size is known only by converting")
-
-// NewOutput is a fresh node's Output of entry e of m's folder (or of
-// chunk), pinned when the kernel opens files without asking.
-func (s *Store) NewOutput(m *outputs.Mesh, e outputs.Entry, chunk string, pinned bool) *Output {
+// New is a fresh node's Output of entry e of m's folder (or of chunk), made
+// by s, pinned when the kernel opens files without asking.
+func New(s *store.Store, m *outputs.Mesh, e outputs.Entry, chunk string, pinned bool) *Output {
 	return &Output{Mesh: m, Entry: e, Chunk: chunk, View: kernelview.View{Pinned: pinned}, s: s}
 }
 
@@ -59,9 +59,9 @@ func (o *Output) Content(ctx context.Context, v version.Version) (data []byte, r
 // View. scanned is set when a scan or a conversion made it (the source's
 // permissions shown may have narrowed meanwhile). With cheapOnly a
 // geometry output converts nothing: its size comes from memory or the disk
-// cache, else ErrNotCheap. A node that stands for another version converts
-// nothing: it tells the size of the version it stands for while memory
-// holds that version's bytes (Serve then serves them: a reader whose open
+// cache, else store.ErrNotCheap. A node that stands for another version
+// converts nothing: it tells the size of the version it stands for while
+// memory holds that version's bytes (Serve then serves them: a reader whose open
 // came before the kernel heard of the change reads that version whole),
 // else ESTALE (a path walk then looks the name up again: a new node).
 func (o *Output) Size(ctx context.Context, v version.Version, cheapOnly bool) (size int64, scanned bool, err error) {
@@ -72,7 +72,7 @@ func (o *Output) Size(ctx context.Context, v version.Version, cheapOnly bool) (s
 	case ok:
 		return size, scanned, nil
 	case costly:
-		return 0, false, ErrNotCheap
+		return 0, false, store.ErrNotCheap
 	case !o.View.MayTell(v):
 		return o.toldSize()
 	}
@@ -128,7 +128,7 @@ func (o *Output) Serve(ctx context.Context, v version.Version) (data []byte, raw
 // nor stands the node for another version; it reports whether it did.
 // drop is scheduled when the source changed meanwhile: the watcher's
 // invalidation may have come before the store.
-func (o *Output) Push(v version.Version, r *ScanResult, now func() (version.Version, bool), write func([]byte) bool, drop func()) bool {
+func (o *Output) Push(v version.Version, r *store.ScanResult, now func() (version.Version, bool), write func([]byte) bool, drop func()) bool {
 	data, ok := o.s.Pushable(o.Mesh, v, r)
 	if !ok {
 		return false

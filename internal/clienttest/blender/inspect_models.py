@@ -3,7 +3,7 @@
 # objects with their parents (an object parented to a bone names the bone),
 # the bones of its armatures with theirs, its materials, images and
 # actions, and for each armature how far its meshes move when each of its
-# weighted bones is rotated. The Go test (fs/clienttest, TestModelClients)
+# weighted bones is rotated. The Go test (internal/clienttest, TestModelClients)
 # compares the report with the .glb. This script judges nothing itself.
 #
 #   blender -b --factory-startup --python-exit-code 1 \

@@ -1,10 +1,10 @@
-// Package store is the policy of meshfs's output store, apart from FUSE:
-// what the disk cache records of scans and failed conversions, which
-// failures belong to a source version, the collector's pacing during
-// conversions, and the version string disk cache entries are keyed by.
-// The mount (package fs) serves what it decides; it is tested without a
-// mount.
-package store
+// Package record is what the disk cache keeps of a conversion besides its
+// bytes, and what its keys are versioned by: the record of a structure scan
+// (EncodeScan, DecodeScan), the record of a failed conversion
+// (EncodeFailure, DecodeFailure), which failures belong to the files and so
+// may be recorded (Persistable), and the version string every disk cache
+// entry is keyed by (CacheVersion). It knows nothing of caches or FUSE.
+package record
 
 // Structure scans persisted in the disk cache, so that a remount lists,
 // stats and reads header.json without scanning anything.
@@ -21,7 +21,7 @@ package store
 // to create and rename on ext4 (during the first walk, beside the reader)
 // against 0.04 ms for the append. The blob, little-endian, varints:
 //
-//	byte     ScanRecordVersion
+//	byte     ScanVersion
 //	byte     flags: 1 structure present, 2 scan error, 4 header error
 //	string   structure's format name
 //	string   scan error text (when flag 2)
@@ -37,7 +37,7 @@ package store
 //	varint   size, modification time (ns)
 //
 // with string = uvarint length + bytes. The index checks the blob's CRC and
-// the data file's; decodeScanRecord checks every count against the bytes
+// the data file's; DecodeScan checks every count against the bytes
 // left before allocating and refuses trailing bytes, so a damaged record is
 // discarded (and the source scanned again), never served.
 //
@@ -59,24 +59,24 @@ import (
 	"github.com/meshfs/meshfs/internal/version"
 )
 
-// ScanRecordVersion is a scan blob's first byte.
-const ScanRecordVersion = 2
+// ScanVersion is a scan blob's first byte.
+const ScanVersion = 2
 
 // A scan blob's flags.
 const (
-	RecStructure = 1 << iota
-	RecScanErr
-	RecHdrErr
+	FlagStructure = 1 << iota
+	FlagScanErr
+	FlagHdrErr
 )
 
-// ScanRecord is a decoded persisted scan.
-type ScanRecord struct {
+// Scan is a decoded persisted scan.
+type Scan struct {
 	Structure bool
 	Format    string
 	// ScanErr and HdrErr are the errors' texts, when HasScanErr, HasHdrErr.
 	ScanErr, HdrErr       string
 	HasScanErr, HasHdrErr bool
-	Chunks                []RecChunk
+	Chunks                []Chunk
 	// HdrSize is header.json's size (the entry's one part).
 	HdrSize int64
 	// Deps are the files besides the source the scan found its outputs
@@ -84,15 +84,15 @@ type ScanRecord struct {
 	Deps version.Set
 }
 
-// RecChunk is one chunk of a persisted scan.
-type RecChunk struct {
+// Chunk is one chunk of a persisted scan.
+type Chunk struct {
 	Name                 string
 	Offset, Length, Size int64
 	Loaded               bool
 }
 
 // Failed reports whether the scan or the header failed.
-func (r *ScanRecord) Failed() bool { return r.HasScanErr || r.HasHdrErr }
+func (r *Scan) Failed() bool { return r.HasScanErr || r.HasHdrErr }
 
 // Persistable reports whether a scan's outcome belongs to the source
 // version (and so may be persisted): not when the source could not be
@@ -128,15 +128,15 @@ func EncodeScan(st *decode.Structure, scanErr, hdrErr error, deps version.Set) [
 	}
 	flags := byte(0)
 	if st != nil {
-		flags |= RecStructure
+		flags |= FlagStructure
 	}
 	if scanErr != nil {
-		flags |= RecScanErr
+		flags |= FlagScanErr
 	}
 	if hdrErr != nil {
-		flags |= RecHdrErr
+		flags |= FlagHdrErr
 	}
-	b = append(b, ScanRecordVersion, flags)
+	b = append(b, ScanVersion, flags)
 	format := ""
 	if st != nil {
 		format = st.Format
@@ -176,13 +176,13 @@ func EncodeScan(st *decode.Structure, scanErr, hdrErr error, deps version.Set) [
 	return b
 }
 
-// MinRecDep is the fewest bytes one dependency takes in a blob (an empty
+// MinDep is the fewest bytes one dependency takes in a blob (an empty
 // path, four one-byte varints).
-const MinRecDep = 5
+const MinDep = 5
 
-// MinRecChunk is the fewest bytes one chunk takes in a blob (empty name,
+// MinChunk is the fewest bytes one chunk takes in a blob (empty name,
 // one-byte varints, the loaded byte).
-const MinRecChunk = 5
+const MinChunk = 5
 
 // recReader reads a blob with a sticky error.
 type recReader struct {
@@ -248,31 +248,31 @@ func (r *recReader) str(what string) string {
 
 // DecodeScan decodes a blob; sizes are the entry's part sizes (one:
 // header.json's). Any inconsistency is an error: the record is not served.
-func DecodeScan(blob []byte, sizes []int64) (*ScanRecord, error) {
+func DecodeScan(blob []byte, sizes []int64) (*Scan, error) {
 	if len(sizes) != 1 {
 		return nil, fmt.Errorf("scan record: %d parts, want 1", len(sizes))
 	}
 	r := &recReader{b: blob}
-	if v := r.byte_("version"); r.err == nil && v != ScanRecordVersion {
-		return nil, fmt.Errorf("scan record: version %d, want %d", v, ScanRecordVersion)
+	if v := r.byte_("version"); r.err == nil && v != ScanVersion {
+		return nil, fmt.Errorf("scan record: version %d, want %d", v, ScanVersion)
 	}
 	flags := r.byte_("flags")
-	if flags&^(RecStructure|RecScanErr|RecHdrErr) != 0 {
+	if flags&^(FlagStructure|FlagScanErr|FlagHdrErr) != 0 {
 		r.fail("unknown flags")
 	}
-	rec := &ScanRecord{Structure: flags&RecStructure != 0, HdrSize: sizes[0]}
+	rec := &Scan{Structure: flags&FlagStructure != 0, HdrSize: sizes[0]}
 	rec.Format = r.str("format")
-	if flags&RecScanErr != 0 {
+	if flags&FlagScanErr != 0 {
 		rec.HasScanErr = true
 		rec.ScanErr = r.str("scan error")
 	}
-	if flags&RecHdrErr != 0 {
+	if flags&FlagHdrErr != 0 {
 		rec.HasHdrErr = true
 		rec.HdrErr = r.str("header error")
 	}
 	n := r.uvarint("chunk count")
 	// Check the count against the bytes left before allocating.
-	if r.err == nil && n > uint64((len(r.b)-r.off)/MinRecChunk) {
+	if r.err == nil && n > uint64((len(r.b)-r.off)/MinChunk) {
 		r.fail(fmt.Sprintf("chunk count %d for %d bytes", n, len(r.b)-r.off))
 	}
 	if r.err == nil && n > 0 && !rec.Structure {
@@ -281,7 +281,7 @@ func DecodeScan(blob []byte, sizes []int64) (*ScanRecord, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	rec.Chunks = make([]RecChunk, n)
+	rec.Chunks = make([]Chunk, n)
 	for i := range rec.Chunks {
 		c := &rec.Chunks[i]
 		c.Name = r.str("chunk name")
@@ -300,7 +300,7 @@ func DecodeScan(blob []byte, sizes []int64) (*ScanRecord, error) {
 		}
 	}
 	nd := r.uvarint("dependency count")
-	if r.err == nil && nd > uint64((len(r.b)-r.off)/MinRecDep) {
+	if r.err == nil && nd > uint64((len(r.b)-r.off)/MinDep) {
 		r.fail(fmt.Sprintf("dependency count %d for %d bytes", nd, len(r.b)-r.off))
 	}
 	if r.err != nil {

@@ -1,17 +1,16 @@
-package store
+// Package gcpace is the collector's policy, in one place. Converted outputs are the daemon's
+// memory, so the heap is bounded a little above the memory cache's budget;
+// below that bound the collector runs at GOGC 400 (walks of a cold tree
+// make garbage from listings and scans, and collecting at 4 × the live heap
+// instead of 2 × spares them about 15 % of the daemon's CPU), and at the
+// default 100 while a big conversion runs (Pacer).
+package gcpace
 
 import (
 	"os"
 	"runtime/debug"
 	"sync"
 )
-
-// The collector's policy, in one place. Converted outputs are the daemon's
-// memory, so the heap is bounded a little above the memory cache's budget;
-// below that bound the collector runs at GOGC 400 (walks of a cold tree
-// make garbage from listings and scans, and collecting at 4 × the live heap
-// instead of 2 × spares them about 15 % of the daemon's CPU), and at the
-// default 100 while a big conversion runs (GCPacer).
 
 // SetMemoryPolicy sets the process's memory limit for a memory cache of
 // budget bytes and its GOGC, unless the environment sets them (GOMEMLIMIT,
@@ -32,10 +31,10 @@ func SetMemoryPolicy(budget int64) (convertGOGC int) {
 }
 
 // BigConversionSize is the source size from which a conversion counts as
-// big for the collector (GCPacer): its intermediates are then tens of MB.
+// big for the collector (Pacer): its intermediates are then tens of MB.
 const BigConversionSize = 4 << 20
 
-// GCPacer collects at During while a big conversion runs and at the
+// Pacer collects at its setting while a big conversion runs and at the
 // process's own setting otherwise.
 //
 // A big conversion allocates about four times its source in intermediates,
@@ -45,23 +44,30 @@ const BigConversionSize = 4 << 20
 // faults each one in again as well. At GOGC 400 the heap grows to five
 // times what is live before a collection, so a conversion's intermediates
 // land on fresh pages; at 100 they reuse the last one's.
-type GCPacer struct {
-	During int // GOGC while a big conversion runs; 0: leave GOGC alone
+type Pacer struct {
+	during int // GOGC while a big conversion runs; 0: leave GOGC alone
 
 	mu      sync.Mutex
 	running int // big conversions running
 	saved   int // GOGC to restore once none runs
 }
 
+// New is a pacer collecting at GOGC during while a big conversion runs (0:
+// leave GOGC alone).
+func New(during int) *Pacer { return &Pacer{during: during} }
+
+// During is the GOGC the pacer sets while a big conversion runs (0: none).
+func (p *Pacer) During() int { return p.during }
+
 // Begin marks a conversion of a source of size bytes as running; the
 // returned function marks its end.
-func (p *GCPacer) Begin(size int64) (end func()) {
-	if p.During == 0 || size < BigConversionSize {
+func (p *Pacer) Begin(size int64) (end func()) {
+	if p.during == 0 || size < BigConversionSize {
 		return func() {}
 	}
 	p.mu.Lock()
 	if p.running++; p.running == 1 {
-		p.saved = debug.SetGCPercent(p.During)
+		p.saved = debug.SetGCPercent(p.during)
 	}
 	p.mu.Unlock()
 	var once sync.Once

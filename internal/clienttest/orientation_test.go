@@ -226,7 +226,7 @@ func TestOrientationFixtures(t *testing.T) {
 	for _, fx := range orientationFixtures() {
 		for name, b := range fx.files(t) {
 			decodetest.Golden(t, filepath.Join(orientationDir, name), b, *update,
-				"go test ./fs/clienttest -run TestOrientationFixtures -update")
+				"go test ./internal/clienttest -run TestOrientationFixtures -update")
 		}
 		s, err := decodeSource(filepath.Join(orientationDir, fx.main), orientationDir)
 		if err != nil {

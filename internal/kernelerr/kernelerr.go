@@ -1,4 +1,7 @@
-package store
+// Package kernelerr is what a reader of the mount sees for an error: the
+// errno the FUSE layer answers with. The tree and the store speak Go
+// errors; only the mount (package fs) maps them.
+package kernelerr
 
 import (
 	"context"
@@ -7,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/failures"
 )
 
 // Errno maps an error to what a reader sees: a vanished source is ENOENT,
@@ -29,7 +34,7 @@ func Errno(err error) syscall.Errno {
 		// Replaced by a link since the lookup: the kernel looks it up
 		// again and shows the link.
 		return syscall.ESTALE
-	case errors.Is(err, ErrNotCheap):
+	case errors.Is(err, store.ErrNotCheap):
 		// A READDIRPLUS entry left for a LOOKUP.
 		return syscall.EAGAIN
 	case errors.Is(err, context.Canceled):
@@ -52,10 +57,10 @@ func Replaced(e syscall.Errno) syscall.Errno {
 }
 
 // ReadErrno is what a reader of an output gets for err: EIO for a
-// conversion's failure (a *ConvError), even when its cause is, say, a
+// conversion's failure (a *failures.ConvError), even when its cause is, say, a
 // missing sibling file.
 func ReadErrno(err error) syscall.Errno {
-	var ce *ConvError
+	var ce *failures.ConvError
 	if errors.As(err, &ce) {
 		return syscall.EIO
 	}

@@ -1,4 +1,6 @@
-package store
+// Package failures is every mesh a mount knows to be broken, and
+// .meshfs/errors.txt, which lists them.
+package failures
 
 import (
 	"errors"
@@ -11,18 +13,22 @@ import (
 	"github.com/meshfs/meshfs/internal/version"
 )
 
-// Failures is every mesh the mount knows to be broken: its scan or a
+// List is every mesh the mount knows to be broken: its scan or a
 // conversion failed, in this mount (a reader, a listing, the pre-warmer) or
 // in an earlier one (the disk cache's records, found when the mesh is
 // listed or looked at). A mesh not yet listed, scanned or converted is not
 // in it. stats.json counts it and .meshfs/errors.txt prints it.
-type Failures struct {
+type List struct {
 	mu sync.Mutex
 	m  map[string]failureRec // by source path
 	// still reports whether a source file is still the version that
-	// failed (Store.still).
+	// failed.
 	still func(path string, id version.Ident) bool
 }
+
+// New is an empty list; still reports whether the source file at path is
+// still version id (a failure of another version is no longer listed).
+func New(still func(path string, id version.Ident) bool) *List { return &List{still: still} }
 
 type failureRec struct {
 	id   version.Ident // the source file's version that failed
@@ -31,7 +37,7 @@ type failureRec struct {
 }
 
 // Note records that source version v of the mesh at abs failed.
-func (l *Failures) Note(abs string, v version.Version, scan bool, err error) {
+func (l *List) Note(abs string, v version.Version, scan bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if r, ok := l.m[abs]; ok && r.id.Same(v.Ident) && (r.scan || !scan) {
@@ -45,7 +51,7 @@ func (l *Failures) Note(abs string, v version.Version, scan bool, err error) {
 
 // Of returns the error recorded for version id of the file at abs, if
 // any.
-func (l *Failures) Of(abs string, id version.Ident) (msg string, ok bool) {
+func (l *List) Of(abs string, id version.Ident) (msg string, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r, ok := l.m[abs]
@@ -65,7 +71,7 @@ type Failure struct {
 
 // Current returns the failures of the source versions still in place,
 // sorted by path, dropping those whose source changed or went away.
-func (l *Failures) Current(root string) []Failure {
+func (l *List) Current(root string) []Failure {
 	l.mu.Lock()
 	recs := make(map[string]failureRec, len(l.m))
 	for k, v := range l.m {
@@ -102,3 +108,10 @@ func ErrorsText(root string, list []Failure) []byte {
 	}
 	return []byte(b.String())
 }
+
+// ConvError marks a conversion's failure among a store's errors (Content,
+// TexturePNG). It does not unwrap: a reader gets EIO for it even when its
+// cause is, say, a missing sibling file.
+type ConvError struct{ Err error }
+
+func (e *ConvError) Error() string { return e.Err.Error() }

@@ -1,20 +1,19 @@
-package store
+package gcpace
 
 import (
-	"errors"
 	"runtime/debug"
 	"testing"
 )
 
-// TestGCPacer: GOGC is the pacer's while at least one big conversion runs
+// TestPacer: GOGC is the pacer's while at least one big conversion runs
 // and the process's own again after the last ends; small conversions and a
 // pacer without a setting leave it alone, and an end called twice counts once.
-func TestGCPacer(t *testing.T) {
+func TestPacer(t *testing.T) {
 	orig := debug.SetGCPercent(400)
 	defer debug.SetGCPercent(orig)
 	gogc := func() int { v := debug.SetGCPercent(-1); debug.SetGCPercent(v); return v }
 
-	p := &GCPacer{During: 100}
+	p := New(100)
 	small := p.Begin(BigConversionSize - 1)
 	if got := gogc(); got != 400 {
 		t.Fatalf("a small conversion set GOGC %d", got)
@@ -35,21 +34,9 @@ func TestGCPacer(t *testing.T) {
 		t.Fatalf("GOGC %d after the big conversions, want 400 again", got)
 	}
 
-	off := &GCPacer{}
+	off := New(0)
 	off.Begin(64 << 20)()
 	if got := gogc(); got != 400 {
 		t.Fatalf("a pacer without a setting changed GOGC to %d", got)
-	}
-}
-
-func TestFailureRecord(t *testing.T) {
-	err, ok := DecodeFailure(EncodeFailure(errors.New("m.gem: offset 4: bad magic")))
-	if !ok || err.Error() != "m.gem: offset 4: bad magic" {
-		t.Fatalf("round trip: %v, %v", err, ok)
-	}
-	for _, b := range [][]byte{nil, {}, {0}, {2, 'x'}} {
-		if _, ok := DecodeFailure(b); ok {
-			t.Errorf("%q decoded as a failure", b)
-		}
 	}
 }

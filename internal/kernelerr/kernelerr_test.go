@@ -1,4 +1,4 @@
-package store
+package kernelerr
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/failures"
 )
 
 func TestErrno(t *testing.T) {
@@ -17,12 +19,12 @@ func TestErrno(t *testing.T) {
 	}{
 		{nil, 0, 0},
 		{fmt.Errorf("open: %w", os.ErrNotExist), syscall.ENOENT, syscall.ENOENT},
-		{&ConvError{os.ErrNotExist}, syscall.EIO, syscall.EIO},
+		{&failures.ConvError{Err: os.ErrNotExist}, syscall.EIO, syscall.EIO},
 		{os.ErrPermission, syscall.EACCES, syscall.EACCES},
 		{srcfile.ErrNotRegular, syscall.EACCES, syscall.EACCES},
 		{srcfile.ErrSymlink, syscall.ESTALE, syscall.ESTALE},
 		{context.Canceled, syscall.EINTR, syscall.EINTR},
-		{ErrNotCheap, syscall.EAGAIN, syscall.EAGAIN},
+		{store.ErrNotCheap, syscall.EAGAIN, syscall.EAGAIN},
 		{fmt.Errorf("bad"), syscall.EIO, syscall.EIO},
 	} {
 		if got := Errno(c.err); got != c.want {

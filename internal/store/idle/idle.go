@@ -1,8 +1,13 @@
-package store
+// Package idle is when the mount's readers last asked anything, for the
+// work that stands aside while they are active (a big disk-cache save, the
+// pre-warmer), and the lowest scheduling priority that work runs at.
+package idle
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -21,26 +26,26 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 // Activity is when readers last asked anything, for the work that stands
 // aside while they are active (a big disk-cache save, the pre-warmer).
 type Activity struct {
-	// Clock is the time it is told by (nil: the real clock).
-	Clock Clock
-	last  atomic.Int64 // unix ns of the last Touch
+	clk  Clock
+	last atomic.Int64 // unix ns of the last Touch
 }
 
-func (a *Activity) clock() Clock {
-	if a.Clock == nil {
-		return realClock{}
+// New is the activity of readers told by clock c (nil: the real clock).
+func New(c Clock) *Activity {
+	if c == nil {
+		c = realClock{}
 	}
-	return a.Clock
+	return &Activity{clk: c}
 }
 
 // Touch records a reader's request.
-func (a *Activity) Touch() { a.last.Store(a.clock().Now().UnixNano()) }
+func (a *Activity) Touch() { a.last.Store(a.clk.Now().UnixNano()) }
 
 // WaitQuiet waits until no reader has asked anything for quiet, for at
 // most max (0: no bound), or until ctx is done. waited reports whether it
 // had to wait; ok is false when ctx ended the wait.
 func (a *Activity) WaitQuiet(ctx context.Context, quiet, max time.Duration) (waited, ok bool) {
-	clk := a.clock()
+	clk := a.clk
 	deadline := clk.Now().Add(max)
 	for {
 		now := clk.Now()
@@ -55,4 +60,13 @@ func (a *Activity) WaitQuiet(ctx context.Context, quiet, max time.Duration) (wai
 		case <-clk.After(quiet - idle):
 		}
 	}
+}
+
+// LowPriority runs the calling goroutine, until it returns, on a thread of
+// its own at the lowest scheduling priority. The thread is never handed
+// back to the runtime (no UnlockOSThread): a goroutine that exits locked
+// takes its thread with it, so no request is ever served on a niced thread.
+func LowPriority() {
+	runtime.LockOSThread()
+	syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), 19)
 }

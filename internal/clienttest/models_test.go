@@ -52,10 +52,10 @@ type modelFile struct {
 // horse's tack) lies around the bones driving it (checkSkinOnBones).
 // UNIGINE's JumpRunTest.world is one hierarchy of its 125 nodes with its
 // three lights as Blender lights (checkWorld). Run: go test
-// ./fs/clienttest -run TestModelClients -clients.
+// ./internal/clienttest -run TestModelClients -clients.
 func TestModelClients(t *testing.T) {
 	if !*clients {
-		t.Skip("needs Blender 3.4 and the glTF validator: go test ./fs/clienttest -run TestModelClients -clients")
+		t.Skip("needs Blender 3.4 and the glTF validator: go test ./internal/clienttest -run TestModelClients -clients")
 	}
 	blender := lookTool(t, "blender", "apt-get install --no-install-recommends blender python3-numpy")
 	if err := validator.Available(); err != nil {

@@ -28,7 +28,7 @@ const warningsFile = "validator-warnings.txt"
 // TestClients is the real-client test; see the package documentation.
 func TestClients(t *testing.T) {
 	if !*clients {
-		t.Skip("needs Blender 3.4, assimp and the glTF validator: run make test-clients (go test ./fs/clienttest -clients)")
+		t.Skip("needs Blender 3.4, assimp and the glTF validator: run make test-clients (go test ./internal/clienttest -clients)")
 	}
 	blender := lookTool(t, "blender", "apt-get install --no-install-recommends blender python3-numpy")
 	assimp := lookTool(t, "assimp", "apt-get install --no-install-recommends assimp-utils")
