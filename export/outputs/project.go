@@ -162,8 +162,8 @@ func (e *projectEntry) fresh(v srcview.View, ix decode.ProjectIndex, via []strin
 	return true
 }
 
-// viewFiles is a source view (srcview) as decode.ProjectFiles: an
-// archive's project indexes as a loose one.
+// viewFiles is a source view (srcview) as decode.Files: an archive's
+// project indexes as a loose one, an engine's asset root is found in it.
 type viewFiles struct{ v srcview.View }
 
 func (f viewFiles) Stat(p string) (fs.FileInfo, error) {
@@ -174,6 +174,8 @@ func (f viewFiles) Stat(p string) (fs.FileInfo, error) {
 func (f viewFiles) ReadDir(p string) ([]fs.DirEntry, error) { return f.v.ReadDir(p) }
 
 func (f viewFiles) Open(p string) (decode.ProjectReader, error) { return f.v.Open(p) }
+
+func (f viewFiles) Layers(root string) []string { return srcview.Layers(f.v, root) }
 
 // unchanged reports whether every file of ds stats (not following a
 // link) as it did, through the view v.
