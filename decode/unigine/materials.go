@@ -37,13 +37,13 @@ import (
 // AssetRoot implements decode.AssetRooter: the project's data folder
 // (ProjectRoot).
 func (Format) AssetRoot(dir, stop string, files decode.Files) (string, bool) {
-	return guid.FindRootFiles(dir, stop, files)
+	return guid.FindRoot(dir, stop, files)
 }
 
 // AssetRoot implements decode.AssetRooter: a scene names its files
 // beneath its project's data folder.
 func (SceneFormat) AssetRoot(dir, stop string, files decode.Files) (string, bool) {
-	return guid.FindRootFiles(dir, stop, files)
+	return guid.FindRoot(dir, stop, files)
 }
 
 // matCandidates are the files surface material name may be, in order.
