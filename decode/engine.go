@@ -54,6 +54,15 @@ func beneath(root, p string) bool {
 	return err == nil && filepath.IsLocal(rel) || rel == "."
 }
 
+// Merger is implemented by a format whose game sees a folder of some name
+// with the archives it holds merged into it (the game's view: a GEM
+// install's resource/, a Transport Fever res/), which the mount's
+// --overlay shows so.
+type Merger interface {
+	// Merges reports whether a folder called name (a base name) is one.
+	Merges(name string) bool
+}
+
 // MaterialResolver is implemented by a format whose materials name files
 // (material files, textures) by its engine's rules.
 type MaterialResolver interface {

@@ -94,6 +94,17 @@ func IsDependency(name string, siblings func(string) bool) bool {
 	return IsCompanion(name, siblings) || IsAnimationFile(name)
 }
 
+// Merges reports whether a folder called name is one some game sees with
+// the archives it holds merged into it (decode.Merger).
+func Merges(name string) bool {
+	for _, f := range All {
+		if m, ok := f.(decode.Merger); ok && m.Merges(name) {
+			return true
+		}
+	}
+	return false
+}
+
 // InFolder is the siblings function of IsCompanion and IsDependency for
 // files in the folder dir as it is now: whether dir holds an entry name.
 func InFolder(dir string) func(name string) bool {

@@ -29,6 +29,13 @@ import (
 // an archive).
 const TextureFolder = "texture"
 
+// ResourceFolder is the folder of an installed game whose archives (*.pak)
+// the game loads over one another.
+const ResourceFolder = "resource"
+
+// Merges implements decode.Merger: the resource folder, in any case.
+func (Format) Merges(name string) bool { return strings.EqualFold(name, ResourceFolder) }
+
 // assetRoot is GEM's asset root rule: the nearest folder of Up(dir, stop)
 // holding a folder TextureFolder, or a TextureFolder.pak that is one of
 // its archives.

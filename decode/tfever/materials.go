@@ -27,6 +27,10 @@ import (
 // ResFolder is the name of a mod's (and the game's) asset root.
 const ResFolder = "res"
 
+// Merges implements decode.Merger: a res folder, in any case (a mod's
+// files override the game's by name).
+func (Msh) Merges(name string) bool { return strings.EqualFold(name, ResFolder) }
+
 // assetRoot is the nearest folder of Up(dir, stop) called ResFolder.
 func assetRoot(dir, stop string) (string, bool) {
 	for _, d := range decode.Up(dir, stop) {

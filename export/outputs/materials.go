@@ -414,9 +414,6 @@ func (mt memTextures) PNG(d Dep, make func() ([]byte, error)) ([]byte, error) {
 	return img.PNG, nil
 }
 
-// maxMaterialFile bounds a material file's size.
-const maxMaterialFile = 1 << 20
-
 // resolveMaterials resolves mats in place (images only when r.images) and
 // returns header.json's "materials".
 func (r *resolution) resolveMaterials(mats []decode.Material) []decode.Fields {

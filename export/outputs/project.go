@@ -214,16 +214,6 @@ func (m *Mesh) project(rec *reads) decode.ProjectIndex {
 	return &checked{ix: ix, e: e, v: v, pi: pi, root: root, rec: rec}
 }
 
-// projectRoot is the root of the project m's file is in, or "".
-func (m *Mesh) projectRoot() string {
-	pi, ok := m.Format.(decode.ProjectIndexer)
-	if !ok || m.mem != nil {
-		return ""
-	}
-	root, _ := pi.ProjectRoot(filepath.Dir(m.Path), m.Tree, viewFiles{m.Limits.view()})
-	return root
-}
-
 // checked is a project index whose answers are checked against the files
 // they came from (the index built again, once, when one changed) and,
 // with rec set, added to a conversion's reads.
