@@ -1,11 +1,11 @@
 // Package formats is the list of decoders meshfs knows, and the sniffer that
-// picks one for a file. It is the only package that names every format.
+// picks one for a file. It is the only package that names every format,
+// the one registry of formats and their engines' rules (decode's
+// interfaces). It reads no file: callers hand it names and bytes.
 package formats
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/meshfs/meshfs/decode"
@@ -103,15 +103,6 @@ func Merges(name string) bool {
 		}
 	}
 	return false
-}
-
-// InFolder is the siblings function of IsCompanion and IsDependency for
-// files in the folder dir as it is now: whether dir holds an entry name.
-func InFolder(dir string) func(name string) bool {
-	return func(name string) bool {
-		_, err := os.Lstat(filepath.Join(dir, name))
-		return err == nil
-	}
 }
 
 // Among is the siblings function for a folder listed as names (the set is
