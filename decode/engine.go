@@ -8,8 +8,9 @@ import (
 // Engines' rules. A game looks up the files a file names in its own way:
 // GEM beneath the folder holding texture/, Transport Fever beneath res/,
 // UNIGINE through its project's data/ folder. Those rules are the engine's
-// package's: its formats implement AssetRooter and MaterialResolver (and
-// Companion, Animator, ProjectIndexer), decode/formats lists the formats,
+// package's: its formats implement AssetRooter, MaterialResolver and
+// Merger (and Companion, Animator, ProjectIndexer), decode/formats lists
+// the formats (the one registry),
 // and the caller (export/outputs) finds the rules on the format it
 // sniffed, handing them the files through Files and MaterialFiles, its
 // view of the source (archives, no link followed out, no FIFO waited on,
@@ -30,7 +31,8 @@ type Files interface {
 // files name up beneath an asset root above them.
 type AssetRooter interface {
 	// AssetRoot returns the engine's asset root for a file in the folder
-	// dir: the nearest of Up(dir, stop) that is one, or ok false.
+	// dir, the nearest folder from dir upward that is one, looking no
+	// higher than stop ("" for no bound; Up), or ok false.
 	AssetRoot(dir, stop string, files Files) (root string, ok bool)
 }
 

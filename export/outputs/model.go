@@ -28,16 +28,15 @@ import (
 // index), so the parts are decoded once for all of them.
 //
 // Assembly: every Ref is looked for as its Base says: RefModelDir beneath
-// the model's folder, RefAssetRoot beneath the asset roots (the res folder
-// above the model, then the folder above it holding texture/, then
-// Limits.AssetPaths). Each distinct part file is decoded once per model by
+// the model's folder, RefAssetRoot beneath the asset roots (its engine's
+// above the model, decode.AssetRooter, then Limits.AssetPaths). Each distinct part file is decoded once per model by
 // its own format, as a Mesh of its own folder (so its companions, materials
 // and textures resolve as they do there), its materials resolved, and
 // placed at its node: a rigid part's meshes as children of the node, a
 // skinned part's bound to the model's nodes by joint name (a joint that
 // names no node is the part's own node). ModelPart.Materials replace the
 // part's materials primitive by primitive, each resolved by the part
-// engine's resolver; a texture is embedded once per file. Animation files
+// engine's rules (decode.MaterialResolver); a texture is embedded once per file. Animation files
 // are decoded by their format and their channels moved onto the nodes by
 // joint name (or onto ModelAnimation.Node for a single-track file, its
 // track composed with the node's matrix); their formats give them in
@@ -161,8 +160,7 @@ func (m *Mesh) DecodeModel(ctx context.Context) (*decode.Model, error) {
 }
 
 // assetRootsOwn are the roots RefAssetRoot paths are looked for beneath:
-// the asset root of the model's engine above it (decode.AssetRooter: a
-// project's root, the res folder, the folder holding texture/), then
+// the asset root of the model's engine above it (decode.AssetRooter), then
 // Limits.AssetPaths, each once; and how many of them (the first) are the
 // model's own, found by walking up its tree.
 func (m *Mesh) assetRootsOwn() (roots []string, own int) {
