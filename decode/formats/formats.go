@@ -1,11 +1,11 @@
 // Package formats is the list of decoders meshfs knows, and the sniffer that
-// picks one for a file. It is the only package that names every format.
+// picks one for a file. It is the only package that names every format,
+// the one registry of formats and their engines' rules (decode's
+// interfaces). It reads no file: callers hand it names and bytes.
 package formats
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/meshfs/meshfs/decode"
@@ -94,13 +94,15 @@ func IsDependency(name string, siblings func(string) bool) bool {
 	return IsCompanion(name, siblings) || IsAnimationFile(name)
 }
 
-// InFolder is the siblings function of IsCompanion and IsDependency for
-// files in the folder dir as it is now: whether dir holds an entry name.
-func InFolder(dir string) func(name string) bool {
-	return func(name string) bool {
-		_, err := os.Lstat(filepath.Join(dir, name))
-		return err == nil
+// Merges reports whether a folder called name is one some game sees with
+// the archives it holds merged into it (decode.Merger).
+func Merges(name string) bool {
+	for _, f := range All {
+		if m, ok := f.(decode.Merger); ok && m.Merges(name) {
+			return true
+		}
 	}
+	return false
 }
 
 // Among is the siblings function for a folder listed as names (the set is

@@ -94,7 +94,7 @@ func (SceneFormat) Decode(ctx context.Context, src *decode.Source) (*decode.Scen
 // without one), opening the files it references through src.OpenAsset
 // when given, so that the caller sees every file read.
 func (SceneFormat) DecodeModel(ctx context.Context, src *decode.Source) (*decode.Model, error) {
-	open := openFile
+	open := noFiles
 	if src.OpenAsset != nil && src.Project != nil {
 		root := src.Project.Root()
 		open = func(p string) (io.ReadCloser, error) {
@@ -135,13 +135,13 @@ func (Format) ProjectKind() string { return "unigine-guid" }
 // ProjectRoot implements decode.ProjectIndexer: the data folder above p
 // (guid.FindRoot).
 func (SceneFormat) ProjectRoot(p, stop string, files decode.ProjectFiles) (string, bool) {
-	return guid.FindRootFiles(p, stop, files)
+	return guid.FindRoot(p, stop, files)
 }
 
 // IndexProject implements decode.ProjectIndexer: the GUID index of the
 // data folder root (guid.Scan).
 func (SceneFormat) IndexProject(root string, files decode.ProjectFiles) (decode.ProjectIndex, error) {
-	ix, err := guid.ScanFiles(root, files)
+	ix, err := guid.Scan(root, files)
 	if err != nil {
 		return nil, err
 	}
@@ -159,8 +159,8 @@ func (Format) IndexProject(root string, files decode.ProjectFiles) (decode.Proje
 	return SceneFormat{}.IndexProject(root, files)
 }
 
-// project is a GUID index as a decode.ProjectIndex; files (nil: the
-// disk) reads the scenes MeshMaterials looks in.
+// project is a GUID index as a decode.ProjectIndex; files reads the
+// scenes MeshMaterials looks in.
 type project struct {
 	ix    *guid.Index
 	files decode.ProjectFiles
@@ -194,14 +194,6 @@ func (p project) Read() []decode.ProjectFile { return p.ix.Read() }
 
 // parse parses the scene file at abs.
 func (p project) parse(abs string) ([]*xnode, error) {
-	if p.files == nil {
-		f, err := openFile(abs)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return parseScene(abs, f)
-	}
 	f, err := p.files.Open(abs)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,6 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/unigine/guid"
-	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // Bounds of a scene read (.node, .world), each refused with decode.ErrLimit.
@@ -61,19 +60,30 @@ type sceneRead struct {
 // ReadScene reads a UNIGINE .node or .world file (name is its path, for
 // errors and for path references without an index) into a one-LOD Model:
 // see the package doc for the rules. ix resolves guid:// references and
-// paths relative to the data folder; with a nil ix every reference is
-// recorded as unresolved. Only the file itself failing to parse, or a
-// limit, is an error; a referenced file that fails is recorded.
-func ReadScene(name string, r io.Reader, ix *guid.Index) (*decode.Model, error) {
+// paths relative to the data folder, and the files they name are opened
+// through files; with a nil ix every reference is recorded as
+// unresolved. Only the file itself failing to parse, or a limit, is an
+// error; a referenced file that fails is recorded.
+func ReadScene(name string, r io.Reader, ix *guid.Index, files decode.ProjectFiles) (*decode.Model, error) {
 	var pix decode.ProjectIndex
+	open := noFiles
 	if ix != nil {
-		pix = project{ix, nil}
+		pix = project{ix, files}
+		open = func(p string) (io.ReadCloser, error) {
+			f, err := files.Open(p)
+			if err != nil {
+				return nil, err
+			}
+			return readCloser{io.NewSectionReader(f, 0, f.Size()), f}, nil
+		}
 	}
-	return readScene(name, r, pix, openFile)
+	return readScene(name, r, pix, open)
 }
 
-// openFile opens a file a scene names as package srcfile opens sources.
-func openFile(p string) (io.ReadCloser, error) { return srcfile.Open(p) }
+// noFiles is the opener of a scene read with no files to open.
+func noFiles(p string) (io.ReadCloser, error) {
+	return nil, fmt.Errorf("%s: no files to open it in", p)
+}
 
 // readScene is ReadScene through any project index, opening the files
 // it names (paths beneath the index's root) with open.

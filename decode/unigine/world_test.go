@@ -54,7 +54,7 @@ var nodeTagRE = regexp.MustCompile(`<node[ >]`)
 func TestSkyrunnerScenes(t *testing.T) {
 	dir := decodetest.NeedShared(t, "assets/unigine-skyrunner")
 	root := filepath.Join(dir, "data")
-	ix, err := guid.Scan(root)
+	ix, err := guid.Scan(root, decodetest.DirFiles{Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestSkyrunnerScenes(t *testing.T) {
 			t.Fatal(err)
 		}
 		f, _ := os.Open(p)
-		m, err := ReadScene(p, f, ix)
+		m, err := ReadScene(p, f, ix, dirFiles(ix))
 		f.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
@@ -190,7 +190,7 @@ func writeTree(t *testing.T, files map[string]string) (string, *guid.Index) {
 			t.Fatal(err)
 		}
 	}
-	ix, err := guid.Scan(root)
+	ix, err := guid.Scan(root, decodetest.DirFiles{Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func readFile(t *testing.T, root, rel string, ix *guid.Index) (*decode.Model, er
 		t.Fatal(err)
 	}
 	defer f.Close()
-	return ReadScene(p, f, ix)
+	return ReadScene(p, f, ix, dirFiles(ix))
 }
 
 const tr = "<transform>1 0 0 0 0 1 0 0 0 0 1 0 %s 1</transform>"
@@ -243,7 +243,7 @@ func TestSceneReferences(t *testing.T) {
 	// Named relative to the working folder, with the index's root too, the
 	// file read is still the one the cycle comes back to.
 	t.Chdir(root)
-	rix, err := guid.Scan(".")
+	rix, err := guid.Scan(".", decodetest.DirFiles{Root: "."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestSceneHostile(t *testing.T) {
 		{"other root", strings.NewReader("<material/>"), false, "root element"},
 		{"empty", strings.NewReader(""), false, "no root"},
 	} {
-		_, err := ReadScene("h.node", c.r, nil)
+		_, err := ReadScene("h.node", c.r, nil, nil)
 		var fe *decode.FormatError
 		if !errors.As(err, &fe) || fe.File != "h.node" || !strings.Contains(err.Error(), c.want) || errors.Is(err, decode.ErrLimit) != c.limit {
 			t.Errorf("%s: %v, want a FormatError of h.node saying %q (limit %v)", c.name, err, c.want, c.limit)
@@ -334,7 +334,7 @@ func TestSceneHostile(t *testing.T) {
 	}
 	// A bad transform is reported at its element's offset.
 	src := node("<transform>x</transform>")
-	_, err := ReadScene("h.node", strings.NewReader(src), nil)
+	_, err := ReadScene("h.node", strings.NewReader(src), nil, nil)
 	var fe *decode.FormatError
 	if !errors.As(err, &fe) || fe.Offset != int64(strings.Index(src, "x</transform>")) {
 		t.Errorf("bad transform: %v, want offset %d", err, strings.Index(src, "x</transform>"))
@@ -350,7 +350,7 @@ func FuzzReadScene(f *testing.F) {
 	if dir, ok := decodetest.Shared(f, "assets/unigine-skyrunner"); ok {
 		root := filepath.Join(dir, "data")
 		var err error
-		if ix, err = guid.Scan(root); err != nil {
+		if ix, err = guid.Scan(root, decodetest.DirFiles{Root: root}); err != nil {
 			f.Fatal(err)
 		}
 		for _, p := range []string{"csharp_template/template_props/primitives/cone.node", "csharp_template/template_props/material_ball/material_ball.node"} {
@@ -360,7 +360,7 @@ func FuzzReadScene(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := ReadScene("f.node", strings.NewReader(string(b)), ix)
+		m, err := ReadScene("f.node", strings.NewReader(string(b)), ix, dirFiles(ix))
 		if err != nil {
 			var fe *decode.FormatError
 			if !errors.As(err, &fe) {
@@ -385,7 +385,7 @@ func FuzzReadScene(f *testing.F) {
 // the project's index built once.
 func BenchmarkReadSceneWorld(b *testing.B) {
 	root := filepath.Join(decodetest.NeedShared(b, "assets/unigine-skyrunner"), "data")
-	ix, err := guid.Scan(root)
+	ix, err := guid.Scan(root, decodetest.DirFiles{Root: root})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -396,8 +396,16 @@ func BenchmarkReadSceneWorld(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ReadScene("JumpRunTest.world", strings.NewReader(string(src)), ix); err != nil {
+		if _, err := ReadScene("JumpRunTest.world", strings.NewReader(string(src)), ix, dirFiles(ix)); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// dirFiles are the files of the project ix indexes (nil for none).
+func dirFiles(ix *guid.Index) decode.ProjectFiles {
+	if ix == nil {
+		return nil
+	}
+	return decodetest.DirFiles{Root: ix.Root}
 }

@@ -27,7 +27,7 @@ type assembly struct {
 	// decoded and orm are shared by every part's resolution: a texture
 	// file is decoded, and embedded, once per model.
 	decoded map[string]*decode.Image
-	orm     map[*decode.Image]*decode.Image
+	orm     map[repackKey]*decode.Image
 	deps    []Dep
 	// pixels counts the pixels of the model's textures
 	// (Limits.MaxTexturePixelsTotal).
@@ -53,7 +53,7 @@ type animOut struct {
 func (m *Mesh) newAssembly(model *decode.Model) *assembly {
 	return &assembly{m: m, model: model, x: m.newRefs(), scale: float32(scaleOf(model)),
 		parts: map[string]*partOut{}, anims: map[string]*animOut{},
-		decoded: map[string]*decode.Image{}, orm: map[*decode.Image]*decode.Image{}}
+		decoded: map[string]*decode.Image{}, orm: map[repackKey]*decode.Image{}}
 }
 
 // part decodes the part at p (once).
@@ -98,9 +98,9 @@ func (a *assembly) override(po *partOut, name string) *decode.Material {
 		return mat
 	}
 	mat := &decode.Material{Name: name}
-	if resolve := resolvers[po.mesh.Format.Name()]; resolve != nil {
+	if rules, ok := po.mesh.Format.(decode.MaterialResolver); ok {
 		before := len(po.res.deps)
-		resolve(po.res, mat)
+		rules.ResolveMaterial(po.res, mat)
 		a.deps = append(a.deps, po.res.deps[before:]...)
 	}
 	if po.overrides == nil {

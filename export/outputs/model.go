@@ -28,16 +28,15 @@ import (
 // index), so the parts are decoded once for all of them.
 //
 // Assembly: every Ref is looked for as its Base says: RefModelDir beneath
-// the model's folder, RefAssetRoot beneath the asset roots (the res folder
-// above the model, then the folder above it holding texture/, then
-// Limits.AssetPaths). Each distinct part file is decoded once per model by
+// the model's folder, RefAssetRoot beneath the asset roots (its engine's
+// above the model, decode.AssetRooter, then Limits.AssetPaths). Each distinct part file is decoded once per model by
 // its own format, as a Mesh of its own folder (so its companions, materials
 // and textures resolve as they do there), its materials resolved, and
 // placed at its node: a rigid part's meshes as children of the node, a
 // skinned part's bound to the model's nodes by joint name (a joint that
 // names no node is the part's own node). ModelPart.Materials replace the
 // part's materials primitive by primitive, each resolved by the part
-// engine's resolver; a texture is embedded once per file. Animation files
+// engine's rules (decode.MaterialResolver); a texture is embedded once per file. Animation files
 // are decoded by their format and their channels moved onto the nodes by
 // joint name (or onto ModelAnimation.Node for a single-track file, its
 // track composed with the node's matrix); their formats give them in
@@ -161,37 +160,19 @@ func (m *Mesh) DecodeModel(ctx context.Context) (*decode.Model, error) {
 }
 
 // assetRootsOwn are the roots RefAssetRoot paths are looked for beneath:
-// the root of its project (a decode.ProjectIndexer's), the res folder
-// above the file, the folder above it holding texture/, then
-// Limits.AssetPaths, each once; and how many of them (the first) are
-// the model's own, found by walking up its tree.
+// the asset root of the model's engine above it (decode.AssetRooter), then
+// Limits.AssetPaths, each once; and how many of them (the first) are the
+// model's own, found by walking up its tree.
 func (m *Mesh) assetRootsOwn() (roots []string, own int) {
-	if root := m.projectRoot(); root != "" {
-		// A project's files name others beneath its root.
-		roots = append(roots, root)
-	}
-	tf := m.newResolution(false)
-	tf.tfRoots()
+	r := m.newResolution(false)
 	seen := map[string]bool{}
-	for _, r := range roots {
-		seen[r] = true
-	}
-	add := func(rs ...string) {
-		for _, r := range rs {
-			if !seen[r] {
-				seen[r] = true
-				roots = append(roots, r)
-			}
+	for _, root := range r.roots {
+		if !seen[root] {
+			seen[root] = true
+			roots = append(roots, root)
 		}
 	}
-	if tf.own == 1 {
-		add(tf.roots[0])
-	}
-	gem := m.newResolution(false)
-	add(gem.roots[:gem.own]...)
-	own = len(roots)
-	add(gem.roots[gem.own:]...)
-	return roots, own
+	return roots, r.own
 }
 
 // openAsset is decode.Source.OpenAsset for m.
@@ -492,8 +473,8 @@ func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fie
 		if err != nil {
 			return nil
 		}
-		resolve := resolvers[pm.Format.Name()]
-		if resolve == nil {
+		rules, ok := pm.Format.(decode.MaterialResolver)
+		if !ok {
 			return nil
 		}
 		k := overrideKey{pm.Format.Name(), filepath.Dir(fd.path)}
@@ -513,7 +494,7 @@ func (m *Mesh) modelFields(ctx context.Context, model *decode.Model) (decode.Fie
 				// Its paths are relative to the part's folder, as the
 				// part's own header.json names them.
 				mf := decode.Fields{{Key: "part", Value: fd.shown}}
-				materials = append(materials, append(mf, resolve(res, &decode.Material{Name: name})...))
+				materials = append(materials, append(mf, rules.ResolveMaterial(res, &decode.Material{Name: name})...))
 			}
 		}
 		return res.deps[before:]

@@ -318,3 +318,15 @@ func checkPreview(t *testing.T, m *outputs.Mesh, path string) {
 		t.Logf("%s: nothing drawn", path)
 	}
 }
+
+// TestInFolder: the siblings function answers from the folder as it is.
+func TestInFolder(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.msh"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := outputs.InFolder(dir)
+	if !in("a.msh") || in("b.msh.blob") {
+		t.Fatal("siblings answer wrong")
+	}
+}

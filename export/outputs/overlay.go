@@ -6,13 +6,13 @@ import (
 	"github.com/meshfs/meshfs/internal/srcview"
 )
 
-// The game's view (overlay): an asset root (the mesh's own GEM root, the
-// folder holding texture/ or texture.pak; the res or data folder above
-// it; every Limits.AssetPaths root) that holds archives is seen as the
-// game sees it, by srcview.Layers's rule: loose files first, then the
-// archives from the last by name to the first. A file found in an archive
-// is named by its path beneath the archive's (srcview): header.json shows
-// ROOT/texture.pak/texture/..., and its version is the archive file's.
+// The game's view (overlay): an asset root (the engine's own above the
+// mesh, decode.AssetRooter; every Limits.AssetPaths root) that holds
+// archives is seen as the game sees it, by srcview.Layers's rule: loose
+// files first, then the archives from the last by name to the first. A
+// file found in an archive is named by its path beneath the archive's
+// (srcview): header.json shows ROOT/ARCHIVE/REL, and its version is the
+// archive file's.
 
 // packsOf are the archives the folder root holds, in the order they are
 // searched (the last by name first), in the view v; nil for a folder

@@ -162,8 +162,8 @@ func (e *projectEntry) fresh(v srcview.View, ix decode.ProjectIndex, via []strin
 	return true
 }
 
-// viewFiles is a source view (srcview) as decode.ProjectFiles: an
-// archive's project indexes as a loose one.
+// viewFiles is a source view (srcview) as decode.Files: an archive's
+// project indexes as a loose one, an engine's asset root is found in it.
 type viewFiles struct{ v srcview.View }
 
 func (f viewFiles) Stat(p string) (fs.FileInfo, error) {
@@ -174,6 +174,8 @@ func (f viewFiles) Stat(p string) (fs.FileInfo, error) {
 func (f viewFiles) ReadDir(p string) ([]fs.DirEntry, error) { return f.v.ReadDir(p) }
 
 func (f viewFiles) Open(p string) (decode.ProjectReader, error) { return f.v.Open(p) }
+
+func (f viewFiles) Layers(root string) []string { return srcview.Layers(f.v, root) }
 
 // unchanged reports whether every file of ds stats (not following a
 // link) as it did, through the view v.
@@ -210,16 +212,6 @@ func (m *Mesh) project(rec *reads) decode.ProjectIndex {
 		return nil
 	}
 	return &checked{ix: ix, e: e, v: v, pi: pi, root: root, rec: rec}
-}
-
-// projectRoot is the root of the project m's file is in, or "".
-func (m *Mesh) projectRoot() string {
-	pi, ok := m.Format.(decode.ProjectIndexer)
-	if !ok || m.mem != nil {
-		return ""
-	}
-	root, _ := pi.ProjectRoot(filepath.Dir(m.Path), m.Tree, viewFiles{m.Limits.view()})
-	return root
 }
 
 // checked is a project index whose answers are checked against the files

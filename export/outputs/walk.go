@@ -2,6 +2,7 @@ package outputs
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -62,7 +63,17 @@ func Walk(root string, fn func(rel string, m *Mesh, err error) error) error {
 // file beside it (a .msh.blob beside its .msh): it belongs to that mesh's
 // folder and has none of its own.
 func IsCompanion(path string) bool {
-	return formats.IsCompanion(filepath.Base(path), formats.InFolder(filepath.Dir(path)))
+	return formats.IsCompanion(filepath.Base(path), InFolder(filepath.Dir(path)))
+}
+
+// InFolder is the siblings function of formats.IsCompanion and
+// formats.IsDependency for files in the folder dir on disk as it is now:
+// whether dir holds an entry name (a link counts, not followed).
+func InFolder(dir string) func(name string) bool {
+	return func(name string) bool {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		return err == nil
+	}
 }
 
 // ErrorLine renders err, the failure of the source at path, on one line

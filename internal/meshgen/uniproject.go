@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/unigine/guid"
 )
 
@@ -20,7 +21,7 @@ var meshNameRE = regexp.MustCompile(`<mesh_name>\s*guid://([0-9a-fA-F]{40})\s*</
 // data/.runtimes/<2 hex>/<hex>.mesh, and returns the GUIDs written, in
 // the order first named.
 func UnigineMissingMeshes(data string, triangles int) ([]string, error) {
-	ix, err := guid.Scan(data)
+	ix, err := guid.Scan(data, decodetest.DirFiles{Root: data})
 	if err != nil {
 		return nil, err
 	}

@@ -282,7 +282,7 @@ func (d *Folder) Changed(name string) (names []string, dep bool) {
 	if outputs.ShowsPNG(name) {
 		names = append(names, name+outputs.PNGSuffix)
 	}
-	return names, formats.IsDependency(name, formats.InFolder(d.Abs))
+	return names, formats.IsDependency(name, outputs.InFolder(d.Abs))
 }
 
 // Subdirs is the last listing's subfolders, in its order (nil: not listed).

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/srcview"
 )
@@ -59,11 +60,8 @@ func (d *Folder) merged() (layers, packs []string) {
 }
 
 // mergesAt reports whether a folder at p, by its name, merges its layers
-// (a resource or res folder, in any case).
-func mergesAt(p string) bool {
-	b := filepath.Base(p)
-	return strings.EqualFold(b, "resource") || strings.EqualFold(b, "res")
-}
+// (a game's, formats.Merges: a resource or res folder, in any case).
+func mergesAt(p string) bool { return formats.Merges(filepath.Base(p)) }
 
 // Merged reports whether the folder shows the game's view (above).
 func (d *Folder) Merged() bool {

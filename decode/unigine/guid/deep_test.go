@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/unigine/guid"
 )
 
@@ -23,7 +24,7 @@ func TestDeepMeta(t *testing.T) {
 	done := make(chan result, 1)
 	start := time.Now()
 	go func() {
-		ix, err := guid.Scan(root)
+		ix, err := guid.Scan(root, decodetest.DirFiles{Root: root})
 		done <- result{ix, err}
 	}()
 	var r result

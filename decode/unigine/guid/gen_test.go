@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/unigine/guid"
 )
 
@@ -105,7 +106,7 @@ func TestScanGenerated(t *testing.T) {
 	}
 	write(t, root, "o.png", "png")
 
-	ix, err := guid.Scan(root)
+	ix, err := guid.Scan(root, decodetest.DirFiles{Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestFindRoot(t *testing.T) {
 		{filepath.Join(top, "elsewhere.mesh"), "", ""},
 	}
 	for _, c := range cases {
-		got, ok := guid.FindRoot(c.path, c.stop)
+		got, ok := guid.FindRoot(c.path, c.stop, decodetest.DirFiles{Root: "/"})
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("FindRoot(%s, %q) = %q, %v; want %q", c.path, c.stop, got, ok, c.want)
 		}

@@ -29,13 +29,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // Kinds of resolution, as Resolve reports them.
@@ -232,26 +230,24 @@ func Parse(s string) (string, bool) {
 	return string(b), true
 }
 
+// DataFolder is the name of a project's data folder, its root when no
+// folder above a file holds RuntimesDir.
+const DataFolder = "data"
+
 // FindRoot returns a project's data root for a file or folder beneath it:
 // the nearest folder from p upward that holds a .runtimes folder, else the
-// nearest named "data". It looks no higher than stop ("" for no bound), the
-// folder a mount mirrors, and follows no symbolic link to .runtimes.
-func FindRoot(p, stop string) (string, bool) { return FindRootFiles(p, stop, nil) }
-
-// FindRootFiles is FindRoot through files (nil: the disk).
-func FindRootFiles(p, stop string, files decode.ProjectFiles) (string, bool) {
-	stat := os.Lstat
-	if files != nil {
-		stat = files.Stat
-	}
+// nearest named DataFolder. It looks no higher than stop ("" for no
+// bound), the folder a mount mirrors, and stats through files (following
+// no final link, so no link to .runtimes).
+func FindRoot(p, stop string, files decode.ProjectFiles) (string, bool) {
 	p, stop = filepath.Clean(p), filepath.Clean(stop)
 	named := ""
 	for dir := p; ; {
-		if fi, err := stat(filepath.Join(dir, RuntimesDir)); err == nil && fi.IsDir() {
+		if fi, err := files.Stat(filepath.Join(dir, RuntimesDir)); err == nil && fi.IsDir() {
 			return dir, true
 		}
-		if named == "" && filepath.Base(dir) == "data" {
-			if fi, err := stat(dir); err == nil && fi.IsDir() {
+		if named == "" && filepath.Base(dir) == DataFolder {
+			if fi, err := files.Stat(dir); err == nil && fi.IsDir() {
 				named = dir
 			}
 		}
@@ -264,52 +260,13 @@ func FindRootFiles(p, stop string, files decode.ProjectFiles) (string, bool) {
 	return named, named != ""
 }
 
-// Scan builds the index of the data folder root. Files are read as package
-// srcfile opens sources: nothing beneath root is followed out of it, only
-// regular files are read, each within its size bound. What cannot be read
-// or parsed is recorded in Errors; only a root that cannot be opened fails.
-func Scan(root string) (*Index, error) {
-	d, err := srcfile.OpenDir(root)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	s := newScanner(root, d)
-	err = srcfile.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			s.ix.Errors = append(s.ix.Errors, err)
-			return nil
-		}
-		if de.IsDir() {
-			if fi, err := de.Info(); err == nil {
-				s.ix.read = append(s.ix.read, decode.ProjectFile{Path: p, Info: fi})
-			}
-			return nil
-		}
-		if !de.Type().IsRegular() {
-			return nil
-		}
-		rel, rerr := filepath.Rel(root, p)
-		if rerr != nil {
-			return rerr
-		}
-		s.file(filepath.ToSlash(rel))
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.finish()
-	return s.ix, nil
-}
-
-// ScanFiles is Scan through files (nil: Scan's own reading of the disk):
-// the folders are walked in lexical order by files.ReadDir, a link
-// neither followed nor read.
-func ScanFiles(root string, files decode.ProjectFiles) (*Index, error) {
-	if files == nil {
-		return Scan(root)
-	}
+// Scan builds the index of the data folder root, reading it only through
+// files (the caller's view of the source: no link followed out, only
+// regular files opened): the folders are walked in lexical order by
+// files.ReadDir, a link neither followed nor read, each file read within
+// its size bound. What cannot be read or parsed is recorded in Errors;
+// only a root that cannot be listed fails.
+func Scan(root string, files decode.ProjectFiles) (*Index, error) {
 	fi, err := files.Stat(root)
 	if err != nil {
 		return nil, err
@@ -317,8 +274,7 @@ func ScanFiles(root string, files decode.ProjectFiles) (*Index, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%s: not a folder", root)
 	}
-	s := newScanner(root, nil)
-	s.fs = files
+	s := newScanner(root, files)
 	var walk func(dir string, fi fs.FileInfo)
 	walk = func(dir string, fi fs.FileInfo) {
 		s.ix.read = append(s.ix.read, decode.ProjectFile{Path: dir, Info: fi})
@@ -349,9 +305,8 @@ func ScanFiles(root string, files decode.ProjectFiles) (*Index, error) {
 
 // scanner is the state of one Scan.
 type scanner struct {
-	fs    decode.ProjectFiles // nil: dir
+	fs    decode.ProjectFiles
 	ix    *Index
-	dir   *srcfile.Dir
 	buf   []byte
 	files map[string]bool // regular files seen, slash paths beneath the root
 	// metaClaims are the sources XML .meta files name, checked against
@@ -360,10 +315,10 @@ type scanner struct {
 	claims     map[string]entry // guid -> winner so far
 }
 
-func newScanner(root string, d *srcfile.Dir) *scanner {
+func newScanner(root string, files decode.ProjectFiles) *scanner {
 	return &scanner{
 		ix:     &Index{Root: root, entries: map[string]entry{}, assets: map[string]asset{}, missing: map[string]string{}, runtimes: map[string][]string{}, byRel: map[string]string{}},
-		dir:    d,
+		fs:     files,
 		files:  map[string]bool{},
 		claims: map[string]entry{},
 	}
@@ -419,31 +374,17 @@ func (s *scanner) fail(err error) { s.ix.Errors = append(s.ix.Errors, err) }
 // read reads the first up to max bytes of rel into the scanner's buffer;
 // whole says whether a larger file is an error rather than cut short.
 func (s *scanner) read(rel string, max int64, whole bool) ([]byte, error) {
-	var f io.Reader
-	var fi fs.FileInfo
-	if s.fs != nil {
-		p := s.ix.path(rel)
-		var err error
-		if fi, err = s.fs.Stat(p); err != nil {
-			return nil, err
-		}
-		r, err := s.fs.Open(p)
-		if err != nil {
-			return nil, err
-		}
-		defer r.Close()
-		f = io.NewSectionReader(r, 0, r.Size())
-	} else {
-		df, err := s.dir.Open(rel)
-		if err != nil {
-			return nil, err
-		}
-		defer df.Close()
-		if fi, err = df.Stat(); err != nil {
-			return nil, err
-		}
-		f = df
+	p := s.ix.path(rel)
+	fi, err := s.fs.Stat(p)
+	if err != nil {
+		return nil, err
 	}
+	r, err := s.fs.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f := io.NewSectionReader(r, 0, r.Size())
 	s.ix.read = append(s.ix.read, decode.ProjectFile{Path: s.ix.path(rel), Info: fi})
 	n := fi.Size()
 	if n > max {

@@ -45,7 +45,7 @@ func listed(t *testing.T, dir string) []string {
 func TestSkyrunnerSourceTxt(t *testing.T) {
 	dir := decodetest.NeedShared(t, skyrunner)
 	root := filepath.Join(dir, "data")
-	ix, err := guid.Scan(root)
+	ix, err := guid.Scan(root, decodetest.DirFiles{Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestSkyrunnerSourceTxt(t *testing.T) {
 func TestSkyrunnerReferences(t *testing.T) {
 	dir := decodetest.NeedShared(t, skyrunner)
 	root := filepath.Join(dir, "data")
-	ix, err := guid.Scan(root)
+	ix, err := guid.Scan(root, decodetest.DirFiles{Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func BenchmarkScan(b *testing.B) {
 	root := filepath.Join(dir, "data")
 	var metas int
 	for b.Loop() {
-		ix, err := guid.Scan(root)
+		ix, err := guid.Scan(root, decodetest.DirFiles{Root: root})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -274,7 +274,7 @@ func BenchmarkScan1500(b *testing.B) {
 	var ix *guid.Index
 	for b.Loop() {
 		var err error
-		if ix, err = guid.Scan(root); err != nil {
+		if ix, err = guid.Scan(root, decodetest.DirFiles{Root: root}); err != nil {
 			b.Fatal(err)
 		}
 	}
