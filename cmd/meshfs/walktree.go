@@ -454,7 +454,11 @@ func (r *run) file(tr *vfs.FS, name, path string) error {
 		return err
 	}
 	if err = out.Chmod(mode); err == nil {
-		_, err = io.Copy(out, io.NewSectionReader(f, 0, f.Info().Size))
+		// Reads of up to 1 MiB: each read of a source window checks
+		// that the source is still the version opened.
+		size := f.Info().Size
+		buf := make([]byte, max(min(size, 1<<20), 1))
+		_, err = io.CopyBuffer(struct{ io.Writer }{out}, io.NewSectionReader(f, 0, size), buf)
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
