@@ -8,7 +8,6 @@ package vfs_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +26,7 @@ import (
 	mfs "github.com/meshfs/meshfs/fs"
 	"github.com/meshfs/meshfs/internal/fusetest"
 	"github.com/meshfs/meshfs/vfs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 func TestMain(m *testing.M) {
@@ -35,65 +35,6 @@ func TestMain(m *testing.M) {
 	code = fusetest.NoLeaks(code) // every tree and mount was closed
 	stop()
 	os.Exit(code)
-}
-
-// mountTree is a Tree read through a mounted folder with the os package:
-// what a program sees of the mount.
-type mountTree struct{ mnt string }
-
-func (m mountTree) path(name string) string { return filepath.Join(m.mnt, filepath.FromSlash(name)) }
-
-func infoOf(fi iofs.FileInfo) vfs.Info {
-	st := fi.Sys().(*syscall.Stat_t)
-	return vfs.Info{Name: fi.Name(), Mode: fi.Mode(), Size: fi.Size(), ModTime: fi.ModTime(), Uid: st.Uid, Gid: st.Gid}
-}
-
-func (m mountTree) Stat(_ context.Context, name string) (vfs.Info, error) {
-	fi, err := os.Lstat(m.path(name))
-	if err != nil {
-		return vfs.Info{}, err
-	}
-	i := infoOf(fi)
-	if name == "" {
-		i.Name = ""
-	}
-	return i, nil
-}
-
-func (m mountTree) ReadDir(ctx context.Context, name string) ([]vfs.Info, error) {
-	ents, err := os.ReadDir(m.path(name))
-	if err != nil {
-		return nil, err
-	}
-	var list []vfs.Info
-	for _, e := range ents {
-		i, err := m.Stat(ctx, join(name, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, i)
-	}
-	return list, nil
-}
-
-type osFile struct {
-	*os.File
-	info vfs.Info
-}
-
-func (f osFile) Info() vfs.Info { return f.info }
-
-func (m mountTree) Open(_ context.Context, name string) (vfs.File, error) {
-	f, err := os.Open(m.path(name))
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return osFile{f, infoOf(fi)}, nil
 }
 
 // door is one way to the tree of a source.
@@ -117,7 +58,7 @@ func mountAt(t testing.TB, src string) vfs.Tree {
 	}
 	mnt := fusetest.Mount(t, f, mfs.Unmount, false)
 	fusetest.GuardMount(t, mnt, fusetest.Guard)
-	return mountTree{mnt}
+	return vfstest.OS(mnt)
 }
 
 // A check is one behaviour: setup makes its source folder (nil: the
@@ -177,70 +118,28 @@ func fixed(dir string) func(*testing.T, string) string {
 	}
 }
 
-// snapshot walks the whole tree: every entry's type, permissions, owner,
-// time and size, and every file's bytes (their digest).
+// snapshot walks the whole tree (vfstest.Snapshot): every entry's type,
+// permissions, owner, time and size, and every file's bytes (their
+// digest); an entry that cannot be stat'ed or read fails the test.
 func snapshot(t *testing.T, tr vfs.Tree) map[string]string {
 	t.Helper()
-	ctx := context.Background()
-	out := map[string]string{}
-	var walk func(dir string)
-	walk = func(dir string) {
-		list, err := tr.ReadDir(ctx, dir)
-		if err != nil {
-			t.Fatalf("ReadDir(%q): %v", dir, err)
+	return vfstest.Lines(vfstest.Snapshot(t, tr), func(p string, e vfstest.Entry) string {
+		if e.Err != nil {
+			t.Fatalf("%s: %v", p, e.Err)
 		}
-		for _, e := range list {
-			p := join(dir, e.Name)
-			i, err := tr.Stat(ctx, p)
-			if err != nil {
-				t.Fatalf("Stat(%q): %v", p, err)
-			}
-			line := fmt.Sprintf("%v uid=%d gid=%d mtime=%d size=%d", i.Mode, i.Uid, i.Gid, i.ModTime.UnixNano(), i.Size)
-			switch {
-			case i.IsDir():
-				walk(p)
-			case i.Mode.IsRegular():
-				b := readAll(t, tr, p)
-				if int64(len(b)) != i.Size {
-					t.Errorf("%s: %d bytes read, Stat says %d", p, len(b), i.Size)
-				}
-				line += fmt.Sprintf(" sha256=%x", sha256.Sum256(b))
-			}
-			out[p] = line
+		i := e.Info
+		line := fmt.Sprintf("%v uid=%d gid=%d mtime=%d size=%d", i.Mode, i.Uid, i.Gid, i.ModTime.UnixNano(), i.Size)
+		if e.Sum != "" {
+			line += " sha256=" + e.Sum
 		}
-	}
-	walk("")
-	return out
+		return line
+	})
 }
 
 // agree fails the test where the two snapshots differ.
 func agree(t *testing.T, an string, a map[string]string, bn string, b map[string]string) {
 	t.Helper()
-	var names []string
-	for p := range a {
-		names = append(names, p)
-	}
-	for p := range b {
-		if _, ok := a[p]; !ok {
-			names = append(names, p)
-		}
-	}
-	slices.Sort(names)
-	bad := 0
-	for _, p := range names {
-		if a[p] != b[p] {
-			if bad++; bad <= 20 {
-				t.Errorf("%s:\n  %s: %q\n  %s: %q", p, an, a[p], bn, b[p])
-			}
-		}
-	}
-	if bad > 20 {
-		t.Errorf("... %d entries differ in all", bad)
-	}
-	if len(a) == 0 {
-		t.Errorf("empty trees")
-	}
-	t.Logf("%d entries agree", len(names)-bad)
+	vfstest.Agree(t, an, a, bn, b)
 }
 
 func readAll(t *testing.T, tr vfs.Tree, name string) []byte {

@@ -221,6 +221,7 @@ const (
 type node struct {
 	kind kind
 	name string
+	src  SourceKind // what a source folder's entry shows as (Info.Kind)
 	// st is the source's stat: the folder's, the file's, the mesh's (its
 	// permissions narrowed), the texture's.
 	st syscall.Stat_t
@@ -263,7 +264,7 @@ func (t *FS) resolve(ctx context.Context, op, name string) (*node, error) {
 		return nil, pathError(op, name, fs.ErrInvalid)
 	}
 	t.activity.Touch()
-	n := &node{kind: kFolder, dir: t.root, abs: t.source}
+	n := &node{kind: kFolder, src: SourceFolder, dir: t.root, abs: t.source}
 	if err := t.root.Stat(&n.st); err != nil {
 		return nil, pathError(op, name, err)
 	}
@@ -300,7 +301,7 @@ func (t *FS) child(ctx context.Context, n *node, name string) (*node, error) {
 			return nil, fs.ErrNotExist
 		}
 		c := *n
-		c.name, c.entry = name, e
+		c.name, c.entry, c.src = name, e, 0
 		if c.kind = kOutput; e.Output == outputs.OutChunks {
 			c.kind = kChunks
 		}
@@ -336,7 +337,7 @@ func (t *FS) inFolder(d *mirror.Folder, name string) (*node, error) {
 // shows as e.
 func (t *FS) folderEntry(d *mirror.Folder, name string, e SourceEntry) (*node, error) {
 	var err error
-	n := &node{name: name, st: e.Stat, dir: d, abs: e.Path, base: name, packed: e.Packed, text: e.Text, mesh: e.Mesh}
+	n := &node{name: name, src: e.Kind, st: e.Stat, dir: d, abs: e.Path, base: name, packed: e.Packed, text: e.Text, mesh: e.Mesh}
 	switch e.Kind {
 	case SourceFolder:
 		n.kind, n.dir = kFolder, t.folderAt(e.Path, version.FromStat(&n.st).File)
@@ -461,6 +462,7 @@ func (t *FS) infoOf(n *node, typ fs.FileMode, size int64, ver string) Info {
 		Uid:     n.st.Uid,
 		Gid:     n.st.Gid,
 		Version: ver,
+		Kind:    n.src,
 	}
 }
 

@@ -52,6 +52,10 @@ type Info struct {
 	// same source version, in this process and, where the disk cache holds
 	// them, the next.
 	Version string
+	// Kind is what an entry of a source folder shows as (SourceMesh,
+	// SourceFile: passed through, …; the root: SourceFolder); 0 for what a
+	// mesh's folder holds (its outputs, chunks/ and its chunks).
+	Kind SourceKind
 }
 
 // IsDir reports whether the entry is a folder.

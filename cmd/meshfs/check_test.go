@@ -16,6 +16,9 @@ import (
 
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/vfs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // runBin runs the meshfs binary under a deadline and returns its combined
@@ -103,8 +106,9 @@ func hostileTree(t *testing.T, dir string) {
 }
 
 // TestCheckCommand: `meshfs check` over testdata/ and a tree of hostile
-// variants reports exactly the meshes whose conversion (by export/outputs,
-// as convert and the mount make it) fails, one line each, and a summary;
+// variants reports exactly the meshes whose folders in the tree (vfs, as
+// the mount and convert show it) show error.txt once read, one line each,
+// and a summary;
 // exit status 1. Over testdata/ alone it reports none, exit status 0.
 func TestCheckCommand(t *testing.T) {
 	root := decodetest.RepoRoot()
@@ -120,20 +124,9 @@ func TestCheckCommand(t *testing.T) {
 	var want []string
 	meshes := 0
 	for _, dir := range []string{testdata, hostile} {
-		err := outputs.Walk(dir, func(rel string, m *outputs.Mesh, err error) error {
-			if err != nil {
-				return err
-			}
-			meshes++
-			m.Limits = lim
-			if m.Produce(context.Background(), func(string, []byte) error { return nil }) != nil {
-				want = append(want, m.Path)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		all, failed := treeMeshes(t, dir, lim)
+		meshes += len(all)
+		want = append(want, failed...)
 	}
 	if len(want) < 20 || len(want) > meshes-20 {
 		t.Fatalf("%d of %d meshes fail: not a test of telling them apart", len(want), meshes)
@@ -174,22 +167,20 @@ func TestConvertDir(t *testing.T) {
 	if err := writeFile(filepath.Join(src, "readme.txt"), []byte("plain\n")); err != nil {
 		t.Fatal(err)
 	}
-	var meshes []string
-	outputs.Walk(src, func(rel string, m *outputs.Mesh, err error) error {
-		meshes = append(meshes, rel)
-		return err
-	})
+	meshes, _ := treeMeshes(t, src, outputs.DefaultLimits)
 	out := t.TempDir()
 	msg, code := runBin(t, root, "convert", "-o", out, src)
 	if code != 0 || !strings.Contains(msg, fmt.Sprintf("converted %d of %d files (0 failed)", len(meshes), len(meshes))) {
 		t.Fatalf("convert DIR: status %d\n%s", code, msg)
 	}
 	for _, rel := range meshes {
-		m, _ := outputs.Open(filepath.Join(src, rel))
-		dir := filepath.Join(out, "assets", rel)
-		for _, e := range m.Files(outputs.State{}) { // a folder that converted
-			if fi, err := os.Stat(filepath.Join(dir, e.Name)); err != nil || fi.Size() == 0 {
-				t.Errorf("%s/%s: %v", rel, e.Name, err)
+		list, err := os.ReadDir(filepath.Join(out, "assets", rel))
+		if err != nil || len(list) < 3 {
+			t.Errorf("%s: %d files written (%v)", rel, len(list), err)
+		}
+		for _, e := range list {
+			if fi, err := e.Info(); err != nil || !e.IsDir() && fi.Size() == 0 || e.Name() == outputs.ErrorName {
+				t.Errorf("%s/%s: %v", rel, e.Name(), err)
 			}
 		}
 	}
@@ -305,4 +296,51 @@ func TestCheckNamesOnce(t *testing.T) {
 			t.Errorf("no line starting %q in:\n%s", c.prefix, out)
 		}
 	}
+}
+
+// treeMeshes walks the tree vfs shows of dir, limited by lim, as a reader
+// would: every file of every mesh's folder opened, then the folder listed
+// again. It returns each mesh's name in the tree and the source paths of
+// those whose folder then shows error.txt.
+func treeMeshes(t *testing.T, dir string, lim outputs.Limits) (meshes, failed []string) {
+	t.Helper()
+	tr, err := vfs.New(vfs.Config{Source: dir, NoWatch: true, Store: store.Config{Limits: &lim}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	ctx := context.Background()
+	var open func(name string)
+	open = func(name string) {
+		list, _ := tr.ReadDir(ctx, name)
+		for _, e := range list {
+			if p := vfstest.Join(name, e.Name); e.IsDir() {
+				open(p)
+			} else if f, err := tr.Open(ctx, p); err == nil {
+				f.Close()
+			}
+		}
+	}
+	var walk func(name string)
+	walk = func(name string) {
+		list, err := tr.ReadDir(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range list {
+			p := vfstest.Join(name, e.Name)
+			switch e.Kind {
+			case vfs.SourceFolder, vfs.SourceArchive:
+				walk(p)
+			case vfs.SourceMesh:
+				meshes = append(meshes, p)
+				open(p)
+				if _, err := tr.Stat(ctx, p+"/"+outputs.ErrorName); err == nil {
+					failed = append(failed, filepath.Join(tr.Source(), filepath.FromSlash(p)))
+				}
+			}
+		}
+	}
+	walk("")
+	return meshes, failed
 }

@@ -7,125 +7,89 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sync"
-	"sync/atomic"
-	"syscall"
+	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/vfs"
 )
 
 func init() { subcommands = append(subcommands, newConvertCmd, newInfoCmd) }
 
 func newConvertCmd() *cobra.Command {
 	var outDir string
-	var jobs int
-	var limits outputs.Limits
-	var nested bool
+	var o treeOpts
 	cmd := &cobra.Command{
 		Use:   "convert [-o OUT] FILE|DIR|ARCHIVE...",
 		Short: "Write each mesh file's folder (NAME.glb, NAME.obj, NAME.mtl, header.json, chunks/) to disk",
-		Long: `convert writes, for each mesh FILE, the folder OUT/<file name>/ holding exactly what
-the mount shows for it: NAME.glb, NAME.obj, NAME.mtl, NAME.preview.png (a thumbnail,
---preview-size pixels a side), header.json, chunks/, or, for a
-broken mesh, header.json (with the error), chunks/ and error.txt. A DIR is mirrored
-like the mount shows it: every mesh file under it gets its folder at the same place
-under OUT/<DIR name>/; other files are not copied. An ARCHIVE (a ZIP or .pak, by its
-first bytes), given or under a DIR, is mirrored as a folder of its name: each mesh in
-it gets its folder at its path inside, converted as a loose file would be (what it
-names is found inside the archive); an archive inside one is descended only with
---nested. Companion files (a .msh.blob) are
-part of their mesh's folder and are skipped without a word. Meshes convert in
-parallel. The exit status is 1 when any mesh failed (or a FILE is missing or not a
-mesh), 2 on a usage error.
+		Long: `convert writes what the mount shows of each argument, read from the same tree
+(package vfs) with the same conversions and limits: a mesh FILE becomes the folder
+OUT/<file name>/ holding NAME.glb, NAME.obj, NAME.mtl, NAME.preview.png (a thumbnail,
+--preview-size pixels a side), header.json, chunks/, or, for a broken mesh,
+header.json (with the error), chunks/ and error.txt. A DIR is mirrored under
+OUT/<DIR name>/ as the mount of it shows it: every folder, every mesh's folder, each
+texture's NAME.EXT.png; the files the mount passes through unchanged (and links) are
+not copied. An ARCHIVE (a ZIP or .pak, by its first bytes), given or under a DIR, is
+a folder of its name holding its tree (an archive inside one only with --nested).
+A FILE is shown as a mount of / would show it (a model finds its parts and textures
+in the asset roots above it). Companion files (a .msh.blob)
+are part of their mesh's folder and are skipped without a word. Meshes convert in
+parallel (--jobs). Files get the permissions the mount shows (the source's, narrowed
+by every file an output is made from), writable by their owner, less the umask, as a
+copy would. OUT/<name> may not lie inside what it is made from, nor hold it; no link
+in it is followed. The exit status is 1 when any mesh failed (or a FILE is missing or
+not a mesh, or an archive is damaged), 2 on a usage error.
 
 The limits (--max-source-size, --timeout, --max-output-size) are those of the mount:
 a file that exceeds one gets an error.txt naming the limit.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			limits.View = sourceView(nested)
-			return runConvert(cmd.Context(), args, outDir, jobs, limits, cmd.ErrOrStderr())
+			return runConvert(cmd.Context(), args, outDir, o, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVarP(&outDir, "output", "o", ".", "folder to write the converted folders into")
-	cmd.Flags().IntVarP(&jobs, "jobs", "j", runtime.NumCPU(), "meshes converted at once")
-	addLimitFlags(cmd, &limits)
-	addNestedFlag(cmd, &nested)
+	addTreeFlags(cmd, &o, "meshes converted at once")
 	return cmd
 }
 
-// meshJob is one source a command works on: a mesh (m), or a path given
-// that is not one (err: missing, unreadable, not a supported mesh file).
-type meshJob struct {
-	path string // the source, as given or found under a DIR argument
-	rel  string // where its folder goes, relative to the output folder
-	m    *outputs.Mesh
-	err  error
-	// load, when set, makes m when the job runs (a mesh inside an archive).
-	load func() (*outputs.Mesh, error)
+// runConvert writes what the tree shows of each argument under outDir.
+func runConvert(ctx context.Context, args []string, outDir string, o treeOpts, stderr io.Writer) error {
+	start := time.Now()
+	r := newRun(ctx, o, stderr, "converting", func(display, _ string, text string) {
+		fmt.Fprintf(stderr, "meshfs: %s\n", text)
+	})
+	defer r.close()
+	out, err := realPrefix(outDir)
+	if err != nil {
+		return err
+	}
+	r.umask = umask()
+	for _, arg := range args {
+		tg, err := r.locate(arg)
+		if err == nil && tg.tree != nil {
+			tg.dir = filepath.Join(out, tg.rel)
+			if src := sourcePath(tg.tree, tg.name); within(src, tg.dir) || within(tg.dir, src) {
+				err = fmt.Errorf("%s: the folder written, %s, and the source, %s, may not lie inside one another", arg, tg.dir, src)
+			} else if err = os.MkdirAll(out, 0o777); err == nil {
+				err = noLinkDir(out)
+			}
+		}
+		r.target(tg, err)
+	}
+	r.wait()
+	n, failed := r.files.Load(), r.failed.Load()
+	fmt.Fprintf(stderr, "converted %d of %d files (%d failed) into %s in %s\n",
+		n-failed, n, failed, outDir, time.Since(start).Round(time.Millisecond))
+	if failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d files did not convert", failed, n)}
+	}
+	return nil
 }
 
 // errNotMesh is the failure of a FILE argument that no format claims.
 var errNotMesh = errors.New("not a supported mesh file")
-
-// collectMeshes turns arguments into jobs: a folder gives every mesh under
-// it, by the mount's rule (outputs.Walk), placed under the folder's name,
-// then the meshes inside the archives under it; a file gives itself,
-// placed under its name, and an archive (sniffed by its first bytes) the
-// meshes in it, placed under its name and their paths in it. Companion
-// files given are left out; so are the plain files of a folder.
-func collectMeshes(args []string, v *srcview.Packed) []meshJob {
-	var jobs []meshJob
-	for _, arg := range args {
-		abs, err := filepath.Abs(arg)
-		if err != nil {
-			abs = arg
-		}
-		fi, err := os.Stat(arg)
-		switch {
-		case err != nil:
-			jobs = append(jobs, meshJob{path: arg, err: argError(arg, err)})
-		case fi.IsDir():
-			base := filepath.Base(abs)
-			werr := outputs.Walk(arg, func(rel string, m *outputs.Mesh, err error) error {
-				jobs = append(jobs, meshJob{path: filepath.Join(arg, filepath.FromSlash(rel)), rel: filepath.Join(base, filepath.FromSlash(rel)), m: m, err: err})
-				return nil
-			})
-			if werr != nil {
-				jobs = append(jobs, meshJob{path: arg, err: werr})
-			}
-			// Archives are read at their real paths (no link is followed
-			// beneath one), their meshes in the folder's tree (Walk's).
-			real, rerr := outputs.RealPath(arg)
-			if rerr != nil {
-				real = arg
-			}
-			paths, rels := archivesUnder(real)
-			for i, p := range paths {
-				jobs = append(jobs, archiveJobs(v, p, filepath.Join(base, rels[i]), real)...)
-			}
-		case outputs.IsCompanion(arg):
-		default:
-			m, err := outputs.Open(arg)
-			if real, rerr := outputs.RealPath(arg); err == nil && m == nil && rerr == nil && sniffArchive(real) {
-				// The links in a path the user named are followed once, as outputs.Open does.
-				jobs = append(jobs, archiveJobs(v, real, filepath.Base(abs), real)...)
-				continue
-			}
-			if err == nil && m == nil {
-				err = fmt.Errorf("%s: %w", arg, errNotMesh)
-			}
-			jobs = append(jobs, meshJob{path: arg, rel: filepath.Base(arg), m: m, err: err})
-		}
-	}
-	return jobs
-}
 
 // argError is the failure of a FILE argument that cannot be opened: its
 // full path, whichever of its components is missing, then the reason.
@@ -140,128 +104,85 @@ func argError(arg string, err error) error {
 	return fmt.Errorf("%s: %w", abs, err)
 }
 
-// runMeshes runs do on every job that is a mesh, on workers goroutines,
-// with a progress bar (described verb) on stderr when it is a terminal,
-// and calls fail, one call at a time, for each job that failed: those that
-// are no mesh, and those do failed. It returns the number of failures.
-func runMeshes(ctx context.Context, jobs []meshJob, workers int, verb string, stderr io.Writer,
-	do func(ctx context.Context, j meshJob) error, fail func(j meshJob, err error)) int64 {
-	if workers < 1 {
-		workers = 1
-	}
-	var bar *progressbar.ProgressBar
-	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && len(jobs) > 1 {
-		bar = progressbar.NewOptions(len(jobs), progressbar.OptionSetWriter(stderr),
-			progressbar.OptionSetDescription(verb), progressbar.OptionShowCount(),
-			progressbar.OptionClearOnFinish())
-	}
-	var failed atomic.Int64
-	var mu sync.Mutex // serialises failure reports with the bar
-	work := make(chan meshJob)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range work {
-				err := j.err
-				if err == nil && j.load != nil {
-					j.m, err = j.load()
-				}
-				if err == nil {
-					err = do(ctx, j)
-				}
-				mu.Lock()
-				if err != nil {
-					failed.Add(1)
-					if bar != nil {
-						bar.Clear()
-					}
-					fail(j, err)
-				}
-				if bar != nil {
-					bar.Add(1)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, j := range jobs {
-		work <- j
-	}
-	close(work)
-	wg.Wait()
-	if bar != nil {
-		bar.Finish()
-	}
-	return failed.Load()
+// within reports whether the path p is dir or lies inside it (both
+// absolute and clean).
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
-func runConvert(ctx context.Context, args []string, outDir string, jobs int, limits outputs.Limits, stderr io.Writer) error {
-	if ctx == nil {
-		ctx = context.Background()
+// realPrefix is the absolute path p with the links of its longest existing
+// ancestor resolved: where writing under p lands.
+func realPrefix(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
 	}
-	if limits.Caches == nil {
-		// This run's conversions share decodings (a model's parts).
-		limits.Caches = outputs.NewCaches()
+	rest := ""
+	for {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		parent := filepath.Dir(abs)
+		if parent == abs {
+			return filepath.Join(abs, rest), nil
+		}
+		rest = filepath.Join(filepath.Base(abs), rest)
+		abs = parent
 	}
-	if limits.View == nil {
-		// This run's own view of the sources.
-		limits.View = srcview.NewView()
+}
+
+func newInfoCmd() *cobra.Command {
+	var o treeOpts
+	cmd := &cobra.Command{
+		Use:   "info FILE",
+		Short: "Print a mesh file's header.json (a FILE inside an archive too)",
+		Long: `info prints the header.json a mount of / shows for FILE (which may lie inside an
+archive); with an error.txt beside it, exit status 1. ` + exitStatusHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runInfo(cmd.Context(), args[0], o, cmd.OutOrStdout())
+		},
 	}
-	start := time.Now()
-	if limits.Projects == nil {
-		limits.Projects = outputs.NewProjects() // one index per project for the run
+	addLimitFlags(cmd, &o.limits)
+	addNestedFlag(cmd, &o.nested)
+	cmd.Flags().BoolVar(&o.overlay, "overlay", false, "show resource/ and res/ folders as the game sees them (as mount --overlay)")
+	return cmd
+}
+
+// runInfo prints the header.json of the mesh arg, as its folder's tree
+// shows it; the mesh's error.txt, when its folder then lists one, is the
+// error.
+func runInfo(ctx context.Context, arg string, o treeOpts, stdout io.Writer) error {
+	o.jobs = 1
+	r := newRun(ctx, o, io.Discard, "", nil)
+	defer r.close()
+	tg, err := r.locate(arg)
+	if err != nil {
+		return &exitError{code: 1, err: err}
 	}
-	list := collectMeshes(args, limits.View)
-	failed := runMeshes(ctx, list, jobs, "converting", stderr, func(ctx context.Context, j meshJob) error {
-		j.m.Limits = limits
-		return j.m.WriteDir(ctx, filepath.Join(outDir, j.rel))
-	}, func(j meshJob, err error) {
-		fmt.Fprintf(stderr, "meshfs: %v\n", err)
-	})
-	n := int64(len(list))
-	fmt.Fprintf(stderr, "converted %d of %d files (%d failed) into %s in %s\n",
-		n-failed, n, failed, outDir, time.Since(start).Round(time.Millisecond))
-	if failed > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d of %d files did not convert", failed, n)}
+	if tg.tree == nil {
+		return &exitError{code: 1, err: fmt.Errorf("%s: %w", arg, errNotMesh)}
+	}
+	if i, err := tg.tree.Stat(r.ctx, tg.name); err != nil || i.Kind != vfs.SourceMesh {
+		return &exitError{code: 1, err: fmt.Errorf("%s: %w", arg, errNotMesh)}
+	}
+	hdr, err := readAll(r.ctx, tg.tree, tg.name+"/"+outputs.HeaderName)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	stdout.Write(hdr)
+	if msg, err := readAll(r.ctx, tg.tree, tg.name+"/"+outputs.ErrorName); err == nil {
+		return &exitError{code: 1, err: errors.New(strings.TrimSpace(string(msg)))}
 	}
 	return nil
 }
 
-func newInfoCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "info FILE",
-		Short: "Print a mesh file's header.json (a FILE inside an archive too)",
-		Long: `info prints the header.json the mount shows for FILE (which may lie inside an
-archive). ` + exitStatusHelp,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := outputs.Open(args[0])
-			if errors.Is(err, syscall.ENOTDIR) {
-				// A path inside an archive (srcview), read in place.
-				if abs, aerr := filepath.Abs(args[0]); aerr == nil {
-					lim := outputs.DefaultLimits
-					lim.View = srcview.NewView()
-					m, err = outputs.OpenSource(abs, lim)
-				}
-			}
-			if err != nil {
-				return &exitError{code: 1, err: argError(args[0], err)}
-			}
-			if m == nil {
-				return &exitError{code: 1, err: fmt.Errorf("%s: %w", args[0], errNotMesh)}
-			}
-			st, scanErr := m.Scan(cmd.Context())
-			hdr, err := m.Header(st, scanErr)
-			if err != nil {
-				return err
-			}
-			cmd.OutOrStdout().Write(hdr)
-			if scanErr != nil {
-				return &exitError{code: 1, err: scanErr}
-			}
-			return nil
-		},
+// readAll reads the file name of tr whole.
+func readAll(ctx context.Context, tr vfs.Tree, name string) ([]byte, error) {
+	f, err := tr.Open(ctx, name)
+	if err != nil {
+		return nil, err
 	}
+	defer f.Close()
+	return io.ReadAll(io.NewSectionReader(f, 0, f.Info().Size))
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"encoding/json"
 	"errors"
 	"os"
@@ -12,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
+	"github.com/meshfs/meshfs/vfs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // TestConvertCommand runs `meshfs convert` as users do: a good file and a
@@ -103,79 +107,97 @@ func TestInfoCommand(t *testing.T) {
 	}
 }
 
-// TestConvertMatchesMount: for every fixture under testdata/, broken meshes
-// (brokenTree) and every real file under ../shared/realdata, each given to
-// `meshfs convert` by its relative path, the folder convert writes and the
-// folder a `meshfs mount` of the same tree shows hold the same files with
-// the same bytes (both open modes); the mount's outputs convert did not
-// write (a broken mesh's geometry) fail with EIO.
-func TestConvertMatchesMount(t *testing.T) {
+// TestConvertLikeMount: `meshfs convert DIR` writes what a mount of DIR
+// shows, entry by entry: every folder and every file the mount makes
+// (mesh folders, chunks/, texture PNGs, error texts), with the same bytes
+// and permissions; the files the mount passes through (and links) are not
+// copied, nor an output the mount cannot give (a broken mesh's geometry).
+// Over testdata/, broken meshes (brokenTree), testdata/orientation loose
+// and as a ZIP, and ../shared/realdata.
+func TestConvertLikeMount(t *testing.T) {
+	root := decodetest.RepoRoot()
 	broken := t.TempDir()
 	brokenTree(t, broken)
-	roots := []string{filepath.Join(decodetest.RepoRoot(), "testdata"), broken}
+	packed := t.TempDir()
+	copyTree(t, filepath.Join(root, "testdata", "orientation"), filepath.Join(packed, "loose"))
+	decodetest.ZipTree(t, filepath.Join(packed, "loose"), filepath.Join(packed, "pack.zip"), 0)
+	roots := []string{filepath.Join(root, "testdata"), broken, packed}
 	if real, ok := decodetest.RealData(t, ""); ok {
 		roots = append(roots, real)
 	}
-	for _, mode := range []struct {
-		name string
-		args []string
-	}{{"no_open", nil}, {"open_handles", []string{"--open-handles"}}} {
-		t.Run(mode.name, func(t *testing.T) {
-			for _, root := range roots {
-				n := convertMatchesMount(t, root, mode.args)
-				t.Logf("%s: %d mesh files, every output the same bytes", root, n)
-				if n == 0 {
-					t.Errorf("%s: no mesh file compared", root)
-				}
+	for _, src := range roots {
+		out := t.TempDir()
+		b, err := exec.Command(meshfsBin, "convert", "-o", out, src).CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 1) {
+			t.Fatalf("convert %s: %v\n%s", src, err, b)
+		}
+		mnt := mountDir(t)
+		startMount(t, "--no-disk-cache", src, mnt)
+		vfstest.Snapshot(t, vfstest.OS(mnt)) // converts all: failures are known
+		passed := passedThrough(t, src)
+		made := 0
+		line := func(p string, e vfstest.Entry) string {
+			if e.Err != nil || passed[p] {
+				return ""
 			}
+			if e.Info.IsDir() {
+				return e.Info.Mode.String()
+			}
+			return fmt.Sprintf("%v size=%d sha256=%s", e.Info.Mode, e.Info.Size, e.Sum)
+		}
+		mount := vfstest.Lines(vfstest.Snapshot(t, vfstest.OS(mnt)), func(p string, e vfstest.Entry) string {
+			l := line(p, e)
+			if l != "" && !e.Info.IsDir() {
+				made++
+			}
+			return l
 		})
+		wrote, err := vfs.Dir(filepath.Join(out, filepath.Base(src)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conv := vfstest.Lines(vfstest.Snapshot(t, wrote), func(p string, e vfstest.Entry) string {
+			if e.Err != nil {
+				t.Errorf("%s: written, and cannot be read back: %v", p, e.Err)
+			}
+			return line(p, e)
+		})
+		vfstest.Agree(t, "mount", mount, "convert", conv)
+		if t.Logf("%s: %d files made", src, made); made < 5 {
+			t.Errorf("%s: only %d files made: not a test", src, made)
+		}
 	}
 }
 
-// convertMatchesMount mounts root, converts each mesh file it shows as a
-// folder, compares the two and returns how many mesh files it compared.
-func convertMatchesMount(t *testing.T, root string, args []string) int {
-	mnt := mountDir(t)
-	startMount(t, append(args, "--cache-dir", t.TempDir(), root, mnt)...)
-	meshes := map[string][]string{} // source folder (relative) → mesh files in it
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if fi, err := os.Stat(filepath.Join(mnt, rel)); err == nil && fi.IsDir() {
-			meshes[filepath.Dir(rel)] = append(meshes[filepath.Dir(rel)], p)
-		}
-		return nil
-	})
+// passedThrough are the names a tree of src passes through unchanged:
+// its source files and links (vfs.SourceFile, vfs.SourceLink), found by
+// listings alone.
+func passedThrough(t *testing.T, src string) map[string]bool {
+	tr, err := vfs.New(vfs.Config{Source: src, NoWatch: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := t.TempDir()
-	n := 0
-	for dir, files := range meshes {
-		// Each file by its path relative to root, as a user in root
-		// names it: the errors convert writes name the file as the
-		// mount's do.
-		args := []string{"convert", "-j", "1", "-o", filepath.Join(out, dir)}
-		for _, f := range files {
-			rel, _ := filepath.Rel(root, f)
-			args = append(args, rel)
+	defer tr.Close()
+	passed := map[string]bool{}
+	var walk func(dir string)
+	walk = func(dir string) {
+		list, err := tr.ReadDir(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
 		}
-		cmd := exec.Command(meshfsBin, args...)
-		cmd.Dir = root
-		b, err := cmd.CombinedOutput()
-		var exit *exec.ExitError
-		if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 1) {
-			t.Fatalf("convert %s: %v\n%s", dir, err, b)
-		}
-		for _, f := range files {
-			rel := filepath.Join(dir, filepath.Base(f))
-			sameFolder(t, rel, filepath.Join(out, rel), filepath.Join(mnt, rel))
-			n++
+		for _, e := range list {
+			p := vfstest.Join(dir, e.Name)
+			switch e.Kind {
+			case vfs.SourceFile, vfs.SourceLink:
+				passed[p] = true
+			case vfs.SourceFolder, vfs.SourceArchive:
+				walk(p)
+			}
 		}
 	}
-	return n
+	walk("")
+	return passed
 }
 
 // sameFolder compares convert's folder want with the mount's folder got,

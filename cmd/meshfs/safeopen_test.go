@@ -75,7 +75,8 @@ func noSecret(t *testing.T, dir string) {
 // that is a link out of its folder and one that is a FIFO, each with a
 // message naming it, never reads the link's target, and does not block
 // on a FIFO named on its command line. A link named on the command line
-// is followed (the user asked for it).
+// is followed (the user asked for it): its folder, under the link's name,
+// holds what the mount shows of the file it names.
 func TestConvertRefusesLinksAndFIFOs(t *testing.T) {
 	src := hostileSource(t)
 	os.Symlink("good.msh", filepath.Join(src, "named.msh"))
@@ -106,7 +107,7 @@ func TestConvertRefusesLinksAndFIFOs(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, stderr)
 		}
 	}
-	for _, p := range []string{"leak.msh/error.txt", "f.msh/error.txt", "good.msh/good.glb", "named.msh/named.glb"} {
+	for _, p := range []string{"leak.msh/error.txt", "f.msh/error.txt", "good.msh/good.glb", "named.msh/good.glb"} {
 		if _, err := os.Stat(filepath.Join(out, p)); err != nil {
 			t.Error(err)
 		}
