@@ -20,7 +20,7 @@ func (b *bench) models() error {
 	n := 0
 	for _, m := range []struct {
 		name, tree, rel, glb string
-		target             float64
+		target               float64
 	}{
 		{"Centurion", "gem-centurion", "resource/entity/-vehicle/tank_heavy/centurionmk1/centurion.mdl", "centurion.glb", 200},
 		{"inova", "tf-inova", "res/models/model/vehicle/waggon/ws_inovab_wc.mdl", "ws_inovab_wc.glb", 400},

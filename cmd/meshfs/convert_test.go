@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
