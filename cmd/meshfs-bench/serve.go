@@ -24,7 +24,7 @@ func (b *bench) serve() error {
 		return res, true
 	}
 	if res, ok := one("^BenchmarkWarmGET$"); ok {
-		m, ng := series(res[1], "BenchmarkWarmGET/meshfs", "ms"), series(res[1], "BenchmarkWarmGET/nginx", "ms")
+		m, ng := pairedMS(res[1], "BenchmarkWarmGET/meshfs-vs-nginx", "meshfs"), pairedMS(res[1], "BenchmarkWarmGET/meshfs-vs-nginx", "nginx")
 		rows = append(rows, row{what: "warm GET of a 36 MiB `.glb`", base: series(res[0], "BenchmarkWarmGET/meshfs", "ms"), cur: m, ref: ng, refName: "nginx, plain file"})
 		x := median(m) / median(ng)
 		r.target("warm GET of a 36 MiB .glb ≤ 1.5 × nginx serving a plain file of that size", len(m) > 0 && x <= 1.5,
@@ -33,7 +33,7 @@ func (b *bench) serve() error {
 	if res, ok := one("^BenchmarkPropfind1000$"); ok {
 		for _, shape := range []struct{ name, what string }{{"meshes", "1 000 meshes (rclone: 1 000 folders)"}, {"files", "1 000 plain files"}} {
 			n := "BenchmarkPropfind1000/" + shape.name + "/"
-			m, rc := series(res[1], n+"meshfs", "ms"), series(res[1], n+"rclone", "ms")
+			m, rc := pairedMS(res[1], n+"meshfs-vs-rclone", "meshfs"), pairedMS(res[1], n+"meshfs-vs-rclone", "rclone")
 			rows = append(rows, row{what: "PROPFIND depth 1 of " + shape.what, base: series(res[0], n+"meshfs", "ms"), cur: m, ref: rc, refName: "rclone serve webdav"})
 			if shape.name == "meshes" {
 				x := median(m) / median(rc)
@@ -51,4 +51,15 @@ func (b *bench) serve() error {
 		b.table(rows)
 	}
 	return nil
+}
+
+// pairedMS reads one side of a paired sub-benchmark (serve's "meshfs-vs-X",
+// which times meshfs and X alternately in one loop and reports each as
+// "<side>-µs/op") in milliseconds.
+func pairedMS(runs []map[string]benchResult, name, side string) []float64 {
+	v := series(runs, name, side+"-µs/op")
+	for i := range v {
+		v[i] /= 1000
+	}
+	return v
 }
