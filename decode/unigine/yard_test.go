@@ -261,11 +261,11 @@ func yardFiles(t testing.TB) map[string][]byte {
 		// The red crates inherit crate.mat's albedo texture, tinted.
 		x + "crate_red.mat":      []byte(yardMat("crate_red.mat", "crate.mat", "", "\t<parameter name=\"albedo_color\">1 0.45 0.35 1</parameter>\n")),
 		x + "crate_red.mat.meta": []byte(yardMeta("crate_red.mat", "material")),
-		p + "crate.png":           img(crateImage()),
-		p + "crate.png.meta":      []byte(yardMeta("crate.png", "texture")),
-		p + "paving.png":          img(pavingImage()),
-		p + "paving.png.meta":     []byte(yardMeta("paving.png", "texture")),
-		"data/yard.world":         []byte(yardWorld()),
+		p + "crate.png":          img(crateImage()),
+		p + "crate.png.meta":     []byte(yardMeta("crate.png", "texture")),
+		p + "paving.png":         img(pavingImage()),
+		p + "paving.png.meta":    []byte(yardMeta("paving.png", "texture")),
+		"data/yard.world":        []byte(yardWorld()),
 	}
 }
 
