@@ -1006,6 +1006,10 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 	switch {
 	case err != nil && (errors.Is(err, os.ErrNotExist) || errors.Is(err, fs.ErrPermission)):
 		return nil, nil, v, err
+	case err != nil && errors.Is(err, context.Canceled):
+		// The request was given up (interrupted): not the texture's
+		// failure, so neither recorded nor EIO.
+		return nil, nil, v, err
 	case err != nil:
 		// Listed in .meshfs/errors.txt, and beside the texture as
 		// NAME.EXT.error.txt in place of its PNG (TextureFailure).
