@@ -53,10 +53,11 @@ soak:
 
 # The README's sheets, from meshfs's own previews (NAME.preview.png; no Blender):
 # docs/preview.png, meshes of testdata/ and ../shared/assets; docs/models.png, the
-# assembled models of ../shared/assets.
+# assembled models of ../shared/assets and a UNIGINE world (testdata/unigine/yard,
+# whose meshes are all there, unlike the skyrunner worlds').
 preview:
 	$(GO) run ./internal/sheet -o docs/preview.png testdata=testdata assets=../shared/assets
-	$(GO) run ./internal/sheet -models -tile 256 -max 9 -o docs/models.png assets=../shared/assets
+	$(GO) run ./internal/sheet -models -tile 256 -max 9 -o docs/models.png assets=../shared/assets unigine-world=testdata/unigine/yard
 
 # The concurrent core under the race detector: every test of internal/
 # (store, cache, archive, source view, watcher, ...), and of fs and

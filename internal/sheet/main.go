@@ -5,7 +5,8 @@
 // halved (a 2×2 box filter), one labelled tile each, on a dark ground.
 // No Blender, no mount. `make preview` runs it for docs/preview.png (the
 // meshes of testdata/ and ../shared/assets) and docs/models.png (the
-// assembled models of ../shared/assets):
+// assembled models of ../shared/assets, and testdata/unigine/yard's
+// world labelled unigine-world):
 //
 //	go run ./internal/sheet [-models] [-tile 128] [-max 49] -o OUT.png LABEL=DIR...
 //

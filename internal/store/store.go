@@ -1006,6 +1006,10 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 	switch {
 	case err != nil && (errors.Is(err, os.ErrNotExist) || errors.Is(err, fs.ErrPermission)):
 		return nil, nil, v, err
+	case err != nil && errors.Is(err, context.Canceled):
+		// The request was given up (interrupted): not the texture's
+		// failure, so neither recorded nor EIO.
+		return nil, nil, v, err
 	case err != nil:
 		// Listed in .meshfs/errors.txt, and beside the texture as
 		// NAME.EXT.error.txt in place of its PNG (TextureFailure).
@@ -1056,7 +1060,11 @@ func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version,
 			return nil, nil, err
 		}
 		data, raw, err := s.chunkData(ctx, m, v, r, chunk)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		// A request given up (interrupted: its context cancelled while
+		// the chunk loads or waits for a load) is no conversion failure:
+		// its error stays the context's (EINTR, which the caller
+		// retries, not EIO), as the geometry outputs' does.
+		if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, context.Canceled) {
 			err = &failures.ConvError{Err: err}
 		}
 		return data, raw, err
