@@ -16,8 +16,8 @@ import (
 	"github.com/meshfs/meshfs/decode/unigine"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/vfs/vfstest"
 	"github.com/meshfs/meshfs/internal/meshgen"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // sceneHeader is what the scene tests read of a scene's header.json.
