@@ -74,7 +74,7 @@ func BenchmarkListArchive50k(b *testing.B) {
 	// The views here are their own, the disk tier their keeper as a
 	// mount's store's is of its view.
 	open := func(b *testing.B) (*disktier.Tier, func()) {
-		dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion(outputs.DefaultLimits))
+		dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
 		if err != nil {
 			b.Fatal(err)
 		}

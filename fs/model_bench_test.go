@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // BenchmarkFirstReadModel{Centurion,Inova}: a model's NAME.glb read
@@ -23,12 +24,12 @@ func benchModel(b *testing.B, tree, rel string) {
 		b.Fatalf("%s: not a model (%v)", rel, err)
 	}
 	var others []string
-	outputs.Walk(shared, func(r string, o *outputs.Mesh, err error) error {
-		if err == nil && !o.IsModel() {
+	for _, r := range vfstest.Meshes(b, vfstest.Tree(b, shared, nil), "") {
+		r = filepath.FromSlash(r)
+		if o, err := outputs.Open(filepath.Join(shared, r)); err == nil && o != nil && !o.IsModel() {
 			others = append(others, filepath.Join(r, o.GLBName()))
 		}
-		return nil
-	})
+	}
 	for _, partsFirst := range []bool{false, true} {
 		name := "cold"
 		if partsFirst {

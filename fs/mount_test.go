@@ -27,6 +27,7 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/fusetest"
 	meshstats "github.com/meshfs/meshfs/internal/store/stats"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 var fuseDebug = flag.Bool("fuse-debug", false, "log FUSE operations of test mounts")
@@ -228,8 +229,8 @@ func TestTreeShape(t *testing.T) {
 	})
 }
 
-// TestSameBytesAsConvert: every mesh folder holds exactly what
-// outputs.WriteDir (meshfs convert) writes, byte for byte.
+// TestSameBytesAsConvert: every mesh folder holds exactly what `meshfs
+// convert` writes from the tree (vfstest.Convert), byte for byte.
 func TestSameBytesAsConvert(t *testing.T) {
 	bothModes(t, func(t *testing.T) {
 		src := sampleTree(t)
@@ -256,7 +257,7 @@ func sameAsConvert(t *testing.T, m *outputs.Mesh, mdir string) error {
 	t.Helper()
 	name := filepath.Base(m.Path)
 	want := t.TempDir()
-	convErr := m.WriteDir(context.Background(), want)
+	convErr := vfstest.Convert(t, m.Path, &m.Limits, want)
 	var files []string
 	filepath.WalkDir(want, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -696,7 +697,7 @@ func TestSourceReplaced(t *testing.T) {
 				want := t.TempDir()
 				write(t, filepath.Join(want, "m.fmesh"), next)
 				m, _ := outputs.Open(filepath.Join(want, "m.fmesh"))
-				if err := m.WriteDir(context.Background(), filepath.Join(want, "out")); err != nil {
+				if err := vfstest.Convert(t, m.Path, &m.Limits, filepath.Join(want, "out")); err != nil {
 					t.Fatal(err)
 				}
 				wantGLB, _ := os.ReadFile(filepath.Join(want, "out", "m.glb"))

@@ -33,7 +33,7 @@ func mountDisk(t *testing.T, src, dir string, prewarm bool) (*FS, string, func()
 // mountDiskConfig is mountDisk with the rest of the configuration given.
 func mountDiskConfig(t *testing.T, cfg Config, dir string, prewarm bool) (*FS, string, func()) {
 	t.Helper()
-	dc, err := diskcache.Open(dir, 1<<30, record.CacheVersion(outputs.DefaultLimits))
+	dc, err := diskcache.Open(dir, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +444,7 @@ func TestDiskCacheSkipsReplacedBigOutput(t *testing.T) {
 	}
 	write(t, sp, fakeMesh(100000, 4))
 	stop()
-	dc, err := diskcache.Open(dir, 1<<30, record.CacheVersion(outputs.DefaultLimits))
+	dc, err := diskcache.Open(dir, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func BenchmarkRemountListing(b *testing.B) {
 	}
 	dir := b.TempDir()
 	mount := func(prewarm bool) (*FS, func()) {
-		dc, err := diskcache.Open(dir, 1<<30, record.CacheVersion(outputs.DefaultLimits))
+		dc, err := diskcache.Open(dir, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -135,7 +135,7 @@ func New(cfg Config) (*FS, error) {
 		return nil, err
 	}
 	h := fnv.New64a()
-	h.Write([]byte(record.CacheVersion(lim)))
+	h.Write([]byte(record.CacheVersion(cfg.Store.Build, lim)))
 	t.tag = fmt.Sprintf("%x", h.Sum64())
 	t.root = t.newFolder(src)
 	if !cfg.NoWatch {

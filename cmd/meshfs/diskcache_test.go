@@ -17,14 +17,14 @@ func TestOpenDiskCache(t *testing.T) {
 	lg := log.New(&logs, "", 0)
 	o := &mountOpts{cacheDir: dir, diskCacheSize: 1 << 20, limits: outputs.DefaultLimits}
 
-	dc := openDiskCache(o, dir, lg)
+	dc := openDiskCache(o, dir, "test", lg)
 	if dc == nil {
 		t.Fatalf("no disk cache: %s", logs.String())
 	}
 	defer dc.Close()
 
 	// A second daemon on the same folder runs without one, and says so.
-	if second := openDiskCache(o, dir, lg); second != nil {
+	if second := openDiskCache(o, dir, "test", lg); second != nil {
 		second.Close()
 		t.Fatal("two daemons share one cache folder")
 	}
@@ -34,14 +34,18 @@ func TestOpenDiskCache(t *testing.T) {
 
 	o2 := *o
 	o2.noDiskCache = true
-	if openDiskCache(&o2, dir, lg) != nil {
+	if openDiskCache(&o2, dir, "test", lg) != nil {
 		t.Error("--no-disk-cache opened one")
 	}
 	// The version string changes with the options that shape outputs.
 	l := outputs.DefaultLimits
 	l.MaxOutputSize++
-	if record.CacheVersion(l) == record.CacheVersion(outputs.DefaultLimits) {
+	if record.CacheVersion("b", l) == record.CacheVersion("b", outputs.DefaultLimits) {
 		t.Error("limits are not part of the disk cache version")
+	}
+	// And with the build.
+	if record.CacheVersion("b", l) == record.CacheVersion("c", l) {
+		t.Error("the build is not part of the disk cache version")
 	}
 }
 

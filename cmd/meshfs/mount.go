@@ -340,9 +340,10 @@ func serve(paths mountpoint.Paths, o *mountOpts, stdout, stderr io.Writer, ready
 
 	convertGOGC := gcpace.SetMemoryPolicy(o.cacheSize)
 	var disk *diskcache.Cache
+	build := record.Build()
 	switch {
 	case paths.CacheErr == nil:
-		disk = openDiskCache(o, paths.CacheDir, logger)
+		disk = openDiskCache(o, paths.CacheDir, build, logger)
 	case !o.noDiskCache:
 		logger.Printf("meshfs: %v: running without a disk cache", paths.CacheErr)
 	}
@@ -353,7 +354,7 @@ func serve(paths mountpoint.Paths, o *mountOpts, stdout, stderr io.Writer, ready
 	fsys, err := meshfs.New(meshfs.Config{
 		Source: paths.Source,
 		Store: store.Config{CacheSize: o.cacheSize, Limits: &o.limits, Concurrency: o.jobs,
-			DiskCache: disk, ConvertGOGC: convertGOGC},
+			Build: build, DiskCache: disk, ConvertGOGC: convertGOGC},
 		EntryTimeout:         autoTTL(o.entryAuto, o.entryTTL),
 		AttrTimeout:          autoTTL(o.attrAuto, o.attrTTL),
 		NegativeTimeout:      ttl(o.negTTL),
@@ -431,12 +432,12 @@ func defaultCacheDir() string {
 }
 
 // openDiskCache opens the persistent cache in dir (checked by
-// mountpoint.Check), or returns nil: with --no-disk-cache, or when it
+// mountpoint.Check) for the outputs of build (record.Build), or returns nil: with --no-disk-cache, or when it
 // cannot be used. A folder already held by
 // another meshfs daemon is not an error: this mount runs without a disk
 // cache (memory only) and says so in the log, rather than refuse to mount
 // or share the folder unsafely.
-func openDiskCache(o *mountOpts, dir string, logger *log.Logger) *diskcache.Cache {
+func openDiskCache(o *mountOpts, dir, build string, logger *log.Logger) *diskcache.Cache {
 	if o.noDiskCache {
 		return nil
 	}
@@ -444,7 +445,7 @@ func openDiskCache(o *mountOpts, dir string, logger *log.Logger) *diskcache.Cach
 		logger.Printf("meshfs: no cache folder (no $XDG_CACHE_HOME nor home): running without a disk cache")
 		return nil
 	}
-	dc, err := diskcache.Open(dir, o.diskCacheSize, record.CacheVersion(o.limits))
+	dc, err := diskcache.Open(dir, o.diskCacheSize, record.CacheVersion(build, o.limits))
 	if err != nil {
 		if errors.Is(err, diskcache.ErrLocked) {
 			logger.Printf("meshfs: %v: running without a disk cache (give this mount its own --cache-dir to have one)", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/store/gcpace"
+	"github.com/meshfs/meshfs/internal/store/record"
 	meshserve "github.com/meshfs/meshfs/serve"
 	"github.com/meshfs/meshfs/vfs"
 )
@@ -128,10 +129,10 @@ func runServe(source string, o *serveOpts, stdout, stderr io.Writer) error {
 	logger := log.New(logw, "", log.LstdFlags)
 
 	sc := store.Config{CacheSize: o.cacheSize, Limits: &o.limits, Concurrency: o.jobs,
-		ConvertGOGC: gcpace.SetMemoryPolicy(o.cacheSize)}
+		Build: record.Build(), ConvertGOGC: gcpace.SetMemoryPolicy(o.cacheSize)}
 	if paths.CacheErr == nil {
 		mo := &mountOpts{noDiskCache: o.noDiskCache, diskCacheSize: o.diskCacheSize, limits: o.limits}
-		if disk := openDiskCache(mo, paths.CacheDir, logger); disk != nil {
+		if disk := openDiskCache(mo, paths.CacheDir, sc.Build, logger); disk != nil {
 			defer disk.Close()
 			sc.DiskCache = disk
 		}

@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,9 +34,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/readcycles"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 const (
@@ -65,9 +66,10 @@ func hotName(i int, renamed bool) string {
 	return fmt.Sprintf("h%02d.ply", i)
 }
 
-// expect records what `convert` (outputs.Mesh.Produce) makes of b when it
-// is the source file rel: converted from a copy at the same relative path
-// in a scratch tree, as the user would run `meshfs convert`.
+// expect records what `convert` (the tree of the folder: vfstest.Folder)
+// makes of b when it is the source file rel: converted from a copy at the
+// same relative path in a scratch tree, as the user would run `meshfs
+// convert`.
 func (st *soakTree) expect(t testing.TB, scratch, rel string, b []byte) {
 	t.Helper()
 	p := filepath.Join(scratch, rel)
@@ -77,28 +79,21 @@ func (st *soakTree) expect(t testing.TB, scratch, rel string, b []byte) {
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := outputs.Open(p)
+	made, err := vfstest.Folder(context.Background(), vfstest.Tree(t, scratch, nil), filepath.ToSlash(rel))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", rel, err)
 	}
-	err = m.Produce(context.Background(), func(name string, out []byte) error {
-		if strings.HasSuffix(name, "/") {
-			return nil
+	for _, f := range made {
+		if strings.HasSuffix(f.Name, "/") {
+			continue
 		}
-		k := filepath.Join(rel, filepath.FromSlash(name))
+		k := filepath.Join(rel, filepath.FromSlash(f.Name))
 		if _, seen := st.want[k]; !seen {
 			st.paths = append(st.paths, k)
 		}
-		for _, have := range st.want[k] {
-			if bytes.Equal(have, out) {
-				return nil
-			}
+		if !slices.ContainsFunc(st.want[k], func(have []byte) bool { return bytes.Equal(have, f.Data) }) {
+			st.want[k] = append(st.want[k], f.Data)
 		}
-		st.want[k] = append(st.want[k], out)
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v", rel, err)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
+	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/vfs"
 )
 
@@ -54,6 +55,8 @@ type run struct {
 	caches   *outputs.Caches
 	projects *outputs.Projects
 	trees    map[string]*vfs.FS
+	// build is the running build (record.Build), once for the run.
+	build string
 	// slots bounds the meshes (and textures) being made at once.
 	slots chan struct{}
 	wg    sync.WaitGroup
@@ -80,7 +83,7 @@ func newRun(ctx context.Context, o treeOpts, stderr io.Writer, verb string, repo
 		o.jobs = 1
 	}
 	r := &run{ctx: ctx, o: o, caches: outputs.NewCaches(), projects: outputs.NewProjects(),
-		trees: map[string]*vfs.FS{}, slots: make(chan struct{}, o.jobs), report: report}
+		trees: map[string]*vfs.FS{}, build: record.Build(), slots: make(chan struct{}, o.jobs), report: report}
 	if f, ok := stderr.(*os.File); ok && verb != "" && term.IsTerminal(int(f.Fd())) {
 		r.bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(stderr),
 			progressbar.OptionSetDescription(verb), progressbar.OptionShowCount(),
@@ -98,7 +101,7 @@ func (r *run) tree(src string) (*vfs.FS, error) {
 	lim.View = sourceView(r.o.nested)
 	lim.Caches, lim.Projects = r.caches, r.projects
 	t, err := vfs.New(vfs.Config{Source: src, NoWatch: true, Overlay: r.o.overlay,
-		Store: store.Config{Limits: &lim, Concurrency: r.o.jobs}})
+		Store: store.Config{Limits: &lim, Concurrency: r.o.jobs, Build: r.build}})
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package tfever_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/decode/tfever"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // TestMissingBlobFolder converts a .msh whose blob is missing the way the
@@ -33,7 +33,7 @@ func TestMissingBlobFolder(t *testing.T) {
 		t.Fatalf("sniffed as %T", m.Format)
 	}
 	out := filepath.Join(t.TempDir(), "lonely")
-	if err := m.WriteDir(context.Background(), out); err == nil {
+	if err := vfstest.Convert(t, m.Path, &m.Limits, out); err == nil {
 		t.Fatal("no error for a missing blob")
 	}
 	e, err := os.ReadFile(filepath.Join(out, outputs.ErrorName))

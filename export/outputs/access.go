@@ -1,7 +1,6 @@
 package outputs
 
 import (
-	"os"
 	"syscall"
 
 	"github.com/meshfs/meshfs/internal/version"
@@ -118,70 +117,4 @@ func searchable(perm uint32) uint32 {
 		}
 	}
 	return out
-}
-
-// writeModes returns the modes of the files and folders WriteDir writes in
-// parent for m: the user converting may read and write them (they read
-// every source to make them); their group and others may read them only
-// where Narrow keeps the bit, the output's owner and group being that user
-// and the group its files get in parent. Every source counts: the mesh, its
-// companions and deps, the files its materials name.
-func (m *Mesh) writeModes(parent string, deps []Dep) (file, dir os.FileMode) {
-	file = 0o644
-	if m.mem == nil {
-		gid := uint32(os.Getegid())
-		var pst syscall.Stat_t
-		if syscall.Stat(parent, &pst) == nil && pst.Mode&syscall.S_ISGID != 0 {
-			gid = pst.Gid // new files take the folder's group
-		}
-		files := []Access{{Uid: uint32(os.Geteuid()), Gid: gid, Perm: 0o777}}
-		srcs := m.Sources()
-		for _, d := range deps {
-			srcs = append(srcs, d.Path)
-		}
-		file = os.FileMode(Narrow(m.StatAccess(files, srcs...)...).Perm&0o044 | 0o600)
-	}
-	return file, file | 0o100 | (file&0o044)>>2
-}
-
-// mkdirNarrow makes the folder p with mode (less the umask), or narrows an
-// existing one's mode to it.
-func mkdirNarrow(p string, mode os.FileMode) error {
-	err := os.Mkdir(p, mode)
-	if !os.IsExist(err) {
-		return err
-	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return &os.PathError{Op: "mkdir", Path: p, Err: syscall.ENOTDIR}
-	}
-	if fi.Mode().Perm()&^mode != 0 {
-		return os.Chmod(p, fi.Mode().Perm()&mode)
-	}
-	return nil
-}
-
-// writeNarrow writes b to the file p with mode (less the umask), narrowing
-// the mode of a file already there: a file written for a source that was
-// readable is not left readable by others when it no longer is.
-func writeNarrow(p string, b []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&^mode != 0 {
-		err = f.Chmod(fi.Mode().Perm() & mode)
-		if err != nil {
-			f.Close()
-			return err
-		}
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 func TestNarrow(t *testing.T) {
@@ -104,11 +105,11 @@ func TestNarrowNobodyGainsAccess(t *testing.T) {
 	}
 }
 
-// TestWriteDirModes: convert's files are readable by others only where
+// TestConvertModes: convert's files are readable by others only where
 // every source is: a Transport Fever mesh whose .msh.blob is 0600 gives
 // 0600 files and 0700 folders, also over an earlier conversion made while
 // the blob was readable; a readable pair gives readable outputs.
-func TestWriteDirModes(t *testing.T) {
+func TestConvertModes(t *testing.T) {
 	src := t.TempDir()
 	for _, name := range []string{"tf2_cube.msh", "tf2_cube.msh.blob"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "tfever", name))
@@ -127,7 +128,7 @@ func TestWriteDirModes(t *testing.T) {
 		if err != nil || m == nil {
 			t.Fatalf("not a mesh: %v", err)
 		}
-		if err := m.WriteDir(context.Background(), out); err != nil {
+		if err := vfstest.Convert(t, m.Path, &m.Limits, out); err != nil {
 			t.Fatal(err)
 		}
 	}

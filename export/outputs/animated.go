@@ -139,7 +139,7 @@ func (m *Mesh) Animations(ctx context.Context) ([]string, error) {
 var errNoAnimations = fmt.Errorf("no animation file of the folder belongs to the mesh's skeleton: %w", os.ErrNotExist)
 
 // AnimatedGLBFile decodes m, attaches its folder's animations and exports
-// NAME.animated.glb, failing as WriteDir records it; a mesh no animation
+// NAME.animated.glb, failing as error.txt records it; a mesh no animation
 // belongs to gets an error that is os.ErrNotExist.
 func (m *Mesh) AnimatedGLBFile(ctx context.Context) (b []byte, err error) {
 	ctx, finish := m.deadline(ctx, "decode, attach animations and glb export")

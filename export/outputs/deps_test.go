@@ -12,6 +12,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // TestModelDepsEveryKind: a model's set (the files header.json's scan
@@ -56,12 +57,12 @@ func TestModelDepsEveryKind(t *testing.T) {
 	}
 }
 
-// TestWriteDirModelNarrowed: convert's files of a model are readable by
+// TestConvertModelNarrowed: convert's files of a model are readable by
 // group and others only where every file and folder the model is made
 // from is: made private one kind at a time (a file 0600, a folder 0700),
 // each kind of each engine takes every bit from group and others; with
 // all readable, the outputs are 0644 (folders 0755).
-func TestWriteDirModelNarrowed(t *testing.T) {
+func TestConvertModelNarrowed(t *testing.T) {
 	old := syscall.Umask(0o022)
 	defer syscall.Umask(old)
 	convert := func(t *testing.T, tree decodetest.ModelTree, engine string) map[string]os.FileMode {
@@ -72,7 +73,7 @@ func TestWriteDirModelNarrowed(t *testing.T) {
 		}
 		m.Limits = viewLimits()
 		out := filepath.Join(t.TempDir(), "out")
-		m.WriteDir(context.Background(), out) // error.txt lists what failed; modes are what counts
+		vfstest.Convert(t, m.Path, &m.Limits, out) // error.txt lists what failed; modes are what counts
 		got := groupOtherBits(t, out)
 		if len(got) < 3 {
 			t.Fatalf("only %v written", got)

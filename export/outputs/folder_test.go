@@ -14,11 +14,13 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/gem"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // TestFolderTable: a healthy folder holds the geometry and no error.txt; a
 // broken one holds error.txt and no geometry; chunks/ only when the scan
-// found chunks. WriteDir writes exactly the table's files.
+// found chunks. The tree convert and the mount read shows exactly the
+// table's files.
 func TestFolderTable(t *testing.T) {
 	m := openFixture(t, "gem/pm01_gem3.ply")
 	names := func(s outputs.State) []string {
@@ -52,9 +54,9 @@ func TestFolderTable(t *testing.T) {
 		}
 	}
 
-	// WriteDir writes the table's files, no more.
+	// Convert writes the table's files, no more.
 	dir := t.TempDir()
-	if err := m.WriteDir(context.Background(), dir); err != nil {
+	if err := vfstest.Convert(t, m.Path, &m.Limits, dir); err != nil {
 		t.Fatal(err)
 	}
 	ents, _ := os.ReadDir(dir)
@@ -65,7 +67,7 @@ func TestFolderTable(t *testing.T) {
 	want := names(outputs.State{Chunks: true})
 	slices.Sort(want)
 	if !slices.Equal(written, want) {
-		t.Errorf("WriteDir wrote %v, want %v", written, want)
+		t.Errorf("convert wrote %v, want %v", written, want)
 	}
 }
 
@@ -120,16 +122,17 @@ func TestEveryTextEndsWithNewline(t *testing.T) {
 		}
 	}
 	for _, m := range meshes {
-		m.Produce(context.Background(), func(name string, b []byte) error {
-			switch filepath.Ext(name) {
+		tr, name := vfstest.Mesh(t, m.Path, &m.Limits)
+		made, _ := vfstest.Folder(context.Background(), tr, name)
+		for _, f := range made {
+			switch b := f.Data; filepath.Ext(f.Name) {
 			case ".json", ".txt", ".obj", ".mtl":
 				texts++
 				if !bytes.HasSuffix(b, []byte("\n")) {
-					t.Errorf("%s: %s does not end with a newline: …%q", m.Path, name, b[max(0, len(b)-20):])
+					t.Errorf("%s: %s does not end with a newline: …%q", m.Path, f.Name, b[max(0, len(b)-20):])
 				}
 			}
-			return nil
-		})
+		}
 	}
 	if texts != want {
 		t.Fatalf("%d text files for %d meshes", texts, len(meshes))
@@ -162,7 +165,7 @@ func TestChunkEntries(t *testing.T) {
 
 // TestAnimationFolderHasNoOBJ: an animation file's folder (UNIGINE .anim,
 // GEM .anm, Transport Fever .ani) holds no NAME.obj or NAME.mtl, in the
-// table the mount lists and in what WriteDir writes; its .glb stays, and a
+// table the mount lists and in what convert writes; its .glb stays, and a
 // mesh keeps its OBJ.
 func TestAnimationFolderHasNoOBJ(t *testing.T) {
 	for _, c := range []struct {
@@ -183,7 +186,7 @@ func TestAnimationFolderHasNoOBJ(t *testing.T) {
 			listed[e.Name] = true
 		}
 		dir := t.TempDir()
-		if err := m.WriteDir(context.Background(), dir); err != nil {
+		if err := vfstest.Convert(t, m.Path, &m.Limits, dir); err != nil {
 			t.Fatalf("%s: %v", c.fixture, err)
 		}
 		for _, name := range []string{m.GLBName(), m.OBJName(), m.MTLName()} {

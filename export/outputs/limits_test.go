@@ -13,25 +13,33 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
-// convertDir runs WriteDir into a fresh folder and returns the folder.
+// convertDir converts m within its limits into a fresh folder as `meshfs
+// convert` does (the tree the mount shows: vfstest.Convert) and returns the
+// folder and its failure.
 func convertDir(t *testing.T, m *outputs.Mesh) (string, error) {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "out")
-	return dst, m.WriteDir(context.Background(), dst)
+	return dst, vfstest.Convert(t, m.Path, &m.Limits, dst)
 }
 
-// wantLimitError checks that err and the folder's error.txt report the
+// wantLimitError checks that cause (the error of the output that made the
+// folder fail, as its own function gives it) is a limit's FormatError,
+// that err (the folder's failure) and the folder's error.txt report the
 // limit called flag, and that the folder has no output named in absent.
-func wantLimitError(t *testing.T, dir string, err error, flag string, absent ...string) {
+func wantLimitError(t *testing.T, dir string, err, cause error, flag string, absent ...string) {
 	t.Helper()
-	if !errors.Is(err, decode.ErrLimit) {
-		t.Fatalf("error %v does not wrap decode.ErrLimit", err)
+	if !errors.Is(cause, decode.ErrLimit) {
+		t.Fatalf("error %v does not wrap decode.ErrLimit", cause)
 	}
 	var fe *decode.FormatError
-	if !errors.As(err, &fe) {
-		t.Fatalf("error %v is not a FormatError", err)
+	if !errors.As(cause, &fe) {
+		t.Fatalf("error %v is not a FormatError", cause)
+	}
+	if err == nil || !strings.Contains(err.Error(), flag) {
+		t.Fatalf("the folder's failure %v does not name the %s limit", err, flag)
 	}
 	msg, rerr := os.ReadFile(filepath.Join(dir, outputs.ErrorName))
 	if rerr != nil {
@@ -75,7 +83,8 @@ func TestMaxSourceSize(t *testing.T) {
 	fi, _ := os.Stat(m.Path)
 	m.Limits.MaxSourceSize = fi.Size() - 1
 	dir, err := convertDir(t, m)
-	wantLimitError(t, dir, err, outputs.FlagMaxSourceSize, m.GLBName(), m.OBJName())
+	_, cause := m.GLBFile(context.Background())
+	wantLimitError(t, dir, err, cause, outputs.FlagMaxSourceSize, m.GLBName(), m.OBJName())
 	// The scan is not limited: header.json and chunks/ still show the file.
 	if _, err := os.Stat(filepath.Join(dir, outputs.ChunksDir)); err != nil {
 		t.Errorf("no chunks/ for an oversized file: %v", err)
@@ -107,7 +116,11 @@ func TestMaxSourceSizeCompanion(t *testing.T) {
 	}
 	m.Limits.MaxSourceSize = mi.Size()
 	dir, err := convertDir(t, m)
-	wantLimitError(t, dir, err, outputs.FlagMaxSourceSize, m.GLBName())
+	_, cause := m.GLBFile(context.Background())
+	wantLimitError(t, dir, err, cause, outputs.FlagMaxSourceSize, m.GLBName())
+	if !strings.Contains(cause.Error(), "tf2_cube.msh.blob") {
+		t.Errorf("the error does not name the blob: %v", cause)
+	}
 	if !strings.Contains(err.Error(), "tf2_cube.msh.blob") {
 		t.Errorf("the error does not name the blob: %v", err)
 	}
@@ -124,7 +137,8 @@ func TestMaxOutputSize(t *testing.T) {
 		t.Errorf("GLBFile over the limit: %v", err)
 	}
 	dir, err := convertDir(t, m)
-	wantLimitError(t, dir, err, outputs.FlagMaxOutputSize, m.GLBName())
+	_, cause := m.GLBFile(context.Background())
+	wantLimitError(t, dir, err, cause, outputs.FlagMaxOutputSize, m.GLBName())
 	// A broken mesh's folder has no geometry, not even the smaller .obj
 	// (the folder table's rule); its header.json says why.
 	if _, err := os.Stat(filepath.Join(dir, m.OBJName())); !errors.Is(err, os.ErrNotExist) {
@@ -171,14 +185,38 @@ func (stall) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, err
 }
 
 func TestTimeout(t *testing.T) {
+	ctx := context.Background()
 	for _, scan := range []bool{false, true} {
 		m := outputs.NewMemory("x.stall", stall{scan}, map[string][]byte{"x.stall": []byte("data")})
 		m.Limits.Timeout = 20 * time.Millisecond
-		dir := filepath.Join(t.TempDir(), "out")
-		err := m.WriteDir(context.Background(), dir)
-		wantLimitError(t, dir, err, outputs.FlagTimeout, m.GLBName(), m.OBJName())
-		if _, err := m.GLBFile(context.Background()); !errors.Is(err, decode.ErrLimit) {
+		// What fails the folder: the scan that stalls, or the decoding
+		// behind the geometry.
+		st, cause := m.Scan(ctx)
+		if !scan {
+			if cause != nil {
+				t.Fatalf("scan: %v", cause)
+			}
+			_, cause = m.GLBFile(ctx)
+		}
+		if !errors.Is(cause, decode.ErrLimit) {
+			t.Fatalf("scan %v: error %v does not wrap decode.ErrLimit", scan, cause)
+		}
+		var fe *decode.FormatError
+		if !errors.As(cause, &fe) {
+			t.Fatalf("scan %v: error %v is not a FormatError", scan, cause)
+		}
+		if msg := outputs.ErrorText(cause); !strings.Contains(string(msg), outputs.FlagTimeout) {
+			t.Errorf("scan %v: error.txt does not name the %s limit:\n%s", scan, outputs.FlagTimeout, msg)
+		}
+		hdr, err := m.Header(st, cause)
+		if err != nil || !strings.Contains(string(outputs.HeaderWithError(hdr, cause)), outputs.FlagTimeout) {
+			t.Errorf("scan %v: header.json does not name the limit: %s %v", scan, hdr, err)
+		}
+		if _, err := m.GLBFile(ctx); !errors.Is(err, decode.ErrLimit) {
 			t.Errorf("GLBFile: %v, want a limit error", err)
+		}
+		if _, _, err := m.OBJFiles(ctx); !errors.Is(err, decode.ErrLimit) {
+			t.Errorf("OBJFiles: %v, want a limit error", err)
 		}
 	}
 
@@ -191,9 +229,13 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
-// TestProduceMatchesWriteDir: the in-memory path (NewMemory + Produce) gives
-// the same files as WriteDir on disk, for every fixture.
-func TestProduceMatchesWriteDir(t *testing.T) {
+// TestMemoryMatchesTree: an in-memory mesh (NewMemory) gives, output by
+// output (the functions the tree makes each file with), the same files as
+// the tree convert and the mount read shows for the file on disk, for
+// every fixture.
+func TestMemoryMatchesTree(t *testing.T) {
+	ctx := context.Background()
+	tr := vfstest.Tree(t, "/", nil)
 	for _, m := range meshFiles(t, filepath.Join(repoRoot(t), "testdata")) {
 		files := map[string][]byte{}
 		for _, p := range append([]string{m.Path}, siblings(m.Path)...) {
@@ -206,43 +248,65 @@ func TestProduceMatchesWriteDir(t *testing.T) {
 		mm := outputs.NewMemory(filepath.Base(m.Path), m.Format, files)
 		if m.IsModel() {
 			// A model reads files beneath its asset roots, which a
-			// mesh in memory has none of: Produce reads the disk too.
+			// mesh in memory has none of: it reads the disk too.
 			mm = m
 		}
-		got := map[string][]byte{}
-		perr := mm.Produce(context.Background(), func(name string, b []byte) error {
-			if _, dup := got[name]; dup {
-				t.Errorf("%s: %s produced twice", m.Path, name)
-			}
-			got[name] = b
-			return nil
-		})
-		dir, werr := convertDir(t, m)
-		if (perr == nil) != (werr == nil) {
-			t.Errorf("%s: Produce error %v, WriteDir error %v", m.Path, perr, werr)
+		made, ferr := vfstest.Folder(ctx, tr, vfstest.Name(t, "/", m.Path))
+		if ferr != nil {
+			t.Errorf("%s: %v", m.Path, ferr)
+			continue
+		}
+		st, err := mm.Scan(ctx)
+		if err != nil {
+			t.Errorf("%s: in memory: %v", m.Path, err)
+			continue
+		}
+		chunks := map[string]*decode.Chunk{}
+		for i := range st.Chunks {
+			chunks[outputs.ChunksDir+"/"+decode.SafeName(st.Chunks[i].Name)] = &st.Chunks[i]
 		}
 		n := 0
-		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			rel, _ := filepath.Rel(dir, p)
-			rel = filepath.ToSlash(rel)
-			switch {
-			case err != nil || rel == ".":
-				return err
-			case d.IsDir():
-				rel += "/"
+		for _, f := range made {
+			if strings.HasSuffix(f.Name, "/") {
+				continue
 			}
 			n++
-			w, _ := os.ReadFile(p)
-			g, ok := got[rel]
-			if !ok {
-				t.Errorf("%s: WriteDir wrote %s, Produce did not", m.Path, rel)
-			} else if !bytes.Equal(g, w) {
-				t.Errorf("%s: %s differs (%d vs %d bytes)", m.Path, rel, len(g), len(w))
+			var g []byte
+			var err error
+			e, ok := mm.Entry(f.Name)
+			switch {
+			case chunks[f.Name] != nil:
+				g, err = mm.ChunkBytes(chunks[f.Name])
+			case !ok:
+				t.Errorf("%s: the tree shows %s, not in the folder table", m.Path, f.Name)
+				continue
+			case e.Output == outputs.OutHeader:
+				g, err = mm.Header(st, nil)
+			case e.Output == outputs.OutGLB:
+				var glbs [][]byte
+				if glbs, err = mm.GLBFiles(ctx); err == nil {
+					g = glbs[e.Part]
+				}
+			case e.Output == outputs.OutOBJ:
+				var o, l []byte
+				o, l, err = mm.OBJFiles(ctx)
+				g = [][]byte{o, l}[e.Part]
+			case e.Output == outputs.OutPreview:
+				g, err = mm.PreviewFile(ctx)
+			case e.Output == outputs.OutAnimated:
+				g, err = mm.AnimatedGLBFile(ctx)
+			default:
+				t.Errorf("%s: the tree shows %s of a healthy mesh", m.Path, f.Name)
+				continue
 			}
-			return nil
-		})
-		if n != len(got) {
-			t.Errorf("%s: Produce gave %d files, WriteDir %d", m.Path, len(got), n)
+			if err != nil {
+				t.Errorf("%s: %s in memory: %v", m.Path, f.Name, err)
+			} else if !bytes.Equal(g, f.Data) {
+				t.Errorf("%s: %s differs (%d vs %d bytes)", m.Path, f.Name, len(g), len(f.Data))
+			}
+		}
+		if n < 2 {
+			t.Errorf("%s: the tree shows only %d files", m.Path, n)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/meshfs/meshfs/decode/texture"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // bc1 is a w×h DDS (BC1, with mips) made by bcn's encoder, of a pattern
@@ -242,18 +243,19 @@ func glTFMaterial(t *testing.T, doc *qgltf.Document, name string) *qgltf.Materia
 	return nil
 }
 
-// TestWriteDirNarrowedByTextures: the files convert writes are readable by
+// TestConvertNarrowedByTextures: the files convert writes are readable by
 // others only when every texture and material file they were made from is.
-func TestWriteDirNarrowedByTextures(t *testing.T) {
+func TestConvertNarrowedByTextures(t *testing.T) {
 	mod, mesh, _ := gemTree(t)
 	m, err := outputs.Open(mesh)
 	if err != nil || m == nil {
 		t.Fatal(m, err)
 	}
-	m.Tree = filepath.Dir(mod)
+	root := filepath.Dir(mod)
 	mode := func() os.FileMode {
 		out := filepath.Join(t.TempDir(), "body")
-		if err := m.WriteDir(context.Background(), out); err != nil {
+		tr := vfstest.Tree(t, root, &m.Limits)
+		if err := vfstest.WriteFolder(t, tr, vfstest.Name(t, root, m.Path), out); err != nil {
 			t.Fatal(err)
 		}
 		fi, err := os.Stat(filepath.Join(out, "body.glb"))

@@ -20,6 +20,7 @@ import (
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // realModel is one .mdl of ../shared/assets, decoded and assembled.
@@ -547,22 +548,24 @@ func TestRealCenturion(t *testing.T) {
 }
 
 // TestRealConvertTree: a model tree converts as `meshfs convert` does
-// (Walk, then WriteDir for each file): every model's folder holds its
-// LOD files and header.json.
+// (the tree of the folder, each mesh folder written): every model's
+// folder holds its LOD files and header.json.
 func TestRealConvertTree(t *testing.T) {
 	root := filepath.Join(decodetest.NeedShared(t, "assets"), "tf-roadsign")
 	out := t.TempDir()
 	models := 0
-	err := outputs.Walk(root, func(rel string, m *outputs.Mesh, err error) error {
-		if err != nil {
-			return err
+	tr := vfstest.Tree(t, root, nil)
+	for _, rel := range vfstest.Meshes(t, tr, "") {
+		m, err := outputs.Open(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil || m == nil {
+			t.Fatalf("%s: the tree shows a mesh, Open gives %v, %v", rel, m, err)
 		}
 		dir := filepath.Join(out, filepath.FromSlash(rel))
-		if err := m.WriteDir(context.Background(), dir); err != nil {
+		if err := vfstest.WriteFolder(t, tr, rel, dir); err != nil {
 			t.Errorf("%s: %v", rel, err)
 		}
 		if !m.IsModel() {
-			return nil
+			continue
 		}
 		models++
 		glb := readFile(t, filepath.Join(dir, m.GLBName()))
@@ -571,10 +574,6 @@ func TestRealConvertTree(t *testing.T) {
 		if !bytes.Contains(hdr, []byte(`"lod_files"`)) {
 			t.Errorf("%s: header.json lacks lod_files", rel)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if models != 2 {
 		t.Errorf("%d models converted, want the 2 road signs", models)

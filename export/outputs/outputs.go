@@ -1,8 +1,10 @@
 // Package outputs is where decoders meet exporters: for one source mesh file
 // it names the files meshfs shows (NAME.glb, NAME.obj, NAME.mtl,
-// NAME.preview.png, header.json, chunks/, error.txt) and produces each of them. Both `meshfs convert` and the
-// mount use it, so the two always show the same bytes. It knows no format by
-// name: decoders come from decode/formats, exporters from export/*.
+// NAME.preview.png, header.json, chunks/, error.txt) and produces each of
+// them, one function per output. The tree (package vfs), which `meshfs
+// convert` and the mount both read, makes a folder through them alone. It
+// knows no format by name: decoders come from decode/formats, exporters
+// from export/*.
 package outputs
 
 import (
@@ -400,9 +402,10 @@ func (m *Mesh) OBJ(s *decode.Scene) (objBytes, mtlBytes []byte, err error) {
 	return obj.Encode(s, m.MTLName())
 }
 
-// GLBFile decodes m and exports NAME.glb, failing with the error WriteDir
-// records for it. The mount produces each output on its own through these
-// helpers, so `convert` and the mount show the same bytes.
+// GLBFile decodes m and exports NAME.glb, failing with the error the
+// folder's error.txt records for it. The tree (package vfs) makes each
+// output on its own through these functions, one at a time, for the mount
+// and `convert` alike.
 func (m *Mesh) GLBFile(ctx context.Context) (b []byte, err error) {
 	if m.IsModel() {
 		glbs, _, err := m.ModelGLBs(ctx)
@@ -453,7 +456,7 @@ func (m *Mesh) GLBFiles(ctx context.Context) ([][]byte, error) {
 }
 
 // OBJFiles decodes m and exports NAME.obj and NAME.mtl, failing with the
-// error WriteDir records for them. A folder without them (HasOBJ) gives no
+// error error.txt records for them. A folder without them (HasOBJ) gives no
 // files: a model fails only as its model file does, an animation file as
 // its decoding does.
 func (m *Mesh) OBJFiles(ctx context.Context) (objBytes, mtlBytes []byte, err error) {
@@ -502,192 +505,4 @@ func ErrorText(errs ...error) []byte {
 		}
 	}
 	return []byte(b.String())
-}
-
-// WriteDir writes every output of m into dir (created as needed) exactly as
-// the mount shows them, and returns the joined error of whatever failed
-// (also written to error.txt).
-// Its files and folders are readable by whom every source file is (see
-// writeModes).
-func (m *Mesh) WriteDir(ctx context.Context, dir string) error {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return err
-	}
-	fileMode, dirMode := m.writeModes(filepath.Dir(dir), m.materialDeps(ctx))
-	if err := mkdirNarrow(dir, dirMode); err != nil {
-		return err
-	}
-	return m.Produce(ctx, func(name string, b []byte) error {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if strings.HasSuffix(name, "/") {
-			return mkdirNarrow(p, dirMode)
-		}
-		return writeNarrow(p, b, fileMode)
-	})
-}
-
-// materialDeps are the files beside the source that m's materials name
-// (HeaderDeps), found by a scan.
-func (m *Mesh) materialDeps(ctx context.Context) []Dep {
-	st, err := m.Scan(ctx)
-	if st == nil || err != nil {
-		return nil
-	}
-	_, deps, _ := m.HeaderDeps(st, nil)
-	return deps
-}
-
-// Produce makes every output of m, in the order WriteDir writes them (the
-// folder table's, Entries), and hands each to emit by its slash-separated
-// name under the mesh's folder ("header.json", "chunks/00_BNDS.bin"). A
-// folder is announced first as its name with a trailing slash and nil
-// data. A broken mesh gets no geometry files (the rule for error.txt, in
-// folder.go). Errors of emit and of the outputs are joined into the
-// returned error, and emitted last as error.txt.
-func (m *Mesh) Produce(ctx context.Context, emit func(name string, b []byte) error) error {
-	var errs []error
-	put := func(name string, b []byte) {
-		if err := emit(name, b); err != nil {
-			errs = append(errs, err)
-		}
-	}
-
-	// One pass where the format can (the scan and the scene), else the
-	// scan now and the decoding below.
-	st, oneScene, _ := m.ScanDecode(ctx)
-	var scanErr error
-	if st == nil {
-		st, scanErr = m.Scan(ctx)
-	}
-	if scanErr != nil {
-		errs = append(errs, scanErr)
-	}
-	hdr, hdrErr := m.Header(st, scanErr)
-	if hdrErr != nil {
-		errs = append(errs, hdrErr)
-	}
-	// Chunks are written as they load (they never depend on the
-	// conversion), a later chunk of a name over an earlier one.
-	hasChunks := st != nil && len(st.Chunks) > 0
-	if hasChunks {
-		put(ChunksDir+"/", nil)
-		for i := range st.Chunks {
-			c := &st.Chunks[i]
-			b, err := m.ChunkBytes(c)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			put(ChunksDir+"/"+decode.SafeName(c.Name), b)
-		}
-	}
-
-	// The conversion: its first error goes into header.json too.
-	var geometry [2][][]byte // by output: OutGLB, OutOBJ
-	var animated []byte      // NAME.animated.glb, when animations belong to the mesh
-	var thumb []byte         // NAME.preview.png, from the scene NAME.glb is made from
-	var convErr error
-	// drawPreview draws NAME.preview.png from the scene of the
-	// conversion, once its geometry has succeeded.
-	drawPreview := func(ctx context.Context, scene *decode.Scene) error {
-		if !m.HasPreview() || convErr != nil {
-			return nil
-		}
-		b, err := m.PreviewOf(ctx, scene)
-		thumb = b
-		return err
-	}
-	if scanErr == nil && m.IsModel() {
-		mctx, finish := m.deadline(ctx, "model assembly and glb export")
-		glbs, scenes, _, err := m.modelGLBs(mctx)
-		err = finish(err)
-		if err == nil && m.HasPreview() {
-			pctx, finish := m.deadline(ctx, "model preview")
-			thumb, err = m.modelPreview(pctx, scenes)
-			err = finish(err)
-		}
-		if err != nil {
-			convErr = err
-			errs = append(errs, err)
-		}
-		geometry[0] = glbs
-	} else if scanErr == nil {
-		dctx, finish := m.deadline(ctx, "decode and export")
-		src := m.ownSourceDeps()
-		scene, err := oneScene, error(nil)
-		if scene == nil {
-			scene, err = m.decode(dctx)
-		}
-		if err != nil {
-			convErr = finish(err)
-			errs = append(errs, convErr)
-		} else {
-			// Kept as it is now: the animations are added to the
-			// scene below.
-			kept := *scene
-			deps, err := m.Textures(dctx, scene)
-			if err != nil {
-				err = finish(err)
-			} else {
-				m.keepScene(&kept, src, deps)
-				var b []byte
-				if b, err = m.exportGLB(scene); err == nil {
-					geometry[0] = [][]byte{b}
-				}
-			}
-			if err != nil {
-				errs = append(errs, err)
-				convErr = err
-			}
-			if !m.HasOBJ() {
-				// No NAME.obj in the folder table.
-			} else if o, l, err := m.exportOBJ(scene); err != nil {
-				errs = append(errs, err)
-				if convErr == nil {
-					convErr = err
-				}
-			} else {
-				geometry[1] = [][]byte{o, l}
-			}
-			if err := drawPreview(dctx, scene); err != nil {
-				convErr = finish(err)
-				errs = append(errs, convErr)
-			}
-			if convErr == nil {
-				// Last: it adds the animations to the scene.
-				if b, err := m.animatedGLBOf(dctx, scene); err == nil {
-					animated = b
-				} else if !errors.Is(err, errNoAnimations) {
-					convErr = finish(err)
-					errs = append(errs, convErr)
-				}
-			}
-			finish(nil)
-		}
-	}
-	state := State{Chunks: hasChunks, Broken: scanErr != nil || convErr != nil, Animated: animated != nil}
-	for _, e := range m.Files(state) {
-		switch e.Output {
-		case OutHeader:
-			if hdrErr == nil {
-				put(e.Name, HeaderWithError(hdr, convErr))
-			}
-		case OutChunks:
-			// Written above.
-		case OutGLB:
-			put(e.Name, geometry[0][e.Part])
-		case OutOBJ:
-			put(e.Name, geometry[1][e.Part])
-		case OutAnimated:
-			put(e.Name, animated)
-		case OutPreview:
-			put(e.Name, thumb)
-		case OutError:
-			// Last, below: it holds emit's errors too.
-		}
-	}
-	if len(errs) > 0 {
-		put(ErrorName, ErrorText(errs...))
-	}
-	return errors.Join(errs...)
 }

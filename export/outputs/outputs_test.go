@@ -17,6 +17,7 @@ import (
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // repoRoot is the module root, found from this file's path.
@@ -68,12 +69,13 @@ func TestEveryFileConverts(t *testing.T) {
 	out := t.TempDir()
 	var glbs []string
 	formats := map[string]int{}
+	tr := vfstest.Tree(t, "/", nil)
 	for _, dir := range corpora(t) {
 		for _, m := range meshFiles(t, dir) {
 			formats[m.Format.Name()]++
 			rel, _ := filepath.Rel(filepath.Dir(dir), m.Path)
 			dst := filepath.Join(out, rel)
-			if err := m.WriteDir(context.Background(), dst); err != nil {
+			if err := vfstest.WriteFolder(t, tr, vfstest.Name(t, "/", m.Path), dst); err != nil {
 				t.Errorf("%s: %v", rel, err)
 				continue
 			}
@@ -195,7 +197,7 @@ func TestBrokenFileWritesErrorText(t *testing.T) {
 			continue
 		}
 		dst := filepath.Join(t.TempDir(), "out")
-		if bm.WriteDir(context.Background(), dst) == nil {
+		if vfstest.Convert(t, bm.Path, &bm.Limits, dst) == nil {
 			t.Errorf("%s: a file cut in half converted without error", m.Path)
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // uniGUID is a GUID of 40 hex digits starting with prefix.
@@ -205,7 +206,7 @@ func TestProjectIndexFresh(t *testing.T) {
 		}
 		sm.Limits.Projects = projects
 		dir := filepath.Join(t.TempDir(), "out")
-		if err := sm.WriteDir(context.Background(), dir); err != nil {
+		if err := vfstest.Convert(t, sm.Path, &sm.Limits, dir); err != nil {
 			t.Fatal(err)
 		}
 		var h sceneHeader

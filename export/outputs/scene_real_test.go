@@ -17,6 +17,7 @@ import (
 	"github.com/meshfs/meshfs/export/gltf/validator"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // sceneHeader is what the scene tests read of a scene's header.json.
@@ -68,7 +69,7 @@ func convertScenes(t *testing.T, data string, projects *outputs.Projects) map[st
 		}
 		m.Limits.Projects = projects
 		dir := filepath.Join(t.TempDir(), "out")
-		if err := m.WriteDir(context.Background(), dir); err != nil {
+		if err := vfstest.Convert(t, m.Path, &m.Limits, dir); err != nil {
 			t.Errorf("%s: %v", p, err)
 			return nil
 		}

@@ -42,9 +42,15 @@ type Config struct {
 	// Concurrency is how many conversions run at once (0: the number of
 	// CPUs); the others wait, so a burst of readers cannot exhaust memory.
 	Concurrency int
+	// Build names the build that makes the outputs (record.Build, computed
+	// once by the caller: it hashes the executable); it is part of every
+	// output's version (vfs Info.Version) and of the disk cache's
+	// (record.CacheVersion). "" tells no build apart: for tests, whose
+	// versions live only as long as the process.
+	Build string
 	// DiskCache, when set, keeps converted outputs across mounts (opened by
-	// the caller with CacheVersion; closed by the caller after the store's
-	// cache).
+	// the caller with record.CacheVersion of the same Build and Limits;
+	// closed by the caller after the store's cache).
 	DiskCache *diskcache.Cache
 	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
 	// converts (gcpace.Pacer); the process's own setting is restored after.

@@ -40,7 +40,7 @@ func texturedMesh(t *testing.T) string {
 func reopen(t *testing.T, s *Store, disk string) *Store {
 	t.Helper()
 	s.closeDisk()
-	dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion(outputs.DefaultLimits))
+	dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}

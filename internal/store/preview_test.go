@@ -66,12 +66,8 @@ func TestPreviewOutput(t *testing.T) {
 	if err != nil || img.Bounds().Dx() != outputs.DefaultPreviewSize || img.Bounds().Dy() != outputs.DefaultPreviewSize {
 		t.Fatalf("preview: %v, %v", img.Bounds(), err)
 	}
-	dir := t.TempDir()
-	if err := m2.WriteDir(ctx, dir); err != nil {
-		t.Fatal(err)
-	}
-	if want, err := os.ReadFile(filepath.Join(dir, m2.PreviewName())); err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("the store's preview is not convert's (%v)", err)
+	if want, err := m2.PreviewFile(ctx); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the store's preview is not the mesh's own (PreviewFile: %v)", err)
 	}
 
 	// Drawn in s, saved to its disk cache: a remount knows its size and

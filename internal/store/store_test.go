@@ -50,7 +50,7 @@ func (h *recHooks) Broken(path string) {
 // cache in disk (opened with the store's version string).
 func newStore(t *testing.T, src, disk string) (*Store, *recHooks) {
 	t.Helper()
-	dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion(outputs.DefaultLimits))
+	dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}

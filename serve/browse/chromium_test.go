@@ -22,6 +22,7 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/export/preview"
 	"github.com/meshfs/meshfs/vfs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // site serves what `meshfs serve` serves a browser: folder pages and
@@ -162,9 +163,8 @@ func TestChromium(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m.Tree = src
 		dir := filepath.Join(out, filepath.Base(rel))
-		if err := m.WriteDir(ctx, dir); err != nil {
+		if err := vfstest.WriteFolder(t, vfstest.Tree(t, src, &m.Limits), vfstest.Name(t, src, m.Path), dir); err != nil {
 			t.Fatal(err)
 		}
 		if thumb != nil {

@@ -2,7 +2,6 @@ package browse
 
 import (
 	"bytes"
-	"context"
 	"image"
 	"image/color"
 	"image/png"
@@ -12,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
-	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 	"github.com/qmuntal/gltf"
 	"github.com/qmuntal/gltf/modeler"
 )
@@ -186,25 +185,16 @@ func TestViewerReads(t *testing.T) {
 // none may fail.
 func TestViewerDrawsTestdata(t *testing.T) {
 	bin := chromium(t)
-	ctx := context.Background()
 	out := t.TempDir()
 	root := filepath.Join(decodetest.RepoRoot(), "testdata")
-	var folders []string
-	err := outputs.Walk(root, func(rel string, m *outputs.Mesh, err error) error {
-		if err != nil {
-			return err
-		}
-		m.Tree = root
+	tr := vfstest.Tree(t, root, nil)
+	folders := vfstest.Meshes(t, tr, "")
+	for _, rel := range folders {
 		// A broken mesh's folder holds error.txt and no .glb: testdata/
 		// has none.
-		if err := m.WriteDir(ctx, filepath.Join(out, filepath.FromSlash(rel))); err != nil {
+		if err := vfstest.WriteFolder(t, tr, rel, filepath.Join(out, filepath.FromSlash(rel))); err != nil {
 			t.Errorf("%s: %v", rel, err)
 		}
-		folders = append(folders, rel)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	srv := serveDir(t, out)
 	d := startDevtools(t, bin, 640, 480)

@@ -26,9 +26,12 @@ import (
 // sizes and offsets of their end record and central directory records set
 // to 0, 2^16−1 and 2^32−1, each read as the mount and `convert` read it:
 // every folder listed through the source view, every entry read whole,
-// every mesh entry converted (Produce) under a deadline. None may panic,
-// hang, list a name that leaves its folder, or allocate more than its
-// bound.
+// every mesh entry converted (each output on its own, as the store makes
+// it: produce) under a deadline. None may panic, hang, list a name that
+// leaves its folder, or allocate more than its bound: the reading of the
+// archive outside the conversions, and each conversion, within heapMultiple
+// × its size + binaryConstant (a conversion's own preview's previewBytes
+// on top).
 
 // packedTree is the fixture tree the variants are made of.
 func packedTree(t *testing.T) []byte {
@@ -124,13 +127,14 @@ func TestHostileArchives(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		done := make(chan string, 1)
 		meshes := 0
+		var most, conv uint64
 		go func() {
 			defer func() {
 				if r := recover(); r != nil {
 					done <- fmt.Sprintf("panic: %v\n%s", r, debug.Stack())
 				}
 			}()
-			done <- readArchive(p, &meshes)
+			done <- readArchive(p, &meshes, &most, &conv)
 		}()
 		select {
 		case problem := <-done:
@@ -144,16 +148,20 @@ func TestHostileArchives(t *testing.T) {
 			t.Fatalf("%s: hung", name)
 		}
 		runtime.ReadMemStats(&after)
-		if alloc, lim := after.TotalAlloc-before.TotalAlloc, heapMultiple*uint64(len(b))+binaryConstant+uint64(meshes)*previewBytes; alloc > lim {
-			t.Errorf("%s: allocated %d bytes for %d, beyond %d", name, alloc, len(b), lim)
+		if alloc, lim := after.TotalAlloc-before.TotalAlloc-conv, heapMultiple*uint64(len(b))+binaryConstant; alloc > lim {
+			t.Errorf("%s: reading allocated %d bytes for %d, beyond %d", name, alloc, len(b), lim)
+		}
+		if lim := heapMultiple*uint64(len(b)) + binaryConstant + previewBytes; most > lim {
+			t.Errorf("%s: a conversion allocated %d bytes for %d, beyond %d", name, most, len(b), lim)
 		}
 	}
 	t.Logf("%d archive variants", len(vs))
 }
 
 // readArchive walks, reads and converts everything in the archive at p
-// (counting the meshes), and says what broke the rule.
-func readArchive(p string, meshes *int) string {
+// (counting the meshes, with the most one conversion allocated and what
+// they all did: produce), and says what broke the rule.
+func readArchive(p string, meshes *int, most, conv *uint64) string {
 	var problems []string
 	limits := outputs.DefaultLimits
 	limits.View = srcview.NewView()
@@ -186,7 +194,8 @@ func readArchive(p string, meshes *int) string {
 			}
 			*meshes++
 			m.Tree, m.Limits.Timeout = p, deadline
-			m.Produce(context.Background(), func(name string, b []byte) error { return nil })
+			_, one, all := produce(context.Background(), m, func(name string, b []byte) error { return nil })
+			*most, *conv = max(*most, one), *conv+all
 		}
 	}
 	walk(p)

@@ -5,9 +5,9 @@
 // 0, −1, 2^31−1 and 2^32−1, floats set to NaN or ±Inf (which decoders
 // repair), sizes that lie, companion blobs that lie, Lua
 // scripts that loop, recurse, build huge strings or tables, or reach for
-// os/io/require) and converts each one as `meshfs convert` does
-// (outputs.Mesh.Produce: Scan, header.json, chunks/, Decode, .glb, .obj),
-// in memory, under a deadline. No variant may panic, hang, escape its
+// os/io/require) and converts each one as `meshfs convert` and the mount
+// do (the store's functions, each output on its own: produce), in memory,
+// under a deadline. No variant may panic, hang, escape its
 // folder, or allocate more than the bound stated in hostile_test.go.
 //
 // It lives beside export/outputs, not under decode/, because it tests the

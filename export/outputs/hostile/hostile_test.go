@@ -26,8 +26,9 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 )
 
-// The heap bound: the bytes one conversion (Scan, header.json, chunks/,
-// Decode, .glb and .obj) allocates stay within
+// The heap bound: the bytes each conversion of a mesh's folder allocates
+// (the scan with header.json and chunks/; NAME.glb, NAME.obj, the preview,
+// each made on its own as the mount makes them: produce) stay within
 //
 //	heapMultiple × size + binaryConstant   (GEM, UNIGINE)
 //	heapMultiple × size + luaConstant      (Transport Fever .msh, .ani)
@@ -101,8 +102,9 @@ func (o *outcome) String() string {
 	return strings.Join(o.problems, "; ")
 }
 
-// convert runs v through outputs.Mesh.Produce, checking every output as it
-// comes, and measures its allocation.
+// convert runs v through produce (the store's functions), checking every
+// output as it comes, and measures the allocation of each of its
+// conversions (the largest counts).
 func convert(v *variant) *outcome {
 	m := v.mesh()
 	m.Limits.Timeout = deadline
@@ -141,8 +143,6 @@ func convert(v *variant) *outcome {
 		return nil
 	}
 
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() {
@@ -152,13 +152,13 @@ func convert(v *variant) *outcome {
 				done <- nil
 			}
 		}()
-		done <- m.Produce(context.Background(), emit)
+		err, most, _ := produce(context.Background(), m, emit)
+		o.alloc = most
+		done <- err
 	}()
 	select {
 	case err := <-done:
 		o.took = time.Since(start)
-		runtime.ReadMemStats(&after)
-		o.alloc = after.TotalAlloc - before.TotalAlloc
 		o.errs = flatten(err)
 	case <-time.After(hangAfter):
 		o.hung = true

@@ -15,6 +15,7 @@ import (
 	"github.com/meshfs/meshfs/decode/tfever"
 	"github.com/meshfs/meshfs/decode/unigine"
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/vfs/vfstest"
 )
 
 // hostileNames are names a modded file may hold: path climbs, separators,
@@ -74,7 +75,7 @@ func TestHostileNames(t *testing.T) {
 				t.Fatalf("scan: %v", err)
 			}
 			out := filepath.Join(root, "out", filepath.Base(main))
-			if err := m.WriteDir(context.Background(), out); err != nil {
+			if err := vfstest.Convert(t, m.Path, &m.Limits, out); err != nil {
 				t.Errorf("convert: %v", err)
 			}
 			checkTree(t, root, out, len(st.Chunks))

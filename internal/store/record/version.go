@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"sync"
 
 	"github.com/meshfs/meshfs/export/outputs"
 )
@@ -23,31 +22,43 @@ const ConverterVersion = 2
 const KeyVersion = 3
 
 // CacheVersion is the version string disk cache entries are keyed by:
-// the converter version, the build (module version and VCS revision; for a
-// build from a modified tree, a hash of the executable, since its outputs
-// may differ from the revision's) and the options that shape outputs.
-func CacheVersion(limits outputs.Limits) string {
-	v := fmt.Sprintf("converter %d keys %d", ConverterVersion, KeyVersion)
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v += " " + bi.Main.Path + "@" + bi.Main.Version
-		modified := true // no VCS information: treat as modified
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				v += " rev " + s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
-		}
-		if modified {
-			v += " exe " + exeHash()
-		}
-	}
-	return v + fmt.Sprintf(" limits %d/%d/%v/%d/%d preview %d", limits.MaxSourceSize, limits.MaxOutputSize, limits.Timeout,
+// the converter version, the build (Build) and the options that shape
+// outputs.
+func CacheVersion(build string, limits outputs.Limits) string {
+	return fmt.Sprintf("converter %d keys %d build %q limits %d/%d/%v/%d/%d preview %d", ConverterVersion, KeyVersion, build,
+		limits.MaxSourceSize, limits.MaxOutputSize, limits.Timeout,
 		limits.MaxTexturePixels, limits.MaxTexturePixelsTotal, limits.PreviewSize)
 }
 
-var exeHashOnce = sync.OnceValue(func() string {
+// Build names the running build for CacheVersion: module version and VCS
+// revision; for a build from a modified tree (or without VCS
+// information), a hash of the executable, since its outputs may differ
+// from the revision's. It reads the executable whole: the caller that
+// makes the stores computes it once and passes it in their Config
+// (store.Config.Build).
+func Build() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	v := bi.Main.Path + "@" + bi.Main.Version
+	modified := true // no VCS information: treat as modified
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v += " rev " + s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if modified {
+		v += " exe " + exeHash()
+	}
+	return v
+}
+
+// exeHash is a hash of the running executable's bytes.
+func exeHash() string {
 	p, err := os.Executable()
 	if err != nil {
 		return "unknown"
@@ -62,6 +73,4 @@ var exeHashOnce = sync.OnceValue(func() string {
 		return "unknown"
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
-})
-
-func exeHash() string { return exeHashOnce() }
+}
