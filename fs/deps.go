@@ -8,7 +8,7 @@ import (
 )
 
 // Dependencies: the files besides its own a mesh's outputs read, which
-// FS.versions keeps (version.Tracker); the kernel forgets what it holds of
+// the tree keeps (version.Tracker); the kernel forgets what it holds of
 // every mesh whose set names a changed path.
 
 // DepsFound records that mesh's outputs are made from deps (which the
@@ -17,7 +17,7 @@ func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
 	f := h.f
 	if changed {
 		// Its permissions are narrowed by other files now: no stat of
-		// the folder taken before may be reused (sourceStat).
+		// the folder taken before may be reused (vfs.Mesh.SourceStat).
 		if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
 			d.dir.Changes.Add(1)
 			// The kernel may hold attributes of the folder's files from
@@ -35,9 +35,6 @@ func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
 	}
 	vfs.WatchDeps(f.watch, f.once, mesh, deps, func() { f.n.WatchErrors.Add(1) })
 }
-
-// depPaths are the files mesh's last scan found it depends on.
-func (f *FS) depPaths(mesh string) []string { return f.versions.Set(mesh).Paths() }
 
 // dependentsChanged makes the kernel and the cache forget the outputs of
 // every mesh whose set names path.

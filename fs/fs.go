@@ -90,8 +90,8 @@ type FS struct {
 	log    *log.Logger
 	// tree is what the mount shows (package vfs), apart from the kernel:
 	// what each name shows as, and its store (st: memory, disk cache,
-	// conversion), sniffer (which format, or none, a source file version
-	// is) and versions.
+	// conversion) and sniffer (which format, or none, a source file
+	// version is).
 	tree    *vfs.FS
 	sniffer *walk.Sniffer
 	// view is the tree's view of the sources (vfs.FS.View).
@@ -114,9 +114,6 @@ type FS struct {
 	warm     *prewarm.Warmer
 	once     *logonce.Log
 
-	// versions knows which files each mesh's outputs are made from and
-	// makes their Versions (deps.go).
-	versions *version.Tracker
 	// ttl decides the kernel's entry and attribute timeouts.
 	ttl kernelview.Timeouts
 	// raw is the request layer of the mount (nil before Mount).
@@ -158,7 +155,7 @@ func New(cfg Config) (*FS, error) {
 	}
 	src := tree.Source()
 	f.source, f.tree = src, tree
-	f.st, f.sniffer, f.versions = tree.Parts()
+	f.st, f.sniffer = tree.Parts()
 	f.view = tree.View()
 	f.srcFDs, f.ahead = srcfd.New(), walk.NewAhead()
 	if _, err := os.Lstat(filepath.Join(src, statsDirName)); err == nil {
@@ -316,7 +313,7 @@ var errno, outErrno, replaced = kernelerr.Errno, kernelerr.ReadErrno, kernelerr.
 
 // newMeshDir is the mesh folder of d's source entry e.
 func (d *dirNode) newMeshDir(e *vfs.SourceEntry) *meshDir {
-	return &meshDir{fsys: d.fsys, parent: d, abs: e.Path, mesh: e.Mesh,
+	return &meshDir{fsys: d.fsys, parent: d, src: d.fsys.tree.Mesh(&d.dir, e),
 		ident: srcID{kind: mirror.KindMesh, File: version.FromStat(&e.Stat).File}}
 }
 

@@ -128,12 +128,10 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		node, mode = d.fsys.newDirNode(e.Path, id), syscall.S_IFDIR
 	case vfs.SourceMesh:
 		id.kind = mirror.KindMesh
-		md := d.newMeshDir(&e)
-		fillDirAttr(&out.Attr, st)
 		// A regular file (a mesh is never a link): this Lstat is the Stat
-		// the listing and lookups that follow need.
-		md.recent.Remember(st, e.At)
-		node, mode = md, syscall.S_IFDIR
+		// the listing and lookups that follow need (vfs.FS.Mesh).
+		fillDirAttr(&out.Attr, st)
+		node, mode = d.newMeshDir(&e), syscall.S_IFDIR
 	case vfs.SourceLink:
 		id.kind = syscall.S_IFLNK
 		out.Attr.FromStat(st)
@@ -150,7 +148,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		case *dirNode:
 			d.fsys.watchDir(n)
 		case *meshDir:
-			n.recent.Remember(st, e.At)
+			n.src.Remember(st, e.At)
 		}
 		return ch, 0
 	}

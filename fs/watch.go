@@ -93,7 +93,7 @@ func (f *FS) invalidateNode(n *gofs.Inode) {
 	var table []string
 	switch ops := n.Operations().(type) {
 	case *meshDir:
-		table = ops.mesh.Names()
+		table = ops.src.Outputs().Names()
 	case *dirNode:
 		// A folder's children have watches of their own.
 		f.notifyContent(n)

@@ -171,11 +171,11 @@ func (t *FS) List(d *mirror.Folder) ([]mirror.Entry, error) {
 }
 
 // Parts are what the tree is made of that the mount (package fs) keeps its
-// kernel state over: the store, the sniffer, the versions. A mount made on
+// kernel state over: the store and the sniffer. A mount made on
 // a tree gives the store its Events and Activity (Config.Store) and runs
 // the watcher itself (Config.NoWatch).
-func (t *FS) Parts() (*store.Store, *walk.Sniffer, *version.Tracker) {
-	return t.st, t.sniffer, &t.versions
+func (t *FS) Parts() (*store.Store, *walk.Sniffer) {
+	return t.st, t.sniffer
 }
 
 // NewFolder is the Folder of the source folder at abs, as the tree shows

@@ -231,8 +231,8 @@ type node struct {
 	abs    string
 	base   string // the source's name in dir
 	packed bool
-	// A mesh's: its outputs and the version they are made from now.
-	mesh  *outputs.Mesh
+	// A mesh's folder (Mesh) and the version its outputs are made from now.
+	m     *Mesh
 	v     version.Version
 	entry outputs.Entry
 	chunk string
@@ -290,28 +290,20 @@ func (t *FS) child(ctx context.Context, n *node, name string) (*node, error) {
 	case kFolder:
 		return t.inFolder(n.dir, name)
 	case kMesh:
-		e, ok := n.mesh.Entry(name)
-		if !ok {
-			return nil, fs.ErrNotExist
-		}
-		holds, _, err := t.st.Holds(ctx, n.mesh, n.v, e)
+		e, st, v, _, err := n.m.Entry(ctx, name)
 		if err != nil {
 			return nil, err
-		} else if !holds {
-			return nil, fs.ErrNotExist
 		}
 		c := *n
+		c.st, c.v = *st, v
 		c.name, c.entry, c.src = name, e, 0
 		if c.kind = kOutput; e.Output == outputs.OutChunks {
 			c.kind = kChunks
 		}
 		return &c, nil
 	case kChunks:
-		r, err := t.st.Scan(ctx, n.mesh, n.v)
-		if err != nil {
+		if err := n.m.Chunk(ctx, n.v, name); err != nil {
 			return nil, err
-		} else if !slices.Contains(r.Chunks, name) {
-			return nil, fs.ErrNotExist
 		}
 		c := *n
 		c.kind, c.name, c.entry, c.chunk = kOutput, name, outputs.Entry{}, name
@@ -337,17 +329,19 @@ func (t *FS) inFolder(d *mirror.Folder, name string) (*node, error) {
 // shows as e.
 func (t *FS) folderEntry(d *mirror.Folder, name string, e SourceEntry) (*node, error) {
 	var err error
-	n := &node{name: name, src: e.Kind, st: e.Stat, dir: d, abs: e.Path, base: name, packed: e.Packed, text: e.Text, mesh: e.Mesh}
+	n := &node{name: name, src: e.Kind, st: e.Stat, dir: d, abs: e.Path, base: name, packed: e.Packed, text: e.Text}
 	switch e.Kind {
 	case SourceFolder:
 		n.kind, n.dir = kFolder, t.folderAt(e.Path, version.FromStat(&n.st).File)
 	case SourceArchive:
 		n.kind, n.dir = kFolder, t.folderAt(e.Path, mirror.ArchiveFile(&n.st))
 	case SourceMesh:
-		n.kind = kMesh
-		if _, n.v, err = mirror.Versioned(&n.st, version.FromStat(&n.st).File, n.abs, &t.versions); err != nil {
+		n.kind, n.m = kMesh, t.Mesh(d, &e)
+		var st *syscall.Stat_t
+		if st, n.v, err = n.m.Stat(); err != nil {
 			return nil, err
 		}
+		n.st = *st
 	case SourceLink:
 		n.kind = kLink
 	case SourceFile:
@@ -358,29 +352,6 @@ func (t *FS) folderEntry(d *mirror.Folder, name string, e SourceEntry) (*node, e
 		n.kind = kText
 	}
 	return n, nil
-}
-
-// meshVersion narrows the permissions of mesh node n's stat by the files
-// its outputs are made from as known now (mirror.Narrow) and returns the
-// version of its outputs.
-func (t *FS) meshVersion(n *node) (version.Version, error) {
-	mirror.Narrow(n.mesh, &n.st, t.versions.Set(n.abs).Paths())
-	_, v, err := mirror.Versioned(&n.st, version.FromStat(&n.st).File, n.abs, &t.versions)
-	return v, err
-}
-
-// renarrow restats mesh node n after a scan or conversion of version v,
-// which may have found files that narrow its permissions
-// (mirror.Renarrowed).
-func (t *FS) renarrow(n *node) {
-	now := node{abs: n.abs, mesh: n.mesh}
-	if n.dir.Lstat(n.base, &now.st, n.dir.Now()) != nil {
-		return
-	}
-	nv, err := t.meshVersion(&now)
-	if err == nil {
-		n.st = *mirror.Renarrowed(&n.st, n.v, &now.st, nv)
-	}
 }
 
 // Stat describes name; an output whose size needs a conversion is
@@ -417,16 +388,16 @@ func (t *FS) info(ctx context.Context, n *node, cheap bool) (Info, error) {
 		}
 		return t.infoOf(n, 0, int64(len(b)), t.token(n.v, "png")), nil
 	}
-	size, scanned, ok, _ := t.st.CheapSize(ctx, n.mesh, n.v, n.entry, n.chunk, true)
+	size, scanned, ok, _ := t.st.CheapSize(ctx, n.m.mesh, n.v, n.entry, n.chunk, true)
 	if !ok && n.entry.Output == outputs.OutError && n.chunk == "" {
 		// Listed only when the failure is known: its text is at hand.
-		b, _, err := t.st.Content(ctx, n.mesh, n.v, n.entry, "")
+		b, _, err := t.st.Content(ctx, n.m.mesh, n.v, n.entry, "")
 		size, ok, scanned = int64(len(b)), err == nil, true
 	}
 	if !ok && cheap {
 		size = -1
 	} else if !ok {
-		data, raw, err := t.st.Content(ctx, n.mesh, n.v, n.entry, n.chunk)
+		data, raw, err := t.st.Content(ctx, n.m.mesh, n.v, n.entry, n.chunk)
 		if err != nil {
 			return Info{}, err
 		}
@@ -436,7 +407,7 @@ func (t *FS) info(ctx context.Context, n *node, cheap bool) (Info, error) {
 		}
 	}
 	if scanned {
-		t.renarrow(n)
+		n.st = *n.m.Renarrowed(&n.st, n.v)
 	}
 	return t.infoOf(n, 0, size, t.outputToken(n)), nil
 }
@@ -505,7 +476,7 @@ func (t *FS) readDir(ctx context.Context, n *node) ([]Info, error) {
 	case kFolder:
 		return t.readFolder(ctx, n.dir)
 	case kMesh:
-		files, _, _, _, err := t.st.Listing(ctx, n.mesh, n.v)
+		files, _, _, _, err := n.m.List(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -513,11 +484,13 @@ func (t *FS) readDir(ctx context.Context, n *node) ([]Info, error) {
 			names = append(names, e.Name)
 		}
 	case kChunks:
-		r, err := t.st.Scan(ctx, n.mesh, n.v)
+		files, _, err := n.m.Chunks(ctx)
 		if err != nil {
 			return nil, err
 		}
-		names = r.Chunks
+		for _, e := range files {
+			names = append(names, e.Name)
+		}
 	default:
 		return nil, errNotDir
 	}
@@ -600,11 +573,11 @@ func (t *FS) open(ctx context.Context, n *node) (File, error) {
 		}
 		return &memFile{data: b, info: t.infoOf(n, 0, int64(len(b)), t.token(n.v, "png"))}, nil
 	}
-	data, raw, err := t.st.Content(ctx, n.mesh, n.v, n.entry, n.chunk)
+	data, raw, err := t.st.Content(ctx, n.m.mesh, n.v, n.entry, n.chunk)
 	if err != nil {
 		return nil, err
 	}
-	t.renarrow(n)
+	n.st = *n.m.Renarrowed(&n.st, n.v)
 	if raw == nil {
 		return &memFile{data: data, info: t.infoOf(n, 0, int64(len(data)), t.outputToken(n))}, nil
 	}
