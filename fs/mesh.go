@@ -331,9 +331,6 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 
 func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	o.m.fsys.touch()
-	if flags&writeFlags != 0 {
-		return nil, 0, syscall.EROFS
-	}
 	ptNode := o.IsGLB() && o.m.fsys.passthroughWanted() && o.m.fsys.cfg.Store.DiskCache != nil
 	if ptNode {
 		if fh, fp, ok := o.openPassthrough(ctx); ok {

@@ -266,9 +266,7 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 }
 
 func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if flags&writeFlags != 0 {
-		return nil, 0, syscall.EROFS
-	} else if p.packed {
+	if p.packed {
 		return nil, noFlush, 0 // read as under no_open
 	}
 	// Replaced since the lookup: this inode is the old file's, whose

@@ -80,9 +80,6 @@ func (t *madeFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		return nil, noFlush, 0
 	}
 	t.fsys.touch()
-	if flags&writeFlags != 0 {
-		return nil, 0, syscall.EROFS
-	}
 	b, st, fp, e := t.produce(ctx)
 	if e != 0 {
 		return nil, 0, e
