@@ -39,7 +39,6 @@ import (
 	"github.com/meshfs/meshfs/internal/store/idle"
 	"github.com/meshfs/meshfs/internal/store/prewarm"
 	meshstats "github.com/meshfs/meshfs/internal/store/stats"
-	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 	"github.com/meshfs/meshfs/internal/watch"
 	"github.com/meshfs/meshfs/vfs"
@@ -314,7 +313,7 @@ var errno, outErrno, replaced = kernelerr.Errno, kernelerr.ReadErrno, kernelerr.
 // newMeshDir is the mesh folder of d's source entry e.
 func (d *dirNode) newMeshDir(e *vfs.SourceEntry) *meshDir {
 	return &meshDir{fsys: d.fsys, parent: d, src: d.fsys.tree.Mesh(&d.dir, e),
-		ident: srcID{kind: mirror.KindMesh, File: version.FromStat(&e.Stat).File}}
+		ident: e.ID()}
 }
 
 // newDirNode is the node of the source folder abs.

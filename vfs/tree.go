@@ -331,10 +331,8 @@ func (t *FS) folderEntry(d *mirror.Folder, name string, e SourceEntry) (*node, e
 	var err error
 	n := &node{name: name, src: e.Kind, st: e.Stat, dir: d, abs: e.Path, base: name, packed: e.Packed, text: e.Text}
 	switch e.Kind {
-	case SourceFolder:
-		n.kind, n.dir = kFolder, t.folderAt(e.Path, version.FromStat(&n.st).File)
-	case SourceArchive:
-		n.kind, n.dir = kFolder, t.folderAt(e.Path, mirror.ArchiveFile(&n.st))
+	case SourceFolder, SourceArchive:
+		n.kind, n.dir = kFolder, t.folderAt(e.Path, e.ID().File)
 	case SourceMesh:
 		n.kind, n.m = kMesh, t.Mesh(d, &e)
 		var st *syscall.Stat_t
