@@ -27,7 +27,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelerr"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/logonce"
@@ -36,7 +35,6 @@ import (
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/store/idle"
 	"github.com/meshfs/meshfs/internal/store/prewarm"
 	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 	"github.com/meshfs/meshfs/internal/walk"
@@ -105,13 +103,9 @@ type FS struct {
 
 	start time.Time
 	n     meshstats.Counts // what stats.json reports of the mount
-	// activity is when the mount's readers last asked anything (touch);
-	// projects are the asset projects' indexes the watcher tells of
-	// changes; warm is the pre-warmer (nil: not started).
-	activity *idle.Activity
-	projects *outputs.Projects
-	warm     *prewarm.Warmer
-	once     *logonce.Log
+	// warm is the pre-warmer (nil: not started).
+	warm *prewarm.Warmer
+	once *logonce.Log
 
 	// ttl decides the kernel's entry and attribute timeouts.
 	ttl kernelview.Timeouts
@@ -133,20 +127,9 @@ func New(cfg Config) (*FS, error) {
 		lg = log.New(io.Discard, "", 0)
 	}
 	f := &FS{cfg: cfg, log: lg, once: logonce.New(lg), start: time.Now()}
-	// The store tells the mount what the kernel must learn (hooks), and
-	// stands aside while the mount's readers are active; the projects'
-	// indexes are told of changes by the mount's watcher.
+	// The store tells the mount what the kernel must learn (hooks).
 	sc := cfg.Store
-	lim := outputs.DefaultLimits
-	if sc.Limits != nil {
-		lim = *sc.Limits
-	}
-	if lim.Projects == nil {
-		lim.Projects = outputs.NewProjects()
-	}
-	f.projects, sc.Limits = lim.Projects, &lim
-	f.activity = idle.New(sc.Clock)
-	sc.Events, sc.Activity = hooks{f}, f.activity
+	sc.Events = hooks{f}
 	// The mount runs the watcher itself: its events reach the kernel.
 	tree, err := vfs.New(vfs.Config{Source: cfg.Source, Store: sc, Log: lg, NoWatch: true, Overlay: cfg.Overlay})
 	if err != nil {
@@ -254,7 +237,7 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 		} else {
 			f.watch = w
 			f.ttl.Watched = true
-			f.projects.Told() // Changed tells the project indexes too
+			f.tree.Projects().Told() // Changed tells the project indexes too
 			f.watchDir(f.root)
 		}
 	}
@@ -300,7 +283,7 @@ func (f *FS) noOpen() bool { return !f.cfg.OpenHandles }
 
 // touch records a reader's request: the pre-warmer and big saves wait for
 // a quiet moment.
-func (f *FS) touch() { f.activity.Touch() }
+func (f *FS) touch() { f.tree.Touch() }
 
 // Prewarm converts every mesh under the source in the background (the
 // store's pre-warmer). It returns at once; Close stops it.

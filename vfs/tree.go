@@ -169,6 +169,15 @@ func (t *FS) View() *srcview.Packed { return t.view }
 // Source is the absolute path of the folder shown.
 func (t *FS) Source() string { return t.source }
 
+// Touch records a reader's request: the store's background work (the
+// pre-warmer, big saves) stands aside while readers are active. The
+// tree's own Stat, ReadDir and Open touch it themselves.
+func (t *FS) Touch() { t.activity.Touch() }
+
+// Projects are the asset projects' indexes of the tree's meshes, which its
+// watcher tells of changes (outputs.Projects.Told).
+func (t *FS) Projects() *outputs.Projects { return t.projects }
+
 // Prewarm converts every mesh under the source in the background, once,
 // and returns the pre-warmer; Close stops it.
 func (t *FS) Prewarm() *prewarm.Warmer { return t.st.Prewarm(t.sniff) }
