@@ -20,7 +20,7 @@ func (f *FS) listAhead(d *dirNode) {
 	}
 	if name, parent := d.Parent(); parent != nil {
 		if pd, ok := parent.Operations().(*dirNode); ok {
-			pd.dir.ListAhead(f.ahead, f.sniffer, &d.dir, name)
+			pd.dir.ListAhead(f.ahead, f.sniffer, d.dir, name)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 
 	"github.com/meshfs/meshfs/internal/version"
-	"github.com/meshfs/meshfs/vfs"
 )
 
 // Dependencies: the files besides its own a mesh's outputs read, which
@@ -33,15 +32,5 @@ func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
 			}
 		}
 	}
-	vfs.WatchDeps(f.watch, f.once, mesh, deps, func() { f.n.WatchErrors.Add(1) })
-}
-
-// dependentsChanged makes the kernel and the cache forget the outputs of
-// every mesh whose set names path.
-func (f *FS) dependentsChanged(path string) {
-	for _, mesh := range f.st.Changed(path) {
-		if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
-			f.invalidateName(d, filepath.Base(mesh))
-		}
-	}
+	f.tree.WatchDeps(mesh, deps, func() { f.n.WatchErrors.Add(1) })
 }

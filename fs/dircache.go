@@ -119,7 +119,7 @@ func (h *listHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 
 // cacheDir is the open flag of a listing the kernel may keep.
 func (f *FS) cacheDir(keep bool) uint32 {
-	if keep && f.watch != nil {
+	if keep && f.tree.Watching() {
 		return fuse.FOPEN_CACHE_DIR
 	}
 	return 0

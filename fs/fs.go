@@ -38,7 +38,6 @@ import (
 	"github.com/meshfs/meshfs/internal/store/prewarm"
 	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 	"github.com/meshfs/meshfs/internal/walk"
-	"github.com/meshfs/meshfs/internal/watch"
 	"github.com/meshfs/meshfs/vfs"
 )
 
@@ -96,8 +95,6 @@ type FS struct {
 	root *dirNode
 	st   *store.Store
 
-	watch *watch.Watcher
-
 	// dirs are the watched source folders' nodes, for the watcher.
 	dirs mirror.Watched[*dirNode]
 
@@ -116,6 +113,8 @@ type FS struct {
 	// passOff is set once a passthrough handle was asked for a read: the
 	// kernel did not take the backing file.
 	passOff atomic.Bool
+	// mounted is set once the nodes can be notified (Mount).
+	mounted atomic.Bool
 	// ahead runs the passes ahead of a walker (ahead.go).
 	ahead *walk.Ahead
 }
@@ -130,8 +129,8 @@ func New(cfg Config) (*FS, error) {
 	// The store tells the mount what the kernel must learn (hooks).
 	sc := cfg.Store
 	sc.Events = hooks{f}
-	// The mount runs the watcher itself: its events reach the kernel.
-	tree, err := vfs.New(vfs.Config{Source: cfg.Source, Store: sc, Log: lg, NoWatch: true, Overlay: cfg.Overlay})
+	// The tree's watcher tells the mount what the kernel must forget.
+	tree, err := vfs.New(vfs.Config{Source: cfg.Source, Store: sc, Log: lg, NoWatch: cfg.NoWatch, Overlay: cfg.Overlay, Changes: watchHandler{f}})
 	if err != nil {
 		return nil, err
 	}
@@ -144,8 +143,10 @@ func New(cfg Config) (*FS, error) {
 		lg.Printf("meshfs: %s is hidden: the mount shows its own %s (statistics) at the root in its place",
 			filepath.Join(src, statsDirName), statsDirName)
 	}
-	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout, Negative: cfg.NegativeTimeout}
-	f.root = f.newDirNode(src, srcID{})
+	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout, Negative: cfg.NegativeTimeout, Watched: tree.Watching()}
+	// The root is the tree's, watched by it from the start.
+	f.root = &dirNode{fsys: f, dir: tree.Root()}
+	f.dirs.Add(f.root.dir, f.root)
 	return f, nil
 }
 
@@ -228,19 +229,6 @@ func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 
 // Mount mounts the file system at mnt and starts watching the source.
 func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
-	// The watcher exists before the first request can arrive; its
-	// notifications need the server, which Mount connects to the nodes.
-	if !f.cfg.NoWatch && f.watch == nil {
-		w, err := watch.New(watchHandler{f})
-		if err != nil {
-			f.log.Printf("meshfs: watching %s: %v (changes show after %v)", f.source, err, kernelview.DefaultTimeout)
-		} else {
-			f.watch = w
-			f.ttl.Watched = true
-			f.tree.Projects().Told() // Changed tells the project indexes too
-			f.watchDir(f.root)
-		}
-	}
 	if mo.AllowOther && f.cfg.NoDefaultPermissions {
 		f.log.Printf("meshfs: allow_other with no_default_permissions: every user may read every file under %s, whatever its mode", mnt)
 	}
@@ -257,9 +245,10 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 		return nil, err
 	}
 	mountpoint.RaiseReadahead(mnt)
-	if f.watch != nil {
-		f.watch.Start()
-	}
+	// The tree's watcher reports events once the server, which Mount
+	// connects to the nodes, can send their notifications.
+	f.mounted.Store(true)
+	f.tree.StartWatch()
 	return srv, nil
 }
 
@@ -270,9 +259,6 @@ func (f *FS) Close() {
 	}
 	// Scans ahead save to the disk cache: stop them first.
 	f.ahead.Close()
-	if f.watch != nil {
-		f.watch.Close()
-	}
 	f.srcFDs.Close()
 	f.tree.Close()
 }
@@ -295,13 +281,11 @@ var errno, outErrno, replaced = kernelerr.Errno, kernelerr.ReadErrno, kernelerr.
 
 // newMeshDir is the mesh folder of d's source entry e.
 func (d *dirNode) newMeshDir(e *vfs.SourceEntry) *meshDir {
-	return &meshDir{fsys: d.fsys, parent: d, src: d.fsys.tree.Mesh(&d.dir, e),
+	return &meshDir{fsys: d.fsys, parent: d, src: d.fsys.tree.Mesh(d.dir, e),
 		ident: e.ID()}
 }
 
 // newDirNode is the node of the source folder abs.
 func (f *FS) newDirNode(abs string, id srcID) *dirNode {
-	d := &dirNode{fsys: f, ident: id}
-	d.dir.Abs, d.dir.Sniffer, d.dir.View, d.dir.Overlay = abs, f.sniffer, f.view, f.cfg.Overlay
-	return d
+	return &dirNode{fsys: f, dir: f.tree.NewFolder(abs), ident: id}
 }

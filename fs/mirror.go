@@ -52,7 +52,7 @@ func fillFileAttr(a *fuse.Attr, st *syscall.Stat_t, size int64) {
 type dirNode struct {
 	gofs.Inode
 	fsys  *FS
-	dir   mirror.Folder
+	dir   *mirror.Folder
 	ident srcID
 }
 
@@ -103,7 +103,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if d.IsRoot() && name == vfs.MetaName {
 		return d.lookupStats(ctx, out)
 	}
-	e, err := d.fsys.tree.SourceLookup(&d.dir, name)
+	e, err := d.fsys.tree.SourceLookup(d.dir, name)
 	if err != nil {
 		return nil, gofs.ToErrno(err)
 	}
@@ -161,7 +161,7 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	// After this listing (its own sniffs first): the next folders'.
 	defer d.fsys.listAhead(d)
 	d.fsys.watchDir(d)
-	ents, err := d.fsys.tree.List(&d.dir)
+	ents, err := d.fsys.tree.List(d.dir)
 	if err != nil {
 		return nil, errno(err)
 	}

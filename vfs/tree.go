@@ -52,6 +52,9 @@ type Config struct {
 	// Overlay shows a resource/ or res/ folder as the game sees it
 	// (mirror.Folder.Overlay).
 	Overlay bool
+	// Changes, if set, is told of every change the watcher sees, which
+	// waits for StartWatch to report any.
+	Changes Changes
 }
 
 // FS is the tree of one source folder (a Tree). Close it when done.
@@ -83,6 +86,10 @@ type FS struct {
 	// was met as (a folder replaced by another gets a Folder of its own).
 	folders map[string]*folder
 	root    *mirror.Folder
+	// watched are the folders watched (the tree's and a door's), by path,
+	// for the watcher's events; changes is Config.Changes.
+	watched mirror.Watched[*mirror.Folder]
+	changes Changes
 }
 
 type folder struct {
@@ -103,7 +110,7 @@ func New(cfg Config) (*FS, error) {
 	if lg == nil {
 		lg = log.New(io.Discard, "", 0)
 	}
-	t := &FS{source: src, log: lg, once: logonce.New(lg), cfg: cfg, folders: map[string]*folder{}}
+	t := &FS{source: src, log: lg, once: logonce.New(lg), cfg: cfg, folders: map[string]*folder{}, changes: cfg.Changes}
 	// The tree's view of the sources (the caller's, else its own) is the
 	// store's and the sniffer's; its projects' indexes are told of changes
 	// by its watcher.
@@ -140,12 +147,14 @@ func New(cfg Config) (*FS, error) {
 	t.root = t.newFolder(src)
 	if !cfg.NoWatch {
 		if w, err := watch.New(watchHandler{t}); err != nil {
-			lg.Printf("meshfs: watching %s: %v (changes of textures and materials are not seen)", src, err)
+			lg.Printf("meshfs: watching %s: %v (changes are not seen as they happen)", src, err)
 		} else {
 			t.watch = w
 			t.projects.Told() // Changed tells the project indexes too
 			t.watchFolder(t.root)
-			w.Start()
+			if cfg.Changes == nil {
+				w.Start()
+			}
 		}
 	}
 	return t, nil
@@ -177,6 +186,9 @@ func (t *FS) Touch() { t.activity.Touch() }
 // Projects are the asset projects' indexes of the tree's meshes, which its
 // watcher tells of changes (outputs.Projects.Told).
 func (t *FS) Projects() *outputs.Projects { return t.projects }
+
+// Root is the Folder of the source folder shown at the root.
+func (t *FS) Root() *mirror.Folder { return t.root }
 
 // Prewarm converts every mesh under the source in the background, once,
 // and returns the pre-warmer; Close stops it.
@@ -603,14 +615,16 @@ func (h events) DepsFound(mesh string, deps version.Set, changed bool) {
 			d.Changes.Add(1) // no stat of the folder taken before is reused
 		}
 	}
-	WatchDeps(h.t.watch, h.t.once, mesh, deps, func() {})
+	h.t.WatchDeps(mesh, deps, func() {})
 }
 
-// WatchDeps has w (nil: none) watch the folders of the files deps names,
-// which mesh's outputs are made from, and those above them whose modes
-// narrow the outputs (their parents report their changes); a folder that
-// cannot be watched is logged once (to once) and told to failed.
-func WatchDeps(w *watch.Watcher, once *logonce.Log, mesh string, deps version.Set, failed func()) {
+// WatchDeps has the tree's watcher (if any) watch the folders of the
+// files deps names, which mesh's outputs are made from, and those above
+// them whose modes narrow the outputs (their parents report their
+// changes); a folder that cannot be watched is logged once and told to
+// failed.
+func (t *FS) WatchDeps(mesh string, deps version.Set, failed func()) {
+	w, once := t.watch, t.once
 	if w == nil {
 		return
 	}
