@@ -14,23 +14,22 @@ import (
 // tracker was told; changed: not the last scan's), watching their folders.
 func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
 	f := h.f
-	if changed {
-		// Its permissions are narrowed by other files now: no stat of
-		// the folder taken before may be reused (vfs.Mesh.SourceStat).
-		if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
-			d.dir.Changes.Add(1)
-			// The kernel may hold attributes of the folder's files from
-			// before: drop them (from another goroutine: this runs within
-			// a request, which the kernel's notification may wait for).
-			if n := d.GetChild(filepath.Base(mesh)); n != nil {
-				go func() {
-					f.notifyContent(n)
-					for _, ch := range n.Children() {
-						f.notifyContent(ch)
-					}
-				}()
-			}
+	f.tree.DepsFound(mesh, deps, changed, func() { f.n.WatchErrors.Add(1) })
+	if !changed {
+		return
+	}
+	// Its permissions are narrowed by other files now: the kernel may hold
+	// attributes of the folder's files from before: drop them (from
+	// another goroutine: this runs within a request, which the kernel's
+	// notification may wait for).
+	if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
+		if n := d.GetChild(filepath.Base(mesh)); n != nil {
+			go func() {
+				f.notifyContent(n)
+				for _, ch := range n.Children() {
+					f.notifyContent(ch)
+				}
+			}()
 		}
 	}
-	f.tree.WatchDeps(mesh, deps, func() { f.n.WatchErrors.Add(1) })
 }

@@ -607,23 +607,30 @@ func (t *FS) open(ctx context.Context, n *node) (File, error) {
 // events is the tree's side of what the store finds (store.Events).
 type events struct{ t *FS }
 
-// DepsFound watches the folders of the files a mesh's outputs are made
-// from, and those above them whose modes narrow the outputs.
 func (h events) DepsFound(mesh string, deps version.Set, changed bool) {
-	if changed {
-		if d := h.t.watchedFolder(filepath.Dir(mesh)); d != nil {
-			d.Changes.Add(1) // no stat of the folder taken before is reused
-		}
-	}
-	h.t.WatchDeps(mesh, deps, func() {})
+	h.t.DepsFound(mesh, deps, changed, func() {})
 }
 
-// WatchDeps has the tree's watcher (if any) watch the folders of the
+// DepsFound is the tree's part of a scan's finding that mesh's outputs are
+// made from deps (store.Events; changed: not what the last scan found): no
+// stat of the mesh's folder taken before is reused (other files narrow its
+// permissions now), and the folders of deps are watched (watchDeps; failed
+// is told of each one that cannot be). A door's own Events calls it first.
+func (t *FS) DepsFound(mesh string, deps version.Set, changed bool, failed func()) {
+	if changed {
+		if d := t.watchedFolder(filepath.Dir(mesh)); d != nil {
+			d.Changes.Add(1)
+		}
+	}
+	t.watchDeps(mesh, deps, failed)
+}
+
+// watchDeps has the tree's watcher (if any) watch the folders of the
 // files deps names, which mesh's outputs are made from, and those above
 // them whose modes narrow the outputs (their parents report their
 // changes); a folder that cannot be watched is logged once and told to
 // failed.
-func (t *FS) WatchDeps(mesh string, deps version.Set, failed func()) {
+func (t *FS) watchDeps(mesh string, deps version.Set, failed func()) {
 	w, once := t.watch, t.once
 	if w == nil {
 		return
