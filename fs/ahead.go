@@ -8,7 +8,7 @@ import "path/filepath"
 // scanSiblings starts a pass over the meshes of m's source folder after m.
 func (f *FS) scanSiblings(m *meshDir) {
 	if d := m.parent; d != nil {
-		d.dir.ScanAhead(f.ahead, filepath.Base(m.abs), f.st.ScanAhead)
+		d.dir.ScanAhead(f.ahead, filepath.Base(m.src.Path()), f.st.ScanAhead)
 	}
 }
 
@@ -20,7 +20,7 @@ func (f *FS) listAhead(d *dirNode) {
 	}
 	if name, parent := d.Parent(); parent != nil {
 		if pd, ok := parent.Operations().(*dirNode); ok {
-			pd.dir.ListAhead(f.ahead, f.sniffer, &d.dir, name)
+			pd.dir.ListAhead(f.ahead, f.sniffer, d.dir, name)
 		}
 	}
 }

@@ -4,47 +4,32 @@ import (
 	"path/filepath"
 
 	"github.com/meshfs/meshfs/internal/version"
-	"github.com/meshfs/meshfs/vfs"
 )
 
 // Dependencies: the files besides its own a mesh's outputs read, which
-// FS.versions keeps (version.Tracker); the kernel forgets what it holds of
+// the tree keeps (version.Tracker); the kernel forgets what it holds of
 // every mesh whose set names a changed path.
 
 // DepsFound records that mesh's outputs are made from deps (which the
 // tracker was told; changed: not the last scan's), watching their folders.
 func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
 	f := h.f
-	if changed {
-		// Its permissions are narrowed by other files now: no stat of
-		// the folder taken before may be reused (sourceStat).
-		if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
-			d.dir.Changes.Add(1)
-			// The kernel may hold attributes of the folder's files from
-			// before: drop them (from another goroutine: this runs within
-			// a request, which the kernel's notification may wait for).
-			if n := d.GetChild(filepath.Base(mesh)); n != nil {
-				go func() {
-					f.notifyContent(n)
-					for _, ch := range n.Children() {
-						f.notifyContent(ch)
-					}
-				}()
-			}
-		}
+	f.tree.DepsFound(mesh, deps, changed, func() { f.n.WatchErrors.Add(1) })
+	if !changed {
+		return
 	}
-	vfs.WatchDeps(f.watch, f.once, mesh, deps, func() { f.n.WatchErrors.Add(1) })
-}
-
-// depPaths are the files mesh's last scan found it depends on.
-func (f *FS) depPaths(mesh string) []string { return f.versions.Set(mesh).Paths() }
-
-// dependentsChanged makes the kernel and the cache forget the outputs of
-// every mesh whose set names path.
-func (f *FS) dependentsChanged(path string) {
-	for _, mesh := range f.st.Changed(path) {
-		if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
-			f.invalidateName(d, filepath.Base(mesh))
+	// Its permissions are narrowed by other files now: the kernel may hold
+	// attributes of the folder's files from before: drop them (from
+	// another goroutine: this runs within a request, which the kernel's
+	// notification may wait for).
+	if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
+		if n := d.GetChild(filepath.Base(mesh)); n != nil {
+			go func() {
+				f.notifyContent(n)
+				for _, ch := range n.Children() {
+					f.notifyContent(ch)
+				}
+			}()
 		}
 	}
 }

@@ -62,19 +62,19 @@ const notCheap = syscall.EAGAIN
 // and chunks/ are answered from.
 func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
 	if snap != nil && name == outputs.HeaderName {
-		if size, ok := m.fsys.st.KnownSizeIn(m.mesh, snap.r, snap.fp, true, ""); ok {
-			ch := lookupKnown(ctx, &m.Inode, name, m.out(outputs.Entry{}, ""), out, snap.st, snap.fp, size)
+		if size, ok := m.src.KnownSize(snap.Listed, true, ""); ok {
+			ch := lookupKnown(ctx, &m.Inode, name, m.out(outputs.Entry{}, ""), out, snap.Stat, snap.Version, size)
 			snap.header = ch
 			return ch, 0
 		}
 	}
-	if snap != nil && name == outputs.ChunksDir && len(snap.r.Chunks) > 0 {
-		return m.chunksNode(ctx, snap.st, out), 0
+	if snap != nil && name == outputs.ChunksDir && len(snap.Scan.Chunks) > 0 {
+		return m.chunksNode(ctx, snap.Stat, out), 0
 	}
 	if name == outputs.HeaderName || name == outputs.ChunksDir {
 		return m.Lookup(ctx, name, out)
 	}
-	ent, ok := m.mesh.Entry(name)
+	ent, ok := m.src.Outputs().Entry(name)
 	if !ok || !ent.Converted() {
 		return nil, notCheap
 	}
@@ -89,16 +89,12 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 // source stat and scan (nil: none).
 func (c *chunksDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
 	if snap != nil {
-		if size, ok := c.m.fsys.st.KnownSizeIn(c.m.mesh, snap.r, snap.fp, false, name); ok {
-			return lookupKnown(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, snap.st, snap.fp, size), 0
+		if size, ok := c.m.src.KnownSize(snap.Listed, false, name); ok {
+			return lookupKnown(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, snap.Stat, snap.Version, size), 0
 		}
 	}
-	_, fp, err := c.m.stat()
-	if err != nil {
+	if err := c.m.src.ChunkCheap(ctx, name); err != nil {
 		return nil, replaced(errno(err))
-	}
-	if err := c.m.fsys.st.ChunkCheap(ctx, c.m.mesh, fp, name); err != nil {
-		return nil, errno(err)
 	}
 	return c.Lookup(ctx, name, out)
 }
@@ -123,7 +119,7 @@ func (h *listHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 
 // cacheDir is the open flag of a listing the kernel may keep.
 func (f *FS) cacheDir(keep bool) uint32 {
-	if keep && f.watch != nil {
+	if keep && f.tree.Watching() {
 		return fuse.FOPEN_CACHE_DIR
 	}
 	return 0
@@ -176,7 +172,7 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	// in flight, and that READ's answer asks the view: nothing is held.
 	// It fails without an inode for it (an entry without attributes).
 	write := func(b []byte) bool { return of.WriteCache(0, b) == 0 }
-	if of.Push(snap.fp, snap.r, now, write, func() { m.fsys.notifyContent(&of.Inode) }) {
+	if of.Push(snap.Version, snap.Scan, now, write, func() { m.fsys.notifyContent(&of.Inode) }) {
 		m.fsys.n.HeaderPushes.Add(1)
 	}
 }

@@ -27,7 +27,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelerr"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/logonce"
@@ -36,12 +35,9 @@ import (
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/store/idle"
 	"github.com/meshfs/meshfs/internal/store/prewarm"
 	meshstats "github.com/meshfs/meshfs/internal/store/stats"
-	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
-	"github.com/meshfs/meshfs/internal/watch"
 	"github.com/meshfs/meshfs/vfs"
 )
 
@@ -90,8 +86,8 @@ type FS struct {
 	log    *log.Logger
 	// tree is what the mount shows (package vfs), apart from the kernel:
 	// what each name shows as, and its store (st: memory, disk cache,
-	// conversion), sniffer (which format, or none, a source file version
-	// is) and versions.
+	// conversion) and sniffer (which format, or none, a source file
+	// version is).
 	tree    *vfs.FS
 	sniffer *walk.Sniffer
 	// view is the tree's view of the sources (vfs.FS.View).
@@ -99,24 +95,15 @@ type FS struct {
 	root *dirNode
 	st   *store.Store
 
-	watch *watch.Watcher
-
 	// dirs are the watched source folders' nodes, for the watcher.
 	dirs mirror.Watched[*dirNode]
 
 	start time.Time
 	n     meshstats.Counts // what stats.json reports of the mount
-	// activity is when the mount's readers last asked anything (touch);
-	// projects are the asset projects' indexes the watcher tells of
-	// changes; warm is the pre-warmer (nil: not started).
-	activity *idle.Activity
-	projects *outputs.Projects
-	warm     *prewarm.Warmer
-	once     *logonce.Log
+	// warm is the pre-warmer (nil: not started).
+	warm *prewarm.Warmer
+	once *logonce.Log
 
-	// versions knows which files each mesh's outputs are made from and
-	// makes their Versions (deps.go).
-	versions *version.Tracker
 	// ttl decides the kernel's entry and attribute timeouts.
 	ttl kernelview.Timeouts
 	// raw is the request layer of the mount (nil before Mount).
@@ -126,6 +113,8 @@ type FS struct {
 	// passOff is set once a passthrough handle was asked for a read: the
 	// kernel did not take the backing file.
 	passOff atomic.Bool
+	// mounted is set once the nodes can be notified (Mount).
+	mounted atomic.Bool
 	// ahead runs the passes ahead of a walker (ahead.go).
 	ahead *walk.Ahead
 }
@@ -137,36 +126,27 @@ func New(cfg Config) (*FS, error) {
 		lg = log.New(io.Discard, "", 0)
 	}
 	f := &FS{cfg: cfg, log: lg, once: logonce.New(lg), start: time.Now()}
-	// The store tells the mount what the kernel must learn (hooks), and
-	// stands aside while the mount's readers are active; the projects'
-	// indexes are told of changes by the mount's watcher.
+	// The store tells the mount what the kernel must learn (hooks).
 	sc := cfg.Store
-	lim := outputs.DefaultLimits
-	if sc.Limits != nil {
-		lim = *sc.Limits
-	}
-	if lim.Projects == nil {
-		lim.Projects = outputs.NewProjects()
-	}
-	f.projects, sc.Limits = lim.Projects, &lim
-	f.activity = idle.New(sc.Clock)
-	sc.Events, sc.Activity = hooks{f}, f.activity
-	// The mount runs the watcher itself: its events reach the kernel.
-	tree, err := vfs.New(vfs.Config{Source: cfg.Source, Store: sc, Log: lg, NoWatch: true, Overlay: cfg.Overlay})
+	sc.Events = hooks{f}
+	// The tree's watcher tells the mount what the kernel must forget.
+	tree, err := vfs.New(vfs.Config{Source: cfg.Source, Store: sc, Log: lg, NoWatch: cfg.NoWatch, Overlay: cfg.Overlay, Changes: watchHandler{f}})
 	if err != nil {
 		return nil, err
 	}
 	src := tree.Source()
 	f.source, f.tree = src, tree
-	f.st, f.sniffer, f.versions = tree.Parts()
+	f.st, f.sniffer = tree.Parts()
 	f.view = tree.View()
 	f.srcFDs, f.ahead = srcfd.New(), walk.NewAhead()
 	if _, err := os.Lstat(filepath.Join(src, statsDirName)); err == nil {
 		lg.Printf("meshfs: %s is hidden: the mount shows its own %s (statistics) at the root in its place",
 			filepath.Join(src, statsDirName), statsDirName)
 	}
-	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout, Negative: cfg.NegativeTimeout}
-	f.root = f.newDirNode(src, srcID{})
+	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout, Negative: cfg.NegativeTimeout, Watched: tree.Watching()}
+	// The root is the tree's, watched by it from the start.
+	f.root = &dirNode{fsys: f, dir: tree.Root()}
+	f.dirs.Add(f.root.dir, f.root)
 	return f, nil
 }
 
@@ -249,19 +229,6 @@ func (f *FS) Options(mo fuse.MountOptions) *gofs.Options {
 
 // Mount mounts the file system at mnt and starts watching the source.
 func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
-	// The watcher exists before the first request can arrive; its
-	// notifications need the server, which Mount connects to the nodes.
-	if !f.cfg.NoWatch && f.watch == nil {
-		w, err := watch.New(watchHandler{f})
-		if err != nil {
-			f.log.Printf("meshfs: watching %s: %v (changes show after %v)", f.source, err, kernelview.DefaultTimeout)
-		} else {
-			f.watch = w
-			f.ttl.Watched = true
-			f.projects.Told() // Changed tells the project indexes too
-			f.watchDir(f.root)
-		}
-	}
 	if mo.AllowOther && f.cfg.NoDefaultPermissions {
 		f.log.Printf("meshfs: allow_other with no_default_permissions: every user may read every file under %s, whatever its mode", mnt)
 	}
@@ -278,9 +245,10 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 		return nil, err
 	}
 	mountpoint.RaiseReadahead(mnt)
-	if f.watch != nil {
-		f.watch.Start()
-	}
+	// The tree's watcher reports events once the server, which Mount
+	// connects to the nodes, can send their notifications.
+	f.mounted.Store(true)
+	f.tree.StartWatch()
 	return srv, nil
 }
 
@@ -291,9 +259,6 @@ func (f *FS) Close() {
 	}
 	// Scans ahead save to the disk cache: stop them first.
 	f.ahead.Close()
-	if f.watch != nil {
-		f.watch.Close()
-	}
 	f.srcFDs.Close()
 	f.tree.Close()
 }
@@ -304,7 +269,7 @@ func (f *FS) noOpen() bool { return !f.cfg.OpenHandles }
 
 // touch records a reader's request: the pre-warmer and big saves wait for
 // a quiet moment.
-func (f *FS) touch() { f.activity.Touch() }
+func (f *FS) touch() { f.tree.Touch() }
 
 // Prewarm converts every mesh under the source in the background (the
 // store's pre-warmer). It returns at once; Close stops it.
@@ -316,13 +281,11 @@ var errno, outErrno, replaced = kernelerr.Errno, kernelerr.ReadErrno, kernelerr.
 
 // newMeshDir is the mesh folder of d's source entry e.
 func (d *dirNode) newMeshDir(e *vfs.SourceEntry) *meshDir {
-	return &meshDir{fsys: d.fsys, parent: d, abs: e.Path, mesh: e.Mesh,
-		ident: srcID{kind: mirror.KindMesh, File: version.FromStat(&e.Stat).File}}
+	return &meshDir{fsys: d.fsys, parent: d, src: d.fsys.tree.Mesh(d.dir, e),
+		ident: e.ID()}
 }
 
 // newDirNode is the node of the source folder abs.
 func (f *FS) newDirNode(abs string, id srcID) *dirNode {
-	d := &dirNode{fsys: f, ident: id}
-	d.dir.Abs, d.dir.Sniffer, d.dir.View, d.dir.Overlay = abs, f.sniffer, f.view, f.cfg.Overlay
-	return d
+	return &dirNode{fsys: f, dir: f.tree.NewFolder(abs), ident: id}
 }

@@ -125,15 +125,16 @@ func (r *rawFS) Create(<-chan struct{}, *fuse.CreateIn, string, *fuse.CreateOut)
 // writeFlags are the open flags that would modify a file.
 const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall.O_APPEND | syscall.O_CREAT
 
+// Open refuses an open for writing of any file here, before any node sees
+// it: the kernel refuses these on a read-only mount before asking; should
+// one arrive (root remounted it read-write; under no_open, the first open
+// of the connection), it is refused.
 func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	defer r.reqs.Time("OPEN").Done()
-	if !r.noOpen {
-		return r.RawFileSystem.Open(cancel, in, out)
-	}
 	if in.Flags&writeFlags != 0 {
-		// The kernel refuses these on a read-only mount before asking;
-		// should one arrive (the first open of the connection), refuse it.
 		return fuse.Status(syscall.EROFS)
+	} else if !r.noOpen {
+		return r.RawFileSystem.Open(cancel, in, out)
 	}
 	// ENOSYS: this open succeeds without a handle, and the kernel sends no
 	// OPEN for any file again.

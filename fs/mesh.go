@@ -13,35 +13,23 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelview"
-	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/outnode"
 	"github.com/meshfs/meshfs/internal/srcfd"
-	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/vfs"
 )
 
-// meshDir is a source mesh file shown as a folder of its outputs. Listing it
-// and reading header.json or chunks/ use the structure scan only; the
-// geometry outputs are converted on their first stat or open.
+// meshDir is a source mesh file shown as a folder of its outputs: the
+// tree's folder (vfs.Mesh: what it holds, its stat and version), with what
+// the kernel was told of it. Listing it and reading header.json or chunks/
+// use the structure scan only; the geometry outputs are converted on their
+// first stat or open.
 type meshDir struct {
 	gofs.Inode
 	fsys   *FS
 	parent *dirNode
-	abs    string
+	src    *vfs.Mesh
 	ident  srcID
-	mesh   *outputs.Mesh
-	// recent is the source's last stat, shared by a burst's requests.
-	recent mirror.Recent
-}
-
-// sourceStat stats the source, or reuses a stat of the same burst
-// (mirror.Recent), its permissions narrowed by the files its outputs are
-// made from (mirror.Narrow).
-func (m *meshDir) sourceStat() (*syscall.Stat_t, error) {
-	return m.recent.Stat(&m.parent.dir, m.abs, func(st *syscall.Stat_t) {
-		mirror.Narrow(m.mesh, st, m.fsys.depPaths(m.abs))
-	})
 }
 
 // Listings are served from a handle made at open (dircache.go).
@@ -52,21 +40,15 @@ var (
 
 func (m *meshDir) id() srcID { return m.ident }
 
-// stat returns the source's stat and version now (mirror.Recent.Version:
-// ESTALE once replaced).
-func (m *meshDir) stat() (*syscall.Stat_t, version.Version, error) {
-	st, err := m.sourceStat()
-	if err != nil {
-		return nil, version.Version{}, err
-	}
-	return mirror.Versioned(st, m.ident.File, m.abs, m.fsys.versions)
-}
+// stat returns the source's stat and version now (vfs.Mesh.Stat: ESTALE
+// once replaced).
+func (m *meshDir) stat() (*syscall.Stat_t, version.Version, error) { return m.src.Stat() }
 
 func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	// No identity check (m.stat's ESTALE): a folder has no size to go
 	// stale, and a reader holding the old folder open (grep -r, find)
 	// fstats it and could not recover from ESTALE.
-	st, err := m.sourceStat()
+	st, err := m.src.SourceStat()
 	if err != nil {
 		return errno(err)
 	}
@@ -102,7 +84,7 @@ func (h hooks) Broken(path string) {
 		if hdr := live.GetChild(outputs.HeaderName); hdr != nil {
 			f.notifyContent(hdr)
 		}
-		for _, e := range live.mesh.Entries() {
+		for _, e := range live.src.Outputs().Entries() {
 			if e.ChangedByFailure() {
 				f.n.Notifications.Add(1)
 				live.NotifyEntry(e.Name)
@@ -130,23 +112,19 @@ func (f *FS) meshAt(path string) *meshDir {
 
 // listing is the folder's entries, whether they are final for this source
 // version (store.Listing), and what they were made from.
+// A replaced source lists nothing (ESTALE).
 func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedScan, syscall.Errno) {
-	st, fp, err := m.stat()
+	files, l, warm, final, err := m.src.List(ctx)
 	if errors.Is(err, syscall.ESTALE) {
 		return nil, false, nil, 0
-	}
-	if err != nil {
-		return nil, false, nil, errno(err)
-	}
-	files, r, warm, final, err := m.fsys.st.Listing(ctx, m.mesh, fp)
-	if err != nil {
+	} else if err != nil {
 		return nil, false, nil, errno(err)
 	}
 	if !warm {
 		// A walker is probably entering this folder's siblings next.
 		m.fsys.scanSiblings(m)
 	}
-	return dirEntries(files), final, &listedScan{st: st, fp: fp, r: r}, 0
+	return dirEntries(files), final, &listedScan{Listed: l}, 0
 }
 
 // dirEntries lists files of the folder table.
@@ -162,14 +140,12 @@ func dirEntries(files []outputs.Entry) []fuse.DirEntry {
 	return list
 }
 
-// listedScan is what a listing was made from: the source's stat and the
-// scan of that version. The READDIRPLUS lookups that follow the listing in
-// the same request answer from it instead of stat'ing and looking the scan
-// up again for every entry (chunks/ has one entry per chunk).
+// listedScan is what a listing was made from (vfs.Listed). The
+// READDIRPLUS lookups that follow the listing in the same request answer
+// from it instead of stat'ing and looking the scan up again for every
+// entry (chunks/ has one entry per chunk).
 type listedScan struct {
-	st *syscall.Stat_t
-	fp version.Version
-	r  *store.ScanResult
+	*vfs.Listed
 	// header is header.json's node when the lookups answered it.
 	header *gofs.Inode
 }
@@ -180,23 +156,12 @@ const noNegative = time.Nanosecond
 
 func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m.fsys.touch()
-	e, ok := m.mesh.Entry(name)
-	if !ok {
-		return nil, syscall.ENOENT
-	}
-	st, fp, err := m.stat()
+	e, st, _, keep, err := m.src.Entry(ctx, name)
 	if err != nil {
-		return nil, replaced(errno(err))
-	}
-	holds, keep, err := m.fsys.st.Holds(ctx, m.mesh, fp, e)
-	if err != nil {
-		return nil, errno(err)
-	}
-	if !holds {
 		if !keep {
 			out.SetEntryTimeout(noNegative)
 		}
-		return nil, syscall.ENOENT
+		return nil, replaced(errno(err))
 	}
 	if e.Output == outputs.OutChunks {
 		return m.chunksNode(ctx, st, out), 0
@@ -223,7 +188,7 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 		// Changed since the check above, or since the stat the folder
 		// remembered (the watcher's event may not have come yet): a fresh
 		// stat, and a node for this version.
-		f.m.recent.Forget()
+		f.m.src.Forget()
 		ch, f = nil, fresh
 		e = f.getattr(ctx, &a, cheapOnly)
 	}
@@ -293,18 +258,13 @@ func (c *chunksDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.A
 }
 
 func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, *listedScan, syscall.Errno) {
-	st, fp, err := c.m.stat()
+	files, l, err := c.m.src.Chunks(ctx)
 	if errors.Is(err, syscall.ESTALE) {
 		return nil, nil, 0
-	}
-	if err != nil {
+	} else if err != nil {
 		return nil, nil, errno(err)
 	}
-	r, err := c.m.fsys.st.Scan(ctx, c.m.mesh, fp)
-	if err != nil {
-		return nil, nil, errno(err)
-	}
-	return dirEntries(outputs.ChunkEntries(r.Chunks)), &listedScan{st: st, fp: fp, r: r}, 0
+	return dirEntries(files), &listedScan{Listed: l}, 0
 }
 
 func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -328,7 +288,7 @@ var (
 // (none for header.json's answer from a listing, and chunks), or a chunk's
 // name.
 func (m *meshDir) out(ent outputs.Entry, chunk string) *outFile {
-	return &outFile{m: m, Output: outnode.New(m.fsys.st, m.mesh, ent, chunk, m.fsys.noOpen())}
+	return &outFile{m: m, Output: outnode.New(m.fsys.st, m.src.Outputs(), ent, chunk, m.fsys.noOpen())}
 }
 
 func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -363,9 +323,7 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 		return outErrno(err)
 	}
 	if scanned {
-		if now, nfp, err := o.m.stat(); err == nil {
-			st = mirror.Renarrowed(st, fp, now, nfp)
-		}
+		st = o.m.src.Renarrowed(st, fp)
 	}
 	fillFileAttr(&out.Attr, st, size)
 	return 0
@@ -373,9 +331,6 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 
 func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	o.m.fsys.touch()
-	if flags&writeFlags != 0 {
-		return nil, 0, syscall.EROFS
-	}
 	ptNode := o.IsGLB() && o.m.fsys.passthroughWanted() && o.m.fsys.cfg.Store.DiskCache != nil
 	if ptNode {
 		if fh, fp, ok := o.openPassthrough(ctx); ok {
@@ -404,7 +359,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 		// Replaced between the scan and the open: its chunk table is not
 		// this file's. ESTALE makes the kernel walk the path again (EAGAIN
 		// reached the reader); that open sees the new version.
-		f, err := srcfile.OpenSame(o.m.abs, func(st *syscall.Stat_t) bool { return version.FromStat(st).Same(fp.Ident) })
+		f, err := o.m.src.OpenRaw(fp)
 		if err != nil {
 			return nil, 0, errno(err)
 		}
@@ -441,7 +396,7 @@ func (o *outFile) openPassthrough(ctx context.Context) (fh gofs.FileHandle, fp v
 	if err != nil {
 		return nil, fp, false
 	}
-	h, size, ok := o.m.fsys.st.PassFile(ctx, o.m.mesh, fp)
+	h, size, ok := o.m.fsys.st.PassFile(ctx, o.m.src.Outputs(), fp)
 	if !ok {
 		return nil, fp, false
 	}
@@ -492,7 +447,7 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	}
 	// A raw chunk: read its window of the source, checking that the file
 	// opened is the version whose chunk table says where the window is.
-	k := srcfd.Key{Path: o.m.abs, ID: fp.Ident}
+	k := srcfd.Key{Path: o.m.src.Path(), ID: fp.Ident}
 	return o.m.fsys.readWindow(k, func(st *syscall.Stat_t) bool {
 		return version.FromStat(st).Same(k.ID)
 	}, dest, off, raw.Offset, raw.Length)

@@ -20,14 +20,9 @@ import (
 // (vfs.MetaName). It is found by name only and never listed.
 const statsDirName = vfs.MetaName
 
-// srcID is what a node mirrors: the kind of node and the source file's
-// identity. A lookup reuses the existing node only when both still match, so
-// a file replaced by another (or turned from plain file into mesh) gets a
-// fresh node and the kernel a fresh inode.
-type srcID struct {
-	kind uint32 // S_IFDIR, S_IFREG, S_IFLNK, mirror.KindMesh or mirror.KindPNG
-	version.File
-}
+// srcID is what a node mirrors (vfs.SourceID): a lookup reuses the existing
+// node only while it is the same (the root's is zero).
+type srcID = vfs.SourceID
 
 type sourced interface{ id() srcID }
 
@@ -57,7 +52,7 @@ func fillFileAttr(a *fuse.Attr, st *syscall.Stat_t, size int64) {
 type dirNode struct {
 	gofs.Inode
 	fsys  *FS
-	dir   mirror.Folder
+	dir   *mirror.Folder
 	ident srcID
 }
 
@@ -108,38 +103,28 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if d.IsRoot() && name == vfs.MetaName {
 		return d.lookupStats(ctx, out)
 	}
-	e, err := d.fsys.tree.SourceLookup(&d.dir, name)
+	e, err := d.fsys.tree.SourceLookup(d.dir, name)
 	if err != nil {
 		return nil, gofs.ToErrno(err)
 	}
-	st := &e.Stat
-	id := srcID{File: version.FromStat(st).File}
+	st, id := &e.Stat, e.ID()
 	var node gofs.InodeEmbedder
 	var mode uint32
 	switch e.Kind {
 	case vfs.SourcePNG, vfs.SourceText:
 		return d.lookupMade(ctx, name, &e, out)
 	case vfs.SourceFolder, vfs.SourceArchive:
-		id.kind = syscall.S_IFDIR
-		if e.Kind == vfs.SourceArchive {
-			id.kind, id.File = mirror.KindArchive, mirror.ArchiveFile(st)
-		}
 		fillDirAttr(&out.Attr, st)
 		node, mode = d.fsys.newDirNode(e.Path, id), syscall.S_IFDIR
 	case vfs.SourceMesh:
-		id.kind = mirror.KindMesh
-		md := d.newMeshDir(&e)
-		fillDirAttr(&out.Attr, st)
 		// A regular file (a mesh is never a link): this Lstat is the Stat
-		// the listing and lookups that follow need.
-		md.recent.Remember(st, e.At)
-		node, mode = md, syscall.S_IFDIR
+		// the listing and lookups that follow need (vfs.FS.Mesh).
+		fillDirAttr(&out.Attr, st)
+		node, mode = d.newMeshDir(&e), syscall.S_IFDIR
 	case vfs.SourceLink:
-		id.kind = syscall.S_IFLNK
 		out.Attr.FromStat(st)
 		node, mode = &linkNode{fsys: d.fsys, abs: e.Path, ident: id}, syscall.S_IFLNK
 	default:
-		id.kind = syscall.S_IFREG
 		out.Attr.FromStat(st)
 		out.Attr.Mode = syscall.S_IFREG | mirror.ReadOnlyMode(st.Mode, false)
 		node, mode = &passFile{fsys: d.fsys, abs: e.Path, ident: id, packed: e.Packed}, syscall.S_IFREG
@@ -150,7 +135,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		case *dirNode:
 			d.fsys.watchDir(n)
 		case *meshDir:
-			n.recent.Remember(st, e.At)
+			n.src.Remember(st, e.At)
 		}
 		return ch, 0
 	}
@@ -176,7 +161,7 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	// After this listing (its own sniffs first): the next folders'.
 	defer d.fsys.listAhead(d)
 	d.fsys.watchDir(d)
-	ents, err := d.fsys.tree.List(&d.dir)
+	ents, err := d.fsys.tree.List(d.dir)
 	if err != nil {
 		return nil, errno(err)
 	}
@@ -268,9 +253,7 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 }
 
 func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if flags&writeFlags != 0 {
-		return nil, 0, syscall.EROFS
-	} else if p.packed {
+	if p.packed {
 		return nil, noFlush, 0 // read as under no_open
 	}
 	// Replaced since the lookup: this inode is the old file's, whose

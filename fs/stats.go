@@ -139,9 +139,6 @@ func (s *statsFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.A
 }
 
 func (s *statsFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if flags&writeFlags != 0 {
-		return nil, 0, syscall.EROFS
-	}
 	s.fsys.n.OpenHandles.Add(1)
 	return &bytesHandle{fsys: s.fsys, data: s.snap.Render()}, fuse.FOPEN_DIRECT_IO, 0
 }

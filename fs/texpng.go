@@ -9,7 +9,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/internal/kernelview"
-	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/vfs"
 )
@@ -80,9 +79,6 @@ func (t *madeFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		return nil, noFlush, 0
 	}
 	t.fsys.touch()
-	if flags&writeFlags != 0 {
-		return nil, 0, syscall.EROFS
-	}
 	b, st, fp, e := t.produce(ctx)
 	if e != 0 {
 		return nil, 0, e
@@ -119,10 +115,7 @@ func (t *madeFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 // lookupMade looks up name, the made file e in d (vfs.SourcePNG or
 // vfs.SourceText; a text's node is never reused).
 func (d *dirNode) lookupMade(ctx context.Context, name string, e *vfs.SourceEntry, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	id := srcID{File: version.FromStat(&e.Stat).File} // a text's kind matches no node's
-	if e.Kind == vfs.SourcePNG {
-		id.kind = mirror.KindPNG
-	}
+	id := e.ID()
 	node := &madeFile{fsys: d.fsys, e: *e, ident: id}
 	if e := node.attr(ctx, &out.Attr); e != 0 {
 		if d.fsys.st.TextureFailure(node.e.Path, &node.e.Stat) != "" {

@@ -10,48 +10,53 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelview"
+	"github.com/meshfs/meshfs/internal/mirror"
 )
 
-// watchHandler is the mount's side of the watcher (package watch), which
-// pushes source changes to the kernel. Folders are watched as the kernel
-// first looks into them: the kernel can only cache what it has seen, and a
-// mount of a huge tree stays instant.
+// watchHandler is the mount's side of the tree's watcher (vfs.Changes),
+// which pushes source changes to the kernel. Folders are watched as the
+// kernel first looks into them: the kernel can only cache what it has
+// seen, and a mount of a huge tree stays instant.
 type watchHandler struct{ f *FS }
 
+// Failed: when events were lost, the kernel forgets everything it holds.
 func (h watchHandler) Failed(err error, lost bool) {
 	h.f.n.WatchErrors.Add(1)
-	if lost {
-		// Events were lost: forget everything the kernel holds.
-		h.f.log.Printf("meshfs: watcher: %v: invalidating every cached entry", err)
+	if lost && h.f.mounted.Load() {
 		h.f.invalidateAll()
-	} else {
-		h.f.log.Printf("meshfs: watcher: %v", err)
 	}
 }
 
-// watchDir starts watching d's source folder, once.
+// watchDir starts watching d's source folder, once (vfs.FS.Watch), d
+// known to the watcher's handler first.
 func (f *FS) watchDir(d *dirNode) {
-	if f.watch == nil || !d.dir.Watched.CompareAndSwap(false, true) || d.dir.SkipWatch() {
-		return // an archive's folder changes with its file; a merged one: mirror.Folder.SkipWatch
-	}
-	f.dirs.Add(&d.dir, d)
-	if err := f.watch.Add(d.dir.Abs); err != nil {
+	if err := f.tree.Watch(d.dir, func() { f.dirs.Add(d.dir, d) }); err != nil {
 		f.n.WatchErrors.Add(1)
-		d.dir.Unwatched.Store(true)
 		f.once.Printf("watch-error", "meshfs: watching %s: %v (changes there show after %v; raise fs.inotify.max_user_watches)", d.dir.Abs, err, f.ttl.UnwatchedAttr())
 	}
 }
 
-// Changed handles a change, appearance or removal of the source entry at
-// path: the kernel forgets the name, and whatever it cached of the node.
-func (h watchHandler) Changed(path string) {
+// Changed makes the kernel forget what a change outdates (the tree has
+// done its part): the outputs of the meshes made from the entry, the names
+// of its folder in that names, with whatever it cached of their nodes, and
+// under dep the folder's meshes.
+func (h watchHandler) Changed(meshes []string, in *mirror.Folder, names []string, dep bool) {
 	f := h.f
-	f.dependentsChanged(path)
-	d, ok := f.dirs.Changed(path)
-	if !ok {
+	if !f.mounted.Load() {
+		return // a mount that failed, closing: nothing to notify
+	}
+	for _, mesh := range meshes {
+		if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
+			f.invalidateName(d, filepath.Base(mesh))
+		}
+	}
+	if in == nil {
 		return
 	}
-	names, dep := d.dir.Changed(filepath.Base(path)) // before the kernel is told
+	d, ok := f.dirs.At(in.Abs)
+	if !ok || d.dir != in {
+		return
+	}
 	for _, n := range names {
 		f.invalidateName(d, n)
 	}
@@ -61,7 +66,6 @@ func (h watchHandler) Changed(path string) {
 		f.notifyContent(&d.Inode)
 	}
 	if dep {
-		f.st.FolderChanged(d.dir.Abs)
 		for n, ch := range d.Children() {
 			if _, ok := ch.Operations().(*meshDir); ok {
 				f.invalidateName(d, n)
@@ -93,7 +97,7 @@ func (f *FS) invalidateNode(n *gofs.Inode) {
 	var table []string
 	switch ops := n.Operations().(type) {
 	case *meshDir:
-		table = ops.mesh.Names()
+		table = ops.src.Outputs().Names()
 	case *dirNode:
 		// A folder's children have watches of their own.
 		f.notifyContent(n)
@@ -116,11 +120,10 @@ func (f *FS) notifyContent(n *gofs.Inode) {
 	n.NotifyContent(0, 0)
 }
 
-// invalidateAll forgets everything under every watched folder.
+// invalidateAll makes the kernel forget everything under every watched
+// folder.
 func (f *FS) invalidateAll() {
-	f.st.FolderChanged("")
 	for _, d := range f.dirs.All() {
-		d.dir.Changes.Add(1)
 		for name := range d.Children() {
 			f.invalidateName(d, name)
 		}

@@ -295,7 +295,7 @@ func BenchmarkCold32(b *testing.B) {
 		}
 		wg.Wait()
 		b.StopTimer()
-		st, _, _ := tree.Parts()
+		st, _ := tree.Parts()
 		var conversions int64
 		for _, n := range st.Stats(stats.MountCounts{Counts: &stats.Counts{}}).Conversions {
 			conversions += n

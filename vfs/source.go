@@ -50,6 +50,24 @@ type SourceEntry struct {
 	Text []byte
 }
 
+// A SourceID is what a node of a source entry stands for: what it shows
+// as and the source file's identity (an archive's: mirror.ArchiveFile). A
+// door that keeps nodes (the mount) reuses one for a name only while its
+// SourceID is the same, so that a file replaced by another, or turned from
+// a plain file into a mesh, gets a fresh node (and the kernel a fresh inode).
+type SourceID struct {
+	Kind SourceKind
+	version.File
+}
+
+// ID is e's SourceID.
+func (e *SourceEntry) ID() SourceID {
+	if e.Kind == SourceArchive {
+		return SourceID{e.Kind, mirror.ArchiveFile(&e.Stat)}
+	}
+	return SourceID{e.Kind, version.FromStat(&e.Stat).File}
+}
+
 // SourceLookup decides what the entry name of source folder d shows as now
 // (internal/mirror's rules; a name the root keeps for the mount,
 // MetaName, is the caller's): fs.ErrNotExist, wrapped, for a name not
@@ -171,11 +189,11 @@ func (t *FS) List(d *mirror.Folder) ([]mirror.Entry, error) {
 }
 
 // Parts are what the tree is made of that the mount (package fs) keeps its
-// kernel state over: the store, the sniffer, the versions. A mount made on
+// kernel state over: the store and the sniffer. A mount made on
 // a tree gives the store its Events and Activity (Config.Store) and runs
 // the watcher itself (Config.NoWatch).
-func (t *FS) Parts() (*store.Store, *walk.Sniffer, *version.Tracker) {
-	return t.st, t.sniffer, &t.versions
+func (t *FS) Parts() (*store.Store, *walk.Sniffer) {
+	return t.st, t.sniffer
 }
 
 // NewFolder is the Folder of the source folder at abs, as the tree shows

@@ -52,6 +52,9 @@ type Config struct {
 	// Overlay shows a resource/ or res/ folder as the game sees it
 	// (mirror.Folder.Overlay).
 	Overlay bool
+	// Changes, if set, is told of every change the watcher sees, which
+	// waits for StartWatch to report any.
+	Changes Changes
 }
 
 // FS is the tree of one source folder (a Tree). Close it when done.
@@ -83,6 +86,10 @@ type FS struct {
 	// was met as (a folder replaced by another gets a Folder of its own).
 	folders map[string]*folder
 	root    *mirror.Folder
+	// watched are the folders watched (the tree's and a door's), by path,
+	// for the watcher's events; changes is Config.Changes.
+	watched mirror.Watched[*mirror.Folder]
+	changes Changes
 }
 
 type folder struct {
@@ -103,7 +110,7 @@ func New(cfg Config) (*FS, error) {
 	if lg == nil {
 		lg = log.New(io.Discard, "", 0)
 	}
-	t := &FS{source: src, log: lg, once: logonce.New(lg), cfg: cfg, folders: map[string]*folder{}}
+	t := &FS{source: src, log: lg, once: logonce.New(lg), cfg: cfg, folders: map[string]*folder{}, changes: cfg.Changes}
 	// The tree's view of the sources (the caller's, else its own) is the
 	// store's and the sniffer's; its projects' indexes are told of changes
 	// by its watcher.
@@ -140,12 +147,14 @@ func New(cfg Config) (*FS, error) {
 	t.root = t.newFolder(src)
 	if !cfg.NoWatch {
 		if w, err := watch.New(watchHandler{t}); err != nil {
-			lg.Printf("meshfs: watching %s: %v (changes of textures and materials are not seen)", src, err)
+			lg.Printf("meshfs: watching %s: %v (changes are not seen as they happen)", src, err)
 		} else {
 			t.watch = w
 			t.projects.Told() // Changed tells the project indexes too
 			t.watchFolder(t.root)
-			w.Start()
+			if cfg.Changes == nil {
+				w.Start()
+			}
 		}
 	}
 	return t, nil
@@ -168,6 +177,18 @@ func (t *FS) View() *srcview.Packed { return t.view }
 
 // Source is the absolute path of the folder shown.
 func (t *FS) Source() string { return t.source }
+
+// Touch records a reader's request: the store's background work (the
+// pre-warmer, big saves) stands aside while readers are active. The
+// tree's own Stat, ReadDir and Open touch it themselves.
+func (t *FS) Touch() { t.activity.Touch() }
+
+// Projects are the asset projects' indexes of the tree's meshes, which its
+// watcher tells of changes (outputs.Projects.Told).
+func (t *FS) Projects() *outputs.Projects { return t.projects }
+
+// Root is the Folder of the source folder shown at the root.
+func (t *FS) Root() *mirror.Folder { return t.root }
 
 // Prewarm converts every mesh under the source in the background, once,
 // and returns the pre-warmer; Close stops it.
@@ -231,8 +252,8 @@ type node struct {
 	abs    string
 	base   string // the source's name in dir
 	packed bool
-	// A mesh's: its outputs and the version they are made from now.
-	mesh  *outputs.Mesh
+	// A mesh's folder (Mesh) and the version its outputs are made from now.
+	m     *Mesh
 	v     version.Version
 	entry outputs.Entry
 	chunk string
@@ -290,28 +311,20 @@ func (t *FS) child(ctx context.Context, n *node, name string) (*node, error) {
 	case kFolder:
 		return t.inFolder(n.dir, name)
 	case kMesh:
-		e, ok := n.mesh.Entry(name)
-		if !ok {
-			return nil, fs.ErrNotExist
-		}
-		holds, _, err := t.st.Holds(ctx, n.mesh, n.v, e)
+		e, st, v, _, err := n.m.Entry(ctx, name)
 		if err != nil {
 			return nil, err
-		} else if !holds {
-			return nil, fs.ErrNotExist
 		}
 		c := *n
+		c.st, c.v = *st, v
 		c.name, c.entry, c.src = name, e, 0
 		if c.kind = kOutput; e.Output == outputs.OutChunks {
 			c.kind = kChunks
 		}
 		return &c, nil
 	case kChunks:
-		r, err := t.st.Scan(ctx, n.mesh, n.v)
-		if err != nil {
+		if err := n.m.Chunk(ctx, n.v, name); err != nil {
 			return nil, err
-		} else if !slices.Contains(r.Chunks, name) {
-			return nil, fs.ErrNotExist
 		}
 		c := *n
 		c.kind, c.name, c.entry, c.chunk = kOutput, name, outputs.Entry{}, name
@@ -337,17 +350,17 @@ func (t *FS) inFolder(d *mirror.Folder, name string) (*node, error) {
 // shows as e.
 func (t *FS) folderEntry(d *mirror.Folder, name string, e SourceEntry) (*node, error) {
 	var err error
-	n := &node{name: name, src: e.Kind, st: e.Stat, dir: d, abs: e.Path, base: name, packed: e.Packed, text: e.Text, mesh: e.Mesh}
+	n := &node{name: name, src: e.Kind, st: e.Stat, dir: d, abs: e.Path, base: name, packed: e.Packed, text: e.Text}
 	switch e.Kind {
-	case SourceFolder:
-		n.kind, n.dir = kFolder, t.folderAt(e.Path, version.FromStat(&n.st).File)
-	case SourceArchive:
-		n.kind, n.dir = kFolder, t.folderAt(e.Path, mirror.ArchiveFile(&n.st))
+	case SourceFolder, SourceArchive:
+		n.kind, n.dir = kFolder, t.folderAt(e.Path, e.ID().File)
 	case SourceMesh:
-		n.kind = kMesh
-		if _, n.v, err = mirror.Versioned(&n.st, version.FromStat(&n.st).File, n.abs, &t.versions); err != nil {
+		n.kind, n.m = kMesh, t.Mesh(d, &e)
+		var st *syscall.Stat_t
+		if st, n.v, err = n.m.Stat(); err != nil {
 			return nil, err
 		}
+		n.st = *st
 	case SourceLink:
 		n.kind = kLink
 	case SourceFile:
@@ -358,29 +371,6 @@ func (t *FS) folderEntry(d *mirror.Folder, name string, e SourceEntry) (*node, e
 		n.kind = kText
 	}
 	return n, nil
-}
-
-// meshVersion narrows the permissions of mesh node n's stat by the files
-// its outputs are made from as known now (mirror.Narrow) and returns the
-// version of its outputs.
-func (t *FS) meshVersion(n *node) (version.Version, error) {
-	mirror.Narrow(n.mesh, &n.st, t.versions.Set(n.abs).Paths())
-	_, v, err := mirror.Versioned(&n.st, version.FromStat(&n.st).File, n.abs, &t.versions)
-	return v, err
-}
-
-// renarrow restats mesh node n after a scan or conversion of version v,
-// which may have found files that narrow its permissions
-// (mirror.Renarrowed).
-func (t *FS) renarrow(n *node) {
-	now := node{abs: n.abs, mesh: n.mesh}
-	if n.dir.Lstat(n.base, &now.st, n.dir.Now()) != nil {
-		return
-	}
-	nv, err := t.meshVersion(&now)
-	if err == nil {
-		n.st = *mirror.Renarrowed(&n.st, n.v, &now.st, nv)
-	}
 }
 
 // Stat describes name; an output whose size needs a conversion is
@@ -417,16 +407,16 @@ func (t *FS) info(ctx context.Context, n *node, cheap bool) (Info, error) {
 		}
 		return t.infoOf(n, 0, int64(len(b)), t.token(n.v, "png")), nil
 	}
-	size, scanned, ok, _ := t.st.CheapSize(ctx, n.mesh, n.v, n.entry, n.chunk, true)
+	size, scanned, ok, _ := t.st.CheapSize(ctx, n.m.mesh, n.v, n.entry, n.chunk, true)
 	if !ok && n.entry.Output == outputs.OutError && n.chunk == "" {
 		// Listed only when the failure is known: its text is at hand.
-		b, _, err := t.st.Content(ctx, n.mesh, n.v, n.entry, "")
+		b, _, err := t.st.Content(ctx, n.m.mesh, n.v, n.entry, "")
 		size, ok, scanned = int64(len(b)), err == nil, true
 	}
 	if !ok && cheap {
 		size = -1
 	} else if !ok {
-		data, raw, err := t.st.Content(ctx, n.mesh, n.v, n.entry, n.chunk)
+		data, raw, err := t.st.Content(ctx, n.m.mesh, n.v, n.entry, n.chunk)
 		if err != nil {
 			return Info{}, err
 		}
@@ -436,7 +426,7 @@ func (t *FS) info(ctx context.Context, n *node, cheap bool) (Info, error) {
 		}
 	}
 	if scanned {
-		t.renarrow(n)
+		n.st = *n.m.Renarrowed(&n.st, n.v)
 	}
 	return t.infoOf(n, 0, size, t.outputToken(n)), nil
 }
@@ -505,7 +495,7 @@ func (t *FS) readDir(ctx context.Context, n *node) ([]Info, error) {
 	case kFolder:
 		return t.readFolder(ctx, n.dir)
 	case kMesh:
-		files, _, _, _, err := t.st.Listing(ctx, n.mesh, n.v)
+		files, _, _, _, err := n.m.List(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -513,11 +503,13 @@ func (t *FS) readDir(ctx context.Context, n *node) ([]Info, error) {
 			names = append(names, e.Name)
 		}
 	case kChunks:
-		r, err := t.st.Scan(ctx, n.mesh, n.v)
+		files, _, err := n.m.Chunks(ctx)
 		if err != nil {
 			return nil, err
 		}
-		names = r.Chunks
+		for _, e := range files {
+			names = append(names, e.Name)
+		}
 	default:
 		return nil, errNotDir
 	}
@@ -600,11 +592,11 @@ func (t *FS) open(ctx context.Context, n *node) (File, error) {
 		}
 		return &memFile{data: b, info: t.infoOf(n, 0, int64(len(b)), t.token(n.v, "png"))}, nil
 	}
-	data, raw, err := t.st.Content(ctx, n.mesh, n.v, n.entry, n.chunk)
+	data, raw, err := t.st.Content(ctx, n.m.mesh, n.v, n.entry, n.chunk)
 	if err != nil {
 		return nil, err
 	}
-	t.renarrow(n)
+	n.st = *n.m.Renarrowed(&n.st, n.v)
 	if raw == nil {
 		return &memFile{data: data, info: t.infoOf(n, 0, int64(len(data)), t.outputToken(n))}, nil
 	}
@@ -615,22 +607,31 @@ func (t *FS) open(ctx context.Context, n *node) (File, error) {
 // events is the tree's side of what the store finds (store.Events).
 type events struct{ t *FS }
 
-// DepsFound watches the folders of the files a mesh's outputs are made
-// from, and those above them whose modes narrow the outputs.
 func (h events) DepsFound(mesh string, deps version.Set, changed bool) {
-	if changed {
-		if d := h.t.watchedFolder(filepath.Dir(mesh)); d != nil {
-			d.Changes.Add(1) // no stat of the folder taken before is reused
-		}
-	}
-	WatchDeps(h.t.watch, h.t.once, mesh, deps, func() {})
+	h.t.DepsFound(mesh, deps, changed, func() {})
 }
 
-// WatchDeps has w (nil: none) watch the folders of the files deps names,
-// which mesh's outputs are made from, and those above them whose modes
-// narrow the outputs (their parents report their changes); a folder that
-// cannot be watched is logged once (to once) and told to failed.
-func WatchDeps(w *watch.Watcher, once *logonce.Log, mesh string, deps version.Set, failed func()) {
+// DepsFound is the tree's part of a scan's finding that mesh's outputs are
+// made from deps (store.Events; changed: not what the last scan found): no
+// stat of the mesh's folder taken before is reused (other files narrow its
+// permissions now), and the folders of deps are watched (watchDeps; failed
+// is told of each one that cannot be). A door's own Events calls it first.
+func (t *FS) DepsFound(mesh string, deps version.Set, changed bool, failed func()) {
+	if changed {
+		if d := t.watchedFolder(filepath.Dir(mesh)); d != nil {
+			d.Changes.Add(1)
+		}
+	}
+	t.watchDeps(mesh, deps, failed)
+}
+
+// watchDeps has the tree's watcher (if any) watch the folders of the
+// files deps names, which mesh's outputs are made from, and those above
+// them whose modes narrow the outputs (their parents report their
+// changes); a folder that cannot be watched is logged once and told to
+// failed.
+func (t *FS) watchDeps(mesh string, deps version.Set, failed func()) {
+	w, once := t.watch, t.once
 	if w == nil {
 		return
 	}

@@ -37,7 +37,6 @@ const StatReuse = 200 * time.Millisecond
 // S_IFLNK); 0 is an entry not shown (hidden companions, sockets, devices).
 const (
 	KindMesh    = 1 // a mesh file, shown as a folder of its outputs
-	KindPNG     = 2 // a texture's PNG (outputs.ShowsPNG)
 	KindArchive = 3 // an archive, shown as a folder of its tree (archive.go)
 )
 
