@@ -246,9 +246,10 @@ func TestMemoryMatchesTree(t *testing.T) {
 			files[filepath.Base(p)] = b
 		}
 		mm := outputs.NewMemory(filepath.Base(m.Path), m.Format, files)
-		if m.IsModel() {
-			// A model reads files beneath its asset roots, which a
-			// mesh in memory has none of: it reads the disk too.
+		if m.IsModel() || outputs.InProject(m) {
+			// A model reads files beneath its asset roots, and a mesh
+			// of a project its project's materials, which a mesh in
+			// memory has none of: it reads the disk too.
 			mm = m
 		}
 		made, ferr := vfstest.Folder(ctx, tr, vfstest.Name(t, "/", m.Path))
