@@ -15,7 +15,8 @@
 //
 // NAME is a hash of the key (source path, its dev, ino, size and mtime, the
 // output) and of the cache's version string (converter version and options),
-// so a changed source, converter or option simply misses. Writes are atomic
+// in two halves: the source version's, then the output's (Cache.name), so a
+// changed source, converter or option simply misses. Writes are atomic
 // (temporary file, then rename) and not fsynced: a crash may leave a short or
 // zeroed file, which the size and CRC-32C checks recorded in the index
 // discard on its next read. Entries are evicted least recently used first,
@@ -60,9 +61,10 @@ import (
 	"github.com/meshfs/meshfs/internal/version"
 )
 
-// layoutVersion changes when the folder layout or index syntax changes; a
-// folder of another layout has its entries (only those) dropped on Open.
-const layoutVersion = "meshfs-diskcache 1"
+// layoutVersion changes when the folder layout, index syntax or naming
+// changes; a folder of another layout has its entries (only those) dropped
+// on Open. 2: names in two halves (Cache.name).
+const layoutVersion = "meshfs-diskcache 2"
 
 // ErrLocked is returned by Open when another process uses the folder.
 var ErrLocked = errors.New("cache folder is in use by another meshfs process")
@@ -139,15 +141,27 @@ type Cache struct {
 
 	hits, misses, damaged, evictions, puts atomic.Int64
 
-	// names memoizes name: a listing asks the sizes of the same few keys
-	// several times within a moment (each output's stat, then the
-	// listing's finality), and a SHA-256 with its hex string costs more
-	// than the rest of the lookup. Bounded by emptying it when full.
+	// names memoizes name, and folders and outputs its two halves: a
+	// listing asks about every output of one source version within a
+	// moment (its scan, each output's size and failure, the listing's
+	// finality), some several times, and a SHA-256 with its hex string
+	// costs more than the rest of the lookup. Each is bounded by emptying
+	// it when full.
 	namesMu sync.Mutex
 	names   map[Key]string
+	folders map[folderKey]string
+	outputs map[string]string
 }
 
-// maxNames bounds the memo of entry names (about 200 bytes each).
+// folderKey is what the name of a key shares with the other outputs of its
+// source version: the path and the version.
+type folderKey struct {
+	Path string
+	version.Version
+}
+
+// maxNames bounds each memo of names and name halves (about 200 bytes a
+// name, 150 a folder, 50 an output).
 const maxNames = 4096
 
 // Open opens the cache folder dir (made or adopted by Prepare first),
@@ -577,8 +591,15 @@ func (c *Cache) drop(e *entry) {
 
 func (c *Cache) path(name string) string { return filepath.Join(c.dir, "data", name) }
 
-// name hashes a key with the cache's version, remembered for the next
-// lookups of the same key.
+// name is the entry name of a key: 20 hex digits naming its source
+// version (the path, its dev, ino, size, mtime and Deps) with the cache's
+// layout and version, then 20 naming its output, each a truncated SHA-256
+// (80 bits: a collision among a million source versions, or among the
+// outputs' names, has odds below 10^-12). The halves are remembered apart,
+// so that the outputs of one source version hash it once: a remount's
+// listing of a mesh folder looks up its scan and each output's size and
+// failure, five keys or more, and a tree of 10 000 meshes would outgrow a
+// memo of whole names.
 func (c *Cache) name(k Key) string {
 	c.namesMu.Lock()
 	n, ok := c.names[k]
@@ -586,18 +607,48 @@ func (c *Cache) name(k Key) string {
 	if ok {
 		return n
 	}
-	n = c.hashName(k)
+	fk := folderKey{k.Path, k.Version}
 	c.namesMu.Lock()
-	if len(c.names) >= maxNames || c.names == nil {
-		c.names = make(map[Key]string, 64)
+	f, fok := c.folders[fk]
+	o, ook := c.outputs[k.Output]
+	c.namesMu.Unlock()
+	if !fok {
+		f = c.folderHash(fk)
+	}
+	if !ook {
+		o = outputHash(k.Output)
+	}
+	n = f + o
+	c.namesMu.Lock()
+	defer c.namesMu.Unlock()
+	if c.names = bounded(c.names); !fok {
+		c.folders = bounded(c.folders)
+		c.folders[fk] = f
+	}
+	if !ook {
+		c.outputs = bounded(c.outputs)
+		c.outputs[k.Output] = o
 	}
 	c.names[k] = n
-	c.namesMu.Unlock()
 	return n
 }
 
-// hashName is name without the memo.
+// bounded is memo m, emptied (or made) when it holds maxNames entries or
+// none.
+func bounded[K comparable](m map[K]string) map[K]string {
+	if m == nil || len(m) >= maxNames {
+		return make(map[K]string, 64)
+	}
+	return m
+}
+
+// hashName is name without the memos.
 func (c *Cache) hashName(k Key) string {
+	return c.folderHash(folderKey{k.Path, k.Version}) + outputHash(k.Output)
+}
+
+// folderHash is the first half of a name: the source version's.
+func (c *Cache) folderHash(k folderKey) string {
 	h := sha256.New()
 	var num [8]byte
 	w := func(s string) {
@@ -617,8 +668,13 @@ func (c *Cache) hashName(k Key) string {
 	u(uint64(k.Size))
 	u(uint64(k.MtimeNs))
 	u(k.Deps)
-	w(k.Output)
-	return hex.EncodeToString(h.Sum(nil)[:20])
+	return hex.EncodeToString(h.Sum(nil)[:10])
+}
+
+// outputHash is the second half of a name: the output's.
+func outputHash(output string) string {
+	h := sha256.Sum256([]byte("output\x00" + output))
+	return hex.EncodeToString(h[:10])
 }
 
 // Sizes returns the sizes of an entry's parts from the index, without

@@ -365,14 +365,16 @@ func TestBigEntryChecksum(t *testing.T) {
 	h.Close()
 }
 
-// The memo of entry names answers what the hash does, for keys differing in
-// any field and past its bound (where it starts over).
+// The memos of entry names answer what the hash does, for keys differing in
+// any field (the output among them) and past their bounds (where they start
+// over).
 func TestNameMemo(t *testing.T) {
 	c := open(t, t.TempDir(), 1<<20)
 	defer c.Close()
 	seen := map[string]Key{}
-	for i := 0; i < maxNames+100; i++ {
-		k := Key{Path: fmt.Sprintf("/src/m%d.gem", i%700), Version: ver(1, uint64(i%3), int64(i%5), 0, uint64(i%2)), Output: "glb"}
+	for i := 0; i < 2*maxNames+100; i++ {
+		k := Key{Path: fmt.Sprintf("/src/m%d.gem", i%1400), Version: ver(1, uint64(i%3), int64(i%5), 0, uint64(i%2)),
+			Output: fmt.Sprintf("chunk/c%d", i%(maxNames+7))}
 		want := c.hashName(k)
 		if got := c.name(k); got != want {
 			t.Fatalf("name(%+v) = %s, hash %s", k, got, want)
@@ -384,8 +386,8 @@ func TestNameMemo(t *testing.T) {
 			t.Fatalf("%+v and %+v name the same entry", o, k)
 		}
 		seen[want] = k
-		if len(c.names) > maxNames {
-			t.Fatalf("memo holds %d names, bound %d", len(c.names), maxNames)
+		if len(c.names) > maxNames || len(c.folders) > maxNames || len(c.outputs) > maxNames {
+			t.Fatalf("memos hold %d names, %d folders and %d outputs, bound %d", len(c.names), len(c.folders), len(c.outputs), maxNames)
 		}
 	}
 	// Entries put under a memoized name are found by a fresh hash of the
