@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,6 +34,8 @@ type meshDir struct {
 	mesh   *outputs.Mesh
 	// recent is the source's last stat, shared by a burst's requests.
 	recent mirror.Recent
+	// listed is when the folder was last listed (Unix ns; bounded.go).
+	listed atomic.Int64
 }
 
 // sourceStat stats the source, or reuses a stat of the same burst
@@ -142,6 +145,7 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 	if err != nil {
 		return nil, false, nil, errno(err)
 	}
+	m.noteListed()
 	if !warm {
 		// A walker is probably entering this folder's siblings next.
 		m.fsys.scanSiblings(m)
@@ -200,6 +204,11 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	}
 	if e.Output == outputs.OutChunks {
 		return m.chunksNode(ctx, st, out), 0
+	}
+	if e.Output == outputs.OutPreview && m.listedRecently() {
+		if ch, ok := m.lookupBound(ctx, e, out, st, fp); ok {
+			return ch, 0
+		}
 	}
 	return lookupOutput(ctx, &m.Inode, name, m.out(e, ""), out, false)
 }
@@ -338,6 +347,11 @@ func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 		fillFileAttr(&out.Attr, st, size)
 		return 0
 	}
+	if o.Bounded() && o.m.listedRecently() {
+		if e, ok := o.boundAttr(ctx, out); ok {
+			return e
+		}
+	}
 	return o.getattr(ctx, out, false)
 }
 
@@ -361,6 +375,10 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 	size, scanned, err := o.Size(ctx, fp, cheapOnly)
 	if err != nil {
 		return outErrno(err)
+	}
+	if !cheapOnly {
+		// The reply tells the size of a preview told bounded before.
+		o.Unbound()
 	}
 	if scanned {
 		if now, nfp, err := o.m.stat(); err == nil {
@@ -391,6 +409,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	if err != nil {
 		return nil, 0, outErrno(err)
 	}
+	o.drawn(false)
 	var done func()
 	if ptNode {
 		// Not passed through: see kernelview.Passthrough for why the io mode matters.
@@ -487,6 +506,7 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	if err != nil {
 		return nil, outErrno(err)
 	}
+	o.drawn(true)
 	if raw == nil {
 		return memAt(data, dest, off)
 	}
