@@ -49,7 +49,7 @@ func (m *Mesh) HasPreview() bool {
 // PreviewOf draws NAME.preview.png from scene, whose materials are
 // resolved with their images (Textures), within ctx.
 func (m *Mesh) PreviewOf(ctx context.Context, scene *decode.Scene) ([]byte, error) {
-	img, err := preview.RenderContext(ctx, scene, m.Limits.PreviewSize)
+	img, err := preview.RenderWith(ctx, scene, m.Limits.PreviewSize, preview.Config{Textures: m.Limits.Caches.previewTextures()})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", m.Path, m.PreviewName(), err)
 	}
