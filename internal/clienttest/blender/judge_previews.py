@@ -100,21 +100,23 @@ def cull_back_faces(meshes, towards):
     use_backface_culling: not doubleSided): Workbench draws back faces
     whatever the material says, and under an orthographic camera a face's
     side is its world normal against one direction. Each object's
-    modifiers (a skin's armature) are applied first; a mirroring transform
-    turns the winding's front around, as in glTF."""
+    modifiers (a skin's armature) are applied first. A face's front normal
+    in the world is the inverse transpose of the object's matrix times its
+    winding's normal, whatever the matrix's determinant: a mirroring
+    transform reverses the winding (glTF's rule for it) and flips that
+    normal back, so no sign is applied for it."""
     deps = bpy.context.evaluated_depsgraph_get()
     for ob in meshes:
         ev = ob.evaluated_get(deps)
         me = bpy.data.meshes.new_from_object(ev)
         mw = ev.matrix_world.to_3x3()
         nm = mw.inverted_safe().transposed()
-        sign = 1.0 if mw.determinant() >= 0 else -1.0
         cull = [m is not None and m.use_backface_culling for m in me.materials]
         bm = bmesh.new()
         bm.from_mesh(me)
         kill = [f for f in bm.faces
                 if (cull[f.material_index] if f.material_index < len(cull) else False)
-                and sign * (nm @ f.normal).dot(towards) <= 0]
+                and (nm @ f.normal).dot(towards) <= 0]
         bmesh.ops.delete(bm, geom=kill, context='FACES_ONLY')
         bm.to_mesh(me)
         bm.free()
