@@ -117,7 +117,8 @@ func RenderWith(ctx context.Context, scene *decode.Scene, size int, cfg Config) 
 	for i := range prims {
 		pp := &prims[i]
 		split(workers, len(pp.p.Positions), func(from, to int) {
-			l, h := lo, hi
+			l := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+			h := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
 			for _, v := range pp.p.Positions[from:to] {
 				w := apply(pp.m, v)
 				if !finite3(w) {
