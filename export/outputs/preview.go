@@ -28,6 +28,17 @@ const FlagPreviewSize = "preview-size"
 // PreviewName is the name of the mesh's thumbnail.
 func (m *Mesh) PreviewName() string { return m.Base + ".preview.png" }
 
+// PreviewBound is a size no NAME.preview.png of m exceeds: its raw
+// scanlines (a filter byte and four bytes a pixel, each row), what deflate
+// adds to bytes it cannot shrink (well under 1/64 of them), and 1 KiB for
+// PNG's signature and chunks. A listing tells it of a preview not drawn
+// yet, so that listing never draws (fs: the bounded preview).
+func (m *Mesh) PreviewBound() int64 {
+	n := int64(m.Limits.PreviewSize)
+	raw := n * (4*n + 1)
+	return raw + raw/64 + 1<<10
+}
+
 // HasPreview reports whether m's folder holds NAME.preview.png (the rule
 // above).
 func (m *Mesh) HasPreview() bool {
@@ -38,7 +49,7 @@ func (m *Mesh) HasPreview() bool {
 // PreviewOf draws NAME.preview.png from scene, whose materials are
 // resolved with their images (Textures), within ctx.
 func (m *Mesh) PreviewOf(ctx context.Context, scene *decode.Scene) ([]byte, error) {
-	img, err := preview.RenderContext(ctx, scene, m.Limits.PreviewSize)
+	img, err := preview.RenderWith(ctx, scene, m.Limits.PreviewSize, preview.Config{Textures: m.Limits.Caches.previewTextures()})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", m.Path, m.PreviewName(), err)
 	}

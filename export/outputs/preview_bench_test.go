@@ -14,7 +14,7 @@ import (
 // mesh: "draw" and "glb" from the same decoded, resolved scene (the
 // preview's and the export's own work), "preview-file" and "glb-file"
 // from the source (PreviewFile, GLBFile: decoding included, the
-// texture's PNG kept as a mount keeps it).
+// texture's PNG kept as a mount keeps it, in one Caches).
 func BenchmarkPreview(b *testing.B) {
 	dds := benchTexture(b)
 	for _, c := range []struct {
@@ -39,6 +39,7 @@ func BenchmarkPreview(b *testing.B) {
 			b.Fatal(m, err)
 		}
 		m.Tree = root
+		m.Limits.Caches = NewCaches() // as the mount's store and convert share theirs
 		ctx := context.Background()
 		scene, err := m.Decode(ctx)
 		if err != nil {

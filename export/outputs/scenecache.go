@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/meshfs/meshfs/decode"
+	"github.com/meshfs/meshfs/export/preview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -92,13 +93,26 @@ type Caches struct {
 	images imageCache
 	parts  sceneCache
 	wanted wantedSet
+	// drawn are the base-colour textures previews decoded from their
+	// PNGs (the images' above: one slice per texture version).
+	drawn *preview.TextureCache
 }
 
 // NewCaches returns empty caches that hold at most 512 MiB of decoded
-// textures and 64 MiB of parts' geometry; past either, that cache starts
+// textures, 128 MiB of textures decoded for previews and 64 MiB of parts'
+// geometry; past either, that cache starts
 // over.
 func NewCaches() *Caches {
-	return &Caches{images: imageCache{budget: 512 << 20}, parts: sceneCache{budget: 64 << 20}}
+	return &Caches{images: imageCache{budget: 512 << 20}, parts: sceneCache{budget: 64 << 20},
+		drawn: preview.NewTextureCache(128 << 20)}
+}
+
+// previewTextures is the cache of textures previews decoded (nil: none).
+func (c *Caches) previewTextures() *preview.TextureCache {
+	if c == nil {
+		return nil
+	}
+	return c.drawn
 }
 
 // image is the image kept for k, made (and kept) now if need be.

@@ -21,7 +21,10 @@
 // whose vertices are not all finite are skipped.
 //
 // How: one pass per triangle, with edge functions over the triangle's
-// bounding box, and a z-buffer. Back faces are culled unless the material is
+// bounding box, and a z-buffer; the triangles, in their order, are cut into
+// one run per CPU, each drawn into a picture and z-buffer of its own, and
+// those merged in that order, nearest first and the earlier run on a tie
+// (the picture one pass over every triangle draws). Back faces are culled unless the material is
 // double-sided (then lit from their own side). The colour is the material's
 // base colour (white when not given) times its base-colour texture (UV set
 // 0, nearest texel, repeating; decoded from its PNG when the image has no
@@ -44,7 +47,8 @@ import (
 	"image/draw"
 	"image/png"
 	"math"
-	"slices"
+	"runtime"
+	"sync"
 
 	"github.com/meshfs/meshfs/decode"
 )
@@ -78,6 +82,11 @@ func Render(scene *decode.Scene, size int) (*image.NRGBA, error) {
 // work of a scene is up to its triangles times the picture's pixels, and
 // a caller bounds it in time this way.
 func RenderContext(ctx context.Context, scene *decode.Scene, size int) (*image.NRGBA, error) {
+	return RenderWith(ctx, scene, size, Config{})
+}
+
+// RenderWith is RenderContext drawn as cfg says.
+func RenderWith(ctx context.Context, scene *decode.Scene, size int, cfg Config) (*image.NRGBA, error) {
 	if size < 1 || size > MaxSize {
 		return nil, fmt.Errorf("preview: size %d outside 1–%d", size, MaxSize)
 	}
@@ -90,21 +99,43 @@ func RenderContext(ctx context.Context, scene *decode.Scene, size int) (*image.N
 	}
 	img := image.NewNRGBA(image.Rect(0, 0, size, size))
 
-	// World-space positions and the bounding box.
+	total := 0
+	for i := range prims {
+		total += len(prims[i].p.Indices) / 3
+	}
+	workers := min(cfg.Workers, total)
+	if cfg.Workers <= 0 {
+		workers = min(runtime.GOMAXPROCS(0), total/minTrianglesPerWorker)
+	}
+	workers = max(1, workers)
+
+	// World-space positions and the bounding box (min and max do not
+	// depend on the order they are taken in).
 	lo := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
 	hi := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+	var mu sync.Mutex
 	for i := range prims {
 		pp := &prims[i]
-		for _, v := range pp.p.Positions {
-			w := apply(pp.m, v)
-			if !finite3(w) {
-				continue
+		split(workers, len(pp.p.Positions), func(from, to int) {
+			l := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+			h := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+			for _, v := range pp.p.Positions[from:to] {
+				w := apply(pp.m, v)
+				if !finite3(w) {
+					continue
+				}
+				for c := range 3 {
+					l[c] = math.Min(l[c], w[c])
+					h[c] = math.Max(h[c], w[c])
+				}
 			}
+			mu.Lock()
 			for c := range 3 {
-				lo[c] = math.Min(lo[c], w[c])
-				hi[c] = math.Max(hi[c], w[c])
+				lo[c] = math.Min(lo[c], l[c])
+				hi[c] = math.Max(hi[c], h[c])
 			}
-		}
+			mu.Unlock()
+		})
 	}
 	if !(lo[0] <= hi[0]) {
 		return img, nil
@@ -120,38 +151,135 @@ func RenderContext(ctx context.Context, scene *decode.Scene, size int) (*image.N
 		return img, nil
 	}
 
-	r := &raster{
-		ctx:  ctx,
-		img:  img,
-		size: size,
-		zbuf: make([]float32, size*size),
-	}
-	for i := range r.zbuf {
-		r.zbuf[i] = float32(math.Inf(-1))
-	}
+	r := &raster{size: size, textures: cfg.Textures, workers: workers}
 	r.key = worldDir([3]float64{-0.5, 0.8, 0.6})
 	r.fill = worldDir([3]float64{0.7, -0.3, 0.6})
 	camRight, camUp, camBack := axes()
 	half := float64(size) / 2
-	var scr [][3]float32 // one buffer for every primitive
+	draws := make([]drawPrim, len(prims))
 	for i := range prims {
 		pp := &prims[i]
 		// Screen positions: x, y in pixels, z toward the viewer.
-		scr = slices.Grow(scr[:0], len(pp.p.Positions))[:len(pp.p.Positions)]
-		for k, v := range pp.p.Positions {
-			w := apply(pp.m, v)
-			d := [3]float64{w[0] - centre[0], w[1] - centre[1], w[2] - centre[2]}
-			scr[k] = [3]float32{
-				float32((1 + dot(camRight, d)/radius) * half),
-				float32((1 - dot(camUp, d)/radius) * half),
-				float32(dot(camBack, d) / radius),
+		scr := make([][3]float32, len(pp.p.Positions))
+		split(workers, len(scr), func(from, to int) {
+			for k := from; k < to; k++ {
+				w := apply(pp.m, pp.p.Positions[k])
+				d := [3]float64{w[0] - centre[0], w[1] - centre[1], w[2] - centre[2]}
+				scr[k] = [3]float32{
+					float32((1 + dot(camRight, d)/radius) * half),
+					float32((1 - dot(camUp, d)/radius) * half),
+					float32(dot(camBack, d) / radius),
+				}
 			}
+		})
+		draws[i] = r.prepare(scene, pp, scr)
+	}
+	targets := make([]*target, workers)
+	for w := range targets {
+		var pix []uint8
+		if w == 0 {
+			pix = img.Pix
 		}
-		if err := r.primitive(scene, pp, scr); err != nil {
+		targets[w] = newTarget(ctx, size, pix)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		lo, hi := total*w/workers, total*(w+1)/workers
+		draw := func() { errs[w] = r.triangles(targets[w], draws, lo, hi) }
+		if w == workers-1 {
+			draw()
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); draw() }()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return nil, err
 		}
 	}
+	for _, t := range targets[1:] {
+		targets[0].merge(t)
+	}
 	return img, nil
+}
+
+// split calls fn over [0, n) cut into up to workers runs, at once (one
+// call when n is small: not worth a goroutine).
+func split(workers, n int, fn func(from, to int)) {
+	workers = min(workers, n/minVerticesPerWorker)
+	if workers <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		from, to := n*w/workers, n*(w+1)/workers
+		if w == workers-1 {
+			fn(from, to)
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); fn(from, to) }()
+	}
+	wg.Wait()
+}
+
+// minVerticesPerWorker is the fewest vertices worth a worker of their own.
+const minVerticesPerWorker = 8192
+
+// minTrianglesPerWorker is the fewest triangles worth a worker of their
+// own.
+const minTrianglesPerWorker = 4096
+
+// Config is how Render draws.
+type Config struct {
+	// Workers is how many triangle partitions are drawn at once (0: one
+	// per CPU, GOMAXPROCS, each of at least minTrianglesPerWorker); the
+	// picture is the same for any number.
+	Workers int
+	// Textures, when set, keeps decoded base-colour textures from one
+	// picture to the next (nil: decoded once per picture).
+	Textures *TextureCache
+}
+
+// target is a picture being drawn by one worker: its pixels and z-buffer.
+// Every pixel drawn is opaque, so alpha 0 marks a pixel not drawn.
+type target struct {
+	ctx  context.Context
+	work int // the pixels tested since ctx was last looked at
+	pix  []uint8
+	zbuf []float32
+	size int
+}
+
+// newTarget is a target of size² pixels, drawn into pix (nil: its own).
+func newTarget(ctx context.Context, size int, pix []uint8) *target {
+	if pix == nil {
+		pix = make([]uint8, 4*size*size)
+	}
+	t := &target{ctx: ctx, pix: pix, zbuf: make([]float32, size*size), size: size}
+	for i := range t.zbuf {
+		t.zbuf[i] = float32(math.Inf(-1))
+	}
+	return t
+}
+
+// merge draws o's pixels over t's where they are nearer. Drawing the
+// partitions of the triangles in their order into their own targets and
+// merging those in that order gives the picture one pass over every
+// triangle gives: a pixel is the first triangle's of those nearest there
+// (a pixel is drawn only when strictly nearer, and NaN depth never is).
+func (t *target) merge(o *target) {
+	for i, z := range o.zbuf {
+		if o.pix[4*i+3] == 0 || !(z > t.zbuf[i]) {
+			continue
+		}
+		t.zbuf[i] = z
+		copy(t.pix[4*i:4*i+4], o.pix[4*i:4*i+4])
+	}
 }
 
 // prim is one primitive to draw with its mesh's world transform.
@@ -241,17 +369,13 @@ func gather(s *decode.Scene) ([]prim, error) {
 	return out, nil
 }
 
-// raster is one picture being drawn.
+// raster is one picture being drawn: what every worker shares.
 type raster struct {
-	ctx context.Context
-	// work counts the pixels tested since ctx was last looked at.
-	work      int
-	img       *image.NRGBA
+	workers   int // the goroutines a picture's work is split over
 	size      int
-	zbuf      []float32
 	key, fill [3]float32
-	normals   [][3]float32 // world-space vertex normals, one buffer for every primitive
 	decoded   map[*decode.Image]*image.NRGBA
+	textures  *TextureCache
 }
 
 // MaxTexturePixels caps the pixels of a texture Render decodes from its
@@ -275,8 +399,24 @@ func (r *raster) pixels(img *decode.Image) *image.NRGBA {
 		return px
 	}
 	var px *image.NRGBA
-	if cfg, err := png.DecodeConfig(bytes.NewReader(img.PNG)); err == nil && int64(cfg.Width)*int64(cfg.Height) <= MaxTexturePixels {
-		if dec, err := png.Decode(bytes.NewReader(img.PNG)); err == nil {
+	if r.textures != nil {
+		px = r.textures.decode(img.PNG)
+	} else {
+		px = decodePNG(img.PNG)
+	}
+	if r.decoded == nil {
+		r.decoded = map[*decode.Image]*image.NRGBA{}
+	}
+	r.decoded[img] = px
+	return px
+}
+
+// decodePNG is the texture b decoded, nil when it does not decode or is
+// over MaxTexturePixels.
+func decodePNG(b []byte) *image.NRGBA {
+	var px *image.NRGBA
+	if cfg, err := png.DecodeConfig(bytes.NewReader(b)); err == nil && int64(cfg.Width)*int64(cfg.Height) <= MaxTexturePixels {
+		if dec, err := png.Decode(bytes.NewReader(b)); err == nil {
 			if n, ok := dec.(*image.NRGBA); ok {
 				px = n
 			} else {
@@ -285,10 +425,6 @@ func (r *raster) pixels(img *decode.Image) *image.NRGBA {
 			}
 		}
 	}
-	if r.decoded == nil {
-		r.decoded = map[*decode.Image]*image.NRGBA{}
-	}
-	r.decoded[img] = px
 	return px
 }
 
@@ -325,8 +461,19 @@ func (r *raster) lookOf(s *decode.Scene, p *decode.Primitive) look {
 	return l
 }
 
-// primitive draws one primitive's triangles, scr being its vertices on screen.
-func (r *raster) primitive(s *decode.Scene, pp *prim, scr [][3]float32) error {
+// drawPrim is one primitive ready to draw: its vertices on screen (scr),
+// its look, and the attributes its pixels take.
+type drawPrim struct {
+	pp      *prim
+	scr     [][3]float32
+	lk      look
+	uvs     [][2]float32
+	cols    [][4]float32
+	normals [][3]float32 // world-space vertex normals; nil: face normals
+}
+
+// prepare readies one primitive, scr being its vertices on screen.
+func (r *raster) prepare(s *decode.Scene, pp *prim, scr [][3]float32) drawPrim {
 	p := pp.p
 	lk := r.lookOf(s, p)
 	var uvs [][2]float32
@@ -340,21 +487,46 @@ func (r *raster) primitive(s *decode.Scene, pp *prim, scr [][3]float32) error {
 	// World-space vertex normals, when given and the transform allows.
 	var normals [][3]float32
 	if p.Normals != nil && pp.normal != ([9]float64{}) {
-		r.normals = slices.Grow(r.normals[:0], len(p.Normals))[:len(p.Normals)]
-		normals = r.normals
+		normals = make([][3]float32, len(p.Normals))
 		nm := &pp.normal
-		for k, n := range p.Normals {
-			x, y, z := float64(n[0]), float64(n[1]), float64(n[2])
-			normals[k] = decode.Normalize3([3]float32{
-				float32(nm[0]*x + nm[1]*y + nm[2]*z),
-				float32(nm[3]*x + nm[4]*y + nm[5]*z),
-				float32(nm[6]*x + nm[7]*y + nm[8]*z),
-			})
-		}
+		split(r.workers, len(normals), func(from, to int) {
+			for k := from; k < to; k++ {
+				n := p.Normals[k]
+				x, y, z := float64(n[0]), float64(n[1]), float64(n[2])
+				normals[k] = decode.Normalize3([3]float32{
+					float32(nm[0]*x + nm[1]*y + nm[2]*z),
+					float32(nm[3]*x + nm[4]*y + nm[5]*z),
+					float32(nm[6]*x + nm[7]*y + nm[8]*z),
+				})
+			}
+		})
 	}
+	return drawPrim{pp: pp, scr: scr, lk: lk, uvs: uvs, cols: cols, normals: normals}
+}
+
+// triangles draws triangles [lo, hi) of draws (numbered across them in
+// order) into t.
+func (r *raster) triangles(t *target, draws []drawPrim, lo, hi int) error {
+	first := 0
+	for i := range draws {
+		n := len(draws[i].pp.p.Indices) / 3
+		a, b := max(lo, first), min(hi, first+n)
+		if a < b {
+			if err := r.primitive(t, &draws[i], a-first, b-first); err != nil {
+				return err
+			}
+		}
+		first += n
+	}
+	return nil
+}
+
+// primitive draws triangles [lo, hi) of one primitive into t.
+func (r *raster) primitive(tg *target, dp *drawPrim, lo, hi int) error {
+	pp, p, scr, lk, uvs, cols, normals := dp.pp, dp.pp.p, dp.scr, dp.lk, dp.uvs, dp.cols, dp.normals
 	size := float32(r.size)
 	idx := p.Indices
-	for t := 0; t+2 < len(idx); t += 3 {
+	for t := 3 * lo; t < 3*hi; t += 3 {
 		i0, i1, i2 := idx[t], idx[t+1], idx[t+2]
 		a, b, c := scr[i0], scr[i1], scr[i2]
 		if !finite3f(a) || !finite3f(b) || !finite3f(c) {
@@ -377,9 +549,9 @@ func (r *raster) primitive(s *decode.Scene, pp *prim, scr [][3]float32) error {
 		maxX := min(r.size-1, int(max(a[0], b[0], c[0])))
 		minY := max(0, int(min(a[1], b[1], c[1])))
 		maxY := min(r.size-1, int(max(a[1], b[1], c[1])))
-		if r.work += (maxX - minX + 1) * (maxY - minY + 1); r.work >= 1<<18 {
-			r.work = 0
-			if err := r.ctx.Err(); err != nil {
+		if tg.work += (maxX - minX + 1) * (maxY - minY + 1); tg.work >= 1<<18 {
+			tg.work = 0
+			if err := tg.ctx.Err(); err != nil {
 				return err
 			}
 		}
@@ -414,7 +586,7 @@ func (r *raster) primitive(s *decode.Scene, pp *prim, scr [][3]float32) error {
 					continue
 				}
 				z := w0*a[2] + w1*b[2] + w2*c[2]
-				if z <= r.zbuf[row+x] {
+				if !(z > tg.zbuf[row+x]) {
 					continue
 				}
 				col := lk.base
@@ -445,9 +617,9 @@ func (r *raster) primitive(s *decode.Scene, pp *prim, scr [][3]float32) error {
 					n = decode.Normalize3(n)
 				}
 				light := ambient + keyLight*max(0, dot3(n, r.key)) + fillLight*max(0, dot3(n, r.fill))
-				r.zbuf[row+x] = z
-				o := r.img.PixOffset(x, y)
-				pix := r.img.Pix[o : o+4 : o+4]
+				tg.zbuf[row+x] = z
+				o := 4 * (row + x)
+				pix := tg.pix[o : o+4 : o+4]
 				pix[0] = to8(col[0] * light)
 				pix[1] = to8(col[1] * light)
 				pix[2] = to8(col[2] * light)

@@ -6,7 +6,9 @@
 # exactly filling the square. Transparent film; flat light and texture
 # colours (each material's base colour image, as the importer wires it;
 # its base colour otherwise), so a render's pixels are the surface's own
-# colour and its alpha the silhouette. previews_test.go compares them.
+# colour and its alpha the silhouette. The scene is imported without the
+# .glb's animations, as the preview draws it (Blender's importer would pose
+# it at the first one's first frame). previews_test.go compares them.
 #
 #   blender -b --factory-startup --python-exit-code 1 \
 #       --python judge_previews.py -- JOBS.json REPORT.json
@@ -16,7 +18,10 @@
 
 import json
 import math
+import os
+import struct
 import sys
+import tempfile
 
 import numpy
 
@@ -100,21 +105,23 @@ def cull_back_faces(meshes, towards):
     use_backface_culling: not doubleSided): Workbench draws back faces
     whatever the material says, and under an orthographic camera a face's
     side is its world normal against one direction. Each object's
-    modifiers (a skin's armature) are applied first; a mirroring transform
-    turns the winding's front around, as in glTF."""
+    modifiers (a skin's armature) are applied first. A face's front normal
+    in the world is the inverse transpose of the object's matrix times its
+    winding's normal, whatever the matrix's determinant: a mirroring
+    transform reverses the winding (glTF's rule for it) and flips that
+    normal back, so no sign is applied for it."""
     deps = bpy.context.evaluated_depsgraph_get()
     for ob in meshes:
         ev = ob.evaluated_get(deps)
         me = bpy.data.meshes.new_from_object(ev)
         mw = ev.matrix_world.to_3x3()
         nm = mw.inverted_safe().transposed()
-        sign = 1.0 if mw.determinant() >= 0 else -1.0
         cull = [m is not None and m.use_backface_culling for m in me.materials]
         bm = bmesh.new()
         bm.from_mesh(me)
         kill = [f for f in bm.faces
                 if (cull[f.material_index] if f.material_index < len(cull) else False)
-                and sign * (nm @ f.normal).dot(towards) <= 0]
+                and (nm @ f.normal).dot(towards) <= 0]
         bmesh.ops.delete(bm, geom=kill, context='FACES_ONLY')
         bm.to_mesh(me)
         bm.free()
@@ -134,9 +141,36 @@ def clear():
         bpy.data.collections.remove(c)
 
 
+def unanimated(path, tmp):
+    """The .glb at path without its animations (a copy in the folder tmp;
+    path itself when it has none): the preview draws the scene unanimated,
+    and Blender's importer poses every node it animates at the first
+    animation's first frame."""
+    with open(path, 'rb') as f:
+        b = f.read()
+    magic, version, _ = struct.unpack_from('<III', b, 0)
+    n, kind = struct.unpack_from('<II', b, 12)
+    if magic != 0x46546C67 or kind != 0x4E4F534A:
+        return path
+    doc = json.loads(b[20:20 + n])
+    if not doc.pop('animations', None):
+        return path
+    js = json.dumps(doc).encode()
+    js += b' ' * (-len(js) % 4)
+    rest = b[20 + n:]
+    out = os.path.join(tmp, 'unanimated.glb')
+    with open(out, 'wb') as f:
+        f.write(struct.pack('<III', magic, version, 20 + len(js) + len(rest)))
+        f.write(struct.pack('<II', len(js), kind))
+        f.write(js)
+        f.write(rest)
+    return out
+
+
 def render(job):
     clear()
-    bpy.ops.import_scene.gltf(filepath=job["glb"])
+    with tempfile.TemporaryDirectory() as tmp:
+        bpy.ops.import_scene.gltf(filepath=unanimated(job["glb"], tmp))
     # After the import: the importer switches the engine to Eevee.
     setup_render(job["out"], job["size"])
     meshes = [ob for ob in bpy.data.objects if ob.type == 'MESH']
