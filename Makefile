@@ -4,7 +4,7 @@ BUILD   := build
 BIN     := $(BUILD)/meshfs
 VALIDATOR := export/gltf/validator
 
-.PHONY: setup lint all build test test-race test-clients test-hostile soak preview validator demo bench bench-go fuzz clean fixtures
+.PHONY: setup lint all build test test-race test-clients test-hostile soak preview validator demo bench bench-go readpath fuzz clean fixtures
 
 all: build
 
@@ -103,6 +103,11 @@ BASELINE ?= aeabf7d
 BENCH_FLAGS ?=
 bench: build
 	$(GO) run ./cmd/meshfs-bench -meshfs $(BIN) -baseline $(BASELINE) -o BENCHMARKS.md $(BENCH_FLAGS)
+
+# The packages a cold first read of one .glb through the mount runs
+# (coverage counters of a listing-only run subtracted).
+readpath:
+	bash cmd/meshfs-bench/readpath.sh
 
 # Only the Go benchmarks of every package.
 bench-go:
