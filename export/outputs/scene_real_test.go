@@ -3,6 +3,7 @@ package outputs_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/meshfs/meshfs/decode"
 	"io/fs"
 	"math"
 	"path/filepath"
@@ -294,13 +295,10 @@ func TestSkyrunnerWorldPlaced(t *testing.T) {
 		// z = 0.78402871 + 0.070388831 = 0.85441754 (the rest below 1e-8).
 		{"PlayerStep", "PlayerActor", [3]float64{-5.76654955, 0.85441754, 4.41810363}},
 	} {
-		i := nodeUnder(t, w.doc, c.node, c.parent)
-		ms := meshChildren(w.doc, i)
-		if len(ms) != 1 {
-			t.Errorf("%s: %d mesh nodes, want 1", c.node, len(ms))
+		m, ok := meshWorld(t, w.doc, c.node, c.parent)
+		if !ok {
 			continue
 		}
-		m := worldOf(w.doc, ms[0])
 		got := [3]float64{float64(m[12]), float64(m[13]), float64(m[14])}
 		for k := range 3 {
 			if math.Abs(got[k]-c.want[k]) > 1e-6*math.Max(1, math.Abs(c.want[k]))*10 {
@@ -312,6 +310,19 @@ func TestSkyrunnerWorldPlaced(t *testing.T) {
 }
 
 // nodeUnder is the node called name whose parent is called parent.
+// meshWorld is the world transform of the one mesh node under the node
+// name (beneath parent); ok is false, and the test told, when there is
+// not exactly one.
+func meshWorld(t *testing.T, doc *qgltf.Document, name, parent string) (decode.Mat4, bool) {
+	t.Helper()
+	ms := meshChildren(doc, nodeUnder(t, doc, name, parent))
+	if len(ms) != 1 {
+		t.Errorf("%s: %d mesh nodes, want 1", name, len(ms))
+		return decode.Mat4{}, false
+	}
+	return worldOf(doc, ms[0]), true
+}
+
 func nodeUnder(t *testing.T, doc *qgltf.Document, name, parent string) int {
 	t.Helper()
 	for i, n := range doc.Nodes {

@@ -55,13 +55,10 @@ func TestYardWorld(t *testing.T) {
 		// 90° + 45°: x → 0.8·(−√½, √½, 0).
 		{"crate_f", "pallet", [3]float64{1.2, 1.2, -1.4}, [3]float64{-0.8 * math.Sqrt(0.5), 0, -0.8 * math.Sqrt(0.5)}},
 	} {
-		i := nodeUnder(t, w.doc, c.node, c.parent)
-		ms := meshChildren(w.doc, i)
-		if len(ms) != 1 {
-			t.Errorf("%s: %d mesh nodes, want 1", c.node, len(ms))
+		m, ok := meshWorld(t, w.doc, c.node, c.parent)
+		if !ok {
 			continue
 		}
-		m := worldOf(w.doc, ms[0])
 		got := [2][3]float64{{m[12], m[13], m[14]}, {m[0], m[1], m[2]}}
 		want := [2][3]float64{c.at, c.x}
 		for k := range 6 {

@@ -25,13 +25,7 @@ import (
 func TestChunkContentInterrupted(t *testing.T) {
 	src := t.TempDir()
 	p := filepath.Join(src, "m.mesh")
-	b, err := meshgen.Unigine(200, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeGen(t, p, meshgen.Unigine, 200, 1)
 	s, _ := newStore(t, src, t.TempDir())
 	m, v := meshOf(t, s, p)
 	r, err := s.Scan(context.Background(), m, v)

@@ -30,13 +30,7 @@ func names(files []outputs.Entry) map[string]bool {
 func TestFolderView(t *testing.T) {
 	src, disk := t.TempDir(), t.TempDir()
 	p := filepath.Join(src, "m.ply")
-	b, err := meshgen.GEM(200, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeGen(t, p, meshgen.GEM, 200, 1)
 	ctx := context.Background()
 	s, _ := newStore(t, src, disk)
 	m, v := meshOf(t, s, p)
@@ -205,13 +199,7 @@ func TestTexturePNG(t *testing.T) {
 func TestScanAhead(t *testing.T) {
 	src := t.TempDir()
 	p := filepath.Join(src, "m.ply")
-	b, err := meshgen.GEM(20, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeGen(t, p, meshgen.GEM, 20, 1)
 	s, _ := newStore(t, src, t.TempDir())
 	m, v := meshOf(t, s, p)
 	var st syscall.Stat_t

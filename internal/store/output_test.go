@@ -58,3 +58,15 @@ func TestHolds(t *testing.T) {
 		t.Fatalf("a broken mesh's .glb: holds %v keep %v", holds, keep)
 	}
 }
+
+// writeGen writes gen's mesh of n triangles (seed) to p.
+func writeGen(t *testing.T, p string, gen func(int, float32) ([]byte, error), n int, seed float32) {
+	t.Helper()
+	b, err := gen(n, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -100,13 +100,7 @@ func meshOf(t *testing.T, s *Store, p string) (*outputs.Mesh, version.Version) {
 func TestStoreTiers(t *testing.T) {
 	src, disk := t.TempDir(), t.TempDir()
 	p := filepath.Join(src, "m.ply")
-	b, err := meshgen.GEM(500, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeGen(t, p, meshgen.GEM, 500, 1)
 	ctx := context.Background()
 	s, h := newStore(t, src, disk)
 	m, v := meshOf(t, s, p)
@@ -267,13 +261,7 @@ func TestStoreFailures(t *testing.T) {
 func TestStoreStats(t *testing.T) {
 	src, disk := t.TempDir(), t.TempDir()
 	p := filepath.Join(src, "m.ply")
-	b, err := meshgen.GEM(50, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeGen(t, p, meshgen.GEM, 50, 1)
 	s, _ := newStore(t, src, disk)
 	m, v := meshOf(t, s, p)
 	if e, err := s.geometry(context.Background(), m, v, OutGLB); err != nil || e.Err != nil {
