@@ -1,8 +1,8 @@
 package outputs
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"math"
 	"path"
@@ -670,7 +670,8 @@ func (a *assembly) encodeImages(scenes []*decode.Scene) {
 		return gltf.PNGOf(k.img, k.rebuildZ) // a material shared by two scenes, seen canonical
 	}
 	done := map[key]*decode.Image{}
-	byPNG := map[[sha256.Size]byte]*decode.Image{}
+	// Equal PNGs are found by length, then bytes: no hash of every PNG.
+	byLen := map[int][]*decode.Image{}
 	canon := func(img *decode.Image, rebuildZ bool) *decode.Image {
 		if img == nil {
 			return nil
@@ -681,13 +682,19 @@ func (a *assembly) encodeImages(scenes []*decode.Scene) {
 		}
 		c := img
 		if png, ok := pngOf(k); ok {
-			h := sha256.Sum256(png)
-			if c = byPNG[h]; c == nil {
+			c = nil
+			for _, o := range byLen[len(png)] {
+				if bytes.Equal(o.PNG, png) {
+					c = o
+					break
+				}
+			}
+			if c == nil {
 				c = &decode.Image{Name: img.Name, Ref: img.Ref, PNG: png}
 				if !rebuildZ {
 					c.Pixels = img.Pixels
 				}
-				byPNG[h] = c
+				byLen[len(png)] = append(byLen[len(png)], c)
 			}
 		}
 		done[k] = c

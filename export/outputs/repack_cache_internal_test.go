@@ -13,6 +13,7 @@ import (
 
 	"github.com/woozymasta/bcn"
 
+	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/decodetest"
 )
 
@@ -136,5 +137,28 @@ func TestRepackKeptPerVersion(t *testing.T) {
 	}
 	if _, _, bl, _ := img.At(0, 0).RGBA(); bl>>8 != 20 {
 		t.Errorf("after the texture changed, metal %d, want 20", bl>>8)
+	}
+}
+
+// TestEncodeImagesOnePerPNG: images of a model's scenes with equal PNGs
+// (a texture reached through a kept part and a decoded one) become one
+// image; an image whose PNG has the same length but other bytes stays
+// its own.
+func TestEncodeImagesOnePerPNG(t *testing.T) {
+	p := []byte("\x89PNG-like bytes A")
+	q := []byte("\x89PNG-like bytes B")
+	imgs := []*decode.Image{{Name: "a", PNG: p}, {Name: "a again", PNG: bytes.Clone(p)}, {Name: "b", PNG: q}}
+	var scenes []*decode.Scene
+	for _, img := range imgs {
+		scenes = append(scenes, &decode.Scene{Materials: []decode.Material{{BaseColorMap: img}}})
+	}
+	a := &assembly{m: &Mesh{}}
+	a.encodeImages(scenes)
+	got := func(i int) *decode.Image { return scenes[i].Materials[0].BaseColorMap }
+	if got(0) != got(1) {
+		t.Errorf("two images of equal PNGs stay two")
+	}
+	if got(2) == got(0) || !bytes.Equal(got(2).PNG, q) || !bytes.Equal(got(0).PNG, p) {
+		t.Errorf("an image of other bytes of the same length was merged")
 	}
 }
