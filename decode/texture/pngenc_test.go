@@ -79,3 +79,29 @@ func TestAdler32Combine(t *testing.T) {
 		}
 	}
 }
+
+// TestPNGBands: the bands cover every row once; each holds at most
+// pngBand bytes; a picture from parallelPixels on has a multiple of the
+// CPUs of them, of equal rows but the last, and one below it a single
+// band when it fits in one.
+func TestPNGBands(t *testing.T) {
+	for _, c := range []struct{ w, h, bpp, cpus int }{
+		{1024, 1024, 3, 2}, {1024, 1024, 4, 2}, {2048, 2048, 3, 2}, {512, 512, 3, 2}, {512, 512, 4, 3},
+		{256, 256, 4, 2}, {4096, 4096, 4, 8}, {1024, 1024, 3, 1}, {600, 700, 4, 2}, {8192, 2, 4, 4},
+	} {
+		stride := 1 + c.bpp*c.w
+		rows, bands := pngBands(c.w, c.h, stride, c.cpus)
+		if rows < 1 || bands < 1 || (bands-1)*rows >= c.h || bands*rows < c.h {
+			t.Errorf("%+v: %d bands of %d rows do not cover %d rows once", c, bands, rows, c.h)
+		}
+		if rows*stride > pngBand && rows > 1 {
+			t.Errorf("%+v: a band of %d rows holds %d bytes, more than %d", c, rows, rows*stride, pngBand)
+		}
+		if c.w*c.h >= parallelPixels && c.cpus > 1 && bands%c.cpus != 0 {
+			t.Errorf("%+v: %d bands, not a multiple of %d CPUs", c, bands, c.cpus)
+		}
+		if c.w*c.h < parallelPixels && c.h*stride <= pngBand && bands != 1 {
+			t.Errorf("%+v: %d bands for a small picture", c, bands)
+		}
+	}
+}

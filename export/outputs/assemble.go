@@ -1,8 +1,8 @@
 package outputs
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"math"
 	"path"
@@ -26,9 +26,10 @@ type assembly struct {
 	anims map[string]*animOut
 	// decoded and orm are shared by every part's resolution: a texture
 	// file is decoded, and embedded, once per model.
-	decoded map[string]*decode.Image
-	orm     map[repackKey]*decode.Image
-	deps    []Dep
+	decoded  map[string]*decode.Image
+	orm      map[repackKey]*decode.Image
+	versions map[*decode.Image]imageVersion
+	deps     []Dep
 	// pixels counts the pixels of the model's textures
 	// (Limits.MaxTexturePixelsTotal).
 	pixels int64
@@ -53,7 +54,7 @@ type animOut struct {
 func (m *Mesh) newAssembly(model *decode.Model) *assembly {
 	return &assembly{m: m, model: model, x: m.newRefs(), scale: float32(scaleOf(model)),
 		parts: map[string]*partOut{}, anims: map[string]*animOut{},
-		decoded: map[string]*decode.Image{}, orm: map[repackKey]*decode.Image{}}
+		decoded: map[string]*decode.Image{}, orm: map[repackKey]*decode.Image{}, versions: map[*decode.Image]imageVersion{}}
 }
 
 // part decodes the part at p (once).
@@ -70,7 +71,7 @@ func (a *assembly) part(ctx context.Context, p string) *partOut {
 	}
 	po.mesh = pm
 	po.res = pm.newResolution(true).withImages(ctx, &a.pixels)
-	po.res.decoded, po.res.orm = a.decoded, a.orm
+	po.res.decoded, po.res.orm, po.res.versions = a.decoded, a.orm, a.versions
 	if e := a.m.Limits.Caches.part(p); e != nil {
 		// Decoded already (for its own folder, or another model).
 		a.deps = append(a.deps, e.deps[1:]...)
@@ -619,7 +620,7 @@ func (m *Mesh) assembleLODs(ctx context.Context, n int) (scenes []*decode.Scene,
 	if err := ctx.Err(); err != nil {
 		return nil, 0, nil, err
 	}
-	encodeImages(scenes)
+	a.encodeImages(scenes)
 	for _, s := range scenes {
 		mergeMaterials(s)
 	}
@@ -632,8 +633,11 @@ func (m *Mesh) assembleLODs(ctx context.Context, n int) (scenes []*decode.Scene,
 // every scene use one image per PNG: the LOD files share one encoding,
 // and a texture reached through several parts (decoded for the model or
 // kept from their own folders) is embedded once per file. Images are
-// replaced, never changed: a kept part's scene shares them.
-func encodeImages(scenes []*decode.Scene) {
+// replaced, never changed: a kept part's scene shares them. The PNG of
+// an image made of a texture version (the assembly's versions: its
+// pixels, repacked or with Z rebuilt) is kept per version in
+// Limits.Caches, for every model using it.
+func (a *assembly) encodeImages(scenes []*decode.Scene) {
 	type key struct {
 		img      *decode.Image
 		rebuildZ bool
@@ -656,7 +660,7 @@ func encodeImages(scenes []*decode.Scene) {
 	pngs := make([][]byte, len(keys))
 	oks := make([]bool, len(keys))
 	_ = decode.ParallelEach(len(keys), func(i int) error {
-		pngs[i], oks[i] = gltf.PNGOf(keys[i].img, keys[i].rebuildZ)
+		pngs[i], oks[i] = a.pngOf(keys[i].img, keys[i].rebuildZ)
 		return nil
 	})
 	pngOf := func(k key) ([]byte, bool) {
@@ -666,7 +670,8 @@ func encodeImages(scenes []*decode.Scene) {
 		return gltf.PNGOf(k.img, k.rebuildZ) // a material shared by two scenes, seen canonical
 	}
 	done := map[key]*decode.Image{}
-	byPNG := map[[sha256.Size]byte]*decode.Image{}
+	// Equal PNGs are found by length, then bytes: no hash of every PNG.
+	byLen := map[int][]*decode.Image{}
 	canon := func(img *decode.Image, rebuildZ bool) *decode.Image {
 		if img == nil {
 			return nil
@@ -677,13 +682,19 @@ func encodeImages(scenes []*decode.Scene) {
 		}
 		c := img
 		if png, ok := pngOf(k); ok {
-			h := sha256.Sum256(png)
-			if c = byPNG[h]; c == nil {
+			c = nil
+			for _, o := range byLen[len(png)] {
+				if bytes.Equal(o.PNG, png) {
+					c = o
+					break
+				}
+			}
+			if c == nil {
 				c = &decode.Image{Name: img.Name, Ref: img.Ref, PNG: png}
 				if !rebuildZ {
 					c.Pixels = img.Pixels
 				}
-				byPNG[h] = c
+				byLen[len(png)] = append(byLen[len(png)], c)
 			}
 		}
 		done[k] = c
@@ -700,6 +711,29 @@ func encodeImages(scenes []*decode.Scene) {
 			}
 		}
 	}
+}
+
+// pngOf is gltf.PNGOf, kept per texture version when img is made of one.
+func (a *assembly) pngOf(img *decode.Image, rebuildZ bool) ([]byte, bool) {
+	v, ok := a.versions[img]
+	if !ok || img.PNG != nil || img.Pixels == nil {
+		return gltf.PNGOf(img, rebuildZ)
+	}
+	made := v.kind
+	if rebuildZ {
+		made += "+z"
+	}
+	kept, err := a.m.Limits.Caches.image(imageKey{Dep: v.Dep, png: true, maxPixels: a.m.Limits.MaxTexturePixels, made: made}, func() (*decode.Image, error) {
+		png, ok := gltf.PNGOf(img, rebuildZ)
+		if !ok {
+			return nil, fmt.Errorf("%s: no pixels to encode", v.Path)
+		}
+		return &decode.Image{PNG: png}, nil
+	})
+	if err != nil {
+		return nil, false
+	}
+	return kept.PNG, true
 }
 
 func dedupDeps(ds []Dep) []Dep {

@@ -84,6 +84,10 @@ type resolution struct {
 	decoded map[string]*decode.Image
 	// orm are the images repacked (Repack), by source image and kind.
 	orm map[repackKey]*decode.Image
+	// versions are the texture versions the pass's decoded pixels and
+	// repacks were made from (imageVersion), so that what is made of
+	// them is kept once per version in Limits.Caches.
+	versions map[*decode.Image]imageVersion
 	// extra are asset roots besides roots (a model's: refs); packOf the
 	// root each archive of the overlay belongs to (overlay.go).
 	extra  map[string]bool
@@ -258,6 +262,9 @@ func (r *resolution) texture(slotName, stored string, cands []candidate, pixels,
 		}
 		if pixels {
 			img.Pixels, err = texturePixels(r.ctx, full, b, dep, r.m.Limits)
+			if err == nil && dep != nil {
+				r.version(img, imageVersion{*dep, ""})
+			}
 		} else {
 			img.PNG, err = texturePNG(r.ctx, full, b, dep, r.m.Limits)
 		}
@@ -321,7 +328,7 @@ func texturePixels(ctx context.Context, full string, b []byte, dep *Dep, l Limit
 	if dep == nil {
 		img, err = decodeIt()
 	} else {
-		img, err = l.Caches.image(imageKey{*dep, false, l.MaxTexturePixels}, decodeIt)
+		img, err = l.Caches.image(imageKey{Dep: *dep, maxPixels: l.MaxTexturePixels}, decodeIt)
 	}
 	if err != nil {
 		return nil, err
@@ -351,11 +358,28 @@ func texturePNG(ctx context.Context, full string, b []byte, dep *Dep, l Limits) 
 }
 
 // imageKey is one kept image of a texture file version: its PNG, or its
-// pixels, decoded within a Limits.MaxTexturePixels.
+// pixels, decoded within a Limits.MaxTexturePixels, as the file gives
+// them or as made of them (made: imageVersion's kind).
 type imageKey struct {
 	Dep
 	png       bool
 	maxPixels int64
+	made      string
+}
+
+// imageVersion is what a pass's image was made of: the texture file
+// version's pixels, repacked by kind (Repack's; "" as decoded).
+type imageVersion struct {
+	Dep
+	kind string
+}
+
+// version notes that img was made of v.
+func (r *resolution) version(img *decode.Image, v imageVersion) {
+	if r.versions == nil {
+		r.versions = map[*decode.Image]imageVersion{}
+	}
+	r.versions[img] = v
 }
 
 // imageCache keeps decoded textures by file identity, so that every mesh
@@ -404,7 +428,7 @@ type memTextures struct {
 }
 
 func (mt memTextures) PNG(d Dep, make func() ([]byte, error)) ([]byte, error) {
-	img, err := mt.caches.image(imageKey{d, true, mt.maxPixels}, func() (*decode.Image, error) {
+	img, err := mt.caches.image(imageKey{Dep: d, png: true, maxPixels: mt.maxPixels}, func() (*decode.Image, error) {
 		b, err := make()
 		return &decode.Image{PNG: b}, err
 	})
@@ -452,16 +476,30 @@ type repackKey struct {
 	kind string
 }
 
+// Repack repacks img once a pass, and once per texture version for all
+// conversions sharing Limits.Caches: the repacked pixels of a version are
+// kept by kind.
 func (r *resolution) Repack(img *decode.Image, kind string, f func(r, g, b uint8) (uint8, uint8, uint8)) *decode.Image {
 	k := repackKey{img, kind}
-	out, ok := r.orm[k]
-	if !ok {
-		out = repack(img, f)
-		if r.orm == nil {
-			r.orm = map[repackKey]*decode.Image{}
-		}
-		r.orm[k] = out
+	if out, ok := r.orm[k]; ok {
+		return out
 	}
+	var out *decode.Image
+	v, known := r.versions[img]
+	if known && v.kind == "" && img != nil && img.Pixels != nil {
+		v.kind = kind
+		kept, _ := r.m.Limits.Caches.image(imageKey{Dep: v.Dep, maxPixels: r.m.Limits.MaxTexturePixels, made: kind}, func() (*decode.Image, error) {
+			return repack(img, f), nil
+		})
+		out = &decode.Image{Name: img.Name, Pixels: kept.Pixels, Ref: img.Ref, Note: img.Note}
+		r.version(out, v)
+	} else {
+		out = repack(img, f)
+	}
+	if r.orm == nil {
+		r.orm = map[repackKey]*decode.Image{}
+	}
+	r.orm[k] = out
 	return out
 }
 

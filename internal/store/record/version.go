@@ -14,7 +14,7 @@ import (
 // ConverterVersion is part of every disk cache key: bump it whenever the
 // bytes of any converted output change (a decoder or exporter fix), so a
 // cache written by an older converter is never served.
-const ConverterVersion = 2
+const ConverterVersion = 3
 
 // KeyVersion is part of every disk cache key too: bump it whenever what
 // a key is derived from changes (the mount's diskKey), so an entry keyed
