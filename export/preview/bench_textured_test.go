@@ -17,18 +17,7 @@ import (
 // as a PNG, as outputs resolves one.
 func texturedGrid(tb testing.TB, n int) *decode.Scene {
 	tb.Helper()
-	data, err := meshgen.GEM(n, 1)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	f, err := gem.Parse(context.Background(), "grid.ply", data)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s, err := gem.BuildScene(context.Background(), f, "grid.ply")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	s := gridScene(tb, n)
 	tex := image.NewNRGBA(image.Rect(0, 0, 512, 512))
 	for i := range tex.Pix {
 		tex.Pix[i] = byte(i*7 + i/2048)
@@ -74,3 +63,21 @@ func benchRender(b *testing.B, n int) {
 // targets), decoding its texture each time.
 func BenchmarkRenderTextured100k(b *testing.B) { benchRender(b, 100_000) }
 func BenchmarkRenderTextured1M(b *testing.B)   { benchRender(b, 1_000_000) }
+
+// gridScene is meshgen's GEM mesh of about n triangles, decoded.
+func gridScene(tb testing.TB, n int) *decode.Scene {
+	tb.Helper()
+	data, err := meshgen.GEM(n, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f, err := gem.Parse(context.Background(), "grid.ply", data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := gem.BuildScene(context.Background(), f, "grid.ply")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/decode/gem"
-	"github.com/meshfs/meshfs/internal/meshgen"
 )
 
 // cube is a unit cube centred at the origin, counter-clockwise outward.
@@ -540,18 +538,7 @@ func TestDeadline(t *testing.T) {
 
 // BenchmarkRender draws a 100 k-triangle GEM mesh at 256².
 func BenchmarkRender(b *testing.B) {
-	data, err := meshgen.GEM(100_000, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, err := gem.Parse(context.Background(), "grid.ply", data)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := gem.BuildScene(context.Background(), f, "grid.ply")
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := gridScene(b, 100_000)
 	b.Logf("%d triangles", s.Count().Triangles)
 	b.ReportAllocs()
 	for b.Loop() {
