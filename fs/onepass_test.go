@@ -13,9 +13,9 @@ import (
 )
 
 // The first read of a .glb whose format scans and decodes in one pass
-// (UNIGINE's blocked versions) makes that one pass, and everything the folder shows is what
+// (UNIGINE's blocked versions, GEM's .ply) makes that one pass, and everything the folder shows is what
 // `convert` writes: header.json from the pass's scan, the .glb from its
-// scene. Fixtures, and the real files when ../shared/realdata is there.
+// scene. UNIGINE and GEM fixtures, and the real UNIGINE files when ../shared/realdata is there.
 func TestOnePassFirstRead(t *testing.T) {
 	src := t.TempDir()
 	var meshes []string
@@ -36,6 +36,7 @@ func TestOnePassFirstRead(t *testing.T) {
 		}
 	}
 	add(filepath.Join(repoRoot(t), "testdata", "unigine"))
+	add(filepath.Join(repoRoot(t), "testdata", "gem"))
 	if dir, ok := decodetest.RealData(t, "unigine"); ok {
 		add(dir)
 	}

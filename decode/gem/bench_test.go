@@ -16,11 +16,17 @@ import (
 func benchFile(tb testing.TB) []byte { return gridFile(tb, 708) } // 2·708² ≈ 1.0 M triangles
 
 // gridFile encodes an n×n grid as described for benchFile.
-func gridFile(tb testing.TB, n int) []byte {
+func gridFile(tb testing.TB, n int) []byte { return gridFileOf(tb, n, nil) }
+
+// gridFileOf is gridFile with edit applied to the vertices first.
+func gridFileOf(tb testing.TB, n int, edit func(vs []Vertex)) []byte {
 	vs, tris := grid(n, 0, 0, false)
 	for k := range vs {
 		vs[k].UVs = [][2]float32{{vs[k].Position[0] / float32(n), vs[k].Position[1] / float32(n)}}
 		vs[k].Colors = [][4]float32{{0.5, 0.25, 0.125, 1}}
+	}
+	if edit != nil {
+		edit(vs)
 	}
 	half := len(tris) / 2
 	s1 := &Submesh{Kind: KindMESH, FVF: 0x152, FaceStart: 0, FaceCount: uint32(half), Flags: FlagMaterial, Material: "a.mtl"}

@@ -237,18 +237,32 @@ func (c *Cache) record(label string, d time.Duration, failed bool) {
 // Invalidate drops every entry of the source at path, whatever its
 // version.
 func (c *Cache) Invalidate(path string) int {
+	return c.invalidate(func(k Key) bool { return k.Path == path })
+}
+
+// InvalidateOthers drops the entries of the source at path made from
+// another version than v: outdated, once v is what the source is. Their
+// readers keep reading the bytes they have; the collector can reuse the
+// memory once they are done, instead of the next conversion's taking
+// fresh pages while they wait for eviction.
+func (c *Cache) InvalidateOthers(path string, v version.Version) int {
+	return c.invalidate(func(k Key) bool { return k.Path == path && k.Version != v })
+}
+
+// invalidate drops the entries whose key matches.
+func (c *Cache) invalidate(match func(Key) bool) int {
 	var keys []Key
 	for k := range c.c.Keys() {
-		if k.Path == path {
+		if match(k) {
 			keys = append(keys, k)
 		}
 	}
 	for _, k := range keys {
 		c.c.Invalidate(k)
 	}
-	c.holds.forget(func(k Key) bool { return k.Path == path })
+	c.holds.forget(match)
 	c.alive.Range(func(k, _ any) bool {
-		if k.(Key).Path == path {
+		if match(k.(Key)) {
 			c.alive.Delete(k)
 		}
 		return true

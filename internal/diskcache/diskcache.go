@@ -985,17 +985,13 @@ func (c *Cache) put(k Key, parts [][]byte, meta []byte) error {
 	return nil
 }
 
-// writeTemp writes parts to a new temporary file, closed.
+// writeTemp writes parts to a new temporary file (writeParts), closed.
 func (c *Cache) writeTemp(name string, parts [][]byte) (*os.File, error) {
 	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), name+tempSuffix)
 	if err != nil {
 		return nil, err
 	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	for _, p := range parts {
-		w.Write(p)
-	}
-	err = w.Flush()
+	err = writeParts(f, parts)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

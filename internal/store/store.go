@@ -362,6 +362,11 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 	if onDisk {
 		label += DiskSuffix
 	} else {
+		if fp.Size >= gcpace.BigConversionSize {
+			// A big conversion to come: the outputs of the versions
+			// before fp go, so that its tens of MB can reuse theirs.
+			s.cache.InvalidateOthers(m.Path, fp)
+		}
 		if (output == OutGLB || output == OutPreview) && m.CanScanDecode() {
 			// One pass only for a conversion to come: a .glb in memory
 			// whose scan was evicted wants the scan alone.
