@@ -194,7 +194,7 @@ func readArchive(p string, meshes *int, most, conv *uint64) string {
 			}
 			*meshes++
 			m.Tree, m.Limits.Timeout = p, deadline
-			_, one, all := produce(context.Background(), m, func(name string, b []byte) error { return nil })
+			one, all, _ := produce(context.Background(), m, func(name string, b []byte) error { return nil })
 			*most, *conv = max(*most, one), *conv+all
 		}
 	}

@@ -152,7 +152,7 @@ func convert(v *variant) *outcome {
 				done <- nil
 			}
 		}()
-		err, most, _ := produce(context.Background(), m, emit)
+		most, _, err := produce(context.Background(), m, emit)
 		o.alloc = most
 		done <- err
 	}()

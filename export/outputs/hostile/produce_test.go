@@ -19,11 +19,11 @@ import (
 // them itself. Each output goes to emit by its name under the folder
 // ("chunks/" first, with nil bytes, for chunks/), error.txt last when any
 // failed; a broken mesh's geometry is not emitted (the folder table's
-// rule). It returns the failures joined, and the most one conversion
-// allocated (the scan with header.json and chunks/, made from it, or one
-// output's, each made on its own as the mount makes it) and what they all
-// allocated.
-func produce(ctx context.Context, m *outputs.Mesh, emit func(name string, b []byte) error) (err error, most, all uint64) {
+// rule). It returns the most one conversion allocated (the scan with
+// header.json and chunks/, made from it, or one output's, each made on its
+// own as the mount makes it), what they all allocated, and the failures
+// joined.
+func produce(ctx context.Context, m *outputs.Mesh, emit func(name string, b []byte) error) (most, all uint64, err error) {
 	var mark runtime.MemStats
 	begin := func() { runtime.ReadMemStats(&mark) }
 	end := func() {
@@ -122,5 +122,5 @@ func produce(ctx context.Context, m *outputs.Mesh, emit func(name string, b []by
 	if len(errs) > 0 {
 		put(outputs.ErrorName, outputs.ErrorText(errs...))
 	}
-	return errors.Join(errs...), most, all
+	return most, all, errors.Join(errs...)
 }
