@@ -78,12 +78,6 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 	if !ok || !ent.Converted() {
 		return nil, notCheap
 	}
-	if ent.Output == outputs.OutPreview && snap != nil {
-		// Its size, or a bound when not drawn yet (bounded.go).
-		if ch, ok := m.lookupBound(ctx, ent, out, snap.Stat, snap.Version); ok {
-			return ch, 0
-		}
-	}
 	// One stat and one look at the caches: the size if it is known,
 	// notCheap if it would take a conversion.
 	return lookupOutput(ctx, &m.Inode, name, m.out(ent, ""), out, true)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,8 +30,6 @@ type meshDir struct {
 	parent *dirNode
 	src    *vfs.Mesh
 	ident  srcID
-	// listed is when the folder was last listed (Unix ns; bounded.go).
-	listed atomic.Int64
 }
 
 // Listings are served from a handle made at open (dircache.go).
@@ -123,7 +120,6 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 	} else if err != nil {
 		return nil, false, nil, errno(err)
 	}
-	m.noteListed()
 	if !warm {
 		// A walker is probably entering this folder's siblings next.
 		m.fsys.scanSiblings(m)
@@ -160,7 +156,7 @@ const noNegative = time.Nanosecond
 
 func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m.fsys.touch()
-	e, st, fp, keep, err := m.src.Entry(ctx, name)
+	e, st, _, keep, err := m.src.Entry(ctx, name)
 	if err != nil {
 		if !keep {
 			out.SetEntryTimeout(noNegative)
@@ -169,11 +165,6 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	}
 	if e.Output == outputs.OutChunks {
 		return m.chunksNode(ctx, st, out), 0
-	}
-	if e.Output == outputs.OutPreview && m.listedRecently() {
-		if ch, ok := m.lookupBound(ctx, e, out, st, fp); ok {
-			return ch, 0
-		}
 	}
 	return lookupOutput(ctx, &m.Inode, name, m.out(e, ""), out, false)
 }
@@ -307,11 +298,6 @@ func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 		fillFileAttr(&out.Attr, st, size)
 		return 0
 	}
-	if o.Bounded() && o.m.listedRecently() {
-		if e, ok := o.boundAttr(ctx, out); ok {
-			return e
-		}
-	}
 	return o.getattr(ctx, out, false)
 }
 
@@ -335,10 +321,6 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 	size, scanned, err := o.Size(ctx, fp, cheapOnly)
 	if err != nil {
 		return outErrno(err)
-	}
-	if !cheapOnly {
-		// The reply tells the size of a preview told bounded before.
-		o.Unbound()
 	}
 	if scanned {
 		st = o.m.src.Renarrowed(st, fp)
@@ -364,7 +346,6 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	if err != nil {
 		return nil, 0, outErrno(err)
 	}
-	o.drawn(false)
 	var done func()
 	if ptNode {
 		// Not passed through: see kernelview.Passthrough for why the io mode matters.
@@ -461,7 +442,6 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	if err != nil {
 		return nil, outErrno(err)
 	}
-	o.drawn(true)
 	if raw == nil {
 		return memAt(data, dest, off)
 	}

@@ -28,17 +28,6 @@ const FlagPreviewSize = "preview-size"
 // PreviewName is the name of the mesh's thumbnail.
 func (m *Mesh) PreviewName() string { return m.Base + ".preview.png" }
 
-// PreviewBound is a size no NAME.preview.png of m exceeds: its raw
-// scanlines (a filter byte and four bytes a pixel, each row), what deflate
-// adds to bytes it cannot shrink (well under 1/64 of them), and 1 KiB for
-// PNG's signature and chunks. A listing tells it of a preview not drawn
-// yet, so that listing never draws (fs: the bounded preview).
-func (m *Mesh) PreviewBound() int64 {
-	n := int64(m.Limits.PreviewSize)
-	raw := n * (4*n + 1)
-	return raw + raw/64 + 1<<10
-}
-
 // HasPreview reports whether m's folder holds NAME.preview.png (the rule
 // above).
 func (m *Mesh) HasPreview() bool {

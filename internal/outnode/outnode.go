@@ -6,7 +6,6 @@ package outnode
 
 import (
 	"context"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/meshfs/meshfs/decode"
@@ -29,10 +28,6 @@ type Output struct {
 	// told.
 	View kernelview.View
 	Pass kernelview.Passthrough // the .glb's passthrough opens
-
-	// bounded: the kernel was told PreviewBound, not the size, of a
-	// preview not drawn yet (Bound).
-	bounded atomic.Bool
 
 	s *store.Store
 }
@@ -93,38 +88,6 @@ func (o *Output) Size(ctx context.Context, v version.Version, cheapOnly bool) (s
 	}
 	return int64(len(data)), true, nil
 }
-
-// A listing never draws a preview: a READDIRPLUS entry, or a lookup or
-// stat that follows a listing of the folder, tells the kernel
-// outputs.Mesh.PreviewBound of a preview not drawn yet instead of its
-// size, and the node is bounded. Its open (or first read, without
-// handles) draws it; the caller then tells the kernel to forget the bound
-// (Unbound), and the short read at the picture's end has already cut the
-// kernel's size to the bytes. Any other stat draws it and tells the size.
-
-// Bound is the size told of o, a preview, for version v in a listing:
-// its size if known without drawing (memory, the disk index), else the
-// bound, o then bounded. ok is false for another output, or a node that
-// stands for another version.
-func (o *Output) Bound(ctx context.Context, v version.Version) (size int64, ok bool) {
-	if o.Chunk != "" || o.Entry.Output != outputs.OutPreview || !o.View.Tell(v) {
-		return 0, false
-	}
-	if size, _, ok, _ := o.s.CheapSize(ctx, o.Mesh, v, o.Entry, "", true); ok {
-		o.bounded.Store(false)
-		return size, true
-	}
-	o.bounded.Store(true)
-	return o.Mesh.PreviewBound(), true
-}
-
-// Bounded reports whether the kernel was last told a bound of o.
-func (o *Output) Bounded() bool { return o.bounded.Load() }
-
-// Unbound reports whether the kernel was last told a bound of o, and
-// records that it is told the size from now on (the caller's
-// notification, or its reply, tells it).
-func (o *Output) Unbound() bool { return o.bounded.Swap(false) }
 
 // toldSize is the size of the version the node stands for while memory
 // holds its bytes, else ESTALE.
