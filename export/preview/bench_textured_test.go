@@ -46,8 +46,10 @@ func texturedGrid(tb testing.TB, n int) *decode.Scene {
 	return s
 }
 
-func benchRender(b *testing.B, n int) {
-	s := texturedGrid(b, n)
+func benchRender(b *testing.B, n int) { benchScene(b, texturedGrid(b, n)) }
+
+// benchScene draws s at 256², reporting ms/op.
+func benchScene(b *testing.B, s *decode.Scene) {
 	b.Logf("%d triangles", s.Count().Triangles)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -537,14 +537,4 @@ func TestDeadline(t *testing.T) {
 }
 
 // BenchmarkRender draws a 100 k-triangle GEM mesh at 256².
-func BenchmarkRender(b *testing.B) {
-	s := gridScene(b, 100_000)
-	b.Logf("%d triangles", s.Count().Triangles)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Render(s, 256); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/op")
-}
+func BenchmarkRender(b *testing.B) { benchScene(b, gridScene(b, 100_000)) }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/store/failures"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // TestChunkContentInterrupted: a loaded chunk asked for by a request the
@@ -62,19 +60,10 @@ func TestChunkContentInterrupted(t *testing.T) {
 func TestTexturePNGInterrupted(t *testing.T) {
 	src := t.TempDir()
 	s, _ := newStore(t, src, t.TempDir())
-	p := filepath.Join(src, "wood.tga")
-	tga := []byte{0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2, 0, 24, 0}
-	tga = append(tga, bytes.Repeat([]byte{0x10, 0x80, 0xff}, 4)...)
-	if err := os.WriteFile(p, tga, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	id, _, err := version.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, id, _ := writeTGA(t, src)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, _, _, err = s.TexturePNG(ctx, p, id.File)
+	_, _, _, err := s.TexturePNG(ctx, p, id.File)
 	var ce *failures.ConvError
 	if !errors.Is(err, context.Canceled) || errors.As(err, &ce) {
 		t.Errorf("PNG for an interrupted request: %v (%T), want context.Canceled, not a conversion failure", err, err)

@@ -149,16 +149,7 @@ func TestFolderViewBroken(t *testing.T) {
 func TestTexturePNG(t *testing.T) {
 	src := t.TempDir()
 	s, _ := newStore(t, src, t.TempDir())
-	p := filepath.Join(src, "wood.tga")
-	tga := []byte{0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2, 0, 24, 0}
-	tga = append(tga, bytes.Repeat([]byte{0x10, 0x80, 0xff}, 4)...)
-	if err := os.WriteFile(p, tga, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	id, _, err := version.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, id, tga := writeTGA(t, src)
 	ctx := context.Background()
 	b, st, v, err := s.TexturePNG(ctx, p, id.File)
 	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) || st == nil || !v.Same(version.Version{Ident: id}) {
@@ -216,4 +207,20 @@ func TestScanAhead(t *testing.T) {
 	if s.ScanAhead(ctx, p, &st, m.Format) {
 		t.Fatal("a mesh scanned twice ahead")
 	}
+}
+
+// writeTGA writes a 2×2 TGA, wood.tga, into dir: its path, identity and bytes.
+func writeTGA(t *testing.T, dir string) (string, version.Ident, []byte) {
+	t.Helper()
+	p := filepath.Join(dir, "wood.tga")
+	tga := []byte{0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2, 0, 24, 0}
+	tga = append(tga, bytes.Repeat([]byte{0x10, 0x80, 0xff}, 4)...)
+	if err := os.WriteFile(p, tga, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := version.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, id, tga
 }
