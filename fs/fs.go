@@ -77,6 +77,9 @@ type Config struct {
 	NoDefaultPermissions bool
 	// Overlay shows a resource/ or res/ folder as the game sees it (mirror.Folder.Overlay).
 	Overlay bool
+	// Ahead is how far the mount works ahead of a walker (zero: walk's
+	// defaults).
+	Ahead walk.Config
 }
 
 // FS is one meshfs file system.
@@ -138,7 +141,7 @@ func New(cfg Config) (*FS, error) {
 	f.source, f.tree = src, tree
 	f.st, f.sniffer = tree.Parts()
 	f.view = tree.View()
-	f.srcFDs, f.ahead = srcfd.New(), walk.NewAhead()
+	f.srcFDs, f.ahead = srcfd.New(), walk.NewAhead(cfg.Ahead)
 	if _, err := os.Lstat(filepath.Join(src, statsDirName)); err == nil {
 		lg.Printf("meshfs: %s is hidden: the mount shows its own %s (statistics) at the root in its place",
 			filepath.Join(src, statsDirName), statsDirName)

@@ -70,15 +70,12 @@ func TestListAhead(t *testing.T) {
 	})
 }
 
-// A pass sniffs at most walk.ListAheadMax files (an `ls` of one folder must not
+// A pass sniffs at most walk.Config.ListMax files (an `ls` of one folder must not
 // make the daemon read a huge sibling folder), and none when the parent
 // was never listed (no walker goes through it).
 func TestListAheadBounded(t *testing.T) {
 	src := fakeTree(t, 40)
-	old := walk.ListAheadMax
-	walk.ListAheadMax = 5
-	t.Cleanup(func() { walk.ListAheadMax = old })
-	f, mnt := mountT(t, src, Config{})
+	f, mnt := mountT(t, src, Config{Ahead: walk.Config{ListMax: 5}})
 	// Not listed: the root. A folder looked up by path and listed starts
 	// no pass.
 	if _, err := os.ReadDir(filepath.Join(mnt, "d01")); err != nil {

@@ -22,7 +22,7 @@ func totalScans(s Stats) int64 {
 // Listing one cold mesh folder scans the folder's other meshes in the
 // background (never converting), so a walker entering them next finds
 // their scans done; a folder only listed (ls, no mesh folder entered)
-// scans nothing, and sources over walk.ScanAheadMax wait for their own listing.
+// scans nothing, and sources over walk.Config.ScanMax wait for their own listing.
 func TestScanAhead(t *testing.T) {
 	bothModes(t, func(t *testing.T) {
 		src := fakeTree(t, 20) // d00 and d01, ten meshes each
@@ -32,11 +32,7 @@ func TestScanAhead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		old := walk.ScanAheadMax
-		walk.ScanAheadMax = fi.Size() - 1
-		t.Cleanup(func() { walk.ScanAheadMax = old })
-
-		f, mnt := mountT(t, src, Config{})
+		f, mnt := mountT(t, src, Config{Ahead: walk.Config{ScanMax: fi.Size() - 1}})
 		// Listing the source folders (with their entries' attributes)
 		// scans nothing.
 		for _, d := range []string{"d00", "d01"} {
@@ -96,14 +92,11 @@ func TestScanAhead(t *testing.T) {
 	})
 }
 
-// A pass covers walk.ScanAheadWindow meshes after the one entered; a walker
+// A pass covers walk.Config.ScanWindow meshes after the one entered; a walker
 // that gets past them starts the next pass when it misses.
 func TestScanAheadWindow(t *testing.T) {
 	src := fakeTree(t, 10) // d00: ten meshes
-	old := walk.ScanAheadWindow
-	walk.ScanAheadWindow = 3
-	t.Cleanup(func() { walk.ScanAheadWindow = old })
-	f, mnt := mountT(t, src, Config{})
+	f, mnt := mountT(t, src, Config{Ahead: walk.Config{ScanWindow: 3}})
 	enter := func(name string) {
 		t.Helper()
 		if _, err := os.ReadDir(filepath.Join(mnt, "d00", name)); err != nil {

@@ -166,23 +166,13 @@ func runInfo(ctx context.Context, arg string, o treeOpts, stdout io.Writer) erro
 	if i, err := tg.tree.Stat(r.ctx, tg.name); err != nil || i.Kind != vfs.SourceMesh {
 		return &exitError{code: 1, err: fmt.Errorf("%s: %w", arg, errNotMesh)}
 	}
-	hdr, err := readAll(r.ctx, tg.tree, tg.name+"/"+outputs.HeaderName)
+	hdr, err := vfs.ReadFile(r.ctx, tg.tree, tg.name+"/"+outputs.HeaderName)
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
 	stdout.Write(hdr)
-	if msg, err := readAll(r.ctx, tg.tree, tg.name+"/"+outputs.ErrorName); err == nil {
+	if msg, err := vfs.ReadFile(r.ctx, tg.tree, tg.name+"/"+outputs.ErrorName); err == nil {
 		return &exitError{code: 1, err: errors.New(strings.TrimSpace(string(msg)))}
 	}
 	return nil
-}
-
-// readAll reads the file name of tr whole.
-func readAll(ctx context.Context, tr vfs.Tree, name string) ([]byte, error) {
-	f, err := tr.Open(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.NewSectionReader(f, 0, f.Info().Size))
 }

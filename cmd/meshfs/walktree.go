@@ -316,7 +316,7 @@ func (r *run) folder(tr *vfs.FS, name, display, dir string, info vfs.Info) {
 			r.folder(tr, child, cdisplay, cdir, e)
 		case e.Kind == vfs.SourceText && e.Name == outputs.ErrorName:
 			r.files.Add(1)
-			b, err := readAll(r.ctx, tr, child)
+			b, err := vfs.ReadFile(r.ctx, tr, child)
 			if err == nil && cdir != "" {
 				err = r.file(tr, child, cdir)
 			}
@@ -347,95 +347,36 @@ func (r *run) texture(tr *vfs.FS, name, path string) {
 	}
 }
 
-// mesh makes the mesh name's folder, written at dir: every entry its
-// listing shows is opened (converting it). When one fails the listing has
-// changed (error.txt in, the geometry out): it is made once more from the
-// new listing, and what that lacks is removed. The mesh failed when its
-// folder shows error.txt.
+// mesh makes the mesh name's folder (vfs.MakeFolder), written at dir:
+// what its last listing lacks is removed. The mesh failed when its folder
+// shows error.txt.
 func (r *run) mesh(tr *vfs.FS, name, display, dir string, info vfs.Info) {
 	defer r.tick()
 	r.files.Add(1)
 	abs := sourcePath(tr, name)
-	var errs []string
 	if err := r.mkdir(dir, info); err != nil {
 		r.failure(display, abs, err.Error())
 		return
 	}
-	written := map[string]bool{}
-	var list []vfs.Info
-	for pass := range 2 {
-		l, err := tr.ReadDir(r.ctx, name)
-		if err != nil {
-			errs = append(errs, err.Error())
-			break
+	gone, err := vfs.MakeFolder(r.ctx, tr, name, func(_ int, rel string, i vfs.Info, f vfs.File) error {
+		p := sub(dir, filepath.FromSlash(rel))
+		if f == nil {
+			return r.mkdir(p, i)
 		}
-		list = l
-		broke := false
-		for _, e := range list {
-			if !plainName(e.Name) {
-				continue
-			}
-			if err := r.entry(tr, join(name, e.Name), sub(dir, e.Name), e); err == nil {
-				written[e.Name] = true
-			} else if pass == 0 {
-				broke = true
-			} else {
-				errs = append(errs, err.Error())
-			}
-		}
-		if !broke {
-			break
-		}
-	}
-	listed := map[string]bool{}
-	for _, e := range list {
-		listed[e.Name] = true
-	}
-	for n := range written {
-		if !listed[n] && dir != "" {
+		return r.write(f, p)
+	})
+	if dir != "" {
+		for _, n := range gone {
 			os.RemoveAll(filepath.Join(dir, n))
 		}
-	}
-	if listed[outputs.ErrorName] {
-		b, err := readAll(r.ctx, tr, join(name, outputs.ErrorName))
-		if err != nil {
-			b = []byte(err.Error())
-		}
-		errs = append([]string{strings.TrimSpace(string(b))}, errs...)
-	}
-	if dir != "" {
 		// The folder's mode narrowed by what the conversion found.
 		if i, err := tr.Stat(r.ctx, name); err == nil {
 			os.Chmod(dir, (i.Mode.Perm()|0o700)&^r.umask)
 		}
 	}
-	if len(errs) > 0 {
-		r.failure(display, abs, strings.Join(errs, "\n"))
-	}
-}
-
-// entry makes the entry name of a mesh's folder (a file, or chunks/ and
-// its files), written at path ("": nowhere).
-func (r *run) entry(tr *vfs.FS, name, path string, e vfs.Info) error {
-	if !e.IsDir() {
-		return r.file(tr, name, path)
-	}
-	if err := r.mkdir(path, e); err != nil {
-		return err
-	}
-	list, err := tr.ReadDir(r.ctx, name)
 	if err != nil {
-		return err
+		r.failure(display, abs, err.Error())
 	}
-	var errs []error
-	for _, c := range list {
-		if plainName(c.Name) {
-			if err := r.entry(tr, join(name, c.Name), sub(path, c.Name), c); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // file opens the file name of tr (converting what it needs) and writes it
@@ -448,6 +389,11 @@ func (r *run) file(tr *vfs.FS, name, path string) error {
 		return err
 	}
 	defer f.Close()
+	return r.write(f, path)
+}
+
+// write writes the open file f at path ("": nowhere) as file says.
+func (r *run) write(f vfs.File, path string) error {
 	if path == "" {
 		return nil
 	}

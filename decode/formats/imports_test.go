@@ -148,3 +148,155 @@ func stateKind(e ast.Expr) string {
 	})
 	return kind
 }
+
+// TestNoTunables: no package-level var of export/ or internal/ is
+// assigned once the program runs (a tunable a test or a command sets, seen
+// by every mount in the process): settings travel in explicit values (a
+// Config). An assignment counts wherever it is in the module, tests
+// included: `=`, `op=`, `++`, or taking the var's address, to the var or
+// to a field or element of it; a var's own declaration does not.
+func TestNoTunables(t *testing.T) {
+	vars := map[string]map[string]bool{} // import path → its package-level vars
+	names := map[string]string{}         // import path → package name
+	for _, top := range []string{"export", "internal"} {
+		packages(t, top, func(path string, pkg *build.Package) {
+			names[path] = pkg.Name
+			vars[path] = map[string]bool{}
+			fset := token.NewFileSet()
+			for _, name := range pkg.GoFiles {
+				f, err := parser.ParseFile(fset, filepath.Join(pkg.Dir, name), nil, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, vs := range packageVars(f) {
+					for _, n := range vs.Names {
+						if n.Name != "_" {
+							vars[path][n.Name] = true
+						}
+					}
+				}
+			}
+		})
+	}
+	root := repoRoot(t)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		for _, a := range assignedVars(t, p, module+"/"+filepath.ToSlash(rel), vars, names) {
+			t.Errorf("%s: assigns package-level %s", a.pos, a.name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// packageVars are the package-level var specs of f.
+func packageVars(f *ast.File) []*ast.ValueSpec {
+	var specs []*ast.ValueSpec
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
+			for _, s := range g.Specs {
+				specs = append(specs, s.(*ast.ValueSpec))
+			}
+		}
+	}
+	return specs
+}
+
+type assignment struct {
+	pos  token.Position
+	name string // path.Var
+}
+
+// assignedVars are the assignments the Go file at p (of the package whose
+// import path is dir) makes to the vars of vars (by import path), whose
+// packages are named names.
+func assignedVars(t *testing.T, p, dir string, vars map[string]map[string]bool, names map[string]string) []assignment {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, p, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// own: the vars an unqualified name may be (the file's package, not
+	// its external test package); imported: a qualifier's import path.
+	var own map[string]bool
+	if !strings.HasSuffix(f.Name.Name, "_test") {
+		own = vars[dir]
+	}
+	decl := map[any]bool{}
+	for _, vs := range packageVars(f) {
+		decl[vs] = true
+	}
+	imported := map[string]string{}
+	for _, imp := range f.Imports {
+		path := strings.Trim(imp.Path.Value, `"`)
+		name := names[path]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		if vars[path] != nil {
+			imported[name] = path
+		}
+	}
+	var found []assignment
+	// target reports the package var that assigning to e changes.
+	target := func(e ast.Expr) {
+		for {
+			switch x := e.(type) {
+			case *ast.ParenExpr:
+				e = x.X
+			case *ast.StarExpr:
+				e = x.X
+			case *ast.IndexExpr:
+				e = x.X
+			case *ast.SelectorExpr:
+				// A qualifier is an unresolved name: not a local.
+				if q, ok := x.X.(*ast.Ident); ok && q.Obj == nil && imported[q.Name] != "" {
+					if path := imported[q.Name]; vars[path][x.Sel.Name] {
+						found = append(found, assignment{fset.Position(x.Pos()), path + "." + x.Sel.Name})
+					}
+					return
+				}
+				e = x.X
+			case *ast.Ident:
+				// The file resolves its own names (a local, or a var
+				// declared in it); a name it leaves unresolved is the
+				// package's (or the universe's).
+				if own[x.Name] && (x.Obj == nil || decl[x.Obj.Decl]) {
+					found = append(found, assignment{fset.Position(x.Pos()), dir + "." + x.Name})
+				}
+				return
+			default:
+				return
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			if n.Tok != token.DEFINE {
+				for _, l := range n.Lhs {
+					target(l)
+				}
+			}
+		case *ast.IncDecStmt:
+			target(n.X)
+		case *ast.UnaryExpr:
+			if n.Op == token.AND {
+				target(n.X)
+			}
+		}
+		return true
+	})
+	return found
+}

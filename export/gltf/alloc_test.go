@@ -9,18 +9,16 @@ import (
 	"github.com/meshfs/meshfs/decode"
 )
 
-// withPoison makes Encode's output buffer come filled with b instead of
-// newOutput's unspecified bytes, for the length of the test.
-func withPoison(t *testing.T, b byte) {
-	prev := newOutput
-	newOutput = func(n int) []byte {
+// poisoned allocates an output filled with b instead of newOutput's
+// unspecified bytes.
+func poisoned(b byte) func(n int) []byte {
+	return func(n int) []byte {
 		out := make([]byte, n)
 		for i := range out {
 			out[i] = b
 		}
 		return out
 	}
-	t.Cleanup(func() { newOutput = prev })
 }
 
 // gapScene has every kind of data whose writer might leave bytes alone: an
@@ -60,8 +58,7 @@ func TestOutputFullyWritten(t *testing.T) {
 		var outs [3][]byte
 		var errs [3]error
 		for k, poison := range []byte{0, 0xa5, 0xff} {
-			withPoison(t, poison)
-			outs[k], errs[k] = Encode(s)
+			outs[k], errs[k] = encodeWith(s, poisoned(poison))
 		}
 		if errs[0] != nil {
 			for k := range errs {

@@ -51,8 +51,12 @@ const Generator = "meshfs"
 
 // Encode returns the scene as a .glb. The same scene always gives the same
 // bytes.
-func Encode(s *decode.Scene) ([]byte, error) {
-	b := &builder{doc: &qgltf.Document{Asset: qgltf.Asset{Version: "2.0", Generator: Generator}}}
+func Encode(s *decode.Scene) ([]byte, error) { return encodeWith(s, newOutput) }
+
+// encodeWith is Encode with the output allocated by newOut (whatever bytes it
+// holds: every one is written).
+func encodeWith(s *decode.Scene, newOut func(n int) []byte) ([]byte, error) {
+	b := &builder{doc: &qgltf.Document{Asset: qgltf.Asset{Version: "2.0", Generator: Generator}}, newOut: newOut}
 	if err := b.scene(s); err != nil {
 		// An index out of range in this or an earlier primitive comes
 		// first, as when indices were checked before anything else.
@@ -83,6 +87,7 @@ type job struct {
 
 type builder struct {
 	doc    *qgltf.Document
+	newOut func(n int) []byte // allocates the output (newOutput)
 	binLen int
 	jobs   []job
 	// indices are the primitives' index lists, in scene order, checked
@@ -230,7 +235,7 @@ func (b *builder) glb() ([]byte, error) {
 	// Every byte of out is written below: header, JSON and its padding,
 	// the jobs' data and the alignment padding, so it need not be zeroed
 	// first (36 MB for a million triangles: 3–4 ms of CPU).
-	out := newOutput(total)
+	out := b.newOut(total)
 	le := binary.LittleEndian
 	le.PutUint32(out[0:], 0x46546C67) // "glTF"
 	le.PutUint32(out[4:], 2)

@@ -299,7 +299,7 @@ func put3(b []byte, v [3]float32) {
 // over that allocation, which Grow guarantees is at least n bytes. If a
 // future Builder zeroed it, this would only be slower. A large output is
 // advised into huge pages before its first write (decode.AdviseHuge).
-var newOutput = func(n int) []byte {
+func newOutput(n int) []byte {
 	if n == 0 {
 		return nil
 	}

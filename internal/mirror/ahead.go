@@ -21,7 +21,8 @@ func (d *Folder) ScanAhead(a *walk.Ahead, after string, scan func(ctx context.Co
 	}
 	a.Go(walk.Scans, func(ctx context.Context) {
 		// The sniffs are cached by the listing the walker just read.
-		walk.ScanAhead(ctx, d.Abs, after, walk.ScanAheadWindow, walk.ScanAheadMax, d.MeshFormat,
+		c := a.Config()
+		walk.ScanAhead(ctx, d.Abs, after, c.ScanWindow, c.ScanMax, d.MeshFormat,
 			func(p string, st *syscall.Stat_t, format decode.Format) {
 				if scan(ctx, p, st, format) {
 					a.Scans.Add(1)
@@ -38,11 +39,12 @@ func (d *Folder) ListAhead(a *walk.Ahead, sn *walk.Sniffer, child *Folder, name 
 	if !child.ListedAhead.CompareAndSwap(false, true) {
 		return
 	}
-	next := d.Subdirs().After(name, walk.ListAheadWindow)
+	c := a.Config()
+	next := d.Subdirs().After(name, c.ListWindow)
 	if len(next) == 0 {
 		return
 	}
 	a.Go(walk.Lists, func(ctx context.Context) {
-		walk.SniffFolders(ctx, sn, d.Abs, next, &a.Sniffs)
+		walk.SniffFolders(ctx, sn, d.Abs, next, c.ListMax, c.ListWorkers, &a.Sniffs)
 	}, nil)
 }

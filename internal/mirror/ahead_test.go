@@ -34,7 +34,7 @@ func TestAhead(t *testing.T) {
 			}
 		}
 	}
-	a := walk.NewAhead()
+	a := walk.NewAhead(walk.Config{})
 	defer a.Close()
 	d := folder(t, filepath.Join(src, "a"))
 	if _, err := d.List(); err != nil {
@@ -83,7 +83,7 @@ func TestAhead(t *testing.T) {
 			t.Fatal("a folder's first listing not recorded")
 		}
 	}
-	b := walk.NewAhead()
+	b := walk.NewAhead(walk.Config{})
 	defer b.Close()
 	root.ListAhead(b, root.Sniffer, children[0], "a")
 	b.Close()

@@ -3,7 +3,8 @@
 // which format each source file version is (Sniffer), sniffs the files of
 // the folders a walker enters next (SniffFolder), and scans a folder's
 // meshes ahead of it (ScanAhead). Passes run in the background one at a
-// time per kind, and stop when the mount closes (Ahead).
+// time per kind, as far as the mount's Config says, and stop when the
+// mount closes (Ahead).
 //
 // Listing ahead: the first listing of a source folder sniffs every file in
 // it that was not sniffed before (an open and a read of its first bytes),
@@ -22,6 +23,7 @@
 package walk
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"path/filepath"
@@ -124,8 +126,39 @@ func (s *Sniffer) Count() int64 { return s.count.Load() }
 // Close stops the sniffer's background work.
 func (s *Sniffer) Close() { s.c.StopAllGoroutines() }
 
+// Config is how far the passes of one mount run ahead of a walker. A
+// field left zero takes its default (Config.defaults, the one place they
+// are kept).
+type Config struct {
+	// ScanMax is the largest source scanned ahead (4 MiB), and ScanWindow
+	// how many meshes after the one entered a pass covers (256): a walker
+	// that gets past them misses again and starts the next pass from
+	// there, so a huge folder is not scanned whole into memory for a
+	// walker that stops early.
+	ScanMax    int64
+	ScanWindow int
+	// ListWindow is how many folders after the one listed a pass covers
+	// (2), ListMax how many files it sniffs at most (1024: a listing is
+	// not always a walk, and `ls` of one folder must not make the daemon
+	// read a huge sibling folder's files), and ListWorkers how many sniffs
+	// it keeps in flight (4: the disk's queue, not the CPU, is what they
+	// wait for).
+	ListWindow, ListMax, ListWorkers int
+}
+
+// defaults returns c with each zero field set to its default.
+func (c Config) defaults() Config {
+	c.ScanMax = cmp.Or(c.ScanMax, 4<<20)
+	c.ScanWindow = cmp.Or(c.ScanWindow, 256)
+	c.ListWindow = cmp.Or(c.ListWindow, 2)
+	c.ListMax = cmp.Or(c.ListMax, 1024)
+	c.ListWorkers = cmp.Or(c.ListWorkers, 4)
+	return c
+}
+
 // Ahead runs the background passes of one mount.
 type Ahead struct {
+	cfg    Config
 	mu     sync.Mutex
 	closed bool
 	wg     sync.WaitGroup
@@ -139,11 +172,14 @@ type Ahead struct {
 	Scans, Sniffs atomic.Int64
 }
 
-// NewAhead returns a mount's pass runner.
-func NewAhead() *Ahead {
+// NewAhead returns a mount's pass runner, running as far as c says.
+func NewAhead(c Config) *Ahead {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Ahead{Ctx: ctx, cancel: cancel, scans: make(chan struct{}, 1), lists: make(chan struct{}, 1)}
+	return &Ahead{cfg: c.defaults(), Ctx: ctx, cancel: cancel, scans: make(chan struct{}, 1), lists: make(chan struct{}, 1)}
 }
+
+// Config is how far the passes run, with its defaults set.
+func (a *Ahead) Config() Config { return a.cfg }
 
 // Kind is a kind of pass: one of each runs at a time.
 type Kind int
@@ -304,37 +340,16 @@ func ScanAhead(ctx context.Context, dir, after string, window int, maxSize int64
 	}
 }
 
-// ScanAheadMax is the largest source scanned ahead, and ScanAheadWindow
-// how many meshes after the one entered a pass covers: a walker that gets
-// past them misses again and starts the next pass from there, so a huge
-// folder is not scanned whole into memory for a walker that stops early
-// (vars for tests).
-var (
-	ScanAheadMax    int64 = 4 << 20
-	ScanAheadWindow       = 256
-)
-
-// ListAheadWindow is how many folders after the one listed a pass covers,
-// ListAheadMax how many files it sniffs at most (a listing is not always a
-// walk: `ls` of one folder must not make the daemon read a huge sibling
-// folder's files), and ListAheadWorkers how many sniffs it keeps in flight
-// (the disk's queue, not the CPU, is what they wait for).
-var (
-	ListAheadWindow  = 2
-	ListAheadMax     = 1024
-	ListAheadWorkers = 4
-)
-
 // SniffFolders sniffs the files of the folders names of parent, in order,
-// at most ListAheadMax files in all, adding the number of files each
-// folder's pass read to reads as it ends.
-func SniffFolders(ctx context.Context, s *Sniffer, parent string, names []string, reads *atomic.Int64) {
-	budget := ListAheadMax
+// at most limit files in all, up to workers at a time, adding the number
+// of files each folder's pass read to reads as it ends.
+func SniffFolders(ctx context.Context, s *Sniffer, parent string, names []string, limit, workers int, reads *atomic.Int64) {
+	budget := limit
 	for _, n := range names {
 		if budget <= 0 || ctx.Err() != nil {
 			return
 		}
-		looked, r := SniffFolder(ctx, s, filepath.Join(parent, n), budget, ListAheadWorkers)
+		looked, r := SniffFolder(ctx, s, filepath.Join(parent, n), budget, workers)
 		budget -= looked
 		reads.Add(r)
 	}

@@ -76,7 +76,7 @@ func TestFolderOrder(t *testing.T) {
 }
 
 func TestAheadOneAtATimeAndClose(t *testing.T) {
-	a := NewAhead()
+	a := NewAhead(Config{})
 	var running, most atomic.Int32
 	release := make(chan struct{})
 	dropped := 0
@@ -163,7 +163,7 @@ func TestSniffFolder(t *testing.T) {
 	}
 }
 
-// SniffFolders stops at ListAheadMax files in all.
+// SniffFolders stops at its limit of files in all.
 func TestSniffFoldersBudget(t *testing.T) {
 	parent := t.TempDir()
 	for _, n := range []string{"a", "b"} {
@@ -177,12 +177,28 @@ func TestSniffFoldersBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	old := ListAheadMax
-	ListAheadMax = 5
-	t.Cleanup(func() { ListAheadMax = old })
 	var reads atomic.Int64
-	SniffFolders(context.Background(), s, parent, []string{"a", "b"}, &reads)
+	SniffFolders(context.Background(), s, parent, []string{"a", "b"}, 5, 4, &reads)
 	if n := reads.Load(); n < 1 || n > 5 || s.Count() > 5 {
 		t.Fatalf("%d files read (%d sniffs), want at most 5", n, s.Count())
+	}
+}
+
+// A mount's passes run as far as its Config says; a field left zero takes
+// its default.
+func TestAheadConfigDefaults(t *testing.T) {
+	set := NewAhead(Config{ListMax: 5})
+	defer set.Close()
+	none := NewAhead(Config{})
+	defer none.Close()
+	c, d := set.Config(), none.Config()
+	if c.ListMax != 5 || d.ListMax == 5 {
+		t.Fatalf("ListMax %d set, %d by default", c.ListMax, d.ListMax)
+	}
+	if d.ScanMax <= 0 || d.ScanWindow <= 0 || d.ListWindow <= 0 || d.ListMax <= 0 || d.ListWorkers <= 0 {
+		t.Fatalf("a zero field kept no default: %+v", d)
+	}
+	if c.ListMax = d.ListMax; c != d {
+		t.Fatalf("fields not set differ from the defaults: %+v, %+v", c, d)
 	}
 }

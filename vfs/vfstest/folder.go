@@ -2,7 +2,6 @@ package vfstest
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,62 +71,27 @@ type Made struct {
 }
 
 // Folder makes the folder name of tr as `meshfs convert` does
-// (cmd/meshfs/walktree.go): every entry listed is opened, converting it,
-// and read; when one fails the listing has changed (error.txt in, the
-// geometry out) and the folder is made once more from the new listing.
-// It returns the entries in listing order, a folder before what it holds,
-// and the folder's failure: error.txt's text as an error, joined with the
-// errors of entries that fail again (nil when it has neither).
+// (vfs.MakeFolder), reading each file whole. It returns the entries of
+// the last pass in listing order, a folder before what it holds, and the
+// folder's failure (MakeFolder's).
 func Folder(ctx context.Context, tr vfs.Tree, name string) ([]Made, error) {
 	var made []Made
-	var errs []error
-	for pass := range 2 {
-		made, errs = nil, nil
-		var walk func(dir, rel string)
-		walk = func(dir, rel string) {
-			list, err := tr.ReadDir(ctx, dir)
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
-			for _, e := range list {
-				p, r := Join(dir, e.Name), rel+e.Name
-				if e.IsDir() {
-					i, err := tr.Stat(ctx, p)
-					if err != nil {
-						errs = append(errs, err)
-						continue
-					}
-					made = append(made, Made{Name: r + "/", Info: i})
-					walk(p, r+"/")
-					continue
-				}
-				f, err := tr.Open(ctx, p)
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				b, err := io.ReadAll(io.NewSectionReader(f, 0, f.Info().Size))
-				i := f.Info()
-				f.Close()
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				made = append(made, Made{Name: r, Info: i, Data: b})
-			}
+	last := 0
+	_, err := vfs.MakeFolder(ctx, tr, name, func(pass int, rel string, i vfs.Info, f vfs.File) error {
+		if pass != last {
+			made, last = nil, pass
 		}
-		walk(name, "")
-		if len(errs) == 0 || pass == 1 {
-			break
+		if f == nil {
+			made = append(made, Made{Name: rel + "/", Info: i})
+			return nil
 		}
-	}
-	for _, m := range made {
-		if m.Name == outputs.ErrorName {
-			errs = append([]error{errors.New(strings.TrimSpace(string(m.Data)))}, errs...)
+		b, err := io.ReadAll(io.NewSectionReader(f, 0, i.Size))
+		if err == nil {
+			made = append(made, Made{Name: rel, Info: i, Data: b})
 		}
-	}
-	return made, errors.Join(errs...)
+		return err
+	})
+	return made, err
 }
 
 // Files is made by name, a folder's name ending in "/" with nil bytes.
