@@ -9,7 +9,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/version"
@@ -30,7 +29,7 @@ type sourced interface{ id() srcID }
 // source file st.
 func fillDirAttr(a *fuse.Attr, st *syscall.Stat_t) {
 	a.FromStat(st)
-	a.Mode = syscall.S_IFDIR | mirror.ReadOnlyMode(st.Mode, true)
+	a.Mode = syscall.S_IFDIR | vfs.ReadOnlyMode(st.Mode, true)
 	a.Size = 0
 	a.Blocks = 0
 	a.Nlink = 2
@@ -40,7 +39,7 @@ func fillDirAttr(a *fuse.Attr, st *syscall.Stat_t) {
 // owner and times).
 func fillFileAttr(a *fuse.Attr, st *syscall.Stat_t, size int64) {
 	a.FromStat(st)
-	a.Mode = syscall.S_IFREG | mirror.ReadOnlyMode(st.Mode, false)
+	a.Mode = syscall.S_IFREG | vfs.ReadOnlyMode(st.Mode, false)
 	a.Size = uint64(size)
 	a.Nlink = 1
 	a.Blksize = 4096
@@ -48,11 +47,11 @@ func fillFileAttr(a *fuse.Attr, st *syscall.Stat_t, size int64) {
 }
 
 // dirNode mirrors one source folder (its listing and stat policy:
-// mirror.Folder).
+// vfs.Folder).
 type dirNode struct {
 	gofs.Inode
 	fsys  *FS
-	dir   *mirror.Folder
+	dir   *vfs.Folder
 	ident srcID
 }
 
@@ -126,7 +125,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		node, mode = &linkNode{fsys: d.fsys, abs: e.Path, ident: id}, syscall.S_IFLNK
 	default:
 		out.Attr.FromStat(st)
-		out.Attr.Mode = syscall.S_IFREG | mirror.ReadOnlyMode(st.Mode, false)
+		out.Attr.Mode = syscall.S_IFREG | vfs.ReadOnlyMode(st.Mode, false)
 		node, mode = &passFile{fsys: d.fsys, abs: e.Path, ident: id, packed: e.Packed}, syscall.S_IFREG
 	}
 	d.fsys.shortTTL(d, out, nil)
@@ -247,7 +246,7 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 		return gofs.ToErrno(err)
 	}
 	out.Attr.FromStat(&st)
-	out.Attr.Mode = syscall.S_IFREG | mirror.ReadOnlyMode(st.Mode, false)
+	out.Attr.Mode = syscall.S_IFREG | vfs.ReadOnlyMode(st.Mode, false)
 	p.fsys.shortTTL(parentDir(&p.Inode), nil, out)
 	return 0
 }
@@ -257,7 +256,7 @@ func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		return nil, noFlush, 0 // read as under no_open
 	}
 	// Replaced since the lookup: this inode is the old file's, whose
-	// readers may hold its size (mirror.Versioned); ESTALE.
+	// readers may hold its size (vfs.Versioned); ESTALE.
 	f, err := srcfile.OpenSame(p.abs, p.same)
 	if err != nil {
 		return nil, 0, errno(err)

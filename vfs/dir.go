@@ -14,14 +14,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
 // DirTree is the Tree of a plain folder: every file its own bytes, nothing
 // converted. It keeps the mount's rules for what it shows: modes without
-// write bits (mirror.ReadOnlyMode), no symbolic link followed in any
+// write bits (ReadOnlyMode), no symbolic link followed in any
 // component (a link is listed with fs.ModeSymlink and cannot be opened),
 // only regular files opened, and a file replaced after Open reads as
 // ErrStale. It is what a door is tested on without conversions, and what
@@ -177,7 +176,7 @@ func dirInfo(name string, st *unix.Stat_t) Info {
 	}
 	return Info{
 		Name:    name,
-		Mode:    typ | fs.FileMode(mirror.ReadOnlyMode(st.Mode&0o7777, typ == fs.ModeDir)),
+		Mode:    typ | fs.FileMode(ReadOnlyMode(st.Mode&0o7777, typ == fs.ModeDir)),
 		Size:    size,
 		ModTime: time.Unix(st.Mtim.Unix()),
 		Uid:     st.Uid,

@@ -18,7 +18,6 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/logonce"
-	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
@@ -50,7 +49,7 @@ type Config struct {
 	// is then not seen.
 	NoWatch bool
 	// Overlay shows a resource/ or res/ folder as the game sees it
-	// (mirror.Folder.Overlay).
+	// (Folder.Overlay).
 	Overlay bool
 	// Changes, if set, is told of every change the watcher sees, which
 	// waits for StartWatch to report any.
@@ -85,16 +84,16 @@ type FS struct {
 	// folders are the source folders met, by path, each for the file it
 	// was met as (a folder replaced by another gets a Folder of its own).
 	folders map[string]*folder
-	root    *mirror.Folder
+	root    *Folder
 	// watched are the folders watched (the tree's and a door's), by path,
 	// for the watcher's events; changes is Config.Changes.
-	watched mirror.Watched[*mirror.Folder]
+	watched Watched[*Folder]
 	changes Changes
 }
 
 type folder struct {
 	id version.File
-	f  *mirror.Folder
+	f  *Folder
 }
 
 var _ Tree = (*FS)(nil)
@@ -188,7 +187,7 @@ func (t *FS) Touch() { t.activity.Touch() }
 func (t *FS) Projects() *outputs.Projects { return t.projects }
 
 // Root is the Folder of the source folder shown at the root.
-func (t *FS) Root() *mirror.Folder { return t.root }
+func (t *FS) Root() *Folder { return t.root }
 
 // Prewarm converts every mesh under the source in the background, once,
 // and returns the pre-warmer; Close stops it.
@@ -200,8 +199,8 @@ func (t *FS) sniff(p string, st *syscall.Stat_t) decode.Format {
 	return fm
 }
 
-func (t *FS) newFolder(abs string) *mirror.Folder {
-	return &mirror.Folder{Abs: abs, Sniffer: t.sniffer, View: t.view, Overlay: t.cfg.Overlay}
+func (t *FS) newFolder(abs string) *Folder {
+	return &Folder{Abs: abs, Sniffer: t.sniffer, View: t.view, Overlay: t.cfg.Overlay}
 }
 
 // maxFolders bounds the folders kept: past it, the tree starts over (a
@@ -209,7 +208,7 @@ func (t *FS) newFolder(abs string) *mirror.Folder {
 const maxFolders = 1 << 14
 
 // folderAt is the Folder of the source folder abs met as file id.
-func (t *FS) folderAt(abs string, id version.File) *mirror.Folder {
+func (t *FS) folderAt(abs string, id version.File) *Folder {
 	t.mu.Lock()
 	f := t.folders[abs]
 	if f == nil || f.id != id {
@@ -248,7 +247,7 @@ type node struct {
 	st syscall.Stat_t
 	// dir is the folder itself (kFolder), else the source folder the
 	// source is in; abs the source's path; packed: inside an archive.
-	dir    *mirror.Folder
+	dir    *Folder
 	abs    string
 	base   string // the source's name in dir
 	packed bool
@@ -335,7 +334,7 @@ func (t *FS) child(ctx context.Context, n *node, name string) (*node, error) {
 
 // inFolder resolves the entry name of source folder d as every door
 // shows it (SourceLookup).
-func (t *FS) inFolder(d *mirror.Folder, name string) (*node, error) {
+func (t *FS) inFolder(d *Folder, name string) (*node, error) {
 	if d == t.root && name == MetaName {
 		return nil, fs.ErrNotExist
 	}
@@ -348,7 +347,7 @@ func (t *FS) inFolder(d *mirror.Folder, name string) (*node, error) {
 
 // folderEntry is the node of the entry name of source folder d, which
 // shows as e.
-func (t *FS) folderEntry(d *mirror.Folder, name string, e SourceEntry) (*node, error) {
+func (t *FS) folderEntry(d *Folder, name string, e SourceEntry) (*node, error) {
 	var err error
 	n := &node{name: name, src: e.Kind, st: e.Stat, dir: d, abs: e.Path, base: name, packed: e.Packed, text: e.Text}
 	switch e.Kind {
@@ -366,7 +365,7 @@ func (t *FS) folderEntry(d *mirror.Folder, name string, e SourceEntry) (*node, e
 	case SourceFile:
 		n.kind = kFile
 	case SourcePNG:
-		n.kind, n.base = kPNG, mirror.PNGSource(name)
+		n.kind, n.base = kPNG, PNGSource(name)
 	case SourceText:
 		n.kind = kText
 	}
@@ -442,11 +441,11 @@ func (t *FS) png(ctx context.Context, n *node) ([]byte, error) {
 }
 
 // infoOf is n's Info of the given type and size: the source's times and
-// owner, its permissions read-only (mirror.ReadOnlyMode).
+// owner, its permissions read-only (ReadOnlyMode).
 func (t *FS) infoOf(n *node, typ fs.FileMode, size int64, ver string) Info {
 	return Info{
 		Name:    n.name,
-		Mode:    typ | fs.FileMode(mirror.ReadOnlyMode(n.st.Mode, typ == fs.ModeDir)),
+		Mode:    typ | fs.FileMode(ReadOnlyMode(n.st.Mode, typ == fs.ModeDir)),
 		Size:    size,
 		ModTime: time.Unix(n.st.Mtim.Unix()),
 		Uid:     n.st.Uid,
@@ -532,7 +531,7 @@ func (t *FS) readDir(ctx context.Context, n *node) ([]Info, error) {
 
 // readFolder lists the source folder d: each entry as SourceLookup shows
 // it, from the stat the listing took (one stat an entry).
-func (t *FS) readFolder(ctx context.Context, d *mirror.Folder) ([]Info, error) {
+func (t *FS) readFolder(ctx context.Context, d *Folder) ([]Info, error) {
 	ents, err := t.List(d)
 	if err != nil {
 		return nil, err

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/store/record"
@@ -343,7 +342,7 @@ func (r *run) texture(tr *vfs.FS, name, path string) {
 		return
 	}
 	if base, ok := strings.CutSuffix(name, outputs.PNGSuffix); ok {
-		r.file(tr, base+mirror.TextureErrorSuffix, strings.TrimSuffix(path, outputs.PNGSuffix)+mirror.TextureErrorSuffix)
+		r.file(tr, base+vfs.TextureErrorSuffix, strings.TrimSuffix(path, outputs.PNGSuffix)+vfs.TextureErrorSuffix)
 	}
 }
 

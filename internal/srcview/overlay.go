@@ -20,7 +20,7 @@ import (
 // it is versioned by the archive file. Archives inside archives take no
 // part. export/outputs resolves references beneath asset roots this way,
 // and the mount's --overlay shows a resource/ or res/ folder so
-// (internal/mirror).
+// (vfs.Folder).
 
 // Layers are the folders whose trees the game's view of the folder root
 // merges, in the order a name is looked for: root itself, then its

@@ -42,7 +42,7 @@ type Stats struct {
 // Config is what a pre-warmer walks and converts with.
 type Config struct {
 	// Tree is the source folder walked, through View (archives as the
-	// mount shows them, internal/mirror).
+	// mount shows them, vfs.Folder).
 	Tree string
 	View *srcview.Packed
 	// Sniff returns the format of the source file at path (stat st), or
@@ -173,7 +173,7 @@ func (w *Warmer) walk(ctx context.Context) {
 }
 
 // warmArchive warms the meshes of the archive at path, as the mount shows
-// them (internal/mirror): its nested archives' too, as far as
+// them (vfs.Folder): its nested archives' too, as far as
 // srcview.Packed.Descends says.
 func warmArchive(v *srcview.Packed, path string, warm func(string) (bool, error)) error {
 	a, _, _, _ := v.Archive(path)

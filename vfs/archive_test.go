@@ -1,4 +1,4 @@
-package mirror
+package vfs
 
 import (
 	"archive/zip"
@@ -65,7 +65,7 @@ func TestArchiveFolders(t *testing.T) {
 	writeZip(t, filepath.Join(dir, "game.dat"), files)
 	os.WriteFile(filepath.Join(dir, "fake.zip"), []byte("not an archive"), 0o644)
 
-	d := folder(t, dir)
+	d := mirrorFolder(t, dir)
 	got := kinds(t, d)
 	if got["game.dat"] != syscall.S_IFDIR || got["fake.zip"] != syscall.S_IFREG {
 		t.Fatalf("listing %v", got)
@@ -80,14 +80,14 @@ func TestArchiveFolders(t *testing.T) {
 	}
 	first := ArchiveFile(&st)
 
-	top := folder(t, filepath.Join(dir, "game.dat"))
+	top := mirrorFolder(t, filepath.Join(dir, "game.dat"))
 	if !top.Packed() {
 		t.Error("the archive's folder is not packed")
 	}
 	if got := kinds(t, top); len(got) != 3 || got["m"] != syscall.S_IFDIR || got["nested.pak"] != syscall.S_IFREG || got["notes.txt"] != syscall.S_IFREG {
 		t.Errorf("the archive lists %v", got)
 	}
-	m := folder(t, filepath.Join(dir, "game.dat", "m"))
+	m := mirrorFolder(t, filepath.Join(dir, "game.dat", "m"))
 	if got := kinds(t, m); len(got) != 3 || got["a.ply"] != syscall.S_IFDIR || got["wood.dds"] != syscall.S_IFREG || got["wood.dds.png"] != syscall.S_IFREG {
 		t.Errorf("the archive's m/ lists %v", got)
 	}
@@ -109,7 +109,7 @@ func TestArchiveFolders(t *testing.T) {
 
 	b, _ := os.ReadFile(filepath.Join(dir, "game.dat"))
 	os.WriteFile(filepath.Join(dir, "cut.zip"), b[:len(b)-30], 0o644)
-	cut := folder(t, filepath.Join(dir, "cut.zip"))
+	cut := mirrorFolder(t, filepath.Join(dir, "cut.zip"))
 	if got := kinds(t, cut); got["error.txt"] != syscall.S_IFREG || got["notes.txt"] != syscall.S_IFREG {
 		t.Errorf("a cut archive lists %v", got)
 	}
@@ -131,7 +131,7 @@ func TestNestedKind(t *testing.T) {
 	writeZip(t, inner, map[string][]byte{"m/a.ply": gem})
 	b, _ := os.ReadFile(inner)
 	writeZip(t, filepath.Join(dir, "outer.zip"), map[string][]byte{"inner.zip": b, "cut.zip": b[:len(b)-30]})
-	top := folder(t, filepath.Join(dir, "outer.zip"))
+	top := mirrorFolder(t, filepath.Join(dir, "outer.zip"))
 	if got := kinds(t, top); got["inner.zip"] != syscall.S_IFREG || got["cut.zip"] != syscall.S_IFREG {
 		t.Fatalf("without nesting the outer archive lists %v", got)
 	}
@@ -171,7 +171,7 @@ func TestForgedErrorText(t *testing.T) {
 	w.Close()
 	b := buf.Bytes()
 	os.WriteFile(filepath.Join(dir, "cut.zip"), b[:len(b)-30], 0o644)
-	cut := folder(t, filepath.Join(dir, "cut.zip"))
+	cut := mirrorFolder(t, filepath.Join(dir, "cut.zip"))
 	ents, err := cut.List()
 	if err != nil {
 		t.Fatal(err)

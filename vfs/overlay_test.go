@@ -1,4 +1,4 @@
-package mirror
+package vfs
 
 import (
 	"io"
@@ -55,7 +55,7 @@ func TestOverlayFolders(t *testing.T) {
 	os.MkdirAll(other, 0o755)
 	writeZip(t, filepath.Join(other, "a.pak"), map[string][]byte{"y.txt": []byte("a")})
 
-	top := folder(t, res)
+	top := mirrorFolder(t, res)
 	top.Overlay = true
 	got := kinds(t, top)
 	want := map[string]uint32{"x.txt": syscall.S_IFREG, "y.txt": syscall.S_IFREG, "z.txt": syscall.S_IFREG,
@@ -82,7 +82,7 @@ func TestOverlayFolders(t *testing.T) {
 		t.Errorf("a merged folder's path is %s", p)
 	}
 
-	sub := folder(t, filepath.Join(res, "sub"))
+	sub := mirrorFolder(t, filepath.Join(res, "sub"))
 	sub.Overlay = true
 	if got := kinds(t, sub); len(got) != 3 {
 		t.Errorf("the merged sub/ lists %v", got)
@@ -93,7 +93,7 @@ func TestOverlayFolders(t *testing.T) {
 		}
 	}
 
-	m := folder(t, filepath.Join(res, "m"))
+	m := mirrorFolder(t, filepath.Join(res, "m"))
 	m.Overlay = true
 	if got := kinds(t, m); len(got) != 3 || got["a.ply"] != syscall.S_IFDIR || got["wood.dds.png"] != syscall.S_IFREG {
 		t.Errorf("the merged m/ (only in b.pak) lists %v", got)
@@ -124,11 +124,11 @@ func TestOverlayFolders(t *testing.T) {
 		t.Errorf("the merged sub/ after a.pak was rewritten: %v, time %v, want %v", err, time.Unix(st.Mtim.Unix()), later)
 	}
 
-	plain := folder(t, res)
+	plain := mirrorFolder(t, res)
 	if got := kinds(t, plain); got["y.txt"] != 0 || got["a.pak"] != syscall.S_IFDIR {
 		t.Errorf("resource/ without Overlay lists %v", got)
 	}
-	o := folder(t, other)
+	o := mirrorFolder(t, other)
 	o.Overlay = true
 	if got := kinds(t, o); len(got) != 1 {
 		t.Errorf("a folder not named resource or res is merged: %v", got)
@@ -149,7 +149,7 @@ func TestOverlayNarrowed(t *testing.T) {
 	writeZip(t, filepath.Join(res, "b.pak"), map[string][]byte{"sub/secret.txt": []byte("b")})
 	os.Chmod(filepath.Join(res, "b.pak"), 0o600)
 
-	top := folder(t, res)
+	top := mirrorFolder(t, res)
 	top.Overlay = true
 	var st syscall.Stat_t
 	if err := top.Stat(&st); err != nil || st.Mode&0o777 != 0o500 {
@@ -167,7 +167,7 @@ func TestOverlayNarrowed(t *testing.T) {
 	if err := top.Lstat("sub", &st, top.Now()); err != nil || st.Mode&0o777 != 0o500 {
 		t.Errorf("sub/ as the listing keeps it: %v, mode %o; want 500", err, st.Mode&0o777)
 	}
-	parent := folder(t, base)
+	parent := mirrorFolder(t, base)
 	parent.Overlay = true
 	if err := parent.Lstat("resource", &st, parent.Now()); err != nil || st.Mode&0o777 != 0o500 {
 		t.Errorf("resource/ as its parent stats it: %v, mode %o; want 500", err, st.Mode&0o777)

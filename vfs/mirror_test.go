@@ -1,4 +1,4 @@
-package mirror
+package vfs
 
 import (
 	"os"
@@ -14,7 +14,7 @@ import (
 	"github.com/meshfs/meshfs/internal/walk"
 )
 
-func folder(t *testing.T, dir string) *Folder {
+func mirrorFolder(t *testing.T, dir string) *Folder {
 	t.Helper()
 	return folderIn(t, srcview.NewView(), dir)
 }
@@ -38,7 +38,7 @@ func TestRecentStatReuse(t *testing.T) {
 	if err := os.WriteFile(p, []byte("abc"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := folder(t, dir)
+	d := mirrorFolder(t, dir)
 	var r Recent
 	size := func() int64 {
 		t.Helper()
@@ -112,7 +112,7 @@ func TestListedStatReuse(t *testing.T) {
 	if err := os.WriteFile(p, []byte("abc"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := folder(t, dir)
+	d := mirrorFolder(t, dir)
 	if _, err := d.List(); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestList(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := folder(t, dir)
+	d := mirrorFolder(t, dir)
 	ents, err := d.List()
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +269,7 @@ func TestChanged(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "door.msh"), nil, 0o644)
 	os.WriteFile(filepath.Join(dir, "door.msh.blob"), nil, 0o644)
-	d := folder(t, dir)
+	d := mirrorFolder(t, dir)
 	names, dep := d.Changed("wood.dds")
 	if !slices.Equal(names, []string{"wood.dds", "wood.dds.png"}) || dep || d.Changes.Load() != 1 {
 		t.Fatalf("wood.dds: %v %v, count %d", names, dep, d.Changes.Load())

@@ -1,4 +1,6 @@
-// Package mirror is a source folder as the mount shows it, apart from FUSE:
+package vfs
+
+// A source folder as the tree shows it (Folder):
 // what each entry shows as (a folder, a plain file, a link, a mesh folder,
 // a texture's PNG, or nothing), the folder's listing, and the stats that
 // the requests of one burst share.
@@ -12,7 +14,6 @@
 // Any change the watcher reports in the folder bumps its change count
 // (Folder.Changes): a stat taken before the bump (so possibly before the
 // change) is never reused after it.
-package mirror
 
 import (
 	"path/filepath"

@@ -1,4 +1,4 @@
-package mirror
+package vfs
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func TestAhead(t *testing.T) {
 	}
 	a := walk.NewAhead()
 	defer a.Close()
-	d := folder(t, filepath.Join(src, "a"))
+	d := mirrorFolder(t, filepath.Join(src, "a"))
 	if _, err := d.List(); err != nil {
 		t.Fatal(err)
 	}
@@ -62,14 +62,14 @@ func TestAhead(t *testing.T) {
 		t.Fatalf("scanned %v (%d counted), want the two meshes after m0.ply", got, a.Scans.Load())
 	}
 
-	root := folder(t, src)
+	root := mirrorFolder(t, src)
 	if _, err := root.List(); err != nil {
 		t.Fatal(err)
 	}
 	// Whichever of the folders the listing gave first has folders after it.
 	var children []*Folder
 	for _, name := range []string{"a", "b", "c"} {
-		child := folder(t, filepath.Join(src, name))
+		child := mirrorFolder(t, filepath.Join(src, name))
 		children = append(children, child)
 		root.ListAhead(a, root.Sniffer, child, name)
 	}
