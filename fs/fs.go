@@ -34,7 +34,6 @@ import (
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/store/prewarm"
 	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 	"github.com/meshfs/meshfs/internal/walk"
 	"github.com/meshfs/meshfs/vfs"
@@ -100,7 +99,7 @@ type FS struct {
 	start time.Time
 	n     meshstats.Counts // what stats.json reports of the mount
 	// warm is the pre-warmer (nil: not started).
-	warm *prewarm.Warmer
+	warm *store.Warmer
 	once *logonce.Log
 
 	// ttl decides the kernel's entry and attribute timeouts.

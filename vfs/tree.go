@@ -21,8 +21,6 @@ import (
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/store/idle"
-	"github.com/meshfs/meshfs/internal/store/prewarm"
 	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
@@ -73,7 +71,7 @@ type FS struct {
 	// activity is when readers last asked anything (the store's
 	// background work stands aside while they do); projects are the
 	// asset projects' indexes, told of changes by the watcher.
-	activity *idle.Activity
+	activity *store.Activity
 	projects *outputs.Projects
 	once     *logonce.Log
 	// tag folds the converter's version and limits into every output's
@@ -130,7 +128,7 @@ func New(cfg Config) (*FS, error) {
 		sc.Events = events{t}
 	}
 	if sc.Activity == nil {
-		sc.Activity = idle.New(sc.Clock)
+		sc.Activity = store.NewActivity(sc.Clock)
 	}
 	t.activity = sc.Activity
 	if t.st, err = store.Open(sc, src, &t.versions, lg); err != nil {
@@ -191,7 +189,7 @@ func (t *FS) Root() *Folder { return t.root }
 
 // Prewarm converts every mesh under the source in the background, once,
 // and returns the pre-warmer; Close stops it.
-func (t *FS) Prewarm() *prewarm.Warmer { return t.st.Prewarm(t.sniff) }
+func (t *FS) Prewarm() *store.Warmer { return t.st.Prewarm(t.sniff) }
 
 // sniff is the format of the source file at p (stat st), or nil.
 func (t *FS) sniff(p string, st *syscall.Stat_t) decode.Format {

@@ -8,14 +8,9 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/archive"
-	"github.com/meshfs/meshfs/internal/cache"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/logonce"
 	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/store/disktier"
 	"github.com/meshfs/meshfs/internal/store/failures"
-	"github.com/meshfs/meshfs/internal/store/gcpace"
-	"github.com/meshfs/meshfs/internal/store/idle"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -51,21 +46,21 @@ type Config struct {
 	// DiskCache, when set, keeps converted outputs across mounts (opened by
 	// the caller with record.CacheVersion of the same Build and Limits;
 	// closed by the caller after the store's cache).
-	DiskCache *diskcache.Cache
+	DiskCache *DiskCache
 	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
-	// converts (gcpace.Pacer); the process's own setting is restored after.
+	// converts (Pacer); the process's own setting is restored after.
 	ConvertGOGC int
 	// Clock is the time the waits for a quiet moment read (nil: the real
 	// one; tests set their own).
-	Clock idle.Clock
+	Clock Clock
 	// Activity is the readers' activity the store's background work (big
 	// saves, the pre-warmer) stands aside for: the mount touches it at
 	// each request (nil: one of the store's own, on Clock, which nothing
 	// touches but its conversions).
-	Activity *idle.Activity
+	Activity *Activity
 	// SaveQuiet and SaveQuietMax are how long a big save waits for the
-	// readers to pause, and at most (0: disktier.DefaultQuiet,
-	// disktier.DefaultQuietMax).
+	// readers to pause, and at most (0: DefaultQuiet,
+	// DefaultQuietMax).
 	SaveQuiet, SaveQuietMax time.Duration
 	// Events are told what the store finds that the kernel must learn
 	// (nil: nobody).
@@ -80,7 +75,7 @@ func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = DefaultCacheSize
 	}
-	c, err := cache.New(cfg.CacheSize)
+	c, err := newMemCache(cfg.CacheSize)
 	if err != nil {
 		return nil, err
 	}
@@ -92,15 +87,15 @@ func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*
 		lg = log.New(io.Discard, "", 0)
 	}
 	s := &Store{cache: c, dc: cfg.DiskCache, sem: outputs.NewSemaphore(n), versions: versions, log: lg, once: logonce.New(lg), events: cfg.Events,
-		gc: gcpace.New(cfg.ConvertGOGC), activity: cfg.Activity, limits: outputs.DefaultLimits, tree: tree}
+		gc: newPacer(cfg.ConvertGOGC), activity: cfg.Activity, limits: outputs.DefaultLimits, tree: tree}
 	if s.events == nil {
 		s.events = noEvents{}
 	}
 	if s.activity == nil {
-		s.activity = idle.New(cfg.Clock)
+		s.activity = NewActivity(cfg.Clock)
 	}
 	s.failed = failures.New(s.still)
-	s.disk = disktier.New(disktier.Config{Disk: cfg.DiskCache, Activity: s.activity, Still: s.still, LogOnce: s.logOnce,
+	s.disk = newTier(tierConfig{Disk: cfg.DiskCache, Activity: s.activity, Still: s.still, LogOnce: s.logOnce,
 		Quiet: cfg.SaveQuiet, QuietMax: cfg.SaveQuietMax})
 	versions.Folder, versions.Recorded = s.folderDeps.of, s.recordedDeps
 	if cfg.Limits != nil {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/version"
 )
@@ -40,7 +39,7 @@ func texturedMesh(t *testing.T) string {
 func reopen(t *testing.T, s *Store, disk string) *Store {
 	t.Helper()
 	s.closeDisk()
-	dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
+	dc, err := OpenDiskCache(disk, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/meshfs/meshfs/decode"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -23,7 +22,7 @@ import (
 // is final when error.txt is listed or when the geometry outputs the
 // folder has are known to have converted (in memory or in the disk cache).
 func (s *Store) Listing(ctx context.Context, m *outputs.Mesh, v version.Version) (files []outputs.Entry, r *ScanResult, warm, final bool, err error) {
-	_, warm = s.cache.Peek(Key(m, v, OutScan))
+	_, warm = s.cache.Peek(keyOf(m, v, OutScan))
 	if r, err = s.Scan(ctx, m, v); err != nil {
 		return nil, nil, warm, false, err
 	}
@@ -41,7 +40,7 @@ func (s *Store) Listing(ctx context.Context, m *outputs.Mesh, v version.Version)
 // will tell, and a scan made here would be made apart from that
 // conversion's decoding, which makes it in one pass where it can.
 func (s *Store) geometryGone(ctx context.Context, m *outputs.Mesh, v version.Version) bool {
-	if _, ok := s.cache.Peek(Key(m, v, OutScan)); !ok && !s.failedOnDisk(m, v) {
+	if _, ok := s.cache.Peek(keyOf(m, v, OutScan)); !ok && !s.failedOnDisk(m, v) {
 		return false
 	}
 	r, err := s.Scan(ctx, m, v)
@@ -99,7 +98,7 @@ func (s *Store) InMemory(m *outputs.Mesh, v version.Version, e outputs.Entry) ([
 		return nil, false
 	}
 	output, part := Conversion(e)
-	g, ok := s.cache.Use(Key(m, v, output))
+	g, ok := s.cache.Use(keyOf(m, v, output))
 	if !ok || g.Err != nil {
 		return nil, false
 	}
@@ -110,13 +109,13 @@ func (s *Store) InMemory(m *outputs.Mesh, v version.Version, e outputs.Entry) ([
 // and its size, converting first when neither cache has it, when the
 // kernel's passthrough may read it: the kernel reads a backing file to its
 // end, so only an entry that is exactly the .glb serves (a single part; the
-// .obj shares its entry with the .mtl), of at least disktier.PassMin bytes, checked
+// .obj shares its entry with the .mtl), of at least PassMin bytes, checked
 // whole. ok is false when the open
-// must be served otherwise: a conversion error, an output below disktier.PassMin or
+// must be served otherwise: a conversion error, an output below PassMin or
 // not in the disk cache (yet: a fresh conversion is saved once its readers
 // pause), or a damaged entry. The caller closes h.
-func (s *Store) PassFile(ctx context.Context, m *outputs.Mesh, v version.Version) (h *diskcache.Handle, size int64, ok bool) {
-	return s.disk.Pass(Key(m, v, OutGLB), func() bool {
+func (s *Store) PassFile(ctx context.Context, m *outputs.Mesh, v version.Version) (h *diskHandle, size int64, ok bool) {
+	return s.disk.Pass(keyOf(m, v, OutGLB), func() bool {
 		e, err := s.geometry(ctx, m, v, OutGLB)
 		return err == nil && e.Err == nil
 	})
@@ -160,7 +159,7 @@ func (s *Store) ChunkCheap(ctx context.Context, m *outputs.Mesh, v version.Versi
 		return os.ErrNotExist
 	}
 	if ch.Load != nil {
-		if _, ok := s.cache.Peek(Key(m, v, OutChunk+"/"+name)); !ok {
+		if _, ok := s.cache.Peek(keyOf(m, v, OutChunk+"/"+name)); !ok {
 			return ErrNotCheap
 		}
 	}
@@ -172,7 +171,7 @@ func (s *Store) ChunkCheap(ctx context.Context, m *outputs.Mesh, v version.Versi
 func (s *Store) ScanAhead(ctx context.Context, path string, st *syscall.Stat_t, format decode.Format) bool {
 	m := s.NewMesh(path, format)
 	v := s.versions.Version(path, version.FromStat(st))
-	if _, ok := s.cache.Peek(Key(m, v, OutScan)); ok {
+	if _, ok := s.cache.Peek(keyOf(m, v, OutScan)); ok {
 		return false
 	}
 	_, err := s.Scan(ctx, m, v)

@@ -201,7 +201,7 @@ func TestScanAhead(t *testing.T) {
 	if !s.ScanAhead(ctx, p, &st, m.Format) {
 		t.Fatal("a cold mesh was not scanned ahead")
 	}
-	if _, ok := s.cache.Peek(Key(m, v, OutScan)); !ok {
+	if _, ok := s.cache.Peek(keyOf(m, v, OutScan)); !ok {
 		t.Fatal("the scan ahead is not in memory")
 	}
 	if s.ScanAhead(ctx, p, &st, m.Format) {

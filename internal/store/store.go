@@ -23,16 +23,10 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/cache"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/logonce"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/store/disktier"
 	"github.com/meshfs/meshfs/internal/store/failures"
-	"github.com/meshfs/meshfs/internal/store/gcpace"
-	"github.com/meshfs/meshfs/internal/store/idle"
-	"github.com/meshfs/meshfs/internal/store/prewarm"
 	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/version"
 )
@@ -46,14 +40,14 @@ import (
 // readers' requests (Config.Activity) and is told, through Config.Events,
 // of what the kernel must learn. Everything it holds is set by Open.
 type Store struct {
-	cache    *cache.Cache
-	disk     *disktier.Tier
-	dc       *diskcache.Cache // the disk tier's cache (closed by the caller)
+	cache    *memCache
+	disk     *tier
+	dc       *DiskCache // the disk tier's cache (closed by the caller)
 	sem      *outputs.Semaphore
-	gc       *gcpace.Pacer
+	gc       *pacer
 	failed   *failures.List
 	versions *version.Tracker
-	activity *idle.Activity
+	activity *Activity
 	events   Events
 
 	log  *log.Logger
@@ -67,8 +61,8 @@ type Store struct {
 	onePass atomic.Int64
 
 	mu          sync.Mutex
-	convLatency cache.Ring
-	warm        *prewarm.Warmer // nil: not started
+	convLatency ring
+	warm        *Warmer // nil: not started
 
 	// limits bound every conversion; tree is the source folder asset roots
 	// are looked for in, and the pre-warmer walks.
@@ -97,7 +91,7 @@ func (noEvents) Broken(string)                       {}
 
 // recordedDeps is the set the persisted scan of src's version v found.
 func (s *Store) recordedDeps(src string, v version.Version) (version.Set, bool) {
-	rec := s.disk.Scan(cache.Key{Path: src, Version: v, Output: OutScan})
+	rec := s.disk.Scan(memKey{Path: src, Version: v, Output: OutScan})
 	if rec == nil {
 		return nil, false
 	}
@@ -107,9 +101,9 @@ func (s *Store) recordedDeps(src string, v version.Version) (version.Set, bool) 
 // logOnce logs a failure the first time it is seen for key.
 func (s *Store) logOnce(key any, format string, args ...any) { s.once.Printf(key, format, args...) }
 
-// Key is the memory cache key of output of mesh m's version v.
-func Key(m *outputs.Mesh, v version.Version, output string) cache.Key {
-	return cache.Key{Path: m.Path, Version: v, Output: output}
+// keyOf is the memory cache key of output of mesh m's version v.
+func keyOf(m *outputs.Mesh, v version.Version, output string) memKey {
+	return memKey{Path: m.Path, Version: v, Output: output}
 }
 
 // Label names an output of m's format in the statistics ("gem/glb").
@@ -256,14 +250,14 @@ type oneScene struct {
 // receives the scene: the first read of a .glb then reads and decompresses
 // the source once, not once for the scan and once for the scene.
 func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version, sc *oneScene) (*ScanResult, error) {
-	key, label := Key(m, fp, OutScan), Label(m, OutScan)
+	key, label := keyOf(m, fp, OutScan), Label(m, OutScan)
 	var rec *record.Scan
 	if _, ok := s.cache.Peek(key); !ok {
 		if rec = s.disk.Scan(key); rec != nil {
 			label += DiskSuffix
 		}
 	}
-	e, err := s.cache.Get(ctx, key, label, func(ctx context.Context) (*cache.Entry, error) {
+	e, err := s.cache.Get(ctx, key, label, func(ctx context.Context) (*memEntry, error) {
 		if rec != nil {
 			r := s.fromRecord(m, fp, rec)
 			// Header bytes not in memory yet: weigh them in anyway.
@@ -271,7 +265,7 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 			for _, n := range r.Chunks {
 				aux += 128 + int64(len(n))
 			}
-			return &cache.Entry{Aux: r, AuxWeight: aux}, nil
+			return &memEntry{Aux: r, AuxWeight: aux}, nil
 		}
 		var st *decode.Structure
 		var scanErr error
@@ -314,10 +308,10 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 			}
 		}
 		if scanErr != nil {
-			s.logOnce(Key(m, fp, "scan-error"), "meshfs: %v", scanErr)
+			s.logOnce(keyOf(m, fp, "scan-error"), "meshfs: %v", scanErr)
 		}
 		s.saveScan(key, r)
-		return &cache.Entry{Parts: [][]byte{hdr}, Aux: r, AuxWeight: aux}, nil
+		return &memEntry{Parts: [][]byte{hdr}, Aux: r, AuxWeight: aux}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -334,8 +328,8 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 // geometry returns the cached entry of a geometry output (OutGLB: one part;
 // OutOBJ: the obj and the mtl), converting on a miss. A failed conversion is
 // an entry with Err.
-func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Version, output string) (*cache.Entry, error) {
-	key, label := Key(m, fp, output), Label(m, output)
+func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Version, output string) (*memEntry, error) {
+	key, label := keyOf(m, fp, output), Label(m, output)
 	if e, ok := s.cache.Use(key); ok {
 		// Converted (or failed) already and still in memory: the scan
 		// that a conversion needs is not needed.
@@ -362,7 +356,7 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 	if onDisk {
 		label += DiskSuffix
 	} else {
-		if fp.Size >= gcpace.BigConversionSize {
+		if fp.Size >= bigConversionSize {
 			// A big conversion to come: the outputs of the versions
 			// before fp go, so that its tens of MB can reuse theirs.
 			s.cache.InvalidateOthers(m.Path, fp)
@@ -380,14 +374,14 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 		}
 		if r.ScanErr != nil {
 			// `convert` does not decode a file whose structure is broken.
-			return &cache.Entry{Err: r.ScanErr}, nil
+			return &memEntry{Err: r.ScanErr}, nil
 		}
 	}
 	var failed atomic.Bool
-	e, err := s.cache.GetSized(ctx, key, label, max(hint, 1), func(ctx context.Context) (*cache.Entry, error) {
+	e, err := s.cache.GetSized(ctx, key, label, max(hint, 1), func(ctx context.Context) (*memEntry, error) {
 		if diskErr != nil {
 			// Listings already show error.txt (knownBroken): no notice.
-			return &cache.Entry{Err: diskErr}, nil
+			return &memEntry{Err: diskErr}, nil
 		}
 		if onDisk {
 			if e := s.disk.Load(key); e != nil {
@@ -403,7 +397,7 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 		defer s.sem.Release()
 		defer s.gc.Begin(fp.Size)()
 		start := time.Now()
-		var e *cache.Entry
+		var e *memEntry
 		var err error
 		switch output {
 		case OutGLB:
@@ -411,21 +405,21 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 				var b []byte
 				b, err = m.GLBOf(ctx, sc.scene)
 				sc.scene, start = nil, start.Add(-sc.took)
-				e = &cache.Entry{Parts: [][]byte{b}}
+				e = &memEntry{Parts: [][]byte{b}}
 			} else {
 				// A model's LOD files are the parts of its one conversion.
 				var parts [][]byte
 				parts, err = m.GLBFiles(ctx)
-				e = &cache.Entry{Parts: parts}
+				e = &memEntry{Parts: parts}
 			}
 		case OutOBJ:
 			var o, l []byte
 			o, l, err = m.OBJFiles(ctx)
-			e = &cache.Entry{Parts: [][]byte{o, l}}
+			e = &memEntry{Parts: [][]byte{o, l}}
 		case OutAnimated:
 			var b []byte
 			b, err = m.AnimatedGLBFile(ctx)
-			e = &cache.Entry{Parts: [][]byte{b}}
+			e = &memEntry{Parts: [][]byte{b}}
 		case OutPreview:
 			// Drawn from its own decoding, not from the .glb's bytes:
 			// its stat converts nothing else.
@@ -436,13 +430,13 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 			} else {
 				b, err = m.PreviewFile(ctx)
 			}
-			e = &cache.Entry{Parts: [][]byte{b}}
+			e = &memEntry{Parts: [][]byte{b}}
 		}
 		s.recordConversion(time.Since(start))
 		// The reader who asked reads the output next: the quiet that a
 		// big disk-cache save (and the pre-warmer) wait for starts now,
 		// not when the request that converted began.
-		if !prewarm.Is(ctx) {
+		if !isWarming(ctx) {
 			s.activity.Touch()
 		}
 		if !errors.Is(err, os.ErrNotExist) && !s.still(key.Path, key.Version.Ident) {
@@ -454,8 +448,8 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, err
 			}
-			s.logOnce(Key(m, fp, "error:"+err.Error()), "meshfs: %v", err)
-			e = &cache.Entry{Err: err}
+			s.logOnce(keyOf(m, fp, "error:"+err.Error()), "meshfs: %v", err)
+			e = &memEntry{Err: err}
 			failed.Store(true)
 		}
 		// Passthrough opens (passthrough.go) wait for this save: the
@@ -489,7 +483,7 @@ func (s *Store) chunkData(ctx context.Context, m *outputs.Mesh, fp version.Versi
 	}
 	if err := m.CheckChunk(c); err != nil {
 		// Over a limit: `convert` writes no file for it either.
-		s.logOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
+		s.logOnce(keyOf(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
 		return nil, nil, err
 	}
 	// A raw chunk of an archive's entry has no window of a file of its
@@ -510,13 +504,13 @@ func (s *Store) chunkData(ctx context.Context, m *outputs.Mesh, fp version.Versi
 	if packed {
 		size = c.Length
 	}
-	e, err := s.cache.GetSized(ctx, Key(m, fp, OutChunk+"/"+name), Label(m, OutChunk), size, func(ctx context.Context) (*cache.Entry, error) {
+	e, err := s.cache.GetSized(ctx, keyOf(m, fp, OutChunk+"/"+name), Label(m, OutChunk), size, func(ctx context.Context) (*memEntry, error) {
 		b, err := m.ChunkBytes(c)
 		if err != nil {
-			s.logOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
-			return &cache.Entry{Err: err}, nil
+			s.logOnce(keyOf(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
+			return &memEntry{Err: err}, nil
 		}
-		return &cache.Entry{Parts: [][]byte{b}}, nil
+		return &memEntry{Parts: [][]byte{b}}, nil
 	})
 	if err != nil {
 		return nil, nil, err
@@ -600,7 +594,7 @@ func (s *Store) failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err
 		err, scan = r.HdrErr, true
 	default:
 		for _, out := range conversions() {
-			key := Key(m, fp, out)
+			key := keyOf(m, fp, out)
 			if e, ok := s.cache.Peek(key); ok {
 				err = e.Err
 			} else {
@@ -628,7 +622,7 @@ func (s *Store) knownBroken(m *outputs.Mesh, fp version.Version, r *ScanResult) 
 // converted reports whether output converted without error for fp, as far
 // as the caches know.
 func (s *Store) converted(m *outputs.Mesh, fp version.Version, output string) bool {
-	key := Key(m, fp, output)
+	key := keyOf(m, fp, output)
 	if e, ok := s.cache.Peek(key); ok {
 		return e.Err == nil
 	}
@@ -644,11 +638,11 @@ func (s *Store) failedOnDisk(m *outputs.Mesh, fp version.Version) bool {
 		return false
 	}
 	for _, out := range conversions() {
-		if _, failed := s.disk.Failure(Key(m, fp, out)); failed {
+		if _, failed := s.disk.Failure(keyOf(m, fp, out)); failed {
 			return true
 		}
 	}
-	rec := s.disk.Scan(Key(m, fp, OutScan))
+	rec := s.disk.Scan(keyOf(m, fp, OutScan))
 	return rec != nil && rec.Failed()
 }
 
@@ -667,20 +661,20 @@ func (s *Store) animated(ctx context.Context, m *outputs.Mesh, fp version.Versio
 	if !m.TakesAnimations() {
 		return false
 	}
-	e, err := s.cache.Get(ctx, Key(m, fp, OutAnims), Label(m, OutAnims), func(ctx context.Context) (*cache.Entry, error) {
+	e, err := s.cache.Get(ctx, keyOf(m, fp, OutAnims), Label(m, OutAnims), func(ctx context.Context) (*memEntry, error) {
 		if err := s.sem.Acquire(ctx); err != nil {
 			return nil, err
 		}
 		defer s.sem.Release()
 		names, err := m.Animations(ctx)
 		if err != nil {
-			return &cache.Entry{Err: err}, nil
+			return &memEntry{Err: err}, nil
 		}
 		w := int64(0)
 		for _, n := range names {
 			w += int64(len(n)) + 16
 		}
-		return &cache.Entry{Aux: names, AuxWeight: w}, nil
+		return &memEntry{Aux: names, AuxWeight: w}, nil
 	})
 	if err != nil || e.Err != nil {
 		return false
@@ -690,7 +684,7 @@ func (s *Store) animated(ctx context.Context, m *outputs.Mesh, fp version.Versio
 }
 
 // saveScan persists a fresh scan beside the reader (Close waits for it).
-func (s *Store) saveScan(key cache.Key, r *ScanResult) {
+func (s *Store) saveScan(key memKey, r *ScanResult) {
 	if !s.disk.Enabled() || !record.Persistable(r.ScanErr) {
 		return
 	}
@@ -727,7 +721,7 @@ func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *record.Scan
 		}
 	}
 	if r.HdrErr == nil {
-		key := Key(m, fp, OutScan)
+		key := keyOf(m, fp, OutScan)
 		r.hdrLoad = func() ([]byte, error) {
 			if e := s.disk.Load(key); e != nil && int64(len(e.Parts[0])) == rec.HdrSize {
 				return e.Parts[0], nil
@@ -750,7 +744,7 @@ func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *record.Scan
 // liveScan is a scan of fp made for a persisted scan result (its loaded
 // chunks, or a damaged header), cached in memory and counted as a scan.
 func (s *Store) liveScan(m *outputs.Mesh, fp version.Version) (*ScanResult, error) {
-	e, err := s.cache.Get(context.Background(), Key(m, fp, outScanLive), Label(m, OutScan), func(ctx context.Context) (*cache.Entry, error) {
+	e, err := s.cache.Get(context.Background(), keyOf(m, fp, outScanLive), Label(m, OutScan), func(ctx context.Context) (*memEntry, error) {
 		st, scanErr := m.Scan(ctx)
 		if st == nil && errors.Is(scanErr, fs.ErrNotExist) {
 			return nil, scanErr
@@ -759,7 +753,7 @@ func (s *Store) liveScan(m *outputs.Mesh, fp version.Version) (*ScanResult, erro
 		if st != nil {
 			aux += 128 * int64(len(st.Chunks))
 		}
-		return &cache.Entry{Aux: &ScanResult{St: st, ScanErr: scanErr}, AuxWeight: aux}, nil
+		return &memEntry{Aux: &ScanResult{St: st, ScanErr: scanErr}, AuxWeight: aux}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -833,7 +827,7 @@ func (s *Store) KnownSizeIn(m *outputs.Mesh, r *ScanResult, fp version.Version, 
 			return 0, false
 		}
 		// A chunk that failed to load in this mount: its stat says so.
-		if e, ok := s.cache.Peek(Key(m, fp, OutChunk+"/"+chunk)); ok && e.Err != nil {
+		if e, ok := s.cache.Peek(keyOf(m, fp, OutChunk+"/"+chunk)); ok && e.Err != nil {
 			return 0, false
 		}
 		return c.Size, true
@@ -937,12 +931,12 @@ type textures struct{ s *Store }
 
 func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error) {
 	s := t.s
-	key := cache.Key{Path: d.Path, Version: version.Version{Ident: d.Ident}, Output: OutPNG}
+	key := memKey{Path: d.Path, Version: version.Version{Ident: d.Ident}, Output: OutPNG}
 	label, onDisk := LabelPNG, false
 	if sizes, ok := s.disk.Sizes(key); ok && len(sizes) == 1 {
 		label, onDisk = label+DiskSuffix, true
 	}
-	e, err := s.cache.Get(context.Background(), key, label, func(context.Context) (*cache.Entry, error) {
+	e, err := s.cache.Get(context.Background(), key, label, func(context.Context) (*memEntry, error) {
 		if onDisk {
 			if e := s.disk.Load(key); e != nil && len(e.Parts) == 1 {
 				return e, nil
@@ -960,9 +954,9 @@ func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error
 		}
 		if err != nil {
 			s.logOnce(key, "meshfs: %v", err)
-			return &cache.Entry{Err: err}, nil
+			return &memEntry{Err: err}, nil
 		}
-		e := &cache.Entry{Parts: [][]byte{b}}
+		e := &memEntry{Parts: [][]byte{b}}
 		if version.Still(d.Path, d.Ident) {
 			s.disk.Save(key, e)
 		}
@@ -997,7 +991,7 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 		return nil, nil, version.Version{}, err
 	}
 	v := version.Version{Ident: id}
-	if e, ok := s.cache.Use(cache.Key{Path: path, Version: v, Output: OutPNG}); ok && e.Err == nil {
+	if e, ok := s.cache.Use(memKey{Path: path, Version: v, Output: OutPNG}); ok && e.Err == nil {
 		return e.Parts[0], st, v, nil
 	}
 	// Made here, a PNG takes a slot of the semaphore as conversions do.
@@ -1108,7 +1102,7 @@ func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version,
 // memory does not hold the conversion, from memory when fromMemory.
 func (s *Store) convertedSize(m *outputs.Mesh, v version.Version, e outputs.Entry, fromMemory bool) (int64, bool) {
 	output, part := Conversion(e)
-	key := Key(m, v, output)
+	key := keyOf(m, v, output)
 	if got, inMem := s.cache.Peek(key); inMem {
 		if fromMemory && got.Err == nil {
 			return int64(len(got.Part(part))), true
@@ -1124,17 +1118,17 @@ func (s *Store) convertedSize(m *outputs.Mesh, v version.Version, e outputs.Entr
 // Prewarm starts the pre-warmer, once: it converts every mesh under the
 // source in the background (sniff returns the format of the source file at
 // path, stat st, or nil). It returns the pre-warmer; Close stops it.
-func (s *Store) Prewarm(sniff func(path string, st *syscall.Stat_t) decode.Format) *prewarm.Warmer {
+func (s *Store) Prewarm(sniff func(path string, st *syscall.Stat_t) decode.Format) *Warmer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.warm == nil {
-		s.warm = prewarm.Start(prewarm.Config{Tree: s.tree, View: s.view, Sniff: sniff, Outputs: s.warmOutputs, Activity: s.activity, Log: s.log})
+		s.warm = startWarmer(warmConfig{Tree: s.tree, View: s.view, Sniff: sniff, Outputs: s.warmOutputs, Activity: s.activity, Log: s.log})
 	}
 	return s.warm
 }
 
 // warmer is the pre-warmer, or nil.
-func (s *Store) warmer() *prewarm.Warmer {
+func (s *Store) warmer() *Warmer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.warm
@@ -1151,10 +1145,10 @@ func (s *Store) warmOutputs(path string, format decode.Format, st *syscall.Stat_
 		}
 	}
 	cached := func(out string) bool {
-		if _, ok := s.cache.Peek(Key(m, fp, out)); ok {
+		if _, ok := s.cache.Peek(keyOf(m, fp, out)); ok {
 			return true
 		}
-		_, ok := s.disk.Sizes(Key(m, fp, out))
+		_, ok := s.disk.Sizes(keyOf(m, fp, out))
 		return ok
 	}
 	convert := func(ctx context.Context, out string) error {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/store/failures"
@@ -50,7 +49,7 @@ func (h *recHooks) Broken(path string) {
 // cache in disk (opened with the store's version string).
 func newStore(t *testing.T, src, disk string) (*Store, *recHooks) {
 	t.Helper()
-	dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
+	dc, err := OpenDiskCache(disk, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +144,7 @@ func TestStoreTiers(t *testing.T) {
 	// A new store (a remount): the disk cache's bytes, no conversion.
 	s2, _ := newStore(t, src, disk)
 	m2, v2 := meshOf(t, s2, p)
-	if sizes, ok := s2.disk.Sizes(Key(m2, v2, OutGLB)); !ok || sizes[0] != int64(len(glb)) {
+	if sizes, ok := s2.disk.Sizes(keyOf(m2, v2, OutGLB)); !ok || sizes[0] != int64(len(glb)) {
 		t.Fatalf("disk sizes %v, %v; want [%d]", sizes, ok, len(glb))
 	}
 	e2, err := s2.geometry(ctx, m2, v2, OutGLB)
@@ -175,7 +174,7 @@ func TestStoreTiers(t *testing.T) {
 	if v3.Same(v2) {
 		t.Fatal("a change of the folder's files left the version")
 	}
-	if _, ok := s2.disk.Sizes(Key(m2, v3, OutGLB)); ok {
+	if _, ok := s2.disk.Sizes(keyOf(m2, v3, OutGLB)); ok {
 		t.Fatal("the disk cache served a .glb made before its folder's animation file appeared")
 	}
 }
@@ -339,7 +338,7 @@ func TestChanged(t *testing.T) {
 	if got := s.Changed(set[0].Path); len(got) != 1 || got[0] != p {
 		t.Fatalf("a file the mesh read names %v", got)
 	}
-	if _, ok := s.cache.Peek(Key(m, v, OutGLB)); !ok {
+	if _, ok := s.cache.Peek(keyOf(m, v, OutGLB)); !ok {
 		t.Fatal("the .glb of the version before left memory at the change")
 	}
 }

@@ -1,4 +1,6 @@
-// Package cache keeps converted outputs in memory, bounded in bytes, and makes
+package store
+
+// The memory tier (memCache) keeps converted outputs in memory, bounded in bytes, and makes
 // concurrent requests for one output share one computation. It knows nothing
 // of FUSE or of file formats: a key names a source file version and an output,
 // a loader produces the bytes.
@@ -6,7 +8,6 @@
 // A key holds the version of the sources its output is made from
 // (internal/version), so a changed source simply misses and the old entries
 // age out by weight (or are dropped at once by Invalidate).
-package cache
 
 import (
 	"context"
@@ -22,21 +23,22 @@ import (
 
 	"github.com/maypok86/otter/v2"
 
+	"github.com/meshfs/meshfs/internal/store/stats"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
-// Key names one output of one version of one source file.
-type Key struct {
+// memKey names one output of one version of one source file.
+type memKey struct {
 	Path    string
 	Version version.Version
 	Output  string
 }
 
-// Entry is a produced output: its bytes (one or more parts, as one
+// memEntry is a produced output: its bytes (one or more parts, as one
 // conversion may make several files), or the error producing them gave.
 // Failed conversions are entries too, so a broken source fails once and is
 // then answered from the cache until it changes.
-type Entry struct {
+type memEntry struct {
 	Parts [][]byte
 	Err   error
 	// Aux is a value kept with the entry (a parsed structure, say) and
@@ -50,7 +52,7 @@ type Entry struct {
 const entryOverhead = 256
 
 // Weight is what the entry counts against the budget, in bytes.
-func (e *Entry) Weight() int64 {
+func (e *memEntry) Weight() int64 {
 	w := int64(entryOverhead) + e.AuxWeight
 	for _, p := range e.Parts {
 		w += int64(len(p))
@@ -62,20 +64,20 @@ func (e *Entry) Weight() int64 {
 }
 
 // Part returns part i, or nil.
-func (e *Entry) Part(i int) []byte {
+func (e *memEntry) Part(i int) []byte {
 	if i < 0 || i >= len(e.Parts) {
 		return nil
 	}
 	return e.Parts[i]
 }
 
-// Loader produces an entry. Returning an error instead of an entry with Err
+// memLoader produces an entry. Returning an error instead of an entry with Err
 // means "do not cache" (the source vanished, the request was cancelled).
-type Loader func(ctx context.Context) (*Entry, error)
+type memLoader func(ctx context.Context) (*memEntry, error)
 
-// Cache is a byte-bounded cache of entries.
-type Cache struct {
-	c      *otter.Cache[Key, *Entry]
+// memCache is a byte-bounded cache of entries.
+type memCache struct {
+	c      *otter.Cache[memKey, *memEntry]
 	budget int64
 
 	hits, misses, failures, revived atomic.Int64
@@ -94,24 +96,24 @@ type Cache struct {
 	mu    sync.Mutex
 	loads map[string]int64 // label → completed loads
 	fails map[string]int64 // label → loads that produced an error entry
-	lat   map[string]*Ring // label → recent load latencies
-	all   Ring
+	lat   map[string]*ring // label → recent load latencies
+	all   ring
 }
 
-// New returns a cache that holds at most budget bytes (by Entry.Weight).
-func New(budget int64) (*Cache, error) {
+// newMemCache returns a cache that holds at most budget bytes (by Entry.Weight).
+func newMemCache(budget int64) (*memCache, error) {
 	if budget <= 0 {
 		return nil, fmt.Errorf("cache budget must be positive, got %d", budget)
 	}
-	c := &Cache{
+	c := &memCache{
 		budget: budget,
 		loads:  map[string]int64{},
 		fails:  map[string]int64{},
-		lat:    map[string]*Ring{},
+		lat:    map[string]*ring{},
 	}
-	oc, err := otter.New(&otter.Options[Key, *Entry]{
+	oc, err := otter.New(&otter.Options[memKey, *memEntry]{
 		MaximumWeight: uint64(budget),
-		Weigher: func(_ Key, e *Entry) uint32 {
+		Weigher: func(_ memKey, e *memEntry) uint32 {
 			return uint32(min(e.Weight(), math.MaxUint32))
 		},
 	})
@@ -124,29 +126,29 @@ func New(budget int64) (*Cache, error) {
 }
 
 // Budget is the configured size bound in bytes.
-func (c *Cache) Budget() int64 { return c.budget }
+func (c *memCache) Budget() int64 { return c.budget }
 
 // Get returns the entry for key, calling load when it is absent. Concurrent
 // Gets of one key wait for a single load, and the entry stays held while
 // Gets of it keep coming (hold.go), however big. label names the kind of
 // work ("fmt/glb") in the statistics. The loader runs with a context that is
 // not cancelled when ctx is: other callers may be waiting for its result.
-func (c *Cache) Get(ctx context.Context, key Key, label string, load Loader) (*Entry, error) {
+func (c *memCache) Get(ctx context.Context, key memKey, label string, load memLoader) (*memEntry, error) {
 	return c.GetSized(ctx, key, label, 0, load)
 }
 
 // GetSized is Get for a load expected to make about hint bytes: when hint
 // is positive the load waits, before it starts, for room among the bytes
 // held outside the budget (hold.go). A hint of 0 never waits.
-func (c *Cache) GetSized(ctx context.Context, key Key, label string, hint int64, load Loader) (*Entry, error) {
+func (c *memCache) GetSized(ctx context.Context, key memKey, label string, hint int64, load memLoader) (*memEntry, error) {
 	if e := c.holds.get(key); e != nil {
 		c.hits.Add(1)
 		return e, nil
 	}
 	loaded := false
-	e, err := c.c.Get(ctx, key, otter.LoaderFunc[Key, *Entry](func(lctx context.Context, _ Key) (*Entry, error) {
+	e, err := c.c.Get(ctx, key, otter.LoaderFunc[memKey, *memEntry](func(lctx context.Context, _ memKey) (*memEntry, error) {
 		if wp, ok := c.alive.Load(key); ok {
-			if e := wp.(weak.Pointer[Entry]).Value(); e != nil {
+			if e := wp.(weak.Pointer[memEntry]).Value(); e != nil {
 				c.revived.Add(1)
 				c.holds.hold(key, e)
 				return e, nil
@@ -168,7 +170,7 @@ func (c *Cache) GetSized(ctx context.Context, key Key, label string, hint int64,
 		c.record(label, time.Since(start), e.Err != nil)
 		wp := weak.Make(e)
 		c.alive.Store(key, wp)
-		runtime.AddCleanup(e, func(k Key) { c.alive.CompareAndDelete(k, wp) }, key)
+		runtime.AddCleanup(e, func(k memKey) { c.alive.CompareAndDelete(k, wp) }, key)
 		// Held before the reservation ends: the bytes are counted
 		// throughout.
 		c.holds.hold(key, e)
@@ -185,7 +187,7 @@ func (c *Cache) GetSized(ctx context.Context, key Key, label string, hint int64,
 
 // Peek returns the entry for key when it is cached or held, without
 // loading (and without holding it longer).
-func (c *Cache) Peek(key Key) (*Entry, bool) {
+func (c *memCache) Peek(key memKey) (*memEntry, bool) {
 	if e := c.holds.peek(key); e != nil {
 		return e, true
 	}
@@ -194,7 +196,7 @@ func (c *Cache) Peek(key Key) (*Entry, bool) {
 
 // Use returns the entry for key when it is cached or held, as a Get that
 // finds it would (a hit, held on), without loading.
-func (c *Cache) Use(key Key) (*Entry, bool) {
+func (c *memCache) Use(key memKey) (*memEntry, bool) {
 	if e := c.holds.get(key); e != nil {
 		c.hits.Add(1)
 		return e, true
@@ -209,7 +211,7 @@ func (c *Cache) Use(key Key) (*Entry, bool) {
 
 // resident reports whether the cache itself keeps e as key's entry (one
 // over the budget may still be there, on its way out: it is not kept).
-func (c *Cache) resident(key Key, e *Entry) bool {
+func (c *memCache) resident(key memKey, e *memEntry) bool {
 	if e.Weight() > c.budget {
 		return false
 	}
@@ -217,7 +219,7 @@ func (c *Cache) resident(key Key, e *Entry) bool {
 	return ok && got.Value == e
 }
 
-func (c *Cache) record(label string, d time.Duration, failed bool) {
+func (c *memCache) record(label string, d time.Duration, failed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.loads[label]++
@@ -227,7 +229,7 @@ func (c *Cache) record(label string, d time.Duration, failed bool) {
 	}
 	r := c.lat[label]
 	if r == nil {
-		r = &Ring{}
+		r = &ring{}
 		c.lat[label] = r
 	}
 	r.Add(d)
@@ -236,8 +238,8 @@ func (c *Cache) record(label string, d time.Duration, failed bool) {
 
 // Invalidate drops every entry of the source at path, whatever its
 // version.
-func (c *Cache) Invalidate(path string) int {
-	return c.invalidate(func(k Key) bool { return k.Path == path })
+func (c *memCache) Invalidate(path string) int {
+	return c.invalidate(func(k memKey) bool { return k.Path == path })
 }
 
 // InvalidateOthers drops the entries of the source at path made from
@@ -245,13 +247,13 @@ func (c *Cache) Invalidate(path string) int {
 // readers keep reading the bytes they have; the collector can reuse the
 // memory once they are done, instead of the next conversion's taking
 // fresh pages while they wait for eviction.
-func (c *Cache) InvalidateOthers(path string, v version.Version) int {
-	return c.invalidate(func(k Key) bool { return k.Path == path && k.Version != v })
+func (c *memCache) InvalidateOthers(path string, v version.Version) int {
+	return c.invalidate(func(k memKey) bool { return k.Path == path && k.Version != v })
 }
 
 // invalidate drops the entries whose key matches.
-func (c *Cache) invalidate(match func(Key) bool) int {
-	var keys []Key
+func (c *memCache) invalidate(match func(memKey) bool) int {
+	var keys []memKey
 	for k := range c.c.Keys() {
 		if match(k) {
 			keys = append(keys, k)
@@ -262,7 +264,7 @@ func (c *Cache) invalidate(match func(Key) bool) int {
 	}
 	c.holds.forget(match)
 	c.alive.Range(func(k, _ any) bool {
-		if match(k.(Key)) {
+		if match(k.(memKey)) {
 			c.alive.Delete(k)
 		}
 		return true
@@ -271,15 +273,15 @@ func (c *Cache) invalidate(match func(Key) bool) int {
 }
 
 // Close stops the cache's background goroutine and drops every entry.
-func (c *Cache) Close() {
+func (c *memCache) Close() {
 	c.holds.close()
 	c.alive.Clear()
 	c.c.InvalidateAll()
 	c.c.StopAllGoroutines()
 }
 
-// Stats is a snapshot of the cache's counters.
-type Stats struct {
+// memStats is a snapshot of the cache's counters.
+type memStats struct {
 	Budget      int64 `json:"budget_bytes"`
 	BytesCached int64 `json:"bytes_cached"`
 	Entries     int   `json:"entries"`
@@ -291,28 +293,20 @@ type Stats struct {
 	// HeldOutside the bytes of those the budget does not keep; HoldWaits
 	// counts loads that waited for room and HoldsReleased the holds let go
 	// early to make it.
-	Held          int                `json:"held"`
-	HeldOutside   int64              `json:"held_outside_bytes"`
-	HoldWaits     int64              `json:"hold_waits"`
-	HoldsReleased int64              `json:"holds_released"`
-	Loads         map[string]int64   `json:"loads"`
-	Failed        map[string]int64   `json:"failed"`
-	Latency       map[string]Latency `json:"latency"`
-	All           Latency            `json:"latency_all"`
-}
-
-// Latency summarises the recent load durations of one label.
-type Latency struct {
-	Count int64   `json:"count"`
-	P50Ms float64 `json:"p50_ms"`
-	P99Ms float64 `json:"p99_ms"`
-	MaxMs float64 `json:"max_ms"`
+	Held          int                      `json:"held"`
+	HeldOutside   int64                    `json:"held_outside_bytes"`
+	HoldWaits     int64                    `json:"hold_waits"`
+	HoldsReleased int64                    `json:"holds_released"`
+	Loads         map[string]int64         `json:"loads"`
+	Failed        map[string]int64         `json:"failed"`
+	Latency       map[string]stats.Latency `json:"latency"`
+	All           stats.Latency            `json:"latency_all"`
 }
 
 // Stats returns a snapshot of the counters.
-func (c *Cache) Stats() Stats {
+func (c *memCache) Stats() memStats {
 	c.c.CleanUp()
-	s := Stats{
+	s := memStats{
 		Budget:      c.budget,
 		BytesCached: int64(c.c.WeightedSize()),
 		Entries:     c.c.EstimatedSize(),
@@ -322,7 +316,7 @@ func (c *Cache) Stats() Stats {
 		Revived:     c.revived.Load(),
 		Loads:       map[string]int64{},
 		Failed:      map[string]int64{},
-		Latency:     map[string]Latency{},
+		Latency:     map[string]stats.Latency{},
 	}
 	s.Held, s.HeldOutside, s.HoldWaits, s.HoldsReleased = c.holds.stats()
 	c.mu.Lock()
@@ -340,31 +334,31 @@ func (c *Cache) Stats() Stats {
 	return s
 }
 
-// Ring keeps the most recent latencies, enough for stable p50/p99 figures
+// ring keeps the most recent latencies, enough for stable p50/p99 figures
 // without growing with the daemon's lifetime. It is not safe for concurrent
 // use: callers lock.
-type Ring struct {
+type ring struct {
 	buf   [1024]time.Duration
 	n     int64 // total recorded
 	stamp int   // next slot
 }
 
 // Add records one duration.
-func (r *Ring) Add(d time.Duration) {
+func (r *ring) Add(d time.Duration) {
 	r.buf[r.stamp] = d
 	r.stamp = (r.stamp + 1) % len(r.buf)
 	r.n++
 }
 
 // Summary returns the count and percentiles of the recorded durations.
-func (r *Ring) Summary() Latency {
+func (r *ring) Summary() stats.Latency {
 	k := int(min(r.n, int64(len(r.buf))))
 	if k == 0 {
-		return Latency{}
+		return stats.Latency{}
 	}
 	v := slices.Clone(r.buf[:k])
 	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	pick := func(p float64) time.Duration { return v[min(k-1, int(p*float64(k)))] }
-	return Latency{Count: r.n, P50Ms: ms(pick(0.50)), P99Ms: ms(pick(0.99)), MaxMs: ms(v[k-1])}
+	return stats.Latency{Count: r.n, P50Ms: ms(pick(0.50)), P99Ms: ms(pick(0.99)), MaxMs: ms(v[k-1])}
 }

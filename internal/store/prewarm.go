@@ -1,7 +1,8 @@
-// Package prewarm is a store's pre-warmer: it converts every mesh under
+package store
+
+// The pre-warmer (Warmer) converts every mesh under
 // the source in the background, one at a time, at low priority, standing
 // aside while readers are active (--prewarm).
-package prewarm
 
 import (
 	"context"
@@ -19,28 +20,15 @@ import (
 	"github.com/meshfs/meshfs/internal/archive"
 	"github.com/meshfs/meshfs/internal/srcfile"
 	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/store/idle"
+	"github.com/meshfs/meshfs/internal/store/stats"
 )
 
-// Quiet is how long no reader must have asked anything before the
+// warmQuiet is how long no reader must have asked anything before the
 // pre-warmer starts its next conversion.
-const Quiet = 100 * time.Millisecond
+const warmQuiet = 100 * time.Millisecond
 
-// Stats is the pre-warmer's progress in stats.json.
-type Stats struct {
-	Running bool `json:"running"`
-	// Meshes found so far (the walk runs ahead of the conversions).
-	Found int64 `json:"found"`
-	// Done meshes were converted (or already cached); Failed ones failed.
-	Done   int64 `json:"done"`
-	Cached int64 `json:"already_cached"`
-	Failed int64 `json:"failed"`
-	// Waits counts the times it stood aside for a reader.
-	Waits int64 `json:"waits"`
-}
-
-// Config is what a pre-warmer walks and converts with.
-type Config struct {
+// warmConfig is what a pre-warmer walks and converts with.
+type warmConfig struct {
 	// Tree is the source folder walked, through View (archives as the
 	// mount shows them, vfs.Folder).
 	Tree string
@@ -53,30 +41,30 @@ type Config struct {
 	// how to convert one (its error: the conversion's failure).
 	Outputs func(path string, format decode.Format, st *syscall.Stat_t) (outs []string, cached func(out string) bool, convert func(ctx context.Context, out string) error)
 	// Activity is the readers' activity it stands aside for.
-	Activity *idle.Activity
+	Activity *Activity
 	Log      *log.Logger
 }
 
 // Warmer is one running pre-warmer.
 type Warmer struct {
-	cfg                                Config
+	cfg                                warmConfig
 	running                            atomic.Bool
 	found, done, cached, failed, waits atomic.Int64
 	stop                               context.CancelFunc
 	wg                                 sync.WaitGroup
 }
 
-// key marks the context of the pre-warmer's conversions, which are no
+// warmKey marks the context of the pre-warmer's conversions, which are no
 // reader's activity: were their ends touches, the pre-warmer would wait
 // out the quiet after each of its own conversions.
-type key struct{}
+type warmKey struct{}
 
-// Is reports whether ctx is a pre-warmer's conversion's.
-func Is(ctx context.Context) bool { return ctx.Value(key{}) != nil }
+// isWarming reports whether ctx is a pre-warmer's conversion's.
+func isWarming(ctx context.Context) bool { return ctx.Value(warmKey{}) != nil }
 
-// Start starts the pre-warmer cfg describes. It returns at once; Stop
+// startWarmer starts the pre-warmer cfg describes. It returns at once; Stop
 // stops it.
-func Start(cfg Config) *Warmer {
+func startWarmer(cfg warmConfig) *Warmer {
 	w := &Warmer{cfg: cfg}
 	w.running.Store(true)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -88,7 +76,7 @@ func Start(cfg Config) *Warmer {
 		// This goroutine's thread runs at the lowest priority; the
 		// conversion's own helper goroutines do not inherit it, hence also
 		// the quiet-time wait.
-		idle.LowPriority()
+		lowPriority()
 		start := time.Now()
 		cfg.Log.Printf("meshfs: prewarm: started on %s", cfg.Tree)
 		w.walk(ctx)
@@ -109,13 +97,13 @@ func (w *Warmer) Stop() {
 func (w *Warmer) Wait() { w.wg.Wait() }
 
 // Stats is the pre-warmer's progress.
-func (w *Warmer) Stats() *Stats {
-	return &Stats{Running: w.running.Load(), Found: w.found.Load(), Done: w.done.Load(),
+func (w *Warmer) Stats() *stats.Prewarm {
+	return &stats.Prewarm{Running: w.running.Load(), Found: w.found.Load(), Done: w.done.Load(),
 		Cached: w.cached.Load(), Failed: w.failed.Load(), Waits: w.waits.Load()}
 }
 
 func (w *Warmer) walk(ctx context.Context) {
-	ctx = context.WithValue(ctx, key{}, true)
+	ctx = context.WithValue(ctx, warmKey{}, true)
 	lastLog := time.Now()
 	// warm converts the source at path if it is a mesh (its
 	// not-yet-cached outputs), and reports whether it is one.
@@ -196,7 +184,7 @@ func warmArchive(v *srcview.Packed, path string, warm func(string) (bool, error)
 
 // waitQuiet waits until no reader has asked anything for Quiet.
 func (w *Warmer) waitQuiet(ctx context.Context) bool {
-	waited, ok := w.cfg.Activity.WaitQuiet(ctx, Quiet, 0)
+	waited, ok := w.cfg.Activity.waitQuiet(ctx, warmQuiet, 0)
 	if waited {
 		w.waits.Add(1)
 	}

@@ -1,4 +1,4 @@
-package diskcache
+package store
 
 import (
 	"bufio"
@@ -41,13 +41,13 @@ const tagText = "Signature: 8a477f597d28d172789f06886806bc55\n" +
 // that meshfs did not make: it is left untouched.
 var ErrNotCache = errors.New("not a meshfs cache folder")
 
-// Check reports whether dir may serve as a cache folder, changing nothing:
+// CheckCacheDir reports whether dir may serve as a cache folder, changing nothing:
 // it may be missing, empty, marked (MarkerName), or an unmarked cache of an
 // earlier meshfs laid out exactly as this package writes one (lock, index,
 // index.tmp, data/ of entry files, tmp/ of temporary files, nothing else).
 // Any other folder fails with an error wrapping ErrNotCache that names an
 // entry meshfs did not write.
-func Check(dir string) error {
+func CheckCacheDir(dir string) error {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -72,11 +72,11 @@ func Check(dir string) error {
 	return nil
 }
 
-// Prepare makes dir a cache folder as Check allows: a missing one is
+// PrepareCacheDir makes dir a cache folder as Check allows: a missing one is
 // created (mode 0700), an empty one or an earlier meshfs's unmarked cache
 // is marked. A folder Check refuses is not touched.
-func Prepare(dir string) error {
-	if err := Check(dir); err != nil {
+func PrepareCacheDir(dir string) error {
+	if err := CheckCacheDir(dir); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -1,9 +1,11 @@
-// Package diskcache keeps converted outputs on disk between mounts, bounded in
+package store
+
+// The disk cache (DiskCache) keeps converted outputs on disk between mounts, bounded in
 // bytes, with a small index of their exact sizes so that a remounted tree can
 // be listed and stat'ed without converting anything. It knows nothing of FUSE
 // or of file formats.
 //
-// Layout of a cache folder (see Prepare: the folder is meshfs's own):
+// Layout of a cache folder (see PrepareCacheDir: the folder is meshfs's own):
 //
 //	meshfs-cache   the marker ("meshfs-cache 1"); CACHEDIR.TAG beside it
 //	lock           flock(2)ed by the one process using the folder
@@ -34,7 +36,6 @@
 // ext4 costs 0.4 ms per entry, and the bytes are read back by offset, never
 // held in memory. The blob counts against the budget with the parts, and
 // is evicted with them.
-package diskcache
 
 import (
 	"bufio"
@@ -58,6 +59,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/meshfs/meshfs/internal/store/stats"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -69,38 +71,38 @@ const layoutVersion = "meshfs-diskcache 2"
 // ErrLocked is returned by Open when another process uses the folder.
 var ErrLocked = errors.New("cache folder is in use by another meshfs process")
 
-// ErrTooBig is returned by Put for an entry that cannot fit in the budget
+// errTooBig is returned by Put for an entry that cannot fit in the budget
 // (bigger than it, or the rest of the budget is pinned).
-var ErrTooBig = errors.New("entry does not fit in the disk cache")
+var errTooBig = errors.New("entry does not fit in the disk cache")
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// MaxMeta bounds an entry's metadata blob: PutMeta refuses a bigger one
+// maxMeta bounds an entry's metadata blob: PutMeta refuses a bigger one
 // (ErrTooBig), and the index loader skips a longer line without buffering
 // it, so a hostile index cannot make Open allocate more than its records
 // justify.
-const MaxMeta = 1 << 20
+const maxMeta = 1 << 20
 
-// MaxInline bounds the parts PutMeta stores inline in the index line;
+// maxInline bounds the parts PutMeta stores inline in the index line;
 // bigger ones go to a data file.
-const MaxInline = 64 << 10
+const maxInline = 64 << 10
 
 // maxLine is the longest index line the loader reads: a "meta" line of
 // MaxMeta bytes of blob and MaxInline of parts, with room for its other
 // fields.
-const maxLine = (MaxMeta+MaxInline)/3*4 + 8 + 512
+const maxLine = (maxMeta+maxInline)/3*4 + 8 + 512
 
-// Key names one output of one version of its sources: the path of the
+// diskKey names one output of one version of its sources: the path of the
 // file it is named after, that version (whose Deps is the digest of the
 // other files read, version.Set.Sum: it outlives the process) and the
 // output.
-type Key struct {
+type diskKey struct {
 	Path string
 	version.Version
 	Output string
 }
 
-type entry struct {
+type diskEntry struct {
 	name  string
 	sizes []int64
 	total int64 // bytes of the data file
@@ -117,17 +119,17 @@ type entry struct {
 }
 
 // cost is what the entry counts against the budget.
-func (e *entry) cost() int64 { return e.total + int64(len(e.meta)) }
+func (e *diskEntry) cost() int64 { return e.total + int64(len(e.meta)) }
 
-// Cache is one open cache folder. Its methods are safe for concurrent use.
-type Cache struct {
+// DiskCache is one open cache folder. Its methods are safe for concurrent use.
+type DiskCache struct {
 	dir     string
 	max     int64
 	version string
 	lockf   *os.File
 
 	mu      sync.Mutex
-	ents    map[string]*entry
+	ents    map[string]*diskEntry
 	lru     *list.List // of *entry, most recently used first
 	total   int64
 	idx     *os.File // the index, open for appending
@@ -148,7 +150,7 @@ type Cache struct {
 	// costs more than the rest of the lookup. Each is bounded by emptying
 	// it when full.
 	namesMu sync.Mutex
-	names   map[Key]string
+	names   map[diskKey]string
 	folders map[folderKey]string
 	outputs map[string]string
 }
@@ -164,16 +166,16 @@ type folderKey struct {
 // name, 150 a folder, 50 an output).
 const maxNames = 4096
 
-// Open opens the cache folder dir (made or adopted by Prepare first),
+// OpenDiskCache opens the cache folder dir (made or adopted by Prepare first),
 // holding at most maxBytes of entries, for outputs made by converter
 // version (and options) version. It fails with ErrLocked when another
 // process holds the folder, and with ErrNotCache for a folder meshfs did
 // not make.
-func Open(dir string, maxBytes int64, version string) (*Cache, error) {
+func OpenDiskCache(dir string, maxBytes int64, version string) (*DiskCache, error) {
 	if maxBytes <= 0 {
 		return nil, fmt.Errorf("disk cache size must be positive, got %d", maxBytes)
 	}
-	if err := Prepare(dir); err != nil {
+	if err := PrepareCacheDir(dir); err != nil {
 		return nil, err
 	}
 	for _, d := range []string{filepath.Join(dir, "data"), filepath.Join(dir, "tmp")} {
@@ -192,7 +194,7 @@ func Open(dir string, maxBytes int64, version string) (*Cache, error) {
 		}
 		return nil, fmt.Errorf("disk cache %s: lock: %w", dir, err)
 	}
-	c := &Cache{dir: dir, max: maxBytes, version: version, lockf: lf, ents: map[string]*entry{}, lru: list.New()}
+	c := &DiskCache{dir: dir, max: maxBytes, version: version, lockf: lf, ents: map[string]*diskEntry{}, lru: list.New()}
 	if err := c.load(); err != nil {
 		lf.Close()
 		return nil, err
@@ -204,7 +206,7 @@ func Open(dir string, maxBytes int64, version string) (*Cache, error) {
 // temporary files, files of entries never indexed) and rewrites it compactly
 // unless it already is. Only names of the cache's own patterns are removed:
 // anything else in data/ or tmp/ is left as it is, and never served.
-func (c *Cache) load() error {
+func (c *DiskCache) load() error {
 	ip := filepath.Join(c.dir, "index")
 	compact := false
 	if f, err := os.Open(ip); err == nil {
@@ -248,7 +250,7 @@ func (c *Cache) load() error {
 	}
 	// A budget smaller than last time: evict down to it now.
 	for c.total > c.max && c.lru.Len() > 0 {
-		e := c.lru.Back().Value.(*entry)
+		e := c.lru.Back().Value.(*diskEntry)
 		os.Remove(c.path(e.name))
 		c.drop(e)
 		compact = false
@@ -271,7 +273,7 @@ func (c *Cache) load() error {
 // invalid one (unknown, malformed, or failing its checksum) is skipped. It
 // returns the offset after the last whole line, and whether every line was
 // the first valid record of its entry (the index is compact).
-func (c *Cache) replay(r io.Reader) (end int64, compact bool) {
+func (c *DiskCache) replay(r io.Reader) (end int64, compact bool) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	first := true
 	compact = true
@@ -324,7 +326,7 @@ func (c *Cache) replay(r io.Reader) (end int64, compact bool) {
 // It reports whether the line was the first valid record of an entry.
 // Fields are split by single spaces (as written) without copying the line:
 // an inline entry's parts, most of its line, are neither copied nor kept.
-func (c *Cache) apply(ln []byte, start int64) bool {
+func (c *DiskCache) apply(ln []byte, start int64) bool {
 	f := bytes.SplitN(ln, []byte{' '}, 8)
 	if len(f) < 2 || !validName(string(f[1])) {
 		return false
@@ -345,7 +347,7 @@ func (c *Cache) apply(ln []byte, start int64) bool {
 		if !ok {
 			return false
 		}
-		return c.insert(&entry{name: name, sizes: sizes, total: total, sum: sum})
+		return c.insert(&diskEntry{name: name, sizes: sizes, total: total, sum: sum})
 	case kind == "meta" && (len(f) == 6 || len(f) == 7):
 		sum, sizes, total, ok := entryFields()
 		if !ok {
@@ -353,7 +355,7 @@ func (c *Cache) apply(ln []byte, start int64) bool {
 		}
 		msum, err := strconv.ParseUint(string(f[4]), 16, 32)
 		b64, ok := bytes.CutPrefix(f[5], []byte{':'})
-		if err != nil || !ok || base64.RawURLEncoding.DecodedLen(len(b64)) > MaxMeta {
+		if err != nil || !ok || base64.RawURLEncoding.DecodedLen(len(b64)) > maxMeta {
 			return false
 		}
 		meta := make([]byte, base64.RawURLEncoding.DecodedLen(len(b64)))
@@ -361,12 +363,12 @@ func (c *Cache) apply(ln []byte, start int64) bool {
 		if err != nil || crc32.Checksum(meta[:n], castagnoli) != uint32(msum) {
 			return false // a damaged line: never served
 		}
-		e := &entry{name: name, sizes: sizes, total: total, sum: sum, meta: meta[:n:n]}
+		e := &diskEntry{name: name, sizes: sizes, total: total, sum: sum, meta: meta[:n:n]}
 		if len(f) == 7 {
 			// Inline parts: checked against sum when read (Get), as a
 			// data file is; here only their length.
 			data, ok := bytes.CutPrefix(f[6], []byte{':'})
-			if !ok || total > MaxInline || int64(len(data)) != int64(base64.RawURLEncoding.EncodedLen(int(total))) {
+			if !ok || total > maxInline || int64(len(data)) != int64(base64.RawURLEncoding.EncodedLen(int(total))) {
 				return false
 			}
 			e.inline, e.off = true, start+int64(len(ln)-len(data))
@@ -408,7 +410,7 @@ func parseSizes(s string) ([]int64, int64, bool) {
 
 // insert adds a replayed entry, replacing one of the same name (c.mu held
 // or not yet shared); it reports whether there was none.
-func (c *Cache) insert(e *entry) bool {
+func (c *DiskCache) insert(e *diskEntry) bool {
 	old := c.ents[e.name]
 	if old != nil {
 		c.drop(old)
@@ -431,7 +433,7 @@ func validName(s string) bool {
 // replay restores the order) and opens it for appending. Inline parts are
 // copied from the current index; an entry whose parts cannot be read is
 // dropped.
-func (c *Cache) rewriteIndex() error {
+func (c *DiskCache) rewriteIndex() error {
 	tmp := filepath.Join(c.dir, "index.tmp")
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -440,11 +442,11 @@ func (c *Cache) rewriteIndex() error {
 	w := bufio.NewWriterSize(f, 1<<16)
 	pos := int64(len(layoutVersion) + 1)
 	w.WriteString(layoutVersion + "\n")
-	offs := map[*entry]int64{}
-	var lost []*entry
+	offs := map[*diskEntry]int64{}
+	var lost []*diskEntry
 	var text []byte
 	for el := c.lru.Back(); el != nil; el = el.Prev() {
-		e := el.Value.(*entry)
+		e := el.Value.(*diskEntry)
 		ln := recordLine(e)
 		if !e.inline {
 			w.WriteString(ln + "\n")
@@ -513,11 +515,11 @@ func (c *Cache) rewriteIndex() error {
 
 // recordLine is an entry's index line without its inline parts (the DATA
 // field) and newline.
-func recordLine(e *entry) string { return string(appendRecord(nil, e)) }
+func recordLine(e *diskEntry) string { return string(appendRecord(nil, e)) }
 
 // appendRecord appends recordLine's text to b. Built by hand (no fmt, no
 // intermediate strings): a cold walk saves one line per mesh.
-func appendRecord(b []byte, e *entry) []byte {
+func appendRecord(b []byte, e *diskEntry) []byte {
 	if e.meta != nil {
 		b = append(b, "meta "...)
 	} else {
@@ -560,7 +562,7 @@ func appendHex8(b []byte, v uint32) []byte {
 // was written whole. A failed append only costs the entry's recency or
 // presence after a remount, except for an inline entry, whose parts the
 // line is.
-func (c *Cache) record(line string) bool {
+func (c *DiskCache) record(line string) bool {
 	if c.idx == nil {
 		return false
 	}
@@ -580,7 +582,7 @@ func (c *Cache) record(line string) bool {
 }
 
 // drop forgets e (c.mu held); the caller removes its file.
-func (c *Cache) drop(e *entry) {
+func (c *DiskCache) drop(e *diskEntry) {
 	if c.ents[e.name] != e {
 		return
 	}
@@ -589,7 +591,7 @@ func (c *Cache) drop(e *entry) {
 	c.total -= e.cost()
 }
 
-func (c *Cache) path(name string) string { return filepath.Join(c.dir, "data", name) }
+func (c *DiskCache) path(name string) string { return filepath.Join(c.dir, "data", name) }
 
 // name is the entry name of a key: 20 hex digits naming its source
 // version (the path, its dev, ino, size, mtime and Deps) with the cache's
@@ -600,7 +602,7 @@ func (c *Cache) path(name string) string { return filepath.Join(c.dir, "data", n
 // listing of a mesh folder looks up its scan and each output's size and
 // failure, five keys or more, and a tree of 10 000 meshes would outgrow a
 // memo of whole names.
-func (c *Cache) name(k Key) string {
+func (c *DiskCache) name(k diskKey) string {
 	c.namesMu.Lock()
 	n, ok := c.names[k]
 	c.namesMu.Unlock()
@@ -643,12 +645,12 @@ func bounded[K comparable](m map[K]string) map[K]string {
 }
 
 // hashName is name without the memos.
-func (c *Cache) hashName(k Key) string {
+func (c *DiskCache) hashName(k diskKey) string {
 	return c.folderHash(folderKey{k.Path, k.Version}) + outputHash(k.Output)
 }
 
 // folderHash is the first half of a name: the source version's.
-func (c *Cache) folderHash(k folderKey) string {
+func (c *DiskCache) folderHash(k folderKey) string {
 	h := sha256.New()
 	var num [8]byte
 	w := func(s string) {
@@ -677,9 +679,9 @@ func outputHash(output string) string {
 	return hex.EncodeToString(h[:10])
 }
 
-// Sizes returns the sizes of an entry's parts from the index, without
+// sizes returns the sizes of an entry's parts from the index, without
 // reading it.
-func (c *Cache) Sizes(k Key) ([]int64, bool) {
+func (c *DiskCache) sizes(k diskKey) ([]int64, bool) {
 	name := c.name(k)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -690,13 +692,13 @@ func (c *Cache) Sizes(k Key) ([]int64, bool) {
 	return append([]int64(nil), e.sizes...), true
 }
 
-// Meta returns an entry's metadata blob (which the caller must not modify)
+// meta returns an entry's metadata blob (which the caller must not modify)
 // and part sizes from memory, without reading any file; ok is false when
 // the key has no entry, or one stored without a blob. The entry becomes the
 // most recently used, in memory only: the order reaches the index when it
 // is next rewritten (at Close), which spares a remount that looks up
 // thousands of blobs as many index appends.
-func (c *Cache) Meta(k Key) (meta []byte, sizes []int64, ok bool) {
+func (c *DiskCache) meta(k diskKey) (meta []byte, sizes []int64, ok bool) {
 	name := c.name(k)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -711,14 +713,14 @@ func (c *Cache) Meta(k Key) (meta []byte, sizes []int64, ok bool) {
 	return e.meta, append([]int64(nil), e.sizes...), true
 }
 
-// Get returns an entry's parts, read whole and checked against the index. A
+// get returns an entry's parts, read whole and checked against the index. A
 // damaged entry (short, long, or failing its checksum) is removed and
 // reported as a miss.
-func (c *Cache) Get(k Key) ([][]byte, bool) {
+func (c *DiskCache) get(k diskKey) ([][]byte, bool) {
 	if parts, inline, ok := c.getInline(k); inline {
 		return parts, ok
 	}
-	h, ok := c.Pin(k)
+	h, ok := c.pin(k)
 	if !ok {
 		return nil, false
 	}
@@ -751,7 +753,7 @@ func (c *Cache) Get(k Key) ([][]byte, bool) {
 
 // getInline is Get of an inline entry (inline false: the key has none).
 // The parts are read from the index and checked as a data file's are.
-func (c *Cache) getInline(k Key) (parts [][]byte, inline, ok bool) {
+func (c *DiskCache) getInline(k diskKey) (parts [][]byte, inline, ok bool) {
 	name := c.name(k)
 	c.mu.Lock()
 	e := c.ents[name]
@@ -787,28 +789,28 @@ func (c *Cache) getInline(k Key) (parts [][]byte, inline, ok bool) {
 	return parts, true, true
 }
 
-// Handle is an entry's open file, pinned (never evicted) until Close. Its
+// diskHandle is an entry's open file, pinned (never evicted) until Close. Its
 // bytes are not verified: Get is the checked read.
-type Handle struct {
+type diskHandle struct {
 	*os.File
-	c *Cache
-	e *entry
+	c *DiskCache
+	e *diskEntry
 }
 
 // Sizes are the entry's part sizes.
-func (h *Handle) Sizes() []int64 { return h.e.sizes }
+func (h *diskHandle) Sizes() []int64 { return h.e.sizes }
 
 // Close unpins the entry and closes the file.
-func (h *Handle) Close() error {
+func (h *diskHandle) Close() error {
 	h.c.mu.Lock()
 	h.e.pins--
 	h.c.mu.Unlock()
 	return h.File.Close()
 }
 
-// Pin opens an entry and pins it until the handle is closed. An inline
-// entry has no file of its own: Pin misses (Get reads it).
-func (c *Cache) Pin(k Key) (*Handle, bool) {
+// pin opens an entry and pins it until the handle is closed. An inline
+// entry has no file of its own: pin misses (Get reads it).
+func (c *DiskCache) pin(k diskKey) (*diskHandle, bool) {
 	name := c.name(k)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -828,10 +830,10 @@ func (c *Cache) Pin(k Key) (*Handle, bool) {
 	c.lru.MoveToFront(e.elem)
 	c.record("use " + name + "\n")
 	c.hits.Add(1)
-	return &Handle{File: f, c: c, e: e}, true
+	return &diskHandle{File: f, c: c, e: e}, true
 }
 
-func (c *Cache) discard(e *entry) {
+func (c *DiskCache) discard(e *diskEntry) {
 	c.damaged.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -842,16 +844,16 @@ func (c *Cache) discard(e *entry) {
 	}
 }
 
-// Put stores an entry's parts, replacing any previous entry of the key, and
+// putParts stores an entry's parts, replacing any previous entry of the key, and
 // evicts least recently used entries until the cache is within its budget.
-func (c *Cache) Put(k Key, parts [][]byte) error { return c.put(k, parts, nil) }
+func (c *DiskCache) putParts(k diskKey, parts [][]byte) error { return c.put(k, parts, nil) }
 
-// PutMeta is Put for an entry that also carries the metadata blob meta
+// putMeta is Put for an entry that also carries the metadata blob meta
 // (at most MaxMeta bytes; nil is an empty blob), which Meta returns from
 // memory. The caller must not modify meta afterwards.
-func (c *Cache) PutMeta(k Key, parts [][]byte, meta []byte) error {
-	if len(meta) > MaxMeta {
-		return ErrTooBig
+func (c *DiskCache) putMeta(k diskKey, parts [][]byte, meta []byte) error {
+	if len(meta) > maxMeta {
+		return errTooBig
 	}
 	if meta == nil {
 		meta = []byte{}
@@ -862,7 +864,7 @@ func (c *Cache) PutMeta(k Key, parts [][]byte, meta []byte) error {
 // parallelSum is the entry size from which put checksums beside the write.
 const parallelSum = 4 << 20
 
-func (c *Cache) put(k Key, parts [][]byte, meta []byte) error {
+func (c *DiskCache) put(k diskKey, parts [][]byte, meta []byte) error {
 	name := c.name(k)
 	var total int64
 	sizes := make([]int64, len(parts))
@@ -871,7 +873,7 @@ func (c *Cache) put(k Key, parts [][]byte, meta []byte) error {
 		total += int64(len(p))
 	}
 	if total+int64(len(meta)) > c.max {
-		return ErrTooBig
+		return errTooBig
 	}
 	checksum := func() uint32 {
 		sum := uint32(0)
@@ -880,10 +882,10 @@ func (c *Cache) put(k Key, parts [][]byte, meta []byte) error {
 		}
 		return sum
 	}
-	e := &entry{name: name, sizes: sizes, total: total, meta: meta}
+	e := &diskEntry{name: name, sizes: sizes, total: total, meta: meta}
 	var f *os.File
 	var line string
-	e.inline = meta != nil && total <= MaxInline
+	e.inline = meta != nil && total <= maxInline
 	if !e.inline && total >= parallelSum {
 		// A big entry (a .glb about to be passed through, waited for by
 		// its first reader): checksum on another CPU while this one writes.
@@ -934,9 +936,9 @@ func (c *Cache) put(k Key, parts [][]byte, meta []byte) error {
 	if old != nil {
 		need -= old.cost()
 	}
-	var victims []*entry
+	var victims []*diskEntry
 	for el := c.lru.Back(); el != nil && need > c.max; el = el.Prev() {
-		e := el.Value.(*entry)
+		e := el.Value.(*diskEntry)
 		if e.pins > 0 || e == old {
 			continue
 		}
@@ -945,7 +947,7 @@ func (c *Cache) put(k Key, parts [][]byte, meta []byte) error {
 	}
 	if need > c.max {
 		removeTemp()
-		return ErrTooBig
+		return errTooBig
 	}
 	for _, v := range victims {
 		if !v.inline {
@@ -986,7 +988,7 @@ func (c *Cache) put(k Key, parts [][]byte, meta []byte) error {
 }
 
 // writeTemp writes parts to a new temporary file (writeParts), closed.
-func (c *Cache) writeTemp(name string, parts [][]byte) (*os.File, error) {
+func (c *DiskCache) writeTemp(name string, parts [][]byte) (*os.File, error) {
 	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), name+tempSuffix)
 	if err != nil {
 		return nil, err
@@ -1002,8 +1004,8 @@ func (c *Cache) writeTemp(name string, parts [][]byte) (*os.File, error) {
 	return f, nil
 }
 
-// Remove drops an entry (a pinned one's open handles keep reading it).
-func (c *Cache) Remove(k Key) {
+// remove drops an entry (a pinned one's open handles keep reading it).
+func (c *DiskCache) remove(k diskKey) {
 	name := c.name(k)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -1014,30 +1016,17 @@ func (c *Cache) Remove(k Key) {
 	}
 }
 
-// Stats is a snapshot of the cache's counters.
-type Stats struct {
-	Dir       string `json:"dir"`
-	Budget    int64  `json:"budget_bytes"`
-	Bytes     int64  `json:"bytes"`
-	Entries   int    `json:"entries"`
-	Hits      int64  `json:"hits"`
-	Misses    int64  `json:"misses"`
-	Puts      int64  `json:"puts"`
-	Evictions int64  `json:"evictions"`
-	Damaged   int64  `json:"damaged"`
-}
-
 // Stats returns the counters.
-func (c *Cache) Stats() Stats {
+func (c *DiskCache) Stats() stats.Disk {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Stats{Dir: c.dir, Budget: c.max, Bytes: c.total, Entries: len(c.ents),
+	return stats.Disk{Dir: c.dir, Budget: c.max, Bytes: c.total, Entries: len(c.ents),
 		Hits: c.hits.Load(), Misses: c.misses.Load(), Puts: c.puts.Load(),
 		Evictions: c.evictions.Load(), Damaged: c.damaged.Load()}
 }
 
 // Close compacts the index and releases the folder.
-func (c *Cache) Close() error {
+func (c *DiskCache) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

@@ -1,4 +1,4 @@
-package fs
+package store
 
 import (
 	"archive/zip"
@@ -12,9 +12,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/archive"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/store/disktier"
 	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/version"
 )
@@ -73,14 +71,14 @@ func BenchmarkListArchive50k(b *testing.B) {
 	bigListZip(b, pak)
 	// The views here are their own, the disk tier their keeper as a
 	// mount's store's is of its view.
-	open := func(b *testing.B) (*disktier.Tier, func()) {
-		dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
+	open := func(b *testing.B) (*tier, func()) {
+		dc, err := OpenDiskCache(disk, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
 		if err != nil {
 			b.Fatal(err)
 		}
-		return disktier.New(disktier.Config{Disk: dc}), func() { dc.Close() }
+		return newTier(tierConfig{Disk: dc}), func() { dc.Close() }
 	}
-	list := func(b *testing.B, s *disktier.Tier) *srcview.Packed {
+	list := func(b *testing.B, s *tier) *srcview.Packed {
 		v := srcview.New(archive.Limits{MemInflate: 1 << 20})
 		v.SetKeeper(s.Listings())
 		ents, err := v.ReadDir(pak)

@@ -1,4 +1,4 @@
-package cache
+package store
 
 import (
 	"bytes"
@@ -18,9 +18,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func newCache(t *testing.T, budget int64) *Cache {
+func newMemCacheT(t *testing.T, budget int64) *memCache {
 	t.Helper()
-	c, err := New(budget)
+	c, err := newMemCache(budget)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,23 +28,23 @@ func newCache(t *testing.T, budget int64) *Cache {
 	return c
 }
 
-func key(path, out string, size int64) Key {
-	return Key{Path: path, Version: version.Version{Ident: version.Ident{File: version.File{Dev: 1, Ino: 2}, Size: size, MtimeNs: 3}}, Output: out}
+func memKeyOf(path, out string, size int64) memKey {
+	return memKey{Path: path, Version: version.Version{Ident: version.Ident{File: version.File{Dev: 1, Ino: 2}, Size: size, MtimeNs: 3}}, Output: out}
 }
 
 func bytesOf(n int, b byte) []byte { return bytes.Repeat([]byte{b}, n) }
 
 func TestConcurrentGetsShareOneLoad(t *testing.T) {
-	c := newCache(t, 1<<20)
+	c := newMemCacheT(t, 1<<20)
 	var calls atomic.Int32
 	gate := make(chan struct{})
-	load := func(ctx context.Context) (*Entry, error) {
+	load := func(ctx context.Context) (*memEntry, error) {
 		calls.Add(1)
 		<-gate
-		return &Entry{Parts: [][]byte{bytesOf(1000, 'g')}}, nil
+		return &memEntry{Parts: [][]byte{bytesOf(1000, 'g')}}, nil
 	}
 	const n = 64
-	got := make([]*Entry, n)
+	got := make([]*memEntry, n)
 	errs := make([]error, n)
 	var started, wg sync.WaitGroup
 	started.Add(n)
@@ -53,7 +53,7 @@ func TestConcurrentGetsShareOneLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			started.Done()
-			got[i], errs[i] = c.Get(context.Background(), key("/a.x", "glb", 10), "x/glb", load)
+			got[i], errs[i] = c.Get(context.Background(), memKeyOf("/a.x", "glb", 10), "x/glb", load)
 		}()
 	}
 	started.Wait()
@@ -78,12 +78,12 @@ func TestConcurrentGetsShareOneLoad(t *testing.T) {
 
 func TestBoundedByWeight(t *testing.T) {
 	const budget = 64 << 10
-	c := newCache(t, budget)
+	c := newMemCacheT(t, budget)
 	total := 0
 	for i := range 80 {
-		k := key(fmt.Sprintf("/src/%d", i), "glb", int64(i))
-		e, err := c.Get(context.Background(), k, "x/glb", func(context.Context) (*Entry, error) {
-			return &Entry{Parts: [][]byte{bytesOf(4000, byte(i))}}, nil
+		k := memKeyOf(fmt.Sprintf("/src/%d", i), "glb", int64(i))
+		e, err := c.Get(context.Background(), k, "x/glb", func(context.Context) (*memEntry, error) {
+			return &memEntry{Parts: [][]byte{bytesOf(4000, byte(i))}}, nil
 		})
 		if err != nil || len(e.Part(0)) != 4000 || e.Part(0)[0] != byte(i) {
 			t.Fatalf("entry %d: %v", i, err)
@@ -103,15 +103,15 @@ func TestBoundedByWeight(t *testing.T) {
 }
 
 func TestFailureCachedUntilSourceChanges(t *testing.T) {
-	c := newCache(t, 1<<20)
+	c := newMemCacheT(t, 1<<20)
 	var calls int
 	bad := errors.New("x.bin: offset 0x10: field count: too large")
-	load := func(context.Context) (*Entry, error) {
+	load := func(context.Context) (*memEntry, error) {
 		calls++
-		return &Entry{Err: bad}, nil
+		return &memEntry{Err: bad}, nil
 	}
 	for range 3 {
-		e, err := c.Get(context.Background(), key("/x.bin", "glb", 100), "x/glb", load)
+		e, err := c.Get(context.Background(), memKeyOf("/x.bin", "glb", 100), "x/glb", load)
 		if err != nil || !errors.Is(e.Err, bad) {
 			t.Fatalf("got %v, %v", e, err)
 		}
@@ -120,7 +120,7 @@ func TestFailureCachedUntilSourceChanges(t *testing.T) {
 		t.Fatalf("failed load ran %d times, want 1", calls)
 	}
 	// Same path, new version: loads again.
-	if _, err := c.Get(context.Background(), key("/x.bin", "glb", 101), "x/glb", load); err != nil {
+	if _, err := c.Get(context.Background(), memKeyOf("/x.bin", "glb", 101), "x/glb", load); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 2 {
@@ -132,12 +132,12 @@ func TestFailureCachedUntilSourceChanges(t *testing.T) {
 }
 
 func TestLoaderErrorNotCached(t *testing.T) {
-	c := newCache(t, 1<<20)
+	c := newMemCacheT(t, 1<<20)
 	var calls int
 	gone := errors.New("vanished")
-	load := func(context.Context) (*Entry, error) { calls++; return nil, gone }
+	load := func(context.Context) (*memEntry, error) { calls++; return nil, gone }
 	for range 2 {
-		if _, err := c.Get(context.Background(), key("/y", "glb", 1), "x/glb", load); !errors.Is(err, gone) {
+		if _, err := c.Get(context.Background(), memKeyOf("/y", "glb", 1), "x/glb", load); !errors.Is(err, gone) {
 			t.Fatalf("err %v", err)
 		}
 	}
@@ -147,13 +147,13 @@ func TestLoaderErrorNotCached(t *testing.T) {
 }
 
 func TestLoaderNotCancelledWithCaller(t *testing.T) {
-	c := newCache(t, 1<<20)
+	c := newMemCacheT(t, 1<<20)
 	ctx, cancel := context.WithCancel(context.Background())
 	var loaderCtxErr error
-	_, err := c.Get(ctx, key("/z", "glb", 1), "x/glb", func(lctx context.Context) (*Entry, error) {
+	_, err := c.Get(ctx, memKeyOf("/z", "glb", 1), "x/glb", func(lctx context.Context) (*memEntry, error) {
 		cancel()
 		loaderCtxErr = lctx.Err()
-		return &Entry{Parts: [][]byte{[]byte("ok")}}, nil
+		return &memEntry{Parts: [][]byte{[]byte("ok")}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -164,29 +164,29 @@ func TestLoaderNotCancelledWithCaller(t *testing.T) {
 }
 
 func TestInvalidatePath(t *testing.T) {
-	c := newCache(t, 1<<20)
-	fill := func(k Key) {
-		c.Get(context.Background(), k, "x", func(context.Context) (*Entry, error) {
-			return &Entry{Parts: [][]byte{[]byte(k.Output)}}, nil
+	c := newMemCacheT(t, 1<<20)
+	fill := func(k memKey) {
+		c.Get(context.Background(), k, "x", func(context.Context) (*memEntry, error) {
+			return &memEntry{Parts: [][]byte{[]byte(k.Output)}}, nil
 		})
 	}
-	fill(key("/a", "glb", 1))
-	fill(key("/a", "obj", 1))
-	fill(key("/a", "glb", 2))
-	fill(key("/b", "glb", 1))
+	fill(memKeyOf("/a", "glb", 1))
+	fill(memKeyOf("/a", "obj", 1))
+	fill(memKeyOf("/a", "glb", 2))
+	fill(memKeyOf("/b", "glb", 1))
 	if n := c.Invalidate("/a"); n != 3 {
 		t.Fatalf("invalidated %d, want 3", n)
 	}
-	if _, ok := c.Peek(key("/a", "glb", 1)); ok {
+	if _, ok := c.Peek(memKeyOf("/a", "glb", 1)); ok {
 		t.Fatal("entry of /a survived Invalidate")
 	}
-	if _, ok := c.Peek(key("/b", "glb", 1)); !ok {
+	if _, ok := c.Peek(memKeyOf("/b", "glb", 1)); !ok {
 		t.Fatal("entry of /b was dropped")
 	}
 }
 
 func TestLatencyPercentiles(t *testing.T) {
-	var r Ring
+	var r ring
 	for i := 1; i <= 100; i++ {
 		r.Add(time.Duration(i) * time.Millisecond)
 	}
@@ -203,7 +203,7 @@ func TestLatencyPercentiles(t *testing.T) {
 }
 
 func TestNewRejectsZeroBudget(t *testing.T) {
-	if _, err := New(0); err == nil {
+	if _, err := newMemCache(0); err == nil {
 		t.Fatal("zero budget accepted")
 	}
 }
@@ -211,19 +211,19 @@ func TestNewRejectsZeroBudget(t *testing.T) {
 // An entry evicted by the budget but still held by a reader is revived,
 // not loaded again.
 func TestEvictedButHeldIsRevived(t *testing.T) {
-	c := newCache(t, 64<<10)
+	c := newMemCacheT(t, 64<<10)
 	var calls int
-	load := func(context.Context) (*Entry, error) {
+	load := func(context.Context) (*memEntry, error) {
 		calls++
-		return &Entry{Parts: [][]byte{bytesOf(40<<10, 'a')}}, nil
+		return &memEntry{Parts: [][]byte{bytesOf(40<<10, 'a')}}, nil
 	}
-	held, err := c.Get(context.Background(), key("/big", "glb", 1), "x/glb", load)
+	held, err := c.Get(context.Background(), memKeyOf("/big", "glb", 1), "x/glb", load)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Evicted (as the budget's policy would): still held by this reader.
-	c.c.Invalidate(key("/big", "glb", 1))
-	again, err := c.Get(context.Background(), key("/big", "glb", 1), "x/glb", load)
+	c.c.Invalidate(memKeyOf("/big", "glb", 1))
+	again, err := c.Get(context.Background(), memKeyOf("/big", "glb", 1), "x/glb", load)
 	if err != nil || again != held || calls != 1 {
 		t.Fatalf("held entry reloaded: calls %d, same %v, %v", calls, again == held, err)
 	}

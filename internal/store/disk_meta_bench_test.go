@@ -1,4 +1,4 @@
-package diskcache
+package store
 
 import (
 	"bytes"
@@ -26,27 +26,27 @@ func benchOpenIndex(b *testing.B, outputs bool) {
 		entries *= 3
 	}
 	dir := b.TempDir()
-	c, err := Open(dir, 1<<40, "v1")
+	c, err := OpenDiskCache(dir, 1<<40, "v1")
 	if err != nil {
 		b.Fatal(err)
 	}
 	blob := bytes.Repeat([]byte{7}, 81)
 	hdr := bytes.Repeat([]byte{'h'}, 2586)
 	for i := range meshes {
-		k := Key{Path: fmt.Sprintf("/src/d%03d/m%05d.ply", i/100, i), Version: ver(1, uint64(i), 5000, 1, 0)}
+		k := diskKey{Path: fmt.Sprintf("/src/d%03d/m%05d.ply", i/100, i), Version: ver(1, uint64(i), 5000, 1, 0)}
 		k.Output = "scan"
-		if err := c.PutMeta(k, [][]byte{hdr}, blob); err != nil {
+		if err := c.putMeta(k, [][]byte{hdr}, blob); err != nil {
 			b.Fatal(err)
 		}
 		if !outputs {
 			continue
 		}
 		k.Output = "glb"
-		if err := c.Put(k, [][]byte{{1}}); err != nil {
+		if err := c.putParts(k, [][]byte{{1}}); err != nil {
 			b.Fatal(err)
 		}
 		k.Output = "obj"
-		if err := c.Put(k, [][]byte{{1}, {2}}); err != nil {
+		if err := c.putParts(k, [][]byte{{1}, {2}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -61,7 +61,7 @@ func benchOpenIndex(b *testing.B, outputs bool) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
-		c, err := Open(dir, 1<<40, "v1")
+		c, err := OpenDiskCache(dir, 1<<40, "v1")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -85,28 +85,28 @@ func benchOpenIndex(b *testing.B, outputs bool) {
 func BenchmarkCloseRewrite(b *testing.B) {
 	const meshes = 10000
 	dir := b.TempDir()
-	c, err := Open(dir, 1<<40, "v1")
+	c, err := OpenDiskCache(dir, 1<<40, "v1")
 	if err != nil {
 		b.Fatal(err)
 	}
 	blob := bytes.Repeat([]byte{7}, 81)
 	hdr := bytes.Repeat([]byte{'h'}, 2586)
-	key := func(i int) Key {
-		return Key{Path: fmt.Sprintf("/src/d%03d/m%05d.ply", i/100, i), Version: ver(1, uint64(i), 5000, 1, 0), Output: "scan"}
+	key := func(i int) diskKey {
+		return diskKey{Path: fmt.Sprintf("/src/d%03d/m%05d.ply", i/100, i), Version: ver(1, uint64(i), 5000, 1, 0), Output: "scan"}
 	}
 	for i := range meshes {
-		if err := c.PutMeta(key(i), [][]byte{hdr}, blob); err != nil {
+		if err := c.putMeta(key(i), [][]byte{hdr}, blob); err != nil {
 			b.Fatal(err)
 		}
 	}
 	c.Close()
 	for n := 0; b.Loop(); n++ {
 		b.StopTimer()
-		c, err := Open(dir, 1<<40, "v1")
+		c, err := OpenDiskCache(dir, 1<<40, "v1")
 		if err != nil {
 			b.Fatal(err)
 		}
-		c.Meta(key(n % meshes)) // never the most recent already
+		c.meta(key(n % meshes)) // never the most recent already
 		b.StartTimer()
 		c.Close()
 	}
@@ -115,7 +115,7 @@ func BenchmarkCloseRewrite(b *testing.B) {
 // BenchmarkPutMetaSmall stores scan records (small inline entries: a
 // header and a blob), as a cold walk does once per mesh.
 func BenchmarkPutMetaSmall(b *testing.B) {
-	c, err := Open(b.TempDir(), 1<<30, "v1")
+	c, err := OpenDiskCache(b.TempDir(), 1<<30, "v1")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -123,8 +123,8 @@ func BenchmarkPutMetaSmall(b *testing.B) {
 	hdr, blob := make([]byte, 600), make([]byte, 300)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		k := Key{Path: "/src/m.gem", Version: ver(0, uint64(i%1000), 0, 0, 0), Output: "scan"}
-		if err := c.PutMeta(k, [][]byte{hdr}, blob); err != nil {
+		k := diskKey{Path: "/src/m.gem", Version: ver(0, uint64(i%1000), 0, 0, 0), Output: "scan"}
+		if err := c.putMeta(k, [][]byte{hdr}, blob); err != nil {
 			b.Fatal(err)
 		}
 	}

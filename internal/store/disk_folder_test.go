@@ -1,4 +1,4 @@
-package diskcache
+package store
 
 import (
 	"errors"
@@ -46,7 +46,7 @@ func sameTree(t *testing.T, what string, before, after map[string]string) {
 
 func TestNewFolderMarked(t *testing.T) {
 	for _, dir := range []string{filepath.Join(t.TempDir(), "a", "cache"), t.TempDir()} {
-		c := open(t, dir, 1<<20)
+		c := openDiskT(t, dir, 1<<20)
 		c.Close()
 		tag, err := os.ReadFile(filepath.Join(dir, TagName))
 		if err != nil || !strings.HasPrefix(string(tag), "Signature: 8a477f597d28d172789f06886806bc55") {
@@ -58,7 +58,7 @@ func TestNewFolderMarked(t *testing.T) {
 		}
 		// A marked folder may hold anything else.
 		os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
-		open(t, dir, 1<<20).Close()
+		openDiskT(t, dir, 1<<20).Close()
 	}
 }
 
@@ -82,10 +82,10 @@ func TestForeignFolderRefused(t *testing.T) {
 			}
 		}
 		before := tree(t, dir)
-		if err := Check(dir); !errors.Is(err, ErrNotCache) {
+		if err := CheckCacheDir(dir); !errors.Is(err, ErrNotCache) {
 			t.Fatalf("%s: Check: %v", c.name, err)
 		}
-		cc, err := Open(dir, 1<<20, "v1")
+		cc, err := OpenDiskCache(dir, 1<<20, "v1")
 		if !errors.Is(err, ErrNotCache) {
 			if cc != nil {
 				cc.Close()
@@ -100,7 +100,7 @@ func TestForeignFolderRefused(t *testing.T) {
 	// A file is not a folder.
 	f := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(f, []byte("x"), 0o644)
-	if _, err := Open(f, 1<<20, "v1"); !errors.Is(err, ErrNotCache) {
+	if _, err := OpenDiskCache(f, 1<<20, "v1"); !errors.Is(err, ErrNotCache) {
 		t.Fatalf("a file as cache folder: %v", err)
 	}
 }
@@ -109,21 +109,21 @@ func TestForeignFolderRefused(t *testing.T) {
 // entries are served, and it is marked.
 func TestEarlierCacheAdopted(t *testing.T) {
 	dir := t.TempDir()
-	c := open(t, dir, 1<<20)
-	c.Put(key(1), [][]byte{payload(1, 100)})
-	c.PutMeta(key(2), [][]byte{payload(2, 10)}, []byte("meta"))
+	c := openDiskT(t, dir, 1<<20)
+	c.putParts(diskKeyOf(1), [][]byte{payload(1, 100)})
+	c.putMeta(diskKeyOf(2), [][]byte{payload(2, 10)}, []byte("meta"))
 	c.Close()
 	os.Remove(filepath.Join(dir, MarkerName))
 	os.Remove(filepath.Join(dir, TagName))
 	os.WriteFile(filepath.Join(dir, "tmp", "00000000000000000000000000000000000000ee.42"), []byte("partial"), 0o600)
-	if err := Check(dir); err != nil {
+	if err := CheckCacheDir(dir); err != nil {
 		t.Fatalf("an earlier meshfs's cache refused: %v", err)
 	}
-	c = open(t, dir, 1<<20)
-	if got, ok := c.Get(key(1)); !ok || len(got[0]) != 100 {
+	c = openDiskT(t, dir, 1<<20)
+	if got, ok := c.get(diskKeyOf(1)); !ok || len(got[0]) != 100 {
 		t.Fatal("entry lost on adoption")
 	}
-	if _, _, ok := c.Meta(key(2)); !ok {
+	if _, _, ok := c.meta(diskKeyOf(2)); !ok {
 		t.Fatal("meta entry lost on adoption")
 	}
 	if !marked(dir) {
@@ -135,7 +135,7 @@ func TestEarlierCacheAdopted(t *testing.T) {
 // Open's, eviction's and a damaged entry's.
 func TestForeignFilesSurviveCleanup(t *testing.T) {
 	dir := t.TempDir()
-	c := open(t, dir, 250)
+	c := openDiskT(t, dir, 250)
 	c.Close()
 	planted := map[string]string{
 		"data/notes.txt":                        "keep",
@@ -153,12 +153,12 @@ func TestForeignFilesSurviveCleanup(t *testing.T) {
 	ours := filepath.Join(dir, "tmp", strings.Repeat("c", 40)+".77")
 	os.WriteFile(ours, []byte("partial"), 0o600)
 
-	c = open(t, dir, 250)
+	c = openDiskT(t, dir, 250)
 	if _, err := os.Stat(ours); !os.IsNotExist(err) {
 		t.Error("a leftover temporary file of the cache was kept")
 	}
 	for i := range 10 { // evicts: 100 bytes each in 250
-		if err := c.Put(key(i), [][]byte{payload(i, 100)}); err != nil {
+		if err := c.putParts(diskKeyOf(i), [][]byte{payload(i, 100)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -166,7 +166,7 @@ func TestForeignFilesSurviveCleanup(t *testing.T) {
 		t.Fatalf("no eviction: %+v", s)
 	}
 	c.Close()
-	c = open(t, dir, 1) // a smaller budget: evicts everything on Open
+	c = openDiskT(t, dir, 1) // a smaller budget: evicts everything on Open
 	c.Close()
 	for p, text := range planted {
 		if b, err := os.ReadFile(filepath.Join(dir, p)); err != nil || string(b) != text {

@@ -1,4 +1,4 @@
-package diskcache
+package store
 
 import (
 	"hash/crc32"
@@ -9,7 +9,7 @@ import (
 // index record holds, reading it once; a damaged entry is discarded. It is
 // what a caller does before handing the file itself to a reader (FUSE
 // passthrough), where Get's checked read into memory is not wanted.
-func (h *Handle) Verify() bool {
+func (h *diskHandle) Verify() bool {
 	fi, err := h.Stat()
 	if err == nil && fi.Size() == h.e.total {
 		crc := crc32.New(castagnoli)

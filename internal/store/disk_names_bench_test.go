@@ -1,4 +1,4 @@
-package diskcache
+package store
 
 import (
 	"fmt"
@@ -10,25 +10,25 @@ import (
 // source version (the scan, the .glb, .obj and preview sizes and
 // failures), more folders than the memos hold. An op is one folder.
 func BenchmarkRemountLookups(b *testing.B) {
-	c, err := Open(b.TempDir(), 1<<30, "v1")
+	c, err := OpenDiskCache(b.TempDir(), 1<<30, "v1")
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
 	outputs := []string{"gem-ply/scan", "glb", "obj", "preview", "anims"}
 	const folders = 3 * maxNames
-	keys := make([][]Key, folders)
+	keys := make([][]diskKey, folders)
 	for i := range keys {
 		for _, o := range outputs {
-			k := Key{Path: fmt.Sprintf("/assets/d%03d/m%05d.ply", i/100, i), Version: ver(2049, uint64(1000+i), 4096, 1e18, 0), Output: o}
+			k := diskKey{Path: fmt.Sprintf("/assets/d%03d/m%05d.ply", i/100, i), Version: ver(2049, uint64(1000+i), 4096, 1e18, 0), Output: o}
 			keys[i] = append(keys[i], k)
 		}
-		c.Put(keys[i][1], [][]byte{[]byte("x")})
+		c.putParts(keys[i][1], [][]byte{[]byte("x")})
 	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		for _, k := range keys[i%folders] {
-			c.Sizes(k)
+			c.sizes(k)
 		}
 	}
 }

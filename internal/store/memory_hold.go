@@ -1,4 +1,4 @@
-package cache
+package store
 
 import (
 	"sync"
@@ -40,7 +40,7 @@ const (
 )
 
 type hold struct {
-	e    *Entry
+	e    *memEntry
 	w    int64
 	last time.Time
 }
@@ -48,7 +48,7 @@ type hold struct {
 // holds is the table of held entries. resident reports whether the cache
 // itself keeps an entry (so holding it costs nothing).
 type holds struct {
-	resident func(Key, *Entry) bool
+	resident func(memKey, *memEntry) bool
 	now      func() time.Time
 	limit    int64
 	grace    time.Duration
@@ -56,7 +56,7 @@ type holds struct {
 	maxWait  time.Duration
 
 	mu       sync.Mutex
-	m        map[Key]*hold
+	m        map[memKey]*hold
 	reserved int64         // bytes reserved by loads in flight
 	loads    int           // loads in flight
 	changed  chan struct{} // closed (and replaced) when room may have appeared
@@ -66,13 +66,13 @@ type holds struct {
 	waits    int64 // loads that waited for room (stats)
 }
 
-func newHolds(limit int64, resident func(Key, *Entry) bool) *holds {
+func newHolds(limit int64, resident func(memKey, *memEntry) bool) *holds {
 	return &holds{resident: resident, now: time.Now, limit: limit, grace: HoldGrace, idle: HoldPressureIdle,
-		maxWait: HoldMaxWait, m: map[Key]*hold{}, changed: make(chan struct{})}
+		maxWait: HoldMaxWait, m: map[memKey]*hold{}, changed: make(chan struct{})}
 }
 
 // get returns the entry held for k, if any, and holds it on.
-func (h *holds) get(k Key) *Entry {
+func (h *holds) get(k memKey) *memEntry {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if x := h.m[k]; x != nil {
@@ -83,7 +83,7 @@ func (h *holds) get(k Key) *Entry {
 }
 
 // peek returns the entry held for k without holding it longer.
-func (h *holds) peek(k Key) *Entry {
+func (h *holds) peek(k memKey) *memEntry {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if x := h.m[k]; x != nil {
@@ -93,7 +93,7 @@ func (h *holds) peek(k Key) *Entry {
 }
 
 // hold holds e as k's entry from now on, for grace.
-func (h *holds) hold(k Key, e *Entry) {
+func (h *holds) hold(k memKey, e *memEntry) {
 	w := e.Weight()
 	if w < holdMin {
 		return
@@ -212,7 +212,7 @@ func (h *holds) admit(hint int64) (done func()) {
 // dropOldestLocked lets go of the least recently used hold held outside
 // the budget, and reports whether there was one.
 func (h *holds) dropOldestLocked() bool {
-	var oldest Key
+	var oldest memKey
 	var at time.Time
 	found := false
 	for k, x := range h.m {
@@ -232,7 +232,7 @@ func (h *holds) dropOldestLocked() bool {
 }
 
 // forget lets go of every hold whose key matches.
-func (h *holds) forget(match func(Key) bool) {
+func (h *holds) forget(match func(memKey) bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for k := range h.m {

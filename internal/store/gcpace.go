@@ -1,10 +1,11 @@
-// Package gcpace is the collector's policy, in one place. Converted outputs are the daemon's
+package store
+
+// The collector's policy, in one place (SetMemoryPolicy, pacer). Converted outputs are the daemon's
 // memory, so the heap is bounded a little above the memory cache's budget;
 // below that bound the collector runs at GOGC 400 (walks of a cold tree
 // make garbage from listings and scans, and collecting at 4 × the live heap
 // instead of 2 × spares them about 15 % of the daemon's CPU), and at the
 // default 100 while a big conversion runs (Pacer).
-package gcpace
 
 import (
 	"os"
@@ -30,11 +31,11 @@ func SetMemoryPolicy(budget int64) (convertGOGC int) {
 	return 100
 }
 
-// BigConversionSize is the source size from which a conversion counts as
+// bigConversionSize is the source size from which a conversion counts as
 // big for the collector (Pacer): its intermediates are then tens of MB.
-const BigConversionSize = 4 << 20
+const bigConversionSize = 4 << 20
 
-// Pacer collects at its setting while a big conversion runs and at the
+// pacer collects at its setting while a big conversion runs and at the
 // process's own setting otherwise.
 //
 // A big conversion allocates about four times its source in intermediates,
@@ -44,7 +45,7 @@ const BigConversionSize = 4 << 20
 // faults each one in again as well. At GOGC 400 the heap grows to five
 // times what is live before a collection, so a conversion's intermediates
 // land on fresh pages; at 100 they reuse the last one's.
-type Pacer struct {
+type pacer struct {
 	during int // GOGC while a big conversion runs; 0: leave GOGC alone
 
 	mu      sync.Mutex
@@ -52,17 +53,17 @@ type Pacer struct {
 	saved   int // GOGC to restore once none runs
 }
 
-// New is a pacer collecting at GOGC during while a big conversion runs (0:
+// newPacer is a pacer collecting at GOGC during while a big conversion runs (0:
 // leave GOGC alone).
-func New(during int) *Pacer { return &Pacer{during: during} }
+func newPacer(during int) *pacer { return &pacer{during: during} }
 
 // During is the GOGC the pacer sets while a big conversion runs (0: none).
-func (p *Pacer) During() int { return p.during }
+func (p *pacer) During() int { return p.during }
 
 // Begin marks a conversion of a source of size bytes as running; the
 // returned function marks its end.
-func (p *Pacer) Begin(size int64) (end func()) {
-	if p.during == 0 || size < BigConversionSize {
+func (p *pacer) Begin(size int64) (end func()) {
+	if p.during == 0 || size < bigConversionSize {
 		return func() {}
 	}
 	p.mu.Lock()

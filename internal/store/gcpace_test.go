@@ -1,4 +1,4 @@
-package gcpace
+package store
 
 import (
 	"runtime/debug"
@@ -13,12 +13,12 @@ func TestPacer(t *testing.T) {
 	defer debug.SetGCPercent(orig)
 	gogc := func() int { v := debug.SetGCPercent(-1); debug.SetGCPercent(v); return v }
 
-	p := New(100)
-	small := p.Begin(BigConversionSize - 1)
+	p := newPacer(100)
+	small := p.Begin(bigConversionSize - 1)
 	if got := gogc(); got != 400 {
 		t.Fatalf("a small conversion set GOGC %d", got)
 	}
-	a := p.Begin(BigConversionSize)
+	a := p.Begin(bigConversionSize)
 	b := p.Begin(64 << 20)
 	if got := gogc(); got != 100 {
 		t.Fatalf("GOGC %d during big conversions, want 100", got)
@@ -34,7 +34,7 @@ func TestPacer(t *testing.T) {
 		t.Fatalf("GOGC %d after the big conversions, want 400 again", got)
 	}
 
-	off := New(0)
+	off := newPacer(0)
 	off.Begin(64 << 20)()
 	if got := gogc(); got != 400 {
 		t.Fatalf("a pacer without a setting changed GOGC to %d", got)

@@ -1,4 +1,4 @@
-package cache
+package store
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 )
 
 // bigLoad returns a loader of an n-byte entry that counts its calls.
-func bigLoad(n int, calls *atomic.Int32) Loader {
-	return func(context.Context) (*Entry, error) {
+func bigLoad(n int, calls *atomic.Int32) memLoader {
+	return func(context.Context) (*memEntry, error) {
 		calls.Add(1)
-		return &Entry{Parts: [][]byte{bytesOf(n, 'b')}}, nil
+		return &memEntry{Parts: [][]byte{bytesOf(n, 'b')}}, nil
 	}
 }
 
@@ -21,9 +21,9 @@ func bigLoad(n int, calls *atomic.Int32) Loader {
 // at a time (each READ a Get, nothing referencing the entry between them,
 // collections in between), is loaded once while the reads keep coming.
 func TestHeldBeyondBudgetLoadsOnce(t *testing.T) {
-	c := newCache(t, 64<<10)
+	c := newMemCacheT(t, 64<<10)
 	var calls atomic.Int32
-	k := key("/big", "glb", 1)
+	k := memKeyOf("/big", "glb", 1)
 	load := bigLoad(1<<20, &calls)
 	var wg sync.WaitGroup
 	for range 8 {
@@ -56,10 +56,10 @@ func TestHeldBeyondBudgetLoadsOnce(t *testing.T) {
 // A hold ends once its grace has passed without a Get: the memory goes
 // back, and a later reader loads again.
 func TestHoldEndsAfterGrace(t *testing.T) {
-	c := newCache(t, 64<<10)
+	c := newMemCacheT(t, 64<<10)
 	c.holds.grace = 50 * time.Millisecond
 	var calls atomic.Int32
-	k := key("/big", "glb", 1)
+	k := memKeyOf("/big", "glb", 1)
 	if _, err := c.GetSized(context.Background(), k, "x/glb", 1, bigLoad(1<<20, &calls)); err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +88,10 @@ func TestHoldEndsAfterGrace(t *testing.T) {
 // starts once a hold goes idle; the bytes held never pass the limit by
 // more than the one entry that was admitted with nothing else held.
 func TestLoadWaitsForRoom(t *testing.T) {
-	c := newCache(t, 64<<10)
+	c := newMemCacheT(t, 64<<10)
 	c.holds.limit = 1 << 20
 	var calls atomic.Int32
-	a, b := key("/a", "glb", 1), key("/b", "glb", 1)
+	a, b := memKeyOf("/a", "glb", 1), memKeyOf("/b", "glb", 1)
 	ea, err := c.GetSized(context.Background(), a, "x/glb", 700<<10, bigLoad(700<<10, &calls))
 	if err != nil {
 		t.Fatal(err)
@@ -145,11 +145,11 @@ func TestLoadWaitsForRoom(t *testing.T) {
 // A reader that never pauses cannot keep a load waiting for ever: after
 // HoldMaxWait the least recently used hold is let go.
 func TestLoadTakesOldestHoldAfterMaxWait(t *testing.T) {
-	c := newCache(t, 64<<10)
+	c := newMemCacheT(t, 64<<10)
 	c.holds.limit = 1 << 20
 	c.holds.maxWait = 200 * time.Millisecond
 	var calls atomic.Int32
-	a, b := key("/a", "glb", 1), key("/b", "glb", 1)
+	a, b := memKeyOf("/a", "glb", 1), memKeyOf("/b", "glb", 1)
 	if _, err := c.GetSized(context.Background(), a, "x/glb", 1, bigLoad(700<<10, &calls)); err != nil {
 		t.Fatal(err)
 	}
@@ -186,13 +186,13 @@ func TestLoadTakesOldestHoldAfterMaxWait(t *testing.T) {
 // Small entries are left to the budget (a walk touches thousands), and
 // loads without a size hint never wait.
 func TestSmallNotHeld(t *testing.T) {
-	c := newCache(t, 1<<20)
+	c := newMemCacheT(t, 1<<20)
 	c.holds.limit = 1
 	var calls atomic.Int32
-	if _, err := c.GetSized(context.Background(), key("/big", "glb", 1), "x/glb", 1, bigLoad(256<<10, &calls)); err != nil {
+	if _, err := c.GetSized(context.Background(), memKeyOf("/big", "glb", 1), "x/glb", 1, bigLoad(256<<10, &calls)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get(context.Background(), key("/s", "scan", 1), "x/scan", bigLoad(100, &calls)); err != nil {
+	if _, err := c.Get(context.Background(), memKeyOf("/s", "scan", 1), "x/scan", bigLoad(100, &calls)); err != nil {
 		t.Fatal(err)
 	}
 	if st := c.Stats(); st.Held != 1 || st.HoldWaits != 0 {
@@ -202,9 +202,9 @@ func TestSmallNotHeld(t *testing.T) {
 
 // Invalidate lets go of the source's holds at once.
 func TestInvalidateEndsHolds(t *testing.T) {
-	c := newCache(t, 64<<10)
+	c := newMemCacheT(t, 64<<10)
 	var calls atomic.Int32
-	if _, err := c.GetSized(context.Background(), key("/big", "glb", 1), "x/glb", 1, bigLoad(1<<20, &calls)); err != nil {
+	if _, err := c.GetSized(context.Background(), memKeyOf("/big", "glb", 1), "x/glb", 1, bigLoad(1<<20, &calls)); err != nil {
 		t.Fatal(err)
 	}
 	c.Invalidate("/big")

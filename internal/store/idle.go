@@ -1,7 +1,8 @@
-// Package idle is when the mount's readers last asked anything, for the
+package store
+
+// Activity is when the mount's readers last asked anything, for the
 // work that stands aside while they are active (a big disk-cache save, the
 // pre-warmer), and the lowest scheduling priority that work runs at.
-package idle
 
 import (
 	"context"
@@ -30,8 +31,8 @@ type Activity struct {
 	last atomic.Int64 // unix ns of the last Touch
 }
 
-// New is the activity of readers told by clock c (nil: the real clock).
-func New(c Clock) *Activity {
+// NewActivity is the activity of readers told by clock c (nil: the real clock).
+func NewActivity(c Clock) *Activity {
 	if c == nil {
 		c = realClock{}
 	}
@@ -41,10 +42,10 @@ func New(c Clock) *Activity {
 // Touch records a reader's request.
 func (a *Activity) Touch() { a.last.Store(a.clk.Now().UnixNano()) }
 
-// WaitQuiet waits until no reader has asked anything for quiet, for at
+// waitQuiet waits until no reader has asked anything for quiet, for at
 // most max (0: no bound), or until ctx is done. waited reports whether it
 // had to wait; ok is false when ctx ended the wait.
-func (a *Activity) WaitQuiet(ctx context.Context, quiet, max time.Duration) (waited, ok bool) {
+func (a *Activity) waitQuiet(ctx context.Context, quiet, max time.Duration) (waited, ok bool) {
 	clk := a.clk
 	deadline := clk.Now().Add(max)
 	for {
@@ -62,11 +63,11 @@ func (a *Activity) WaitQuiet(ctx context.Context, quiet, max time.Duration) (wai
 	}
 }
 
-// LowPriority runs the calling goroutine, until it returns, on a thread of
+// lowPriority runs the calling goroutine, until it returns, on a thread of
 // its own at the lowest scheduling priority. The thread is never handed
 // back to the runtime (no UnlockOSThread): a goroutine that exits locked
 // takes its thread with it, so no request is ever served on a niced thread.
-func LowPriority() {
+func lowPriority() {
 	runtime.LockOSThread()
 	syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), 19)
 }

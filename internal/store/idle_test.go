@@ -1,4 +1,4 @@
-package idle
+package store
 
 import (
 	"context"
@@ -31,14 +31,14 @@ func (c *stepClock) After(d time.Duration) <-chan time.Time {
 
 func TestWaitQuiet(t *testing.T) {
 	clk := &stepClock{now: time.Unix(1000, 0), step: 10 * time.Millisecond}
-	a := New(clk)
+	a := NewActivity(clk)
 	ctx := context.Background()
-	if waited, ok := a.WaitQuiet(ctx, 50*time.Millisecond, 0); waited || !ok {
+	if waited, ok := a.waitQuiet(ctx, 50*time.Millisecond, 0); waited || !ok {
 		t.Fatalf("no reader ever: waited %v ok %v", waited, ok)
 	}
 	a.Touch()
 	start := clk.Now()
-	if waited, ok := a.WaitQuiet(ctx, 50*time.Millisecond, 0); !waited || !ok {
+	if waited, ok := a.waitQuiet(ctx, 50*time.Millisecond, 0); !waited || !ok {
 		t.Fatalf("after a touch: waited %v ok %v", waited, ok)
 	}
 	if d := clk.Now().Sub(start); d < 50*time.Millisecond {
@@ -59,7 +59,7 @@ func TestWaitQuiet(t *testing.T) {
 			}
 		}
 	}()
-	a.WaitQuiet(ctx, time.Hour, 20*time.Millisecond)
+	a.waitQuiet(ctx, time.Hour, 20*time.Millisecond)
 	close(done)
 	if d := clk.Now().Sub(start); d > time.Hour {
 		t.Fatalf("bounded wait took %v", d)
@@ -67,7 +67,7 @@ func TestWaitQuiet(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	a.Touch()
-	if _, ok := a.WaitQuiet(cctx, time.Hour, 0); ok {
+	if _, ok := a.waitQuiet(cctx, time.Hour, 0); ok {
 		t.Fatal("a cancelled wait reported quiet")
 	}
 }

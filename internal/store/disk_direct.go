@@ -1,4 +1,4 @@
-package diskcache
+package store
 
 import (
 	"bufio"

@@ -1,22 +1,20 @@
-// Package disktier is a store's disk tier: what an earlier mount converted
-// or scanned of the very same source version (internal/diskcache keyed by
+package store
+
+// The disk tier (tier) is what an earlier mount converted
+// or scanned of the very same source version (the DiskCache keyed by
 // record.CacheVersion), failed conversions' records, archives' listings,
 // and the saves of fresh outputs, made beside the reader and, for a big
 // one, once the readers pause.
-package disktier
 
 import (
 	"context"
+	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/store/record"
+	"github.com/meshfs/meshfs/internal/store/stats"
+	"github.com/meshfs/meshfs/internal/version"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/meshfs/meshfs/internal/cache"
-	"github.com/meshfs/meshfs/internal/diskcache"
-	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/store/idle"
-	"github.com/meshfs/meshfs/internal/store/record"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // PassMin is the smallest output the mount serves by passthrough: below
@@ -38,13 +36,13 @@ const (
 	DefaultQuietMax = 2 * time.Second
 )
 
-// Config is what a tier is made of.
-type Config struct {
+// tierConfig is what a tier is made of.
+type tierConfig struct {
 	// Disk is the disk cache (nil: no disk tier; every lookup misses and
 	// nothing is saved).
-	Disk *diskcache.Cache
+	Disk *DiskCache
 	// Activity is the readers' activity a big save waits out.
-	Activity *idle.Activity
+	Activity *Activity
 	// Still reports whether the source file at path is still version id:
 	// a save that waited is dropped otherwise.
 	Still func(path string, id version.Ident) bool
@@ -55,9 +53,9 @@ type Config struct {
 	Quiet, QuietMax time.Duration
 }
 
-// Tier is the disk tier of one store.
-type Tier struct {
-	cfg Config
+// tier is the disk tier of one store.
+type tier struct {
+	cfg tierConfig
 	// ctx ends with Close: saves waiting for a quiet moment go ahead.
 	ctx  context.Context
 	stop context.CancelFunc
@@ -72,35 +70,35 @@ type Tier struct {
 	fallbacks map[string]int64 // disk loads that converted after all
 }
 
-// New is the tier cfg describes.
-func New(cfg Config) *Tier {
+// newTier is the tier cfg describes.
+func newTier(cfg tierConfig) *tier {
 	if cfg.Quiet == 0 {
 		cfg.Quiet = DefaultQuiet
 	}
 	if cfg.QuietMax == 0 {
 		cfg.QuietMax = DefaultQuietMax
 	}
-	t := &Tier{cfg: cfg}
+	t := &tier{cfg: cfg}
 	t.ctx, t.stop = context.WithCancel(context.Background())
 	return t
 }
 
-// Key is the disk cache key of a memory cache key: the same path, Version
+// toDiskKey is the disk cache key of a memory cache key: the same path, Version
 // and output (version.Version: one value in memory and on disk).
-func Key(k cache.Key) diskcache.Key {
-	return diskcache.Key{Path: k.Path, Version: k.Version, Output: k.Output}
+func toDiskKey(k memKey) diskKey {
+	return diskKey{Path: k.Path, Version: k.Version, Output: k.Output}
 }
 
 // Enabled reports whether there is a disk cache.
-func (t *Tier) Enabled() bool { return t.cfg.Disk != nil }
+func (t *tier) Enabled() bool { return t.cfg.Disk != nil }
 
 // Sizes returns the part sizes of an output converted successfully by an
 // earlier mount, from the disk cache index (a failure record has none).
-func (t *Tier) Sizes(k cache.Key) ([]int64, bool) {
+func (t *tier) Sizes(k memKey) ([]int64, bool) {
 	if t.cfg.Disk == nil {
 		return nil, false
 	}
-	sizes, ok := t.cfg.Disk.Sizes(Key(k))
+	sizes, ok := t.cfg.Disk.sizes(toDiskKey(k))
 	if !ok || len(sizes) == 0 {
 		return nil, false
 	}
@@ -110,11 +108,11 @@ func (t *Tier) Sizes(k cache.Key) ([]int64, bool) {
 // Failure returns the conversion failure the disk cache holds for an
 // output's key: the error of an earlier mount's conversion of this very
 // source version, with its text.
-func (t *Tier) Failure(k cache.Key) (error, bool) {
+func (t *tier) Failure(k memKey) (error, bool) {
 	if t.cfg.Disk == nil {
 		return nil, false
 	}
-	meta, _, ok := t.cfg.Disk.Meta(Key(k))
+	meta, _, ok := t.cfg.Disk.meta(toDiskKey(k))
 	if !ok {
 		return nil, false
 	}
@@ -127,20 +125,20 @@ func (t *Tier) Failure(k cache.Key) (error, bool) {
 // so the daemon's copy only serves first reads after a remount, and reading
 // the entry whole (one sequential read, CRC-checked) is what lets a damaged
 // entry be refused before any byte of it is served.
-func (t *Tier) Load(k cache.Key) *cache.Entry {
+func (t *tier) Load(k memKey) *memEntry {
 	if t.cfg.Disk == nil {
 		return nil
 	}
-	parts, ok := t.cfg.Disk.Get(Key(k))
+	parts, ok := t.cfg.Disk.get(toDiskKey(k))
 	if !ok {
 		return nil
 	}
-	return &cache.Entry{Parts: parts}
+	return &memEntry{Parts: parts}
 }
 
 // Fallback counts a disk load labelled label that converted after all (the
 // entry damaged or evicted since its lookup); Fallbacks returns the counts.
-func (t *Tier) Fallback(label string) {
+func (t *tier) Fallback(label string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.fallbacks == nil {
@@ -150,7 +148,7 @@ func (t *Tier) Fallback(label string) {
 }
 
 // Fallbacks returns the disk loads that converted after all, by label.
-func (t *Tier) Fallbacks() map[string]int64 {
+func (t *tier) Fallbacks() map[string]int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	m := make(map[string]int64, len(t.fallbacks))
@@ -166,11 +164,11 @@ func (t *Tier) Fallbacks() map[string]int64 {
 // version (record.Persistable): otherwise a remount's `ls -lR` would
 // convert every broken mesh again just to learn that it still fails, and
 // to list its error.txt.
-func (t *Tier) Save(k cache.Key, e *cache.Entry) {
+func (t *tier) Save(k memKey, e *memEntry) {
 	if t.cfg.Disk == nil || (e.Err != nil && !record.Persistable(e.Err)) {
 		return
 	}
-	dk := Key(k)
+	dk := toDiskKey(k)
 	t.writes.Add(1)
 	t.pending.Add(1)
 	go func() {
@@ -181,19 +179,19 @@ func (t *Tier) Save(k cache.Key, e *cache.Entry) {
 			// not worth it for the many small ones): its write and
 			// checksum, ≈ 15 ms of CPU for a 36 MB .glb, take what the
 			// readers and conversions leave of the CPUs.
-			idle.LowPriority()
-			t.cfg.Activity.WaitQuiet(t.ctx, t.cfg.Quiet, t.cfg.QuietMax)
+			lowPriority()
+			t.cfg.Activity.waitQuiet(t.ctx, t.cfg.Quiet, t.cfg.QuietMax)
 			if !t.cfg.Still(k.Path, k.Version.Ident) {
 				return // replaced while waiting: never to be served
 			}
 		}
 		var err error
 		if e.Err != nil {
-			err = t.cfg.Disk.PutMeta(dk, nil, record.EncodeFailure(e.Err))
+			err = t.cfg.Disk.putMeta(dk, nil, record.EncodeFailure(e.Err))
 		} else {
-			err = t.cfg.Disk.Put(dk, e.Parts)
+			err = t.cfg.Disk.putParts(dk, e.Parts)
 		}
-		if err != nil && err != diskcache.ErrTooBig {
+		if err != nil && err != errTooBig {
 			t.cfg.LogOnce("disk-put-error", "meshfs: disk cache: %v", err)
 		}
 		if err == nil && e.Err == nil && e.Weight() >= PassMin {
@@ -205,18 +203,18 @@ func (t *Tier) Save(k cache.Key, e *cache.Entry) {
 
 // Scan returns the persisted scan of k, decoded, or nil. A record that
 // does not decode is removed from the disk cache.
-func (t *Tier) Scan(k cache.Key) *record.Scan {
+func (t *tier) Scan(k memKey) *record.Scan {
 	if t.cfg.Disk == nil {
 		return nil
 	}
-	dk := Key(k)
-	blob, sizes, ok := t.cfg.Disk.Meta(dk)
+	dk := toDiskKey(k)
+	blob, sizes, ok := t.cfg.Disk.meta(dk)
 	if !ok {
 		return nil
 	}
 	rec, err := record.DecodeScan(blob, sizes)
 	if err != nil {
-		t.cfg.Disk.Remove(dk)
+		t.cfg.Disk.remove(dk)
 		t.cfg.LogOnce("scan-record-damaged", "meshfs: disk cache: %s: %v (scanned again)", k.Path, err)
 		return nil
 	}
@@ -225,15 +223,15 @@ func (t *Tier) Scan(k cache.Key) *record.Scan {
 
 // SaveScan persists a fresh scan beside the reader (Close waits for it):
 // header.json's bytes hdr and the record blob.
-func (t *Tier) SaveScan(k cache.Key, hdr, blob []byte) {
+func (t *tier) SaveScan(k memKey, hdr, blob []byte) {
 	if t.cfg.Disk == nil {
 		return
 	}
-	dk := Key(k)
+	dk := toDiskKey(k)
 	t.writes.Add(1)
 	go func() {
 		defer t.writes.Done()
-		if err := t.cfg.Disk.PutMeta(dk, [][]byte{hdr}, blob); err != nil && err != diskcache.ErrTooBig {
+		if err := t.cfg.Disk.putMeta(dk, [][]byte{hdr}, blob); err != nil && err != errTooBig {
 			t.cfg.LogOnce("disk-put-error", "meshfs: disk cache: %v", err)
 		}
 	}()
@@ -246,15 +244,15 @@ func (t *Tier) SaveScan(k cache.Key, hdr, blob []byte) {
 // whole (a crash of an earlier daemon may have left any file short).
 // convert is called first when the disk cache has no entry for k (it
 // reports whether the conversion succeeded). The caller closes h.
-func (t *Tier) Pass(k cache.Key, convert func() bool) (h *diskcache.Handle, size int64, ok bool) {
+func (t *tier) Pass(k memKey, convert func() bool) (h *diskHandle, size int64, ok bool) {
 	if t.cfg.Disk == nil {
 		return nil, 0, false
 	}
-	dk := Key(k)
-	if _, onDisk := t.cfg.Disk.Sizes(dk); !onDisk && !convert() {
+	dk := toDiskKey(k)
+	if _, onDisk := t.cfg.Disk.sizes(dk); !onDisk && !convert() {
 		return nil, 0, false
 	}
-	h, pinned := t.cfg.Disk.Pin(dk)
+	h, pinned := t.cfg.Disk.pin(dk)
 	if !pinned {
 		return nil, 0, false
 	}
@@ -266,7 +264,7 @@ func (t *Tier) Pass(k cache.Key, convert func() bool) (h *diskcache.Handle, size
 	return h, sizes[0], true
 }
 
-func (t *Tier) verify(k diskcache.Key, h *diskcache.Handle) bool {
+func (t *tier) verify(k diskKey, h *diskHandle) bool {
 	if _, ok := t.verified.Load(k); ok {
 		return true
 	}
@@ -278,10 +276,10 @@ func (t *Tier) verify(k diskcache.Key, h *diskcache.Handle) bool {
 }
 
 // Pending counts converted outputs not yet saved.
-func (t *Tier) Pending() int64 { return t.pending.Load() }
+func (t *tier) Pending() int64 { return t.pending.Load() }
 
 // Stats is the disk cache's state (nil without one).
-func (t *Tier) Stats() *diskcache.Stats {
+func (t *tier) Stats() *stats.Disk {
 	if t.cfg.Disk == nil {
 		return nil
 	}
@@ -291,33 +289,33 @@ func (t *Tier) Stats() *diskcache.Stats {
 
 // Close lets the saves waiting for a quiet moment go ahead and waits for
 // every save. The caller closes the disk cache after.
-func (t *Tier) Close() {
+func (t *tier) Close() {
 	t.stop()
 	t.writes.Wait()
 }
 
-// OutListing is the disk cache's output name of an archive's listing.
-const OutListing = "archive-listing"
+// outListing is the disk cache's output name of an archive's listing.
+const outListing = "archive-listing"
 
 // Listings keeps the archives' listings in the disk cache, to outlive the
 // mount with the outputs (srcview.Keeper); nil without a disk cache.
-func (t *Tier) Listings() srcview.Keeper {
+func (t *tier) Listings() srcview.Keeper {
 	if t.cfg.Disk == nil {
 		return nil
 	}
 	return listings{t.cfg.Disk}
 }
 
-type listings struct{ disk *diskcache.Cache }
+type listings struct{ disk *DiskCache }
 
-func listingKey(path string, id version.Ident) diskcache.Key {
-	return diskcache.Key{Path: path, Version: version.Version{Ident: id}, Output: OutListing}
+func listingKey(path string, id version.Ident) diskKey {
+	return diskKey{Path: path, Version: version.Version{Ident: id}, Output: outListing}
 }
 
 // ArchiveListing is the listing the disk cache keeps of the archive file
 // at path, version id.
 func (l listings) ArchiveListing(path string, id version.Ident) ([]byte, bool) {
-	parts, ok := l.disk.Get(listingKey(path, id))
+	parts, ok := l.disk.get(listingKey(path, id))
 	if !ok || len(parts) != 1 {
 		return nil, false
 	}
@@ -328,5 +326,5 @@ func (l listings) ArchiveListing(path string, id version.Ident) ([]byte, bool) {
 // (the cache full or closed) is only read again at the next mount: nothing
 // is logged.
 func (l listings) KeepArchiveListing(path string, id version.Ident, listing []byte) {
-	l.disk.Put(listingKey(path, id), [][]byte{listing})
+	l.disk.putParts(listingKey(path, id), [][]byte{listing})
 }

@@ -1,4 +1,4 @@
-package diskcache
+package store
 
 import (
 	"bytes"
@@ -13,48 +13,48 @@ import (
 	"testing"
 )
 
-func metaKey(i int) Key { k := key(i); k.Output = "scan"; return k }
+func metaKey(i int) diskKey { k := diskKeyOf(i); k.Output = "scan"; return k }
 
 func TestMetaAcrossReopen(t *testing.T) {
 	dir := t.TempDir()
-	c := open(t, dir, 1<<20)
+	c := openDiskT(t, dir, 1<<20)
 	hdr := []byte("{\n  \"file\": \"m1.ply\"\n}\n")
 	// Bytes of every value, newlines and spaces included: the index line
 	// must carry them whole.
 	meta := []byte("chunk table\n\x00\xff with spaces")
-	if err := c.PutMeta(metaKey(1), [][]byte{hdr}, meta); err != nil {
+	if err := c.putMeta(metaKey(1), [][]byte{hdr}, meta); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.PutMeta(metaKey(2), [][]byte{{}}, nil); err != nil { // empty header, empty blob
+	if err := c.putMeta(metaKey(2), [][]byte{{}}, nil); err != nil { // empty header, empty blob
 		t.Fatal(err)
 	}
-	if err := c.Put(key(3), [][]byte{payload(3, 10)}); err != nil {
+	if err := c.putParts(diskKeyOf(3), [][]byte{payload(3, 10)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok := c.Meta(key(3)); ok {
+	if _, _, ok := c.meta(diskKeyOf(3)); ok {
 		t.Error("an entry put without a blob has one")
 	}
 	// A blob without parts (the mount's record of a failed conversion).
-	if err := c.PutMeta(metaKey(4), nil, []byte("failed")); err != nil {
+	if err := c.putMeta(metaKey(4), nil, []byte("failed")); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
 
-	c = open(t, dir, 1<<20)
-	got, sizes, ok := c.Meta(metaKey(1))
+	c = openDiskT(t, dir, 1<<20)
+	got, sizes, ok := c.meta(metaKey(1))
 	if !ok || !bytes.Equal(got, meta) || len(sizes) != 1 || sizes[0] != int64(len(hdr)) {
 		t.Fatalf("meta after reopen: %q %v %v", got, sizes, ok)
 	}
-	if got, sizes, ok := c.Meta(metaKey(2)); !ok || len(got) != 0 || len(sizes) != 1 || sizes[0] != 0 {
+	if got, sizes, ok := c.meta(metaKey(2)); !ok || len(got) != 0 || len(sizes) != 1 || sizes[0] != 0 {
 		t.Fatalf("empty meta after reopen: %q %v %v", got, sizes, ok)
 	}
-	if got, sizes, ok := c.Meta(metaKey(4)); !ok || string(got) != "failed" || len(sizes) != 0 {
+	if got, sizes, ok := c.meta(metaKey(4)); !ok || string(got) != "failed" || len(sizes) != 0 {
 		t.Fatalf("a blob without parts after reopen: %q %v %v", got, sizes, ok)
 	}
-	if parts, ok := c.Get(metaKey(4)); !ok || len(parts) != 0 {
+	if parts, ok := c.get(metaKey(4)); !ok || len(parts) != 0 {
 		t.Fatalf("a blob without parts: Get gives %q %v", parts, ok)
 	}
-	parts, ok := c.Get(metaKey(1))
+	parts, ok := c.get(metaKey(1))
 	if !ok || !bytes.Equal(parts[0], hdr) {
 		t.Fatalf("parts after reopen: %q %v", parts, ok)
 	}
@@ -63,20 +63,20 @@ func TestMetaAcrossReopen(t *testing.T) {
 	}
 	// Another version string misses.
 	c.Close()
-	c2, err := Open(dir, 1<<20, "v2")
+	c2, err := OpenDiskCache(dir, 1<<20, "v2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	if _, _, ok := c2.Meta(metaKey(1)); ok {
+	if _, _, ok := c2.meta(metaKey(1)); ok {
 		t.Fatal("a blob of another version is a hit")
 	}
 	// So does another source version.
 	k := metaKey(1)
 	k.MtimeNs++
 	c2.Close()
-	c = open(t, dir, 1<<20)
-	if _, _, ok := c.Meta(k); ok {
+	c = openDiskT(t, dir, 1<<20)
+	if _, _, ok := c.meta(k); ok {
 		t.Fatal("a blob of another mtime is a hit")
 	}
 }
@@ -124,9 +124,9 @@ func TestMetaCorruptLine(t *testing.T) {
 	} {
 		t.Run(damage.name, func(t *testing.T) {
 			dir := t.TempDir()
-			c := open(t, dir, 1<<20)
+			c := openDiskT(t, dir, 1<<20)
 			for i := 1; i <= 3; i++ {
-				if err := c.PutMeta(metaKey(i), [][]byte{payload(i, 20)}, payload(i+5, 40)); err != nil {
+				if err := c.putMeta(metaKey(i), [][]byte{payload(i, 20)}, payload(i+5, 40)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -149,17 +149,17 @@ func TestMetaCorruptLine(t *testing.T) {
 			}
 			os.WriteFile(ip, []byte(strings.Join(lines, "\n")), 0o600)
 
-			c = open(t, dir, 1<<20)
-			if m, _, ok := c.Meta(metaKey(2)); ok {
+			c = openDiskT(t, dir, 1<<20)
+			if m, _, ok := c.meta(metaKey(2)); ok {
 				t.Fatalf("a damaged line was served: %q", m)
 			}
 			for _, i := range []int{1, 3} {
-				if m, _, ok := c.Meta(metaKey(i)); !ok || !bytes.Equal(m, payload(i+5, 40)) {
+				if m, _, ok := c.meta(metaKey(i)); !ok || !bytes.Equal(m, payload(i+5, 40)) {
 					t.Errorf("entry %d lost with its neighbour's damaged line: %q %v", i, m, ok)
 				}
 			}
 			for _, i := range []int{1, 3} {
-				if p, ok := c.Get(metaKey(i)); !ok || !bytes.Equal(p[0], payload(i, 20)) {
+				if p, ok := c.get(metaKey(i)); !ok || !bytes.Equal(p[0], payload(i, 20)) {
 					t.Errorf("entry %d's inline parts after its neighbour's damage: %q %v", i, p, ok)
 				}
 			}
@@ -170,20 +170,20 @@ func TestMetaCorruptLine(t *testing.T) {
 // An entry's parts damaged, inline in the index or in a data file (parts
 // over MaxInline): Get refuses them, and drops the blob with them.
 func TestMetaDamagedParts(t *testing.T) {
-	for _, size := range []int{100, MaxInline + 1} {
+	for _, size := range []int{100, maxInline + 1} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			c := open(t, t.TempDir(), 1<<20)
-			if err := c.PutMeta(metaKey(1), [][]byte{payload(1, size)}, []byte("m")); err != nil {
+			c := openDiskT(t, t.TempDir(), 1<<20)
+			if err := c.putMeta(metaKey(1), [][]byte{payload(1, size)}, []byte("m")); err != nil {
 				t.Fatal(err)
 			}
-			if err := c.PutMeta(metaKey(2), [][]byte{payload(2, size)}, []byte("n")); err != nil {
+			if err := c.putMeta(metaKey(2), [][]byte{payload(2, size)}, []byte("n")); err != nil {
 				t.Fatal(err)
 			}
 			e := c.ents[c.name(metaKey(1))]
-			if e.inline != (size <= MaxInline) {
+			if e.inline != (size <= maxInline) {
 				t.Fatalf("inline = %v for %d bytes", e.inline, size)
 			}
-			if p, ok := c.Get(metaKey(1)); !ok || !bytes.Equal(p[0], payload(1, size)) {
+			if p, ok := c.get(metaKey(1)); !ok || !bytes.Equal(p[0], payload(1, size)) {
 				t.Fatalf("before the damage: %v", ok)
 			}
 			p, off := c.path(e.name), int64(3)
@@ -199,10 +199,10 @@ func TestMetaDamagedParts(t *testing.T) {
 			b[0] = map[bool]byte{true: 'B', false: 'A'}[b[0] == 'A'] // still base64
 			f.WriteAt(b, off)
 			f.Close()
-			if _, ok := c.Get(metaKey(1)); ok {
+			if _, ok := c.get(metaKey(1)); ok {
 				t.Fatal("damaged parts served")
 			}
-			if _, _, ok := c.Meta(metaKey(1)); ok {
+			if _, _, ok := c.meta(metaKey(1)); ok {
 				t.Fatal("the blob of a damaged entry is still served")
 			}
 			if s := c.Stats(); s.Damaged != 1 {
@@ -210,11 +210,11 @@ func TestMetaDamagedParts(t *testing.T) {
 			}
 			// The neighbour, and a reopen, are unaffected.
 			c.Close()
-			c = open(t, c.dir, 1<<20)
-			if p, ok := c.Get(metaKey(2)); !ok || !bytes.Equal(p[0], payload(2, size)) {
+			c = openDiskT(t, c.dir, 1<<20)
+			if p, ok := c.get(metaKey(2)); !ok || !bytes.Equal(p[0], payload(2, size)) {
 				t.Fatalf("neighbour after reopen: %v", ok)
 			}
-			if _, ok := c.Get(metaKey(1)); ok {
+			if _, ok := c.get(metaKey(1)); ok {
 				t.Fatal("the damaged entry is back after a reopen")
 			}
 		})
@@ -225,19 +225,19 @@ func TestMetaDamagedParts(t *testing.T) {
 // first, Meta counting as a use; the order survives a reopen.
 func TestMetaEviction(t *testing.T) {
 	dir := t.TempDir()
-	c := open(t, dir, 1000)
+	c := openDiskT(t, dir, 1000)
 	for i := 0; i < 3; i++ {
 		// 100 bytes of data and 200 of blob: 300 against the budget.
-		if err := c.PutMeta(metaKey(i), [][]byte{payload(i, 100)}, payload(i, 200)); err != nil {
+		if err := c.putMeta(metaKey(i), [][]byte{payload(i, 100)}, payload(i, 200)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c.Meta(metaKey(0)) // 1 is now the least recently used
-	if err := c.PutMeta(metaKey(3), [][]byte{payload(3, 100)}, payload(3, 200)); err != nil {
+	c.meta(metaKey(0)) // 1 is now the least recently used
+	if err := c.putMeta(metaKey(3), [][]byte{payload(3, 100)}, payload(3, 200)); err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range []bool{true, false, true, true} {
-		if _, _, ok := c.Meta(metaKey(i)); ok != want {
+		if _, _, ok := c.meta(metaKey(i)); ok != want {
 			t.Errorf("entry %d present = %v, want %v", i, ok, want)
 		}
 	}
@@ -245,23 +245,23 @@ func TestMetaEviction(t *testing.T) {
 		t.Errorf("stats %+v", s)
 	}
 	// A blob alone over the budget is refused.
-	if err := c.PutMeta(metaKey(8), [][]byte{{}}, payload(8, 1001)); !errors.Is(err, ErrTooBig) {
+	if err := c.putMeta(metaKey(8), [][]byte{{}}, payload(8, 1001)); !errors.Is(err, errTooBig) {
 		t.Errorf("blob over the budget: %v", err)
 	}
-	if err := c.PutMeta(metaKey(9), nil, make([]byte, MaxMeta+1)); !errors.Is(err, ErrTooBig) {
+	if err := c.putMeta(metaKey(9), nil, make([]byte, maxMeta+1)); !errors.Is(err, errTooBig) {
 		t.Errorf("blob over MaxMeta: %v", err)
 	}
 	// The in-memory recency of Meta reaches the index at Close: 2 is the
 	// least recently used after these, and goes first after a reopen.
-	c.Meta(metaKey(0))
-	c.Meta(metaKey(3))
+	c.meta(metaKey(0))
+	c.meta(metaKey(3))
 	c.Close()
-	c = open(t, dir, 1000)
-	if err := c.PutMeta(metaKey(4), [][]byte{payload(4, 100)}, payload(4, 200)); err != nil {
+	c = openDiskT(t, dir, 1000)
+	if err := c.putMeta(metaKey(4), [][]byte{payload(4, 100)}, payload(4, 200)); err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range map[int]bool{0: true, 2: false, 3: true, 4: true} {
-		if _, _, ok := c.Meta(metaKey(i)); ok != want {
+		if _, _, ok := c.meta(metaKey(i)); ok != want {
 			t.Errorf("after reopen: entry %d present = %v, want %v", i, ok, want)
 		}
 	}
@@ -272,8 +272,8 @@ func TestMetaEviction(t *testing.T) {
 // bound, and the valid lines after them still count.
 func TestMetaHostileIndex(t *testing.T) {
 	dir := t.TempDir()
-	c := open(t, dir, 1<<20)
-	if err := c.PutMeta(metaKey(1), [][]byte{payload(1, 10)}, []byte("ok")); err != nil {
+	c := openDiskT(t, dir, 1<<20)
+	if err := c.putMeta(metaKey(1), [][]byte{payload(1, 10)}, []byte("ok")); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
@@ -299,17 +299,17 @@ func TestMetaHostileIndex(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	c = open(t, dir, 1<<20)
+	c = openDiskT(t, dir, 1<<20)
 	runtime.ReadMemStats(&after)
 	// Each overlong line costs what assembling maxLine (≈ 1.3 MiB) by
 	// doubling costs, whatever its length: a quarter of this one line.
 	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
 		t.Errorf("loading a 64 MiB hostile line allocated %d MiB", got>>20)
 	}
-	if _, _, ok := c.Meta(metaKey(7)); ok {
+	if _, _, ok := c.meta(metaKey(7)); ok {
 		t.Error("an overlong line was loaded")
 	}
-	if m, _, ok := c.Meta(metaKey(1)); !ok || string(m) != "ok" {
+	if m, _, ok := c.meta(metaKey(1)); !ok || string(m) != "ok" {
 		t.Errorf("the valid line after the hostile ones: %q %v", m, ok)
 	}
 }
@@ -321,10 +321,10 @@ func TestMetaInlineOffsets(t *testing.T) {
 	dir := t.TempDir()
 	ip := filepath.Join(dir, "index")
 	want := map[int][]byte{}
-	c := open(t, dir, 1<<24)
+	c := openDiskT(t, dir, 1<<24)
 	put := func(i int, b []byte) {
 		t.Helper()
-		if err := c.PutMeta(metaKey(i), [][]byte{b[:len(b)/2], b[len(b)/2:]}, []byte{byte(i)}); err != nil {
+		if err := c.putMeta(metaKey(i), [][]byte{b[:len(b)/2], b[len(b)/2:]}, []byte{byte(i)}); err != nil {
 			t.Fatal(err)
 		}
 		want[i] = b
@@ -332,7 +332,7 @@ func TestMetaInlineOffsets(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		for i, b := range want {
-			p, ok := c.Get(metaKey(i))
+			p, ok := c.get(metaKey(i))
 			if !ok || !bytes.Equal(append(p[0], p[1]...), b) {
 				t.Fatalf("%s: entry %d: %v", when, i, ok)
 			}
@@ -344,7 +344,7 @@ func TestMetaInlineOffsets(t *testing.T) {
 	check("first")
 	c.Close()
 	before, _ := os.Stat(ip)
-	c = open(t, dir, 1<<24)
+	c = openDiskT(t, dir, 1<<24)
 	if after, _ := os.Stat(ip); !os.SameFile(before, after) {
 		t.Error("a compact index was rewritten on open")
 	}
@@ -360,12 +360,12 @@ func TestMetaInlineOffsets(t *testing.T) {
 	f, _ := os.OpenFile(ip, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("meta 0123 torn")
 	f.Close()
-	c = open(t, dir, 1<<24)
+	c = openDiskT(t, dir, 1<<24)
 	check("torn last line")
 	put(7, payload(7, 33))
 	check("appended after a torn line")
 	c.Close()
-	c = open(t, dir, 1<<24)
+	c = openDiskT(t, dir, 1<<24)
 	check("last reopen")
 }
 
@@ -373,7 +373,7 @@ func TestMetaInlineOffsets(t *testing.T) {
 // describes, for entries with and without a blob and checksums of every
 // width.
 func TestRecordLineFormat(t *testing.T) {
-	for _, e := range []*entry{
+	for _, e := range []*diskEntry{
 		{name: "ab", sum: 0, sizes: []int64{0}},
 		{name: "cd", sum: 0xf, sizes: []int64{1, 22, 333}},
 		{name: "ef", sum: 0xdeadbeef, sizes: nil, meta: []byte{}},
