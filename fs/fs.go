@@ -31,8 +31,8 @@ import (
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/logonce"
 	"github.com/meshfs/meshfs/internal/mountpoint"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/srcfd"
-	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
 	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 	"github.com/meshfs/meshfs/internal/walk"
@@ -89,7 +89,7 @@ type FS struct {
 	tree    *vfs.FS
 	sniffer *walk.Sniffer
 	// view is the tree's view of the sources (vfs.FS.View).
-	view *srcview.Packed
+	view *source.Packed
 	root *dirNode
 	st   *store.Store
 

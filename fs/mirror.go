@@ -9,9 +9,8 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/srcfd"
-	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/vfs"
 )
 
@@ -206,7 +205,7 @@ func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 
 // passFile is a source file that is not a mesh: read from the source on
 // demand, never copied into memory. An archive's entry (packed) is read
-// with srcview.Packed.ReadEntry (a deflated one resumes at a checkpoint).
+// with source.Packed.ReadEntry (a deflated one resumes at a checkpoint).
 type passFile struct {
 	gofs.Inode
 	fsys   *FS
@@ -225,7 +224,7 @@ func (p *passFile) id() srcID { return p.ident }
 
 // same reports whether st is the file this node was looked up as.
 func (p *passFile) same(st *syscall.Stat_t) bool {
-	return version.FromStat(st).File == p.ident.File
+	return source.FromStat(st).File == p.ident.File
 }
 
 func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -257,14 +256,14 @@ func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	}
 	// Replaced since the lookup: this inode is the old file's, whose
 	// readers may hold its size (vfs.Versioned); ESTALE.
-	f, err := srcfile.OpenSame(p.abs, p.same)
+	f, err := source.OpenSame(p.abs, p.same)
 	if err != nil {
 		return nil, 0, errno(err)
 	}
 	if p.fsys.passthroughWanted() {
 		// The kernel reads the source itself: plain files as fast as
 		// outside the mount.
-		return p.fsys.passthroughHandle(nil, version.Version{}, f, -1, nil, func() { f.Close() }), noFlush, 0
+		return p.fsys.passthroughHandle(nil, source.Version{}, f, -1, nil, func() { f.Close() }), noFlush, 0
 	}
 	p.fsys.n.OpenHandles.Add(1)
 	// No FOPEN_KEEP_CACHE: the kernel drops this file's pages on each open,
@@ -284,7 +283,7 @@ func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		if fh == nil && p.fsys.noOpen() {
 			// no_open: read the source itself, if it is still the file
 			// this node was looked up as.
-			k := srcfd.Key{Path: p.abs, ID: version.Ident{File: p.ident.File}}
+			k := srcfd.Key{Path: p.abs, ID: source.Ident{File: p.ident.File}}
 			return p.fsys.readWindow(k, p.same, dest, off, 0, -1)
 		}
 		return nil, syscall.EBADF

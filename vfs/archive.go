@@ -6,18 +6,17 @@ import (
 	"syscall"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Archives: a regular file that is an archive by its first bytes
 // (archive.Sniff) and no mesh shows as a folder of the same name
-// (KindArchive) holding its tree, read through the source view (srcview):
+// (KindArchive) holding its tree, read through the source view (internal/source):
 // inside it every entry is what a source file of that name would be (a
 // mesh folder, a texture and its PNG, a plain file of the entry's exact
-// size and time), with the stats srcview.EntryStat gives. An archive
+// size and time), with the stats source.EntryStat gives. An archive
 // inside an archive is a plain file, or with nesting on a folder too, as
-// far as srcview.Packed.Descends says. A folder of an archive is never
+// far as source.Packed.Descends says. A folder of an archive is never
 // watched: it changes only with the archive file, whose folder is, and
 // whose new version is a new folder (ArchiveFile) of new entries. An
 // archive whose listing found problems also shows error.txt (ErrorText)
@@ -46,7 +45,7 @@ func (d *Folder) readDir() (ents []fs.DirEntry, dirs []string, err error) {
 		ents, err = d.View.ReadDir(d.Abs)
 		return ents, nil, err
 	}
-	f, err := srcfile.OpenFolder(d.Abs)
+	f, err := source.OpenFolder(d.Abs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -83,8 +82,8 @@ func (d *Folder) InFolder() func(string) bool {
 // for: one version of it (its inode number folds in the size and time),
 // so that a changed archive gets a new folder node, as a replaced file
 // does, and nothing made from its old entries is reused.
-func ArchiveFile(st *syscall.Stat_t) version.File {
-	id := version.FromStat(st)
+func ArchiveFile(st *syscall.Stat_t) source.File {
+	id := source.FromStat(st)
 	h := fnv.New64a()
 	var b [8]byte
 	for _, v := range []uint64{id.Ino, uint64(id.Size), uint64(id.MtimeNs)} {
@@ -93,5 +92,5 @@ func ArchiveFile(st *syscall.Stat_t) version.File {
 		}
 		h.Write(b[:])
 	}
-	return version.File{Dev: id.Dev, Ino: h.Sum64() | 1<<63}
+	return source.File{Dev: id.Dev, Ino: h.Sum64() | 1<<63}
 }

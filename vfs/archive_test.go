@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/internal/meshgen"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // writeZip writes files (by slash path) into the ZIP at p, deflated.
@@ -119,7 +119,7 @@ func TestArchiveFolders(t *testing.T) {
 }
 
 // TestNestedKind: an archive inside an archive lists as a plain file, and
-// with nesting on (srcview.Packed.SetNested) as a folder of its tree, its
+// with nesting on (source.Packed.SetNested) as a folder of its tree, its
 // mesh a mesh folder, with the error.txt of a damaged one.
 func TestNestedKind(t *testing.T) {
 	dir := t.TempDir()
@@ -135,7 +135,7 @@ func TestNestedKind(t *testing.T) {
 	if got := kinds(t, top); got["inner.zip"] != syscall.S_IFREG || got["cut.zip"] != syscall.S_IFREG {
 		t.Fatalf("without nesting the outer archive lists %v", got)
 	}
-	nested := srcview.NewView()
+	nested := source.NewView()
 	nested.SetNested(true)
 	top = folderIn(t, nested, filepath.Join(dir, "outer.zip"))
 	if got := kinds(t, top); got["inner.zip"] != syscall.S_IFDIR || got["cut.zip"] != syscall.S_IFDIR {

@@ -26,8 +26,7 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/walk"
 )
 
@@ -47,7 +46,7 @@ type Folder struct {
 	Sniffer *walk.Sniffer
 	// View is how the folder's sources are reached (the tree's view: an
 	// archive's entries as files beneath its path).
-	View *srcview.Packed
+	View *source.Packed
 	// Watched is set once the watcher watches the folder, Unwatched when
 	// watching it failed.
 	Watched, Unwatched atomic.Bool
@@ -154,7 +153,7 @@ func (d *Folder) MeshFormat(name string, st *syscall.Stat_t, siblings func(strin
 func (d *Folder) sniff(p, name string, st *syscall.Stat_t) (fm decode.Format, archive, known bool) {
 	if l := d.listed.Load(); l != nil {
 		if fm, ok := l.formats[name]; ok {
-			if ps := l.st[name]; ps != nil && version.FromStat(ps).Same(version.FromStat(st)) {
+			if ps := l.st[name]; ps != nil && source.FromStat(ps).Same(source.FromStat(st)) {
 				return fm, l.archives[name], true
 			}
 		}
@@ -336,10 +335,10 @@ func (r *Recent) Forget() { r.last.Store(nil) }
 // serving the new file there would cut their reads short (and fault their
 // mappings). ESTALE makes the kernel look the name up again, which gives
 // the new file fresh nodes.
-func Versioned(st *syscall.Stat_t, file version.File, path string, tr *version.Tracker) (*syscall.Stat_t, version.Version, error) {
-	id := version.FromStat(st)
+func Versioned(st *syscall.Stat_t, file source.File, path string, tr *source.Tracker) (*syscall.Stat_t, source.Version, error) {
+	id := source.FromStat(st)
 	if id.File != file {
-		return nil, version.Version{}, syscall.ESTALE
+		return nil, source.Version{}, syscall.ESTALE
 	}
 	return st, tr.Version(path, id), nil
 }
@@ -348,7 +347,7 @@ func Versioned(st *syscall.Stat_t, file version.File, path string, tr *version.T
 // scan, with the permission bits of now, its stat since, when the source
 // is still v (nv): the scan may have found files the outputs are made from,
 // and the first stat of an output must already show their narrowing.
-func Renarrowed(st *syscall.Stat_t, v version.Version, now *syscall.Stat_t, nv version.Version) *syscall.Stat_t {
+func Renarrowed(st *syscall.Stat_t, v source.Version, now *syscall.Stat_t, nv source.Version) *syscall.Stat_t {
 	if !nv.Same(v) {
 		return st
 	}

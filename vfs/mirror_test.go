@@ -9,18 +9,17 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/internal/meshgen"
-	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/walk"
 )
 
 func mirrorFolder(t *testing.T, dir string) *Folder {
 	t.Helper()
-	return folderIn(t, srcview.NewView(), dir)
+	return folderIn(t, source.NewView(), dir)
 }
 
 // folderIn is the Folder of dir seen through the view v.
-func folderIn(t *testing.T, v *srcview.Packed, dir string) *Folder {
+func folderIn(t *testing.T, v *source.Packed, dir string) *Folder {
 	t.Helper()
 	s, err := walk.NewSniffer(v)
 	if err != nil {
@@ -250,15 +249,15 @@ func TestPNGSource(t *testing.T) {
 func TestVersioned(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "m.ply")
 	os.WriteFile(p, []byte("one"), 0o644)
-	id, st, err := version.Stat(p)
+	id, st, err := source.Stat(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tr version.Tracker
+	var tr source.Tracker
 	if got, v, err := Versioned(st, id.File, p, &tr); err != nil || got != st || !v.Same(tr.Version(p, id)) {
 		t.Fatalf("the same file: %v, %v", v, err)
 	}
-	if _, _, err := Versioned(st, version.File{Dev: 1, Ino: 2}, p, &tr); err != syscall.ESTALE {
+	if _, _, err := Versioned(st, source.File{Dev: 1, Ino: 2}, p, &tr); err != syscall.ESTALE {
 		t.Fatalf("a replaced file: %v, want ESTALE", err)
 	}
 }
@@ -280,7 +279,7 @@ func TestChanged(t *testing.T) {
 }
 
 func TestRenarrowed(t *testing.T) {
-	v := version.Version{Ident: version.Ident{File: version.File{Dev: 1, Ino: 2}, Size: 3}}
+	v := source.Version{Ident: source.Ident{File: source.File{Dev: 1, Ino: 2}, Size: 3}}
 	before := &syscall.Stat_t{Mode: syscall.S_IFREG | 0o644, Size: 3}
 	now := &syscall.Stat_t{Mode: syscall.S_IFREG | 0o600, Size: 3}
 	if got := Renarrowed(before, v, now, v); got.Mode != syscall.S_IFREG|0o600 || got.Size != 3 || before.Mode != syscall.S_IFREG|0o644 {

@@ -10,11 +10,11 @@ import (
 
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // The game's view in the mount (Folder.Overlay, --overlay): a folder on
-// disk named resource or res (in any case) whose srcview.Layers hold
+// disk named resource or res (in any case) whose source.Layers hold
 // archives shows its loose entries merged with the trees of its archives,
 // by that one rule (loose first, then the archives from the last by name
 // to the first), and so does every folder beneath it, the same path
@@ -42,7 +42,7 @@ func (d *Folder) merged() (layers, packs []string) {
 	}
 	for root := d.Abs; ; {
 		if mergesAt(root) {
-			if ls := srcview.Layers(d.View, root); len(ls) > 1 {
+			if ls := source.Layers(d.View, root); len(ls) > 1 {
 				rel := strings.TrimPrefix(d.Abs[len(root):], "/")
 				layers = make([]string, len(ls))
 				for i, l := range ls {
@@ -69,7 +69,7 @@ func (d *Folder) Merged() bool {
 	return ls != nil
 }
 
-// lookup stats the entry name (srcview.Packed.SysLstat) where it is read from and
+// lookup stats the entry name (source.Packed.SysLstat) where it is read from and
 // gives that path, and whether it lies inside an archive: in a merged
 // folder, the first layer holding it, a folder's stat being the merged
 // one (statLayers).
@@ -80,7 +80,7 @@ func (d *Folder) lookup(name string, st *syscall.Stat_t) (p string, packed bool,
 		err = d.View.SysLstat(p, st)
 		if err == nil && d.Overlay && st.Mode&syscall.S_IFMT == syscall.S_IFDIR && mergesAt(p) && !d.Packed() {
 			// The top of a merged tree: its stat is its layers'.
-			if ls := srcview.Layers(d.View, p); len(ls) > 1 {
+			if ls := source.Layers(d.View, p); len(ls) > 1 {
 				return p, false, d.statLayers(ls, ls[1:], st)
 			}
 		}
@@ -127,7 +127,7 @@ func (d *Folder) Path(name string) (string, bool) {
 	return p, packed
 }
 
-// Stat is the folder's own stat (srcview.Packed.SysStat), a merged folder's made by
+// Stat is the folder's own stat (source.Packed.SysStat), a merged folder's made by
 // statLayers.
 func (d *Folder) Stat(st *syscall.Stat_t) error {
 	ls, packs := d.merged()
@@ -144,7 +144,7 @@ func (d *Folder) Stat(st *syscall.Stat_t) error {
 // (outputs.Narrow): who could not list a layer (an archive whose file
 // they may not read) may not list the merged folder, which shows its
 // names. The top of an archive is a folder with its file's bits, those
-// that read it searching it (srcview.EntryStat).
+// that read it searching it (source.EntryStat).
 func (d *Folder) statLayers(ls, packs []string, st *syscall.Stat_t) error {
 	found := false
 	var s syscall.Stat_t

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/internal/meshgen"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // readAt reads the source file at p through the source view.
 func readAt(t *testing.T, p string) string {
 	t.Helper()
-	f, err := srcview.NewView().Open(p)
+	f, err := source.NewView().Open(p)
 	if err != nil {
 		t.Fatalf("%s: %v", p, err)
 	}

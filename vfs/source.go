@@ -7,8 +7,8 @@ import (
 	"syscall"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 )
 
@@ -56,7 +56,7 @@ type SourceEntry struct {
 // a plain file into a mesh, gets a fresh node (and the kernel a fresh inode).
 type SourceID struct {
 	Kind SourceKind
-	version.File
+	source.File
 }
 
 // ID is e's SourceID.
@@ -64,7 +64,7 @@ func (e *SourceEntry) ID() SourceID {
 	if e.Kind == SourceArchive {
 		return SourceID{e.Kind, ArchiveFile(&e.Stat)}
 	}
-	return SourceID{e.Kind, version.FromStat(&e.Stat).File}
+	return SourceID{e.Kind, source.FromStat(&e.Stat).File}
 }
 
 // SourceLookup decides what the entry name of source folder d shows as now
@@ -163,11 +163,11 @@ func (t *FS) textureError(d *Folder, src string) (SourceEntry, error) {
 // Made is what a file made whole from source entry e holds now, for every
 // door: a PNG's bytes (store.TexturePNG, the texture's stat then), an error
 // text's (fixed when e was looked up, e's stat), and the version they are of.
-func (t *FS) Made(ctx context.Context, e *SourceEntry) ([]byte, *syscall.Stat_t, version.Version, error) {
+func (t *FS) Made(ctx context.Context, e *SourceEntry) ([]byte, *syscall.Stat_t, source.Version, error) {
 	if e.Kind == SourceText {
-		return e.Text, &e.Stat, version.Version{Ident: version.FromStat(&e.Stat)}, nil
+		return e.Text, &e.Stat, source.Version{Ident: source.FromStat(&e.Stat)}, nil
 	}
-	return t.st.TexturePNG(ctx, e.Path, version.FromStat(&e.Stat).File)
+	return t.st.TexturePNG(ctx, e.Path, source.FromStat(&e.Stat).File)
 }
 
 // List is the listing of source folder d (Folder.List), a

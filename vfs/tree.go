@@ -19,10 +19,9 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/logonce"
 	"github.com/meshfs/meshfs/internal/mountpoint"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/store/record"
-	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 	"github.com/meshfs/meshfs/internal/watch"
 )
@@ -62,11 +61,11 @@ type FS struct {
 	// view is how the tree reaches its sources (Config.Store.Limits.View,
 	// else the store's own): archives' listings and readers of this tree
 	// alone, within its store's budget.
-	view *srcview.Packed
+	view *source.Packed
 	// sniffer remembers which format (or none) a source file version is.
 	sniffer  *walk.Sniffer
 	st       *store.Store
-	versions version.Tracker
+	versions source.Tracker
 	watch    *watch.Watcher
 	// activity is when readers last asked anything (the store's
 	// background work stands aside while they do); projects are the
@@ -90,7 +89,7 @@ type FS struct {
 }
 
 type folder struct {
-	id version.File
+	id source.File
 	f  *Folder
 }
 
@@ -116,7 +115,7 @@ func New(cfg Config) (*FS, error) {
 		lim = *cfg.Store.Limits
 	}
 	if lim.View == nil {
-		lim.View = srcview.NewView()
+		lim.View = source.NewView()
 	}
 	if lim.Projects == nil {
 		lim.Projects = outputs.NewProjects() // one index per project for the tree
@@ -169,8 +168,8 @@ func (t *FS) Close() {
 }
 
 // View is how the tree reaches its sources: the disk, and archives as
-// folders of their entries (srcview), for this tree alone.
-func (t *FS) View() *srcview.Packed { return t.view }
+// folders of their entries (internal/source), for this tree alone.
+func (t *FS) View() *source.Packed { return t.view }
 
 // Source is the absolute path of the folder shown.
 func (t *FS) Source() string { return t.source }
@@ -206,7 +205,7 @@ func (t *FS) newFolder(abs string) *Folder {
 const maxFolders = 1 << 14
 
 // folderAt is the Folder of the source folder abs met as file id.
-func (t *FS) folderAt(abs string, id version.File) *Folder {
+func (t *FS) folderAt(abs string, id source.File) *Folder {
 	t.mu.Lock()
 	f := t.folders[abs]
 	if f == nil || f.id != id {
@@ -251,7 +250,7 @@ type node struct {
 	packed bool
 	// A mesh's folder (Mesh) and the version its outputs are made from now.
 	m     *Mesh
-	v     version.Version
+	v     source.Version
 	entry outputs.Entry
 	chunk string
 	text  []byte
@@ -455,12 +454,12 @@ func (t *FS) infoOf(n *node, typ fs.FileMode, size int64, ver string) Info {
 
 // identToken is the Version of a node whose bytes are its source's.
 func (t *FS) identToken(n *node) string {
-	id := version.FromStat(&n.st)
+	id := source.FromStat(&n.st)
 	return fmt.Sprintf("%x-%x-%x-%x", id.Dev, id.Ino, id.Size, id.MtimeNs)
 }
 
 // token is the Version of an output of source version v.
-func (t *FS) token(v version.Version, output string) string {
+func (t *FS) token(v source.Version, output string) string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x-%s-%s", v.Dev, v.Ino, v.Size, v.MtimeNs, v.Deps, t.tag, output)
 }
 
@@ -604,7 +603,7 @@ func (t *FS) open(ctx context.Context, n *node) (File, error) {
 // events is the tree's side of what the store finds (store.Events).
 type events struct{ t *FS }
 
-func (h events) DepsFound(mesh string, deps version.Set, changed bool) {
+func (h events) DepsFound(mesh string, deps source.Set, changed bool) {
 	h.t.DepsFound(mesh, deps, changed, func() {})
 }
 
@@ -613,7 +612,7 @@ func (h events) DepsFound(mesh string, deps version.Set, changed bool) {
 // stat of the mesh's folder taken before is reused (other files narrow its
 // permissions now), and the folders of deps are watched (watchDeps; failed
 // is told of each one that cannot be). A door's own Events calls it first.
-func (t *FS) DepsFound(mesh string, deps version.Set, changed bool, failed func()) {
+func (t *FS) DepsFound(mesh string, deps source.Set, changed bool, failed func()) {
 	if changed {
 		if d := t.watchedFolder(filepath.Dir(mesh)); d != nil {
 			d.Changes.Add(1)
@@ -627,14 +626,14 @@ func (t *FS) DepsFound(mesh string, deps version.Set, changed bool, failed func(
 // them whose modes narrow the outputs (their parents report their
 // changes); a folder that cannot be watched is logged once and told to
 // failed.
-func (t *FS) watchDeps(mesh string, deps version.Set, failed func()) {
+func (t *FS) watchDeps(mesh string, deps source.Set, failed func()) {
 	w, once := t.watch, t.once
 	if w == nil {
 		return
 	}
 	paths := deps.Paths()
 	for _, p := range deps.Paths() {
-		paths = append(paths, version.Folders(mesh, p)...)
+		paths = append(paths, source.Folders(mesh, p)...)
 	}
 	w.AddFoldersOf(paths, func(dir string, err error) {
 		failed()

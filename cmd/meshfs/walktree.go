@@ -18,7 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/vfs"
@@ -162,7 +162,7 @@ func (r *run) locate(arg string) (target, error) {
 		}
 		if !fi.Mode().IsRegular() {
 			// Opened as the tree would (without blocking) for its error.
-			f, err := srcview.Disk.Open(real)
+			f, err := source.Disk.Open(real)
 			if err == nil {
 				f.Close()
 				err = fmt.Errorf("%s: %w", arg, errNotMesh)

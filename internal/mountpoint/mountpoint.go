@@ -338,7 +338,7 @@ func Unescape(s string) string {
 
 // Source is the real path of the source folder src. The links in its path
 // are followed once, here, as the user asked: every path beneath it is then
-// a real path, and the daemon follows no link (package srcfile).
+// a real path, and the daemon follows no link (package source).
 func Source(src string) (string, error) {
 	src, err := filepath.Abs(src)
 	if err != nil {

@@ -12,9 +12,8 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/archive"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/record"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // listArchiveEntries is the size of BenchmarkListArchive50k's archive.
@@ -78,8 +77,8 @@ func BenchmarkListArchive50k(b *testing.B) {
 		}
 		return newTier(tierConfig{Disk: dc}), func() { dc.Close() }
 	}
-	list := func(b *testing.B, s *tier) *srcview.Packed {
-		v := srcview.New(archive.Limits{MemInflate: 1 << 20})
+	list := func(b *testing.B, s *tier) *source.Packed {
+		v := source.New(archive.Limits{MemInflate: 1 << 20})
 		v.SetKeeper(s.Listings())
 		ents, err := v.ReadDir(pak)
 		if err != nil || len(ents) != 1 || ents[0].Name() != "resource" {
@@ -118,7 +117,7 @@ func BenchmarkListArchive50k(b *testing.B) {
 			}
 			b.StopTimer()
 			if i == 0 {
-				if kept, ok := s.Listings().ArchiveListing(pak, version.Of(fi)); ok {
+				if kept, ok := s.Listings().ArchiveListing(pak, source.Of(fi)); ok {
 					b.ReportMetric(float64(len(kept))/listArchiveEntries, "kept-B/entry")
 				}
 			}

@@ -9,16 +9,15 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/archive"
 	"github.com/meshfs/meshfs/internal/logonce"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/failures"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // DefaultCacheSize is the default memory cache budget (--cache-size).
 const DefaultCacheSize = 512 << 20
 
 // ArchiveBudget is what the archives' listings and entry readers
-// (srcview, archive.Budget) may hold for a memory cache of cacheSize
+// (internal/source, archive.Budget) may hold for a memory cache of cacheSize
 // bytes: a quarter of it, charged apart from the outputs.
 func ArchiveBudget(cacheSize int64) int64 { return cacheSize / 4 }
 
@@ -31,7 +30,7 @@ type Config struct {
 	// Limits bound each conversion (nil: outputs.DefaultLimits); a mesh
 	// over a limit gets error.txt, the daemon carries on. Their View is
 	// how the store reaches sources (nil: a view of its own,
-	// srcview.NewView); the store charges it to its archive budget and,
+	// source.NewView); the store charges it to its archive budget and,
 	// with a disk cache, keeps its listings there.
 	Limits *outputs.Limits
 	// Concurrency is how many conversions run at once (0: the number of
@@ -71,7 +70,7 @@ type Config struct {
 // failures logged to lg (nil: discarded), the versions of its sources
 // kept by versions. The store tells versions of the dependency files of
 // every folder and of the sets its persisted scans recorded. Close it.
-func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*Store, error) {
+func Open(cfg Config, tree string, versions *source.Tracker, lg *log.Logger) (*Store, error) {
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = DefaultCacheSize
 	}
@@ -104,7 +103,7 @@ func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*
 	// The caller's view of the sources, else the store's own.
 	s.view = s.limits.View
 	if s.view == nil {
-		s.view = srcview.NewView()
+		s.view = source.NewView()
 	}
 	if cfg.DiskCache != nil {
 		// The archives' listings outlive the mount with the outputs.

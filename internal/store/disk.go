@@ -59,8 +59,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/stats"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // layoutVersion changes when the folder layout, index syntax or naming
@@ -94,11 +94,11 @@ const maxLine = (maxMeta+maxInline)/3*4 + 8 + 512
 
 // diskKey names one output of one version of its sources: the path of the
 // file it is named after, that version (whose Deps is the digest of the
-// other files read, version.Set.Sum: it outlives the process) and the
+// other files read, source.Set.Sum: it outlives the process) and the
 // output.
 type diskKey struct {
 	Path string
-	version.Version
+	source.Version
 	Output string
 }
 
@@ -159,7 +159,7 @@ type DiskCache struct {
 // source version: the path and the version.
 type folderKey struct {
 	Path string
-	version.Version
+	source.Version
 }
 
 // maxNames bounds each memo of names and name halves (about 200 bytes a

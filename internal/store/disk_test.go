@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 func diskKeyOf(i int) diskKey {
@@ -423,6 +423,6 @@ func BenchmarkSizes(b *testing.B) {
 
 // ver is the version of a source file (dev, ino, size, mtime) read with
 // other files whose digest is deps.
-func ver(dev, ino uint64, size, mtimeNs int64, deps uint64) version.Version {
-	return version.Version{Ident: version.Ident{File: version.File{Dev: dev, Ino: ino}, Size: size, MtimeNs: mtimeNs}, Deps: deps}
+func ver(dev, ino uint64, size, mtimeNs int64, deps uint64) source.Version {
+	return source.Version{Ident: source.Ident{File: source.File{Dev: dev, Ino: ino}, Size: size, MtimeNs: mtimeNs}, Deps: deps}
 }

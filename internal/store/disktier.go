@@ -8,10 +8,9 @@ package store
 
 import (
 	"context"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/store/stats"
-	"github.com/meshfs/meshfs/internal/version"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +44,7 @@ type tierConfig struct {
 	Activity *Activity
 	// Still reports whether the source file at path is still version id:
 	// a save that waited is dropped otherwise.
-	Still func(path string, id version.Ident) bool
+	Still func(path string, id source.Ident) bool
 	// LogOnce logs a failure the first time key is seen.
 	LogOnce func(key any, format string, args ...any)
 	// Quiet and QuietMax are a big save's waits (0: DefaultQuiet,
@@ -84,7 +83,7 @@ func newTier(cfg tierConfig) *tier {
 }
 
 // toDiskKey is the disk cache key of a memory cache key: the same path, Version
-// and output (version.Version: one value in memory and on disk).
+// and output (source.Version: one value in memory and on disk).
 func toDiskKey(k memKey) diskKey {
 	return diskKey{Path: k.Path, Version: k.Version, Output: k.Output}
 }
@@ -298,8 +297,8 @@ func (t *tier) Close() {
 const outListing = "archive-listing"
 
 // Listings keeps the archives' listings in the disk cache, to outlive the
-// mount with the outputs (srcview.Keeper); nil without a disk cache.
-func (t *tier) Listings() srcview.Keeper {
+// mount with the outputs (source.Keeper); nil without a disk cache.
+func (t *tier) Listings() source.Keeper {
 	if t.cfg.Disk == nil {
 		return nil
 	}
@@ -308,13 +307,13 @@ func (t *tier) Listings() srcview.Keeper {
 
 type listings struct{ disk *DiskCache }
 
-func listingKey(path string, id version.Ident) diskKey {
-	return diskKey{Path: path, Version: version.Version{Ident: id}, Output: outListing}
+func listingKey(path string, id source.Ident) diskKey {
+	return diskKey{Path: path, Version: source.Version{Ident: id}, Output: outListing}
 }
 
 // ArchiveListing is the listing the disk cache keeps of the archive file
 // at path, version id.
-func (l listings) ArchiveListing(path string, id version.Ident) ([]byte, bool) {
+func (l listings) ArchiveListing(path string, id source.Ident) ([]byte, bool) {
 	parts, ok := l.disk.get(listingKey(path, id))
 	if !ok || len(parts) != 1 {
 		return nil, false
@@ -325,6 +324,6 @@ func (l listings) ArchiveListing(path string, id version.Ident) ([]byte, bool) {
 // KeepArchiveListing keeps listing in the disk cache. A listing not kept
 // (the cache full or closed) is only read again at the next mount: nothing
 // is logged.
-func (l listings) KeepArchiveListing(path string, id version.Ident, listing []byte) {
+func (l listings) KeepArchiveListing(path string, id source.Ident, listing []byte) {
 	l.disk.putParts(listingKey(path, id), [][]byte{listing})
 }

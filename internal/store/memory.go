@@ -6,7 +6,7 @@ package store
 // a loader produces the bytes.
 //
 // A key holds the version of the sources its output is made from
-// (internal/version), so a changed source simply misses and the old entries
+// (internal/source), so a changed source simply misses and the old entries
 // age out by weight (or are dropped at once by Invalidate).
 
 import (
@@ -23,14 +23,14 @@ import (
 
 	"github.com/maypok86/otter/v2"
 
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/stats"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // memKey names one output of one version of one source file.
 type memKey struct {
 	Path    string
-	Version version.Version
+	Version source.Version
 	Output  string
 }
 
@@ -247,7 +247,7 @@ func (c *memCache) Invalidate(path string) int {
 // readers keep reading the bytes they have; the collector can reuse the
 // memory once they are done, instead of the next conversion's taking
 // fresh pages while they wait for eviction.
-func (c *memCache) InvalidateOthers(path string, v version.Version) int {
+func (c *memCache) InvalidateOthers(path string, v source.Version) int {
 	return c.invalidate(func(k memKey) bool { return k.Path == path && k.Version != v })
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -29,7 +29,7 @@ func newMemCacheT(t *testing.T, budget int64) *memCache {
 }
 
 func memKeyOf(path, out string, size int64) memKey {
-	return memKey{Path: path, Version: version.Version{Ident: version.Ident{File: version.File{Dev: 1, Ino: 2}, Size: size, MtimeNs: 3}}, Output: out}
+	return memKey{Path: path, Version: source.Version{Ident: source.Ident{File: source.File{Dev: 1, Ino: 2}, Size: size, MtimeNs: 3}}, Output: out}
 }
 
 func bytesOf(n int, b byte) []byte { return bytes.Repeat([]byte{b}, n) }

@@ -18,8 +18,7 @@ import (
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/archive"
-	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/stats"
 )
 
@@ -32,7 +31,7 @@ type warmConfig struct {
 	// Tree is the source folder walked, through View (archives as the
 	// mount shows them, vfs.Folder).
 	Tree string
-	View *srcview.Packed
+	View *source.Packed
 	// Sniff returns the format of the source file at path (stat st), or
 	// nil: the mount's sniff cache.
 	Sniff func(path string, st *syscall.Stat_t) decode.Format
@@ -142,7 +141,7 @@ func (w *Warmer) walk(ctx context.Context) {
 		}
 		return true, nil
 	}
-	srcfile.WalkDir(w.cfg.Tree, func(path string, de fs.DirEntry, err error) error {
+	source.WalkDir(w.cfg.Tree, func(path string, de fs.DirEntry, err error) error {
 		if ctx.Err() != nil {
 			return fs.SkipAll
 		}
@@ -162,8 +161,8 @@ func (w *Warmer) walk(ctx context.Context) {
 
 // warmArchive warms the meshes of the archive at path, as the mount shows
 // them (vfs.Folder): its nested archives' too, as far as
-// srcview.Packed.Descends says.
-func warmArchive(v *srcview.Packed, path string, warm func(string) (bool, error)) error {
+// source.Packed.Descends says.
+func warmArchive(v *source.Packed, path string, warm func(string) (bool, error)) error {
 	a, _, _, _ := v.Archive(path)
 	if a == nil {
 		return nil

@@ -24,11 +24,9 @@ import (
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/logonce"
-	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/failures"
 	"github.com/meshfs/meshfs/internal/store/record"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Store is where a mount's outputs come from: the memory cache, else the
@@ -36,7 +34,7 @@ import (
 // else a scan or a conversion now, bounded in number (the semaphore) and
 // saved to the disk cache once the readers pause. It keeps the failures of
 // the versions it made and knows which files each mesh read
-// (version.Tracker). It knows nothing of FUSE: the mount tells it of
+// (source.Tracker). It knows nothing of FUSE: the mount tells it of
 // readers' requests (Config.Activity) and is told, through Config.Events,
 // of what the kernel must learn. Everything it holds is set by Open.
 type Store struct {
@@ -46,7 +44,7 @@ type Store struct {
 	sem      *outputs.Semaphore
 	gc       *pacer
 	failed   *failures.List
-	versions *version.Tracker
+	versions *source.Tracker
 	activity *Activity
 	events   Events
 
@@ -54,7 +52,7 @@ type Store struct {
 	once *logonce.Log // failures logged once each
 	// view is how the store reaches sources (Config.Limits.View, else its
 	// own): every mesh it makes reads through it, whatever Limits say.
-	view *srcview.Packed
+	view *source.Packed
 
 	folderDeps folderDeps
 	// onePass counts scans made in one pass with a .glb's decoding.
@@ -77,7 +75,7 @@ type Events interface {
 	// are made from besides its folder's, set, which the Tracker was told;
 	// changed is set when they differ from the last scan's (the mount
 	// watches their folders).
-	DepsFound(path string, set version.Set, changed bool)
+	DepsFound(path string, set source.Set, changed bool)
 	// Broken: a conversion of the mesh at path just failed, and its folder
 	// changes shape (error.txt in, geometry out).
 	Broken(path string)
@@ -86,11 +84,11 @@ type Events interface {
 // noEvents is the Events of a store nobody listens to.
 type noEvents struct{}
 
-func (noEvents) DepsFound(string, version.Set, bool) {}
-func (noEvents) Broken(string)                       {}
+func (noEvents) DepsFound(string, source.Set, bool) {}
+func (noEvents) Broken(string)                      {}
 
 // recordedDeps is the set the persisted scan of src's version v found.
-func (s *Store) recordedDeps(src string, v version.Version) (version.Set, bool) {
+func (s *Store) recordedDeps(src string, v source.Version) (source.Set, bool) {
 	rec := s.disk.Scan(memKey{Path: src, Version: v, Output: OutScan})
 	if rec == nil {
 		return nil, false
@@ -102,7 +100,7 @@ func (s *Store) recordedDeps(src string, v version.Version) (version.Set, bool) 
 func (s *Store) logOnce(key any, format string, args ...any) { s.once.Printf(key, format, args...) }
 
 // keyOf is the memory cache key of output of mesh m's version v.
-func keyOf(m *outputs.Mesh, v version.Version, output string) memKey {
+func keyOf(m *outputs.Mesh, v source.Version, output string) memKey {
 	return memKey{Path: m.Path, Version: v, Output: output}
 }
 
@@ -118,7 +116,7 @@ func (s *Store) recordConversion(d time.Duration) {
 
 // FolderChanged records that a dependency file of the source folder dir
 // changed (any file of any folder: dir ""): the folder is listed again and
-// the versions of its meshes are made again (version.Tracker).
+// the versions of its meshes are made again (source.Tracker).
 func (s *Store) FolderChanged(dir string) {
 	s.folderDeps.changed(dir)
 	if dir == "" {
@@ -173,8 +171,8 @@ type ScanResult struct {
 	hdrSize int64
 	disk    bool // persisted by an earlier mount
 	// deps are the files besides the source the scan found its outputs
-	// read (recorded with a persisted scan: version.Tracker.Recorded).
-	deps version.Set
+	// read (recorded with a persisted scan: source.Tracker.Recorded).
+	deps source.Set
 	// Chunks are the names under chunks/, unique, in the order of the scan;
 	// chunkIdx picks the chunk a name shows (the last of that name, as
 	// `convert` would have overwritten the earlier ones).
@@ -233,7 +231,7 @@ func (r *ScanResult) chunk(name string) (*decode.Chunk, bool) {
 // from the disk cache's index (an earlier mount's scan of this very
 // version: counted as a disk load, "fmt/scan" in disk_loads), else scanned
 // now and persisted on the way.
-func (s *Store) Scan(ctx context.Context, m *outputs.Mesh, fp version.Version) (*ScanResult, error) {
+func (s *Store) Scan(ctx context.Context, m *outputs.Mesh, fp source.Version) (*ScanResult, error) {
 	return s.scanAnd(ctx, m, fp, nil)
 }
 
@@ -249,7 +247,7 @@ type oneScene struct {
 // (outputs.Mesh.ScanDecode), under the conversions' semaphore, and sc
 // receives the scene: the first read of a .glb then reads and decompresses
 // the source once, not once for the scan and once for the scene.
-func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version, sc *oneScene) (*ScanResult, error) {
+func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp source.Version, sc *oneScene) (*ScanResult, error) {
 	key, label := keyOf(m, fp, OutScan), Label(m, OutScan)
 	var rec *record.Scan
 	if _, ok := s.cache.Peek(key); !ok {
@@ -290,9 +288,9 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 			return nil, scanErr // gone: nothing to cache
 		}
 		hdr, deps, hdrErr := m.HeaderDeps(st, scanErr)
-		set := make(version.Set, len(deps))
+		set := make(source.Set, len(deps))
 		for i, d := range deps {
-			set[i] = version.Read(d)
+			set[i] = source.Read(d)
 		}
 		s.events.DepsFound(m.Path, set, s.versions.Track(m.Path, set))
 		r := &ScanResult{St: st, ScanErr: scanErr, HdrErr: hdrErr, header: hdr, chunkIdx: map[string]int{}, deps: set}
@@ -328,7 +326,7 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 // geometry returns the cached entry of a geometry output (OutGLB: one part;
 // OutOBJ: the obj and the mtl), converting on a miss. A failed conversion is
 // an entry with Err.
-func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Version, output string) (*memEntry, error) {
+func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp source.Version, output string) (*memEntry, error) {
 	key, label := keyOf(m, fp, output), Label(m, output)
 	if e, ok := s.cache.Use(key); ok {
 		// Converted (or failed) already and still in memory: the scan
@@ -467,16 +465,16 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 	return e, err
 }
 
-// still is version.Still of a source file, an archive's entry too
-// (srcview.Packed.SysStat).
-func (s *Store) still(path string, id version.Ident) bool {
+// still is source.Still of a source file, an archive's entry too
+// (source.Packed.SysStat).
+func (s *Store) still(path string, id source.Ident) bool {
 	var st syscall.Stat_t
-	return s.view.SysStat(path, &st) == nil && version.FromStat(&st).Same(id)
+	return s.view.SysStat(path, &st) == nil && source.FromStat(&st).Same(id)
 }
 
 // chunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
 // which is read from the source file itself.
-func (s *Store) chunkData(ctx context.Context, m *outputs.Mesh, fp version.Version, r *ScanResult, name string) ([]byte, *decode.Chunk, error) {
+func (s *Store) chunkData(ctx context.Context, m *outputs.Mesh, fp source.Version, r *ScanResult, name string) ([]byte, *decode.Chunk, error) {
 	c, ok := r.chunk(name)
 	if !ok {
 		return nil, nil, os.ErrNotExist
@@ -523,7 +521,7 @@ func (s *Store) chunkData(ctx context.Context, m *outputs.Mesh, fp version.Versi
 
 // errorText is error.txt: the errors `convert` would record, in its order
 // (scan, header, chunks, then decoding and export). Empty when nothing fails.
-func (s *Store) errorText(ctx context.Context, m *outputs.Mesh, fp version.Version) ([]byte, error) {
+func (s *Store) errorText(ctx context.Context, m *outputs.Mesh, fp source.Version) ([]byte, error) {
 	r, err := s.Scan(ctx, m, fp)
 	if err != nil {
 		return nil, err
@@ -586,7 +584,7 @@ func (s *Store) errorText(ctx context.Context, m *outputs.Mesh, fp version.Versi
 // error (scan true), else a conversion that failed in this mount or, for
 // this version, in an earlier one. nil: nothing known to fail. A failure
 // found is entered in the mount's failure list (.meshfs/errors.txt).
-func (s *Store) failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err error, scan bool) {
+func (s *Store) failure(m *outputs.Mesh, fp source.Version, r *ScanResult) (err error, scan bool) {
 	switch {
 	case r.ScanErr != nil:
 		err, scan = r.ScanErr, true
@@ -614,14 +612,14 @@ func (s *Store) failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err
 // knownBroken reports whether the folder of version fp is broken (the
 // folder table's rule: error.txt listed, no geometry outputs), as far as is
 // known without converting anything.
-func (s *Store) knownBroken(m *outputs.Mesh, fp version.Version, r *ScanResult) bool {
+func (s *Store) knownBroken(m *outputs.Mesh, fp source.Version, r *ScanResult) bool {
 	err, _ := s.failure(m, fp, r)
 	return err != nil
 }
 
 // converted reports whether output converted without error for fp, as far
 // as the caches know.
-func (s *Store) converted(m *outputs.Mesh, fp version.Version, output string) bool {
+func (s *Store) converted(m *outputs.Mesh, fp source.Version, output string) bool {
 	key := keyOf(m, fp, output)
 	if e, ok := s.cache.Peek(key); ok {
 		return e.Err == nil
@@ -633,7 +631,7 @@ func (s *Store) converted(m *outputs.Mesh, fp version.Version, output string) bo
 
 // failedOnDisk reports whether the disk cache records a failure of version
 // fp: a scan's, or a conversion's.
-func (s *Store) failedOnDisk(m *outputs.Mesh, fp version.Version) bool {
+func (s *Store) failedOnDisk(m *outputs.Mesh, fp source.Version) bool {
 	if !s.disk.Enabled() {
 		return false
 	}
@@ -657,7 +655,7 @@ func IsConversion(label string) bool {
 // version fp of the mesh (outputs' rule for NAME.animated.glb), as the
 // memory cache remembers it: fp's Gen changes with any animation file of
 // the folder (formats.IsDependency), so a change there asks again.
-func (s *Store) animated(ctx context.Context, m *outputs.Mesh, fp version.Version) bool {
+func (s *Store) animated(ctx context.Context, m *outputs.Mesh, fp source.Version) bool {
 	if !m.TakesAnimations() {
 		return false
 	}
@@ -698,7 +696,7 @@ func (s *Store) saveScan(key memKey, r *ScanResult) {
 // fromRecord builds the scan result of a persisted record: chunk names,
 // sizes and errors from memory; header.json's bytes read from the disk
 // cache when first asked for; loaded chunks' bytes through a live scan.
-func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *record.Scan) *ScanResult {
+func (s *Store) fromRecord(m *outputs.Mesh, fp source.Version, rec *record.Scan) *ScanResult {
 	r := &ScanResult{chunkIdx: map[string]int{}, hdrSize: rec.HdrSize, disk: true}
 	if rec.HasScanErr {
 		r.ScanErr = errors.New(rec.ScanErr)
@@ -743,7 +741,7 @@ func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *record.Scan
 
 // liveScan is a scan of fp made for a persisted scan result (its loaded
 // chunks, or a damaged header), cached in memory and counted as a scan.
-func (s *Store) liveScan(m *outputs.Mesh, fp version.Version) (*ScanResult, error) {
+func (s *Store) liveScan(m *outputs.Mesh, fp source.Version) (*ScanResult, error) {
 	e, err := s.cache.Get(context.Background(), keyOf(m, fp, outScanLive), Label(m, OutScan), func(ctx context.Context) (*memEntry, error) {
 		st, scanErr := m.Scan(ctx)
 		if st == nil && errors.Is(scanErr, fs.ErrNotExist) {
@@ -763,7 +761,7 @@ func (s *Store) liveScan(m *outputs.Mesh, fp version.Version) (*ScanResult, erro
 
 // liveLoader loads chunk i of a persisted scan through a live scan, after
 // checking that the live scan found the recorded chunk there.
-func (s *Store) liveLoader(m *outputs.Mesh, fp version.Version, i int, want record.Chunk) func() ([]byte, error) {
+func (s *Store) liveLoader(m *outputs.Mesh, fp source.Version, i int, want record.Chunk) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		live, err := s.liveScan(m, fp)
 		if err != nil {
@@ -788,7 +786,7 @@ func (s *Store) liveLoader(m *outputs.Mesh, fp version.Version, i int, want reco
 // error), or the size is only known by producing it (a chunk outside the
 // file, or over the output limit, whose stat reports the error; a loaded
 // chunk of a fresh scan, loaded as before).
-func (s *Store) knownSize(ctx context.Context, m *outputs.Mesh, fp version.Version, header bool, chunk string) (int64, bool) {
+func (s *Store) knownSize(ctx context.Context, m *outputs.Mesh, fp source.Version, header bool, chunk string) (int64, bool) {
 	r, err := s.Scan(ctx, m, fp)
 	if err != nil {
 		return 0, false
@@ -797,7 +795,7 @@ func (s *Store) knownSize(ctx context.Context, m *outputs.Mesh, fp version.Versi
 }
 
 // KnownSizeIn is knownSize given the scan r of version fp.
-func (s *Store) KnownSizeIn(m *outputs.Mesh, r *ScanResult, fp version.Version, header bool, chunk string) (int64, bool) {
+func (s *Store) KnownSizeIn(m *outputs.Mesh, r *ScanResult, fp source.Version, header bool, chunk string) (int64, bool) {
 	switch {
 	case header:
 		if r.HdrErr != nil {
@@ -842,16 +840,16 @@ const DiskSuffix = "@disk"
 // source folder as they are, until the watcher reports a change of one.
 type folderDeps struct {
 	mu  sync.Mutex
-	gen map[string]uint64      // folder → changes reported
-	set map[string]version.Set // folder → its dependency files, at gen
+	gen map[string]uint64     // folder → changes reported
+	set map[string]source.Set // folder → its dependency files, at gen
 	at  map[string]uint64
 }
 
 // of returns the dependency files of the folder dir.
-func (c *folderDeps) of(dir string) version.Set {
+func (c *folderDeps) of(dir string) source.Set {
 	c.mu.Lock()
 	if c.gen == nil {
-		c.gen, c.set, c.at = map[string]uint64{}, map[string]version.Set{}, map[string]uint64{}
+		c.gen, c.set, c.at = map[string]uint64{}, map[string]source.Set{}, map[string]uint64{}
 	}
 	gen := c.gen[dir]
 	c.gen[dir] = gen
@@ -860,8 +858,8 @@ func (c *folderDeps) of(dir string) version.Set {
 		return s
 	}
 	c.mu.Unlock()
-	var s version.Set
-	if ents, err := srcfile.ReadDir(dir); err == nil {
+	var s source.Set
+	if ents, err := source.ReadDir(dir); err == nil {
 		names := make([]string, len(ents))
 		for i, e := range ents {
 			names[i] = e.Name()
@@ -872,8 +870,8 @@ func (c *folderDeps) of(dir string) version.Set {
 				continue
 			}
 			p := filepath.Join(dir, e.Name())
-			if id, _, err := version.Stat(p); err == nil {
-				s = append(s, version.Read{Path: p, Ident: id})
+			if id, _, err := source.Stat(p); err == nil {
+				s = append(s, source.Read{Path: p, Ident: id})
 			}
 		}
 	}
@@ -931,7 +929,7 @@ type textures struct{ s *Store }
 
 func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error) {
 	s := t.s
-	key := memKey{Path: d.Path, Version: version.Version{Ident: d.Ident}, Output: OutPNG}
+	key := memKey{Path: d.Path, Version: source.Version{Ident: d.Ident}, Output: OutPNG}
 	label, onDisk := LabelPNG, false
 	if sizes, ok := s.disk.Sizes(key); ok && len(sizes) == 1 {
 		label, onDisk = label+DiskSuffix, true
@@ -957,7 +955,7 @@ func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error
 			return &memEntry{Err: err}, nil
 		}
 		e := &memEntry{Parts: [][]byte{b}}
-		if version.Still(d.Path, d.Ident) {
+		if source.Still(d.Path, d.Ident) {
 			s.disk.Save(key, e)
 		}
 		return e, nil
@@ -975,22 +973,22 @@ func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error
 // and version, or syscall.ESTALE when it is no longer file (replaced: the
 // caller's node stands for the old one). A texture that does not decode is
 // a *failures.ConvError.
-func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) ([]byte, *syscall.Stat_t, version.Version, error) {
+func (s *Store) TexturePNG(ctx context.Context, path string, file source.File) ([]byte, *syscall.Stat_t, source.Version, error) {
 	st := new(syscall.Stat_t)
 	if err := s.view.SysStat(path, st); err != nil {
-		return nil, nil, version.Version{}, err
+		return nil, nil, source.Version{}, err
 	}
-	id := version.FromStat(st)
+	id := source.FromStat(st)
 	if id.File != file {
-		return nil, nil, version.Version{}, syscall.ESTALE
+		return nil, nil, source.Version{}, syscall.ESTALE
 	}
 	// The PNG is made from the file as the view reads it: an archive
 	// entry's is its archive's version.
 	_, read, err := s.view.Stat(path)
 	if err != nil {
-		return nil, nil, version.Version{}, err
+		return nil, nil, source.Version{}, err
 	}
-	v := version.Version{Ident: id}
+	v := source.Version{Ident: id}
 	if e, ok := s.cache.Use(memKey{Path: path, Version: v, Output: OutPNG}); ok && e.Err == nil {
 		return e.Parts[0], st, v, nil
 	}
@@ -1024,7 +1022,7 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 // it is now (stat st), when making it failed: "" when it did not, or is
 // not known to.
 func (s *Store) TextureFailure(path string, st *syscall.Stat_t) string {
-	msg, _ := s.failed.Of(path, version.FromStat(st))
+	msg, _ := s.failed.Of(path, source.FromStat(st))
 	return msg
 }
 
@@ -1051,7 +1049,7 @@ func Conversion(e outputs.Entry) (output string, part int) {
 // conversion's failure), error.txt (os.ErrNotExist when nothing fails), a
 // conversion's file, or a chunk's bytes (raw instead for a chunk read from
 // the source itself). A conversion's failure is a *failures.ConvError.
-func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version, e outputs.Entry, chunk string) (data []byte, raw *decode.Chunk, err error) {
+func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v source.Version, e outputs.Entry, chunk string) (data []byte, raw *decode.Chunk, err error) {
 	switch {
 	case chunk != "":
 		r, err := s.Scan(ctx, m, v)
@@ -1100,7 +1098,7 @@ func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version,
 // convertedSize is the size of converted entry e of m's folder for version
 // v when it is known without converting: from the disk cache's index when
 // memory does not hold the conversion, from memory when fromMemory.
-func (s *Store) convertedSize(m *outputs.Mesh, v version.Version, e outputs.Entry, fromMemory bool) (int64, bool) {
+func (s *Store) convertedSize(m *outputs.Mesh, v source.Version, e outputs.Entry, fromMemory bool) (int64, bool) {
 	output, part := Conversion(e)
 	key := keyOf(m, v, output)
 	if got, inMem := s.cache.Peek(key); inMem {
@@ -1137,7 +1135,7 @@ func (s *Store) warmer() *Warmer {
 // warmOutputs are the outputs the pre-warmer makes of the mesh at path.
 func (s *Store) warmOutputs(path string, format decode.Format, st *syscall.Stat_t) ([]string, func(string) bool, func(context.Context, string) error) {
 	m := s.NewMesh(path, format)
-	fp := s.versions.Version(path, version.FromStat(st))
+	fp := s.versions.Version(path, source.FromStat(st))
 	var outs []string
 	for _, out := range conversions() {
 		if out != OutPreview || m.HasPreview() {

@@ -16,11 +16,10 @@ import (
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
-	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/failures"
 	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/store/stats"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // recHooks records what the store tells the mount.
@@ -30,7 +29,7 @@ type recHooks struct {
 	broken []string
 }
 
-func (h *recHooks) DepsFound(path string, _ version.Set, _ bool) {
+func (h *recHooks) DepsFound(path string, _ source.Set, _ bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.deps == nil {
@@ -54,7 +53,7 @@ func newStore(t *testing.T, src, disk string) (*Store, *recHooks) {
 		t.Fatal(err)
 	}
 	h := &recHooks{}
-	s, err := Open(Config{CacheSize: 64 << 20, DiskCache: dc, Concurrency: 2, Events: h}, src, &version.Tracker{}, log.New(os.Stderr, "", 0))
+	s, err := Open(Config{CacheSize: 64 << 20, DiskCache: dc, Concurrency: 2, Events: h}, src, &source.Tracker{}, log.New(os.Stderr, "", 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,9 +74,9 @@ func (s *Store) closeDisk() {
 
 // meshOf describes the source file at p as the store converts it, and
 // its version now.
-func meshOf(t *testing.T, s *Store, p string) (*outputs.Mesh, version.Version) {
+func meshOf(t *testing.T, s *Store, p string) (*outputs.Mesh, source.Version) {
 	t.Helper()
-	f, err := srcfile.Open(p)
+	f, err := source.Open(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +85,7 @@ func meshOf(t *testing.T, s *Store, p string) (*outputs.Mesh, version.Version) {
 	if err != nil || format == nil {
 		t.Fatalf("sniff %s: %v, %v", p, format, err)
 	}
-	id, _, err := version.Stat(p)
+	id, _, err := source.Stat(p)
 	if err != nil {
 		t.Fatal(err)
 	}

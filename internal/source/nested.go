@@ -1,4 +1,4 @@
-package srcview
+package source
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package srcview
+package source
 
 import (
 	"archive/zip"
@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // writeZip writes files (by slash path) to p, stored and deflated in
@@ -41,7 +39,7 @@ func writeZip(t *testing.T, p string, names []string, files map[string][]byte) {
 	}
 }
 
-func readAll(t *testing.T, f File) []byte {
+func readAll(t *testing.T, f Handle) []byte {
 	t.Helper()
 	defer f.Close()
 	b, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
@@ -174,12 +172,12 @@ func TestReadEntry(t *testing.T) {
 
 type mapKeeper map[string][]byte
 
-func (k mapKeeper) key(p string, id version.Ident) string { return fmt.Sprint(p, id) }
-func (k mapKeeper) ArchiveListing(p string, id version.Ident) ([]byte, bool) {
+func (k mapKeeper) key(p string, id Ident) string { return fmt.Sprint(p, id) }
+func (k mapKeeper) ArchiveListing(p string, id Ident) ([]byte, bool) {
 	b, ok := k[k.key(p, id)]
 	return b, ok
 }
-func (k mapKeeper) KeepArchiveListing(p string, id version.Ident, b []byte) { k[k.key(p, id)] = b }
+func (k mapKeeper) KeepArchiveListing(p string, id Ident, b []byte) { k[k.key(p, id)] = b }
 
 // TestKeptListing: a second view with the first's keeper (a remount)
 // resumes the kept listing instead of reading the central directory, and

@@ -1,4 +1,4 @@
-package srcfile
+package source
 
 import (
 	"bytes"

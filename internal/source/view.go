@@ -1,4 +1,6 @@
-// Package srcview is the one way export/outputs reaches the files a source
+package source
+
+// A View is the one way export/outputs reaches the files a source
 // names, and the way the mount reaches an archive's entries: a small
 // read-only view of the source tree (View) in which the entries of an
 // archive are files beneath the archive's own path. A texture packed in
@@ -9,7 +11,7 @@
 //
 // The rules of a view:
 //
-//   - On disk, files are opened as package srcfile opens them: no symbolic
+//   - On disk, files are opened as package source opens them: no symbolic
 //     link followed (Open), none leading out of the folder a file is named
 //     beneath (OpenBeneath), regular files only, no FIFO waited on; Stat
 //     follows no final link.
@@ -22,7 +24,7 @@
 //   - A file's version (File.Version, Stat's Read) is the disk file's own;
 //     an entry's is its archive file's path and identity, so a change of
 //     the archive is a change of every entry read from it, and the
-//     watcher and version.Set see the file that really changes.
+//     watcher and Set see the file that really changes.
 //   - An archive is listed once per version of its file (its Ident) and
 //     kept open while listed; the view keeps up to maxArchives listings,
 //     each charged its size (archive.Archive.MemSize) to the view's
@@ -33,7 +35,6 @@
 // entry's stat for a path inside an archive (EntryStat says what it
 // holds), and ReadEntry reads an entry through a reader kept for the
 // reads that follow (a deflated one resumes at a checkpoint).
-package srcview
 
 import (
 	"errors"
@@ -48,31 +49,29 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/internal/archive"
-	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
-// File is one open source file.
-type File interface {
+// Handle is one open source file.
+type Handle interface {
 	io.ReaderAt
 	io.Closer
 	Size() int64
 	// Version is the file whose identity versions this one: the file
 	// itself on disk, the archive file for an entry.
-	Version() version.Read
+	Version() Read
 }
 
 // View reaches source files. Paths are absolute, clean and
 // slash-separated as filepath gives them on Linux.
 type View interface {
 	// Open opens the regular file at p, following no symbolic link.
-	Open(p string) (File, error)
+	Open(p string) (Handle, error)
 	// OpenBeneath opens the regular file rel (slash-separated, local)
 	// beneath the folder root: no link leading out of root followed.
-	OpenBeneath(root, rel string) (File, error)
+	OpenBeneath(root, rel string) (Handle, error)
 	// Stat describes the file or folder at p (no final link followed) and
 	// gives the file that versions it.
-	Stat(p string) (fs.FileInfo, version.Read, error)
+	Stat(p string) (fs.FileInfo, Read, error)
 	// ReadDir lists the folder at p (an archive file lists as the folder
 	// of its entries), by name.
 	ReadDir(p string) ([]fs.DirEntry, error)
@@ -86,35 +85,35 @@ type disk struct{}
 type diskFile struct {
 	*os.File
 	size int64
-	read version.Read
+	read Read
 }
 
-func (f *diskFile) Size() int64           { return f.size }
-func (f *diskFile) Version() version.Read { return f.read }
+func (f *diskFile) Size() int64   { return f.size }
+func (f *diskFile) Version() Read { return f.read }
 
-func fileOf(f *os.File) (File, error) {
+func fileOf(f *os.File) (Handle, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &diskFile{File: f, size: fi.Size(), read: version.Read{Path: f.Name(), Ident: version.Of(fi)}}, nil
+	return &diskFile{File: f, size: fi.Size(), read: Read{Path: f.Name(), Ident: Of(fi)}}, nil
 }
 
-func (disk) Open(p string) (File, error) {
-	fd, st, err := srcfile.OpenFD(p)
+func (disk) Open(p string) (Handle, error) {
+	fd, st, err := OpenFD(p)
 	if err != nil {
 		return nil, err
 	}
-	// The stat srcfile checked the descriptor with: no second fstat.
-	return &diskFile{File: os.NewFile(uintptr(fd), p), size: st.Size, read: version.Read{Path: p, Ident: version.FromStat(st)}}, nil
+	// The stat Open checked the descriptor with: no second fstat.
+	return &diskFile{File: os.NewFile(uintptr(fd), p), size: st.Size, read: Read{Path: p, Ident: FromStat(st)}}, nil
 }
 
-func (disk) OpenBeneath(root, rel string) (File, error) {
+func (disk) OpenBeneath(root, rel string) (Handle, error) {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return nil, &os.PathError{Op: "open", Path: root + "/" + rel, Err: errors.New("not a path beneath its folder")}
 	}
-	d, err := srcfile.OpenDir(root)
+	d, err := OpenDir(root)
 	if err != nil {
 		return nil, err
 	}
@@ -131,15 +130,15 @@ func (disk) OpenBeneath(root, rel string) (File, error) {
 	return df, err
 }
 
-func (disk) Stat(p string) (fs.FileInfo, version.Read, error) {
+func (disk) Stat(p string) (fs.FileInfo, Read, error) {
 	fi, err := os.Lstat(p)
 	if err != nil {
-		return nil, version.Read{}, err
+		return nil, Read{}, err
 	}
-	return fi, version.Read{Path: p, Ident: version.Of(fi)}, nil
+	return fi, Read{Path: p, Ident: Of(fi)}, nil
 }
 
-func (disk) ReadDir(p string) ([]fs.DirEntry, error) { return srcfile.ReadDir(p) }
+func (disk) ReadDir(p string) ([]fs.DirEntry, error) { return ReadDir(p) }
 
 // NewView returns a new view as meshfs reads sources: the disk, and
 // archives as folders of their entries. A deflated entry up to 1 MiB is
@@ -161,7 +160,7 @@ type Packed struct {
 	limits  archive.Limits
 	mu      sync.Mutex
 	open    map[string]*packed
-	readers map[readerKey]File
+	readers map[readerKey]Handle
 	keeper  Keeper
 	budget  *archive.Budget
 	tick    int64       // counts uses of listings (packed.used)
@@ -177,8 +176,8 @@ type Packed struct {
 // listing (archive.Resume, which checks it against the file's size and
 // end records) instead of reading the central directory again.
 type Keeper interface {
-	ArchiveListing(path string, id version.Ident) ([]byte, bool)
-	KeepArchiveListing(path string, id version.Ident, listing []byte)
+	ArchiveListing(path string, id Ident) ([]byte, bool)
+	KeepArchiveListing(path string, id Ident, listing []byte)
 }
 
 // SetKeeper makes k keep the view's listings (nil: none).
@@ -214,12 +213,12 @@ func New(limits archive.Limits) *Packed {
 // packed is one version of one archive file (or of an archive inside
 // one: nested.go).
 type packed struct {
-	id     version.Ident // the file's version it was made for
-	used   int64         // Packed.tick at its last use
-	weight int64         // charged to budget
+	id     Ident // the file's version it was made for
+	used   int64 // Packed.tick at its last use
+	weight int64 // charged to budget
 	budget *archive.Budget
 	once   sync.Once
-	read   version.Read
+	read   Read
 	fi     os.FileInfo
 	a      *archive.Archive // nil: not an archive
 	err    error            // the listing's (a may still hold entries)
@@ -229,21 +228,21 @@ type packed struct {
 // link followed, or with nesting on of an archive inside an archive) as
 // its file is now, and the file's version; nil when the file is not an
 // archive. The listing's error comes with whatever was listed.
-func (v *Packed) Archive(p string) (*archive.Archive, version.Read, os.FileInfo, error) {
+func (v *Packed) Archive(p string) (*archive.Archive, Read, os.FileInfo, error) {
 	fi, err := os.Lstat(p)
 	if err != nil {
 		if !v.nested.Load() || !notDir(err) {
-			return nil, version.Read{}, nil, err
+			return nil, Read{}, nil, err
 		}
 		if w, ok := v.locate(p, true); ok && w.depth > 0 && w.rel == "" {
 			return w.a, w.read, w.afi, w.err
 		}
-		return nil, version.Read{}, nil, err
+		return nil, Read{}, nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, version.Read{}, nil, nil
+		return nil, Read{}, nil, nil
 	}
-	pk := v.slot(p, version.Of(fi), func() *packed { return &packed{} })
+	pk := v.slot(p, Of(fi), func() *packed { return &packed{} })
 	pk.once.Do(func() {
 		pk.load(v, p)
 		v.charge(p, pk)
@@ -254,7 +253,7 @@ func (v *Packed) Archive(p string) (*archive.Archive, version.Read, os.FileInfo,
 // slot is the listing kept under key for the file's version id, made
 // anew (by fresh) when there is none or it is of another version; it
 // counts as used now.
-func (v *Packed) slot(key string, id version.Ident, fresh func() *packed) *packed {
+func (v *Packed) slot(key string, id Ident, fresh func() *packed) *packed {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	pk := v.open[key]
@@ -335,7 +334,7 @@ func (v *Packed) drop(key string, pk *packed) {
 }
 
 func (pk *packed) load(v *Packed, p string) {
-	f, err := srcfile.Open(p)
+	f, err := Open(p)
 	if err != nil {
 		pk.err = err
 		return
@@ -346,7 +345,7 @@ func (pk *packed) load(v *Packed, p string) {
 		pk.err = err
 		return
 	}
-	pk.read, pk.fi = version.Read{Path: p, Ident: version.Of(fi)}, fi
+	pk.read, pk.fi = Read{Path: p, Ident: Of(fi)}, fi
 	var head [4]byte
 	n, _ := f.ReadAt(head[:], 0)
 	if !archive.Sniff(head[:n]) {
@@ -380,7 +379,7 @@ func (pk *packed) load(v *Packed, p string) {
 // itself included) that is a regular file, when it is an archive, and
 // with nesting on (SetNested) the archive inside it that p continues in
 // (nested.go). rel is p's path inside it ("" for the archive itself).
-func (v *Packed) inArchive(p string) (a *archive.Archive, rel string, read version.Read, afi os.FileInfo, ok bool) {
+func (v *Packed) inArchive(p string) (a *archive.Archive, rel string, read Read, afi os.FileInfo, ok bool) {
 	w, ok := v.locate(p, false)
 	return w.a, w.rel, w.read, w.afi, ok
 }
@@ -394,7 +393,7 @@ type where struct {
 	err      error // a's listing's
 	rel, pre string
 	depth    int
-	read     version.Read
+	read     Read
 	afi      os.FileInfo
 }
 
@@ -429,7 +428,7 @@ func notDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
 func notExist(p string) error { return &os.PathError{Op: "open", Path: p, Err: os.ErrNotExist} }
 
 // Open is Disk's, and an entry's for a path inside an archive.
-func (v *Packed) Open(p string) (File, error) {
+func (v *Packed) Open(p string) (Handle, error) {
 	f, err := disk{}.Open(p)
 	if err == nil || !notDir(err) {
 		return f, err
@@ -439,7 +438,7 @@ func (v *Packed) Open(p string) (File, error) {
 
 // OpenBeneath is Disk's, and an entry's for a path inside an archive
 // (whose names never lead out of it).
-func (v *Packed) OpenBeneath(root, rel string) (File, error) {
+func (v *Packed) OpenBeneath(root, rel string) (Handle, error) {
 	f, err := disk{}.OpenBeneath(root, rel)
 	if err == nil || !notDir(err) {
 		return f, err
@@ -447,7 +446,7 @@ func (v *Packed) OpenBeneath(root, rel string) (File, error) {
 	return v.openEntry(filepath.Join(root, filepath.FromSlash(rel)))
 }
 
-func (v *Packed) openEntry(p string) (File, error) {
+func (v *Packed) openEntry(p string) (Handle, error) {
 	a, rel, read, _, ok := v.inArchive(p)
 	if !ok {
 		return nil, &os.PathError{Op: "open", Path: p, Err: syscall.ENOTDIR}
@@ -457,7 +456,7 @@ func (v *Packed) openEntry(p string) (File, error) {
 		return nil, notExist(p)
 	}
 	if e.IsDir() {
-		return nil, &os.PathError{Op: "open", Path: p, Err: srcfile.ErrNotRegular}
+		return nil, &os.PathError{Op: "open", Path: p, Err: ErrNotRegular}
 	}
 	r, err := a.Open(e)
 	if err != nil {
@@ -468,24 +467,24 @@ func (v *Packed) openEntry(p string) (File, error) {
 
 type entryFile struct {
 	archive.Reader
-	read version.Read
+	read Read
 }
 
-func (f *entryFile) Version() version.Read { return f.read }
+func (f *entryFile) Version() Read { return f.read }
 
 // Stat is Disk's, and an entry's for a path inside an archive.
-func (v *Packed) Stat(p string) (fs.FileInfo, version.Read, error) {
+func (v *Packed) Stat(p string) (fs.FileInfo, Read, error) {
 	fi, read, err := disk{}.Stat(p)
 	if err == nil || !notDir(err) {
 		return fi, read, err
 	}
 	a, rel, read, afi, ok := v.inArchive(p)
 	if !ok {
-		return nil, version.Read{}, err
+		return nil, Read{}, err
 	}
 	e, found := a.Lookup(rel)
 	if !found {
-		return nil, version.Read{}, notExist(p)
+		return nil, Read{}, notExist(p)
 	}
 	return EntryInfo(e, afi), read, nil
 }
@@ -541,7 +540,7 @@ func (i *entryInfo) Sys() any           { return nil }
 
 // IsArchive reports whether f is an archive by its first bytes
 // (archive.Sniff).
-func IsArchive(f File) bool {
+func IsArchive(f Handle) bool {
 	var head [4]byte
 	n, _ := f.ReadAt(head[:], 0)
 	return archive.Sniff(head[:n])
@@ -552,14 +551,14 @@ const maxReaders = 16
 
 type readerKey struct {
 	path string
-	arch version.Read
+	arch Read
 }
 
 // Reader returns a reader of the entry at p (a path inside an archive)
 // kept for the reads that follow, so that a deflated entry read piece by
 // piece is inflated from its nearest checkpoint (package archive), not
 // from its start on every read. The caller does not close it.
-func (v *Packed) Reader(p string) (File, error) {
+func (v *Packed) Reader(p string) (Handle, error) {
 	_, _, read, _, ok := v.inArchive(p)
 	if !ok {
 		return nil, &os.PathError{Op: "open", Path: p, Err: syscall.ENOTDIR}
@@ -584,7 +583,7 @@ func (v *Packed) Reader(p string) (File, error) {
 	if v.readers == nil || len(v.readers) >= maxReaders {
 		// Dropped readers are closed by the garbage collector once no
 		// read holds them.
-		v.readers = map[readerKey]File{}
+		v.readers = map[readerKey]Handle{}
 	}
 	v.readers[k] = f
 	return f, nil

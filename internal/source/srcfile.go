@@ -1,4 +1,6 @@
-// Package srcfile is the one way meshfs opens a source file or a file a
+package source
+
+// Open (and Dir) is the one way meshfs opens a source file or a file a
 // source names, for the mount, `convert` and every decoder alike. It keeps
 // three rules:
 //
@@ -16,7 +18,6 @@
 //
 // It knows nothing of FUSE or formats, so decoders, exporters and the mount
 // share it.
-package srcfile
 
 import (
 	"errors"

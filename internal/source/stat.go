@@ -1,4 +1,4 @@
-package srcview
+package source
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ import (
 // readable), and an inode number made of A's identity (device, inode, size,
 // modification time) and the entry's path. So one version of an archive
 // always shows the same entries, and a changed archive shows every entry
-// as a new file (version.FromStat differs): whatever was made from the old
+// as a new file (FromStat differs): whatever was made from the old
 // ones is stale.
 
 // SysLstat is syscall.Lstat of p, and for a path inside an archive the

@@ -1,4 +1,6 @@
-// Package version says which version of its source files an output was
+package source
+
+// Version says which version of its source files an output was
 // made from, and is the one place where staleness is decided: an output is
 // stale when the Version of its sources now is not Same as the one it was
 // made from.
@@ -13,7 +15,6 @@
 //
 // It knows nothing of FUSE or of file formats: decoders, exporters and the
 // mount share it.
-package version
 
 import (
 	"crypto/sha256"

@@ -1,12 +1,10 @@
-package srcview
+package source
 
 import (
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // The game's view (overlay) of a folder holding archives: its loose files
@@ -64,7 +62,7 @@ func Layers(v View, root string) []string {
 }
 
 type layerList struct {
-	id    version.Ident
+	id    Ident
 	paths []string
 }
 
@@ -75,7 +73,7 @@ type layerCache struct {
 	m map[string]layerList
 }
 
-func (c *layerCache) get(root string, id version.Ident) ([]string, bool) {
+func (c *layerCache) get(root string, id Ident) ([]string, bool) {
 	if c == nil {
 		return nil, false
 	}
@@ -85,7 +83,7 @@ func (c *layerCache) get(root string, id version.Ident) ([]string, bool) {
 	return pl.paths, ok && pl.id.Same(id)
 }
 
-func (c *layerCache) put(root string, id version.Ident, paths []string) {
+func (c *layerCache) put(root string, id Ident, paths []string) {
 	if c == nil {
 		return
 	}
