@@ -1,9 +1,13 @@
-// Package store is where a mount's outputs come from: the memory cache,
-// else the disk cache, else a scan or a conversion now. Its parts are
-// packages of their own: record (what the disk cache keeps of scans and
-// failures, and its keys' version), failures (the broken meshes), idle
-// (readers' activity, low priority), gcpace (the collector's policy). It
-// knows nothing of FUSE; it is tested without a mount.
+// Package store is where a mount's outputs come from: the memory tier
+// (memory.go: byte-bounded, one load per key, holds for readers), else the
+// disk tier (disktier.go over the DiskCache of disk.go: an earlier mount's
+// scan or conversion of this very version, saved when readers pause), else
+// a scan or a conversion now, paced for the collector (gcpace.go) and, in
+// the background, the pre-warmer (prewarm.go) standing aside while readers
+// are active (idle.go). Its parts off the read path are packages of their
+// own: record (what the disk cache keeps of scans and failures, and its
+// keys' version), failures (the broken meshes), stats (stats.json and
+// errors.txt). It knows nothing of FUSE; it is tested without a mount.
 package store
 
 import (
