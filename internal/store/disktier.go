@@ -31,8 +31,8 @@ const SaveQuietMin = 1 << 20
 // The default waits of a big save: for readers quiet this long, at most
 // this long.
 const (
-	DefaultQuiet    = 50 * time.Millisecond
-	DefaultQuietMax = 2 * time.Second
+	defaultQuiet    = 50 * time.Millisecond
+	defaultQuietMax = 2 * time.Second
 )
 
 // tierConfig is what a tier is made of.
@@ -72,10 +72,10 @@ type tier struct {
 // newTier is the tier cfg describes.
 func newTier(cfg tierConfig) *tier {
 	if cfg.Quiet == 0 {
-		cfg.Quiet = DefaultQuiet
+		cfg.Quiet = defaultQuiet
 	}
 	if cfg.QuietMax == 0 {
-		cfg.QuietMax = DefaultQuietMax
+		cfg.QuietMax = defaultQuietMax
 	}
 	t := &tier{cfg: cfg}
 	t.ctx, t.stop = context.WithCancel(context.Background())

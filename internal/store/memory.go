@@ -121,7 +121,7 @@ func newMemCache(budget int64) (*memCache, error) {
 		return nil, err
 	}
 	c.c = oc
-	c.holds = newHolds(DefaultHoldLimit, c.resident)
+	c.holds = newHolds(defaultHoldLimit, c.resident)
 	return c, nil
 }
 

@@ -20,20 +20,20 @@ import (
 // has waited HoldMaxWait lets go of the least recently used hold, so a
 // reader that never pauses cannot keep another waiting for ever.
 const (
-	// HoldGrace is how long an entry stays held after the last Get of it:
+	// holdGrace is how long an entry stays held after the last Get of it:
 	// long enough for the readers of a folder of meshes, reading them in
 	// different orders, to come back to one while the others convert.
 	// Idle holds cost nothing when no load waits for room (they go after
 	// HoldPressureIdle when one does).
-	HoldGrace = 10 * time.Second
-	// HoldPressureIdle is how long an entry must have gone unasked to be
+	holdGrace = 10 * time.Second
+	// holdPressureIdle is how long an entry must have gone unasked to be
 	// let go early for a load that is waiting.
-	HoldPressureIdle = 200 * time.Millisecond
-	// HoldMaxWait is how long a load waits before it takes the place of
+	holdPressureIdle = 200 * time.Millisecond
+	// holdMaxWait is how long a load waits before it takes the place of
 	// the least recently used hold.
-	HoldMaxWait = 5 * time.Second
-	// DefaultHoldLimit bounds the bytes held outside the budget.
-	DefaultHoldLimit = 64 << 20
+	holdMaxWait = 5 * time.Second
+	// defaultHoldLimit bounds the bytes held outside the budget.
+	defaultHoldLimit = 64 << 20
 	// holdMin is the weight below which an entry is not held: recomputing
 	// a small entry is cheap, and a walk touches thousands of them.
 	holdMin = 64 << 10
@@ -67,8 +67,8 @@ type holds struct {
 }
 
 func newHolds(limit int64, resident func(memKey, *memEntry) bool) *holds {
-	return &holds{resident: resident, now: time.Now, limit: limit, grace: HoldGrace, idle: HoldPressureIdle,
-		maxWait: HoldMaxWait, m: map[memKey]*hold{}, changed: make(chan struct{})}
+	return &holds{resident: resident, now: time.Now, limit: limit, grace: holdGrace, idle: holdPressureIdle,
+		maxWait: holdMaxWait, m: map[memKey]*hold{}, changed: make(chan struct{})}
 }
 
 // get returns the entry held for k, if any, and holds it on.
