@@ -67,10 +67,8 @@ type FS struct {
 	st       *store.Store
 	versions source.Tracker
 	watch    *watch.Watcher
-	// activity is when readers last asked anything (the store's
-	// background work stands aside while they do); projects are the
-	// asset projects' indexes, told of changes by the watcher.
-	activity *store.Activity
+	// projects are the asset projects' indexes, told of changes by the
+	// watcher.
 	projects *outputs.Projects
 	once     *logonce.Log
 	// tag folds the converter's version and limits into every output's
@@ -126,10 +124,6 @@ func New(cfg Config) (*FS, error) {
 	if sc.Events == nil {
 		sc.Events = events{t}
 	}
-	if sc.Activity == nil {
-		sc.Activity = store.NewActivity(sc.Clock)
-	}
-	t.activity = sc.Activity
 	if t.st, err = store.Open(sc, src, &t.versions, lg); err != nil {
 		return nil, err
 	}
@@ -177,7 +171,7 @@ func (t *FS) Source() string { return t.source }
 // Touch records a reader's request: the store's background work (the
 // pre-warmer, big saves) stands aside while readers are active. The
 // tree's own Stat, ReadDir and Open touch it themselves.
-func (t *FS) Touch() { t.activity.Touch() }
+func (t *FS) Touch() { t.st.Touch() }
 
 // Projects are the asset projects' indexes of the tree's meshes, which its
 // watcher tells of changes (outputs.Projects.Told).
@@ -280,7 +274,7 @@ func (t *FS) resolve(ctx context.Context, op, name string) (*node, error) {
 	if !validName(name) {
 		return nil, pathError(op, name, fs.ErrInvalid)
 	}
-	t.activity.Touch()
+	t.st.Touch()
 	n := &node{kind: kFolder, src: SourceFolder, dir: t.root, abs: t.source}
 	if err := t.root.Stat(&n.st); err != nil {
 		return nil, pathError(op, name, err)

@@ -47,16 +47,11 @@ type Config struct {
 	// closed by the caller after the store's cache).
 	DiskCache *DiskCache
 	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
-	// converts (Pacer); the process's own setting is restored after.
+	// converts (pacer); the process's own setting is restored after.
 	ConvertGOGC int
 	// Clock is the time the waits for a quiet moment read (nil: the real
 	// one; tests set their own).
 	Clock Clock
-	// Activity is the readers' activity the store's background work (big
-	// saves, the pre-warmer) stands aside for: the mount touches it at
-	// each request (nil: one of the store's own, on Clock, which nothing
-	// touches but its conversions).
-	Activity *Activity
 	// SaveQuiet and SaveQuietMax are how long a big save waits for the
 	// readers to pause, and at most (0: DefaultQuiet,
 	// DefaultQuietMax).
@@ -86,13 +81,11 @@ func Open(cfg Config, tree string, versions *source.Tracker, lg *log.Logger) (*S
 		lg = log.New(io.Discard, "", 0)
 	}
 	s := &Store{cache: c, dc: cfg.DiskCache, sem: outputs.NewSemaphore(n), versions: versions, log: lg, once: logonce.New(lg), events: cfg.Events,
-		gc: newPacer(cfg.ConvertGOGC), activity: cfg.Activity, limits: outputs.DefaultLimits, tree: tree}
+		gc: newPacer(cfg.ConvertGOGC), limits: outputs.DefaultLimits, tree: tree}
 	if s.events == nil {
 		s.events = noEvents{}
 	}
-	if s.activity == nil {
-		s.activity = NewActivity(cfg.Clock)
-	}
+	s.activity = newActivity(cfg.Clock)
 	s.failed = failures.New(s.still)
 	s.disk = newTier(tierConfig{Disk: cfg.DiskCache, Activity: s.activity, Still: s.still, LogOnce: s.logOnce,
 		Quiet: cfg.SaveQuiet, QuietMax: cfg.SaveQuietMax})

@@ -41,7 +41,7 @@ type tierConfig struct {
 	// nothing is saved).
 	Disk *DiskCache
 	// Activity is the readers' activity a big save waits out.
-	Activity *Activity
+	Activity *activity
 	// Still reports whether the source file at path is still version id:
 	// a save that waited is dropped otherwise.
 	Still func(path string, id source.Ident) bool

@@ -24,28 +24,28 @@ type realClock struct{}
 func (realClock) Now() time.Time                         { return time.Now() }
 func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
-// Activity is when readers last asked anything, for the work that stands
+// activity is when readers last asked anything, for the work that stands
 // aside while they are active (a big disk-cache save, the pre-warmer).
-type Activity struct {
+type activity struct {
 	clk  Clock
 	last atomic.Int64 // unix ns of the last Touch
 }
 
-// NewActivity is the activity of readers told by clock c (nil: the real clock).
-func NewActivity(c Clock) *Activity {
+// newActivity is the activity of readers told by clock c (nil: the real clock).
+func newActivity(c Clock) *activity {
 	if c == nil {
 		c = realClock{}
 	}
-	return &Activity{clk: c}
+	return &activity{clk: c}
 }
 
 // Touch records a reader's request.
-func (a *Activity) Touch() { a.last.Store(a.clk.Now().UnixNano()) }
+func (a *activity) Touch() { a.last.Store(a.clk.Now().UnixNano()) }
 
 // waitQuiet waits until no reader has asked anything for quiet, for at
 // most max (0: no bound), or until ctx is done. waited reports whether it
 // had to wait; ok is false when ctx ended the wait.
-func (a *Activity) waitQuiet(ctx context.Context, quiet, max time.Duration) (waited, ok bool) {
+func (a *activity) waitQuiet(ctx context.Context, quiet, max time.Duration) (waited, ok bool) {
 	clk := a.clk
 	deadline := clk.Now().Add(max)
 	for {

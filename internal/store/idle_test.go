@@ -31,7 +31,7 @@ func (c *stepClock) After(d time.Duration) <-chan time.Time {
 
 func TestWaitQuiet(t *testing.T) {
 	clk := &stepClock{now: time.Unix(1000, 0), step: 10 * time.Millisecond}
-	a := NewActivity(clk)
+	a := newActivity(clk)
 	ctx := context.Background()
 	if waited, ok := a.waitQuiet(ctx, 50*time.Millisecond, 0); waited || !ok {
 		t.Fatalf("no reader ever: waited %v ok %v", waited, ok)

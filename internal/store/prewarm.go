@@ -40,7 +40,7 @@ type warmConfig struct {
 	// how to convert one (its error: the conversion's failure).
 	Outputs func(path string, format decode.Format, st *syscall.Stat_t) (outs []string, cached func(out string) bool, convert func(ctx context.Context, out string) error)
 	// Activity is the readers' activity it stands aside for.
-	Activity *Activity
+	Activity *activity
 	Log      *log.Logger
 }
 

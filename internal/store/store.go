@@ -39,7 +39,7 @@ import (
 // saved to the disk cache once the readers pause. It keeps the failures of
 // the versions it made and knows which files each mesh read
 // (source.Tracker). It knows nothing of FUSE: the mount tells it of
-// readers' requests (Config.Activity) and is told, through Config.Events,
+// readers' requests (Touch) and is told, through Config.Events,
 // of what the kernel must learn. Everything it holds is set by Open.
 type Store struct {
 	cache    *memCache
@@ -49,7 +49,7 @@ type Store struct {
 	gc       *pacer
 	failed   *failures.List
 	versions *source.Tracker
-	activity *Activity
+	activity *activity
 	events   Events
 
 	log  *log.Logger
@@ -1162,6 +1162,10 @@ func (s *Store) warmOutputs(path string, format decode.Format, st *syscall.Stat_
 	}
 	return outs, cached, convert
 }
+
+// Touch records a reader's request: the store's background work (big
+// saves, the pre-warmer) stands aside while readers are active.
+func (s *Store) Touch() { s.activity.Touch() }
 
 // Close stops the pre-warmer, lets the saves waiting for a quiet moment go
 // ahead, waits for every save and frees the memory cache. The caller
