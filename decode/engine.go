@@ -23,7 +23,7 @@ type Files interface {
 	ProjectFiles
 	// Layers are the folders whose trees the game's view of the folder
 	// root merges, in the order a name is looked for: root, then the
-	// archives it holds (export/outputs: srcview.Layers).
+	// archives it holds (export/outputs: source.Layers).
 	Layers(root string) []string
 }
 

@@ -2,7 +2,7 @@ package fs
 
 import "path/filepath"
 
-// What the mount does ahead of a walker (mirror.Folder.ScanAhead and
+// What the mount does ahead of a walker (vfs.Folder.ScanAhead and
 // ListAhead).
 
 // scanSiblings starts a pass over the meshes of m's source folder after m.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
 )
 
@@ -304,7 +304,7 @@ func TestPrewarmArchive(t *testing.T) {
 // descends archives inside archives.
 func nestedConfig() Config {
 	lim := outputs.DefaultLimits
-	lim.View = srcview.NewView()
+	lim.View = source.NewView()
 	lim.View.SetNested(true)
 	return Config{Store: store.Config{Limits: &lim}}
 }

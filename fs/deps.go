@@ -3,16 +3,16 @@ package fs
 import (
 	"path/filepath"
 
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Dependencies: the files besides its own a mesh's outputs read, which
-// the tree keeps (version.Tracker); the kernel forgets what it holds of
+// the tree keeps (source.Tracker); the kernel forgets what it holds of
 // every mesh whose set names a changed path.
 
 // DepsFound records that mesh's outputs are made from deps (which the
 // tracker was told; changed: not the last scan's), watching their folders.
-func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
+func (h hooks) DepsFound(mesh string, deps source.Set, changed bool) {
 	f := h.f
 	f.tree.DepsFound(mesh, deps, changed, func() { f.n.WatchErrors.Add(1) })
 	if !changed {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/requests"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Mesh folders and their chunks/ are listed from the structure scan of one
@@ -164,7 +164,7 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	if !ok {
 		return
 	}
-	now := func() (version.Version, bool) {
+	now := func() (source.Version, bool) {
 		_, fp, err := m.stat()
 		return fp, err == nil
 	}

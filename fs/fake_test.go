@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // fakeFormat is a tiny mesh format registered only in these tests, so the
@@ -64,7 +64,7 @@ func (fakeFormat) Scan(ctx context.Context, src *decode.Source) (*decode.Structu
 	path, size := src.Name, body
 	st.Chunks = append(st.Chunks, decode.Chunk{Name: "POS.x2", Offset: 8, Length: body, Size: 2 * body,
 		Load: func() ([]byte, error) {
-			f, err := srcfile.Open(path)
+			f, err := source.Open(path)
 			if err != nil {
 				return nil, err
 			}

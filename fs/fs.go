@@ -1,7 +1,7 @@
 // Package fs is the FUSE side of meshfs: a read-only mirror of a source
 // folder in which every mesh file appears as a folder of converted outputs.
 // It knows no file format and decides little: each node asks a policy
-// package and translates the answer into a FUSE reply (internal/mirror: a
+// package and translates the answer into a FUSE reply (vfs.Folder: a
 // source folder's entries and stats; internal/store: what a mesh folder
 // holds and where its bytes come from; internal/kernelview: what the
 // kernel was told and may be told; internal/walk: work ahead of a walker).
@@ -30,12 +30,10 @@ import (
 	"github.com/meshfs/meshfs/internal/kernelerr"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/logonce"
-	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/srcfd"
-	"github.com/meshfs/meshfs/internal/srcview"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/store/prewarm"
 	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 	"github.com/meshfs/meshfs/internal/walk"
 	"github.com/meshfs/meshfs/vfs"
@@ -75,7 +73,7 @@ type Config struct {
 	// reads every file the daemon can. By default such a mount gets
 	// default_permissions, so each user reads what the modes shown allow.
 	NoDefaultPermissions bool
-	// Overlay shows a resource/ or res/ folder as the game sees it (mirror.Folder.Overlay).
+	// Overlay shows a resource/ or res/ folder as the game sees it (vfs.Folder.Overlay).
 	Overlay bool
 	// Ahead is how far the mount works ahead of a walker (zero: walk's
 	// defaults).
@@ -94,17 +92,17 @@ type FS struct {
 	tree    *vfs.FS
 	sniffer *walk.Sniffer
 	// view is the tree's view of the sources (vfs.FS.View).
-	view *srcview.Packed
+	view *source.Packed
 	root *dirNode
 	st   *store.Store
 
 	// dirs are the watched source folders' nodes, for the watcher.
-	dirs mirror.Watched[*dirNode]
+	dirs vfs.Watched[*dirNode]
 
 	start time.Time
 	n     meshstats.Counts // what stats.json reports of the mount
 	// warm is the pre-warmer (nil: not started).
-	warm *prewarm.Warmer
+	warm *store.Warmer
 	once *logonce.Log
 
 	// ttl decides the kernel's entry and attribute timeouts.

@@ -14,8 +14,8 @@ import (
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/outnode"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/srcfd"
-	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/vfs"
 )
 
@@ -42,7 +42,7 @@ func (m *meshDir) id() srcID { return m.ident }
 
 // stat returns the source's stat and version now (vfs.Mesh.Stat: ESTALE
 // once replaced).
-func (m *meshDir) stat() (*syscall.Stat_t, version.Version, error) { return m.src.Stat() }
+func (m *meshDir) stat() (*syscall.Stat_t, source.Version, error) { return m.src.Stat() }
 
 func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	// No identity check (m.stat's ESTALE): a folder has no size to go
@@ -215,7 +215,7 @@ func outputChild(parent *gofs.Inode, name string, f *outFile) (*gofs.Inode, *out
 
 // lookupKnown is lookupOutput for an output other than the .glb whose
 // size the caller knows for source version fp (stat st).
-func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, st *syscall.Stat_t, fp version.Version, size int64) *gofs.Inode {
+func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, st *syscall.Stat_t, fp source.Version, size int64) *gofs.Inode {
 	defer f.m.fsys.shortTTL(f.m.parent, out, nil)
 	fresh := f
 	ch, f := outputChild(parent, name, f)
@@ -383,7 +383,7 @@ func keepFlags(keep bool) uint32 {
 // kernel's pages of the file are of that version (so may be kept).
 // The kernel may still hold the old size; it must not cut or pad the new
 // bytes by it, so the view drops it.
-func (o *outFile) opened(fp version.Version) (keep bool) {
+func (o *outFile) opened(fp source.Version) (keep bool) {
 	return o.View.Opened(fp, func() { o.m.fsys.notifyContent(&o.Inode) })
 }
 
@@ -391,7 +391,7 @@ func (o *outFile) opened(fp version.Version) (keep bool) {
 // passthrough (store.PassFile). ok is false when this open must be served
 // by the daemon: no such file, or another version passed through and
 // still open.
-func (o *outFile) openPassthrough(ctx context.Context) (fh gofs.FileHandle, fp version.Version, ok bool) {
+func (o *outFile) openPassthrough(ctx context.Context) (fh gofs.FileHandle, fp source.Version, ok bool) {
 	st, fp, err := o.m.stat()
 	if err != nil {
 		return nil, fp, false
@@ -449,6 +449,6 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	// opened is the version whose chunk table says where the window is.
 	k := srcfd.Key{Path: o.m.src.Path(), ID: fp.Ident}
 	return o.m.fsys.readWindow(k, func(st *syscall.Stat_t) bool {
-		return version.FromStat(st).Same(k.ID)
+		return source.FromStat(st).Same(k.ID)
 	}, dest, off, raw.Offset, raw.Length)
 }

@@ -9,10 +9,8 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/internal/mirror"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/srcfd"
-	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/vfs"
 )
 
@@ -30,7 +28,7 @@ type sourced interface{ id() srcID }
 // source file st.
 func fillDirAttr(a *fuse.Attr, st *syscall.Stat_t) {
 	a.FromStat(st)
-	a.Mode = syscall.S_IFDIR | mirror.ReadOnlyMode(st.Mode, true)
+	a.Mode = syscall.S_IFDIR | vfs.ReadOnlyMode(st.Mode, true)
 	a.Size = 0
 	a.Blocks = 0
 	a.Nlink = 2
@@ -40,7 +38,7 @@ func fillDirAttr(a *fuse.Attr, st *syscall.Stat_t) {
 // owner and times).
 func fillFileAttr(a *fuse.Attr, st *syscall.Stat_t, size int64) {
 	a.FromStat(st)
-	a.Mode = syscall.S_IFREG | mirror.ReadOnlyMode(st.Mode, false)
+	a.Mode = syscall.S_IFREG | vfs.ReadOnlyMode(st.Mode, false)
 	a.Size = uint64(size)
 	a.Nlink = 1
 	a.Blksize = 4096
@@ -48,11 +46,11 @@ func fillFileAttr(a *fuse.Attr, st *syscall.Stat_t, size int64) {
 }
 
 // dirNode mirrors one source folder (its listing and stat policy:
-// mirror.Folder).
+// vfs.Folder).
 type dirNode struct {
 	gofs.Inode
 	fsys  *FS
-	dir   *mirror.Folder
+	dir   *vfs.Folder
 	ident srcID
 }
 
@@ -126,7 +124,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		node, mode = &linkNode{fsys: d.fsys, abs: e.Path, ident: id}, syscall.S_IFLNK
 	default:
 		out.Attr.FromStat(st)
-		out.Attr.Mode = syscall.S_IFREG | mirror.ReadOnlyMode(st.Mode, false)
+		out.Attr.Mode = syscall.S_IFREG | vfs.ReadOnlyMode(st.Mode, false)
 		node, mode = &passFile{fsys: d.fsys, abs: e.Path, ident: id, packed: e.Packed}, syscall.S_IFREG
 	}
 	d.fsys.shortTTL(d, out, nil)
@@ -207,7 +205,7 @@ func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 
 // passFile is a source file that is not a mesh: read from the source on
 // demand, never copied into memory. An archive's entry (packed) is read
-// with srcview.Packed.ReadEntry (a deflated one resumes at a checkpoint).
+// with source.Packed.ReadEntry (a deflated one resumes at a checkpoint).
 type passFile struct {
 	gofs.Inode
 	fsys   *FS
@@ -226,7 +224,7 @@ func (p *passFile) id() srcID { return p.ident }
 
 // same reports whether st is the file this node was looked up as.
 func (p *passFile) same(st *syscall.Stat_t) bool {
-	return version.FromStat(st).File == p.ident.File
+	return source.FromStat(st).File == p.ident.File
 }
 
 func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -247,7 +245,7 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 		return gofs.ToErrno(err)
 	}
 	out.Attr.FromStat(&st)
-	out.Attr.Mode = syscall.S_IFREG | mirror.ReadOnlyMode(st.Mode, false)
+	out.Attr.Mode = syscall.S_IFREG | vfs.ReadOnlyMode(st.Mode, false)
 	p.fsys.shortTTL(parentDir(&p.Inode), nil, out)
 	return 0
 }
@@ -257,15 +255,15 @@ func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		return nil, noFlush, 0 // read as under no_open
 	}
 	// Replaced since the lookup: this inode is the old file's, whose
-	// readers may hold its size (mirror.Versioned); ESTALE.
-	f, err := srcfile.OpenSame(p.abs, p.same)
+	// readers may hold its size (vfs.Versioned); ESTALE.
+	f, err := source.OpenSame(p.abs, p.same)
 	if err != nil {
 		return nil, 0, errno(err)
 	}
 	if p.fsys.passthroughWanted() {
 		// The kernel reads the source itself: plain files as fast as
 		// outside the mount.
-		return p.fsys.passthroughHandle(nil, version.Version{}, f, -1, nil, func() { f.Close() }), noFlush, 0
+		return p.fsys.passthroughHandle(nil, source.Version{}, f, -1, nil, func() { f.Close() }), noFlush, 0
 	}
 	p.fsys.n.OpenHandles.Add(1)
 	// No FOPEN_KEEP_CACHE: the kernel drops this file's pages on each open,
@@ -285,7 +283,7 @@ func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		if fh == nil && p.fsys.noOpen() {
 			// no_open: read the source itself, if it is still the file
 			// this node was looked up as.
-			k := srcfd.Key{Path: p.abs, ID: version.Ident{File: p.ident.File}}
+			k := srcfd.Key{Path: p.abs, ID: source.Ident{File: p.ident.File}}
 			return p.fsys.readWindow(k, p.same, dest, off, 0, -1)
 		}
 		return nil, syscall.EBADF

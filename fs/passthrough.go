@@ -16,7 +16,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/internal/kernelview"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // passHandle is an open file whose whole content is f. The kernel reads f
@@ -76,7 +76,7 @@ func (f *FS) passthroughWanted() bool {
 // this open may not ask for passthrough (then it calls closeFile). state is
 // the node's bookkeeping (nil for a plain file: every open of the node
 // names the same source inode).
-func (f *FS) passthroughHandle(state *kernelview.Passthrough, ver version.Version, file *os.File, size int64, st *syscall.Stat_t, closeFile func()) gofs.FileHandle {
+func (f *FS) passthroughHandle(state *kernelview.Passthrough, ver source.Version, file *os.File, size int64, st *syscall.Stat_t, closeFile func()) gofs.FileHandle {
 	if state != nil && !state.Try(ver) {
 		closeFile()
 		return nil

@@ -15,7 +15,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
-	"github.com/meshfs/meshfs/internal/store/disktier"
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 // kernelPassthrough reports whether this kernel offers FUSE passthrough
@@ -149,8 +149,8 @@ func TestPassthrough(t *testing.T) {
 	src, _, tex := bigSources(t, 3<<20)
 	sp := filepath.Join(src, "big.ply")
 	want1 := glbOf(t, sp)
-	if len(want1) < disktier.PassMin {
-		t.Fatalf("the test's .glb is %d bytes, below disktier.PassMin", len(want1))
+	if len(want1) < store.PassMin {
+		t.Fatalf("the test's .glb is %d bytes, below store.PassMin", len(want1))
 	}
 
 	fsys, mnt := mountHandles(t, src, false)

@@ -16,10 +16,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/store/disktier"
 	"github.com/meshfs/meshfs/internal/store/record"
 )
 
@@ -33,7 +31,7 @@ func mountDisk(t *testing.T, src, dir string, prewarm bool) (*FS, string, func()
 // mountDiskConfig is mountDisk with the rest of the configuration given.
 func mountDiskConfig(t *testing.T, cfg Config, dir string, prewarm bool) (*FS, string, func()) {
 	t.Helper()
-	dc, err := diskcache.Open(dir, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
+	dc, err := store.OpenDiskCache(dir, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +377,7 @@ func TestDiskCacheSavesBigOutput(t *testing.T) {
 	glb := filepath.Join("big"+fakeExt, "big.glb")
 	_, mnt, stop := mountDisk(t, src, dir, false)
 	want, err := os.ReadFile(filepath.Join(mnt, glb))
-	if err != nil || len(want) < disktier.SaveQuietMin {
+	if err != nil || len(want) < store.SaveQuietMin {
 		t.Fatalf("%d bytes, %v", len(want), err)
 	}
 	stop()
@@ -410,7 +408,7 @@ func TestDiskCacheSaveWaitsAfterSlowConversion(t *testing.T) {
 	// A stat converts (sizes are exact); no request follows it, and the
 	// test reads the statistics in-process, so the conversion's end is
 	// the last request the clock saw.
-	if fi, err := os.Stat(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || fi.Size() < disktier.SaveQuietMin {
+	if fi, err := os.Stat(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || fi.Size() < store.SaveQuietMin {
 		t.Fatalf("%v, %v", fi, err)
 	}
 	// The save either waits for the quiet on the clock, which has not
@@ -439,12 +437,12 @@ func TestDiskCacheSkipsReplacedBigOutput(t *testing.T) {
 	// Saved only at unmount.
 	_, mnt, stop := mountDiskConfig(t, Config{Source: src, OpenHandles: strings.Contains(t.Name(), "/"+handlesMode),
 		Store: store.Config{SaveQuiet: time.Hour, SaveQuietMax: time.Hour}}, dir, false)
-	if b, err := os.ReadFile(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || len(b) < disktier.SaveQuietMin {
+	if b, err := os.ReadFile(filepath.Join(mnt, "big"+fakeExt, "big.glb")); err != nil || len(b) < store.SaveQuietMin {
 		t.Fatalf("%d bytes, %v", len(b), err)
 	}
 	write(t, sp, fakeMesh(100000, 4))
 	stop()
-	dc, err := diskcache.Open(dir, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
+	dc, err := store.OpenDiskCache(dir, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}

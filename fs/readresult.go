@@ -8,7 +8,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/hanwen/go-fuse/v2/splice"
 
-	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // How a READ's reply reaches the kernel. go-fuse v2.12 tries to splice
@@ -42,9 +42,9 @@ func noBytes(e syscall.Errno) (fuse.ReadResult, syscall.Errno) {
 	return memResult(nil), 0
 }
 
-// span is srcfile.Span for a READ into dest.
+// span is source.Span for a READ into dest.
 func span(dest []byte, off, length int64) (int, syscall.Errno) {
-	return srcfile.Span(len(dest), off, length)
+	return source.Span(len(dest), off, length)
 }
 
 // spliceFits reports whether go-fuse can splice an n-byte reply: its pipe
@@ -64,7 +64,7 @@ func fdResult(fd int, off int64, n int, dest []byte) (fuse.ReadResult, syscall.E
 	if len(dest) < n {
 		dest = make([]byte, n)
 	}
-	got, err := srcfile.PreadFull(fd, dest[:n], off)
+	got, err := source.PreadFull(fd, dest[:n], off)
 	if err != nil {
 		return nil, gofs.ToErrno(err)
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/srcfd"
-	"github.com/meshfs/meshfs/internal/srcfile"
 )
 
 // readWindow replies to a READ of [base+off, base+length) of k's file
@@ -62,7 +62,7 @@ func (r *fileResult) Bytes(buf []byte) ([]byte, fuse.Status) {
 	if len(buf) < r.size {
 		buf = make([]byte, r.size)
 	}
-	got, err := srcfile.PreadFull(r.e.Fd, buf[:r.size], r.off)
+	got, err := source.PreadFull(r.e.Fd, buf[:r.size], r.off)
 	if err != nil {
 		return nil, fuse.ToStatus(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/internal/kernelview"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/vfs"
 )
 
@@ -54,7 +54,7 @@ func (t *madeFile) id() srcID { return t.ident }
 func (t *madeFile) text() bool { return t.e.Kind == vfs.SourceText }
 
 // produce returns the file's bytes as they are now, and its stat.
-func (t *madeFile) produce(ctx context.Context) ([]byte, *syscall.Stat_t, version.Version, syscall.Errno) {
+func (t *madeFile) produce(ctx context.Context) ([]byte, *syscall.Stat_t, source.Version, syscall.Errno) {
 	b, st, fp, err := t.fsys.tree.Made(ctx, &t.e)
 	return b, st, fp, outErrno(err)
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelview"
-	"github.com/meshfs/meshfs/internal/mirror"
+	"github.com/meshfs/meshfs/vfs"
 )
 
 // watchHandler is the mount's side of the tree's watcher (vfs.Changes),
@@ -40,7 +40,7 @@ func (f *FS) watchDir(d *dirNode) {
 // done its part): the outputs of the meshes made from the entry, the names
 // of its folder in that names, with whatever it cached of their nodes, and
 // under dep the folder's meshes.
-func (h watchHandler) Changed(meshes []string, in *mirror.Folder, names []string, dep bool) {
+func (h watchHandler) Changed(meshes []string, in *vfs.Folder, names []string, dep bool) {
 	f := h.f
 	if !f.mounted.Load() {
 		return // a mount that failed, closing: nothing to notify

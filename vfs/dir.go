@@ -14,14 +14,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/meshfs/meshfs/internal/mirror"
-	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // DirTree is the Tree of a plain folder: every file its own bytes, nothing
 // converted. It keeps the mount's rules for what it shows: modes without
-// write bits (mirror.ReadOnlyMode), no symbolic link followed in any
+// write bits (ReadOnlyMode), no symbolic link followed in any
 // component (a link is listed with fs.ModeSymlink and cannot be opened),
 // only regular files opened, and a file replaced after Open reads as
 // ErrStale. It is what a door is tested on without conversions, and what
@@ -64,12 +62,12 @@ func (d DirTree) Stat(ctx context.Context, name string) (Info, error) {
 }
 
 // stat is Stat, with the identity of the version described.
-func (d DirTree) stat(ctx context.Context, name string) (Info, version.Ident, error) {
+func (d DirTree) stat(ctx context.Context, name string) (Info, source.Ident, error) {
 	if _, err := d.abs("stat", name); err != nil {
-		return Info{}, version.Ident{}, err
+		return Info{}, source.Ident{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Info{}, version.Ident{}, pathError("stat", name, err)
+		return Info{}, source.Ident{}, pathError("stat", name, err)
 	}
 	parent, base := d.root, "."
 	if name != "" {
@@ -81,12 +79,12 @@ func (d DirTree) stat(ctx context.Context, name string) (Info, version.Ident, er
 	}
 	dir, err := openFolder(parent)
 	if err != nil {
-		return Info{}, version.Ident{}, pathError("stat", name, err)
+		return Info{}, source.Ident{}, pathError("stat", name, err)
 	}
 	defer dir.Close()
 	var st unix.Stat_t
 	if err := unix.Fstatat(int(dir.Fd()), base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return Info{}, version.Ident{}, pathError("stat", name, err)
+		return Info{}, source.Ident{}, pathError("stat", name, err)
 	}
 	return dirInfo(baseName(name), &st), identOf(&st), nil
 }
@@ -143,8 +141,8 @@ func (d DirTree) Open(ctx context.Context, name string) (File, error) {
 // openFolder opens the folder abs following no link: a name through a
 // link, or through a file, does not exist in the tree.
 func openFolder(abs string) (*os.File, error) {
-	f, err := srcfile.OpenFolder(abs)
-	if errors.Is(err, srcfile.ErrSymlink) || errors.Is(err, syscall.ENOTDIR) {
+	f, err := source.OpenFolder(abs)
+	if errors.Is(err, source.ErrSymlink) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
 	}
 	return f, err
@@ -177,7 +175,7 @@ func dirInfo(name string, st *unix.Stat_t) Info {
 	}
 	return Info{
 		Name:    name,
-		Mode:    typ | fs.FileMode(mirror.ReadOnlyMode(st.Mode&0o7777, typ == fs.ModeDir)),
+		Mode:    typ | fs.FileMode(ReadOnlyMode(st.Mode&0o7777, typ == fs.ModeDir)),
 		Size:    size,
 		ModTime: time.Unix(st.Mtim.Unix()),
 		Uid:     st.Uid,
@@ -186,7 +184,7 @@ func dirInfo(name string, st *unix.Stat_t) Info {
 	}
 }
 
-// identOf is the version.Ident of st.
-func identOf(st *unix.Stat_t) version.Ident {
-	return version.Ident{File: version.File{Dev: st.Dev, Ino: st.Ino}, Size: st.Size, MtimeNs: st.Mtim.Nano()}
+// identOf is the source.Ident of st.
+func identOf(st *unix.Stat_t) source.Ident {
+	return source.Ident{File: source.File{Dev: st.Dev, Ino: st.Ino}, Size: st.Size, MtimeNs: st.Mtim.Nano()}
 }

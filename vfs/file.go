@@ -8,9 +8,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // memFile is bytes made once (an output, a PNG, an error text): it reads
@@ -42,7 +40,7 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 // else ErrStale: the source's bytes are not kept.
 type windowFile struct {
 	f      *os.File
-	id     version.Ident
+	id     source.Ident
 	base   int64
 	length int64
 	info   Info
@@ -51,8 +49,8 @@ type windowFile struct {
 
 // openWindow opens the window of the source file at path when it is
 // still version id (else ErrStale).
-func openWindow(path string, id version.Ident, base, length int64, info Info) (*windowFile, error) {
-	f, err := srcfile.OpenSame(path, func(st *syscall.Stat_t) bool { return version.FromStat(st).Same(id) })
+func openWindow(path string, id source.Ident, base, length int64, info Info) (*windowFile, error) {
+	f, err := source.OpenSame(path, func(st *syscall.Stat_t) bool { return source.FromStat(st).Same(id) })
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +82,7 @@ func (f *windowFile) ReadAt(p []byte, off int64) (int, error) {
 	var st syscall.Stat_t
 	if serr := syscall.Fstat(int(f.f.Fd()), &st); serr != nil {
 		return 0, serr
-	} else if !version.FromStat(&st).Same(f.id) {
+	} else if !source.FromStat(&st).Same(f.id) {
 		return 0, fmt.Errorf("%s: %w", f.f.Name(), ErrStale)
 	}
 	if err == nil && n < len(p) {
@@ -94,12 +92,12 @@ func (f *windowFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // entryFile is an archive's entry, read while the archive is the version
-// opened (srcview.Packed.ReadEntry, through the tree's view), else
+// opened (source.Packed.ReadEntry, through the tree's view), else
 // ErrStale.
 type entryFile struct {
-	view *srcview.Packed
+	view *source.Packed
 	path string
-	id   version.Ident
+	id   source.Ident
 	info Info
 }
 
@@ -115,7 +113,7 @@ func (f *entryFile) ReadAt(p []byte, off int64) (int, error) {
 	}
 	read := 0
 	for read < len(p) && off < f.info.Size {
-		n, err := f.view.ReadEntry(f.path, func(st *syscall.Stat_t) bool { return version.FromStat(st).Same(f.id) }, p[read:], off)
+		n, err := f.view.ReadEntry(f.path, func(st *syscall.Stat_t) bool { return source.FromStat(st).Same(f.id) }, p[read:], off)
 		read, off = read+n, off+int64(n)
 		if errors.Is(err, syscall.ESTALE) {
 			return read, fmt.Errorf("%s: %w", f.path, ErrStale)
@@ -134,7 +132,7 @@ func (f *entryFile) ReadAt(p []byte, off int64) (int, error) {
 // openSource opens the source file of n, passed through.
 func (t *FS) openSource(n *node) (File, error) {
 	info := t.infoOf(n, 0, n.st.Size, t.identToken(n))
-	id := version.FromStat(&n.st)
+	id := source.FromStat(&n.st)
 	if n.packed {
 		return &entryFile{view: t.view, path: n.abs, id: id, info: info}, nil
 	}

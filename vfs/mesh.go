@@ -8,33 +8,31 @@ import (
 	"syscall"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/mirror"
-	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Mesh is a mesh file shown as a folder of its outputs, as a door keeps it
 // between requests (in the manner of rclone's vfs.Dir): the source file
 // it was met as, its outputs (outputs.Mesh, made by the tree's store) and
-// the last stat a burst of requests shares (mirror.Recent). The tree's own
+// the last stat a burst of requests shares (Recent). The tree's own
 // Stat, ReadDir and Open resolve a mesh's names through one, and so does
 // every mesh folder node of the mount (package fs), which keeps only what
 // the kernel was told beside it. Its methods are safe for concurrent use.
 type Mesh struct {
 	t    *FS
-	dir  *mirror.Folder // the source folder the mesh is in
+	dir  *Folder // the source folder the mesh is in
 	path string
-	file version.File // the source file it was met as
+	file source.File // the source file it was met as
 	mesh *outputs.Mesh
 	// recent is the source's last stat, shared by a burst's requests.
-	recent mirror.Recent
+	recent Recent
 }
 
 // Mesh is the folder of source entry e (a SourceMesh) of source folder d,
 // whose stat, taken at e.At, stands for the requests that follow.
-func (t *FS) Mesh(d *mirror.Folder, e *SourceEntry) *Mesh {
-	m := &Mesh{t: t, dir: d, path: e.Path, file: version.FromStat(&e.Stat).File, mesh: e.Mesh}
+func (t *FS) Mesh(d *Folder, e *SourceEntry) *Mesh {
+	m := &Mesh{t: t, dir: d, path: e.Path, file: source.FromStat(&e.Stat).File, mesh: e.Mesh}
 	m.Remember(&e.Stat, e.At)
 	return m
 }
@@ -46,39 +44,39 @@ func (m *Mesh) Path() string { return m.path }
 func (m *Mesh) Outputs() *outputs.Mesh { return m.mesh }
 
 // Remember keeps st, a stat of the source taken at moment at (a lookup's
-// or a listing's), for the requests that follow (mirror.Recent).
-func (m *Mesh) Remember(st *syscall.Stat_t, at mirror.Moment) { m.recent.Remember(st, at) }
+// or a listing's), for the requests that follow (Recent).
+func (m *Mesh) Remember(st *syscall.Stat_t, at Moment) { m.recent.Remember(st, at) }
 
 // Forget drops the stat kept: the next request stats the source.
 func (m *Mesh) Forget() { m.recent.Forget() }
 
 // SourceStat stats the source, or reuses a stat of the same burst
-// (mirror.Recent), its permissions narrowed by the files its outputs are
-// made from (mirror.Narrow). It is the folder's stat whatever the file
+// (Recent), its permissions narrowed by the files its outputs are
+// made from (Narrow). It is the folder's stat whatever the file
 // at the path is now.
 func (m *Mesh) SourceStat() (*syscall.Stat_t, error) {
 	return m.recent.Stat(m.dir, m.path, func(st *syscall.Stat_t) {
-		mirror.Narrow(m.mesh, st, m.t.versions.Set(m.path).Paths())
+		Narrow(m.mesh, st, m.t.versions.Set(m.path).Paths())
 	})
 }
 
 // Stat returns the source's stat and the version of its outputs now, or
 // ESTALE once the source is no longer the file the folder was met as
-// (mirror.Versioned).
-func (m *Mesh) Stat() (*syscall.Stat_t, version.Version, error) {
+// (Versioned).
+func (m *Mesh) Stat() (*syscall.Stat_t, source.Version, error) {
 	st, err := m.SourceStat()
 	if err != nil {
-		return nil, version.Version{}, err
+		return nil, source.Version{}, err
 	}
-	return mirror.Versioned(st, m.file, m.path, &m.t.versions)
+	return Versioned(st, m.file, m.path, &m.t.versions)
 }
 
 // Renarrowed is st, the source's stat for version v taken before a scan or
 // a conversion, with the permissions of the source as they are now when
-// it is still v (mirror.Renarrowed): what the work found may narrow them.
-func (m *Mesh) Renarrowed(st *syscall.Stat_t, v version.Version) *syscall.Stat_t {
+// it is still v (Renarrowed): what the work found may narrow them.
+func (m *Mesh) Renarrowed(st *syscall.Stat_t, v source.Version) *syscall.Stat_t {
 	if now, nv, err := m.Stat(); err == nil {
-		return mirror.Renarrowed(st, v, now, nv)
+		return Renarrowed(st, v, now, nv)
 	}
 	return st
 }
@@ -88,7 +86,7 @@ func (m *Mesh) Renarrowed(st *syscall.Stat_t, v version.Version) *syscall.Stat_t
 // up right after the listing are answered from it (KnownSize).
 type Listed struct {
 	Stat    *syscall.Stat_t
-	Version version.Version
+	Version source.Version
 	Scan    *store.ScanResult
 }
 
@@ -125,7 +123,7 @@ func (m *Mesh) Chunks(ctx context.Context) ([]outputs.Entry, *Listed, error) {
 // for: fs.ErrNotExist when it is not there; keep is then false when the
 // absence may end without any change of a source (a mesh that converts
 // after all). A Stat error (ESTALE) is returned as it is.
-func (m *Mesh) Entry(ctx context.Context, name string) (e outputs.Entry, st *syscall.Stat_t, v version.Version, keep bool, err error) {
+func (m *Mesh) Entry(ctx context.Context, name string) (e outputs.Entry, st *syscall.Stat_t, v source.Version, keep bool, err error) {
 	e, ok := m.mesh.Entry(name)
 	if !ok {
 		return e, nil, v, true, fs.ErrNotExist
@@ -142,7 +140,7 @@ func (m *Mesh) Entry(ctx context.Context, name string) (e outputs.Entry, st *sys
 
 // Chunk reports (nil) whether chunks/ of version v holds name, else
 // fs.ErrNotExist.
-func (m *Mesh) Chunk(ctx context.Context, v version.Version, name string) error {
+func (m *Mesh) Chunk(ctx context.Context, v source.Version, name string) error {
 	r, err := m.t.st.Scan(ctx, m.mesh, v)
 	if err != nil {
 		return err
@@ -172,6 +170,6 @@ func (m *Mesh) ChunkCheap(ctx context.Context, name string) error {
 // OpenRaw opens the source for a raw chunk's window when it is still
 // version v: ESTALE when it was replaced since (the chunk table is not
 // this file's).
-func (m *Mesh) OpenRaw(v version.Version) (*os.File, error) {
-	return srcfile.OpenSame(m.path, func(st *syscall.Stat_t) bool { return version.FromStat(st).Same(v.Ident) })
+func (m *Mesh) OpenRaw(v source.Version) (*os.File, error) {
+	return source.OpenSame(m.path, func(st *syscall.Stat_t) bool { return source.FromStat(st).Same(v.Ident) })
 }

@@ -7,9 +7,8 @@ import (
 	"syscall"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/mirror"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 )
 
@@ -36,9 +35,9 @@ type SourceEntry struct {
 	// Stat is the source's (a PNG's and a texture error's: the
 	// texture's; an archive's error.txt: the archive's), a mesh's
 	// permissions narrowed by the files its outputs are made from as far
-	// as they are known (mirror.Narrow); At is when it was taken.
+	// as they are known (Narrow); At is when it was taken.
 	Stat syscall.Stat_t
-	At   mirror.Moment
+	At   Moment
 	// Path is where the source is read from (a PNG's: the texture's),
 	// Packed set inside an archive.
 	Path   string
@@ -46,42 +45,42 @@ type SourceEntry struct {
 	// Mesh is a mesh's, as the store converts it (store.NewMesh).
 	Mesh *outputs.Mesh
 	// Text is an error text's bytes: a texture's NAME.EXT.error.txt once
-	// its PNG failed, an archive's error.txt (mirror.Folder.ErrorText).
+	// its PNG failed, an archive's error.txt (Folder.ErrorText).
 	Text []byte
 }
 
 // A SourceID is what a node of a source entry stands for: what it shows
-// as and the source file's identity (an archive's: mirror.ArchiveFile). A
+// as and the source file's identity (an archive's: ArchiveFile). A
 // door that keeps nodes (the mount) reuses one for a name only while its
 // SourceID is the same, so that a file replaced by another, or turned from
 // a plain file into a mesh, gets a fresh node (and the kernel a fresh inode).
 type SourceID struct {
 	Kind SourceKind
-	version.File
+	source.File
 }
 
 // ID is e's SourceID.
 func (e *SourceEntry) ID() SourceID {
 	if e.Kind == SourceArchive {
-		return SourceID{e.Kind, mirror.ArchiveFile(&e.Stat)}
+		return SourceID{e.Kind, ArchiveFile(&e.Stat)}
 	}
-	return SourceID{e.Kind, version.FromStat(&e.Stat).File}
+	return SourceID{e.Kind, source.FromStat(&e.Stat).File}
 }
 
 // SourceLookup decides what the entry name of source folder d shows as now
-// (internal/mirror's rules; a name the root keeps for the mount,
+// (Folder's rules; a name the root keeps for the mount,
 // MetaName, is the caller's): fs.ErrNotExist, wrapped, for a name not
 // shown.
-func (t *FS) SourceLookup(d *mirror.Folder, name string) (SourceEntry, error) {
+func (t *FS) SourceLookup(d *Folder, name string) (SourceEntry, error) {
 	var e SourceEntry
 	e.At = d.Now()
 	if err := d.Lstat(name, &e.Stat, e.At); err != nil {
 		e.Path, e.Packed = d.Path(name)
 		if !errors.Is(err, syscall.ENOENT) {
 			return e, err
-		} else if src := mirror.PNGSource(name); src != "" {
+		} else if src := PNGSource(name); src != "" {
 			return t.pngSource(d, src)
-		} else if src := mirror.ErrorSource(name); src != "" {
+		} else if src := ErrorSource(name); src != "" {
 			return t.textureError(d, src)
 		} else if b := d.ErrorText(); b != nil && name == outputs.ErrorName {
 			e.Kind, e.Text = SourceText, b
@@ -95,7 +94,7 @@ func (t *FS) SourceLookup(d *mirror.Folder, name string) (SourceEntry, error) {
 // listedEntry is what the listed entry le of source folder d shows as,
 // from the listing's own stat: SourceLookup at the listing's moment, with
 // no second stat. A PNG or error.txt (no stat of its own) is looked up.
-func (t *FS) listedEntry(d *mirror.Folder, le mirror.Entry) (SourceEntry, error) {
+func (t *FS) listedEntry(d *Folder, le Entry) (SourceEntry, error) {
 	if le.Stat == nil {
 		return t.SourceLookup(d, le.Name)
 	}
@@ -103,7 +102,7 @@ func (t *FS) listedEntry(d *mirror.Folder, le mirror.Entry) (SourceEntry, error)
 }
 
 // sourceEntry is what the entry name of d, whose stat e holds, shows as.
-func (t *FS) sourceEntry(d *mirror.Folder, name string, e SourceEntry) (SourceEntry, error) {
+func (t *FS) sourceEntry(d *Folder, name string, e SourceEntry) (SourceEntry, error) {
 	e.Path, e.Packed = d.Path(name)
 	k, format, _ := d.Kind(name, &e.Stat, d.InFolder())
 	switch k {
@@ -111,11 +110,11 @@ func (t *FS) sourceEntry(d *mirror.Folder, name string, e SourceEntry) (SourceEn
 		return e, fs.ErrNotExist
 	case syscall.S_IFDIR:
 		e.Kind = SourceFolder
-	case mirror.KindArchive:
+	case KindArchive:
 		e.Kind = SourceArchive
-	case mirror.KindMesh:
+	case KindMesh:
 		e.Kind, e.Mesh = SourceMesh, t.st.NewMesh(e.Path, format)
-		mirror.Narrow(e.Mesh, &e.Stat, t.versions.Set(e.Path).Paths())
+		Narrow(e.Mesh, &e.Stat, t.versions.Set(e.Path).Paths())
 	case syscall.S_IFLNK:
 		e.Kind = SourceLink
 	default:
@@ -126,7 +125,7 @@ func (t *FS) sourceEntry(d *mirror.Folder, name string, e SourceEntry) (SourceEn
 
 // texture is an entry of kind k standing for the texture called src in
 // d: its path and stat, fs.ErrNotExist when there is none.
-func texture(d *mirror.Folder, src string, k SourceKind) (SourceEntry, error) {
+func texture(d *Folder, src string, k SourceKind) (SourceEntry, error) {
 	e := SourceEntry{Kind: k, At: d.Now()}
 	e.Path, e.Packed = d.Path(src)
 	if err := d.Lstat(src, &e.Stat, e.At); err != nil {
@@ -138,7 +137,7 @@ func texture(d *mirror.Folder, src string, k SourceKind) (SourceEntry, error) {
 // pngSource is the PNG of the texture called src in d: there while the
 // texture is a regular file that decodes (walk.Sniffer.ShowsPNG) and its
 // PNG is not known to fail.
-func (t *FS) pngSource(d *mirror.Folder, src string) (SourceEntry, error) {
+func (t *FS) pngSource(d *Folder, src string) (SourceEntry, error) {
 	e, err := texture(d, src, SourcePNG)
 	if err == nil && (e.Stat.Mode&syscall.S_IFMT != syscall.S_IFREG || !t.sniffer.ShowsPNG(e.Path, &e.Stat) || t.st.TextureFailure(e.Path, &e.Stat) != "") {
 		err = fs.ErrNotExist
@@ -148,7 +147,7 @@ func (t *FS) pngSource(d *mirror.Folder, src string) (SourceEntry, error) {
 
 // textureError is NAME.EXT.error.txt of the texture called src in d: there
 // once its PNG is known to fail, in the PNG's place.
-func (t *FS) textureError(d *mirror.Folder, src string) (SourceEntry, error) {
+func (t *FS) textureError(d *Folder, src string) (SourceEntry, error) {
 	e, err := texture(d, src, SourceText)
 	if err != nil {
 		return e, err
@@ -164,24 +163,24 @@ func (t *FS) textureError(d *mirror.Folder, src string) (SourceEntry, error) {
 // Made is what a file made whole from source entry e holds now, for every
 // door: a PNG's bytes (store.TexturePNG, the texture's stat then), an error
 // text's (fixed when e was looked up, e's stat), and the version they are of.
-func (t *FS) Made(ctx context.Context, e *SourceEntry) ([]byte, *syscall.Stat_t, version.Version, error) {
+func (t *FS) Made(ctx context.Context, e *SourceEntry) ([]byte, *syscall.Stat_t, source.Version, error) {
 	if e.Kind == SourceText {
-		return e.Text, &e.Stat, version.Version{Ident: version.FromStat(&e.Stat)}, nil
+		return e.Text, &e.Stat, source.Version{Ident: source.FromStat(&e.Stat)}, nil
 	}
-	return t.st.TexturePNG(ctx, e.Path, version.FromStat(&e.Stat).File)
+	return t.st.TexturePNG(ctx, e.Path, source.FromStat(&e.Stat).File)
 }
 
-// List is the listing of source folder d (mirror.Folder.List), a
+// List is the listing of source folder d (Folder.List), a
 // texture's PNG known to fail listed as NAME.EXT.error.txt instead.
-func (t *FS) List(d *mirror.Folder) ([]mirror.Entry, error) {
+func (t *FS) List(d *Folder) ([]Entry, error) {
 	ents, err := d.List()
 	if err != nil {
 		return nil, err
 	}
 	for i, e := range ents {
-		if src := mirror.PNGSource(e.Name); src != "" && e.Ino == 0 {
+		if src := PNGSource(e.Name); src != "" && e.Ino == 0 {
 			if _, err := t.textureError(d, src); err == nil {
-				ents[i].Name = src + mirror.TextureErrorSuffix
+				ents[i].Name = src + TextureErrorSuffix
 			}
 		}
 	}
@@ -198,4 +197,4 @@ func (t *FS) Parts() (*store.Store, *walk.Sniffer) {
 
 // NewFolder is the Folder of the source folder at abs, as the tree shows
 // it (Config.Overlay), unwatched.
-func (t *FS) NewFolder(abs string) *mirror.Folder { return t.newFolder(abs) }
+func (t *FS) NewFolder(abs string) *Folder { return t.newFolder(abs) }

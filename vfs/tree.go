@@ -18,14 +18,10 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/logonce"
-	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/store/idle"
-	"github.com/meshfs/meshfs/internal/store/prewarm"
 	"github.com/meshfs/meshfs/internal/store/record"
-	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/internal/walk"
 	"github.com/meshfs/meshfs/internal/watch"
 )
@@ -50,7 +46,7 @@ type Config struct {
 	// is then not seen.
 	NoWatch bool
 	// Overlay shows a resource/ or res/ folder as the game sees it
-	// (mirror.Folder.Overlay).
+	// (Folder.Overlay).
 	Overlay bool
 	// Changes, if set, is told of every change the watcher sees, which
 	// waits for StartWatch to report any.
@@ -65,16 +61,14 @@ type FS struct {
 	// view is how the tree reaches its sources (Config.Store.Limits.View,
 	// else the store's own): archives' listings and readers of this tree
 	// alone, within its store's budget.
-	view *srcview.Packed
+	view *source.Packed
 	// sniffer remembers which format (or none) a source file version is.
 	sniffer  *walk.Sniffer
 	st       *store.Store
-	versions version.Tracker
+	versions source.Tracker
 	watch    *watch.Watcher
-	// activity is when readers last asked anything (the store's
-	// background work stands aside while they do); projects are the
-	// asset projects' indexes, told of changes by the watcher.
-	activity *idle.Activity
+	// projects are the asset projects' indexes, told of changes by the
+	// watcher.
 	projects *outputs.Projects
 	once     *logonce.Log
 	// tag folds the converter's version and limits into every output's
@@ -85,16 +79,16 @@ type FS struct {
 	// folders are the source folders met, by path, each for the file it
 	// was met as (a folder replaced by another gets a Folder of its own).
 	folders map[string]*folder
-	root    *mirror.Folder
+	root    *Folder
 	// watched are the folders watched (the tree's and a door's), by path,
 	// for the watcher's events; changes is Config.Changes.
-	watched mirror.Watched[*mirror.Folder]
+	watched Watched[*Folder]
 	changes Changes
 }
 
 type folder struct {
-	id version.File
-	f  *mirror.Folder
+	id source.File
+	f  *Folder
 }
 
 var _ Tree = (*FS)(nil)
@@ -119,7 +113,7 @@ func New(cfg Config) (*FS, error) {
 		lim = *cfg.Store.Limits
 	}
 	if lim.View == nil {
-		lim.View = srcview.NewView()
+		lim.View = source.NewView()
 	}
 	if lim.Projects == nil {
 		lim.Projects = outputs.NewProjects() // one index per project for the tree
@@ -130,10 +124,6 @@ func New(cfg Config) (*FS, error) {
 	if sc.Events == nil {
 		sc.Events = events{t}
 	}
-	if sc.Activity == nil {
-		sc.Activity = idle.New(sc.Clock)
-	}
-	t.activity = sc.Activity
 	if t.st, err = store.Open(sc, src, &t.versions, lg); err != nil {
 		return nil, err
 	}
@@ -172,8 +162,8 @@ func (t *FS) Close() {
 }
 
 // View is how the tree reaches its sources: the disk, and archives as
-// folders of their entries (srcview), for this tree alone.
-func (t *FS) View() *srcview.Packed { return t.view }
+// folders of their entries (internal/source), for this tree alone.
+func (t *FS) View() *source.Packed { return t.view }
 
 // Source is the absolute path of the folder shown.
 func (t *FS) Source() string { return t.source }
@@ -181,18 +171,18 @@ func (t *FS) Source() string { return t.source }
 // Touch records a reader's request: the store's background work (the
 // pre-warmer, big saves) stands aside while readers are active. The
 // tree's own Stat, ReadDir and Open touch it themselves.
-func (t *FS) Touch() { t.activity.Touch() }
+func (t *FS) Touch() { t.st.Touch() }
 
 // Projects are the asset projects' indexes of the tree's meshes, which its
 // watcher tells of changes (outputs.Projects.Told).
 func (t *FS) Projects() *outputs.Projects { return t.projects }
 
 // Root is the Folder of the source folder shown at the root.
-func (t *FS) Root() *mirror.Folder { return t.root }
+func (t *FS) Root() *Folder { return t.root }
 
 // Prewarm converts every mesh under the source in the background, once,
 // and returns the pre-warmer; Close stops it.
-func (t *FS) Prewarm() *prewarm.Warmer { return t.st.Prewarm(t.sniff) }
+func (t *FS) Prewarm() *store.Warmer { return t.st.Prewarm(t.sniff) }
 
 // sniff is the format of the source file at p (stat st), or nil.
 func (t *FS) sniff(p string, st *syscall.Stat_t) decode.Format {
@@ -200,8 +190,8 @@ func (t *FS) sniff(p string, st *syscall.Stat_t) decode.Format {
 	return fm
 }
 
-func (t *FS) newFolder(abs string) *mirror.Folder {
-	return &mirror.Folder{Abs: abs, Sniffer: t.sniffer, View: t.view, Overlay: t.cfg.Overlay}
+func (t *FS) newFolder(abs string) *Folder {
+	return &Folder{Abs: abs, Sniffer: t.sniffer, View: t.view, Overlay: t.cfg.Overlay}
 }
 
 // maxFolders bounds the folders kept: past it, the tree starts over (a
@@ -209,7 +199,7 @@ func (t *FS) newFolder(abs string) *mirror.Folder {
 const maxFolders = 1 << 14
 
 // folderAt is the Folder of the source folder abs met as file id.
-func (t *FS) folderAt(abs string, id version.File) *mirror.Folder {
+func (t *FS) folderAt(abs string, id source.File) *Folder {
 	t.mu.Lock()
 	f := t.folders[abs]
 	if f == nil || f.id != id {
@@ -248,13 +238,13 @@ type node struct {
 	st syscall.Stat_t
 	// dir is the folder itself (kFolder), else the source folder the
 	// source is in; abs the source's path; packed: inside an archive.
-	dir    *mirror.Folder
+	dir    *Folder
 	abs    string
 	base   string // the source's name in dir
 	packed bool
 	// A mesh's folder (Mesh) and the version its outputs are made from now.
 	m     *Mesh
-	v     version.Version
+	v     source.Version
 	entry outputs.Entry
 	chunk string
 	text  []byte
@@ -284,7 +274,7 @@ func (t *FS) resolve(ctx context.Context, op, name string) (*node, error) {
 	if !validName(name) {
 		return nil, pathError(op, name, fs.ErrInvalid)
 	}
-	t.activity.Touch()
+	t.st.Touch()
 	n := &node{kind: kFolder, src: SourceFolder, dir: t.root, abs: t.source}
 	if err := t.root.Stat(&n.st); err != nil {
 		return nil, pathError(op, name, err)
@@ -335,7 +325,7 @@ func (t *FS) child(ctx context.Context, n *node, name string) (*node, error) {
 
 // inFolder resolves the entry name of source folder d as every door
 // shows it (SourceLookup).
-func (t *FS) inFolder(d *mirror.Folder, name string) (*node, error) {
+func (t *FS) inFolder(d *Folder, name string) (*node, error) {
 	if d == t.root && name == MetaName {
 		return nil, fs.ErrNotExist
 	}
@@ -348,7 +338,7 @@ func (t *FS) inFolder(d *mirror.Folder, name string) (*node, error) {
 
 // folderEntry is the node of the entry name of source folder d, which
 // shows as e.
-func (t *FS) folderEntry(d *mirror.Folder, name string, e SourceEntry) (*node, error) {
+func (t *FS) folderEntry(d *Folder, name string, e SourceEntry) (*node, error) {
 	var err error
 	n := &node{name: name, src: e.Kind, st: e.Stat, dir: d, abs: e.Path, base: name, packed: e.Packed, text: e.Text}
 	switch e.Kind {
@@ -366,7 +356,7 @@ func (t *FS) folderEntry(d *mirror.Folder, name string, e SourceEntry) (*node, e
 	case SourceFile:
 		n.kind = kFile
 	case SourcePNG:
-		n.kind, n.base = kPNG, mirror.PNGSource(name)
+		n.kind, n.base = kPNG, PNGSource(name)
 	case SourceText:
 		n.kind = kText
 	}
@@ -442,11 +432,11 @@ func (t *FS) png(ctx context.Context, n *node) ([]byte, error) {
 }
 
 // infoOf is n's Info of the given type and size: the source's times and
-// owner, its permissions read-only (mirror.ReadOnlyMode).
+// owner, its permissions read-only (ReadOnlyMode).
 func (t *FS) infoOf(n *node, typ fs.FileMode, size int64, ver string) Info {
 	return Info{
 		Name:    n.name,
-		Mode:    typ | fs.FileMode(mirror.ReadOnlyMode(n.st.Mode, typ == fs.ModeDir)),
+		Mode:    typ | fs.FileMode(ReadOnlyMode(n.st.Mode, typ == fs.ModeDir)),
 		Size:    size,
 		ModTime: time.Unix(n.st.Mtim.Unix()),
 		Uid:     n.st.Uid,
@@ -458,12 +448,12 @@ func (t *FS) infoOf(n *node, typ fs.FileMode, size int64, ver string) Info {
 
 // identToken is the Version of a node whose bytes are its source's.
 func (t *FS) identToken(n *node) string {
-	id := version.FromStat(&n.st)
+	id := source.FromStat(&n.st)
 	return fmt.Sprintf("%x-%x-%x-%x", id.Dev, id.Ino, id.Size, id.MtimeNs)
 }
 
 // token is the Version of an output of source version v.
-func (t *FS) token(v version.Version, output string) string {
+func (t *FS) token(v source.Version, output string) string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x-%s-%s", v.Dev, v.Ino, v.Size, v.MtimeNs, v.Deps, t.tag, output)
 }
 
@@ -532,7 +522,7 @@ func (t *FS) readDir(ctx context.Context, n *node) ([]Info, error) {
 
 // readFolder lists the source folder d: each entry as SourceLookup shows
 // it, from the stat the listing took (one stat an entry).
-func (t *FS) readFolder(ctx context.Context, d *mirror.Folder) ([]Info, error) {
+func (t *FS) readFolder(ctx context.Context, d *Folder) ([]Info, error) {
 	ents, err := t.List(d)
 	if err != nil {
 		return nil, err
@@ -607,7 +597,7 @@ func (t *FS) open(ctx context.Context, n *node) (File, error) {
 // events is the tree's side of what the store finds (store.Events).
 type events struct{ t *FS }
 
-func (h events) DepsFound(mesh string, deps version.Set, changed bool) {
+func (h events) DepsFound(mesh string, deps source.Set, changed bool) {
 	h.t.DepsFound(mesh, deps, changed, func() {})
 }
 
@@ -616,7 +606,7 @@ func (h events) DepsFound(mesh string, deps version.Set, changed bool) {
 // stat of the mesh's folder taken before is reused (other files narrow its
 // permissions now), and the folders of deps are watched (watchDeps; failed
 // is told of each one that cannot be). A door's own Events calls it first.
-func (t *FS) DepsFound(mesh string, deps version.Set, changed bool, failed func()) {
+func (t *FS) DepsFound(mesh string, deps source.Set, changed bool, failed func()) {
 	if changed {
 		if d := t.watchedFolder(filepath.Dir(mesh)); d != nil {
 			d.Changes.Add(1)
@@ -630,14 +620,14 @@ func (t *FS) DepsFound(mesh string, deps version.Set, changed bool, failed func(
 // them whose modes narrow the outputs (their parents report their
 // changes); a folder that cannot be watched is logged once and told to
 // failed.
-func (t *FS) watchDeps(mesh string, deps version.Set, failed func()) {
+func (t *FS) watchDeps(mesh string, deps source.Set, failed func()) {
 	w, once := t.watch, t.once
 	if w == nil {
 		return
 	}
 	paths := deps.Paths()
 	for _, p := range deps.Paths() {
-		paths = append(paths, version.Folders(mesh, p)...)
+		paths = append(paths, source.Folders(mesh, p)...)
 	}
 	w.AddFoldersOf(paths, func(dir string, err error) {
 		failed()

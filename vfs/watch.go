@@ -2,8 +2,6 @@ package vfs
 
 import (
 	"path/filepath"
-
-	"github.com/meshfs/meshfs/internal/mirror"
 )
 
 // Changes is a door's side of the source changes the tree's watcher sees
@@ -14,9 +12,9 @@ type Changes interface {
 	// Changed is told of a change, appearance or removal of a source
 	// entry: meshes are the meshes whose outputs are made from it; in is
 	// the watched folder holding it (nil: none), names its entries the
-	// change outdates (mirror.Folder.Changed) and dep whether the entry
+	// change outdates (Folder.Changed) and dep whether the entry
 	// is a companion of in's meshes (their versions changed).
-	Changed(meshes []string, in *mirror.Folder, names []string, dep bool)
+	Changed(meshes []string, in *Folder, names []string, dep bool)
 	// Failed is told of a watcher error; lost is set when events were
 	// lost (every version is made again).
 	Failed(err error, lost bool)
@@ -29,12 +27,12 @@ type Changes interface {
 type watchHandler struct{ t *FS }
 
 // Watch starts watching source folder d, once (not an archive's: it
-// changes with its file, whose folder is watched; mirror.Folder.SkipWatch),
+// changes with its file, whose folder is watched; Folder.SkipWatch),
 // calling added first when it does: a door keeping its own node for d
 // (the mount) registers it there before any event of d can come. An error
-// leaves d unwatched (mirror.Folder.Unwatched). With no watcher it does
+// leaves d unwatched (Folder.Unwatched). With no watcher it does
 // nothing.
-func (t *FS) Watch(d *mirror.Folder, added func()) error {
+func (t *FS) Watch(d *Folder, added func()) error {
 	if t.watch == nil || !d.Watched.CompareAndSwap(false, true) || d.SkipWatch() {
 		return nil
 	}
@@ -61,14 +59,14 @@ func (t *FS) StartWatch() {
 }
 
 // watchFolder watches folder d (Watch), logging a failure once.
-func (t *FS) watchFolder(d *mirror.Folder) {
+func (t *FS) watchFolder(d *Folder) {
 	if err := t.Watch(d, nil); err != nil {
 		t.once.Printf("watch-error", "meshfs: watching %s: %v (changes there are not seen; raise fs.inotify.max_user_watches)", d.Abs, err)
 	}
 }
 
 // watchedFolder is the watched Folder at path, or nil.
-func (t *FS) watchedFolder(path string) *mirror.Folder {
+func (t *FS) watchedFolder(path string) *Folder {
 	d, _ := t.watched.At(path)
 	return d
 }

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 // A --daemon without --log logs to daemonLogName in its cache folder; the
@@ -41,7 +41,7 @@ type rotatingLog struct {
 // openRotatingLog opens the log file path (in a cache folder, which it
 // prepares: created and marked if need be).
 func openRotatingLog(path string, max int64) (*rotatingLog, error) {
-	if err := diskcache.Prepare(filepath.Dir(path)); err != nil {
+	if err := store.PrepareCacheDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	l := &rotatingLog{path: path, max: max}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 // The default daemon log is bounded: moved aside once at its limit, and
@@ -20,7 +20,7 @@ func TestRotatingLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if _, err := os.Stat(filepath.Join(dir, diskcache.MarkerName)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, store.MarkerName)); err != nil {
 		t.Fatalf("the log's folder is not a marked cache folder: %v", err)
 	}
 	b, err := openRotatingLog(p, 1000)

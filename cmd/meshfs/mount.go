@@ -22,10 +22,8 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	meshfs "github.com/meshfs/meshfs/fs"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/store/gcpace"
 	"github.com/meshfs/meshfs/internal/store/record"
 )
 
@@ -338,8 +336,8 @@ func serve(paths mountpoint.Paths, o *mountOpts, stdout, stderr io.Writer, ready
 	}
 	logger := log.New(logw, "", log.LstdFlags)
 
-	convertGOGC := gcpace.SetMemoryPolicy(o.cacheSize)
-	var disk *diskcache.Cache
+	convertGOGC := store.SetMemoryPolicy(o.cacheSize)
+	var disk *store.DiskCache
 	build := record.Build()
 	switch {
 	case paths.CacheErr == nil:
@@ -437,7 +435,7 @@ func defaultCacheDir() string {
 // another meshfs daemon is not an error: this mount runs without a disk
 // cache (memory only) and says so in the log, rather than refuse to mount
 // or share the folder unsafely.
-func openDiskCache(o *mountOpts, dir, build string, logger *log.Logger) *diskcache.Cache {
+func openDiskCache(o *mountOpts, dir, build string, logger *log.Logger) *store.DiskCache {
 	if o.noDiskCache {
 		return nil
 	}
@@ -445,9 +443,9 @@ func openDiskCache(o *mountOpts, dir, build string, logger *log.Logger) *diskcac
 		logger.Printf("meshfs: no cache folder (no $XDG_CACHE_HOME nor home): running without a disk cache")
 		return nil
 	}
-	dc, err := diskcache.Open(dir, o.diskCacheSize, record.CacheVersion(build, o.limits))
+	dc, err := store.OpenDiskCache(dir, o.diskCacheSize, record.CacheVersion(build, o.limits))
 	if err != nil {
-		if errors.Is(err, diskcache.ErrLocked) {
+		if errors.Is(err, store.ErrLocked) {
 			logger.Printf("meshfs: %v: running without a disk cache (give this mount its own --cache-dir to have one)", err)
 		} else {
 			logger.Printf("meshfs: %v: running without a disk cache", err)

@@ -19,7 +19,6 @@ import (
 	meshfs "github.com/meshfs/meshfs/fs"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/store/gcpace"
 	"github.com/meshfs/meshfs/internal/store/record"
 	meshserve "github.com/meshfs/meshfs/serve"
 	"github.com/meshfs/meshfs/vfs"
@@ -129,7 +128,7 @@ func runServe(source string, o *serveOpts, stdout, stderr io.Writer) error {
 	logger := log.New(logw, "", log.LstdFlags)
 
 	sc := store.Config{CacheSize: o.cacheSize, Limits: &o.limits, Concurrency: o.jobs,
-		Build: record.Build(), ConvertGOGC: gcpace.SetMemoryPolicy(o.cacheSize)}
+		Build: record.Build(), ConvertGOGC: store.SetMemoryPolicy(o.cacheSize)}
 	if paths.CacheErr == nil {
 		mo := &mountOpts{noDiskCache: o.noDiskCache, diskCacheSize: o.diskCacheSize, limits: o.limits}
 		if disk := openDiskCache(mo, paths.CacheDir, sc.Build, logger); disk != nil {

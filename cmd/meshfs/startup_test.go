@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/mountpoint"
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 // Start-up checks: every refusal comes before anything is mounted or
@@ -247,7 +247,7 @@ func TestArgumentErrorsFirst(t *testing.T) {
 	// A cache folder held by another process: the argument error, and
 	// not the cache's warning.
 	held := t.TempDir()
-	dc, err := diskcache.Open(held, 1<<20, "test")
+	dc, err := store.OpenDiskCache(held, 1<<20, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestDaemonLogFile(t *testing.T) {
 	if !strings.Contains(string(b), "unmounting") {
 		t.Errorf("daemon.log lacks the daemon's last line:\n%s", b)
 	}
-	if _, err := os.Stat(filepath.Join(cache, diskcache.TagName)); err != nil {
+	if _, err := os.Stat(filepath.Join(cache, store.TagName)); err != nil {
 		t.Errorf("the cache folder is not tagged: %v", err)
 	}
 }

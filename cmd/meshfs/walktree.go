@@ -18,8 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/mirror"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/vfs"
@@ -163,7 +162,7 @@ func (r *run) locate(arg string) (target, error) {
 		}
 		if !fi.Mode().IsRegular() {
 			// Opened as the tree would (without blocking) for its error.
-			f, err := srcview.Disk.Open(real)
+			f, err := source.Disk.Open(real)
 			if err == nil {
 				f.Close()
 				err = fmt.Errorf("%s: %w", arg, errNotMesh)
@@ -343,7 +342,7 @@ func (r *run) texture(tr *vfs.FS, name, path string) {
 		return
 	}
 	if base, ok := strings.CutSuffix(name, outputs.PNGSuffix); ok {
-		r.file(tr, base+mirror.TextureErrorSuffix, strings.TrimSuffix(path, outputs.PNGSuffix)+mirror.TextureErrorSuffix)
+		r.file(tr, base+vfs.TextureErrorSuffix, strings.TrimSuffix(path, outputs.PNGSuffix)+vfs.TextureErrorSuffix)
 	}
 }
 

@@ -71,6 +71,18 @@ func TestDecodeImportsNoInternal(t *testing.T) {
 	})
 }
 
+// TestSourceIsALeaf: internal/source, how every layer above decode reads
+// the source, imports of the module only the archive reader beneath it.
+func TestSourceIsALeaf(t *testing.T) {
+	packages(t, "internal/source", func(path string, pkg *build.Package) {
+		for _, imp := range pkg.Imports {
+			if strings.HasPrefix(imp, module+"/") && imp != module+"/internal/archive" {
+				t.Errorf("%s imports %s", path, imp)
+			}
+		}
+	})
+}
+
 // neutral are the packages under decode/ that exporters may import: the
 // neutral scene and interfaces, this registry, and the texture decoder.
 var neutral = map[string]bool{module + "/decode": true, module + "/decode/formats": true, module + "/decode/texture": true}

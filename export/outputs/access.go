@@ -3,7 +3,7 @@ package outputs
 import (
 	"syscall"
 
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Access is who may do what with a file: its owner, its group and its
@@ -72,7 +72,7 @@ func Narrow(files ...Access) Access {
 // mesh m is made from, stat'ed through links (the file whose bytes
 // would be read; for an entry of an archive, the archive file), and of
 // every folder on the way to it that the mesh's own path does not pass
-// (version.Folders: those it passes stand between any reader and the
+// (source.Folders: those it passes stand between any reader and the
 // mesh's outputs already). A file counts as readable only where its
 // folders are searchable: a folder grants a class everything when it may
 // search it, else nothing. A path that cannot be stat'ed (missing) adds
@@ -84,7 +84,7 @@ func (m *Mesh) StatAccess(files []Access, paths ...string) []Access {
 		read := p
 		err := syscall.Stat(p, &st)
 		if err == syscall.ENOTDIR {
-			// An entry of an archive: the archive's access (srcview).
+			// An entry of an archive: the archive's access (internal/source).
 			if _, r, verr := m.Limits.view().Stat(p); verr == nil {
 				read = r.Path
 				err = syscall.Stat(read, &st)
@@ -94,7 +94,7 @@ func (m *Mesh) StatAccess(files []Access, paths ...string) []Access {
 			continue
 		}
 		files = append(files, Access{Uid: st.Uid, Gid: st.Gid, Perm: st.Mode})
-		for _, d := range version.Folders(m.Path, read) {
+		for _, d := range source.Folders(m.Path, read) {
 			if folders[d] {
 				break // and the folders above it
 			}

@@ -112,7 +112,7 @@ func TestConvertModelNarrowed(t *testing.T) {
 
 // BenchmarkStatAccess: the access of a Transport Fever model's set (the
 // stat of every file and of the folders on the way to each), as the
-// mount's mirror.Narrow takes it once per stat of the source that no
+// mount's vfs.Narrow takes it once per stat of the source that no
 // earlier stat of its burst answers.
 func BenchmarkStatAccess(b *testing.B) {
 	tree := decodetest.WriteModelTree(b, b.TempDir())

@@ -9,7 +9,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/texture"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Limits bound the work one mesh may cause. People mount folders of mods
@@ -62,17 +62,17 @@ type Limits struct {
 	// budgets of their own.
 	Caches *Caches
 	// View is how every source file is reached: the disk, and archives as
-	// folders of their entries (srcview.NewView), with the view's listings,
+	// folders of their entries (source.NewView), with the view's listings,
 	// entry readers and budget. nil reaches the disk alone (archives are
 	// files). It too travels with the limits: the mount's tree and each
 	// convert, check or info run make their own.
-	View *srcview.Packed
+	View *source.Packed
 }
 
 // view is l.View, or the disk alone when there is none.
-func (l *Limits) view() srcview.View {
+func (l *Limits) view() source.View {
 	if l.View == nil {
-		return srcview.Disk
+		return source.Disk
 	}
 	return l.View
 }

@@ -15,8 +15,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/texture"
-	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Materials: a scene's materials name material files and textures; the
@@ -41,9 +40,9 @@ import (
 // absolute under an AssetPaths root.
 
 // openBeneath opens the regular file rel (slash-separated, local) beneath
-// the folder root through the view v (srcview): no link out of root
+// the folder root through the view v (internal/source): no link out of root
 // followed, no FIFO waited on, an archive's entries beneath its path.
-func openBeneath(v srcview.View, root, rel string) (srcview.File, error) {
+func openBeneath(v source.View, root, rel string) (source.Handle, error) {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return nil, fmt.Errorf("%q is not a path beneath %s", rel, root)
 	}
@@ -59,15 +58,15 @@ func within(root, p string) bool {
 // change of any of them makes the output stale.
 type Dep struct {
 	Path string
-	version.Ident
+	source.Ident
 }
 
-func depOf(p string, fi os.FileInfo) Dep { return Dep{Path: p, Ident: version.Of(fi)} }
+func depOf(p string, fi os.FileInfo) Dep { return Dep{Path: p, Ident: source.Of(fi)} }
 
 // fileDep is the dep of the open file f: the file itself, or the archive
-// an entry is read from (srcview's rule), so that the watcher and
-// version.Set see the file that changes.
-func fileDep(f srcview.File) Dep { return Dep(f.Version()) }
+// an entry is read from (internal/source's rule), so that the watcher and
+// source.Set see the file that changes.
+func fileDep(f source.Handle) Dep { return Dep(f.Version()) }
 
 // resolution is one resolving pass over a scene's materials.
 type resolution struct {
@@ -80,7 +79,7 @@ type resolution struct {
 	seen   map[string]bool // deps by path
 	// idents are the identities of the files read, by path: an entry's
 	// is its archive's (fileDep).
-	idents  map[string]version.Ident
+	idents  map[string]source.Ident
 	decoded map[string]*decode.Image
 	// orm are the images repacked (Repack), by source image and kind.
 	orm map[repackKey]*decode.Image
@@ -180,7 +179,7 @@ func (r *resolution) read(cands []candidate, max int64, body bool) (b []byte, fo
 			}
 			return mb, c, tried, nil
 		}
-		var f srcview.File
+		var f source.Handle
 		f, err = openBeneath(r.m.Limits.view(), c.root, c.rel)
 		if err != nil {
 			continue
@@ -191,7 +190,7 @@ func (r *resolution) read(cands []candidate, max int64, body bool) (b []byte, fo
 			r.deps = append(r.deps, d)
 		}
 		if r.idents == nil {
-			r.idents = map[string]version.Ident{}
+			r.idents = map[string]source.Ident{}
 		}
 		r.idents[p] = f.Version().Ident
 		if !body {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Models: a model file (its format a decode.ModelDecoder: GEM or Transport
@@ -746,8 +746,8 @@ func (m *Mesh) partMesh(p string) (*Mesh, error) {
 
 // statDeps are the deps of the files at paths that a stat finds, through
 // links (the file whose bytes are read); an entry's is its archive's
-// (srcview: through the view v).
-func statDeps(v srcview.View, paths []string) []Dep {
+// (internal/source: through the view v).
+func statDeps(v source.View, paths []string) []Dep {
 	var deps []Dep
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err == nil {

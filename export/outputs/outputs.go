@@ -21,7 +21,7 @@ import (
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/gltf"
 	"github.com/meshfs/meshfs/export/obj"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Fixed output names.
@@ -62,7 +62,7 @@ func Open(path string) (*Mesh, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := sniffSource(srcview.Disk, real)
+	f, err := sniffSource(source.Disk, real)
 	if err != nil || f == nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func RealPath(path string) (string, error) {
 }
 
 // OpenSource sniffs the file at path, a path of the source tree (no link
-// followed; beneath an archive's path, its entry: srcview), and describes
+// followed; beneath an archive's path, its entry: internal/source), and describes
 // it as New says, converted within limits (through limits.View); nil, nil
 // for a file meshfs does not convert.
 func OpenSource(path string, limits Limits) (*Mesh, error) {
@@ -100,7 +100,7 @@ func OpenSource(path string, limits Limits) (*Mesh, error) {
 
 // sniffSource sniffs the head of the file at path (formats.SniffReader),
 // opened through the view v.
-func sniffSource(v srcview.View, path string) (decode.Format, error) {
+func sniffSource(v source.View, path string) (decode.Format, error) {
 	f, err := v.Open(path)
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func sniffSource(v srcview.View, path string) (decode.Format, error) {
 }
 
 // New describes path as a mesh of format f. Its files are opened as
-// package srcfile says: path follows no symbolic link, the files it names
+// package source says: path follows no symbolic link, the files it names
 // are opened beneath its folder, and each must be a regular file.
 func New(path string, f decode.Format) *Mesh {
 	m := &Mesh{Path: path, Format: f, Base: decode.SafeName(f.StripExt(filepath.Base(path))), Limits: DefaultLimits}
@@ -158,7 +158,7 @@ func (m *Mesh) openSibling(name string) (io.ReaderAt, int64, error) {
 	return f, f.Size(), nil
 }
 
-// Packed reports whether m's source is an entry of an archive (srcview):
+// Packed reports whether m's source is an entry of an archive (internal/source):
 // it has no file of its own to read windows of.
 func (m *Mesh) Packed() bool {
 	_, read, err := m.Limits.view().Stat(m.Path)

@@ -3,21 +3,21 @@ package outputs
 import (
 	"slices"
 
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // The game's view (overlay): an asset root (the engine's own above the
 // mesh, decode.AssetRooter; every Limits.AssetPaths root) that holds
-// archives is seen as the game sees it, by srcview.Layers's rule: loose
+// archives is seen as the game sees it, by source.Layers's rule: loose
 // files first, then the archives from the last by name to the first. A
 // file found in an archive is named by its path beneath the archive's
-// (srcview): header.json shows ROOT/ARCHIVE/REL, and its version is the
+// (internal/source): header.json shows ROOT/ARCHIVE/REL, and its version is the
 // archive file's.
 
 // packsOf are the archives the folder root holds, in the order they are
 // searched (the last by name first), in the view v; nil for a folder
 // inside an archive.
-func packsOf(v srcview.View, root string) []string { return srcview.Layers(v, root)[1:] }
+func packsOf(v source.View, root string) []string { return source.Layers(v, root)[1:] }
 
 // overlay is cands with, after each candidate beneath an asset root, the
 // same name beneath each archive of that root (packsOf), noting which
@@ -41,11 +41,11 @@ func (r *resolution) overlay(cands []candidate) []candidate {
 }
 
 // overlayRoots is roots with each one's archives in the view v after it
-// (srcview.Layers).
-func overlayRoots(v srcview.View, roots []string) []string {
+// (source.Layers).
+func overlayRoots(v source.View, roots []string) []string {
 	var out []string
 	for _, r := range roots {
-		out = append(out, srcview.Layers(v, r)...)
+		out = append(out, source.Layers(v, r)...)
 	}
 	return out
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/meshfs/meshfs/decode/decodetest"
 	"github.com/meshfs/meshfs/decode/texture"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // TestPackedModTree: a GEM mod tree packed whole into mod.pak (its mesh
@@ -137,6 +137,6 @@ func decodeDDS(t *testing.T, b []byte) []byte {
 // (archives as folders), as each convert run makes.
 func viewLimits() outputs.Limits {
 	l := outputs.DefaultLimits
-	l.View = srcview.NewView()
+	l.View = source.NewView()
 	return l
 }

@@ -7,8 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Projects: a format that names files through an index of their project
@@ -79,8 +78,8 @@ type projectEntry struct {
 	mu    sync.Mutex
 	stale bool // told of a change since ix was built
 	ix    decode.ProjectIndex
-	dirs  []Dep                    // the folders ix.Read gave
-	files map[string]version.Ident // the files it gave, by path
+	dirs  []Dep                   // the folders ix.Read gave
+	files map[string]source.Ident // the files it gave, by path
 	scans int
 }
 
@@ -111,7 +110,7 @@ func (p *Projects) entry(pi decode.ProjectIndexer, root string) *projectEntry {
 // index returns the entry's index, built when there is none, when a
 // folder changed, or when it is stale (not nil: an answer of it came from
 // a file that changed since; one built since is kept).
-func (e *projectEntry) index(v srcview.View, pi decode.ProjectIndexer, root string, stale decode.ProjectIndex) (decode.ProjectIndex, error) {
+func (e *projectEntry) index(v source.View, pi decode.ProjectIndexer, root string, stale decode.ProjectIndex) (decode.ProjectIndex, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ix != nil && e.ix != stale && (e.p.told.Load() && !e.stale || !e.p.told.Load() && unchanged(v, e.dirs)) {
@@ -123,7 +122,7 @@ func (e *projectEntry) index(v srcview.View, pi decode.ProjectIndexer, root stri
 		e.ix, e.dirs, e.files = nil, nil, nil
 		return nil, err
 	}
-	e.ix, e.dirs, e.files = ix, nil, map[string]version.Ident{}
+	e.ix, e.dirs, e.files = ix, nil, map[string]source.Ident{}
 	for _, f := range ix.Read() {
 		d := depOf(f.Path, f.Info)
 		if f.Info.IsDir() {
@@ -139,7 +138,7 @@ func (e *projectEntry) index(v srcview.View, pi decode.ProjectIndexer, root stri
 // fresh reports whether the files via (slash paths beneath the index's
 // root) stat as they did when the entry's index read them; a file it did
 // not read is fresh while the folders are (a runtime, found by name).
-func (e *projectEntry) fresh(v srcview.View, ix decode.ProjectIndex, via []string) bool {
+func (e *projectEntry) fresh(v source.View, ix decode.ProjectIndex, via []string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ix != ix {
@@ -155,16 +154,16 @@ func (e *projectEntry) fresh(v srcview.View, ix decode.ProjectIndex, via []strin
 			continue
 		}
 		fi, _, err := v.Stat(p)
-		if err != nil || version.Of(fi) != id {
+		if err != nil || source.Of(fi) != id {
 			return false
 		}
 	}
 	return true
 }
 
-// viewFiles is a source view (srcview) as decode.Files: an archive's
+// viewFiles is a source view (internal/source) as decode.Files: an archive's
 // project indexes as a loose one, an engine's asset root is found in it.
-type viewFiles struct{ v srcview.View }
+type viewFiles struct{ v source.View }
 
 func (f viewFiles) Stat(p string) (fs.FileInfo, error) {
 	fi, _, err := f.v.Stat(p)
@@ -175,14 +174,14 @@ func (f viewFiles) ReadDir(p string) ([]fs.DirEntry, error) { return f.v.ReadDir
 
 func (f viewFiles) Open(p string) (decode.ProjectReader, error) { return f.v.Open(p) }
 
-func (f viewFiles) Layers(root string) []string { return srcview.Layers(f.v, root) }
+func (f viewFiles) Layers(root string) []string { return source.Layers(f.v, root) }
 
 // unchanged reports whether every file of ds stats (not following a
 // link) as it did, through the view v.
-func unchanged(v srcview.View, ds []Dep) bool {
+func unchanged(v source.View, ds []Dep) bool {
 	for _, d := range ds {
 		fi, _, err := v.Stat(d.Path)
-		if err != nil || version.Of(fi) != d.Ident {
+		if err != nil || source.Of(fi) != d.Ident {
 			return false
 		}
 	}
@@ -221,7 +220,7 @@ type checked struct {
 	mu   sync.Mutex
 	ix   decode.ProjectIndex
 	e    *projectEntry
-	v    srcview.View // the sources it reads through (Limits.View)
+	v    source.View // the sources it reads through (Limits.View)
 	pi   decode.ProjectIndexer
 	root string
 	rec  *reads

@@ -5,7 +5,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/preview"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Decoded parts are shared: a mesh file's scene, decoded and its
@@ -28,7 +28,7 @@ type sceneCache struct {
 
 type sceneEntry struct {
 	deps  []Dep
-	set   version.Set // deps, for the staleness check
+	set   source.Set // deps, for the staleness check
 	scene *decode.Scene
 	size  int64
 }
@@ -62,9 +62,9 @@ func (c *sceneCache) put(path string, deps []Dep, scene *decode.Scene) {
 	if old := c.m[path]; old != nil {
 		c.bytes -= old.size
 	}
-	set := make(version.Set, len(deps))
+	set := make(source.Set, len(deps))
 	for i, d := range deps {
-		set[i] = version.Read(d)
+		set[i] = source.Read(d)
 	}
 	c.m[path] = &sceneEntry{deps: deps, set: set, scene: scene, size: n}
 	c.bytes += n

@@ -5,7 +5,7 @@ import "sync/atomic"
 // Budget is the memory archives may hold beyond their files, in bytes:
 // the listings a view keeps and what readers of deflated entries keep
 // (checkpoints and inflated spans). One budget is shared by everything a
-// mount reads; it is given explicitly (Limits.Budget, srcview's
+// mount reads; it is given explicitly (Limits.Budget, internal/source's
 // SetBudget). A nil *Budget refuses nothing and counts nothing. Safe for
 // concurrent use.
 type Budget struct {

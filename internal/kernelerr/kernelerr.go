@@ -9,7 +9,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/store/failures"
 )
@@ -26,11 +26,11 @@ func Errno(err error) syscall.Errno {
 		return syscall.ESTALE
 	case errors.Is(err, os.ErrPermission):
 		return syscall.EACCES
-	case errors.Is(err, srcfile.ErrNotRegular):
+	case errors.Is(err, source.ErrNotRegular):
 		// A FIFO, device or socket in the tree: never opened, so it can
 		// never block the daemon.
 		return syscall.EACCES
-	case errors.Is(err, srcfile.ErrSymlink):
+	case errors.Is(err, source.ErrSymlink):
 		// Replaced by a link since the lookup: the kernel looks it up
 		// again and shows the link.
 		return syscall.ESTALE

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
 	"github.com/meshfs/meshfs/internal/store/failures"
 )
@@ -21,8 +21,8 @@ func TestErrno(t *testing.T) {
 		{fmt.Errorf("open: %w", os.ErrNotExist), syscall.ENOENT, syscall.ENOENT},
 		{&failures.ConvError{Err: os.ErrNotExist}, syscall.EIO, syscall.EIO},
 		{os.ErrPermission, syscall.EACCES, syscall.EACCES},
-		{srcfile.ErrNotRegular, syscall.EACCES, syscall.EACCES},
-		{srcfile.ErrSymlink, syscall.ESTALE, syscall.ESTALE},
+		{source.ErrNotRegular, syscall.EACCES, syscall.EACCES},
+		{source.ErrSymlink, syscall.ESTALE, syscall.ESTALE},
 		{context.Canceled, syscall.EINTR, syscall.EINTR},
 		{store.ErrNotCheap, syscall.EAGAIN, syscall.EAGAIN},
 		{fmt.Errorf("bad"), syscall.EIO, syscall.EIO},

@@ -3,7 +3,7 @@ package kernelview
 import (
 	"sync"
 
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Passthrough is one node's bookkeeping for FUSE passthrough. The kernel keeps an
@@ -14,15 +14,15 @@ import (
 // one that cannot while passthrough opens exist goes to a new inode.
 type Passthrough struct {
 	mu     sync.Mutex
-	ver    version.Version // version of the backing file the kernel holds
-	pt     int             // passthrough opens on the node
-	cached int             // page-cached opens on the node
+	ver    source.Version // version of the backing file the kernel holds
+	pt     int            // passthrough opens on the node
+	cached int            // page-cached opens on the node
 }
 
 // Try reports whether an open of version ver may pass through,
 // and if so counts it: not while page-cached opens exist, nor while
 // passthrough opens of another version do (one backing file per inode).
-func (s *Passthrough) Try(ver version.Version) bool {
+func (s *Passthrough) Try(ver source.Version) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cached > 0 || (s.pt > 0 && !s.ver.Same(ver)) {
@@ -39,7 +39,7 @@ func (s *Passthrough) Try(ver version.Version) bool {
 // requires every open of an inode open for passthrough to pass through the
 // same backing file, so that open must be made on a new inode (ESTALE: the
 // kernel looks the name up again, and the mount hands out a new node).
-func (s *Passthrough) Fallback(ver version.Version) (stale bool, done func()) {
+func (s *Passthrough) Fallback(ver source.Version) (stale bool, done func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pt > 0 {
@@ -58,7 +58,7 @@ func (s *Passthrough) Fallback(ver version.Version) (stale bool, done func()) {
 
 // BusyOther reports whether passthrough opens of a version other than ver
 // are open on the node.
-func (s *Passthrough) BusyOther(ver version.Version) bool {
+func (s *Passthrough) BusyOther(ver source.Version) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.pt > 0 && !s.ver.Same(ver)

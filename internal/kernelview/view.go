@@ -17,7 +17,7 @@ package kernelview
 import (
 	"sync"
 
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // View is what the kernel was told of one node. The zero View is a node
@@ -27,26 +27,26 @@ type View struct {
 	Pinned bool
 
 	mu        sync.Mutex
-	attr      version.Version // whose size the kernel holds (zero: none)
-	pages     version.Version // whose bytes its page cache may hold
+	attr      source.Version // whose size the kernel holds (zero: none)
+	pages     source.Version // whose bytes its page cache may hold
 	pagesSeen bool
 }
 
 // MayTell reports whether the kernel may be told v's size (Tell would
 // succeed), recording nothing.
-func (k *View) MayTell(v version.Version) bool {
+func (k *View) MayTell(v source.Version) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.mayTellLocked(v)
 }
 
-func (k *View) mayTellLocked(v version.Version) bool {
+func (k *View) mayTellLocked(v source.Version) bool {
 	return !k.Pinned || k.attr.Zero() || k.attr.Same(v)
 }
 
 // Tell records that the kernel is told v's size, and reports whether it
 // may be: a Pinned node told another version's size may not.
-func (k *View) Tell(v version.Version) bool {
+func (k *View) Tell(v source.Version) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.mayTellLocked(v) {
@@ -58,14 +58,14 @@ func (k *View) Tell(v version.Version) bool {
 
 // Retell records that the kernel is told v's size whatever it was told
 // before (a node whose every request re-reads its source).
-func (k *View) Retell(v version.Version) {
+func (k *View) Retell(v source.Version) {
 	k.mu.Lock()
 	k.attr = v
 	k.mu.Unlock()
 }
 
 // Told is the version whose size the kernel was told (zero: none).
-func (k *View) Told() version.Version {
+func (k *View) Told() source.Version {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.attr
@@ -73,7 +73,7 @@ func (k *View) Told() version.Version {
 
 // Served records that the kernel's page cache gets v's bytes (a READ
 // answered).
-func (k *View) Served(v version.Version) {
+func (k *View) Served(v source.Version) {
 	k.mu.Lock()
 	k.pages, k.pagesSeen = v, true
 	k.mu.Unlock()
@@ -84,7 +84,7 @@ func (k *View) Served(v version.Version) {
 // size, drop (which makes it forget the node's attributes and pages) is
 // scheduled beside the caller: it must not be called from within the
 // request, which the kernel's notification may wait for.
-func (k *View) Opened(v version.Version, drop func()) (keep bool) {
+func (k *View) Opened(v source.Version, drop func()) (keep bool) {
 	k.mu.Lock()
 	keep = k.pagesSeen && k.pages.Same(v)
 	stale := !k.attr.Zero() && !k.attr.Same(v)
@@ -99,7 +99,7 @@ func (k *View) Opened(v version.Version, drop func()) (keep bool) {
 // WantsPages reports whether v's bytes may be stored into the kernel's
 // page cache unasked: not when it has them already, nor when the node
 // stands for another version.
-func (k *View) WantsPages(v version.Version) bool {
+func (k *View) WantsPages(v source.Version) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	have := k.pagesSeen && k.pages.Same(v)
@@ -110,7 +110,7 @@ func (k *View) WantsPages(v version.Version) bool {
 // Stored records that v's bytes were stored into the kernel's page cache,
 // and schedules drop when the source is no longer v (now): a change may
 // have been notified before the store.
-func (k *View) Stored(v, now version.Version, drop func()) {
+func (k *View) Stored(v, now source.Version, drop func()) {
 	k.mu.Lock()
 	k.pages, k.pagesSeen, k.attr = v, true, v
 	k.mu.Unlock()

@@ -4,11 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
-func ver(size int64) version.Version {
-	return version.Version{Ident: version.Ident{File: version.File{Dev: 1, Ino: 2}, Size: size}}
+func ver(size int64) source.Version {
+	return source.Version{Ident: source.Ident{File: source.File{Dev: 1, Ino: 2}, Size: size}}
 }
 
 // dropped returns a drop function and a channel it signals.

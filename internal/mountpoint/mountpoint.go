@@ -14,7 +14,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/store"
 )
 
 // prepareMountpoint checks that mnt can be mounted on. A stale FUSE mount
@@ -58,7 +58,7 @@ type Paths struct {
 // prepareMountpoint), not already a mount point, and empty unless nonempty;
 // neither may be inside the other (nor the same). The cache folder (unless
 // "") may be neither inside nor around either of them, and must be one
-// meshfs may use (diskcache.Check: missing, empty or marked as meshfs's):
+// meshfs may use (store.Check: missing, empty or marked as meshfs's):
 // those are errors. A cache folder that cannot be reached (no permission)
 // is not: the mount runs without it (Paths.CacheErr).
 func Check(source, mnt, cacheDir string, nonempty bool) (Paths, error) {
@@ -148,7 +148,7 @@ func checkCache(p *Paths, cacheDir string, folders []string) error {
 			return fmt.Errorf("cache folder %s holds the %s %s: give --cache-dir a folder of its own, or --no-disk-cache", c, what, path)
 		}
 	}
-	if err := diskcache.Check(c); errors.Is(err, diskcache.ErrNotCache) {
+	if err := store.CheckCacheDir(c); errors.Is(err, store.ErrNotCache) {
 		return err
 	} else if err != nil {
 		p.CacheErr = err
@@ -338,7 +338,7 @@ func Unescape(s string) string {
 
 // Source is the real path of the source folder src. The links in its path
 // are followed once, here, as the user asked: every path beneath it is then
-// a real path, and the daemon follows no link (package srcfile).
+// a real path, and the daemon follows no link (package source).
 func Source(src string) (string, error) {
 	src, err := filepath.Abs(src)
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/kernelview"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Output is one file of a mesh folder as the mount shows it: its entry of
@@ -45,13 +45,13 @@ func (o *Output) IsGLB() bool { return o.Chunk == "" && o.Entry.Output == output
 // source version v: not when it stands for another version (View.MayTell),
 // nor a .glb whose inode is passed through to another version's file that
 // is still open (a version needs an inode of its own then).
-func (o *Output) Reusable(v version.Version) bool {
+func (o *Output) Reusable(v source.Version) bool {
 	return o.View.MayTell(v) && !(o.IsGLB() && o.Pass.BusyOther(v))
 }
 
 // Content is o's bytes for version v (a raw chunk: its window of the
 // source instead).
-func (o *Output) Content(ctx context.Context, v version.Version) (data []byte, raw *decode.Chunk, err error) {
+func (o *Output) Content(ctx context.Context, v source.Version) (data []byte, raw *decode.Chunk, err error) {
 	return o.s.Content(ctx, o.Mesh, v, o.Entry, o.Chunk)
 }
 
@@ -64,7 +64,7 @@ func (o *Output) Content(ctx context.Context, v version.Version) (data []byte, r
 // memory holds that version's bytes (Serve then serves them: a reader whose open
 // came before the kernel heard of the change reads that version whole),
 // else ESTALE (a path walk then looks the name up again: a new node).
-func (o *Output) Size(ctx context.Context, v version.Version, cheapOnly bool) (size int64, scanned bool, err error) {
+func (o *Output) Size(ctx context.Context, v source.Version, cheapOnly bool) (size int64, scanned bool, err error) {
 	size, scanned, ok, costly := o.s.CheapSize(ctx, o.Mesh, v, o.Entry, o.Chunk, cheapOnly)
 	switch {
 	case ok && !o.View.Tell(v):
@@ -104,7 +104,7 @@ func (o *Output) toldSize() (int64, bool, error) {
 // them (a geometry output read moments ago), else ESTALE. The reader's
 // earlier pages, held by the kernel or already returned, are of the version
 // told, so bytes of another one would splice two versions into one read.
-func (o *Output) Serve(ctx context.Context, v version.Version) (data []byte, raw *decode.Chunk, err error) {
+func (o *Output) Serve(ctx context.Context, v source.Version) (data []byte, raw *decode.Chunk, err error) {
 	if o.View.MayTell(v) {
 		data, raw, err := o.Content(ctx, v)
 		if err != nil {
@@ -128,7 +128,7 @@ func (o *Output) Serve(ctx context.Context, v version.Version) (data []byte, raw
 // nor stands the node for another version; it reports whether it did.
 // drop is scheduled when the source changed meanwhile: the watcher's
 // invalidation may have come before the store.
-func (o *Output) Push(v version.Version, r *store.ScanResult, now func() (version.Version, bool), write func([]byte) bool, drop func()) bool {
+func (o *Output) Push(v source.Version, r *store.ScanResult, now func() (source.Version, bool), write func([]byte) bool, drop func()) bool {
 	data, ok := o.s.Pushable(o.Mesh, v, r)
 	if !ok {
 		return false

@@ -10,8 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Under no_open a READ of a plain file or a raw chunk comes without a
@@ -45,7 +44,7 @@ func Limit(nofile uint64) int {
 // Key names a descriptor: the path and the version opened.
 type Key struct {
 	Path string
-	ID   version.Ident // of a plain file, its File only: any version of the inode
+	ID   source.Ident // of a plain file, its File only: any version of the inode
 }
 
 // FD is one open source descriptor. refs counts the replies still to
@@ -92,10 +91,10 @@ func (c *FDs) Get(k Key, same func(*syscall.Stat_t) bool) (*FD, error) {
 	}
 	c.mu.Unlock()
 
-	fd, st, err := srcfile.OpenFD(k.Path)
+	fd, st, err := source.OpenFD(k.Path)
 	if (errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) && c.closeIdle() > 0 {
 		// Out of descriptors: those kept here for later reads go first.
-		fd, st, err = srcfile.OpenFD(k.Path)
+		fd, st, err = source.OpenFD(k.Path)
 	}
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/internal/fusetest"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 func TestSrcFDLimit(t *testing.T) {
@@ -35,7 +35,7 @@ func TestSrcFDsOpenWhenFull(t *testing.T) {
 			os.WriteFile(p, []byte("x"), 0o644)
 			syscall.Stat(p, &st)
 		}
-		return Key{Path: p, ID: version.Ident{File: version.FromStat(&st).File}}, func(s *syscall.Stat_t) bool { return version.FromStat(s).File == version.FromStat(&st).File }
+		return Key{Path: p, ID: source.Ident{File: source.FromStat(&st).File}}, func(s *syscall.Stat_t) bool { return source.FromStat(s).File == source.FromStat(&st).File }
 	}
 	for i := range 10 {
 		k, same := key(i)

@@ -8,22 +8,16 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/archive"
-	"github.com/meshfs/meshfs/internal/cache"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/logonce"
-	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/store/disktier"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/failures"
-	"github.com/meshfs/meshfs/internal/store/gcpace"
-	"github.com/meshfs/meshfs/internal/store/idle"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // DefaultCacheSize is the default memory cache budget (--cache-size).
 const DefaultCacheSize = 512 << 20
 
 // ArchiveBudget is what the archives' listings and entry readers
-// (srcview, archive.Budget) may hold for a memory cache of cacheSize
+// (internal/source, archive.Budget) may hold for a memory cache of cacheSize
 // bytes: a quarter of it, charged apart from the outputs.
 func ArchiveBudget(cacheSize int64) int64 { return cacheSize / 4 }
 
@@ -36,7 +30,7 @@ type Config struct {
 	// Limits bound each conversion (nil: outputs.DefaultLimits); a mesh
 	// over a limit gets error.txt, the daemon carries on. Their View is
 	// how the store reaches sources (nil: a view of its own,
-	// srcview.NewView); the store charges it to its archive budget and,
+	// source.NewView); the store charges it to its archive budget and,
 	// with a disk cache, keeps its listings there.
 	Limits *outputs.Limits
 	// Concurrency is how many conversions run at once (0: the number of
@@ -51,21 +45,16 @@ type Config struct {
 	// DiskCache, when set, keeps converted outputs across mounts (opened by
 	// the caller with record.CacheVersion of the same Build and Limits;
 	// closed by the caller after the store's cache).
-	DiskCache *diskcache.Cache
+	DiskCache *DiskCache
 	// ConvertGOGC, when not 0, is the collector's GOGC while a big mesh
-	// converts (gcpace.Pacer); the process's own setting is restored after.
+	// converts (pacer); the process's own setting is restored after.
 	ConvertGOGC int
 	// Clock is the time the waits for a quiet moment read (nil: the real
 	// one; tests set their own).
-	Clock idle.Clock
-	// Activity is the readers' activity the store's background work (big
-	// saves, the pre-warmer) stands aside for: the mount touches it at
-	// each request (nil: one of the store's own, on Clock, which nothing
-	// touches but its conversions).
-	Activity *idle.Activity
+	Clock Clock
 	// SaveQuiet and SaveQuietMax are how long a big save waits for the
-	// readers to pause, and at most (0: disktier.DefaultQuiet,
-	// disktier.DefaultQuietMax).
+	// readers to pause, and at most (0: DefaultQuiet,
+	// DefaultQuietMax).
 	SaveQuiet, SaveQuietMax time.Duration
 	// Events are told what the store finds that the kernel must learn
 	// (nil: nobody).
@@ -76,11 +65,11 @@ type Config struct {
 // failures logged to lg (nil: discarded), the versions of its sources
 // kept by versions. The store tells versions of the dependency files of
 // every folder and of the sets its persisted scans recorded. Close it.
-func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*Store, error) {
+func Open(cfg Config, tree string, versions *source.Tracker, lg *log.Logger) (*Store, error) {
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = DefaultCacheSize
 	}
-	c, err := cache.New(cfg.CacheSize)
+	c, err := newMemCache(cfg.CacheSize)
 	if err != nil {
 		return nil, err
 	}
@@ -92,15 +81,13 @@ func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*
 		lg = log.New(io.Discard, "", 0)
 	}
 	s := &Store{cache: c, dc: cfg.DiskCache, sem: outputs.NewSemaphore(n), versions: versions, log: lg, once: logonce.New(lg), events: cfg.Events,
-		gc: gcpace.New(cfg.ConvertGOGC), activity: cfg.Activity, limits: outputs.DefaultLimits, tree: tree}
+		gc: newPacer(cfg.ConvertGOGC), limits: outputs.DefaultLimits, tree: tree}
 	if s.events == nil {
 		s.events = noEvents{}
 	}
-	if s.activity == nil {
-		s.activity = idle.New(cfg.Clock)
-	}
+	s.activity = newActivity(cfg.Clock)
 	s.failed = failures.New(s.still)
-	s.disk = disktier.New(disktier.Config{Disk: cfg.DiskCache, Activity: s.activity, Still: s.still, LogOnce: s.logOnce,
+	s.disk = newTier(tierConfig{Disk: cfg.DiskCache, Activity: s.activity, Still: s.still, LogOnce: s.logOnce,
 		Quiet: cfg.SaveQuiet, QuietMax: cfg.SaveQuietMax})
 	versions.Folder, versions.Recorded = s.folderDeps.of, s.recordedDeps
 	if cfg.Limits != nil {
@@ -109,7 +96,7 @@ func Open(cfg Config, tree string, versions *version.Tracker, lg *log.Logger) (*
 	// The caller's view of the sources, else the store's own.
 	s.view = s.limits.View
 	if s.view == nil {
-		s.view = srcview.NewView()
+		s.view = source.NewView()
 	}
 	if cfg.DiskCache != nil {
 		// The archives' listings outlive the mount with the outputs.

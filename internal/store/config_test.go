@@ -4,11 +4,11 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 func TestOpenConfig(t *testing.T) {
-	s, err := Open(Config{}, "/src", &version.Tracker{}, nil)
+	s, err := Open(Config{}, "/src", &source.Tracker{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +18,7 @@ func TestOpenConfig(t *testing.T) {
 	}
 	lim := outputs.DefaultLimits
 	lim.MaxOutputSize = 1234
-	s2, err := Open(Config{CacheSize: 8 << 20, Limits: &lim, ConvertGOGC: 50}, "/src", &version.Tracker{}, nil)
+	s2, err := Open(Config{CacheSize: 8 << 20, Limits: &lim, ConvertGOGC: 50}, "/src", &source.Tracker{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestOpenConfig(t *testing.T) {
 	}
 	// Another store has a view and budget of its own: opening it leaves
 	// the first one's alone.
-	s3, err := Open(Config{CacheSize: 64 << 20}, "/src", &version.Tracker{}, nil)
+	s3, err := Open(Config{CacheSize: 64 << 20}, "/src", &source.Tracker{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestOpenConfig(t *testing.T) {
 	if s3.limits.View == s2.limits.View || s2.limits.View.Budget().Limit() != 2<<20 || s3.limits.View.Budget().Limit() != 16<<20 {
 		t.Fatalf("two stores share a view (%v) or budgets: %d and %d bytes", s3.limits.View == s2.limits.View, s2.limits.View.Budget().Limit(), s3.limits.View.Budget().Limit())
 	}
-	if _, err := Open(Config{CacheSize: -1}, "/src", &version.Tracker{}, nil); err == nil {
+	if _, err := Open(Config{CacheSize: -1}, "/src", &source.Tracker{}, nil); err == nil {
 		t.Fatal("a negative cache size made a store")
 	}
 }

@@ -7,9 +7,8 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/diskcache"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/record"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // texturedMesh writes a GEM mesh whose material file names a texture into
@@ -40,11 +39,11 @@ func texturedMesh(t *testing.T) string {
 func reopen(t *testing.T, s *Store, disk string) *Store {
 	t.Helper()
 	s.closeDisk()
-	dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
+	dc, err := OpenDiskCache(disk, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, err := Open(Config{CacheSize: 64 << 20, DiskCache: dc, Concurrency: 2, Events: &recHooks{}}, s.tree, &version.Tracker{}, s.log)
+	s2, err := Open(Config{CacheSize: 64 << 20, DiskCache: dc, Concurrency: 2, Events: &recHooks{}}, s.tree, &source.Tracker{}, s.log)
 	if err != nil {
 		t.Fatal(err)
 	}

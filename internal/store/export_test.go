@@ -4,13 +4,13 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // What the tests outside the package (store_test) reach of its insides.
 
 // GemMesh is gemMesh.
-func GemMesh(t *testing.T, n int, frac float64) (*Store, *outputs.Mesh, version.Version) {
+func GemMesh(t *testing.T, n int, frac float64) (*Store, *outputs.Mesh, source.Version) {
 	return gemMesh(t, n, frac)
 }
 

@@ -9,8 +9,7 @@ import (
 	"github.com/meshfs/meshfs/decode"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/diskcache"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // What a mesh folder shows for one version of its source, as far as the
@@ -22,8 +21,8 @@ import (
 // error.txt is listed once a conversion is known to fail, so the listing
 // is final when error.txt is listed or when the geometry outputs the
 // folder has are known to have converted (in memory or in the disk cache).
-func (s *Store) Listing(ctx context.Context, m *outputs.Mesh, v version.Version) (files []outputs.Entry, r *ScanResult, warm, final bool, err error) {
-	_, warm = s.cache.Peek(Key(m, v, OutScan))
+func (s *Store) Listing(ctx context.Context, m *outputs.Mesh, v source.Version) (files []outputs.Entry, r *ScanResult, warm, final bool, err error) {
+	_, warm = s.cache.Peek(keyOf(m, v, OutScan))
 	if r, err = s.Scan(ctx, m, v); err != nil {
 		return nil, nil, warm, false, err
 	}
@@ -40,8 +39,8 @@ func (s *Store) Listing(ctx context.Context, m *outputs.Mesh, v version.Version)
 // the listing shows). Nothing known is not gone: the lookup's conversion
 // will tell, and a scan made here would be made apart from that
 // conversion's decoding, which makes it in one pass where it can.
-func (s *Store) geometryGone(ctx context.Context, m *outputs.Mesh, v version.Version) bool {
-	if _, ok := s.cache.Peek(Key(m, v, OutScan)); !ok && !s.failedOnDisk(m, v) {
+func (s *Store) geometryGone(ctx context.Context, m *outputs.Mesh, v source.Version) bool {
+	if _, ok := s.cache.Peek(keyOf(m, v, OutScan)); !ok && !s.failedOnDisk(m, v) {
 		return false
 	}
 	r, err := s.Scan(ctx, m, v)
@@ -55,7 +54,7 @@ func (s *Store) geometryGone(ctx context.Context, m *outputs.Mesh, v version.Ver
 // keep is false for an absence the kernel must not keep as a negative
 // entry: no event may come to drop it when a fixed source converts or an
 // animation file comes.
-func (s *Store) Holds(ctx context.Context, m *outputs.Mesh, v version.Version, e outputs.Entry) (holds, keep bool, err error) {
+func (s *Store) Holds(ctx context.Context, m *outputs.Mesh, v source.Version, e outputs.Entry) (holds, keep bool, err error) {
 	switch {
 	case e.Output == outputs.OutChunks:
 		r, err := s.Scan(ctx, m, v)
@@ -78,7 +77,7 @@ func (s *Store) Holds(ctx context.Context, m *outputs.Mesh, v version.Version, e
 // then set: the scan may have found files that narrow the folder's
 // permissions). A converted output unknown with fromMemory is notCheap:
 // its size would cost a conversion.
-func (s *Store) CheapSize(ctx context.Context, m *outputs.Mesh, v version.Version, e outputs.Entry, chunk string, fromMemory bool) (size int64, scanned, ok, notCheap bool) {
+func (s *Store) CheapSize(ctx context.Context, m *outputs.Mesh, v source.Version, e outputs.Entry, chunk string, fromMemory bool) (size int64, scanned, ok, notCheap bool) {
 	if chunk == "" && e.Converted() {
 		if size, ok := s.convertedSize(m, v, e, fromMemory); ok {
 			return size, false, true, false
@@ -94,12 +93,12 @@ func (s *Store) CheapSize(ctx context.Context, m *outputs.Mesh, v version.Versio
 
 // InMemory returns the bytes of converted entry e of m's folder for
 // version v while memory still holds them.
-func (s *Store) InMemory(m *outputs.Mesh, v version.Version, e outputs.Entry) ([]byte, bool) {
+func (s *Store) InMemory(m *outputs.Mesh, v source.Version, e outputs.Entry) ([]byte, bool) {
 	if !e.Converted() {
 		return nil, false
 	}
 	output, part := Conversion(e)
-	g, ok := s.cache.Use(Key(m, v, output))
+	g, ok := s.cache.Use(keyOf(m, v, output))
 	if !ok || g.Err != nil {
 		return nil, false
 	}
@@ -110,13 +109,13 @@ func (s *Store) InMemory(m *outputs.Mesh, v version.Version, e outputs.Entry) ([
 // and its size, converting first when neither cache has it, when the
 // kernel's passthrough may read it: the kernel reads a backing file to its
 // end, so only an entry that is exactly the .glb serves (a single part; the
-// .obj shares its entry with the .mtl), of at least disktier.PassMin bytes, checked
+// .obj shares its entry with the .mtl), of at least PassMin bytes, checked
 // whole. ok is false when the open
-// must be served otherwise: a conversion error, an output below disktier.PassMin or
+// must be served otherwise: a conversion error, an output below PassMin or
 // not in the disk cache (yet: a fresh conversion is saved once its readers
 // pause), or a damaged entry. The caller closes h.
-func (s *Store) PassFile(ctx context.Context, m *outputs.Mesh, v version.Version) (h *diskcache.Handle, size int64, ok bool) {
-	return s.disk.Pass(Key(m, v, OutGLB), func() bool {
+func (s *Store) PassFile(ctx context.Context, m *outputs.Mesh, v source.Version) (h *diskHandle, size int64, ok bool) {
+	return s.disk.Pass(keyOf(m, v, OutGLB), func() bool {
 		e, err := s.geometry(ctx, m, v, OutGLB)
 		return err == nil && e.Err == nil
 	})
@@ -131,7 +130,7 @@ const PushMax = 64 << 10
 // (a persisted one would be read from the disk cache for a reader who may
 // never come), of at most PushMax bytes, and not one that carries a
 // conversion's error instead.
-func (s *Store) Pushable(m *outputs.Mesh, v version.Version, r *ScanResult) ([]byte, bool) {
+func (s *Store) Pushable(m *outputs.Mesh, v source.Version, r *ScanResult) ([]byte, bool) {
 	data, inMemory := r.headerInMemory()
 	if !inMemory || len(data) == 0 || len(data) > PushMax {
 		return nil, false
@@ -150,7 +149,7 @@ var ErrNotCheap = errors.New("the size is known only by converting")
 // version v are known without loading it: a raw chunk's, or a loaded
 // chunk's in memory; else ErrNotCheap, or os.ErrNotExist when the scan has
 // no such chunk.
-func (s *Store) ChunkCheap(ctx context.Context, m *outputs.Mesh, v version.Version, name string) error {
+func (s *Store) ChunkCheap(ctx context.Context, m *outputs.Mesh, v source.Version, name string) error {
 	r, err := s.Scan(ctx, m, v)
 	if err != nil {
 		return err
@@ -160,7 +159,7 @@ func (s *Store) ChunkCheap(ctx context.Context, m *outputs.Mesh, v version.Versi
 		return os.ErrNotExist
 	}
 	if ch.Load != nil {
-		if _, ok := s.cache.Peek(Key(m, v, OutChunk+"/"+name)); !ok {
+		if _, ok := s.cache.Peek(keyOf(m, v, OutChunk+"/"+name)); !ok {
 			return ErrNotCheap
 		}
 	}
@@ -171,8 +170,8 @@ func (s *Store) ChunkCheap(ctx context.Context, m *outputs.Mesh, v version.Versi
 // unless memory holds its scan, and reports whether it did.
 func (s *Store) ScanAhead(ctx context.Context, path string, st *syscall.Stat_t, format decode.Format) bool {
 	m := s.NewMesh(path, format)
-	v := s.versions.Version(path, version.FromStat(st))
-	if _, ok := s.cache.Peek(Key(m, v, OutScan)); ok {
+	v := s.versions.Version(path, source.FromStat(st))
+	if _, ok := s.cache.Peek(keyOf(m, v, OutScan)); ok {
 		return false
 	}
 	_, err := s.Scan(ctx, m, v)

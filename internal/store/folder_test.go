@@ -12,8 +12,8 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/failures"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 func names(files []outputs.Entry) map[string]bool {
@@ -152,10 +152,10 @@ func TestTexturePNG(t *testing.T) {
 	p, id, tga := writeTGA(t, src)
 	ctx := context.Background()
 	b, st, v, err := s.TexturePNG(ctx, p, id.File)
-	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) || st == nil || !v.Same(version.Version{Ident: id}) {
+	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) || st == nil || !v.Same(source.Version{Ident: id}) {
 		t.Fatalf("PNG of a texture: %q…, %v", b[:min(8, len(b))], err)
 	}
-	if _, _, _, err := s.TexturePNG(ctx, p, version.File{}); !errors.Is(err, syscall.ESTALE) {
+	if _, _, _, err := s.TexturePNG(ctx, p, source.File{}); !errors.Is(err, syscall.ESTALE) {
 		t.Fatalf("another file's PNG: %v, want ESTALE", err)
 	}
 	// Packed: the entry's stat versions it, its archive file its bytes.
@@ -173,13 +173,13 @@ func TestTexturePNG(t *testing.T) {
 	if err := s.view.SysStat(pp, &est); err != nil {
 		t.Fatal(err)
 	}
-	if pb, _, _, err := s.TexturePNG(ctx, pp, version.FromStat(&est).File); err != nil || !bytes.Equal(pb, b) {
+	if pb, _, _, err := s.TexturePNG(ctx, pp, source.FromStat(&est).File); err != nil || !bytes.Equal(pb, b) {
 		t.Fatalf("PNG of a packed texture: %d bytes, %v; loose %d", len(pb), err, len(b))
 	}
 	if err := os.WriteFile(p, []byte("not a texture"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	id, _, _ = version.Stat(p)
+	id, _, _ = source.Stat(p)
 	var ce *failures.ConvError
 	if _, _, _, err := s.TexturePNG(ctx, p, id.File); !errors.As(err, &ce) {
 		t.Fatalf("PNG of a broken texture: %v, want a ConvError", err)
@@ -201,7 +201,7 @@ func TestScanAhead(t *testing.T) {
 	if !s.ScanAhead(ctx, p, &st, m.Format) {
 		t.Fatal("a cold mesh was not scanned ahead")
 	}
-	if _, ok := s.cache.Peek(Key(m, v, OutScan)); !ok {
+	if _, ok := s.cache.Peek(keyOf(m, v, OutScan)); !ok {
 		t.Fatal("the scan ahead is not in memory")
 	}
 	if s.ScanAhead(ctx, p, &st, m.Format) {
@@ -210,7 +210,7 @@ func TestScanAhead(t *testing.T) {
 }
 
 // writeTGA writes a 2×2 TGA, wood.tga, into dir: its path, identity and bytes.
-func writeTGA(t *testing.T, dir string) (string, version.Ident, []byte) {
+func writeTGA(t *testing.T, dir string) (string, source.Ident, []byte) {
 	t.Helper()
 	p := filepath.Join(dir, "wood.tga")
 	tga := []byte{0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2, 0, 24, 0}
@@ -218,7 +218,7 @@ func writeTGA(t *testing.T, dir string) (string, version.Ident, []byte) {
 	if err := os.WriteFile(p, tga, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	id, _, err := version.Stat(p)
+	id, _, err := source.Stat(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/internal/archive"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // TestListingKeptOnDisk: an archive listed through a view whose keeper is
@@ -27,7 +27,7 @@ func TestListingKeptOnDisk(t *testing.T) {
 	}
 	for i := range 2 {
 		s, _ := newStore(t, src, disk)
-		v := srcview.New(archive.Limits{})
+		v := source.New(archive.Limits{})
 		v.SetKeeper(s.disk.Listings())
 		if ents, err := v.ReadDir(pak + "/a"); err != nil || len(ents) != 1 || ents[0].Name() != "b.txt" {
 			t.Fatalf("mount %d: %v %v", i, ents, err)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/internal/meshgen"
-	"github.com/meshfs/meshfs/internal/store/gcpace"
 )
 
 // A big conversion drops the source's outputs of its earlier versions
@@ -28,7 +27,7 @@ func TestBigConversionDropsOutdated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if big := int64(len(b)) >= gcpace.BigConversionSize; big != c.big {
+		if big := int64(len(b)) >= bigConversionSize; big != c.big {
 			t.Fatalf("%s: %d bytes, big %v", c.name, len(b), big)
 		}
 		if err := os.WriteFile(p, b, 0o644); err != nil {
@@ -46,19 +45,19 @@ func TestBigConversionDropsOutdated(t *testing.T) {
 		if v2 == v1 {
 			t.Fatalf("%s: the new mtime is the same version", c.name)
 		}
-		if _, ok := s.cache.Peek(Key(m1, v1, OutGLB)); !ok {
+		if _, ok := s.cache.Peek(keyOf(m1, v1, OutGLB)); !ok {
 			t.Fatalf("%s: the first version's .glb is not in memory", c.name)
 		}
 		if e, err := s.geometry(ctx, m2, v2, OutGLB); err != nil || e.Err != nil {
 			t.Fatalf("%s: %v %v", c.name, err, e.Err)
 		}
-		if _, ok := s.cache.Peek(Key(m2, v2, OutGLB)); !ok {
+		if _, ok := s.cache.Peek(keyOf(m2, v2, OutGLB)); !ok {
 			t.Fatalf("%s: the new version's .glb is not in memory", c.name)
 		}
-		if _, kept := s.cache.Peek(Key(m1, v1, OutGLB)); kept == c.big {
+		if _, kept := s.cache.Peek(keyOf(m1, v1, OutGLB)); kept == c.big {
 			t.Errorf("%s: the first version's .glb kept in memory: %v", c.name, kept)
 		}
-		if _, kept := s.cache.Peek(Key(m1, v1, OutScan)); kept == c.big {
+		if _, kept := s.cache.Peek(keyOf(m1, v1, OutScan)); kept == c.big {
 			t.Errorf("%s: the first version's scan kept in memory: %v", c.name, kept)
 		}
 	}

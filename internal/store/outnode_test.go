@@ -10,15 +10,15 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/outnode"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // The mount's nodes of outputs (internal/outnode) over a store: here, as
 // they need the store's test helpers (export_test.go).
 
 // otherVersion is v of a file of another size.
-func otherVersion(v version.Version) version.Version {
+func otherVersion(v source.Version) source.Version {
 	v.Size++
 	return v
 }
@@ -94,7 +94,7 @@ func TestOutputPush(t *testing.T) {
 		t.Fatal(err)
 	}
 	cur := v
-	now := func() (version.Version, bool) { return cur, true }
+	now := func() (source.Version, bool) { return cur, true }
 	var wrote [][]byte
 	write := func(b []byte) bool { wrote = append(wrote, b); return true }
 	drops := make(chan struct{}, 4)

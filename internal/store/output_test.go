@@ -8,13 +8,13 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // gemMesh writes a GEM mesh of n triangles (cut to frac of its bytes when
 // frac < 1) into a new source folder and returns the store over it, the
 // mesh and its version.
-func gemMesh(t *testing.T, n int, frac float64) (*Store, *outputs.Mesh, version.Version) {
+func gemMesh(t *testing.T, n int, frac float64) (*Store, *outputs.Mesh, source.Version) {
 	t.Helper()
 	src := t.TempDir()
 	p := filepath.Join(src, "m.ply")

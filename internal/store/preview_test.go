@@ -10,7 +10,7 @@ import (
 
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // NAME.preview.png is an output of its own: listing the folder and sizing
@@ -117,7 +117,7 @@ func TestNoPreview(t *testing.T) {
 
 // sizeOf is the size a mount's fresh per-handle node tells of entry e
 // (outnode.Output.Size): known without converting, else by making it.
-func sizeOf(ctx context.Context, s *Store, m *outputs.Mesh, v version.Version, e outputs.Entry) (int64, error) {
+func sizeOf(ctx context.Context, s *Store, m *outputs.Mesh, v source.Version, e outputs.Entry) (int64, error) {
 	if size, _, ok, _ := s.CheapSize(ctx, m, v, e, "", false); ok {
 		return size, nil
 	}

@@ -1,9 +1,13 @@
-// Package store is where a mount's outputs come from: the memory cache,
-// else the disk cache, else a scan or a conversion now. Its parts are
-// packages of their own: record (what the disk cache keeps of scans and
-// failures, and its keys' version), failures (the broken meshes), idle
-// (readers' activity, low priority), gcpace (the collector's policy). It
-// knows nothing of FUSE; it is tested without a mount.
+// Package store is where a mount's outputs come from: the memory tier
+// (memory.go: byte-bounded, one load per key, holds for readers), else the
+// disk tier (disktier.go over the DiskCache of disk.go: an earlier mount's
+// scan or conversion of this very version, saved when readers pause), else
+// a scan or a conversion now, paced for the collector (gcpace.go) and, in
+// the background, the pre-warmer (prewarm.go) standing aside while readers
+// are active (idle.go). Its parts off the read path are packages of their
+// own: record (what the disk cache keeps of scans and failures, and its
+// keys' version), failures (the broken meshes), stats (stats.json and
+// errors.txt). It knows nothing of FUSE; it is tested without a mount.
 package store
 
 import (
@@ -23,18 +27,10 @@ import (
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/cache"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/logonce"
-	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/store/disktier"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/failures"
-	"github.com/meshfs/meshfs/internal/store/gcpace"
-	"github.com/meshfs/meshfs/internal/store/idle"
-	"github.com/meshfs/meshfs/internal/store/prewarm"
 	"github.com/meshfs/meshfs/internal/store/record"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // Store is where a mount's outputs come from: the memory cache, else the
@@ -42,33 +38,33 @@ import (
 // else a scan or a conversion now, bounded in number (the semaphore) and
 // saved to the disk cache once the readers pause. It keeps the failures of
 // the versions it made and knows which files each mesh read
-// (version.Tracker). It knows nothing of FUSE: the mount tells it of
-// readers' requests (Config.Activity) and is told, through Config.Events,
+// (source.Tracker). It knows nothing of FUSE: the mount tells it of
+// readers' requests (Touch) and is told, through Config.Events,
 // of what the kernel must learn. Everything it holds is set by Open.
 type Store struct {
-	cache    *cache.Cache
-	disk     *disktier.Tier
-	dc       *diskcache.Cache // the disk tier's cache (closed by the caller)
+	cache    *memCache
+	disk     *tier
+	dc       *DiskCache // the disk tier's cache (closed by the caller)
 	sem      *outputs.Semaphore
-	gc       *gcpace.Pacer
+	gc       *pacer
 	failed   *failures.List
-	versions *version.Tracker
-	activity *idle.Activity
+	versions *source.Tracker
+	activity *activity
 	events   Events
 
 	log  *log.Logger
 	once *logonce.Log // failures logged once each
 	// view is how the store reaches sources (Config.Limits.View, else its
 	// own): every mesh it makes reads through it, whatever Limits say.
-	view *srcview.Packed
+	view *source.Packed
 
 	folderDeps folderDeps
 	// onePass counts scans made in one pass with a .glb's decoding.
 	onePass atomic.Int64
 
 	mu          sync.Mutex
-	convLatency cache.Ring
-	warm        *prewarm.Warmer // nil: not started
+	convLatency ring
+	warm        *Warmer // nil: not started
 
 	// limits bound every conversion; tree is the source folder asset roots
 	// are looked for in, and the pre-warmer walks.
@@ -83,7 +79,7 @@ type Events interface {
 	// are made from besides its folder's, set, which the Tracker was told;
 	// changed is set when they differ from the last scan's (the mount
 	// watches their folders).
-	DepsFound(path string, set version.Set, changed bool)
+	DepsFound(path string, set source.Set, changed bool)
 	// Broken: a conversion of the mesh at path just failed, and its folder
 	// changes shape (error.txt in, geometry out).
 	Broken(path string)
@@ -92,12 +88,12 @@ type Events interface {
 // noEvents is the Events of a store nobody listens to.
 type noEvents struct{}
 
-func (noEvents) DepsFound(string, version.Set, bool) {}
-func (noEvents) Broken(string)                       {}
+func (noEvents) DepsFound(string, source.Set, bool) {}
+func (noEvents) Broken(string)                      {}
 
 // recordedDeps is the set the persisted scan of src's version v found.
-func (s *Store) recordedDeps(src string, v version.Version) (version.Set, bool) {
-	rec := s.disk.Scan(cache.Key{Path: src, Version: v, Output: OutScan})
+func (s *Store) recordedDeps(src string, v source.Version) (source.Set, bool) {
+	rec := s.disk.Scan(memKey{Path: src, Version: v, Output: OutScan})
 	if rec == nil {
 		return nil, false
 	}
@@ -107,9 +103,9 @@ func (s *Store) recordedDeps(src string, v version.Version) (version.Set, bool) 
 // logOnce logs a failure the first time it is seen for key.
 func (s *Store) logOnce(key any, format string, args ...any) { s.once.Printf(key, format, args...) }
 
-// Key is the memory cache key of output of mesh m's version v.
-func Key(m *outputs.Mesh, v version.Version, output string) cache.Key {
-	return cache.Key{Path: m.Path, Version: v, Output: output}
+// keyOf is the memory cache key of output of mesh m's version v.
+func keyOf(m *outputs.Mesh, v source.Version, output string) memKey {
+	return memKey{Path: m.Path, Version: v, Output: output}
 }
 
 // Label names an output of m's format in the statistics ("gem/glb").
@@ -124,7 +120,7 @@ func (s *Store) recordConversion(d time.Duration) {
 
 // FolderChanged records that a dependency file of the source folder dir
 // changed (any file of any folder: dir ""): the folder is listed again and
-// the versions of its meshes are made again (version.Tracker).
+// the versions of its meshes are made again (source.Tracker).
 func (s *Store) FolderChanged(dir string) {
 	s.folderDeps.changed(dir)
 	if dir == "" {
@@ -179,8 +175,8 @@ type ScanResult struct {
 	hdrSize int64
 	disk    bool // persisted by an earlier mount
 	// deps are the files besides the source the scan found its outputs
-	// read (recorded with a persisted scan: version.Tracker.Recorded).
-	deps version.Set
+	// read (recorded with a persisted scan: source.Tracker.Recorded).
+	deps source.Set
 	// Chunks are the names under chunks/, unique, in the order of the scan;
 	// chunkIdx picks the chunk a name shows (the last of that name, as
 	// `convert` would have overwritten the earlier ones).
@@ -239,7 +235,7 @@ func (r *ScanResult) chunk(name string) (*decode.Chunk, bool) {
 // from the disk cache's index (an earlier mount's scan of this very
 // version: counted as a disk load, "fmt/scan" in disk_loads), else scanned
 // now and persisted on the way.
-func (s *Store) Scan(ctx context.Context, m *outputs.Mesh, fp version.Version) (*ScanResult, error) {
+func (s *Store) Scan(ctx context.Context, m *outputs.Mesh, fp source.Version) (*ScanResult, error) {
 	return s.scanAnd(ctx, m, fp, nil)
 }
 
@@ -255,15 +251,15 @@ type oneScene struct {
 // (outputs.Mesh.ScanDecode), under the conversions' semaphore, and sc
 // receives the scene: the first read of a .glb then reads and decompresses
 // the source once, not once for the scan and once for the scene.
-func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version, sc *oneScene) (*ScanResult, error) {
-	key, label := Key(m, fp, OutScan), Label(m, OutScan)
+func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp source.Version, sc *oneScene) (*ScanResult, error) {
+	key, label := keyOf(m, fp, OutScan), Label(m, OutScan)
 	var rec *record.Scan
 	if _, ok := s.cache.Peek(key); !ok {
 		if rec = s.disk.Scan(key); rec != nil {
 			label += DiskSuffix
 		}
 	}
-	e, err := s.cache.Get(ctx, key, label, func(ctx context.Context) (*cache.Entry, error) {
+	e, err := s.cache.Get(ctx, key, label, func(ctx context.Context) (*memEntry, error) {
 		if rec != nil {
 			r := s.fromRecord(m, fp, rec)
 			// Header bytes not in memory yet: weigh them in anyway.
@@ -271,7 +267,7 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 			for _, n := range r.Chunks {
 				aux += 128 + int64(len(n))
 			}
-			return &cache.Entry{Aux: r, AuxWeight: aux}, nil
+			return &memEntry{Aux: r, AuxWeight: aux}, nil
 		}
 		var st *decode.Structure
 		var scanErr error
@@ -296,9 +292,9 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 			return nil, scanErr // gone: nothing to cache
 		}
 		hdr, deps, hdrErr := m.HeaderDeps(st, scanErr)
-		set := make(version.Set, len(deps))
+		set := make(source.Set, len(deps))
 		for i, d := range deps {
-			set[i] = version.Read(d)
+			set[i] = source.Read(d)
 		}
 		s.events.DepsFound(m.Path, set, s.versions.Track(m.Path, set))
 		r := &ScanResult{St: st, ScanErr: scanErr, HdrErr: hdrErr, header: hdr, chunkIdx: map[string]int{}, deps: set}
@@ -314,10 +310,10 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 			}
 		}
 		if scanErr != nil {
-			s.logOnce(Key(m, fp, "scan-error"), "meshfs: %v", scanErr)
+			s.logOnce(keyOf(m, fp, "scan-error"), "meshfs: %v", scanErr)
 		}
 		s.saveScan(key, r)
-		return &cache.Entry{Parts: [][]byte{hdr}, Aux: r, AuxWeight: aux}, nil
+		return &memEntry{Parts: [][]byte{hdr}, Aux: r, AuxWeight: aux}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -334,8 +330,8 @@ func (s *Store) scanAnd(ctx context.Context, m *outputs.Mesh, fp version.Version
 // geometry returns the cached entry of a geometry output (OutGLB: one part;
 // OutOBJ: the obj and the mtl), converting on a miss. A failed conversion is
 // an entry with Err.
-func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Version, output string) (*cache.Entry, error) {
-	key, label := Key(m, fp, output), Label(m, output)
+func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp source.Version, output string) (*memEntry, error) {
+	key, label := keyOf(m, fp, output), Label(m, output)
 	if e, ok := s.cache.Use(key); ok {
 		// Converted (or failed) already and still in memory: the scan
 		// that a conversion needs is not needed.
@@ -362,7 +358,7 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 	if onDisk {
 		label += DiskSuffix
 	} else {
-		if fp.Size >= gcpace.BigConversionSize {
+		if fp.Size >= bigConversionSize {
 			// A big conversion to come: the outputs of the versions
 			// before fp go, so that its tens of MB can reuse theirs.
 			s.cache.InvalidateOthers(m.Path, fp)
@@ -380,14 +376,14 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 		}
 		if r.ScanErr != nil {
 			// `convert` does not decode a file whose structure is broken.
-			return &cache.Entry{Err: r.ScanErr}, nil
+			return &memEntry{Err: r.ScanErr}, nil
 		}
 	}
 	var failed atomic.Bool
-	e, err := s.cache.GetSized(ctx, key, label, max(hint, 1), func(ctx context.Context) (*cache.Entry, error) {
+	e, err := s.cache.GetSized(ctx, key, label, max(hint, 1), func(ctx context.Context) (*memEntry, error) {
 		if diskErr != nil {
 			// Listings already show error.txt (knownBroken): no notice.
-			return &cache.Entry{Err: diskErr}, nil
+			return &memEntry{Err: diskErr}, nil
 		}
 		if onDisk {
 			if e := s.disk.Load(key); e != nil {
@@ -403,7 +399,7 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 		defer s.sem.Release()
 		defer s.gc.Begin(fp.Size)()
 		start := time.Now()
-		var e *cache.Entry
+		var e *memEntry
 		var err error
 		switch output {
 		case OutGLB:
@@ -411,21 +407,21 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 				var b []byte
 				b, err = m.GLBOf(ctx, sc.scene)
 				sc.scene, start = nil, start.Add(-sc.took)
-				e = &cache.Entry{Parts: [][]byte{b}}
+				e = &memEntry{Parts: [][]byte{b}}
 			} else {
 				// A model's LOD files are the parts of its one conversion.
 				var parts [][]byte
 				parts, err = m.GLBFiles(ctx)
-				e = &cache.Entry{Parts: parts}
+				e = &memEntry{Parts: parts}
 			}
 		case OutOBJ:
 			var o, l []byte
 			o, l, err = m.OBJFiles(ctx)
-			e = &cache.Entry{Parts: [][]byte{o, l}}
+			e = &memEntry{Parts: [][]byte{o, l}}
 		case OutAnimated:
 			var b []byte
 			b, err = m.AnimatedGLBFile(ctx)
-			e = &cache.Entry{Parts: [][]byte{b}}
+			e = &memEntry{Parts: [][]byte{b}}
 		case OutPreview:
 			// Drawn from its own decoding, not from the .glb's bytes:
 			// its stat converts nothing else.
@@ -436,13 +432,13 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 			} else {
 				b, err = m.PreviewFile(ctx)
 			}
-			e = &cache.Entry{Parts: [][]byte{b}}
+			e = &memEntry{Parts: [][]byte{b}}
 		}
 		s.recordConversion(time.Since(start))
 		// The reader who asked reads the output next: the quiet that a
 		// big disk-cache save (and the pre-warmer) wait for starts now,
 		// not when the request that converted began.
-		if !prewarm.Is(ctx) {
+		if !isWarming(ctx) {
 			s.activity.Touch()
 		}
 		if !errors.Is(err, os.ErrNotExist) && !s.still(key.Path, key.Version.Ident) {
@@ -454,8 +450,8 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, err
 			}
-			s.logOnce(Key(m, fp, "error:"+err.Error()), "meshfs: %v", err)
-			e = &cache.Entry{Err: err}
+			s.logOnce(keyOf(m, fp, "error:"+err.Error()), "meshfs: %v", err)
+			e = &memEntry{Err: err}
 			failed.Store(true)
 		}
 		// Passthrough opens (passthrough.go) wait for this save: the
@@ -473,23 +469,23 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 	return e, err
 }
 
-// still is version.Still of a source file, an archive's entry too
-// (srcview.Packed.SysStat).
-func (s *Store) still(path string, id version.Ident) bool {
+// still is source.Still of a source file, an archive's entry too
+// (source.Packed.SysStat).
+func (s *Store) still(path string, id source.Ident) bool {
 	var st syscall.Stat_t
-	return s.view.SysStat(path, &st) == nil && version.FromStat(&st).Same(id)
+	return s.view.SysStat(path, &st) == nil && source.FromStat(&st).Same(id)
 }
 
 // chunkData returns a loaded chunk's bytes, or (nil, c) for a raw chunk,
 // which is read from the source file itself.
-func (s *Store) chunkData(ctx context.Context, m *outputs.Mesh, fp version.Version, r *ScanResult, name string) ([]byte, *decode.Chunk, error) {
+func (s *Store) chunkData(ctx context.Context, m *outputs.Mesh, fp source.Version, r *ScanResult, name string) ([]byte, *decode.Chunk, error) {
 	c, ok := r.chunk(name)
 	if !ok {
 		return nil, nil, os.ErrNotExist
 	}
 	if err := m.CheckChunk(c); err != nil {
 		// Over a limit: `convert` writes no file for it either.
-		s.logOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
+		s.logOnce(keyOf(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
 		return nil, nil, err
 	}
 	// A raw chunk of an archive's entry has no window of a file of its
@@ -510,13 +506,13 @@ func (s *Store) chunkData(ctx context.Context, m *outputs.Mesh, fp version.Versi
 	if packed {
 		size = c.Length
 	}
-	e, err := s.cache.GetSized(ctx, Key(m, fp, OutChunk+"/"+name), Label(m, OutChunk), size, func(ctx context.Context) (*cache.Entry, error) {
+	e, err := s.cache.GetSized(ctx, keyOf(m, fp, OutChunk+"/"+name), Label(m, OutChunk), size, func(ctx context.Context) (*memEntry, error) {
 		b, err := m.ChunkBytes(c)
 		if err != nil {
-			s.logOnce(Key(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
-			return &cache.Entry{Err: err}, nil
+			s.logOnce(keyOf(m, fp, "chunk:"+name), "meshfs: %s: %v", m.Path, err)
+			return &memEntry{Err: err}, nil
 		}
-		return &cache.Entry{Parts: [][]byte{b}}, nil
+		return &memEntry{Parts: [][]byte{b}}, nil
 	})
 	if err != nil {
 		return nil, nil, err
@@ -529,7 +525,7 @@ func (s *Store) chunkData(ctx context.Context, m *outputs.Mesh, fp version.Versi
 
 // errorText is error.txt: the errors `convert` would record, in its order
 // (scan, header, chunks, then decoding and export). Empty when nothing fails.
-func (s *Store) errorText(ctx context.Context, m *outputs.Mesh, fp version.Version) ([]byte, error) {
+func (s *Store) errorText(ctx context.Context, m *outputs.Mesh, fp source.Version) ([]byte, error) {
 	r, err := s.Scan(ctx, m, fp)
 	if err != nil {
 		return nil, err
@@ -592,7 +588,7 @@ func (s *Store) errorText(ctx context.Context, m *outputs.Mesh, fp version.Versi
 // error (scan true), else a conversion that failed in this mount or, for
 // this version, in an earlier one. nil: nothing known to fail. A failure
 // found is entered in the mount's failure list (.meshfs/errors.txt).
-func (s *Store) failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err error, scan bool) {
+func (s *Store) failure(m *outputs.Mesh, fp source.Version, r *ScanResult) (err error, scan bool) {
 	switch {
 	case r.ScanErr != nil:
 		err, scan = r.ScanErr, true
@@ -600,7 +596,7 @@ func (s *Store) failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err
 		err, scan = r.HdrErr, true
 	default:
 		for _, out := range conversions() {
-			key := Key(m, fp, out)
+			key := keyOf(m, fp, out)
 			if e, ok := s.cache.Peek(key); ok {
 				err = e.Err
 			} else {
@@ -620,15 +616,15 @@ func (s *Store) failure(m *outputs.Mesh, fp version.Version, r *ScanResult) (err
 // knownBroken reports whether the folder of version fp is broken (the
 // folder table's rule: error.txt listed, no geometry outputs), as far as is
 // known without converting anything.
-func (s *Store) knownBroken(m *outputs.Mesh, fp version.Version, r *ScanResult) bool {
+func (s *Store) knownBroken(m *outputs.Mesh, fp source.Version, r *ScanResult) bool {
 	err, _ := s.failure(m, fp, r)
 	return err != nil
 }
 
 // converted reports whether output converted without error for fp, as far
 // as the caches know.
-func (s *Store) converted(m *outputs.Mesh, fp version.Version, output string) bool {
-	key := Key(m, fp, output)
+func (s *Store) converted(m *outputs.Mesh, fp source.Version, output string) bool {
+	key := keyOf(m, fp, output)
 	if e, ok := s.cache.Peek(key); ok {
 		return e.Err == nil
 	}
@@ -639,16 +635,16 @@ func (s *Store) converted(m *outputs.Mesh, fp version.Version, output string) bo
 
 // failedOnDisk reports whether the disk cache records a failure of version
 // fp: a scan's, or a conversion's.
-func (s *Store) failedOnDisk(m *outputs.Mesh, fp version.Version) bool {
+func (s *Store) failedOnDisk(m *outputs.Mesh, fp source.Version) bool {
 	if !s.disk.Enabled() {
 		return false
 	}
 	for _, out := range conversions() {
-		if _, failed := s.disk.Failure(Key(m, fp, out)); failed {
+		if _, failed := s.disk.Failure(keyOf(m, fp, out)); failed {
 			return true
 		}
 	}
-	rec := s.disk.Scan(Key(m, fp, OutScan))
+	rec := s.disk.Scan(keyOf(m, fp, OutScan))
 	return rec != nil && rec.Failed()
 }
 
@@ -663,24 +659,24 @@ func IsConversion(label string) bool {
 // version fp of the mesh (outputs' rule for NAME.animated.glb), as the
 // memory cache remembers it: fp's Gen changes with any animation file of
 // the folder (formats.IsDependency), so a change there asks again.
-func (s *Store) animated(ctx context.Context, m *outputs.Mesh, fp version.Version) bool {
+func (s *Store) animated(ctx context.Context, m *outputs.Mesh, fp source.Version) bool {
 	if !m.TakesAnimations() {
 		return false
 	}
-	e, err := s.cache.Get(ctx, Key(m, fp, OutAnims), Label(m, OutAnims), func(ctx context.Context) (*cache.Entry, error) {
+	e, err := s.cache.Get(ctx, keyOf(m, fp, OutAnims), Label(m, OutAnims), func(ctx context.Context) (*memEntry, error) {
 		if err := s.sem.Acquire(ctx); err != nil {
 			return nil, err
 		}
 		defer s.sem.Release()
 		names, err := m.Animations(ctx)
 		if err != nil {
-			return &cache.Entry{Err: err}, nil
+			return &memEntry{Err: err}, nil
 		}
 		w := int64(0)
 		for _, n := range names {
 			w += int64(len(n)) + 16
 		}
-		return &cache.Entry{Aux: names, AuxWeight: w}, nil
+		return &memEntry{Aux: names, AuxWeight: w}, nil
 	})
 	if err != nil || e.Err != nil {
 		return false
@@ -690,7 +686,7 @@ func (s *Store) animated(ctx context.Context, m *outputs.Mesh, fp version.Versio
 }
 
 // saveScan persists a fresh scan beside the reader (Close waits for it).
-func (s *Store) saveScan(key cache.Key, r *ScanResult) {
+func (s *Store) saveScan(key memKey, r *ScanResult) {
 	if !s.disk.Enabled() || !record.Persistable(r.ScanErr) {
 		return
 	}
@@ -704,7 +700,7 @@ func (s *Store) saveScan(key cache.Key, r *ScanResult) {
 // fromRecord builds the scan result of a persisted record: chunk names,
 // sizes and errors from memory; header.json's bytes read from the disk
 // cache when first asked for; loaded chunks' bytes through a live scan.
-func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *record.Scan) *ScanResult {
+func (s *Store) fromRecord(m *outputs.Mesh, fp source.Version, rec *record.Scan) *ScanResult {
 	r := &ScanResult{chunkIdx: map[string]int{}, hdrSize: rec.HdrSize, disk: true}
 	if rec.HasScanErr {
 		r.ScanErr = errors.New(rec.ScanErr)
@@ -727,7 +723,7 @@ func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *record.Scan
 		}
 	}
 	if r.HdrErr == nil {
-		key := Key(m, fp, OutScan)
+		key := keyOf(m, fp, OutScan)
 		r.hdrLoad = func() ([]byte, error) {
 			if e := s.disk.Load(key); e != nil && int64(len(e.Parts[0])) == rec.HdrSize {
 				return e.Parts[0], nil
@@ -749,8 +745,8 @@ func (s *Store) fromRecord(m *outputs.Mesh, fp version.Version, rec *record.Scan
 
 // liveScan is a scan of fp made for a persisted scan result (its loaded
 // chunks, or a damaged header), cached in memory and counted as a scan.
-func (s *Store) liveScan(m *outputs.Mesh, fp version.Version) (*ScanResult, error) {
-	e, err := s.cache.Get(context.Background(), Key(m, fp, outScanLive), Label(m, OutScan), func(ctx context.Context) (*cache.Entry, error) {
+func (s *Store) liveScan(m *outputs.Mesh, fp source.Version) (*ScanResult, error) {
+	e, err := s.cache.Get(context.Background(), keyOf(m, fp, outScanLive), Label(m, OutScan), func(ctx context.Context) (*memEntry, error) {
 		st, scanErr := m.Scan(ctx)
 		if st == nil && errors.Is(scanErr, fs.ErrNotExist) {
 			return nil, scanErr
@@ -759,7 +755,7 @@ func (s *Store) liveScan(m *outputs.Mesh, fp version.Version) (*ScanResult, erro
 		if st != nil {
 			aux += 128 * int64(len(st.Chunks))
 		}
-		return &cache.Entry{Aux: &ScanResult{St: st, ScanErr: scanErr}, AuxWeight: aux}, nil
+		return &memEntry{Aux: &ScanResult{St: st, ScanErr: scanErr}, AuxWeight: aux}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -769,7 +765,7 @@ func (s *Store) liveScan(m *outputs.Mesh, fp version.Version) (*ScanResult, erro
 
 // liveLoader loads chunk i of a persisted scan through a live scan, after
 // checking that the live scan found the recorded chunk there.
-func (s *Store) liveLoader(m *outputs.Mesh, fp version.Version, i int, want record.Chunk) func() ([]byte, error) {
+func (s *Store) liveLoader(m *outputs.Mesh, fp source.Version, i int, want record.Chunk) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		live, err := s.liveScan(m, fp)
 		if err != nil {
@@ -794,7 +790,7 @@ func (s *Store) liveLoader(m *outputs.Mesh, fp version.Version, i int, want reco
 // error), or the size is only known by producing it (a chunk outside the
 // file, or over the output limit, whose stat reports the error; a loaded
 // chunk of a fresh scan, loaded as before).
-func (s *Store) knownSize(ctx context.Context, m *outputs.Mesh, fp version.Version, header bool, chunk string) (int64, bool) {
+func (s *Store) knownSize(ctx context.Context, m *outputs.Mesh, fp source.Version, header bool, chunk string) (int64, bool) {
 	r, err := s.Scan(ctx, m, fp)
 	if err != nil {
 		return 0, false
@@ -803,7 +799,7 @@ func (s *Store) knownSize(ctx context.Context, m *outputs.Mesh, fp version.Versi
 }
 
 // KnownSizeIn is knownSize given the scan r of version fp.
-func (s *Store) KnownSizeIn(m *outputs.Mesh, r *ScanResult, fp version.Version, header bool, chunk string) (int64, bool) {
+func (s *Store) KnownSizeIn(m *outputs.Mesh, r *ScanResult, fp source.Version, header bool, chunk string) (int64, bool) {
 	switch {
 	case header:
 		if r.HdrErr != nil {
@@ -833,7 +829,7 @@ func (s *Store) KnownSizeIn(m *outputs.Mesh, r *ScanResult, fp version.Version, 
 			return 0, false
 		}
 		// A chunk that failed to load in this mount: its stat says so.
-		if e, ok := s.cache.Peek(Key(m, fp, OutChunk+"/"+chunk)); ok && e.Err != nil {
+		if e, ok := s.cache.Peek(keyOf(m, fp, OutChunk+"/"+chunk)); ok && e.Err != nil {
 			return 0, false
 		}
 		return c.Size, true
@@ -848,16 +844,16 @@ const DiskSuffix = "@disk"
 // source folder as they are, until the watcher reports a change of one.
 type folderDeps struct {
 	mu  sync.Mutex
-	gen map[string]uint64      // folder → changes reported
-	set map[string]version.Set // folder → its dependency files, at gen
+	gen map[string]uint64     // folder → changes reported
+	set map[string]source.Set // folder → its dependency files, at gen
 	at  map[string]uint64
 }
 
 // of returns the dependency files of the folder dir.
-func (c *folderDeps) of(dir string) version.Set {
+func (c *folderDeps) of(dir string) source.Set {
 	c.mu.Lock()
 	if c.gen == nil {
-		c.gen, c.set, c.at = map[string]uint64{}, map[string]version.Set{}, map[string]uint64{}
+		c.gen, c.set, c.at = map[string]uint64{}, map[string]source.Set{}, map[string]uint64{}
 	}
 	gen := c.gen[dir]
 	c.gen[dir] = gen
@@ -866,8 +862,8 @@ func (c *folderDeps) of(dir string) version.Set {
 		return s
 	}
 	c.mu.Unlock()
-	var s version.Set
-	if ents, err := srcfile.ReadDir(dir); err == nil {
+	var s source.Set
+	if ents, err := source.ReadDir(dir); err == nil {
 		names := make([]string, len(ents))
 		for i, e := range ents {
 			names[i] = e.Name()
@@ -878,8 +874,8 @@ func (c *folderDeps) of(dir string) version.Set {
 				continue
 			}
 			p := filepath.Join(dir, e.Name())
-			if id, _, err := version.Stat(p); err == nil {
-				s = append(s, version.Read{Path: p, Ident: id})
+			if id, _, err := source.Stat(p); err == nil {
+				s = append(s, source.Read{Path: p, Ident: id})
 			}
 		}
 	}
@@ -937,12 +933,12 @@ type textures struct{ s *Store }
 
 func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error) {
 	s := t.s
-	key := cache.Key{Path: d.Path, Version: version.Version{Ident: d.Ident}, Output: OutPNG}
+	key := memKey{Path: d.Path, Version: source.Version{Ident: d.Ident}, Output: OutPNG}
 	label, onDisk := LabelPNG, false
 	if sizes, ok := s.disk.Sizes(key); ok && len(sizes) == 1 {
 		label, onDisk = label+DiskSuffix, true
 	}
-	e, err := s.cache.Get(context.Background(), key, label, func(context.Context) (*cache.Entry, error) {
+	e, err := s.cache.Get(context.Background(), key, label, func(context.Context) (*memEntry, error) {
 		if onDisk {
 			if e := s.disk.Load(key); e != nil && len(e.Parts) == 1 {
 				return e, nil
@@ -960,10 +956,10 @@ func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error
 		}
 		if err != nil {
 			s.logOnce(key, "meshfs: %v", err)
-			return &cache.Entry{Err: err}, nil
+			return &memEntry{Err: err}, nil
 		}
-		e := &cache.Entry{Parts: [][]byte{b}}
-		if version.Still(d.Path, d.Ident) {
+		e := &memEntry{Parts: [][]byte{b}}
+		if source.Still(d.Path, d.Ident) {
 			s.disk.Save(key, e)
 		}
 		return e, nil
@@ -981,23 +977,23 @@ func (t textures) PNG(d outputs.Dep, make func() ([]byte, error)) ([]byte, error
 // and version, or syscall.ESTALE when it is no longer file (replaced: the
 // caller's node stands for the old one). A texture that does not decode is
 // a *failures.ConvError.
-func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) ([]byte, *syscall.Stat_t, version.Version, error) {
+func (s *Store) TexturePNG(ctx context.Context, path string, file source.File) ([]byte, *syscall.Stat_t, source.Version, error) {
 	st := new(syscall.Stat_t)
 	if err := s.view.SysStat(path, st); err != nil {
-		return nil, nil, version.Version{}, err
+		return nil, nil, source.Version{}, err
 	}
-	id := version.FromStat(st)
+	id := source.FromStat(st)
 	if id.File != file {
-		return nil, nil, version.Version{}, syscall.ESTALE
+		return nil, nil, source.Version{}, syscall.ESTALE
 	}
 	// The PNG is made from the file as the view reads it: an archive
 	// entry's is its archive's version.
 	_, read, err := s.view.Stat(path)
 	if err != nil {
-		return nil, nil, version.Version{}, err
+		return nil, nil, source.Version{}, err
 	}
-	v := version.Version{Ident: id}
-	if e, ok := s.cache.Use(cache.Key{Path: path, Version: v, Output: OutPNG}); ok && e.Err == nil {
+	v := source.Version{Ident: id}
+	if e, ok := s.cache.Use(memKey{Path: path, Version: v, Output: OutPNG}); ok && e.Err == nil {
 		return e.Parts[0], st, v, nil
 	}
 	// Made here, a PNG takes a slot of the semaphore as conversions do.
@@ -1030,7 +1026,7 @@ func (s *Store) TexturePNG(ctx context.Context, path string, file version.File) 
 // it is now (stat st), when making it failed: "" when it did not, or is
 // not known to.
 func (s *Store) TextureFailure(path string, st *syscall.Stat_t) string {
-	msg, _ := s.failed.Of(path, version.FromStat(st))
+	msg, _ := s.failed.Of(path, source.FromStat(st))
 	return msg
 }
 
@@ -1057,7 +1053,7 @@ func Conversion(e outputs.Entry) (output string, part int) {
 // conversion's failure), error.txt (os.ErrNotExist when nothing fails), a
 // conversion's file, or a chunk's bytes (raw instead for a chunk read from
 // the source itself). A conversion's failure is a *failures.ConvError.
-func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version, e outputs.Entry, chunk string) (data []byte, raw *decode.Chunk, err error) {
+func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v source.Version, e outputs.Entry, chunk string) (data []byte, raw *decode.Chunk, err error) {
 	switch {
 	case chunk != "":
 		r, err := s.Scan(ctx, m, v)
@@ -1106,9 +1102,9 @@ func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v version.Version,
 // convertedSize is the size of converted entry e of m's folder for version
 // v when it is known without converting: from the disk cache's index when
 // memory does not hold the conversion, from memory when fromMemory.
-func (s *Store) convertedSize(m *outputs.Mesh, v version.Version, e outputs.Entry, fromMemory bool) (int64, bool) {
+func (s *Store) convertedSize(m *outputs.Mesh, v source.Version, e outputs.Entry, fromMemory bool) (int64, bool) {
 	output, part := Conversion(e)
-	key := Key(m, v, output)
+	key := keyOf(m, v, output)
 	if got, inMem := s.cache.Peek(key); inMem {
 		if fromMemory && got.Err == nil {
 			return int64(len(got.Part(part))), true
@@ -1124,17 +1120,17 @@ func (s *Store) convertedSize(m *outputs.Mesh, v version.Version, e outputs.Entr
 // Prewarm starts the pre-warmer, once: it converts every mesh under the
 // source in the background (sniff returns the format of the source file at
 // path, stat st, or nil). It returns the pre-warmer; Close stops it.
-func (s *Store) Prewarm(sniff func(path string, st *syscall.Stat_t) decode.Format) *prewarm.Warmer {
+func (s *Store) Prewarm(sniff func(path string, st *syscall.Stat_t) decode.Format) *Warmer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.warm == nil {
-		s.warm = prewarm.Start(prewarm.Config{Tree: s.tree, View: s.view, Sniff: sniff, Outputs: s.warmOutputs, Activity: s.activity, Log: s.log})
+		s.warm = startWarmer(warmConfig{Tree: s.tree, View: s.view, Sniff: sniff, Outputs: s.warmOutputs, Activity: s.activity, Log: s.log})
 	}
 	return s.warm
 }
 
 // warmer is the pre-warmer, or nil.
-func (s *Store) warmer() *prewarm.Warmer {
+func (s *Store) warmer() *Warmer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.warm
@@ -1143,7 +1139,7 @@ func (s *Store) warmer() *prewarm.Warmer {
 // warmOutputs are the outputs the pre-warmer makes of the mesh at path.
 func (s *Store) warmOutputs(path string, format decode.Format, st *syscall.Stat_t) ([]string, func(string) bool, func(context.Context, string) error) {
 	m := s.NewMesh(path, format)
-	fp := s.versions.Version(path, version.FromStat(st))
+	fp := s.versions.Version(path, source.FromStat(st))
 	var outs []string
 	for _, out := range conversions() {
 		if out != OutPreview || m.HasPreview() {
@@ -1151,10 +1147,10 @@ func (s *Store) warmOutputs(path string, format decode.Format, st *syscall.Stat_
 		}
 	}
 	cached := func(out string) bool {
-		if _, ok := s.cache.Peek(Key(m, fp, out)); ok {
+		if _, ok := s.cache.Peek(keyOf(m, fp, out)); ok {
 			return true
 		}
-		_, ok := s.disk.Sizes(Key(m, fp, out))
+		_, ok := s.disk.Sizes(keyOf(m, fp, out))
 		return ok
 	}
 	convert := func(ctx context.Context, out string) error {
@@ -1166,6 +1162,10 @@ func (s *Store) warmOutputs(path string, format decode.Format, st *syscall.Stat_
 	}
 	return outs, cached, convert
 }
+
+// Touch records a reader's request: the store's background work (big
+// saves, the pre-warmer) stands aside while readers are active.
+func (s *Store) Touch() { s.activity.Touch() }
 
 // Close stops the pre-warmer, lets the saves waiting for a quiet moment go
 // ahead, waits for every save and frees the memory cache. The caller

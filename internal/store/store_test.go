@@ -15,13 +15,11 @@ import (
 
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/meshgen"
-	"github.com/meshfs/meshfs/internal/srcfile"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/failures"
 	"github.com/meshfs/meshfs/internal/store/record"
 	"github.com/meshfs/meshfs/internal/store/stats"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // recHooks records what the store tells the mount.
@@ -31,7 +29,7 @@ type recHooks struct {
 	broken []string
 }
 
-func (h *recHooks) DepsFound(path string, _ version.Set, _ bool) {
+func (h *recHooks) DepsFound(path string, _ source.Set, _ bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.deps == nil {
@@ -50,12 +48,12 @@ func (h *recHooks) Broken(path string) {
 // cache in disk (opened with the store's version string).
 func newStore(t *testing.T, src, disk string) (*Store, *recHooks) {
 	t.Helper()
-	dc, err := diskcache.Open(disk, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
+	dc, err := OpenDiskCache(disk, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &recHooks{}
-	s, err := Open(Config{CacheSize: 64 << 20, DiskCache: dc, Concurrency: 2, Events: h}, src, &version.Tracker{}, log.New(os.Stderr, "", 0))
+	s, err := Open(Config{CacheSize: 64 << 20, DiskCache: dc, Concurrency: 2, Events: h}, src, &source.Tracker{}, log.New(os.Stderr, "", 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,9 +74,9 @@ func (s *Store) closeDisk() {
 
 // meshOf describes the source file at p as the store converts it, and
 // its version now.
-func meshOf(t *testing.T, s *Store, p string) (*outputs.Mesh, version.Version) {
+func meshOf(t *testing.T, s *Store, p string) (*outputs.Mesh, source.Version) {
 	t.Helper()
-	f, err := srcfile.Open(p)
+	f, err := source.Open(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +85,7 @@ func meshOf(t *testing.T, s *Store, p string) (*outputs.Mesh, version.Version) {
 	if err != nil || format == nil {
 		t.Fatalf("sniff %s: %v, %v", p, format, err)
 	}
-	id, _, err := version.Stat(p)
+	id, _, err := source.Stat(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +143,7 @@ func TestStoreTiers(t *testing.T) {
 	// A new store (a remount): the disk cache's bytes, no conversion.
 	s2, _ := newStore(t, src, disk)
 	m2, v2 := meshOf(t, s2, p)
-	if sizes, ok := s2.disk.Sizes(Key(m2, v2, OutGLB)); !ok || sizes[0] != int64(len(glb)) {
+	if sizes, ok := s2.disk.Sizes(keyOf(m2, v2, OutGLB)); !ok || sizes[0] != int64(len(glb)) {
 		t.Fatalf("disk sizes %v, %v; want [%d]", sizes, ok, len(glb))
 	}
 	e2, err := s2.geometry(ctx, m2, v2, OutGLB)
@@ -175,7 +173,7 @@ func TestStoreTiers(t *testing.T) {
 	if v3.Same(v2) {
 		t.Fatal("a change of the folder's files left the version")
 	}
-	if _, ok := s2.disk.Sizes(Key(m2, v3, OutGLB)); ok {
+	if _, ok := s2.disk.Sizes(keyOf(m2, v3, OutGLB)); ok {
 		t.Fatal("the disk cache served a .glb made before its folder's animation file appeared")
 	}
 }
@@ -339,7 +337,7 @@ func TestChanged(t *testing.T) {
 	if got := s.Changed(set[0].Path); len(got) != 1 || got[0] != p {
 		t.Fatalf("a file the mesh read names %v", got)
 	}
-	if _, ok := s.cache.Peek(Key(m, v, OutGLB)); !ok {
+	if _, ok := s.cache.Peek(keyOf(m, v, OutGLB)); !ok {
 		t.Fatal("the .glb of the version before left memory at the change")
 	}
 }

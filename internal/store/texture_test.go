@@ -12,8 +12,8 @@ import (
 	"github.com/woozymasta/bcn"
 
 	"github.com/meshfs/meshfs/decode/decodetest"
+	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store/stats"
-	"github.com/meshfs/meshfs/internal/version"
 )
 
 // texturedTree writes two GEM meshes, resource/entity/{a,b}/body.ply, whose
@@ -63,7 +63,7 @@ func TestTexturePNGOnDisk(t *testing.T) {
 	src, disk := t.TempDir(), t.TempDir()
 	tex := texturedTree(t, src)
 	ctx := context.Background()
-	id, _, err := version.Stat(tex)
+	id, _, err := source.Stat(tex)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestTexturePNGOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	s3, _ := newStore(t, src, disk)
-	id3, _, _ := version.Stat(tex)
+	id3, _, _ := source.Stat(tex)
 	if _, _, _, err := s3.TexturePNG(ctx, tex, id3.File); err != nil {
 		t.Fatal(err)
 	}

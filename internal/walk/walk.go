@@ -37,18 +37,16 @@ import (
 	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/decode/texture"
 	"github.com/meshfs/meshfs/internal/archive"
-	"github.com/meshfs/meshfs/internal/srcfile"
-	"github.com/meshfs/meshfs/internal/srcview"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Sniffer remembers which format (or none) each source file version is,
 // and whether it is an archive, so that listing a folder again does not
-// reopen every file. Files are read through its source view (srcview): an
+// reopen every file. Files are read through its source view (internal/source): an
 // archive's entries are sniffed as files.
 type Sniffer struct {
 	c     *otter.Cache[sniffKey, sniffed]
-	view  srcview.View
+	view  source.View
 	count atomic.Int64
 }
 
@@ -60,12 +58,12 @@ type sniffed struct {
 
 type sniffKey struct {
 	path string
-	id   version.Ident
+	id   source.Ident
 }
 
 // NewSniffer returns a sniffer remembering up to 65 536 file versions,
 // reading them through view.
-func NewSniffer(view srcview.View) (*Sniffer, error) {
+func NewSniffer(view source.View) (*Sniffer, error) {
 	c, err := otter.New(&otter.Options[sniffKey, sniffed]{MaximumSize: 1 << 16})
 	if err != nil {
 		return nil, err
@@ -98,7 +96,7 @@ func (s *Sniffer) ShowsPNG(path string, st *syscall.Stat_t) bool {
 }
 
 func (s *Sniffer) sniff(path string, st *syscall.Stat_t) (sn sniffed, read, known bool) {
-	k := sniffKey{path, version.FromStat(st)}
+	k := sniffKey{path, source.FromStat(st)}
 	if sn, ok := s.c.GetIfPresent(k); ok {
 		return sn, false, true
 	}
@@ -268,7 +266,7 @@ const PerWorker = 8
 // among its first limit entries, up to workers at a time; it returns how
 // many entries it looked at and how many files it read.
 func SniffFolder(ctx context.Context, s *Sniffer, dir string, limit, workers int) (looked int, read int64) {
-	fd, err := srcfile.OpenFolder(dir)
+	fd, err := source.OpenFolder(dir)
 	if err != nil {
 		return 0, 0
 	}
@@ -301,7 +299,7 @@ func SniffFolder(ctx context.Context, s *Sniffer, dir string, limit, workers int
 func ScanAhead(ctx context.Context, dir, after string, window int, maxSize int64,
 	mesh func(name string, st *syscall.Stat_t, siblings func(string) bool) (decode.Format, bool),
 	scan func(path string, st *syscall.Stat_t, format decode.Format)) {
-	fd, err := srcfile.OpenFolder(dir)
+	fd, err := source.OpenFolder(dir)
 	if err != nil {
 		return
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/internal/meshgen"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // tree writes n GEM meshes and a plain file into a new folder.
@@ -34,7 +34,7 @@ func tree(t *testing.T, n int) string {
 
 func TestSnifferRemembersVersions(t *testing.T) {
 	dir := tree(t, 1)
-	s, err := NewSniffer(srcview.NewView())
+	s, err := NewSniffer(source.NewView())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestAheadOneAtATimeAndClose(t *testing.T) {
 
 func TestScanAheadWindowAndOrder(t *testing.T) {
 	dir := tree(t, 10)
-	s, _ := NewSniffer(srcview.NewView())
+	s, _ := NewSniffer(source.NewView())
 	defer s.Close()
 	isMesh := func(name string, st *syscall.Stat_t, _ func(string) bool) (decode.Format, bool) {
 		fm, _, _ := s.Sniff(filepath.Join(dir, name), st)
@@ -149,7 +149,7 @@ func TestScanAheadWindowAndOrder(t *testing.T) {
 
 func TestSniffFolder(t *testing.T) {
 	dir := tree(t, 20)
-	s, _ := NewSniffer(srcview.NewView())
+	s, _ := NewSniffer(source.NewView())
 	defer s.Close()
 	looked, read := SniffFolder(context.Background(), s, dir, 1000, 4)
 	if looked != 21 || read != 21 {
@@ -172,7 +172,7 @@ func TestSniffFoldersBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := NewSniffer(srcview.NewView())
+	s, err := NewSniffer(source.NewView())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/srcview"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // Archive variants: ZIPs of fixture trees (a GEM model with its parts and
@@ -164,7 +164,7 @@ func TestHostileArchives(t *testing.T) {
 func readArchive(p string, meshes *int, most, conv *uint64) string {
 	var problems []string
 	limits := outputs.DefaultLimits
-	limits.View = srcview.NewView()
+	limits.View = source.NewView()
 	view := limits.View
 	var walk func(dir string)
 	walk = func(dir string) {

@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // List is every mesh the mount knows to be broken: its scan or a
@@ -23,21 +23,21 @@ type List struct {
 	m  map[string]failureRec // by source path
 	// still reports whether a source file is still the version that
 	// failed.
-	still func(path string, id version.Ident) bool
+	still func(path string, id source.Ident) bool
 }
 
 // New is an empty list; still reports whether the source file at path is
 // still version id (a failure of another version is no longer listed).
-func New(still func(path string, id version.Ident) bool) *List { return &List{still: still} }
+func New(still func(path string, id source.Ident) bool) *List { return &List{still: still} }
 
 type failureRec struct {
-	id   version.Ident // the source file's version that failed
-	scan bool          // the scan failed (else a conversion)
+	id   source.Ident // the source file's version that failed
+	scan bool         // the scan failed (else a conversion)
 	msg  string
 }
 
 // Note records that source version v of the mesh at abs failed.
-func (l *List) Note(abs string, v version.Version, scan bool, err error) {
+func (l *List) Note(abs string, v source.Version, scan bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if r, ok := l.m[abs]; ok && r.id.Same(v.Ident) && (r.scan || !scan) {
@@ -51,7 +51,7 @@ func (l *List) Note(abs string, v version.Version, scan bool, err error) {
 
 // Of returns the error recorded for version id of the file at abs, if
 // any.
-func (l *List) Of(abs string, id version.Ident) (msg string, ok bool) {
+func (l *List) Of(abs string, id source.Ident) (msg string, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r, ok := l.m[abs]

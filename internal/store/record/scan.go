@@ -56,7 +56,7 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/decode/tfever/luasandbox"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // ScanVersion is a scan blob's first byte.
@@ -81,7 +81,7 @@ type Scan struct {
 	HdrSize int64
 	// Deps are the files besides the source the scan found its outputs
 	// read, as it found them.
-	Deps version.Set
+	Deps source.Set
 }
 
 // Chunk is one chunk of a persisted scan.
@@ -120,7 +120,7 @@ func Persistable(scanErr error) bool {
 // EncodeScan encodes the blob of a fresh scan: its structure (nil: none),
 // the scan's error and header.json's, and the files it found the outputs
 // read.
-func EncodeScan(st *decode.Structure, scanErr, hdrErr error, deps version.Set) []byte {
+func EncodeScan(st *decode.Structure, scanErr, hdrErr error, deps source.Set) []byte {
 	var b []byte
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
@@ -307,7 +307,7 @@ func DecodeScan(blob []byte, sizes []int64) (*Scan, error) {
 		return nil, r.err
 	}
 	if nd > 0 {
-		rec.Deps = make(version.Set, nd)
+		rec.Deps = make(source.Set, nd)
 	}
 	for i := range rec.Deps {
 		d := &rec.Deps[i]

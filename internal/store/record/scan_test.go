@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/internal/version"
+	"github.com/meshfs/meshfs/internal/source"
 )
 
 // The record codec: a fresh scan's record decodes to the same chunk table
@@ -21,7 +21,7 @@ func TestScanRecordCodec(t *testing.T) {
 		{Name: "../../escape", Offset: 1 << 40, Length: 4, Size: 4},
 	}}
 	scanErr := errors.New("m.fmesh: offset 4: broken\nsecond line")
-	deps := version.Set{{Path: "/src/texture/wood.dds", Ident: version.Ident{File: version.File{Dev: 3, Ino: 1 << 40}, Size: 77, MtimeNs: -5}}}
+	deps := source.Set{{Path: "/src/texture/wood.dds", Ident: source.Ident{File: source.File{Dev: 3, Ino: 1 << 40}, Size: 77, MtimeNs: -5}}}
 	blob := EncodeScan(st, scanErr, nil, deps)
 	rec, err := DecodeScan(blob, []int64{3})
 	if err != nil {
@@ -83,7 +83,7 @@ func TestScanRecordCodec(t *testing.T) {
 }
 
 func FuzzScanRecord(f *testing.F) {
-	f.Add(EncodeScan(&decode.Structure{Format: "x", Chunks: []decode.Chunk{{Name: "A", Length: 3, Size: 3}}}, nil, nil, version.Set{{Path: "/t/a.dds", Ident: version.Ident{Size: 4}}}), int64(2))
+	f.Add(EncodeScan(&decode.Structure{Format: "x", Chunks: []decode.Chunk{{Name: "A", Length: 3, Size: 3}}}, nil, nil, source.Set{{Path: "/t/a.dds", Ident: source.Ident{Size: 4}}}), int64(2))
 	f.Add(EncodeScan(nil, errors.New("e"), nil, nil), int64(0))
 	f.Fuzz(func(t *testing.T, b []byte, size int64) {
 		rec, err := DecodeScan(b, []int64{size})

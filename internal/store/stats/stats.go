@@ -10,10 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/meshfs/meshfs/internal/cache"
-	"github.com/meshfs/meshfs/internal/diskcache"
 	"github.com/meshfs/meshfs/internal/store/failures"
-	"github.com/meshfs/meshfs/internal/store/prewarm"
 )
 
 // Stats is the contents of .meshfs/stats.json.
@@ -55,7 +52,7 @@ type Stats struct {
 		HoldWaits     int64 `json:"hold_waits"`
 		HoldsReleased int64 `json:"holds_released"`
 	} `json:"cache"`
-	ConversionLatency cache.Latency `json:"conversion_latency"`
+	ConversionLatency Latency `json:"conversion_latency"`
 	// OpenHandles counts files open through the daemon; under no_open
 	// (OpenMode "no_open") the kernel opens files without asking, so it
 	// stays 0 and means nothing.
@@ -100,12 +97,12 @@ type Stats struct {
 	// texture version for NAME.EXT.png and every .glb embedding it.
 	TexturePNGs int64 `json:"texture_pngs"`
 	// DiskCache is the persistent cache's state (absent without one).
-	DiskCache *diskcache.Stats `json:"disk_cache,omitempty"`
+	DiskCache *Disk `json:"disk_cache,omitempty"`
 	// Goroutines is the daemon's number of goroutines (the leak tests
 	// compare it before and after many opens).
 	Goroutines int `json:"goroutines"`
 	// Prewarm is the background pre-warmer's progress (absent without it).
-	Prewarm *prewarm.Stats `json:"prewarm,omitempty"`
+	Prewarm *Prewarm `json:"prewarm,omitempty"`
 	// Broken is every mesh known broken, for errors.txt.
 	Broken []failures.Failure `json:"-"`
 }
@@ -173,4 +170,38 @@ func MetaFile(name string, stats func() Stats) (func() []byte, bool) {
 		return func() []byte { st := stats(); return failures.ErrorsText(st.Source, st.Broken) }, true
 	}
 	return nil, false
+}
+
+// Latency summarises the recent load durations of one label.
+type Latency struct {
+	Count int64   `json:"count"`
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	MaxMs float64 `json:"max_ms"`
+}
+
+// Disk is a snapshot of the disk cache's counters.
+type Disk struct {
+	Dir       string `json:"dir"`
+	Budget    int64  `json:"budget_bytes"`
+	Bytes     int64  `json:"bytes"`
+	Entries   int    `json:"entries"`
+	Hits      int64  `json:"hits"`
+	Misses    int64  `json:"misses"`
+	Puts      int64  `json:"puts"`
+	Evictions int64  `json:"evictions"`
+	Damaged   int64  `json:"damaged"`
+}
+
+// Prewarm is the pre-warmer's progress in stats.json.
+type Prewarm struct {
+	Running bool `json:"running"`
+	// Meshes found so far (the walk runs ahead of the conversions).
+	Found int64 `json:"found"`
+	// Done meshes were converted (or already cached); Failed ones failed.
+	Done   int64 `json:"done"`
+	Cached int64 `json:"already_cached"`
+	Failed int64 `json:"failed"`
+	// Waits counts the times it stood aside for a reader.
+	Waits int64 `json:"waits"`
 }
