@@ -2,13 +2,16 @@ package fs
 
 import (
 	"bytes"
+	"errors"
 	"image/png"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
@@ -128,4 +131,35 @@ func readPreview(t *testing.T, p string, size int64) []byte {
 		t.Fatalf("%s: %v", p, err)
 	}
 	return b
+}
+
+// A mesh that scans but does not decode: its folder lists the preview at
+// its fixed length until a conversion fails (nothing is known before); the
+// reader who draws it gets EIO, and from then on the folder is broken as
+// when its .glb failed first: error.txt in, the preview out (not found).
+func TestUndrawablePreview(t *testing.T) {
+	bothModes(t, func(t *testing.T) {
+		src := t.TempDir()
+		write(t, filepath.Join(src, "bad"+fakeExt), fakeDecodeBroken())
+		f, mnt := mountT(t, src, Config{})
+		dir := filepath.Join(mnt, "bad"+fakeExt)
+		p := filepath.Join(dir, "bad.preview.png")
+		fi, err := os.Stat(p)
+		if err != nil || fi.Size() != preview.FixedLen(outputs.DefaultPreviewSize) {
+			t.Fatalf("stat of the undrawn preview: %v, %v", fi, err)
+		}
+		if n := previewsDrawn(f.Stats()); n != 0 {
+			t.Fatalf("a stat drew %d previews", n)
+		}
+		if _, err := os.ReadFile(p); !errors.Is(err, syscall.EIO) {
+			t.Fatalf("read of an undrawable preview: %v, want EIO", err)
+		}
+		brokenShape(t, dir, "bad")
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("stat of the preview of a broken folder: %v, want ENOENT", err)
+		}
+		if ls := names(t, dir); slices.Contains(ls, "bad.preview.png") {
+			t.Fatalf("a broken folder lists its preview: %v", ls)
+		}
+	})
 }
