@@ -428,7 +428,8 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp version.Versio
 			e = &cache.Entry{Parts: [][]byte{b}}
 		case OutPreview:
 			// Drawn from its own decoding, not from the .glb's bytes:
-			// its stat converts nothing else.
+			// its first read converts nothing else (its stat draws
+			// nothing: previewSize).
 			var b []byte
 			if sc != nil && sc.scene != nil {
 				b, err = m.PreviewFromScan(ctx, sc.scene)
