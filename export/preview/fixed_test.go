@@ -208,3 +208,18 @@ func TestPadRefuses(t *testing.T) {
 		t.Fatal("a 4×3 picture encoded as a preview")
 	}
 }
+
+// BenchmarkPad: the padding made on every read of a 256² preview from its
+// compact PNG (an allocation of the fixed length and the padding's CRC).
+func BenchmarkPad(b *testing.B) {
+	compact, err := Encode(shapes(256))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(FixedLen(256))
+	for b.Loop() {
+		if _, err := Pad(compact, 256); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
