@@ -118,7 +118,7 @@ func testOverlayMount(t *testing.T) {
 
 // TestNestedMount: a ZIP of gem-pilot (../shared/assets) inside a ZIP is
 // a plain file of its exact bytes without nesting, and with it
-// (srcview.Packed.SetNested, --nested) a folder showing the same files
+// (source.Packed.SetNested, --nested) a folder showing the same files
 // and folders, byte for byte (models assembled, header.json, every
 // output), as a mount of the loose tree. In both open modes.
 func TestNestedMount(t *testing.T) { bothModes(t, testNestedMount) }

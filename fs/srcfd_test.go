@@ -22,7 +22,7 @@ func TestSrcFDsLowLimit(t *testing.T) {
 		write(t, filepath.Join(src, fmt.Sprintf("f%03d", i)), []byte(fmt.Sprint(i)))
 	}
 	// The archives earlier tests' mounts left to the garbage collector
-	// (srcview.Forget) are closed first: the limit counts this test's own.
+	// (source.Forget) are closed first: the limit counts this test's own.
 	runtime.GC()
 	runtime.GC()
 	limit := fusetest.LimitWithFree(t, 40)

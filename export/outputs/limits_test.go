@@ -293,7 +293,9 @@ func TestMemoryMatchesTree(t *testing.T) {
 				o, l, err = mm.OBJFiles(ctx)
 				g = [][]byte{o, l}[e.Part]
 			case e.Output == outputs.OutPreview:
-				g, err = mm.PreviewFile(ctx)
+				if g, err = mm.PreviewFile(ctx); err == nil {
+					g, err = mm.PaddedPreview(g)
+				}
 			case e.Output == outputs.OutAnimated:
 				g, err = mm.AnimatedGLBFile(ctx)
 			default:

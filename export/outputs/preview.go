@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/meshfs/meshfs/decode/texture"
 	"github.com/meshfs/meshfs/export/preview"
 )
 
@@ -17,6 +16,13 @@ import (
 // decoding, and gone with the geometry from a broken folder. An
 // animation file's folder has none (it holds no geometry), nor has any
 // folder when PreviewSize is 0.
+//
+// Its length is fixed before it is drawn (PreviewLen: preview.FixedLen of
+// the side, from the limits alone), so that a listing tells it exactly:
+// the picture is drawn as its compact PNG (PreviewOf, PreviewFile: what
+// caches keep and weigh) and served padded to that length
+// (PaddedPreview). The output limit applies to that length, so a preview
+// over --max-output-size fails before anything is decoded.
 
 // DefaultPreviewSize is the side of NAME.preview.png: what file managers
 // show as a large icon.
@@ -35,27 +41,49 @@ func (m *Mesh) HasPreview() bool {
 	return m.Limits.PreviewSize > 0 && !anim
 }
 
+// PreviewLen is the length of NAME.preview.png, known without drawing it.
+func (m *Mesh) PreviewLen() int64 { return preview.FixedLen(m.Limits.PreviewSize) }
+
+// checkPreview applies the output limit to the preview's fixed length.
+func (m *Mesh) checkPreview() error { return m.checkOutput(m.PreviewName(), m.PreviewLen()) }
+
+// PaddedPreview is NAME.preview.png's bytes, PreviewLen of them, from the
+// compact PNG PreviewOf or PreviewFile made (preview.Pad).
+func (m *Mesh) PaddedPreview(compact []byte) ([]byte, error) {
+	b, err := preview.Pad(compact, m.Limits.PreviewSize)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", m.Path, m.PreviewName(), err)
+	}
+	return b, nil
+}
+
 // PreviewOf draws NAME.preview.png from scene, whose materials are
-// resolved with their images (Textures), within ctx.
+// resolved with their images (Textures), within ctx: its compact PNG
+// (PaddedPreview gives the file).
 func (m *Mesh) PreviewOf(ctx context.Context, scene *decode.Scene) ([]byte, error) {
+	if err := m.checkPreview(); err != nil {
+		return nil, err
+	}
 	img, err := preview.RenderWith(ctx, scene, m.Limits.PreviewSize, preview.Config{Textures: m.Limits.Caches.previewTextures()})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", m.Path, m.PreviewName(), err)
 	}
-	b, err := texture.EncodePNG(&texture.Image{NRGBA: img})
+	b, err := preview.Encode(img)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", m.Path, m.PreviewName(), err)
-	}
-	if err := m.checkOutput(m.PreviewName(), int64(len(b))); err != nil {
-		return nil, err
 	}
 	return b, nil
 }
 
 // PreviewFile decodes m (a model: assembles its LOD 0) and draws
-// NAME.preview.png, without exporting anything, within Limits.Timeout;
-// it fails with the error GLBFile would give where the decoding fails.
+// NAME.preview.png (its compact PNG, as PreviewOf), without exporting
+// anything, within Limits.Timeout; it fails with the error GLBFile would
+// give where the decoding fails, and at once when the preview's length is
+// over the output limit.
 func (m *Mesh) PreviewFile(ctx context.Context) (b []byte, err error) {
+	if err := m.checkPreview(); err != nil {
+		return nil, err
+	}
 	if m.IsModel() {
 		ctx, finish := m.deadline(ctx, "model assembly and preview")
 		defer func() { err = finish(err) }()

@@ -37,6 +37,10 @@
 // (interpolated vertex normals, or the face's when the primitive has none),
 // both lights fixed to the camera. The background is transparent; every
 // drawn pixel is opaque.
+//
+// The file: Encode and Pad make the picture's PNG exactly FixedLen(size)
+// bytes, a length known from the side alone, so that a listing tells the
+// exact size of a preview not drawn yet (fixed.go).
 package preview
 
 import (

@@ -73,11 +73,19 @@ func (s *Store) Holds(ctx context.Context, m *outputs.Mesh, v source.Version, e 
 // CheapSize is the size of entry e of m's folder (or of chunk, when set)
 // for version v when it is known without converting, loading or rendering
 // it: a converted output's from the disk cache's index (from memory too
-// when fromMemory), header.json's and a chunk's from the scan (scanned is
+// when fromMemory), header.json's and a chunk's from the scan, and a
+// preview's fixed length after one (previewSize) (scanned is
 // then set: the scan may have found files that narrow the folder's
 // permissions). A converted output unknown with fromMemory is notCheap:
 // its size would cost a conversion.
 func (s *Store) CheapSize(ctx context.Context, m *outputs.Mesh, v source.Version, e outputs.Entry, chunk string, fromMemory bool) (size int64, scanned, ok, notCheap bool) {
+	if chunk == "" && e.Output == outputs.OutPreview {
+		// Fixed before it is drawn: told after a scan, no conversion.
+		if size, ok := s.previewSize(ctx, m, v); ok {
+			return size, true, true, false
+		}
+		return 0, false, false, fromMemory
+	}
 	if chunk == "" && e.Converted() {
 		if size, ok := s.convertedSize(m, v, e, fromMemory); ok {
 			return size, false, true, false
@@ -101,6 +109,10 @@ func (s *Store) InMemory(m *outputs.Mesh, v source.Version, e outputs.Entry) ([]
 	g, ok := s.cache.Use(keyOf(m, v, output))
 	if !ok || g.Err != nil {
 		return nil, false
+	}
+	if output == OutPreview {
+		b, err := m.PaddedPreview(g.Part(part))
+		return b, err == nil
 	}
 	return g.Part(part), true
 }

@@ -14,9 +14,11 @@ import (
 )
 
 // NAME.preview.png is an output of its own: listing the folder and sizing
-// every other file draws nothing; its stat draws it alone (no .glb is
-// exported for it), at convert's bytes; it is then sized from memory, and
-// a remount sizes and serves it from the disk cache without drawing.
+// every file, the preview included, draws nothing (its size is the fixed
+// length, after a scan); reading it draws it alone (no .glb is exported
+// for it), at convert's bytes padded to that length, which memory and the
+// disk cache keep compact; a remount serves it from the disk cache without
+// drawing.
 func TestPreviewOutput(t *testing.T) {
 	p := texturedMesh(t)
 	ctx := context.Background()
@@ -35,38 +37,48 @@ func TestPreviewOutput(t *testing.T) {
 		t.Fatalf("listing %v: %v", names(files), err)
 	}
 	for _, e := range files {
-		if e.Output == outputs.OutPreview {
-			continue
+		if e.Output != outputs.OutPreview {
+			if _, err := sizeOf(ctx, s, m, v, e); err != nil && !e.Dir {
+				t.Fatalf("%s: %v", e.Name, err)
+			}
 		}
-		if _, err := sizeOf(ctx, s, m, v, e); err != nil && !e.Dir {
-			t.Fatalf("%s: %v", e.Name, err)
-		}
+	}
+	size, scanned, ok, costly := s.CheapSize(ctx, m, v, pv, "", true)
+	if !ok || costly || !scanned || size != m.PreviewLen() {
+		t.Fatalf("an undrawn preview's size: %d (ok %v, costly %v, scanned %v), want %d", size, ok, costly, scanned, m.PreviewLen())
 	}
 	if n := loads(s, label); n != 0 {
-		t.Fatalf("listing and sizing the other files drew %d previews", n)
-	}
-	if _, _, ok, costly := s.CheapSize(ctx, m, v, pv, "", true); ok || !costly {
-		t.Fatalf("an undrawn preview's size: ok %v, costly %v", ok, costly)
+		t.Fatalf("listing and sizing every file drew %d previews", n)
 	}
 
 	s2, _ := newStore(t, filepath.Dir(p), t.TempDir())
 	m2, v2 := meshOf(t, s2, p)
-	size, err := sizeOf(ctx, s2, m2, v2, pv)
-	if err != nil {
-		t.Fatal(err)
+	if size, err := sizeOf(ctx, s2, m2, v2, pv); err != nil || size != m.PreviewLen() {
+		t.Fatalf("a fresh store's preview size %d (%v), want %d", size, err, m.PreviewLen())
 	}
-	if n, glbs := loads(s2, label), loads(s2, Label(m2, OutGLB)); n != 1 || glbs != 0 {
-		t.Fatalf("a stat of the preview drew %d previews and exported %d .glb files", n, glbs)
+	if n := loads(s2, label); n != 0 {
+		t.Fatalf("a stat of the preview drew %d previews", n)
 	}
 	got, _, err := s2.Content(ctx, m2, v2, pv, "")
 	if err != nil || int64(len(got)) != size {
 		t.Fatalf("content %d bytes (%v), stat said %d", len(got), err, size)
 	}
+	if n, glbs := loads(s2, label), loads(s2, Label(m2, OutGLB)); n != 1 || glbs != 0 {
+		t.Fatalf("a read of the preview drew %d previews and exported %d .glb files", n, glbs)
+	}
+	compact, ok := s2.cache.Peek(keyOf(m2, v2, OutPreview))
+	if !ok || compact.Err != nil || int64(len(compact.Part(0))) >= size {
+		t.Fatalf("memory does not keep the compact preview (%v)", ok)
+	}
 	img, err := png.Decode(bytes.NewReader(got))
 	if err != nil || img.Bounds().Dx() != outputs.DefaultPreviewSize || img.Bounds().Dy() != outputs.DefaultPreviewSize {
 		t.Fatalf("preview: %v, %v", img.Bounds(), err)
 	}
-	if want, err := m2.PreviewFile(ctx); err != nil || !bytes.Equal(got, want) {
+	want, err := m2.PreviewFile(ctx)
+	if err == nil {
+		want, err = m2.PaddedPreview(want)
+	}
+	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("the store's preview is not the mesh's own (PreviewFile: %v)", err)
 	}
 

@@ -424,7 +424,8 @@ func (s *Store) geometry(ctx context.Context, m *outputs.Mesh, fp source.Version
 			e = &memEntry{Parts: [][]byte{b}}
 		case OutPreview:
 			// Drawn from its own decoding, not from the .glb's bytes:
-			// its stat converts nothing else.
+			// its first read converts nothing else (its stat draws
+			// nothing: previewSize).
 			var b []byte
 			if sc != nil && sc.scene != nil {
 				b, err = m.PreviewFromScan(ctx, sc.scene)
@@ -1078,6 +1079,14 @@ func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v source.Version, 
 		if g.Err != nil {
 			return nil, nil, &failures.ConvError{Err: g.Err}
 		}
+		if output == OutPreview {
+			// Kept compact; the file is padded to its fixed length.
+			b, err := m.PaddedPreview(g.Part(part))
+			if err != nil {
+				return nil, nil, &failures.ConvError{Err: err}
+			}
+			return b, nil, nil
+		}
 		return g.Part(part), nil, nil
 	case e.Output == outputs.OutError:
 		b, err := s.errorText(ctx, m, v)
@@ -1101,7 +1110,8 @@ func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v source.Version, 
 
 // convertedSize is the size of converted entry e of m's folder for version
 // v when it is known without converting: from the disk cache's index when
-// memory does not hold the conversion, from memory when fromMemory.
+// memory does not hold the conversion, from memory when fromMemory. (A
+// preview's is told by previewSize instead.)
 func (s *Store) convertedSize(m *outputs.Mesh, v source.Version, e outputs.Entry, fromMemory bool) (int64, bool) {
 	output, part := Conversion(e)
 	key := keyOf(m, v, output)
@@ -1115,6 +1125,28 @@ func (s *Store) convertedSize(m *outputs.Mesh, v source.Version, e outputs.Entry
 		return sizes[part], true
 	}
 	return 0, false
+}
+
+// previewSize is the size of NAME.preview.png of version v, its fixed
+// length (outputs.Mesh.PreviewLen), told without drawing it while the
+// folder holds it as far as the scan and the caches know: not when the
+// scan failed or a conversion of v is known to have (knownBroken: the
+// folder holds none), nor when the length is over the output limit (its
+// conversion fails, at once). Then false: the size is the conversion's
+// to tell (its error). It is told after a scan, as header.json's is, so
+// that the files the preview is drawn from narrow its permissions.
+func (s *Store) previewSize(ctx context.Context, m *outputs.Mesh, v source.Version) (int64, bool) {
+	if e, ok := s.cache.Peek(keyOf(m, v, OutPreview)); ok && e.Err != nil {
+		return 0, false
+	}
+	if n := m.Limits.MaxOutputSize; n > 0 && m.PreviewLen() > n {
+		return 0, false
+	}
+	r, err := s.Scan(ctx, m, v)
+	if err != nil || s.knownBroken(m, v, r) {
+		return 0, false
+	}
+	return m.PreviewLen(), true
 }
 
 // Prewarm starts the pre-warmer, once: it converts every mesh under the
