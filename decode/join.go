@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 )
@@ -114,10 +115,23 @@ const joinPart = 1 << 14
 // in the cache.
 func (p *Primitive) vertexHashes() (h []uint64, sound bool) {
 	n := len(p.Positions)
-	h = make([]uint64, n)
+	// Not zeroed: the positions' pass writes every hash before any is
+	// read. Memory fresh from the system that is read first maps the
+	// shared zero page, and the write after it faults again to copy it
+	// and flushes the other CPUs' TLBs.
+	h = unzeroed64(n)
 	var bad atomic.Bool
 	_ = Parallel(n, func(lo, hi int) error {
 		hr := h[lo:hi]
+		pos := words3(p.Positions)[3*lo : 3*hi]
+		for v := range hr {
+			q := pos[3*v : 3*v+3 : 3*v+3]
+			hr[v] = (uint64(q[0]) | uint64(q[1])<<32) * hashMul // mixWords' step from a zero hash
+			hr[v] = (hr[v] ^ uint64(q[2])) * hashMul
+		}
+		if nonFiniteWords(pos) {
+			bad.Store(true)
+		}
 		mix := func(words []uint32, w int) {
 			if len(words) == w*n {
 				mixWords(hr, words[w*lo:w*hi], w)
@@ -132,7 +146,6 @@ func (p *Primitive) vertexHashes() (h []uint64, sound bool) {
 				}
 			}
 		}
-		mixCheck(words3(p.Positions), 3)
 		mixCheck(words3(p.Normals), 3)
 		mixCheck(words4(p.Tangents), 4)
 		for _, uv := range p.UVs {
@@ -368,4 +381,21 @@ func gather[T any](s []T, keep []uint32, n int) []T {
 		out[i] = s[k]
 	}
 	return out
+}
+
+// unzeroed64 returns n uint64s whose contents are unspecified, for an
+// array whose every element the caller writes before reading any: make
+// zeroes memory the heap reuses (and leaves memory fresh from the system
+// as it is, all zero), a pass the writes repeat. A strings.Builder grown
+// to the byte size holds memory allocated without zeroing (as
+// export/gltf's output); from 64 KiB on the allocation is page-aligned.
+// If a future Builder zeroed its memory, this would only be slower.
+func unzeroed64(n int) []uint64 {
+	if n < 8<<10 {
+		return make([]uint64, n)
+	}
+	var sb strings.Builder
+	sb.Grow(8 * n)
+	sb.WriteByte(0) // a string of length 1: its data is the allocation's start
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.StringData(sb.String()))), n)
 }

@@ -203,8 +203,14 @@ func join(ci, ti []uint32, nc, ntv int) (cOf, tOf, idx []uint32, bad int) {
 // beyond stops it, as in join.
 func joinSame(ci []uint32, n int) (vOf, idx []uint32, bad int) {
 	idx = unzeroed[uint32](len(ci)) // every corner is written (or idx dropped)
-	byV := make([]uint32, n)        // first-use number plus one; zero: none yet
-	vOf = indexScratch.get(n)       // written up to the vertex count before being read
+	// byV is each vertex's first-use number plus one; zero: none yet.
+	// Cleared by a write pass of its own: make leaves memory fresh from
+	// the system untouched, and its first access here, a read, would map
+	// the shared zero page that the write after it faults out again
+	// (copying it and flushing the other CPUs' TLBs), page by page.
+	byV := unzeroed[uint32](n)
+	clear(byV)
+	vOf = indexScratch.get(n) // written up to the vertex count before being read
 	nv := uint32(0)
 	un := uint32(n)
 	for k, c := range ci {

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
-
-	"github.com/meshfs/meshfs/decode"
 )
 
 // scratch keeps large arrays of one element type between decodes: the
@@ -72,7 +70,8 @@ const noZeroMin = 64 << 10
 // that the writes then repeat, on the goroutine that allocates (serial).
 // A strings.Builder grown to the byte size holds memory allocated
 // without zeroing (as export/gltf's output); the array is made over it:
-// an allocation this large is page-aligned, enough for any T. T must hold
+// an allocation this large is page-aligned, enough for any T (not advised
+// into huge pages: see export/gltf's newOutput). T must hold
 // no pointers (the memory is a []byte's, which the collector does not
 // scan). If a future Builder zeroed its memory, this would only be slower.
 func unzeroed[T any](n int) []T {
@@ -85,9 +84,6 @@ func unzeroed[T any](n int) []T {
 	sb.Grow(int(size))
 	sb.WriteByte(0) // a string of length 1: its data is the allocation's start
 	p := unsafe.StringData(sb.String())
-	if size >= 4<<20 {
-		decode.AdviseHuge(unsafe.Pointer(p), size) // before the first write faults it in
-	}
 	if poisonHook != nil {
 		poisonHook(unsafe.Slice(p, size))
 	}

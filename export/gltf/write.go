@@ -297,8 +297,12 @@ func put3(b []byte, v [3]float32) {
 // strings.Builder grown to n bytes holds memory allocated without zeroing
 // (its bytes are only ever read after being written); the slice is made
 // over that allocation, which Grow guarantees is at least n bytes. If a
-// future Builder zeroed it, this would only be slower. A large output is
-// advised into huge pages before its first write (decode.AdviseHuge).
+// future Builder zeroed it, this would only be slower. The memory is not
+// advised into huge pages: a huge page's fault takes a free 2 MiB block,
+// which a virtual machine that reports free memory to its host has given
+// back, and the host then faults it in again 4 KiB at a time (measured in
+// a new daemon's first reads of a 1 M-triangle mesh: 2–3 times the CPU
+// of the same memory in small pages).
 func newOutput(n int) []byte {
 	if n == 0 {
 		return nil
@@ -306,9 +310,5 @@ func newOutput(n int) []byte {
 	var sb strings.Builder
 	sb.Grow(n)
 	sb.WriteByte(0) // a string of length 1: its data is the allocation's start
-	p := unsafe.StringData(sb.String())
-	if n >= 4<<20 {
-		decode.AdviseHuge(unsafe.Pointer(p), uintptr(n))
-	}
-	return unsafe.Slice(p, n)
+	return unsafe.Slice(unsafe.StringData(sb.String()), n)
 }
