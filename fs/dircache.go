@@ -8,7 +8,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/requests"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -25,9 +24,9 @@ var (
 	_ = (gofs.NodeOpendirHandler)((*chunksDir)(nil))
 )
 
-// listHandle serves one listing made at open (requests.Listing).
+// listHandle serves one listing made at open (listing).
 type listHandle struct {
-	requests.Listing[fuse.DirEntry]
+	listing[fuse.DirEntry]
 	fsys *FS
 	// plain answers an entry of a READDIRPLUS (see plainLookup) from snap,
 	// what the listing was made from.
@@ -131,7 +130,7 @@ func (m *meshDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHan
 	if e != 0 {
 		return nil, 0, e
 	}
-	h := &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: m.fsys, plain: m.plainLookup, snap: snap}
+	h := &listHandle{listing: listing[fuse.DirEntry]{List: list}, fsys: m.fsys, plain: m.plainLookup, snap: snap}
 	if snap != nil && m.fsys.noOpen() {
 		h.AtEnd = func() { m.pushHeader(snap) }
 	}
@@ -145,7 +144,7 @@ func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 		return nil, 0, e
 	}
 	// A replaced source lists nothing here; not worth keeping.
-	return &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: c.m.fsys, plain: c.plainLookup, snap: snap},
+	return &listHandle{listing: listing[fuse.DirEntry]{List: list}, fsys: c.m.fsys, plain: c.plainLookup, snap: snap},
 		c.m.fsys.cacheDir(len(list) > 0), 0
 }
 
@@ -155,7 +154,7 @@ func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 // instead of sending a READ: of the 5 round trips a cold grep made per mesh
 // (2 listings of the folder, 2 of chunks/, 1 READ), the READ is the one
 // whose answer is known already. Only under no_open (the kernel keeps the
-// pages across opens), and only as outnode.Output.Push allows.
+// pages across opens), and only as Output.Push allows.
 func (m *meshDir) pushHeader(snap *listedScan) {
 	if snap.header == nil {
 		return

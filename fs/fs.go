@@ -3,7 +3,7 @@
 // It knows no file format and decides little: each node asks a policy
 // package and translates the answer into a FUSE reply (internal/mirror: a
 // source folder's entries and stats; internal/store: what a mesh folder
-// holds and where its bytes come from; internal/kernelview: what the
+// holds and where its bytes come from; kernelview.go: what the
 // kernel was told and may be told; internal/walk: work ahead of a walker).
 //
 // Kernel caching is deliberate: the kernel opens files and folders without
@@ -28,7 +28,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/internal/kernelerr"
-	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/logonce"
 	"github.com/meshfs/meshfs/internal/mirror"
 	"github.com/meshfs/meshfs/internal/mountpoint"
@@ -53,7 +52,7 @@ type Config struct {
 	Store store.Config
 	// EntryTimeout, AttrTimeout and NegativeTimeout are how long the kernel
 	// may trust a name, an attribute and a missing name. Zero means the
-	// defaults (kernelview.Timeouts); a negative value means "do not cache".
+	// defaults (timeouts); a negative value means "do not cache".
 	EntryTimeout, AttrTimeout, NegativeTimeout time.Duration
 	// Log receives one line per broken mesh and per watcher problem
 	// (nil: discard).
@@ -105,7 +104,7 @@ type FS struct {
 	once *logonce.Log
 
 	// ttl decides the kernel's entry and attribute timeouts.
-	ttl kernelview.Timeouts
+	ttl timeouts
 	// raw is the request layer of the mount (nil before Mount).
 	raw *rawFS
 	// srcFDs are source descriptors kept for handle-less reads (package srcfd).
@@ -143,7 +142,7 @@ func New(cfg Config) (*FS, error) {
 		lg.Printf("meshfs: %s is hidden: the mount shows its own %s (statistics) at the root in its place",
 			filepath.Join(src, statsDirName), statsDirName)
 	}
-	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout, Negative: cfg.NegativeTimeout, Watched: tree.Watching()}
+	f.ttl = timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout, Negative: cfg.NegativeTimeout, Watched: tree.Watching()}
 	// The root is the tree's, watched by it from the start.
 	f.root = &dirNode{fsys: f, dir: tree.Root()}
 	f.dirs.Add(f.root.dir, f.root)

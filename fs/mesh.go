@@ -12,8 +12,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/kernelview"
-	"github.com/meshfs/meshfs/internal/outnode"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/vfs"
@@ -72,7 +70,7 @@ type hooks struct{ f *FS }
 // failure sees error.txt when it lists next; its invalidation takes no lock
 // a request here could hold (LOOKUP holds the folder's, READ a page of
 // another inode) but, should one ever wait, the request goes on
-// (kernelview.Beside). The names' entry invalidations lock the folder,
+// (beside). The names' entry invalidations lock the folder,
 // which a LOOKUP in it holds: beside.
 func (h hooks) Broken(path string) {
 	f := h.f
@@ -80,7 +78,7 @@ func (h hooks) Broken(path string) {
 	if live == nil {
 		return
 	}
-	kernelview.Beside(func() { f.notifyContent(&live.Inode) }, func() {
+	beside(func() { f.notifyContent(&live.Inode) }, func() {
 		if hdr := live.GetChild(outputs.HeaderName); hdr != nil {
 			f.notifyContent(hdr)
 		}
@@ -271,11 +269,11 @@ func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	return lookupOutput(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, false)
 }
 
-// outFile is one output file of a mesh (outnode.Output).
+// outFile is one output file of a mesh (Output).
 type outFile struct {
 	gofs.Inode
 	m *meshDir
-	*outnode.Output
+	*Output
 }
 
 var (
@@ -288,7 +286,7 @@ var (
 // (none for header.json's answer from a listing, and chunks), or a chunk's
 // name.
 func (m *meshDir) out(ent outputs.Entry, chunk string) *outFile {
-	return &outFile{m: m, Output: outnode.New(m.fsys.st, m.src.Outputs(), ent, chunk, m.fsys.noOpen())}
+	return &outFile{m: m, Output: NewOutput(m.fsys.st, m.src.Outputs(), ent, chunk, m.fsys.noOpen())}
 }
 
 func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -310,7 +308,7 @@ func (h *bytesHandle) served() (*syscall.Stat_t, int64) { return h.st, int64(len
 func (h *fdHandle) served() (*syscall.Stat_t, int64)    { return h.st, h.length }
 func (h *passHandle) served() (*syscall.Stat_t, int64)  { return h.st, h.size }
 
-// getattr sizes the output without a handle (outnode.Output.Size); with
+// getattr sizes the output without a handle (Output.Size); with
 // cheapOnly, converting nothing (notCheap instead: plainLookup).
 func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool) syscall.Errno {
 	o.m.fsys.touch()
@@ -348,7 +346,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	}
 	var done func()
 	if ptNode {
-		// Not passed through: see kernelview.Passthrough for why the io mode matters.
+		// Not passed through: see passState for why the io mode matters.
 		var stale bool
 		if stale, done = o.Pass.Fallback(fp); stale {
 			return nil, 0, syscall.ESTALE
@@ -428,7 +426,7 @@ func (o *outFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off
 }
 
 // readNoHandle serves a READ without a handle (no_open): the bytes
-// outnode.Output.Serve gives for the source version of this moment, the whole
+// Output.Serve gives for the source version of this moment, the whole
 // request from that one version.
 func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	if off < 0 {

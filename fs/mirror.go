@@ -331,7 +331,7 @@ type bytesHandle struct {
 	st       *syscall.Stat_t // the source's stat when the bytes were made
 	data     []byte
 	released atomic.Bool
-	// done, if set, is called once on release (kernelview.Passthrough.Fallback).
+	// done, if set, is called once on release (passState.Fallback).
 	done func()
 }
 

@@ -2,14 +2,12 @@ package fs
 
 import (
 	"github.com/hanwen/go-fuse/v2/fuse"
-
-	"github.com/meshfs/meshfs/internal/requests"
 )
 
 // panicHandler answers a request whose code panicked with EIO and logs one
-// line (requests.PanicLine: one bad file must not print its stack per
+// line (panicLine: one bad file must not print its stack per
 // request). The daemon carries on serving.
 func (f *FS) panicHandler(v any) fuse.Status {
-	f.log.Printf("meshfs: internal error (answered EIO): %s", requests.PanicLine(v))
+	f.log.Printf("meshfs: internal error (answered EIO): %s", panicLine(v))
 	return fuse.EIO
 }

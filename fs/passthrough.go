@@ -3,7 +3,7 @@ package fs
 // FUSE passthrough (Linux ≥ 6.9, CAP_SYS_ADMIN): an open's reply names a
 // backing file and the kernel reads that file itself. In the open-handles
 // mode a plain file is passed through to its source and a big .glb to its
-// disk-cache file (store.PassFile); kernelview.Passthrough keeps the
+// disk-cache file (store.PassFile); passState keeps the
 // kernel's rule of one backing file per inode.
 
 import (
@@ -15,7 +15,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/version"
 )
 
@@ -27,9 +26,9 @@ type passHandle struct {
 	fsys   *FS
 	st     *syscall.Stat_t // the source's stat at open (outputs only)
 	f      *os.File
-	size   int64                   // -1: to the end of f (a plain file, read live)
-	state  *kernelview.Passthrough // nil: any open may pass through (a plain file)
-	close  func()                  // closes f (and unpins its disk-cache entry)
+	size   int64      // -1: to the end of f (a plain file, read live)
+	state  *passState // nil: any open may pass through (a plain file)
+	close  func()     // closes f (and unpins its disk-cache entry)
 	closed atomic.Bool
 }
 
@@ -76,7 +75,7 @@ func (f *FS) passthroughWanted() bool {
 // this open may not ask for passthrough (then it calls closeFile). state is
 // the node's bookkeeping (nil for a plain file: every open of the node
 // names the same source inode).
-func (f *FS) passthroughHandle(state *kernelview.Passthrough, ver version.Version, file *os.File, size int64, st *syscall.Stat_t, closeFile func()) gofs.FileHandle {
+func (f *FS) passthroughHandle(state *passState, ver version.Version, file *os.File, size int64, st *syscall.Stat_t, closeFile func()) gofs.FileHandle {
 	if state != nil && !state.Try(ver) {
 		closeFile()
 		return nil

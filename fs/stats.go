@@ -7,7 +7,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/internal/requests"
 	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 )
 
@@ -88,7 +87,7 @@ func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 			return ch, 0
 		}
 	}
-	sf := &statsFile{fsys: s.fsys, snap: requests.Snapshot{Render: render}}
+	sf := &statsFile{fsys: s.fsys, snap: statsSnapshot{Render: render}}
 	sf.fill(&out.Attr, true)
 	return s.NewInode(ctx, sf, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
 }
@@ -106,7 +105,7 @@ func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 type statsFile struct {
 	gofs.Inode
 	fsys *FS
-	snap requests.Snapshot // renders the file's contents now
+	snap statsSnapshot // renders the file's contents now
 }
 
 var (

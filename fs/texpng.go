@@ -8,7 +8,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/version"
 	"github.com/meshfs/meshfs/vfs"
 )
@@ -37,8 +36,8 @@ type madeFile struct {
 	e     vfs.SourceEntry
 	ident srcID
 	// view is what the kernel was told of a PNG: the PNG of the texture
-	// as it is at each request (kernelview.View.Retell).
-	view kernelview.View
+	// as it is at each request (kernelView.Retell).
+	view kernelView
 }
 
 var (
@@ -125,8 +124,8 @@ func (d *dirNode) lookupMade(ctx context.Context, name string, e *vfs.SourceEntr
 			// READDIRPLUS whose lookup this is replies with the old
 			// listing after it, which the kernel then keeps.
 			drop := func() { d.fsys.notifyContent(&d.Inode) }
-			kernelview.Beside(drop, func() {})
-			time.AfterFunc(kernelview.NotifyWait, drop)
+			beside(drop, func() {})
+			time.AfterFunc(notifyWait, drop)
 		}
 		return nil, e
 	}

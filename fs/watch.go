@@ -9,7 +9,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/mirror"
 )
 
@@ -104,7 +103,7 @@ func (f *FS) invalidateNode(n *gofs.Inode) {
 		return
 	}
 	children := n.Children()
-	held, negative := kernelview.DropOrder(slices.Collect(maps.Keys(children)), table, outputs.HeaderName)
+	held, negative := dropOrder(slices.Collect(maps.Keys(children)), table, outputs.HeaderName)
 	for _, name := range append(held, negative...) {
 		if ch := children[name]; ch != nil {
 			f.invalidateNode(ch)
