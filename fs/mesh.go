@@ -23,11 +23,9 @@ import (
 // use the structure scan only; the geometry outputs are converted on their
 // first stat or open.
 type meshDir struct {
-	gofs.Inode
-	fsys   *FS
+	srcNode
 	parent *dirNode
 	src    *vfs.Mesh
-	ident  srcID
 }
 
 // Listings are served from a handle made at open (dircache.go).
@@ -35,8 +33,6 @@ var (
 	_ = (gofs.NodeLookuper)((*meshDir)(nil))
 	_ = (gofs.NodeGetattrer)((*meshDir)(nil))
 )
-
-func (m *meshDir) id() srcID { return m.ident }
 
 // stat returns the source's stat and version now (vfs.Mesh.Stat: ESTALE
 // once replaced).
@@ -306,7 +302,6 @@ type servedHandle interface {
 
 func (h *bytesHandle) served() (*syscall.Stat_t, int64) { return h.st, int64(len(h.data)) }
 func (h *fdHandle) served() (*syscall.Stat_t, int64)    { return h.st, h.length }
-func (h *passHandle) served() (*syscall.Stat_t, int64)  { return h.st, h.size }
 
 // getattr sizes the output without a handle (Output.Size); with
 // cheapOnly, converting nothing (notCheap instead: plainLookup).
@@ -449,4 +444,32 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	return o.m.fsys.readWindow(k, func(st *syscall.Stat_t) bool {
 		return version.FromStat(st).Same(k.ID)
 	}, dest, off, raw.Offset, raw.Length)
+}
+
+// Dependencies: the files besides its own a mesh's outputs read, which
+// the tree keeps (version.Tracker); the kernel forgets what it holds of
+// every mesh whose set names a changed path.
+
+// DepsFound records that mesh's outputs are made from deps (which the
+// tracker was told; changed: not the last scan's), watching their folders.
+func (h hooks) DepsFound(mesh string, deps version.Set, changed bool) {
+	f := h.f
+	f.tree.DepsFound(mesh, deps, changed, func() { f.n.WatchErrors.Add(1) })
+	if !changed {
+		return
+	}
+	// Its permissions are narrowed by other files now: the kernel may hold
+	// attributes of the folder's files from before: drop them (from
+	// another goroutine: this runs within a request, which the kernel's
+	// notification may wait for).
+	if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
+		if n := d.GetChild(filepath.Base(mesh)); n != nil {
+			go func() {
+				f.notifyContent(n)
+				for _, ch := range n.Children() {
+					f.notifyContent(ch)
+				}
+			}()
+		}
+	}
 }

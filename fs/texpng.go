@@ -31,10 +31,8 @@ import (
 // (vfs.FS.Made): a texture's NAME.EXT.png, or an error text fixed at lookup
 // (an archive's error.txt, a texture's NAME.EXT.error.txt).
 type madeFile struct {
-	gofs.Inode
-	fsys  *FS
-	e     vfs.SourceEntry
-	ident srcID
+	srcNode
+	e vfs.SourceEntry
 	// view is what the kernel was told of a PNG: the PNG of the texture
 	// as it is at each request (kernelView.Retell).
 	view kernelView
@@ -45,8 +43,6 @@ var (
 	_ = (gofs.NodeOpener)((*madeFile)(nil))
 	_ = (gofs.NodeReader)((*madeFile)(nil))
 )
-
-func (t *madeFile) id() srcID { return t.ident }
 
 // text reports whether t is an error text: its bytes are read as under
 // no_open in either mode.
@@ -115,7 +111,7 @@ func (t *madeFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 // vfs.SourceText; a text's node is never reused).
 func (d *dirNode) lookupMade(ctx context.Context, name string, e *vfs.SourceEntry, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	id := e.ID()
-	node := &madeFile{fsys: d.fsys, e: *e, ident: id}
+	node := &madeFile{srcNode: srcNode{fsys: d.fsys, ident: id}, e: *e}
 	if e := node.attr(ctx, &out.Attr); e != 0 {
 		if d.fsys.st.TextureFailure(node.e.Path, &node.e.Stat) != "" {
 			// NAME.EXT.error.txt takes the PNG's place: the kernel's
