@@ -65,6 +65,17 @@ func (h *fdHandle) Release(ctx context.Context) syscall.Errno {
 	return 0
 }
 
+// read serves a READ through its handle fh, or without one (no_open) by
+// noHandle; a READ without a handle in the open-handles mode is EBADF.
+func (f *FS) read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64, noHandle func() (fuse.ReadResult, syscall.Errno)) (fuse.ReadResult, syscall.Errno) {
+	if h, ok := fh.(gofs.FileReader); ok {
+		return h.Read(ctx, dest, off)
+	} else if fh == nil && f.noOpen() {
+		return noHandle()
+	}
+	return nil, syscall.EBADF
+}
+
 // bytesHandle serves bytes held in memory.
 type bytesHandle struct {
 	fsys     *FS

@@ -411,13 +411,7 @@ func (o *outFile) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 
 func (o *outFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	o.m.fsys.touch()
-	if h, ok := fh.(gofs.FileReader); ok {
-		return h.Read(ctx, dest, off)
-	}
-	if fh == nil && o.m.fsys.noOpen() {
-		return o.readNoHandle(ctx, dest, off)
-	}
-	return nil, syscall.EBADF
+	return o.m.fsys.read(ctx, fh, dest, off, func() (fuse.ReadResult, syscall.Errno) { return o.readNoHandle(ctx, dest, off) })
 }
 
 // readNoHandle serves a READ without a handle (no_open): the bytes

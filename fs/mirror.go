@@ -273,15 +273,13 @@ func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 	if p.packed {
 		n, err := p.fsys.view.ReadEntry(p.abs, p.same, dest, off)
 		return fuse.ReadResultData(dest[:n]), errno(err)
-	} else if h, ok := fh.(*fdHandle); ok {
-		return h.Read(ctx, dest, off)
-	} else if fh == nil && p.fsys.noOpen() {
-		// no_open: read the source itself, if it is still the file this
-		// node was looked up as.
+	}
+	// no_open: read the source itself, if it is still the file this node
+	// was looked up as.
+	return p.fsys.read(ctx, fh, dest, off, func() (fuse.ReadResult, syscall.Errno) {
 		k := srcfd.Key{Path: p.abs, ID: version.Ident{File: p.ident.File}}
 		return p.fsys.readWindow(k, p.same, dest, off, 0, -1)
-	}
-	return nil, syscall.EBADF
+	})
 }
 
 // What the mount does ahead of a walker (mirror.Folder.ScanAhead and

@@ -143,12 +143,5 @@ func (s *statsFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 }
 
 func (s *statsFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	if h, ok := fh.(*bytesHandle); ok {
-		return h.Read(ctx, dest, off)
-	}
-	if fh != nil || !s.fsys.noOpen() {
-		return nil, syscall.EBADF
-	}
-	h := bytesHandle{data: s.snap.Last()}
-	return h.Read(ctx, dest, off)
+	return s.fsys.read(ctx, fh, dest, off, func() (fuse.ReadResult, syscall.Errno) { return memAt(s.snap.Last(), dest, off) })
 }

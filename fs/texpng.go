@@ -91,20 +91,16 @@ func (t *madeFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		return memAt(t.e.Text, dest, off)
 	}
 	t.fsys.touch()
-	if h, ok := fh.(*bytesHandle); ok {
-		return h.Read(ctx, dest, off)
-	}
-	if fh != nil || !t.fsys.noOpen() {
-		return nil, syscall.EBADF
-	}
-	b, _, fp, e := t.produce(ctx)
-	if e != 0 {
-		return nil, e
-	}
-	if !t.view.Told().Same(fp) {
-		return nil, syscall.ESTALE
-	}
-	return memAt(b, dest, off)
+	return t.fsys.read(ctx, fh, dest, off, func() (fuse.ReadResult, syscall.Errno) {
+		b, _, fp, e := t.produce(ctx)
+		if e == 0 && !t.view.Told().Same(fp) {
+			e = syscall.ESTALE
+		}
+		if e != 0 {
+			return nil, e
+		}
+		return memAt(b, dest, off)
+	})
 }
 
 // lookupMade looks up name, the made file e in d (vfs.SourcePNG or
