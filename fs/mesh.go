@@ -21,11 +21,13 @@ import (
 // tree's folder (vfs.Mesh: what it holds, its stat and version), with what
 // the kernel was told of it. Listing it and reading header.json or chunks/
 // use the structure scan only; the geometry outputs are converted on their
-// first stat or open.
+// first stat or open. The same type is the folder's chunks/ (chunks set):
+// the chunk table's entries, from the same scan.
 type meshDir struct {
 	srcNode
 	parent *dirNode
 	src    *vfs.Mesh
+	chunks bool
 }
 
 // Listings are served from a handle made at open (dircache.go).
@@ -105,10 +107,19 @@ func (f *FS) meshAt(path string) *meshDir {
 }
 
 // listing is the folder's entries, whether they are final for this source
-// version (store.Listing), and what they were made from.
-// A replaced source lists nothing (ESTALE).
+// version (store.Listing; chunks/: when it lists any), and what they were
+// made from. A replaced source lists nothing (ESTALE).
 func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedScan, syscall.Errno) {
-	files, l, warm, final, err := m.src.List(ctx)
+	var files []outputs.Entry
+	var l *vfs.Listed
+	var warm, final bool
+	var err error
+	if m.chunks {
+		files, l, err = m.src.Chunks(ctx)
+		warm, final = true, len(files) > 0
+	} else {
+		files, l, warm, final, err = m.src.List(ctx)
+	}
 	if errors.Is(err, syscall.ESTALE) {
 		return nil, false, nil, 0
 	} else if err != nil {
@@ -149,6 +160,9 @@ type listedScan struct {
 const noNegative = time.Nanosecond
 
 func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if m.chunks {
+		return lookupOutput(ctx, &m.Inode, name, m.out(outputs.Entry{}, name), out, false)
+	}
 	m.fsys.touch()
 	e, st, _, keep, err := m.src.Entry(ctx, name)
 	if err != nil {
@@ -233,36 +247,8 @@ func (m *meshDir) chunksNode(ctx context.Context, st *syscall.Stat_t, out *fuse.
 	if ch := m.GetChild(outputs.ChunksDir); ch != nil {
 		return ch
 	}
-	return m.NewInode(ctx, &chunksDir{m: m}, gofs.StableAttr{Mode: syscall.S_IFDIR})
-}
-
-// chunksDir is chunks/ of a mesh folder.
-type chunksDir struct {
-	gofs.Inode
-	m *meshDir
-}
-
-var (
-	_ = (gofs.NodeLookuper)((*chunksDir)(nil))
-	_ = (gofs.NodeGetattrer)((*chunksDir)(nil))
-)
-
-func (c *chunksDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	return c.m.Getattr(ctx, fh, out)
-}
-
-func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, *listedScan, syscall.Errno) {
-	files, l, err := c.m.src.Chunks(ctx)
-	if errors.Is(err, syscall.ESTALE) {
-		return nil, nil, 0
-	} else if err != nil {
-		return nil, nil, errno(err)
-	}
-	return dirEntries(files), &listedScan{Listed: l}, 0
-}
-
-func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return lookupOutput(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, false)
+	c := &meshDir{srcNode: srcNode{fsys: m.fsys, ident: m.ident}, parent: m.parent, src: m.src, chunks: true}
+	return m.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFDIR})
 }
 
 // outFile is one output file of a mesh (Output).

@@ -96,7 +96,9 @@ func (f *FS) invalidateNode(n *gofs.Inode) {
 	var table []string
 	switch ops := n.Operations().(type) {
 	case *meshDir:
-		table = ops.src.Outputs().Names()
+		if !ops.chunks {
+			table = ops.src.Outputs().Names()
+		}
 	case *dirNode:
 		// A folder's children have watches of their own.
 		f.notifyContent(n)
