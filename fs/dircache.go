@@ -8,7 +8,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/requests"
 	"github.com/meshfs/meshfs/internal/source"
 )
 
@@ -20,14 +19,11 @@ import (
 // Without the watcher nothing would drop it, so listings are cached only
 // while the source is watched.
 
-var (
-	_ = (gofs.NodeOpendirHandler)((*meshDir)(nil))
-	_ = (gofs.NodeOpendirHandler)((*chunksDir)(nil))
-)
+var _ = (gofs.NodeOpendirHandler)((*meshDir)(nil))
 
-// listHandle serves one listing made at open (requests.Listing).
+// listHandle serves one listing made at open (listing).
 type listHandle struct {
-	requests.Listing[fuse.DirEntry]
+	listing[fuse.DirEntry]
 	fsys *FS
 	// plain answers an entry of a READDIRPLUS (see plainLookup) from snap,
 	// what the listing was made from.
@@ -61,6 +57,9 @@ const notCheap = syscall.EAGAIN
 // snap is the listing's source stat and scan (nil: none), which header.json
 // and chunks/ are answered from.
 func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
+	if m.chunks {
+		return m.plainChunk(ctx, name, out, snap)
+	}
 	if snap != nil && name == outputs.HeaderName {
 		if size, ok := m.src.KnownSize(snap.Listed, true, ""); ok {
 			ch := lookupKnown(ctx, &m.Inode, name, m.out(outputs.Entry{}, ""), out, snap.Stat, snap.Version, size)
@@ -83,20 +82,20 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 	return lookupOutput(ctx, &m.Inode, name, m.out(ent, ""), out, true)
 }
 
-// plainLookup is the READDIRPLUS answer of chunks/: raw chunks (their
+// plainChunk is the READDIRPLUS answer of chunks/: raw chunks (their
 // sizes are in the chunk table), loaded chunks whose size a persisted scan
 // records, and loaded chunks already in memory. snap is the listing's
 // source stat and scan (nil: none).
-func (c *chunksDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
+func (m *meshDir) plainChunk(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
 	if snap != nil {
-		if size, ok := c.m.src.KnownSize(snap.Listed, false, name); ok {
-			return lookupKnown(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, snap.Stat, snap.Version, size), 0
+		if size, ok := m.src.KnownSize(snap.Listed, false, name); ok {
+			return lookupKnown(ctx, &m.Inode, name, m.out(outputs.Entry{}, name), out, snap.Stat, snap.Version, size), 0
 		}
 	}
-	if err := c.m.src.ChunkCheap(ctx, name); err != nil {
+	if err := m.src.ChunkCheap(ctx, name); err != nil {
 		return nil, replaced(errno(err))
 	}
-	return c.Lookup(ctx, name, out)
+	return m.Lookup(ctx, name, out)
 }
 
 func (h *listHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
@@ -131,22 +130,11 @@ func (m *meshDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHan
 	if e != 0 {
 		return nil, 0, e
 	}
-	h := &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: m.fsys, plain: m.plainLookup, snap: snap}
-	if snap != nil && m.fsys.noOpen() {
+	h := &listHandle{listing: listing[fuse.DirEntry]{List: list}, fsys: m.fsys, plain: m.plainLookup, snap: snap}
+	if snap != nil && m.fsys.noOpen() && !m.chunks {
 		h.AtEnd = func() { m.pushHeader(snap) }
 	}
 	return h, m.fsys.cacheDir(final), 0
-}
-
-func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	c.m.fsys.touch()
-	list, snap, e := c.listing(ctx)
-	if e != 0 {
-		return nil, 0, e
-	}
-	// A replaced source lists nothing here; not worth keeping.
-	return &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: c.m.fsys, plain: c.plainLookup, snap: snap},
-		c.m.fsys.cacheDir(len(list) > 0), 0
 }
 
 // pushHeader stores header.json's bytes in the kernel's page cache
@@ -155,7 +143,7 @@ func (c *chunksDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 // instead of sending a READ: of the 5 round trips a cold grep made per mesh
 // (2 listings of the folder, 2 of chunks/, 1 READ), the READ is the one
 // whose answer is known already. Only under no_open (the kernel keeps the
-// pages across opens), and only as outnode.Output.Push allows.
+// pages across opens), and only as Output.Push allows.
 func (m *meshDir) pushHeader(snap *listedScan) {
 	if snap.header == nil {
 		return

@@ -1,10 +1,11 @@
 // Package fs is the FUSE side of meshfs: a read-only mirror of a source
 // folder in which every mesh file appears as a folder of converted outputs.
-// It knows no file format and decides little: each node asks a policy
-// package and translates the answer into a FUSE reply (vfs.Folder: a
-// source folder's entries and stats; internal/store: what a mesh folder
-// holds and where its bytes come from; internal/kernelview: what the
-// kernel was told and may be told; internal/walk: work ahead of a walker).
+// It knows no file format and decides little: each node asks the tree
+// (package vfs: what a source folder's entry shows as, what a mesh folder
+// holds and where its bytes come from) and translates the answer into a
+// FUSE reply. What is kernel-facing is here and only here: what the kernel
+// was told of each node and may be told (kernelview.go, output.go), errnos
+// (errno.go), the raw request layer (kernel.go, requests.go).
 //
 // Kernel caching is deliberate: the kernel opens files and folders without
 // asking (kernel.go) and keeps entries, attributes, pages and listings, so
@@ -15,6 +16,7 @@
 package fs
 
 import (
+	"fmt"
 	"io"
 	"log"
 	"os"
@@ -27,8 +29,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/internal/kernelerr"
-	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/logonce"
 	"github.com/meshfs/meshfs/internal/mountpoint"
 	"github.com/meshfs/meshfs/internal/source"
@@ -51,7 +51,7 @@ type Config struct {
 	Store store.Config
 	// EntryTimeout, AttrTimeout and NegativeTimeout are how long the kernel
 	// may trust a name, an attribute and a missing name. Zero means the
-	// defaults (kernelview.Timeouts); a negative value means "do not cache".
+	// defaults (timeouts); a negative value means "do not cache".
 	EntryTimeout, AttrTimeout, NegativeTimeout time.Duration
 	// Log receives one line per broken mesh and per watcher problem
 	// (nil: discard).
@@ -106,7 +106,7 @@ type FS struct {
 	once *logonce.Log
 
 	// ttl decides the kernel's entry and attribute timeouts.
-	ttl kernelview.Timeouts
+	ttl timeouts
 	// raw is the request layer of the mount (nil before Mount).
 	raw *rawFS
 	// srcFDs are source descriptors kept for handle-less reads (package srcfd).
@@ -144,9 +144,9 @@ func New(cfg Config) (*FS, error) {
 		lg.Printf("meshfs: %s is hidden: the mount shows its own %s (statistics) at the root in its place",
 			filepath.Join(src, statsDirName), statsDirName)
 	}
-	f.ttl = kernelview.Timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout, Negative: cfg.NegativeTimeout, Watched: tree.Watching()}
+	f.ttl = timeouts{Entry: cfg.EntryTimeout, Attr: cfg.AttrTimeout, Negative: cfg.NegativeTimeout, Watched: tree.Watching()}
 	// The root is the tree's, watched by it from the start.
-	f.root = &dirNode{fsys: f, dir: tree.Root()}
+	f.root = &dirNode{srcNode: srcNode{fsys: f}, dir: tree.Root()}
 	f.dirs.Add(f.root.dir, f.root)
 	return f, nil
 }
@@ -276,17 +276,26 @@ func (f *FS) touch() { f.tree.Touch() }
 // store's pre-warmer). It returns at once; Close stops it.
 func (f *FS) Prewarm() { f.warm = f.tree.Prewarm() }
 
-// errno, outErrno and replaced are what a reader sees for an error
-// (kernelerr.Errno, kernelerr.ReadErrno, kernelerr.Replaced).
-var errno, outErrno, replaced = kernelerr.Errno, kernelerr.ReadErrno, kernelerr.Replaced
-
 // newMeshDir is the mesh folder of d's source entry e.
 func (d *dirNode) newMeshDir(e *vfs.SourceEntry) *meshDir {
-	return &meshDir{fsys: d.fsys, parent: d, src: d.fsys.tree.Mesh(d.dir, e),
-		ident: e.ID()}
+	return &meshDir{srcNode: srcNode{fsys: d.fsys, ident: e.ID()}, parent: d, src: d.fsys.tree.Mesh(d.dir, e)}
 }
 
 // newDirNode is the node of the source folder abs.
 func (f *FS) newDirNode(abs string, id srcID) *dirNode {
-	return &dirNode{fsys: f, dir: f.tree.NewFolder(abs), ident: id}
+	return &dirNode{srcNode: srcNode{fsys: f, ident: id}, dir: f.tree.NewFolder(abs)}
+}
+
+// Unmount unmounts srv's mount point, falling back to a lazy unmount when
+// the file system is busy, and waits until the server has stopped serving
+// (when it could unmount cleanly).
+func Unmount(srv *fuse.Server, mnt string) error {
+	if err := srv.Unmount(); err != nil {
+		if derr := mountpoint.Detach(mnt); derr != nil {
+			return fmt.Errorf("unmount %s: %v; lazy unmount: %v", mnt, err, derr)
+		}
+		return nil
+	}
+	srv.Wait()
+	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
-
-	"github.com/meshfs/meshfs/internal/requests"
 )
 
 // The kernel's no-open modes (Linux 5.1 and later, fs/fuse/file.c
@@ -27,11 +25,11 @@ type rawFS struct {
 	fuse.RawFileSystem
 	noOpen bool
 	// reqs counts requests and their answers' time by kind (stats.json).
-	reqs *requests.Counter
+	reqs *reqCounter
 	// listOpens counts listings opened for handle-less READDIRs.
 	listOpens atomic.Int64
 	// held keeps the handle of a listing between its READDIRs.
-	held requests.Held[heldDir]
+	held heldHandles[heldDir]
 
 	// srv is the mount's server (set by FS.Mount before it serves), for
 	// the notifications a refused WRITE sends (Write).
@@ -47,8 +45,8 @@ type heldDir struct {
 const heldIdle = 2 * time.Second
 
 func newRawFS(inner fuse.RawFileSystem, noOpen bool) *rawFS {
-	r := &rawFS{RawFileSystem: inner, noOpen: noOpen, reqs: requests.NewCounter(requests.Kinds)}
-	r.held = requests.Held[heldDir]{Idle: heldIdle, Release: r.releaseDir}
+	r := &rawFS{RawFileSystem: inner, noOpen: noOpen, reqs: newReqCounter(requestKinds)}
+	r.held = heldHandles[heldDir]{Idle: heldIdle, Release: r.releaseDir}
 	return r
 }
 
@@ -297,4 +295,12 @@ func (r *rawFS) releaseDir(h heldDir) {
 func (r *rawFS) OnUnmount() {
 	r.held.Close()
 	r.RawFileSystem.OnUnmount()
+}
+
+// panicHandler answers a request whose code panicked with EIO and logs one
+// line (panicLine: one bad file must not print its stack per
+// request). The daemon carries on serving.
+func (f *FS) panicHandler(v any) fuse.Status {
+	f.log.Printf("meshfs: internal error (answered EIO): %s", panicLine(v))
+	return fuse.EIO
 }

@@ -12,8 +12,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/kernelview"
-	"github.com/meshfs/meshfs/internal/outnode"
 	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/vfs"
@@ -23,13 +21,13 @@ import (
 // tree's folder (vfs.Mesh: what it holds, its stat and version), with what
 // the kernel was told of it. Listing it and reading header.json or chunks/
 // use the structure scan only; the geometry outputs are converted on their
-// first stat or open.
+// first stat or open. The same type is the folder's chunks/ (chunks set):
+// the chunk table's entries, from the same scan.
 type meshDir struct {
-	gofs.Inode
-	fsys   *FS
+	srcNode
 	parent *dirNode
 	src    *vfs.Mesh
-	ident  srcID
+	chunks bool
 }
 
 // Listings are served from a handle made at open (dircache.go).
@@ -37,8 +35,6 @@ var (
 	_ = (gofs.NodeLookuper)((*meshDir)(nil))
 	_ = (gofs.NodeGetattrer)((*meshDir)(nil))
 )
-
-func (m *meshDir) id() srcID { return m.ident }
 
 // stat returns the source's stat and version now (vfs.Mesh.Stat: ESTALE
 // once replaced).
@@ -72,7 +68,7 @@ type hooks struct{ f *FS }
 // failure sees error.txt when it lists next; its invalidation takes no lock
 // a request here could hold (LOOKUP holds the folder's, READ a page of
 // another inode) but, should one ever wait, the request goes on
-// (kernelview.Beside). The names' entry invalidations lock the folder,
+// (beside). The names' entry invalidations lock the folder,
 // which a LOOKUP in it holds: beside.
 func (h hooks) Broken(path string) {
 	f := h.f
@@ -80,7 +76,7 @@ func (h hooks) Broken(path string) {
 	if live == nil {
 		return
 	}
-	kernelview.Beside(func() { f.notifyContent(&live.Inode) }, func() {
+	beside(func() { f.notifyContent(&live.Inode) }, func() {
 		if hdr := live.GetChild(outputs.HeaderName); hdr != nil {
 			f.notifyContent(hdr)
 		}
@@ -111,10 +107,19 @@ func (f *FS) meshAt(path string) *meshDir {
 }
 
 // listing is the folder's entries, whether they are final for this source
-// version (store.Listing), and what they were made from.
-// A replaced source lists nothing (ESTALE).
+// version (store.Listing; chunks/: when it lists any), and what they were
+// made from. A replaced source lists nothing (ESTALE).
 func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedScan, syscall.Errno) {
-	files, l, warm, final, err := m.src.List(ctx)
+	var files []outputs.Entry
+	var l *vfs.Listed
+	var warm, final bool
+	var err error
+	if m.chunks {
+		files, l, err = m.src.Chunks(ctx)
+		warm, final = true, len(files) > 0
+	} else {
+		files, l, warm, final, err = m.src.List(ctx)
+	}
 	if errors.Is(err, syscall.ESTALE) {
 		return nil, false, nil, 0
 	} else if err != nil {
@@ -155,6 +160,9 @@ type listedScan struct {
 const noNegative = time.Nanosecond
 
 func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if m.chunks {
+		return lookupOutput(ctx, &m.Inode, name, m.out(outputs.Entry{}, name), out, false)
+	}
 	m.fsys.touch()
 	e, st, _, keep, err := m.src.Entry(ctx, name)
 	if err != nil {
@@ -239,43 +247,15 @@ func (m *meshDir) chunksNode(ctx context.Context, st *syscall.Stat_t, out *fuse.
 	if ch := m.GetChild(outputs.ChunksDir); ch != nil {
 		return ch
 	}
-	return m.NewInode(ctx, &chunksDir{m: m}, gofs.StableAttr{Mode: syscall.S_IFDIR})
+	c := &meshDir{srcNode: srcNode{fsys: m.fsys, ident: m.ident}, parent: m.parent, src: m.src, chunks: true}
+	return m.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFDIR})
 }
 
-// chunksDir is chunks/ of a mesh folder.
-type chunksDir struct {
-	gofs.Inode
-	m *meshDir
-}
-
-var (
-	_ = (gofs.NodeLookuper)((*chunksDir)(nil))
-	_ = (gofs.NodeGetattrer)((*chunksDir)(nil))
-)
-
-func (c *chunksDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	return c.m.Getattr(ctx, fh, out)
-}
-
-func (c *chunksDir) listing(ctx context.Context) ([]fuse.DirEntry, *listedScan, syscall.Errno) {
-	files, l, err := c.m.src.Chunks(ctx)
-	if errors.Is(err, syscall.ESTALE) {
-		return nil, nil, 0
-	} else if err != nil {
-		return nil, nil, errno(err)
-	}
-	return dirEntries(files), &listedScan{Listed: l}, 0
-}
-
-func (c *chunksDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return lookupOutput(ctx, &c.Inode, name, c.m.out(outputs.Entry{}, name), out, false)
-}
-
-// outFile is one output file of a mesh (outnode.Output).
+// outFile is one output file of a mesh (Output).
 type outFile struct {
 	gofs.Inode
 	m *meshDir
-	*outnode.Output
+	*Output
 }
 
 var (
@@ -288,7 +268,7 @@ var (
 // (none for header.json's answer from a listing, and chunks), or a chunk's
 // name.
 func (m *meshDir) out(ent outputs.Entry, chunk string) *outFile {
-	return &outFile{m: m, Output: outnode.New(m.fsys.st, m.src.Outputs(), ent, chunk, m.fsys.noOpen())}
+	return &outFile{m: m, Output: NewOutput(m.fsys.st, m.src.Outputs(), ent, chunk, m.fsys.noOpen())}
 }
 
 func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -308,9 +288,8 @@ type servedHandle interface {
 
 func (h *bytesHandle) served() (*syscall.Stat_t, int64) { return h.st, int64(len(h.data)) }
 func (h *fdHandle) served() (*syscall.Stat_t, int64)    { return h.st, h.length }
-func (h *passHandle) served() (*syscall.Stat_t, int64)  { return h.st, h.size }
 
-// getattr sizes the output without a handle (outnode.Output.Size); with
+// getattr sizes the output without a handle (Output.Size); with
 // cheapOnly, converting nothing (notCheap instead: plainLookup).
 func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool) syscall.Errno {
 	o.m.fsys.touch()
@@ -348,7 +327,7 @@ func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	}
 	var done func()
 	if ptNode {
-		// Not passed through: see kernelview.Passthrough for why the io mode matters.
+		// Not passed through: see passState for why the io mode matters.
 		var stale bool
 		if stale, done = o.Pass.Fallback(fp); stale {
 			return nil, 0, syscall.ESTALE
@@ -418,17 +397,11 @@ func (o *outFile) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 
 func (o *outFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	o.m.fsys.touch()
-	if h, ok := fh.(gofs.FileReader); ok {
-		return h.Read(ctx, dest, off)
-	}
-	if fh == nil && o.m.fsys.noOpen() {
-		return o.readNoHandle(ctx, dest, off)
-	}
-	return nil, syscall.EBADF
+	return o.m.fsys.read(ctx, fh, dest, off, func() (fuse.ReadResult, syscall.Errno) { return o.readNoHandle(ctx, dest, off) })
 }
 
 // readNoHandle serves a READ without a handle (no_open): the bytes
-// outnode.Output.Serve gives for the source version of this moment, the whole
+// Output.Serve gives for the source version of this moment, the whole
 // request from that one version.
 func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	if off < 0 {
@@ -451,4 +424,32 @@ func (o *outFile) readNoHandle(ctx context.Context, dest []byte, off int64) (fus
 	return o.m.fsys.readWindow(k, func(st *syscall.Stat_t) bool {
 		return source.FromStat(st).Same(k.ID)
 	}, dest, off, raw.Offset, raw.Length)
+}
+
+// Dependencies: the files besides its own a mesh's outputs read, which
+// the tree keeps (source.Tracker); the kernel forgets what it holds of
+// every mesh whose set names a changed path.
+
+// DepsFound records that mesh's outputs are made from deps (which the
+// tracker was told; changed: not the last scan's), watching their folders.
+func (h hooks) DepsFound(mesh string, deps source.Set, changed bool) {
+	f := h.f
+	f.tree.DepsFound(mesh, deps, changed, func() { f.n.WatchErrors.Add(1) })
+	if !changed {
+		return
+	}
+	// Its permissions are narrowed by other files now: the kernel may hold
+	// attributes of the folder's files from before: drop them (from
+	// another goroutine: this runs within a request, which the kernel's
+	// notification may wait for).
+	if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
+		if n := d.GetChild(filepath.Base(mesh)); n != nil {
+			go func() {
+				f.notifyContent(n)
+				for _, ch := range n.Children() {
+					f.notifyContent(ch)
+				}
+			}()
+		}
+	}
 }

@@ -3,7 +3,7 @@ package fs
 import (
 	"context"
 	"os"
-	"sync/atomic"
+	"path/filepath"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -23,6 +23,16 @@ const statsDirName = vfs.MetaName
 type srcID = vfs.SourceID
 
 type sourced interface{ id() srcID }
+
+// srcNode is what every node that mirrors a source entry holds: its inode,
+// the file system, and the entry it stands for.
+type srcNode struct {
+	gofs.Inode
+	fsys  *FS
+	ident srcID
+}
+
+func (n *srcNode) id() srcID { return n.ident }
 
 // fillDirAttr describes a source folder or a mesh folder made from the
 // source file st.
@@ -48,10 +58,8 @@ func fillFileAttr(a *fuse.Attr, st *syscall.Stat_t, size int64) {
 // dirNode mirrors one source folder (its listing and stat policy:
 // vfs.Folder).
 type dirNode struct {
-	gofs.Inode
-	fsys  *FS
-	dir   *vfs.Folder
-	ident srcID
+	srcNode
+	dir *vfs.Folder
 }
 
 var (
@@ -60,8 +68,6 @@ var (
 	_ = (gofs.NodeGetattrer)((*dirNode)(nil))
 	_ = (gofs.NodeStatfser)((*dirNode)(nil))
 )
-
-func (d *dirNode) id() srcID { return d.ident }
 
 func (d *dirNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	var st syscall.Stat_t
@@ -121,11 +127,11 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		node, mode = d.newMeshDir(&e), syscall.S_IFDIR
 	case vfs.SourceLink:
 		out.Attr.FromStat(st)
-		node, mode = &linkNode{fsys: d.fsys, abs: e.Path, ident: id}, syscall.S_IFLNK
+		node, mode = &linkNode{srcNode{fsys: d.fsys, ident: id}, e.Path}, syscall.S_IFLNK
 	default:
 		out.Attr.FromStat(st)
 		out.Attr.Mode = syscall.S_IFREG | vfs.ReadOnlyMode(st.Mode, false)
-		node, mode = &passFile{fsys: d.fsys, abs: e.Path, ident: id, packed: e.Packed}, syscall.S_IFREG
+		node, mode = &passFile{srcNode{fsys: d.fsys, ident: id}, e.Path, e.Packed}, syscall.S_IFREG
 	}
 	d.fsys.shortTTL(d, out, nil)
 	if ch := d.sameChild(name, id); ch != nil {
@@ -172,18 +178,14 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 
 // linkNode mirrors a symbolic link as it is.
 type linkNode struct {
-	gofs.Inode
-	fsys  *FS
-	abs   string
-	ident srcID
+	srcNode
+	abs string
 }
 
 var (
 	_ = (gofs.NodeReadlinker)((*linkNode)(nil))
 	_ = (gofs.NodeGetattrer)((*linkNode)(nil))
 )
-
-func (l *linkNode) id() srcID { return l.ident }
 
 func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 	t, err := os.Readlink(l.abs)
@@ -207,10 +209,8 @@ func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 // demand, never copied into memory. An archive's entry (packed) is read
 // with source.Packed.ReadEntry (a deflated one resumes at a checkpoint).
 type passFile struct {
-	gofs.Inode
-	fsys   *FS
+	srcNode
 	abs    string
-	ident  srcID
 	packed bool // an archive's entry
 }
 
@@ -219,8 +219,6 @@ var (
 	_ = (gofs.NodeGetattrer)((*passFile)(nil))
 	_ = (gofs.NodeReader)((*passFile)(nil))
 )
-
-func (p *passFile) id() srcID { return p.ident }
 
 // same reports whether st is the file this node was looked up as.
 func (p *passFile) same(st *syscall.Stat_t) bool {
@@ -231,8 +229,6 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 	var st syscall.Stat_t
 	var err error
 	if h, ok := fh.(*fdHandle); ok {
-		err = syscall.Fstat(int(h.f.Fd()), &st)
-	} else if h, ok := fh.(*passHandle); ok {
 		err = syscall.Fstat(int(h.f.Fd()), &st)
 	} else {
 		err = p.fsys.view.SysLstat(p.abs, &st)
@@ -275,79 +271,34 @@ func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 	if p.packed {
 		n, err := p.fsys.view.ReadEntry(p.abs, p.same, dest, off)
 		return fuse.ReadResultData(dest[:n]), errno(err)
-	} else if h, ok := fh.(*passHandle); ok {
-		return h.Read(ctx, dest, off)
 	}
-	h, ok := fh.(*fdHandle)
-	if !ok {
-		if fh == nil && p.fsys.noOpen() {
-			// no_open: read the source itself, if it is still the file
-			// this node was looked up as.
-			k := srcfd.Key{Path: p.abs, ID: source.Ident{File: p.ident.File}}
-			return p.fsys.readWindow(k, p.same, dest, off, 0, -1)
-		}
-		return nil, syscall.EBADF
+	// no_open: read the source itself, if it is still the file this node
+	// was looked up as.
+	return p.fsys.read(ctx, fh, dest, off, func() (fuse.ReadResult, syscall.Errno) {
+		k := srcfd.Key{Path: p.abs, ID: source.Ident{File: p.ident.File}}
+		return p.fsys.readWindow(k, p.same, dest, off, 0, -1)
+	})
+}
+
+// What the mount does ahead of a walker (vfs.Folder.ScanAhead and
+// ListAhead).
+
+// scanSiblings starts a pass over the meshes of m's source folder after m.
+func (f *FS) scanSiblings(m *meshDir) {
+	if d := m.parent; d != nil {
+		d.dir.ScanAhead(f.ahead, filepath.Base(m.src.Path()), f.st.ScanAhead)
 	}
-	return h.Read(ctx, dest, off)
 }
 
-// fdHandle reads a window of an open source file: the whole file for a pass-
-// through file, [base, base+length) for a raw chunk.
-type fdHandle struct {
-	fsys   *FS
-	st     *syscall.Stat_t // the source's stat at open (outputs only)
-	f      *os.File
-	base   int64
-	length int64 // -1: to the end of the file
-	closed atomic.Bool
-}
-
-var (
-	_ = (gofs.FileReader)((*fdHandle)(nil))
-	_ = (gofs.FileReleaser)((*fdHandle)(nil))
-)
-
-func (h *fdHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	n, e := span(dest, off, h.length)
-	if e != 0 || n == 0 {
-		return noBytes(e)
+// listAhead sniffs ahead of a walker that has just listed d (not the root)
+// for the first time. It returns at once.
+func (f *FS) listAhead(d *dirNode) {
+	if d.dir.Abs == f.source {
+		return
 	}
-	return fdResult(int(h.f.Fd()), h.base+off, n, dest)
-}
-
-func (h *fdHandle) Release(ctx context.Context) syscall.Errno {
-	if h.closed.CompareAndSwap(false, true) {
-		h.fsys.n.OpenHandles.Add(-1)
-		h.f.Close()
-	}
-	return 0
-}
-
-// bytesHandle serves bytes held in memory (a converted output).
-type bytesHandle struct {
-	fsys     *FS
-	st       *syscall.Stat_t // the source's stat when the bytes were made
-	data     []byte
-	released atomic.Bool
-	// done, if set, is called once on release (kernelview.Passthrough.Fallback).
-	done func()
-}
-
-var (
-	_ = (gofs.FileReader)((*bytesHandle)(nil))
-	_ = (gofs.FileReleaser)((*bytesHandle)(nil))
-)
-
-func (h *bytesHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	return memAt(h.data, dest, off)
-}
-
-func (h *bytesHandle) Release(ctx context.Context) syscall.Errno {
-	if h.released.CompareAndSwap(false, true) {
-		h.fsys.n.OpenHandles.Add(-1)
-		if h.done != nil {
-			h.done()
+	if name, parent := d.Parent(); parent != nil {
+		if pd, ok := parent.Operations().(*dirNode); ok {
+			pd.dir.ListAhead(f.ahead, f.sniffer, d.dir, name)
 		}
 	}
-	return 0
 }

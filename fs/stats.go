@@ -7,7 +7,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/internal/requests"
 	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 )
 
@@ -88,7 +87,7 @@ func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 			return ch, 0
 		}
 	}
-	sf := &statsFile{fsys: s.fsys, snap: requests.Snapshot{Render: render}}
+	sf := &statsFile{fsys: s.fsys, snap: statsSnapshot{Render: render}}
 	sf.fill(&out.Attr, true)
 	return s.NewInode(ctx, sf, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
 }
@@ -106,7 +105,7 @@ func (s *statsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 type statsFile struct {
 	gofs.Inode
 	fsys *FS
-	snap requests.Snapshot // renders the file's contents now
+	snap statsSnapshot // renders the file's contents now
 }
 
 var (
@@ -144,12 +143,5 @@ func (s *statsFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 }
 
 func (s *statsFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	if h, ok := fh.(*bytesHandle); ok {
-		return h.Read(ctx, dest, off)
-	}
-	if fh != nil || !s.fsys.noOpen() {
-		return nil, syscall.EBADF
-	}
-	h := bytesHandle{data: s.snap.Last()}
-	return h.Read(ctx, dest, off)
+	return s.fsys.read(ctx, fh, dest, off, func() (fuse.ReadResult, syscall.Errno) { return memAt(s.snap.Last(), dest, off) })
 }

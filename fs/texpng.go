@@ -8,7 +8,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/vfs"
 )
@@ -32,13 +31,11 @@ import (
 // (vfs.FS.Made): a texture's NAME.EXT.png, or an error text fixed at lookup
 // (an archive's error.txt, a texture's NAME.EXT.error.txt).
 type madeFile struct {
-	gofs.Inode
-	fsys  *FS
-	e     vfs.SourceEntry
-	ident srcID
+	srcNode
+	e vfs.SourceEntry
 	// view is what the kernel was told of a PNG: the PNG of the texture
-	// as it is at each request (kernelview.View.Retell).
-	view kernelview.View
+	// as it is at each request (kernelView.Retell).
+	view kernelView
 }
 
 var (
@@ -46,8 +43,6 @@ var (
 	_ = (gofs.NodeOpener)((*madeFile)(nil))
 	_ = (gofs.NodeReader)((*madeFile)(nil))
 )
-
-func (t *madeFile) id() srcID { return t.ident }
 
 // text reports whether t is an error text: its bytes are read as under
 // no_open in either mode.
@@ -96,27 +91,23 @@ func (t *madeFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		return memAt(t.e.Text, dest, off)
 	}
 	t.fsys.touch()
-	if h, ok := fh.(*bytesHandle); ok {
-		return h.Read(ctx, dest, off)
-	}
-	if fh != nil || !t.fsys.noOpen() {
-		return nil, syscall.EBADF
-	}
-	b, _, fp, e := t.produce(ctx)
-	if e != 0 {
-		return nil, e
-	}
-	if !t.view.Told().Same(fp) {
-		return nil, syscall.ESTALE
-	}
-	return memAt(b, dest, off)
+	return t.fsys.read(ctx, fh, dest, off, func() (fuse.ReadResult, syscall.Errno) {
+		b, _, fp, e := t.produce(ctx)
+		if e == 0 && !t.view.Told().Same(fp) {
+			e = syscall.ESTALE
+		}
+		if e != 0 {
+			return nil, e
+		}
+		return memAt(b, dest, off)
+	})
 }
 
 // lookupMade looks up name, the made file e in d (vfs.SourcePNG or
 // vfs.SourceText; a text's node is never reused).
 func (d *dirNode) lookupMade(ctx context.Context, name string, e *vfs.SourceEntry, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	id := e.ID()
-	node := &madeFile{fsys: d.fsys, e: *e, ident: id}
+	node := &madeFile{srcNode: srcNode{fsys: d.fsys, ident: id}, e: *e}
 	if e := node.attr(ctx, &out.Attr); e != 0 {
 		if d.fsys.st.TextureFailure(node.e.Path, &node.e.Stat) != "" {
 			// NAME.EXT.error.txt takes the PNG's place: the kernel's
@@ -125,8 +116,8 @@ func (d *dirNode) lookupMade(ctx context.Context, name string, e *vfs.SourceEntr
 			// READDIRPLUS whose lookup this is replies with the old
 			// listing after it, which the kernel then keeps.
 			drop := func() { d.fsys.notifyContent(&d.Inode) }
-			kernelview.Beside(drop, func() {})
-			time.AfterFunc(kernelview.NotifyWait, drop)
+			beside(drop, func() {})
+			time.AfterFunc(notifyWait, drop)
 		}
 		return nil, e
 	}

@@ -9,22 +9,21 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/kernelview"
 )
 
 // With the watcher on, names and attributes are cached for a minute by
 // default; without it, one second.
 func TestDefaultTimeouts(t *testing.T) {
 	f, _ := mountT(t, t.TempDir(), Config{})
-	if e, a := f.ttl.Effective(); e != kernelview.WatchedTimeout || a != kernelview.WatchedTimeout {
-		t.Fatalf("watched: entry %v attr %v, want %v", e, a, kernelview.WatchedTimeout)
+	if e, a := f.ttl.Effective(); e != watchedTimeout || a != watchedTimeout {
+		t.Fatalf("watched: entry %v attr %v, want %v", e, a, watchedTimeout)
 	}
 	g, _ := mountT(t, t.TempDir(), Config{NoWatch: true})
-	if e, a := g.ttl.Effective(); e != kernelview.DefaultTimeout || a != kernelview.DefaultTimeout {
+	if e, a := g.ttl.Effective(); e != defaultTimeout || a != defaultTimeout {
 		t.Fatalf("unwatched: entry %v attr %v, want 1s", e, a)
 	}
 	h, _ := mountT(t, t.TempDir(), Config{AttrTimeout: 3 * time.Second})
-	if e, a := h.ttl.Effective(); e != kernelview.WatchedTimeout || a != 3*time.Second {
+	if e, a := h.ttl.Effective(); e != watchedTimeout || a != 3*time.Second {
 		t.Fatalf("explicit attr: entry %v attr %v", e, a)
 	}
 }
@@ -44,8 +43,8 @@ func TestLongTimeoutsSeeChanges(t *testing.T) {
 		write(t, filepath.Join(sub, "c.fmesh"), fakeMesh(3, 2))
 		write(t, filepath.Join(sub, "c.fmesh.side"), []byte("v1"))
 		f, mnt := mountT(t, src, Config{})
-		if _, a := f.ttl.Effective(); a != kernelview.WatchedTimeout {
-			t.Fatalf("attr timeout %v, want %v", a, kernelview.WatchedTimeout)
+		if _, a := f.ttl.Effective(); a != watchedTimeout {
+			t.Fatalf("attr timeout %v, want %v", a, watchedTimeout)
 		}
 		msub := filepath.Join(mnt, "a", "b")
 		// Prime the kernel's caches: every name and attribute seen once.

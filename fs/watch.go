@@ -9,7 +9,6 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/vfs"
 )
 
@@ -97,14 +96,16 @@ func (f *FS) invalidateNode(n *gofs.Inode) {
 	var table []string
 	switch ops := n.Operations().(type) {
 	case *meshDir:
-		table = ops.src.Outputs().Names()
+		if !ops.chunks {
+			table = ops.src.Outputs().Names()
+		}
 	case *dirNode:
 		// A folder's children have watches of their own.
 		f.notifyContent(n)
 		return
 	}
 	children := n.Children()
-	held, negative := kernelview.DropOrder(slices.Collect(maps.Keys(children)), table, outputs.HeaderName)
+	held, negative := dropOrder(slices.Collect(maps.Keys(children)), table, outputs.HeaderName)
 	for _, name := range append(held, negative...) {
 		if ch := children[name]; ch != nil {
 			f.invalidateNode(ch)

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/outnode"
+	"github.com/meshfs/meshfs/fs"
 	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
 )
 
-// The mount's nodes of outputs (internal/outnode) over a store: here, as
+// The mount's nodes of outputs (fs.Output) over a store: here, as
 // they need the store's test helpers (export_test.go).
 
 // otherVersion is v of a file of another size.
@@ -30,7 +30,7 @@ func TestOutputPinned(t *testing.T) {
 	s, m, v := store.GemMesh(t, 200, 1)
 	ctx := context.Background()
 	glb, _ := m.Entry(m.GLBName())
-	o := outnode.New(s, m, glb, "", true)
+	o := fs.NewOutput(s, m, glb, "", true)
 	if !o.IsGLB() || !o.Reusable(v) {
 		t.Fatal("a fresh .glb node is not reusable")
 	}
@@ -74,7 +74,7 @@ func TestOutputPinned(t *testing.T) {
 		t.Fatalf("another version's size, the told one gone from memory: %v, want ESTALE", err)
 	}
 	// Per-handle nodes tell any version.
-	h := outnode.New(s, m, glb, "", false)
+	h := fs.NewOutput(s, m, glb, "", false)
 	if _, _, err := h.Size(ctx, v, false); err != nil || !h.Reusable(w) {
 		t.Fatalf("a per-handle node: %v, reusable %v", err, h.Reusable(w))
 	}
@@ -99,7 +99,7 @@ func TestOutputPush(t *testing.T) {
 	write := func(b []byte) bool { wrote = append(wrote, b); return true }
 	drops := make(chan struct{}, 4)
 	drop := func() { drops <- struct{}{} }
-	o := outnode.New(s, m, outputs.Entry{}, "", true)
+	o := fs.NewOutput(s, m, outputs.Entry{}, "", true)
 	cur = otherVersion(v)
 	if o.Push(v, r, now, write, drop) || len(wrote) != 0 {
 		t.Fatal("pushed a header of a version the source no longer is")
@@ -117,7 +117,7 @@ func TestOutputPush(t *testing.T) {
 	if len(drops) != 0 {
 		t.Fatal("dropped pages of the version the source is")
 	}
-	o2 := outnode.New(s, m, outputs.Entry{}, "", true)
+	o2 := fs.NewOutput(s, m, outputs.Entry{}, "", true)
 	write2 := func(b []byte) bool { cur = otherVersion(v); return true }
 	if !o2.Push(v, r, now, write2, drop) {
 		t.Fatal("not pushed")
@@ -127,7 +127,7 @@ func TestOutputPush(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a change during the store did not drop what was stored")
 	}
-	o3 := outnode.New(s, m, outputs.Entry{}, "", true)
+	o3 := fs.NewOutput(s, m, outputs.Entry{}, "", true)
 	cur = v
 	if o3.Push(v, r, now, func([]byte) bool { return false }, drop) || !o3.View.WantsPages(v) {
 		t.Fatal("a failed store was recorded")

@@ -1,4 +1,4 @@
-package kernelview
+package fs
 
 import (
 	"testing"
@@ -6,23 +6,23 @@ import (
 )
 
 func TestKernelTimeouts(t *testing.T) {
-	if e, a, n := (Timeouts{Watched: true}).Kernel(); e != WatchedTimeout || a != WatchedTimeout || n != DefaultTimeout {
+	if e, a, n := (timeouts{Watched: true}).Kernel(); e != watchedTimeout || a != watchedTimeout || n != defaultTimeout {
 		t.Fatalf("defaults: %v %v %v", e, a, n)
 	}
-	if e, a, n := (Timeouts{Entry: -1, Attr: 2 * time.Second, Negative: -1}).Kernel(); e != 0 || a != 2*time.Second || n != 0 {
+	if e, a, n := (timeouts{Entry: -1, Attr: 2 * time.Second, Negative: -1}).Kernel(); e != 0 || a != 2*time.Second || n != 0 {
 		t.Fatalf("configured: %v %v %v", e, a, n)
 	}
 }
 
 func TestTimeouts(t *testing.T) {
 	for _, c := range []struct {
-		t                   Timeouts
+		t                   timeouts
 		entry, attr, uE, uA time.Duration
 	}{
-		{Timeouts{Watched: true}, WatchedTimeout, WatchedTimeout, DefaultTimeout, DefaultTimeout},
-		{Timeouts{}, DefaultTimeout, DefaultTimeout, 0, 0},
-		{Timeouts{Attr: 3 * time.Second, Watched: true}, WatchedTimeout, 3 * time.Second, DefaultTimeout, 0},
-		{Timeouts{Entry: -1, Attr: -1}, -1, -1, 0, 0},
+		{timeouts{Watched: true}, watchedTimeout, watchedTimeout, defaultTimeout, defaultTimeout},
+		{timeouts{}, defaultTimeout, defaultTimeout, 0, 0},
+		{timeouts{Attr: 3 * time.Second, Watched: true}, watchedTimeout, 3 * time.Second, defaultTimeout, 0},
+		{timeouts{Entry: -1, Attr: -1}, -1, -1, 0, 0},
 	} {
 		e, a := c.t.Effective()
 		ue, ua := c.t.Unwatched()

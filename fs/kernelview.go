@@ -1,4 +1,12 @@
-// Package kernelview keeps what the kernel was told of one file: the
+package fs
+
+import (
+	"sync"
+
+	"github.com/meshfs/meshfs/internal/source"
+)
+
+// What the kernel was told of one file: the
 // version whose size it holds (its attributes) and the version whose bytes
 // its page cache may hold (its pages), and decides from them what a request
 // may tell it next and when the kernel must drop what it holds.
@@ -10,20 +18,13 @@
 // open per handle, every open re-checks the version and the kernel is told
 // to drop what it holds of another.
 //
-// It knows nothing of FUSE: the caller passes the function that drops the
-// kernel's attributes and pages of the node, and View schedules it.
-package kernelview
+// The caller passes the function that drops the kernel's attributes and
+// pages of the node, and kernelView schedules it.
 
-import (
-	"sync"
-
-	"github.com/meshfs/meshfs/internal/source"
-)
-
-// View is what the kernel was told of one node. The zero View is a node
+// kernelView is what the kernel was told of one node. The zero kernelView is a node
 // told nothing, with per-handle opens; set Pinned before first use for a
 // mount whose kernel opens without asking.
-type View struct {
+type kernelView struct {
 	Pinned bool
 
 	mu        sync.Mutex
@@ -34,19 +35,19 @@ type View struct {
 
 // MayTell reports whether the kernel may be told v's size (Tell would
 // succeed), recording nothing.
-func (k *View) MayTell(v source.Version) bool {
+func (k *kernelView) MayTell(v source.Version) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.mayTellLocked(v)
 }
 
-func (k *View) mayTellLocked(v source.Version) bool {
+func (k *kernelView) mayTellLocked(v source.Version) bool {
 	return !k.Pinned || k.attr.Zero() || k.attr.Same(v)
 }
 
 // Tell records that the kernel is told v's size, and reports whether it
 // may be: a Pinned node told another version's size may not.
-func (k *View) Tell(v source.Version) bool {
+func (k *kernelView) Tell(v source.Version) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.mayTellLocked(v) {
@@ -58,14 +59,14 @@ func (k *View) Tell(v source.Version) bool {
 
 // Retell records that the kernel is told v's size whatever it was told
 // before (a node whose every request re-reads its source).
-func (k *View) Retell(v source.Version) {
+func (k *kernelView) Retell(v source.Version) {
 	k.mu.Lock()
 	k.attr = v
 	k.mu.Unlock()
 }
 
 // Told is the version whose size the kernel was told (zero: none).
-func (k *View) Told() source.Version {
+func (k *kernelView) Told() source.Version {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.attr
@@ -73,7 +74,7 @@ func (k *View) Told() source.Version {
 
 // Served records that the kernel's page cache gets v's bytes (a READ
 // answered).
-func (k *View) Served(v source.Version) {
+func (k *kernelView) Served(v source.Version) {
 	k.mu.Lock()
 	k.pages, k.pagesSeen = v, true
 	k.mu.Unlock()
@@ -84,7 +85,7 @@ func (k *View) Served(v source.Version) {
 // size, drop (which makes it forget the node's attributes and pages) is
 // scheduled beside the caller: it must not be called from within the
 // request, which the kernel's notification may wait for.
-func (k *View) Opened(v source.Version, drop func()) (keep bool) {
+func (k *kernelView) Opened(v source.Version, drop func()) (keep bool) {
 	k.mu.Lock()
 	keep = k.pagesSeen && k.pages.Same(v)
 	stale := !k.attr.Zero() && !k.attr.Same(v)
@@ -99,7 +100,7 @@ func (k *View) Opened(v source.Version, drop func()) (keep bool) {
 // WantsPages reports whether v's bytes may be stored into the kernel's
 // page cache unasked: not when it has them already, nor when the node
 // stands for another version.
-func (k *View) WantsPages(v source.Version) bool {
+func (k *kernelView) WantsPages(v source.Version) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	have := k.pagesSeen && k.pages.Same(v)
@@ -110,7 +111,7 @@ func (k *View) WantsPages(v source.Version) bool {
 // Stored records that v's bytes were stored into the kernel's page cache,
 // and schedules drop when the source is no longer v (now): a change may
 // have been notified before the store.
-func (k *View) Stored(v, now source.Version, drop func()) {
+func (k *kernelView) Stored(v, now source.Version, drop func()) {
 	k.mu.Lock()
 	k.pages, k.pagesSeen, k.attr = v, true, v
 	k.mu.Unlock()

@@ -1,4 +1,4 @@
-package kernelview
+package fs
 
 import (
 	"testing"
@@ -32,7 +32,7 @@ func wantDrop(t *testing.T, ch chan struct{}, want bool) {
 }
 
 func TestPinnedNodeStandsForOneVersion(t *testing.T) {
-	k := &View{Pinned: true}
+	k := &kernelView{Pinned: true}
 	a, b := ver(1), ver(2)
 	if !k.MayTell(b) || !k.Tell(a) {
 		t.Fatal("a node told nothing refused a version")
@@ -53,7 +53,7 @@ func TestPinnedNodeStandsForOneVersion(t *testing.T) {
 }
 
 func TestHandleNodeTellsAnyVersion(t *testing.T) {
-	k := &View{}
+	k := &kernelView{}
 	a, b := ver(1), ver(2)
 	if !k.Tell(a) || !k.Tell(b) || !k.Told().Same(b) {
 		t.Fatal("per-handle node refused a new version")
@@ -61,7 +61,7 @@ func TestHandleNodeTellsAnyVersion(t *testing.T) {
 }
 
 func TestOpenedKeepsPagesOfTheSameVersionOnly(t *testing.T) {
-	k := &View{}
+	k := &kernelView{}
 	a, b := ver(1), ver(2)
 	drop, ch := dropped()
 	if k.Opened(a, drop) {
@@ -83,7 +83,7 @@ func TestOpenedKeepsPagesOfTheSameVersionOnly(t *testing.T) {
 }
 
 func TestStoreUnasked(t *testing.T) {
-	k := &View{Pinned: true}
+	k := &kernelView{Pinned: true}
 	a, b := ver(1), ver(2)
 	drop, ch := dropped()
 	if !k.WantsPages(a) {
@@ -98,13 +98,13 @@ func TestStoreUnasked(t *testing.T) {
 		t.Fatal("pages of another version stored in a node told a")
 	}
 	// Changed while storing: the kernel must drop what was stored.
-	k2 := &View{Pinned: true}
+	k2 := &kernelView{Pinned: true}
 	k2.Stored(a, b, drop)
 	wantDrop(t, ch, true)
 }
 
 func TestPassthroughOneBackingFile(t *testing.T) {
-	var p Passthrough
+	var p passState
 	a, b := ver(1), ver(2)
 	for range 2 {
 		if !p.Try(a) {

@@ -1,7 +1,4 @@
-// Package kernelerr is what a reader of the mount sees for an error: the
-// errno the FUSE layer answers with. The tree and the store speak Go
-// errors; only the mount (package fs) maps them.
-package kernelerr
+package fs
 
 import (
 	"context"
@@ -14,9 +11,12 @@ import (
 	"github.com/meshfs/meshfs/internal/store/failures"
 )
 
-// Errno maps an error to what a reader sees: a vanished source is ENOENT,
+// The tree and the store speak Go errors; only the mount maps them to
+// errnos.
+
+// errno maps an error to what a reader sees: a vanished source is ENOENT,
 // a special file EACCES, anything else that fails a conversion is EIO.
-func Errno(err error) syscall.Errno {
+func errno(err error) syscall.Errno {
 	switch {
 	case err == nil:
 		return 0
@@ -43,26 +43,26 @@ func Errno(err error) syscall.Errno {
 	return syscall.EIO
 }
 
-// Replaced is what a lookup in a mesh folder answers for e: a replaced
+// replaced is what a lookup in a mesh folder answers for e: a replaced
 // source's ESTALE becomes what a folder deleted while open answers,
 // nothing in it (ENOENT). A reader that walks by path gets ESTALE from an
 // output instead, and the kernel walks again to the new file; one that
 // holds the folder open (grep -r, find) would have no way to recover from
 // ESTALE.
-func Replaced(e syscall.Errno) syscall.Errno {
+func replaced(e syscall.Errno) syscall.Errno {
 	if e == syscall.ESTALE {
 		return syscall.ENOENT
 	}
 	return e
 }
 
-// ReadErrno is what a reader of an output gets for err: EIO for a
+// outErrno is what a reader of an output gets for err: EIO for a
 // conversion's failure (a *failures.ConvError), even when its cause is, say, a
 // missing sibling file.
-func ReadErrno(err error) syscall.Errno {
+func outErrno(err error) syscall.Errno {
 	var ce *failures.ConvError
 	if errors.As(err, &ce) {
 		return syscall.EIO
 	}
-	return Errno(err)
+	return errno(err)
 }

@@ -1,8 +1,4 @@
-// Package requests is the raw request layer's bookkeeping, apart from
-// FUSE: how many requests of each kind came and how long their answers
-// took (Counter, for stats.json and tests), and the listing handles held
-// between the READDIRs of one listing that come without a handle (Held).
-package requests
+package fs
 
 import (
 	"fmt"
@@ -12,23 +8,27 @@ import (
 	"time"
 )
 
-// Kinds are the requests a mount counts, by the kernel's names of them.
-var Kinds = []string{"LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "FLUSH",
+// The raw request layer's bookkeeping (kernel.go): how many requests of each kind came and how long their answers
+// took (reqCounter, for stats.json and tests), and the listing handles held
+// between the READDIRs of one listing that come without a handle (heldHandles).
+
+// requestKinds are the requests a mount counts, by the kernel's names of them.
+var requestKinds = []string{"LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "FLUSH",
 	"OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "ACCESS", "STATFS", "GETXATTR", "LISTXATTR",
 	"READLINK", "LSEEK", "STATX"}
 
-// Counter counts requests by kind and adds up the time from each
+// reqCounter counts requests by kind and adds up the time from each
 // request's dispatch to its reply.
-type Counter struct {
+type reqCounter struct {
 	names  []string
 	index  map[string]int // name → its index in names; read-only
 	counts []atomic.Int64
 	nanos  []atomic.Int64
 }
 
-// NewCounter counts the kinds named by names.
-func NewCounter(names []string) *Counter {
-	c := &Counter{names: names, index: map[string]int{}, counts: make([]atomic.Int64, len(names)), nanos: make([]atomic.Int64, len(names))}
+// newReqCounter counts the kinds named by names.
+func newReqCounter(names []string) *reqCounter {
+	c := &reqCounter{names: names, index: map[string]int{}, counts: make([]atomic.Int64, len(names)), nanos: make([]atomic.Int64, len(names))}
 	for i, n := range names {
 		c.index[n] = i
 	}
@@ -36,10 +36,10 @@ func NewCounter(names []string) *Counter {
 }
 
 // Count counts one request of kind, untimed (FORGET: the kernel waits
-// for no answer). A kind not named at NewCounter panics.
-func (c *Counter) Count(kind string) { c.counts[c.of(kind)].Add(1) }
+// for no answer). A kind not named at newReqCounter panics.
+func (c *reqCounter) Count(kind string) { c.counts[c.of(kind)].Add(1) }
 
-func (c *Counter) of(kind string) int {
+func (c *reqCounter) of(kind string) int {
 	i, ok := c.index[kind]
 	if !ok {
 		panic("requests: kind " + kind + " is not counted")
@@ -49,25 +49,25 @@ func (c *Counter) of(kind string) int {
 
 // Time counts a request of kind and starts its clock: defer
 // c.Time("READ").Done().
-func (c *Counter) Time(kind string) Timing {
+func (c *reqCounter) Time(kind string) reqTiming {
 	i := c.of(kind)
 	c.counts[i].Add(1)
-	return Timing{c: c, i: i, start: time.Now()}
+	return reqTiming{c: c, i: i, start: time.Now()}
 }
 
-// Timing is one request's clock (Counter.Time).
-type Timing struct {
-	c     *Counter
+// reqTiming is one request's clock (reqCounter.Time).
+type reqTiming struct {
+	c     *reqCounter
 	i     int
 	start time.Time
 }
 
 // Done adds the time since the request came to its kind.
-func (t Timing) Done() { t.c.nanos[t.i].Add(int64(time.Since(t.start))) }
+func (t reqTiming) Done() { t.c.nanos[t.i].Add(int64(time.Since(t.start))) }
 
 // Counts returns the number of requests by kind name (kinds never asked
 // are left out).
-func (c *Counter) Counts() map[string]int64 {
+func (c *reqCounter) Counts() map[string]int64 {
 	m := map[string]int64{}
 	for i := range c.counts {
 		if n := c.counts[i].Load(); n != 0 {
@@ -79,7 +79,7 @@ func (c *Counter) Counts() map[string]int64 {
 
 // Millis returns the time spent answering requests by kind name, in
 // milliseconds (kinds never asked are left out).
-func (c *Counter) Millis() map[string]float64 {
+func (c *reqCounter) Millis() map[string]float64 {
 	m := map[string]float64{}
 	for i := range c.nanos {
 		if c.counts[i].Load() != 0 {
@@ -89,12 +89,12 @@ func (c *Counter) Millis() map[string]float64 {
 	return m
 }
 
-// Held keeps handles of type H between the requests of one listing, keyed
+// heldHandles keeps handles of type H between the requests of one listing, keyed
 // by node and the offset the next request of that listing asks for: a big
 // folder read in many requests is listed once, not once per request. A
 // handle not taken within Idle (a reader that stops half way: head, a
 // killed ls) is released.
-type Held[H any] struct {
+type heldHandles[H any] struct {
 	Idle    time.Duration
 	Release func(H)
 
@@ -111,7 +111,7 @@ type held[H any] struct {
 }
 
 // Take removes and returns the handle held for node at offset off.
-func (t *Held[H]) Take(node, off uint64) (H, bool) {
+func (t *heldHandles[H]) Take(node, off uint64) (H, bool) {
 	k := heldKey{node, off}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -128,7 +128,7 @@ func (t *Held[H]) Take(node, off uint64) (H, bool) {
 // Keep holds h for node's next request at offset off, or releases it when
 // Close was called or a concurrent reader of the same listing at the same
 // place holds one already (one is kept).
-func (t *Held[H]) Keep(node, off uint64, h H) {
+func (t *heldHandles[H]) Keep(node, off uint64, h H) {
 	k := heldKey{node, off}
 	t.mu.Lock()
 	if t.closed || t.m[k] != nil {
@@ -161,7 +161,7 @@ func (t *Held[H]) Keep(node, off uint64, h H) {
 // what it read (off itself: the end) or false for an error; the handle is
 // then held for the request that goes on from there, or released at the
 // end or on an error.
-func (t *Held[H]) Serve(node, off uint64, open func() (H, bool), read func(H) (next uint64, ok bool)) {
+func (t *heldHandles[H]) Serve(node, off uint64, open func() (H, bool), read func(H) (next uint64, ok bool)) {
 	h, ok := t.Take(node, off)
 	if !ok {
 		if h, ok = open(); !ok {
@@ -178,7 +178,7 @@ func (t *Held[H]) Serve(node, off uint64, open func() (H, bool), read func(H) (n
 
 // Drop releases every handle held for node (before the node is forgotten:
 // releasing a handle of a forgotten node is an error).
-func (t *Held[H]) Drop(node uint64) {
+func (t *heldHandles[H]) Drop(node uint64) {
 	var drop []H
 	t.mu.Lock()
 	for k, e := range t.m {
@@ -195,7 +195,7 @@ func (t *Held[H]) Drop(node uint64) {
 }
 
 // Close releases every handle held and holds none from now on.
-func (t *Held[H]) Close() {
+func (t *heldHandles[H]) Close() {
 	t.mu.Lock()
 	t.closed = true
 	var hs []H
@@ -212,14 +212,14 @@ func (t *Held[H]) Close() {
 }
 
 // Len is the number of handles held.
-func (t *Held[H]) Len() int {
+func (t *heldHandles[H]) Len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.m)
 }
 
-// Listing serves one listing made at open, an entry per call.
-type Listing[E any] struct {
+// listing serves one listing made at open, an entry per call.
+type listing[E any] struct {
 	List []E
 	// AtEnd, if set, runs once, when the end is reached the second time:
 	// that is in a request of its own, after the kernel took in every
@@ -233,7 +233,7 @@ type Listing[E any] struct {
 // Next returns the next entry (ok false at the end); first is set on the
 // first call (the kernel asked for the entries: its cache did not serve
 // them).
-func (l *Listing[E]) Next() (e E, first, ok bool) {
+func (l *listing[E]) Next() (e E, first, ok bool) {
 	first, l.read = !l.read, true
 	if l.next >= len(l.List) {
 		if l.ends++; l.ends == 2 && l.AtEnd != nil {
@@ -247,11 +247,11 @@ func (l *Listing[E]) Next() (e E, first, ok bool) {
 }
 
 // Seek resumes after the off-th entry (entries are numbered from 1).
-func (l *Listing[E]) Seek(off uint64) { l.next = int(min(off, uint64(len(l.List)))) }
+func (l *listing[E]) Seek(off uint64) { l.next = int(min(off, uint64(len(l.List)))) }
 
-// Snapshot is a file rendered anew on demand (.meshfs/stats.json), whose
+// statsSnapshot is a file rendered anew on demand (.meshfs/stats.json), whose
 // last rendering several requests share.
-type Snapshot struct {
+type statsSnapshot struct {
 	Render func() []byte
 
 	mu   sync.Mutex
@@ -261,7 +261,7 @@ type Snapshot struct {
 
 // Take returns a new rendering when fresh (or none was made yet), else
 // the last one, and when it was made.
-func (s *Snapshot) Take(fresh bool) ([]byte, time.Time) {
+func (s *statsSnapshot) Take(fresh bool) ([]byte, time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if fresh || s.snap == nil {
@@ -271,17 +271,17 @@ func (s *Snapshot) Take(fresh bool) ([]byte, time.Time) {
 }
 
 // Last is the last rendering (nil: none).
-func (s *Snapshot) Last() []byte {
+func (s *statsSnapshot) Last() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.snap
 }
 
-// PanicLine is the line a request's panic is logged as: the first line of
+// panicLine is the line a request's panic is logged as: the first line of
 // its value, "[…]" marking the lines left out (a panic in a conversion
 // reaches the request wrapped by the cache's loader, whose value carries
 // the loader's whole stack).
-func PanicLine(v any) string {
+func panicLine(v any) string {
 	msg := fmt.Sprint(v)
 	if first, _, multi := strings.Cut(msg, "\n"); multi {
 		msg = first + " […]"

@@ -1,11 +1,11 @@
-package kernelview
+package fs
 
 import (
 	"slices"
 	"time"
 )
 
-// DropOrder is the order in which the kernel is told to drop a folder's
+// dropOrder is the order in which the kernel is told to drop a folder's
 // names when its source changed: held, the names it holds nodes of, with
 // last (header.json) after the others, since the kernel takes the
 // notifications in order and a reader who sees the new header.json (the
@@ -13,7 +13,7 @@ import (
 // already; then negative, the names of the folder's table it holds no node
 // of, for which it may hold a negative entry (error.txt of a healthy mesh,
 // the .glb of a broken one) that the new version may not deserve.
-func DropOrder(children, table []string, last string) (held, negative []string) {
+func dropOrder(children, table []string, last string) (held, negative []string) {
 	held = make([]string, 0, len(children))
 	hasLast := false
 	for _, n := range children {
@@ -34,14 +34,14 @@ func DropOrder(children, table []string, last string) (held, negative []string) 
 	return held, negative
 }
 
-// NotifyWait bounds how long a request waits for a notification it sent.
-const NotifyWait = 100 * time.Millisecond
+// notifyWait bounds how long a request waits for a notification it sent.
+const notifyWait = 100 * time.Millisecond
 
-// Beside runs first, then rest, on a goroutine of their own, and returns
-// once first has run or NotifyWait has passed: a notification sent from
+// beside runs first, then rest, on a goroutine of their own, and returns
+// once first has run or notifyWait has passed: a notification sent from
 // within a request may wait for a lock that request holds, so the request
 // goes on and the notifications complete beside it.
-func Beside(first, rest func()) {
+func beside(first, rest func()) {
 	done := make(chan struct{})
 	go func() {
 		first()
@@ -50,6 +50,6 @@ func Beside(first, rest func()) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(NotifyWait):
+	case <-time.After(notifyWait):
 	}
 }

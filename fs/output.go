@@ -1,8 +1,4 @@
-// Package outnode is one file of a mesh folder as the mount shows it: what
-// the kernel was told of it and the answer each request about it gets
-// from the store. Kernel-facing state: the mount (package fs) holds one
-// per node; the tree (package vfs) has none.
-package outnode
+package fs
 
 import (
 	"context"
@@ -10,7 +6,6 @@ import (
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/internal/kernelview"
 	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
 )
@@ -26,16 +21,16 @@ type Output struct {
 	// View is what the kernel was told of the node; Pinned (the kernel
 	// opens without asking) it stands for the version of the first size
 	// told.
-	View kernelview.View
-	Pass kernelview.Passthrough // the .glb's passthrough opens
+	View kernelView
+	Pass passState // the .glb's passthrough opens
 
 	s *store.Store
 }
 
 // New is a fresh node's Output of entry e of m's folder (or of chunk), made
 // by s, pinned when the kernel opens files without asking.
-func New(s *store.Store, m *outputs.Mesh, e outputs.Entry, chunk string, pinned bool) *Output {
-	return &Output{Mesh: m, Entry: e, Chunk: chunk, View: kernelview.View{Pinned: pinned}, s: s}
+func NewOutput(s *store.Store, m *outputs.Mesh, e outputs.Entry, chunk string, pinned bool) *Output {
+	return &Output{Mesh: m, Entry: e, Chunk: chunk, View: kernelView{Pinned: pinned}, s: s}
 }
 
 // IsGLB reports whether o is the folder's NAME.glb.

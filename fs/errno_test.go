@@ -1,4 +1,4 @@
-package kernelerr
+package fs
 
 import (
 	"context"
@@ -27,17 +27,17 @@ func TestErrno(t *testing.T) {
 		{store.ErrNotCheap, syscall.EAGAIN, syscall.EAGAIN},
 		{fmt.Errorf("bad"), syscall.EIO, syscall.EIO},
 	} {
-		if got := Errno(c.err); got != c.want {
-			t.Errorf("Errno(%v) = %v, want %v", c.err, got, c.want)
+		if got := errno(c.err); got != c.want {
+			t.Errorf("errno(%v) = %v, want %v", c.err, got, c.want)
 		}
-		if got := ReadErrno(c.err); got != c.read {
-			t.Errorf("ReadErrno(%v) = %v, want %v", c.err, got, c.read)
+		if got := outErrno(c.err); got != c.read {
+			t.Errorf("outErrno(%v) = %v, want %v", c.err, got, c.read)
 		}
 	}
 }
 
 func TestReplaced(t *testing.T) {
-	if Replaced(syscall.ESTALE) != syscall.ENOENT || Replaced(syscall.EIO) != syscall.EIO || Replaced(0) != 0 {
+	if replaced(syscall.ESTALE) != syscall.ENOENT || replaced(syscall.EIO) != syscall.EIO || replaced(0) != 0 {
 		t.Fatal("a replaced source's folder does not answer as a deleted folder does")
 	}
 }
