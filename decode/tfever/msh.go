@@ -295,11 +295,7 @@ func scanRepairs(ctx context.Context, m *mshData, b *blob, script, name string) 
 	if sound {
 		return nil, true
 	}
-	data := make([]byte, b.size)
-	if _, err := b.r.ReadAt(data, 0); err != nil && !(err == io.EOF && b.size == 0) {
-		return nil, false
-	}
-	s, err := buildScene(ctx, m, data, b.name, script, name)
+	s, err := buildScene(ctx, m, b.r, b.name, script, name)
 	if err != nil {
 		return nil, false
 	}
@@ -486,33 +482,63 @@ func (f Msh) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, err
 	if err := checkLayout(m, b.name, src.Name, b.size); err != nil {
 		return nil, err
 	}
-	data := make([]byte, b.size)
-	if _, err := b.r.ReadAt(data, 0); err != nil && !(err == io.EOF && b.size == 0) {
-		return nil, &decode.FormatError{File: b.name, Section: "blob", Msg: "reading the blob", Err: err}
+	return buildScene(ctx, m, b.r, b.name, src.Name, decode.SafeName(f.StripExt(filepath.Base(src.Name))))
+}
+
+// blobChunk is how much of the blob is read at a time: each region is
+// decoded from one small buffer that stays in the CPU's cache, never from a
+// copy of the whole blob (a copy that costs as much as the decoding).
+const blobChunk = 64 << 10
+
+// blobWords reads region r of the blob (little-endian 32-bit words) in
+// chunks of buf, calling put(i, b) with the bytes b of words i, i+1, … in
+// order; it stops at put's first error. file names the blob in errors.
+func blobWords(rd io.ReaderAt, r region, buf []byte, file string, put func(i int, b []byte) error) error {
+	for done := int64(0); done < r.Count; {
+		k := min(int64(len(buf)), r.Count-done)
+		if n, err := rd.ReadAt(buf[:k], r.Offset+done); int64(n) < k {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return &decode.FormatError{File: file, Section: "blob", Msg: "reading the blob", Err: err}
+		}
+		if err := put(int(done/4), buf[:k]); err != nil {
+			return err
+		}
+		done += k
 	}
-	return buildScene(ctx, m, data, b.name, src.Name, decode.SafeName(f.StripExt(filepath.Base(src.Name))))
+	return nil
 }
 
 // floats decodes an attribute's region.
-func floats(data []byte, r region) []float32 {
+func floats(rd io.ReaderAt, r region, buf []byte, file string) ([]float32, error) {
 	out := make([]float32, r.Count/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[r.Offset+4*int64(i):]))
-	}
-	return out
+	err := blobWords(rd, r, buf, file, func(i int, b []byte) error {
+		dst := out[i : i+len(b)/4]
+		for k := range dst {
+			dst[k] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*k:]))
+		}
+		return nil
+	})
+	return out, err
 }
 
-func buildScene(ctx context.Context, m *mshData, data []byte, file, script, name string) (*decode.Scene, error) {
+func buildScene(ctx context.Context, m *mshData, rd io.ReaderAt, file, script, name string) (*decode.Scene, error) {
 	s := &decode.Scene{}
 	// Only the attributes that become glTF attributes take part in the
 	// vertex tuple; the others would only split vertices.
 	var geo []region
 	vals := map[string][]float32{}
+	buf := make([]byte, blobChunk)
 	for _, a := range m.Attrs {
 		if !isGeometry(a.Name) {
 			continue
 		}
-		vals[a.Name] = floats(data, a)
+		v, err := floats(rd, a, buf, file)
+		if err != nil {
+			return nil, err
+		}
+		vals[a.Name] = v
 		geo = append(geo, a)
 	}
 	matIndex := map[string]int{}
@@ -521,7 +547,7 @@ func buildScene(ctx context.Context, m *mshData, data []byte, file, script, name
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		p, err := buildPrimitive(m, &sm, si, geo, vals, data, file)
+		p, err := buildPrimitive(m, &sm, si, geo, vals, rd, buf, file)
 		if err != nil {
 			return nil, err
 		}
@@ -612,7 +638,7 @@ func sceneMaterials(m *mshData) []decode.Material {
 // order of first use, so the output is deterministic (buildScene then
 // joins those by value). A normal or tangent with a non-finite component
 // becomes nan3 or nan4 for decode.Repair.
-func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[string][]float32, data []byte, file string) (*decode.Primitive, error) {
+func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[string][]float32, rd io.ReaderAt, buf []byte, file string) (*decode.Primitive, error) {
 	n := int(sm.index("position").items())
 	lists := make([][]uint32, len(geo))
 	for ai, a := range geo {
@@ -623,14 +649,21 @@ func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[stri
 		}
 		l := make([]uint32, n)
 		items := a.items()
-		for i := range l {
-			off := r.Offset + 4*int64(i)
-			v := binary.LittleEndian.Uint32(data[off:])
-			if int64(v) >= items {
-				return nil, decode.Errorf(file, fmt.Sprintf("submesh %d indices.%s", si, r.Name), fmt.Sprintf("index[%d]", i), off,
-					"index %d is out of range for the %d items of %s", v, items, a.Name)
+		err := blobWords(rd, region{Offset: r.Offset, Count: 4 * int64(n)}, buf, file, func(i0 int, b []byte) error {
+			dst := l[i0 : i0+len(b)/4]
+			for k := range dst {
+				v := binary.LittleEndian.Uint32(b[4*k:])
+				if int64(v) >= items {
+					i := i0 + k
+					return decode.Errorf(file, fmt.Sprintf("submesh %d indices.%s", si, r.Name), fmt.Sprintf("index[%d]", i), r.Offset+4*int64(i),
+						"index %d is out of range for the %d items of %s", v, items, a.Name)
+				}
+				dst[k] = v
 			}
-			l[i] = v
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		lists[ai] = l
 	}
