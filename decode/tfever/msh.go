@@ -295,11 +295,7 @@ func scanRepairs(ctx context.Context, m *mshData, b *blob, script, name string) 
 	if sound {
 		return nil, true
 	}
-	data := make([]byte, b.size)
-	if _, err := b.r.ReadAt(data, 0); err != nil && !(err == io.EOF && b.size == 0) {
-		return nil, false
-	}
-	s, err := buildScene(ctx, m, data, b.name, script, name)
+	s, err := buildScene(ctx, m, b.r, b.name, script, name)
 	if err != nil {
 		return nil, false
 	}
@@ -486,33 +482,63 @@ func (f Msh) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, err
 	if err := checkLayout(m, b.name, src.Name, b.size); err != nil {
 		return nil, err
 	}
-	data := make([]byte, b.size)
-	if _, err := b.r.ReadAt(data, 0); err != nil && !(err == io.EOF && b.size == 0) {
-		return nil, &decode.FormatError{File: b.name, Section: "blob", Msg: "reading the blob", Err: err}
+	return buildScene(ctx, m, b.r, b.name, src.Name, decode.SafeName(f.StripExt(filepath.Base(src.Name))))
+}
+
+// blobChunk is how much of the blob is read at a time: each region is
+// decoded from one small buffer that stays in the CPU's cache, never from a
+// copy of the whole blob (a copy that costs as much as the decoding).
+const blobChunk = 64 << 10
+
+// blobWords reads region r of the blob (little-endian 32-bit words) in
+// chunks of buf, calling put(i, b) with the bytes b of words i, i+1, … in
+// order; it stops at put's first error. file names the blob in errors.
+func blobWords(rd io.ReaderAt, r region, buf []byte, file string, put func(i int, b []byte) error) error {
+	for done := int64(0); done < r.Count; {
+		k := min(int64(len(buf)), r.Count-done)
+		if n, err := rd.ReadAt(buf[:k], r.Offset+done); int64(n) < k {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return &decode.FormatError{File: file, Section: "blob", Msg: "reading the blob", Err: err}
+		}
+		if err := put(int(done/4), buf[:k]); err != nil {
+			return err
+		}
+		done += k
 	}
-	return buildScene(ctx, m, data, b.name, src.Name, decode.SafeName(f.StripExt(filepath.Base(src.Name))))
+	return nil
 }
 
 // floats decodes an attribute's region.
-func floats(data []byte, r region) []float32 {
+func floats(rd io.ReaderAt, r region, buf []byte, file string) ([]float32, error) {
 	out := make([]float32, r.Count/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[r.Offset+4*int64(i):]))
-	}
-	return out
+	err := blobWords(rd, r, buf, file, func(i int, b []byte) error {
+		dst := out[i : i+len(b)/4]
+		for k := range dst {
+			dst[k] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*k:]))
+		}
+		return nil
+	})
+	return out, err
 }
 
-func buildScene(ctx context.Context, m *mshData, data []byte, file, script, name string) (*decode.Scene, error) {
+func buildScene(ctx context.Context, m *mshData, rd io.ReaderAt, file, script, name string) (*decode.Scene, error) {
 	s := &decode.Scene{}
 	// Only the attributes that become glTF attributes take part in the
 	// vertex tuple; the others would only split vertices.
 	var geo []region
 	vals := map[string][]float32{}
+	buf := make([]byte, blobChunk)
 	for _, a := range m.Attrs {
 		if !isGeometry(a.Name) {
 			continue
 		}
-		vals[a.Name] = floats(data, a)
+		v, err := floats(rd, a, buf, file)
+		if err != nil {
+			return nil, err
+		}
+		vals[a.Name] = v
 		geo = append(geo, a)
 	}
 	matIndex := map[string]int{}
@@ -521,7 +547,7 @@ func buildScene(ctx context.Context, m *mshData, data []byte, file, script, name
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		p, err := buildPrimitive(m, &sm, si, geo, vals, data, file)
+		p, err := buildPrimitive(m, &sm, si, geo, vals, rd, buf, file)
 		if err != nil {
 			return nil, err
 		}
@@ -612,50 +638,91 @@ func sceneMaterials(m *mshData) []decode.Material {
 // order of first use, so the output is deterministic (buildScene then
 // joins those by value). A normal or tangent with a non-finite component
 // becomes nan3 or nan4 for decode.Repair.
-func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[string][]float32, data []byte, file string) (*decode.Primitive, error) {
+func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[string][]float32, rd io.ReaderAt, buf []byte, file string) (*decode.Primitive, error) {
 	n := int(sm.index("position").items())
-	lists := make([][]uint32, len(geo))
+	regs := make([]*region, len(geo)) // each attribute's index list
 	for ai, a := range geo {
-		r := sm.index(a.Name)
-		if r == nil {
+		if regs[ai] = sm.index(a.Name); regs[ai] == nil {
 			// Same item count as the positions (checkLayout): shares their indices.
-			r = sm.index("position")
+			regs[ai] = sm.index("position")
 		}
-		l := make([]uint32, n)
-		items := a.items()
-		for i := range l {
-			off := r.Offset + 4*int64(i)
-			v := binary.LittleEndian.Uint32(data[off:])
-			if int64(v) >= items {
-				return nil, decode.Errorf(file, fmt.Sprintf("submesh %d indices.%s", si, r.Name), fmt.Sprintf("index[%d]", i), off,
-					"index %d is out of range for the %d items of %s", v, items, a.Name)
+	}
+	// badIndex is the error for the first index out of range, in
+	// attribute order, then corner order.
+	badIndex := func() error {
+		for ai, a := range geo {
+			r, items := regs[ai], a.items()
+			err := blobWords(rd, region{Offset: r.Offset, Count: 4 * int64(n)}, buf, file, func(i0 int, b []byte) error {
+				for k := 0; 4*k < len(b); k++ {
+					if v := binary.LittleEndian.Uint32(b[4*k:]); int64(v) >= items {
+						i := i0 + k
+						return decode.Errorf(file, fmt.Sprintf("submesh %d indices.%s", si, r.Name), fmt.Sprintf("index[%d]", i), r.Offset+4*int64(i),
+							"index %d is out of range for the %d items of %s", v, items, a.Name)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			l[i] = v
 		}
-		lists[ai] = l
+		return nil
+	}
+	// The lists are read a stretch of corners at a time, all of them in
+	// step, into the joiner: no list is held whole.
+	w := len(geo)
+	var items0 int
+	if w > 0 {
+		items0 = int(geo[0].items()) // every lists[0] index is below it
+	}
+	jn := newJoiner(w, n, items0)
+	stretch := len(buf) / 4
+	cols := make([][]uint32, w)
+	for ai := range cols {
+		cols[ai] = make([]uint32, min(stretch, n))
+	}
+	for i0 := 0; i0 < n && w > 0; i0 += stretch {
+		k := min(stretch, n-i0)
+		for ai, a := range geo {
+			b, items, col := buf[:4*k], a.items(), cols[ai][:k]
+			if err := blobWords(rd, region{Offset: regs[ai].Offset + 4*int64(i0), Count: 4 * int64(k)}, b, file, func(int, []byte) error { return nil }); err != nil {
+				return nil, err
+			}
+			bad := false
+			for c := range col {
+				v := binary.LittleEndian.Uint32(b[4*c:])
+				bad = bad || int64(v) >= items
+				col[c] = v
+			}
+			if bad {
+				return nil, badIndex()
+			}
+		}
+		jn.add(i0, k, cols)
 	}
 	p := &decode.Primitive{Name: fmt.Sprintf("submesh%d", si)}
-	var order []int // first corner of each vertex
-	p.Indices, order = joinTuples(lists, n)
-	nv := len(order)
+	// Vertex v's tuple is tuples[v*w : v*w+w]: the items its attributes
+	// are gathered from.
+	idx, tuples, nv := jn.done()
+	p.Indices = idx
 	p.Positions = make([][3]float32, nv)
 	for ai, a := range geo {
 		v := vals[a.Name]
 		nc := int(a.NumComp)
-		at := func(corner int) []float32 {
-			j := int(lists[ai][corner]) * nc
+		at := func(vertex int) []float32 {
+			j := int(tuples[vertex*w+ai]) * nc
 			return v[j : j+nc]
 		}
 		switch kind(a.Name) {
 		case kindPosition:
-			for vi, c := range order {
-				x := at(c)
+			for vi := range nv {
+				x := at(vi)
 				p.Positions[vi] = decode.ZUpToYUp([3]float32{x[0], x[1], x[2]})
 			}
 		case kindNormal:
 			p.Normals = make([][3]float32, nv)
-			for vi, c := range order {
-				x := at(c)
+			for vi := range nv {
+				x := at(vi)
 				if !decode.Finite(x...) {
 					p.Normals[vi] = nan3 // decode.Repair recomputes it
 					continue
@@ -664,8 +731,8 @@ func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[stri
 			}
 		case kindTangent:
 			p.Tangents = make([][4]float32, nv)
-			for vi, c := range order {
-				x := at(c)
+			for vi := range nv {
+				x := at(vi)
 				if !decode.Finite(x...) {
 					p.Tangents[vi] = nan4 // decode.Repair recomputes it
 					continue
@@ -679,15 +746,15 @@ func buildPrimitive(m *mshData, sm *subMesh, si int, geo []region, vals map[stri
 			}
 		case kindUV:
 			uv := make([][2]float32, nv)
-			for vi, c := range order {
-				x := at(c)
+			for vi := range nv {
+				x := at(vi)
 				uv[vi] = [2]float32{x[0], x[1]}
 			}
 			p.UVs = append(p.UVs, uv)
 		case kindColor:
 			col := make([][4]float32, nv)
-			for vi, c := range order {
-				x := at(c)
+			for vi := range nv {
+				x := at(vi)
 				rgba := [4]float32{0, 0, 0, 1}
 				for k := 0; k < nc; k++ {
 					rgba[k] = 0 // and so does NaN
@@ -712,40 +779,65 @@ var (
 
 // joinTuples numbers the distinct index tuples (lists[0][i], lists[1][i],
 // …) of corners i < n in order of first use: idx[i] is corner i's vertex
-// and order[v] the first corner of vertex v. Each vertex's tuple is kept in
+// and order[v] the first corner of vertex v (a joiner fed all at once).
+func joinTuples(lists [][]uint32, n int) (idx []uint32, order []int) {
+	items := 0
+	if len(lists) > 0 {
+		for _, k := range lists[0][:n] {
+			items = max(items, int(k)+1)
+		}
+	}
+	j := newJoiner(len(lists), n, items)
+	j.add(0, n, lists)
+	idx, _, _ = j.done()
+	return idx, j.order
+}
+
+// joiner numbers the distinct index tuples of n corners, fed a stretch of
+// corners at a time, in order of first use. Each vertex's tuple is kept in
 // one flat array. Most corners are answered by the first vertex made for
 // their lists[0] index (the head; index buffers are local, so it is still
 // in cache); the other vertices, which share a lists[0] index with their
 // head (UV seams, hard edges), go in an open-addressing hash table. A new
 // vertex costs no allocation, and no input makes the search quadratic.
-func joinTuples(lists [][]uint32, n int) (idx []uint32, order []int) {
-	idx = make([]uint32, n)
-	w := len(lists)
+type joiner struct {
+	w, n  int
+	idx   []uint32 // corner i's vertex
+	order []int    // the first corner of each vertex
+	head  []int32  // head[k] is the first vertex whose lists[0] index is k, or −1
+	t     tupleTable
+	cur   []uint32
+}
+
+// newJoiner returns a joiner of n corners of w lists each, whose lists[0]
+// indices are below items.
+func newJoiner(w, n, items int) *joiner {
+	j := &joiner{w: w, n: n, idx: make([]uint32, n), cur: make([]uint32, w)}
 	if w == 0 {
-		if n > 0 {
-			order = []int{0} // every corner is the empty tuple
-		}
-		return idx, order
+		return j
 	}
-	first := lists[0]
-	// head[k] is the first vertex whose lists[0] index is k, or −1.
-	items := 0
-	for _, k := range first[:n] {
-		items = max(items, int(k)+1)
-	}
-	head := make([]int32, items)
-	for k := range head {
-		head[k] = -1
+	j.head = make([]int32, items)
+	for k := range j.head {
+		j.head[k] = -1
 	}
 	// Most meshes have about one vertex per lists[0] item (positions):
 	// room for a quarter more saves the regrowth copies.
 	guess := min(n, items+items/4)
-	t := tupleTable{w: w, tuples: make([]uint32, 0, w*guess)}
-	order = make([]int, 0, guess)
-	cur := make([]uint32, w)
-	for i := range n {
-		for a, l := range lists {
-			cur[a] = l[i]
+	j.t = tupleTable{w: w, tuples: make([]uint32, 0, w*guess)}
+	j.order = make([]int, 0, guess)
+	return j
+}
+
+// add joins corners i0 … i0+k−1, whose indices are cols[a][0:k].
+func (j *joiner) add(i0, k int, cols [][]uint32) {
+	if j.w == 0 {
+		return // every corner is vertex 0, the empty tuple
+	}
+	head, t, cur, idx := j.head, &j.t, j.cur, j.idx
+	for c := range k {
+		i := i0 + c
+		for a, l := range cols {
+			cur[a] = l[c]
 		}
 		h := head[cur[0]]
 		switch {
@@ -765,9 +857,20 @@ func joinTuples(lists [][]uint32, n int) (idx []uint32, order []int) {
 			t.insert(v)
 		}
 		idx[i] = uint32(v)
-		order = append(order, i)
+		j.order = append(j.order, i)
 	}
-	return idx, order
+}
+
+// done returns each corner's vertex, the vertices' tuples (vertex v's is
+// tuples[v*w : v*w+w]) and the number of vertices.
+func (j *joiner) done() (idx, tuples []uint32, nv int) {
+	if j.w == 0 {
+		if j.n > 0 {
+			j.order = []int{0} // every corner is the empty tuple
+		}
+		return j.idx, nil, len(j.order)
+	}
+	return j.idx, j.t.tuples, len(j.order)
 }
 
 // tupleTable stores tuples of w indices by vertex number and indexes some

@@ -273,7 +273,10 @@ func checkDistinct(t *testing.T, name string, src *decode.Source, s *decode.Scen
 					r = sm.index("position")
 				}
 				item := int64(binary.LittleEndian.Uint32(data[r.Offset+4*int64(c):]))
-				x := floats(data, region{Offset: a.Offset + 4*a.NumComp*item, Count: 4 * a.NumComp})
+				x := make([]float32, a.NumComp)
+				for k := range x {
+					x[k] = math.Float32frombits(binary.LittleEndian.Uint32(data[a.Offset+4*(a.NumComp*item+int64(k)):]))
+				}
 				switch {
 				case !decode.Finite(x...):
 					x = []float32{float32(math.NaN())} // the decoder's one NaN per attribute
