@@ -130,7 +130,7 @@ func encodePNG(m *image.NRGBA) ([]byte, error) {
 	const sig = "\x89PNG\r\n\x1a\n"
 	out := make([]byte, 0, len(sig)+3*12+len(hdr)+idatLen)
 	out = append(out, sig...)
-	out = appendChunk(out, "IHDR", hdr[:])
+	out = AppendPNGChunk(out, "IHDR", hdr[:])
 	out = binary.BigEndian.AppendUint32(out, uint32(idatLen))
 	start := len(out)
 	out = append(out, "IDAT"...)
@@ -142,7 +142,7 @@ func encodePNG(m *image.NRGBA) ([]byte, error) {
 	}
 	out = binary.BigEndian.AppendUint32(out, sum)
 	out = binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(out[start:]))
-	return appendChunk(out, "IEND", nil), nil
+	return AppendPNGChunk(out, "IEND", nil), nil
 }
 
 // parallelPixels is the picture size from which writePNG deflates its
@@ -179,8 +179,9 @@ func flateWriter(w io.Writer) *flate.Writer {
 	return fw
 }
 
-// appendChunk appends the PNG chunk typ holding data to b.
-func appendChunk(b []byte, typ string, data []byte) []byte {
+// AppendPNGChunk appends the PNG chunk typ holding data to b (its length,
+// type, data and CRC).
+func AppendPNGChunk(b []byte, typ string, data []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
 	start := len(b)
 	b = append(b, typ...)

@@ -91,7 +91,7 @@ func encodeStored(img *image.NRGBA) []byte {
 	binary.BigEndian.PutUint32(hdr[0:], uint32(w))
 	binary.BigEndian.PutUint32(hdr[4:], uint32(h))
 	hdr[8], hdr[9] = 8, 6 // 8 bits, RGBA; compression, filter, interlace 0
-	out = appendChunk(out, "IHDR", hdr[:])
+	out = texture.AppendPNGChunk(out, "IHDR", hdr[:])
 
 	raw := int64(h) * (1 + 4*int64(w))
 	blocks := (raw + storedBlock - 1) / storedBlock
@@ -126,15 +126,6 @@ func encodeStored(img *image.NRGBA) []byte {
 	out = binary.BigEndian.AppendUint32(out, sum.Sum32())
 	out = binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(out[start:]))
 	return append(out, iend...)
-}
-
-// appendChunk appends the PNG chunk typ holding data to b.
-func appendChunk(b []byte, typ string, data []byte) []byte {
-	b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
-	start := len(b)
-	b = append(b, typ...)
-	b = append(b, data...)
-	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[start:]))
 }
 
 // Pad returns NAME.preview.png of side size from the PNG Encode made of
