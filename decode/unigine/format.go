@@ -292,11 +292,11 @@ func (Format) StripExt(name string) string {
 
 // Decode reads the file and builds its scene.
 func (Format) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, error) {
-	f, err := read(ctx, src, false)
+	f, blocks, err := read(ctx, src, false, true)
 	if err != nil {
 		return nil, err
 	}
 	sc, err := Scene(f, src.Name, Format{}.StripExt(filepath.Base(src.Name)))
-	release(f)
+	release(f, blocks)
 	return sc, err
 }
