@@ -292,11 +292,11 @@ func (Format) StripExt(name string) string {
 
 // Decode reads the file and builds its scene.
 func (Format) Decode(ctx context.Context, src *decode.Source) (*decode.Scene, error) {
-	f, blocks, err := read(ctx, src, false, true)
+	f, err := read(ctx, src, false)
 	if err != nil {
 		return nil, err
 	}
 	sc, err := Scene(f, src.Name, Format{}.StripExt(filepath.Base(src.Name)))
-	release(f, blocks)
+	release(f)
 	return sc, err
 }

@@ -97,9 +97,6 @@ func (r *reader) positions(field string, n int) [][3]float32 {
 	if b == nil || n == 0 {
 		return nil
 	}
-	if p := inPlace[[3]float32](r, b, n); p != nil {
-		return p
-	}
 	p := positionScratch.get(n) // every entry written before any is read
 	decode.Parallel(n, func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
@@ -116,9 +113,6 @@ func (r *reader) tangents(field string, n int) [][4]int16 {
 	b := r.bytes(field, 8*int64(n))
 	if b == nil || n == 0 {
 		return nil
-	}
-	if t := inPlace[[4]int16](r, b, n); t != nil {
-		return t
 	}
 	t := tangentQScratch.get(n) // every entry written
 	decode.Parallel(n, func(lo, hi int) error {
@@ -178,9 +172,6 @@ func (r *reader) uvs(field string, ntv int) [][2]float32 {
 	b := r.bytes(field, 8*int64(n))
 	if b == nil {
 		return nil
-	}
-	if uv := inPlace[[2]float32](r, b, n); uv != nil {
-		return uv
 	}
 	uv := uvScratch.get(n) // every entry written before any is read
 	decode.Parallel(n, func(lo, hi int) error {

@@ -13,10 +13,6 @@ type header struct {
 	lay  layout
 	surf []surfHeader
 	end  int64 // offset just past the header (the second magic, and ms14's bone transforms)
-	// blocks, when not nil (Decode's reads), has an entry per surface:
-	// the buffers of its geometry block when arrays were read in place
-	// from it (inPlace), kept until release.
-	blocks []*blockBuffers
 }
 
 // surfHeader holds a surface's counts as the header gives them.

@@ -11,38 +11,31 @@ import (
 // Read parses the whole file into the raw model: header, every surface's
 // geometry, and the collision blocks as bytes.
 func Read(ctx context.Context, src *decode.Source) (*File, error) {
-	f, _, err := read(ctx, src, true, false)
-	return f, err
+	return read(ctx, src, true)
 }
 
 // read is Read; without collision it leaves the collision blocks unread
 // (Surface.Collision nil): the scene has no use for them, and Decode saves
 // their reading and decompression (Scan still checks them, so error.txt
-// still reports a broken one). With inPlace, arrays may be read in place
-// from the geometry blocks (see reader.inPlace), whose buffers it returns
-// for release.
-func read(ctx context.Context, src *decode.Source, collision, inPlace bool) (*File, []*blockBuffers, error) {
+// still reports a broken one).
+func read(ctx context.Context, src *decode.Source, collision bool) (*File, error) {
 	r := newFileReader(src.Name, "header", src.R, src.Size)
 	h, err := parseHeader(r)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	f := &h.file
 	if !h.lay.blocks {
-		return f, nil, readStream(ctx, r, h)
+		return f, readStream(ctx, r, h)
 	}
 	l, err := locate(src, h)
 	if err != nil {
-		return nil, nil, err
-	}
-	if inPlace {
-		h.blocks = make([]*blockBuffers, len(f.Surfaces))
+		return nil, err
 	}
 	if err := readBlocks(ctx, src, h, l, func(i int) error { return readSurface(src, h, l, i, collision) }); err != nil {
-		release(f, h.blocks)
-		return nil, nil, err
+		return nil, err
 	}
-	return f, h.blocks, nil
+	return f, nil
 }
 
 // readBlocks calls one for each surface of a blocked file, on all CPUs
@@ -82,28 +75,20 @@ func blockSection(s string) string { return s + " (offsets within the decompress
 func readSurface(src *decode.Source, h *header, l *fileLayout, i int, collision bool) error {
 	s := &h.file.Surfaces[i]
 	sec := geometrySection(i)
-	// The geometry block is read through pooled buffers (a large file's
-	// blocks are tens of MB that a fresh allocation would zero first).
-	// Positions, tangent frames and UVs are read in place from it where
-	// aligned (inPlace): then the surface keeps the buffers until
-	// release, else they go back at once (every array was copied).
+	// The geometry block is only parsed (every array is copied out of
+	// it), so it is read through pooled buffers (a large file's blocks
+	// are tens of MB that a fresh allocation would zero first).
 	bb := getBuffers()
+	defer putBuffers(bb)
 	data, err := bb.load(src, l.geom[i], sec)
 	if err != nil {
-		putBuffers(bb)
 		return err
 	}
 	s.Stored = l.geom[i].stored()
 	br := newMemReader(src.Name, blockSection(sec), data, 0)
-	br.inPlace = h.blocks != nil
 	parseGeometry(br, h.lay, h.surf[i], s, len(h.file.Joints))
 	if br.err == nil && br.left() != 0 {
 		br.fail("", nil, "%d bytes left over after the surface's data", br.left())
-	}
-	if usesBlock(s, data) {
-		h.blocks[i] = bb // until release, even after an error: s uses it
-	} else {
-		putBuffers(bb)
 	}
 	if br.err != nil {
 		return br.err

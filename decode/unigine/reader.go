@@ -23,11 +23,6 @@ type reader struct {
 	size    int64 // bytes readable from base (len(b) for in-memory data)
 	pos     int
 	err     error
-	// inPlace: b is a block's buffer that outlives the parse (kept by
-	// the surface until release), so arrays may be read in place; kept
-	// is the end of the last such array in b.
-	inPlace bool
-	kept    int
 }
 
 func newMemReader(file, section string, b []byte, base int64) *reader {

@@ -36,7 +36,6 @@ func (Format) ScanDecode(ctx context.Context, src *decode.Source) (*decode.Struc
 		return nil, nil, err
 	}
 	f := &h.file
-	h.blocks = make([]*blockBuffers, len(f.Surfaces))
 	counts := make([]*surfCounts, len(f.Surfaces))
 	err = readBlocks(ctx, src, h, l, func(i int) error {
 		if err := readSurface(src, h, l, i, false); err != nil {
@@ -47,12 +46,12 @@ func (Format) ScanDecode(ctx context.Context, src *decode.Source) (*decode.Struc
 		return err
 	})
 	if err != nil {
-		release(f, h.blocks)
+		release(f)
 		return nil, nil, err
 	}
 	st := &decode.Structure{Format: Name, Header: headerFields(h, l, counts), Chunks: blockChunks(src, h, l)}
 	sc, err := Scene(f, src.Name, Format{}.StripExt(filepath.Base(src.Name)))
-	release(f, h.blocks)
+	release(f)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,7 +1,6 @@
 package unigine
 
 import (
-	"encoding/binary"
 	"strings"
 	"sync"
 	"unsafe"
@@ -42,51 +41,22 @@ var (
 )
 
 // release returns f's geometry arrays to the pools: Decode calls it once
-// the scene is built, which copies from them and keeps none. Arrays read
-// in place go back with their block's buffers (blocks, read's), the others
-// to their pools.
-func release(f *File, blocks []*blockBuffers) {
+// the scene is built, which copies from them and keeps none.
+func release(f *File) {
 	for i := range f.Surfaces {
 		s := &f.Surfaces[i]
-		var bb *blockBuffers
-		var block []byte
-		if i < len(blocks) && blocks[i] != nil {
-			bb = blocks[i]
-			block = bb.raw
-		}
 		indexScratch.put(s.CIndices)
 		if !sameArray(s.TIndices, s.CIndices) { // one array for both (sameIndices): put once
 			indexScratch.put(s.TIndices)
 		}
 		for k := range s.Targets {
-			if t := s.Targets[k]; !within(t.Positions, block) {
-				positionScratch.put(t.Positions)
-			}
-			if t := s.Targets[k]; !within(t.Tangents, block) {
-				tangentQScratch.put(t.Tangents)
-			}
+			positionScratch.put(s.Targets[k].Positions)
+			tangentQScratch.put(s.Targets[k].Tangents)
 		}
-		for _, uv := range [][][2]float32{s.UV0, s.UV1} {
-			if !within(uv, block) {
-				uvScratch.put(uv)
-			}
-		}
-		if bb != nil {
-			putBuffers(bb)
-		}
+		uvScratch.put(s.UV0)
+		uvScratch.put(s.UV1)
 		*s = Surface{}
 	}
-}
-
-// usesBlock reports whether any of s's arrays was read in place from
-// block.
-func usesBlock(s *Surface, block []byte) bool {
-	for _, t := range s.Targets {
-		if within(t.Positions, block) || within(t.Tangents, block) {
-			return true
-		}
-	}
-	return within(s.UV0, block) || within(s.UV1, block)
 }
 
 // noZeroMin is the size from which unzeroed returns memory that is not
@@ -127,43 +97,3 @@ var poisonHook func([]byte)
 
 // sameArray reports whether a and b start at the same element.
 func sameArray(a, b []uint32) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
-
-// littleEndian reports whether this machine stores numbers as the files do.
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
-
-// inPlace returns the n elements of T that b, the bytes r has just read,
-// holds as the file stores them (little-endian fields, no padding) as an
-// array over r's bytes themselves, when they outlive the parse
-// (reader.inPlace) and this machine is little-endian; else nil, and the
-// caller copies. An array that does not start aligned for T is first
-// moved back by the few bytes that align it, over bytes already parsed
-// (its count) that no array read in place covers (reader.kept). Such an
-// array is a block's and never goes to a pool (release tells them
-// apart); it saves the copy's fresh memory, tens of MB for a large mesh.
-func inPlace[T [3]float32 | [4]int16 | [2]float32](r *reader, b []byte, n int) []T {
-	var zero T
-	if !r.inPlace || !littleEndian || n == 0 || uintptr(len(b)) != uintptr(n)*unsafe.Sizeof(zero) {
-		return nil
-	}
-	end := r.pos // b is r.b[end-len(b):end]
-	shift := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) % unsafe.Alignof(zero))
-	if start := end - len(b); shift > 0 {
-		if start-shift < r.kept {
-			return nil
-		}
-		b = r.b[start-shift : end-shift]
-		copy(b, r.b[start:end])
-	}
-	r.kept = end - shift
-	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
-}
-
-// within reports whether the array starting at p lies in buf.
-func within[T any](a []T, buf []byte) bool {
-	if len(a) == 0 || len(buf) == 0 {
-		return false
-	}
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
-	return p >= lo && p < lo+uintptr(len(buf))
-}
