@@ -295,3 +295,13 @@ func benchFrames() (qs [][4]int16, ns [][3]float32, ts [][4]float32) {
 	}
 	return qs, make([][3]float32, len(qs)), make([][4]float32, len(qs))
 }
+
+// TestUnitShort: unitShort is the quotient s/32767, bit for bit, for every
+// int16.
+func TestUnitShort(t *testing.T) {
+	for v := math.MinInt16; v <= math.MaxInt16; v++ {
+		if got, want := unitShort(int16(v)), float64(v)/32767; math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("unitShort(%d) = %v, want %v", v, got, want)
+		}
+	}
+}
