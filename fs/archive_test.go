@@ -275,10 +275,10 @@ func TestPrewarmArchive(t *testing.T) {
 	decodetest.ZipTree(t, dir, filepath.Join(src, "game.pak"), 0)
 	f, mnt := mountT(t, src, Config{})
 	f.Prewarm()
-	if !waitFor(30*time.Second, func() bool { return !f.warm.Stats().Running }) {
+	if !waitFor(30*time.Second, func() bool { return prewarmed(f) }) {
 		t.Fatal("prewarm did not finish")
 	}
-	if ps := f.warm.Stats(); ps.Found != 2 || ps.Done != 2 || ps.Failed != 0 {
+	if ps := f.Stats().Prewarm; ps.Found != 2 || ps.Done != 2 || ps.Failed != 0 {
 		t.Fatalf("prewarm: %+v, want the archive's 2 meshes", ps)
 	}
 	before := conversions(f.Stats())
@@ -292,10 +292,10 @@ func TestPrewarmArchive(t *testing.T) {
 	// With nesting on (--nested), the nested archive's mesh too.
 	f, _ = mountT(t, src, nestedConfig())
 	f.Prewarm()
-	if !waitFor(30*time.Second, func() bool { return !f.warm.Stats().Running }) {
+	if !waitFor(30*time.Second, func() bool { return prewarmed(f) }) {
 		t.Fatal("prewarm did not finish")
 	}
-	if ps := f.warm.Stats(); ps.Found != 3 || ps.Done != 3 || ps.Failed != 0 {
+	if ps := f.Stats().Prewarm; ps.Found != 3 || ps.Done != 3 || ps.Failed != 0 {
 		t.Fatalf("prewarm with nesting: %+v, want 3 meshes", ps)
 	}
 }

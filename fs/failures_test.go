@@ -151,11 +151,11 @@ func TestBrokenMeshShowsAfterPrewarm(t *testing.T) {
 		t.Fatalf("untried mesh lists %v", ls)
 	}
 	f.Prewarm()
-	if !waitFor(30*time.Second, func() bool { return !f.warm.Stats().Running }) {
+	if !waitFor(30*time.Second, func() bool { return prewarmed(f) }) {
 		t.Fatal("prewarm did not finish")
 	}
-	if f.warm.Stats().Failed != 2 {
-		t.Fatalf("prewarm: %+v", f.warm.Stats())
+	if f.Stats().Prewarm.Failed != 2 {
+		t.Fatalf("prewarm: %+v", f.Stats().Prewarm)
 	}
 	brokenShape(t, bad, "bad")
 	brokenShape(t, filepath.Join(mnt, "unlisted", "bad2"+fakeExt), "bad2")

@@ -101,9 +101,7 @@ type FS struct {
 
 	start time.Time
 	n     meshstats.Counts // what stats.json reports of the mount
-	// warm is the pre-warmer (nil: not started).
-	warm *store.Warmer
-	once *logonce.Log
+	once  *logonce.Log
 
 	// ttl decides the kernel's entry and attribute timeouts.
 	ttl timeouts
@@ -255,9 +253,6 @@ func (f *FS) Mount(mnt string, mo fuse.MountOptions) (*fuse.Server, error) {
 
 // Close stops the watcher and frees the cache. Call it after unmounting.
 func (f *FS) Close() {
-	if f.warm != nil {
-		f.warm.Stop()
-	}
 	// Scans ahead save to the disk cache: stop them first.
 	f.ahead.Close()
 	f.srcFDs.Close()
@@ -274,7 +269,7 @@ func (f *FS) touch() { f.tree.Touch() }
 
 // Prewarm converts every mesh under the source in the background (the
 // store's pre-warmer). It returns at once; Close stops it.
-func (f *FS) Prewarm() { f.warm = f.tree.Prewarm() }
+func (f *FS) Prewarm() { f.tree.Prewarm() }
 
 // newMeshDir is the mesh folder of d's source entry e.
 func (d *dirNode) newMeshDir(e *vfs.SourceEntry) *meshDir {

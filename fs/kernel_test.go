@@ -464,7 +464,7 @@ func TestReadDirPlusCheapEntries(t *testing.T) {
 	src := fakeTree(t, 20)
 	dir := t.TempDir()
 	f, _, stop := mountDisk(t, src, dir, true)
-	f.warm.Wait()
+	waitPrewarmed(t, f)
 	stop()
 
 	f, mnt, _ := mountDisk(t, src, dir, false)

@@ -943,3 +943,17 @@ func outputsDiffer(t testing.TB, source, dir string) string {
 	}
 	return ""
 }
+
+// prewarmed reports whether f's pre-warmer was started and has ended.
+func prewarmed(f *FS) bool {
+	p := f.Stats().Prewarm
+	return p != nil && !p.Running
+}
+
+// waitPrewarmed waits for f's pre-warmer to end.
+func waitPrewarmed(t testing.TB, f *FS) {
+	t.Helper()
+	if !waitFor(60*time.Second, func() bool { return prewarmed(f) }) {
+		t.Fatalf("the pre-warmer did not end: %+v", f.Stats().Prewarm)
+	}
+}

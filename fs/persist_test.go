@@ -226,7 +226,7 @@ func TestPrewarmFillsDiskCache(t *testing.T) {
 	src := makeTree(t, 5, 500)
 	dir := t.TempDir()
 	f, mnt, stop := mountDisk(t, src, dir, true)
-	f.warm.Wait()
+	waitPrewarmed(t, f)
 	s := stats(t, mnt)
 	if s.Prewarm == nil || s.Prewarm.Found != 5 || s.Prewarm.Done != 5 || s.Prewarm.Failed != 0 || s.Prewarm.Running {
 		t.Fatalf("prewarm %+v", s.Prewarm)
@@ -242,7 +242,7 @@ func TestPrewarmFillsDiskCache(t *testing.T) {
 	stop()
 	// Everything is on disk: a new mount's pre-warmer converts nothing.
 	f, mnt, _ = mountDisk(t, src, dir, true)
-	f.warm.Wait()
+	waitPrewarmed(t, f)
 	s = stats(t, mnt)
 	if conversions(s) != 0 || s.Prewarm.Cached != 5 {
 		t.Fatalf("second prewarm: conversions %v, %+v", s.Conversions, s.Prewarm)

@@ -52,7 +52,7 @@ func BenchmarkRemountListing(b *testing.B) {
 		}
 		if prewarm {
 			f.Prewarm()
-			f.warm.Wait()
+			waitPrewarmed(b, f)
 		} else {
 			out, err := exec.Command("ls", "-lR", mnt).CombinedOutput()
 			if err != nil {

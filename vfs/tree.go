@@ -180,9 +180,9 @@ func (t *FS) Projects() *outputs.Projects { return t.projects }
 // Root is the Folder of the source folder shown at the root.
 func (t *FS) Root() *Folder { return t.root }
 
-// Prewarm converts every mesh under the source in the background, once,
-// and returns the pre-warmer; Close stops it.
-func (t *FS) Prewarm() *store.Warmer { return t.st.Prewarm(t.sniff) }
+// Prewarm converts every mesh under the source in the background, once;
+// Close stops it (its progress: Stats' Prewarm).
+func (t *FS) Prewarm() { t.st.Prewarm(t.sniff) }
 
 // sniff is the format of the source file at p (stat st), or nil.
 func (t *FS) sniff(p string, st *syscall.Stat_t) decode.Format {

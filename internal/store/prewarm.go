@@ -61,7 +61,7 @@ type warmKey struct{}
 // isWarming reports whether ctx is a pre-warmer's conversion's.
 func isWarming(ctx context.Context) bool { return ctx.Value(warmKey{}) != nil }
 
-// startWarmer starts the pre-warmer cfg describes. It returns at once; Stop
+// startWarmer starts the pre-warmer cfg describes. It returns at once; halt
 // stops it.
 func startWarmer(cfg warmConfig) *Warmer {
 	w := &Warmer{cfg: cfg}
@@ -86,17 +86,14 @@ func startWarmer(cfg warmConfig) *Warmer {
 	return w
 }
 
-// Stop stops the pre-warmer and waits for it.
-func (w *Warmer) Stop() {
+// halt stops the pre-warmer and waits for it.
+func (w *Warmer) halt() {
 	w.stop()
 	w.wg.Wait()
 }
 
-// Wait waits until the pre-warmer has ended.
-func (w *Warmer) Wait() { w.wg.Wait() }
-
-// Stats is the pre-warmer's progress.
-func (w *Warmer) Stats() *stats.Prewarm {
+// progress is the pre-warmer's progress (stats.json's prewarm).
+func (w *Warmer) progress() *stats.Prewarm {
 	return &stats.Prewarm{Running: w.running.Load(), Found: w.found.Load(), Done: w.done.Load(),
 		Cached: w.cached.Load(), Failed: w.failed.Load(), Waits: w.waits.Load()}
 }

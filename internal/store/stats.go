@@ -68,7 +68,7 @@ func (s *Store) Stats(m stats.MountCounts) stats.Stats {
 	st.Notifications, st.WatchErrors = m.Notifications.Load(), m.WatchErrors.Load()
 	st.DiskCache = s.disk.Stats()
 	if w := s.warmer(); w != nil {
-		st.Prewarm = w.Stats()
+		st.Prewarm = w.progress()
 	}
 	// A disk entry found damaged after its load was labelled a disk load
 	// is converted after all: count it as the conversion it was.

@@ -1151,14 +1151,13 @@ func (s *Store) previewSize(ctx context.Context, m *outputs.Mesh, v source.Versi
 
 // Prewarm starts the pre-warmer, once: it converts every mesh under the
 // source in the background (sniff returns the format of the source file at
-// path, stat st, or nil). It returns the pre-warmer; Close stops it.
-func (s *Store) Prewarm(sniff func(path string, st *syscall.Stat_t) decode.Format) *Warmer {
+// path, stat st, or nil); Close stops it. Its progress is Stats' Prewarm.
+func (s *Store) Prewarm(sniff func(path string, st *syscall.Stat_t) decode.Format) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.warm == nil {
 		s.warm = startWarmer(warmConfig{Tree: s.tree, View: s.view, Sniff: sniff, Outputs: s.warmOutputs, Activity: s.activity, Log: s.log})
 	}
-	return s.warm
 }
 
 // warmer is the pre-warmer, or nil.
@@ -1204,7 +1203,7 @@ func (s *Store) Touch() { s.activity.Touch() }
 // closes the disk cache after.
 func (s *Store) Close() {
 	if w := s.warmer(); w != nil {
-		w.Stop()
+		w.halt()
 	}
 	s.disk.Close()
 	s.cache.Close()
