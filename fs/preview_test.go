@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/meshfs/meshfs/export/outputs"
@@ -151,8 +150,20 @@ func TestUndrawablePreview(t *testing.T) {
 		if n := previewsDrawn(f.Stats()); n != 0 {
 			t.Fatalf("a stat drew %d previews", n)
 		}
-		if _, err := os.ReadFile(p); !errors.Is(err, syscall.EIO) {
-			t.Fatalf("read of an undrawable preview: %v, want EIO", err)
+		b, err := os.ReadFile(p)
+		if err != nil || int64(len(b)) != fi.Size() {
+			t.Fatalf("read of an undrawable preview: %d bytes, %v; stat said %d", len(b), err, fi.Size())
+		}
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("the undrawable preview is no PNG: %v", err)
+		}
+		for y := range img.Bounds().Dy() {
+			for x := range img.Bounds().Dx() {
+				if _, _, _, a := img.At(x, y).RGBA(); a != 0 {
+					t.Fatalf("the undrawable preview is not blank: alpha %d at %d,%d", a, x, y)
+				}
+			}
 		}
 		brokenShape(t, dir, "bad")
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {

@@ -3,6 +3,7 @@ package outputs
 import (
 	"context"
 	"fmt"
+	"image"
 
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/preview"
@@ -55,6 +56,22 @@ func (m *Mesh) PaddedPreview(compact []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %s: %w", m.Path, m.PreviewName(), err)
 	}
 	return b, nil
+}
+
+// BlankPreview is NAME.preview.png of a mesh that cannot be drawn: a fully
+// transparent picture at the file's fixed length. It is served in place of
+// a failed draw, so that the size told before the failure stays true; the
+// failure is the folder's error.txt.
+func (m *Mesh) BlankPreview() ([]byte, error) {
+	if err := m.checkPreview(); err != nil {
+		return nil, err
+	}
+	n := m.Limits.PreviewSize
+	b, err := preview.Encode(image.NewNRGBA(image.Rect(0, 0, n, n)))
+	if err != nil {
+		return nil, err
+	}
+	return m.PaddedPreview(b)
 }
 
 // PreviewOf draws NAME.preview.png from scene, whose materials are

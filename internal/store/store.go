@@ -1077,6 +1077,12 @@ func (s *Store) Content(ctx context.Context, m *outputs.Mesh, v source.Version, 
 			return nil, nil, err
 		}
 		if g.Err != nil {
+			if output == OutPreview {
+				// Its fixed length may have been told: blank, not EIO.
+				if b, err := m.BlankPreview(); err == nil {
+					return b, nil, nil
+				}
+			}
 			return nil, nil, &failures.ConvError{Err: g.Err}
 		}
 		if output == OutPreview {
