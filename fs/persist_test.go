@@ -442,13 +442,11 @@ func TestDiskCacheSkipsReplacedBigOutput(t *testing.T) {
 	}
 	write(t, sp, fakeMesh(100000, 4))
 	stop()
-	dc, err := store.OpenDiskCache(dir, 1<<30, record.CacheVersion("", outputs.DefaultLimits))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dc.Close()
-	// The old version's scan only (small outputs are saved at once).
-	if n := dc.Stats().Entries; n != 1 {
+	// A new mount on the disk cache: the old version's scan only (small
+	// outputs are saved at once).
+	f2, _, stop2 := mountDiskConfig(t, Config{Source: src}, dir, false)
+	defer stop2()
+	if n := f2.Stats().DiskCache.Entries; n != 1 {
 		t.Fatalf("%d disk cache entries, want 1 (the scan): the replaced .glb was saved", n)
 	}
 }

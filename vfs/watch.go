@@ -73,13 +73,13 @@ func (t *FS) watchedFolder(path string) *Folder {
 
 func (h watchHandler) Changed(path string) {
 	t := h.t
-	meshes := t.st.Changed(path)
+	meshes := t.st.Changed(path, false)
 	d, ok := t.watched.Changed(path)
 	var names []string
 	var dep bool
 	if ok {
 		if names, dep = d.Changed(filepath.Base(path)); dep {
-			t.st.FolderChanged(d.Abs)
+			t.st.Changed(d.Abs, true)
 		}
 	}
 	if t.changes != nil {
@@ -92,7 +92,7 @@ func (h watchHandler) Failed(err error, lost bool) {
 	t.log.Printf("meshfs: watcher: %v", err)
 	if lost {
 		// Events were lost: every version is made again.
-		t.st.FolderChanged("")
+		t.st.Changed("", true)
 		for _, d := range t.watched.All() {
 			d.Changes.Add(1)
 		}

@@ -1016,8 +1016,8 @@ func (c *DiskCache) remove(k diskKey) {
 	}
 }
 
-// Stats returns the counters.
-func (c *DiskCache) Stats() stats.Disk {
+// stats returns the counters.
+func (c *DiskCache) stats() stats.Disk {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return stats.Disk{Dir: c.dir, Budget: c.max, Bytes: c.total, Entries: len(c.ents),

@@ -162,7 +162,7 @@ func TestForeignFilesSurviveCleanup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s := c.Stats(); s.Evictions == 0 {
+	if s := c.stats(); s.Evictions == 0 {
 		t.Fatalf("no eviction: %+v", s)
 	}
 	c.Close()

@@ -69,7 +69,7 @@ func benchOpenIndex(b *testing.B, outputs bool) {
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		heap = float64(after.HeapAlloc) - float64(before.HeapAlloc)
-		if s := c.Stats(); s.Entries != entries {
+		if s := c.stats(); s.Entries != entries {
 			b.Fatalf("%d entries", s.Entries)
 		}
 		c.Close()

@@ -58,7 +58,7 @@ func TestMetaAcrossReopen(t *testing.T) {
 	if !ok || !bytes.Equal(parts[0], hdr) {
 		t.Fatalf("parts after reopen: %q %v", parts, ok)
 	}
-	if s := c.Stats(); s.Entries != 4 || s.Bytes != int64(len(hdr)+len(meta)+10+len("failed")) {
+	if s := c.stats(); s.Entries != 4 || s.Bytes != int64(len(hdr)+len(meta)+10+len("failed")) {
 		t.Errorf("stats: %+v (the blob counts against the budget)", s)
 	}
 	// Another version string misses.
@@ -205,7 +205,7 @@ func TestMetaDamagedParts(t *testing.T) {
 			if _, _, ok := c.meta(metaKey(1)); ok {
 				t.Fatal("the blob of a damaged entry is still served")
 			}
-			if s := c.Stats(); s.Damaged != 1 {
+			if s := c.stats(); s.Damaged != 1 {
 				t.Errorf("damaged %d", s.Damaged)
 			}
 			// The neighbour, and a reopen, are unaffected.
@@ -241,7 +241,7 @@ func TestMetaEviction(t *testing.T) {
 			t.Errorf("entry %d present = %v, want %v", i, ok, want)
 		}
 	}
-	if s := c.Stats(); s.Bytes != 900 || s.Evictions != 1 {
+	if s := c.stats(); s.Bytes != 900 || s.Evictions != 1 {
 		t.Errorf("stats %+v", s)
 	}
 	// A blob alone over the budget is refused.

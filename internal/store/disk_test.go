@@ -90,7 +90,7 @@ func TestLRUEviction(t *testing.T) {
 			t.Errorf("entry %d present = %v, want %v", i, ok, want)
 		}
 	}
-	if s := c.Stats(); s.Bytes > 1000 || s.Evictions != 1 || s.Entries != 3 {
+	if s := c.stats(); s.Bytes > 1000 || s.Evictions != 1 || s.Entries != 3 {
 		t.Errorf("stats %+v", s)
 	}
 	n, _ := os.ReadDir(filepath.Join(dir, "data"))
@@ -114,7 +114,7 @@ func TestLRUEviction(t *testing.T) {
 	// A smaller budget evicts on open.
 	c.Close()
 	c = openDiskT(t, dir, 400)
-	if s := c.Stats(); s.Bytes > 400 || s.Entries != 1 {
+	if s := c.stats(); s.Bytes > 400 || s.Entries != 1 {
 		t.Errorf("after shrinking: %+v", s)
 	}
 }
@@ -227,7 +227,7 @@ func TestTornIndexAndLeftovers(t *testing.T) {
 	stray := filepath.Join(dir, "data", "00000000000000000000000000000000000000ff")
 	os.WriteFile(stray, []byte("stray"), 0o600)
 	c = openDiskT(t, dir, 1<<20)
-	if s := c.Stats(); s.Entries != 2 || s.Bytes != 100 {
+	if s := c.stats(); s.Entries != 2 || s.Bytes != 100 {
 		t.Fatalf("after reopen: %+v", s)
 	}
 	if _, err := os.Stat(stray); !os.IsNotExist(err) {
@@ -278,7 +278,7 @@ func TestAtomicPut(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	if s := c.Stats(); s.Damaged != 0 || s.Entries != 1 || s.Bytes != 1<<16 {
+	if s := c.stats(); s.Damaged != 0 || s.Entries != 1 || s.Bytes != 1<<16 {
 		t.Fatalf("stats %+v", s)
 	}
 }

@@ -282,7 +282,7 @@ func (t *tier) Stats() *stats.Disk {
 	if t.cfg.Disk == nil {
 		return nil
 	}
-	ds := t.cfg.Disk.Stats()
+	ds := t.cfg.Disk.stats()
 	return &ds
 }
 

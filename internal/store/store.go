@@ -118,25 +118,26 @@ func (s *Store) recordConversion(d time.Duration) {
 	s.mu.Unlock()
 }
 
-// FolderChanged records that a dependency file of the source folder dir
-// changed (any file of any folder: dir ""): the folder is listed again and
-// the versions of its meshes are made again (source.Tracker).
-func (s *Store) FolderChanged(dir string) {
-	s.folderDeps.changed(dir)
-	if dir == "" {
-		s.versions.ChangedAll()
-	} else {
-		s.versions.Changed(dir)
-	}
-}
-
-// Changed records that the source file at path changed: every mesh whose
+// Changed records a change of the source at path and returns the meshes
+// whose versions it made again. A file (folder false): every mesh whose
 // set names it gets its version made again; the outputs of the version
 // before stay in memory until the budget needs the room (a node the kernel
 // still holds for that version tells its size and serves its bytes:
-// Output.Size, Output.Serve). It returns those meshes.
-func (s *Store) Changed(path string) []string {
-	s.limits.Projects.Changed(path)
+// Output.Size, Output.Serve). A folder (folder true) holding a file that
+// its meshes depend on (path "": every folder, after lost events): the
+// folder is listed again and the versions of its meshes are made again
+// (source.Tracker).
+func (s *Store) Changed(path string, folder bool) []string {
+	switch {
+	case !folder:
+		s.limits.Projects.Changed(path)
+		return s.versions.Changed(path)
+	case path == "":
+		s.folderDeps.changed("")
+		s.versions.ChangedAll()
+		return nil
+	}
+	s.folderDeps.changed(path)
 	return s.versions.Changed(path)
 }
 

@@ -156,7 +156,7 @@ func TestStoreTiers(t *testing.T) {
 	}
 	// A change reported that changed nothing (events lost): the same
 	// version, still served from the disk cache.
-	s2.FolderChanged(src)
+	s2.Changed(src, true)
 	s2.versions.Changed(src)
 	s2.versions.ChangedAll()
 	if _, v := meshOf(t, s2, p); !v.Same(v2) {
@@ -167,7 +167,7 @@ func TestStoreTiers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "walk.anim"), []byte("not an animation"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s2.FolderChanged(src)
+	s2.Changed(src, true)
 	s2.versions.Changed(src)
 	_, v3 := meshOf(t, s2, p)
 	if v3.Same(v2) {
@@ -331,10 +331,10 @@ func TestChanged(t *testing.T) {
 	if len(set) == 0 {
 		t.Fatal("the scan found no file the mesh reads")
 	}
-	if got := s.Changed(filepath.Join(filepath.Dir(p), "unrelated.txt")); len(got) != 0 {
+	if got := s.Changed(filepath.Join(filepath.Dir(p), "unrelated.txt"), false); len(got) != 0 {
 		t.Fatalf("an unrelated file names %v", got)
 	}
-	if got := s.Changed(set[0].Path); len(got) != 1 || got[0] != p {
+	if got := s.Changed(set[0].Path, false); len(got) != 1 || got[0] != p {
 		t.Fatalf("a file the mesh read names %v", got)
 	}
 	if _, ok := s.cache.Peek(keyOf(m, v, OutGLB)); !ok {
