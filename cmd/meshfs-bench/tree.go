@@ -31,11 +31,21 @@ func (b *bench) tree() error {
 	r.f("## Walks of a tree of %d small meshes\n\n", n)
 	r.f("%d generated GEM meshes (60–110 triangles), 100 a folder. The plain references: **shape**, a plain folder of the same names, sizes and depth as a remount of the current side lists (copied once from it: header.json with its bytes, every other file sparse), and **headers**, the header.json files alone at their places. Load at the start: %s.\n\n", n, loadavg())
 
-	// Fill each side's disk cache with its pre-warmer.
-	var pre [2][]float64
-	var prePeak [2]float64
-	for i, s := range b.sides {
-		d, err := b.mount(s.bin, src, mnt(i), nil, "--cache-dir", filled(i), "--prewarm")
+	// Three daemons: the two sides, and the current side without previews
+	// (noPreview: the baseline's work, for figures like for like where the
+	// previews add work: an entry per folder, a drawing per mesh).
+	const noPreview = 2
+	bins := []string{b.sides[0].bin, b.sides[1].bin, b.sides[1].bin}
+	extra := [][]string{nil, nil, {"--preview-size", "0"}}
+	mount := func(i int, dir string, env []string, args ...string) (*daemon, error) {
+		return b.mount(bins[i], src, mnt(i), env, append(append([]string{"--cache-dir", dir}, extra[i]...), args...)...)
+	}
+
+	// Fill each daemon's disk cache with its pre-warmer.
+	var pre [3][]float64
+	var prePeak [3]float64
+	for i := range bins {
+		d, err := mount(i, filled(i), nil, "--prewarm")
 		if err != nil {
 			return err
 		}
@@ -54,10 +64,11 @@ func (b *bench) tree() error {
 		pre[i] = []float64{t}
 	}
 	b.peak(fmt.Sprintf("tree, `--prewarm` of %d meshes", n), prePeak[0], prePeak[1])
+	b.peak(fmt.Sprintf("tree, `--prewarm` of %d meshes, current side with `--preview-size 0`", n), prePeak[0], prePeak[noPreview])
 
 	// The plain folders, from a remount of the current side.
 	shape, headers := filepath.Join(b.work, "shape"), filepath.Join(b.work, "headers")
-	d, err := b.mount(b.sides[1].bin, src, mnt(1), nil, "--cache-dir", filled(1))
+	d, err := mount(1, filled(1), nil)
 	if err != nil {
 		return err
 	}
@@ -70,7 +81,7 @@ func (b *bench) tree() error {
 	grep := func(dir string) func() error {
 		return sh("grep -r --include=header.json -c vertex " + dir + " > /dev/null || [ $? -eq 1 ]")
 	}
-	// side runs f on a new daemon of side i (on cache dir(), after
+	// side runs f on a new daemon i (on cache dir(), after
 	// prepare), adding its conversions and drawn previews to conv and
 	// its peak to peak.
 	type counts struct {
@@ -80,7 +91,7 @@ func (b *bench) tree() error {
 	var cnt [2]counts
 	side := func(i int, dir func() string, prepare func(), f func() error, env ...string) func() (float64, error) {
 		return func() (float64, error) {
-			d, err := b.mount(b.sides[i].bin, src, mnt(i), env, "--cache-dir", dir())
+			d, err := mount(i, dir(), env)
 			if err != nil {
 				return 0, err
 			}
@@ -92,9 +103,10 @@ func (b *bench) tree() error {
 			d.resetPeak()
 			t, err := msSince(f)
 			after := d.stats()
-			cnt[i].geometry += after.geometry() - before.geometry()
-			cnt[i].previews += after.previews() - before.previews()
-			cnt[i].peak = max(cnt[i].peak, d.peakMiB())
+			c := &cnt[min(i, 1)] // noPreview is a step's current side
+			c.geometry += after.geometry() - before.geometry()
+			c.previews += after.previews() - before.previews()
+			c.peak = max(c.peak, d.peakMiB())
 			return t, err
 		}
 	}
@@ -161,8 +173,18 @@ func (b *bench) tree() error {
 	}
 	lsConv := conv[len(conv)-1]
 	r.profile("the current daemon over its last remount `ls -lR` of the tree", b.sides[1].bin, prof)
+	// Like for like: the baseline against the current side doing its work.
+	if _, err := step("remount, `find`, current side with `--preview-size 0` (the baseline's work)", "", b.o.reps,
+		side(0, at(0), nil, find(mnt(0))), side(noPreview, at(noPreview), nil, find(mnt(noPreview)))); err != nil {
+		return err
+	}
+	if _, err := step("remount, `ls -lR`, current side with `--preview-size 0` (the baseline's work)", "", b.o.reps,
+		side(0, at(0), nil, ls(mnt(0))), side(noPreview, at(noPreview), nil, ls(mnt(noPreview)))); err != nil {
+		return err
+	}
 
-	rows = append(rows, row{what: fmt.Sprintf("`--prewarm` of the %d meshes (one run each)", n), base: pre[0], cur: pre[1]})
+	rows = append(rows, row{what: fmt.Sprintf("`--prewarm` of the %d meshes (one run each)", n), base: pre[0], cur: pre[1]},
+		row{what: fmt.Sprintf("`--prewarm` of the %d meshes, current side with `--preview-size 0` (the baseline's work)", n), base: pre[0], cur: pre[noPreview]})
 	b.table(rows)
 	r.f("Conversions during the steps (geometry outputs; previews drawn), baseline / current:\n\n")
 	for k, x := range rows[:len(conv)] {
