@@ -8,6 +8,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/requests"
 	"github.com/meshfs/meshfs/internal/source"
 )
 
@@ -23,7 +24,7 @@ var _ = (gofs.NodeOpendirHandler)((*meshDir)(nil))
 
 // listHandle serves one listing made at open (listing).
 type listHandle struct {
-	listing[fuse.DirEntry]
+	requests.Listing[fuse.DirEntry]
 	fsys *FS
 	// plain answers an entry of a READDIRPLUS (see plainLookup) from snap,
 	// what the listing was made from.
@@ -130,7 +131,7 @@ func (m *meshDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHan
 	if e != 0 {
 		return nil, 0, e
 	}
-	h := &listHandle{listing: listing[fuse.DirEntry]{List: list}, fsys: m.fsys, plain: m.plainLookup, snap: snap}
+	h := &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, fsys: m.fsys, plain: m.plainLookup, snap: snap}
 	if snap != nil && m.fsys.noOpen() && !m.chunks {
 		h.AtEnd = func() { m.pushHeader(snap) }
 	}
