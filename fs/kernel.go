@@ -22,15 +22,10 @@ type rawFS struct {
 	noOpen    bool
 	reqs      reqCounter
 	listOpens atomic.Int64 // listings opened for handle-less READDIRs
-	held      requests.Held[heldDir]
+	held      requests.Held[fuse.ReleaseIn]
 	// srv is the mount's server (set before it serves), for a refused
 	// WRITE's notification.
 	srv atomic.Pointer[fuse.Server]
-}
-
-type heldDir struct {
-	hdr fuse.InHeader
-	fh  uint64
 }
 
 // heldIdle is how long a listing's handle waits for its next READDIR.
@@ -44,7 +39,7 @@ type cancel = <-chan struct{}
 
 func newRawFS(inner fuse.RawFileSystem, noOpen bool) *rawFS {
 	r := &rawFS{RawFileSystem: inner, noOpen: noOpen, reqs: newReqCounter()}
-	r.held = requests.Held[heldDir]{Idle: heldIdle, Release: r.releaseDir}
+	r.held = requests.Held[fuse.ReleaseIn]{Idle: heldIdle, Release: func(in fuse.ReleaseIn) { r.RawFileSystem.ReleaseDir(&in) }}
 	return r
 }
 
@@ -81,26 +76,16 @@ type reqTiming struct {
 
 func (t reqTiming) Done() { t.nanos.Add(int64(time.Since(t.start))) }
 
-// Counts and Millis are the requests and their time in milliseconds by
-// kind, kinds never asked left out.
-func (c reqCounter) Counts() map[string]int64 {
-	m := map[string]int64{}
-	for k, n := range c {
-		if v := n.count.Load(); v != 0 {
-			m[k] = v
+// Counts returns the requests and their time in milliseconds by kind,
+// kinds never asked left out.
+func (c reqCounter) Counts() (map[string]int64, map[string]float64) {
+	n, ms := map[string]int64{}, map[string]float64{}
+	for k, r := range c {
+		if v := r.count.Load(); v != 0 {
+			n[k], ms[k] = v, float64(r.nanos.Load())/1e6
 		}
 	}
-	return m
-}
-
-func (c reqCounter) Millis() map[string]float64 {
-	m := map[string]float64{}
-	for k, n := range c {
-		if n.count.Load() != 0 {
-			m[k] = float64(n.nanos.Load()) / 1e6
-		}
-	}
-	return m
+	return n, ms
 }
 
 func (r *rawFS) Lookup(c cancel, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
@@ -217,24 +202,20 @@ func (r *rawFS) readDir(c cancel, in *fuse.ReadIn, out *fuse.DirEntryList, read 
 	if in.Fh != 0 {
 		return read(c, in, out)
 	}
-	r.held.Serve(in.NodeId, in.Offset, func() (heldDir, bool) {
+	r.held.Serve(in.NodeId, in.Offset, func() (fuse.ReleaseIn, bool) {
 		oi, oo := fuse.OpenIn{InHeader: in.InHeader, Flags: syscall.O_RDONLY | syscall.O_DIRECTORY}, fuse.OpenOut{}
 		if st = r.RawFileSystem.OpenDir(c, &oi, &oo); !st.Ok() {
-			return heldDir{}, false
+			return fuse.ReleaseIn{}, false
 		}
 		r.listOpens.Add(1)
-		return heldDir{in.InHeader, oo.Fh}, true
-	}, func(h heldDir) (uint64, bool) {
+		return fuse.ReleaseIn{InHeader: in.InHeader, Fh: oo.Fh}, true
+	}, func(h fuse.ReleaseIn) (uint64, bool) {
 		rin := *in
-		rin.Fh = h.fh
+		rin.Fh = h.Fh
 		st = read(c, &rin, out)
 		return out.Offset, st.Ok()
 	})
 	return st
-}
-
-func (r *rawFS) releaseDir(h heldDir) {
-	r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: h.hdr, Fh: h.fh})
 }
 
 func (r *rawFS) OnUnmount() {
