@@ -123,23 +123,21 @@ func (r *rawFS) Forget(nodeid, nlookup uint64) {
 }
 
 // Modifying requests are refused (xattrs are off: go-fuse answers those).
-func (r *rawFS) SetAttr(cancel, *fuse.SetAttrIn, *fuse.AttrOut) fuse.Status      { return fuse.EROFS }
-func (r *rawFS) Mknod(cancel, *fuse.MknodIn, string, *fuse.EntryOut) fuse.Status { return fuse.EROFS }
-func (r *rawFS) Mkdir(cancel, *fuse.MkdirIn, string, *fuse.EntryOut) fuse.Status { return fuse.EROFS }
-func (r *rawFS) Unlink(cancel, *fuse.InHeader, string) fuse.Status               { return fuse.EROFS }
-func (r *rawFS) Rmdir(cancel, *fuse.InHeader, string) fuse.Status                { return fuse.EROFS }
-func (r *rawFS) Rename(cancel, *fuse.RenameIn, string, string) fuse.Status       { return fuse.EROFS }
-func (r *rawFS) Link(cancel, *fuse.LinkIn, string, *fuse.EntryOut) fuse.Status   { return fuse.EROFS }
-func (r *rawFS) Symlink(cancel, *fuse.InHeader, string, string, *fuse.EntryOut) fuse.Status {
+func (*rawFS) SetAttr(cancel, *fuse.SetAttrIn, *fuse.AttrOut) fuse.Status      { return fuse.EROFS }
+func (*rawFS) Mknod(cancel, *fuse.MknodIn, string, *fuse.EntryOut) fuse.Status { return fuse.EROFS }
+func (*rawFS) Mkdir(cancel, *fuse.MkdirIn, string, *fuse.EntryOut) fuse.Status { return fuse.EROFS }
+func (*rawFS) Unlink(cancel, *fuse.InHeader, string) fuse.Status               { return fuse.EROFS }
+func (*rawFS) Rmdir(cancel, *fuse.InHeader, string) fuse.Status                { return fuse.EROFS }
+func (*rawFS) Rename(cancel, *fuse.RenameIn, string, string) fuse.Status       { return fuse.EROFS }
+func (*rawFS) Link(cancel, *fuse.LinkIn, string, *fuse.EntryOut) fuse.Status   { return fuse.EROFS }
+func (*rawFS) Symlink(cancel, *fuse.InHeader, string, string, *fuse.EntryOut) fuse.Status {
 	return fuse.EROFS
 }
-func (r *rawFS) Create(cancel, *fuse.CreateIn, string, *fuse.CreateOut) fuse.Status {
-	return fuse.EROFS
-}
-func (r *rawFS) CopyFileRange(cancel, *fuse.CopyFileRangeIn) (uint32, fuse.Status) {
+func (*rawFS) Create(cancel, *fuse.CreateIn, string, *fuse.CreateOut) fuse.Status { return fuse.EROFS }
+func (*rawFS) CopyFileRange(cancel, *fuse.CopyFileRangeIn) (uint32, fuse.Status) {
 	return 0, fuse.EROFS
 }
-func (r *rawFS) Fallocate(cancel, *fuse.FallocateIn) fuse.Status { return fuse.EROFS }
+func (*rawFS) Fallocate(cancel, *fuse.FallocateIn) fuse.Status { return fuse.EROFS }
 
 // writeFlags are the open flags that would modify a file.
 const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall.O_APPEND | syscall.O_CREAT

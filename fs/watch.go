@@ -121,19 +121,11 @@ func (f *FS) invalidateNode(n *gofs.Inode) {
 // the rest dropped already; then negative, the names of the folder's
 // table it holds no node of but may hold a negative entry of.
 func dropOrder(children, table []string, last string) (held, negative []string) {
-	for _, n := range children {
-		if n != last {
-			held = append(held, n)
-		}
-	}
-	if slices.Contains(children, last) {
+	held = slices.DeleteFunc(slices.Clone(children), func(n string) bool { return n == last })
+	if len(held) < len(children) {
 		held = append(held, last)
 	}
-	for _, n := range table {
-		if !slices.Contains(children, n) {
-			negative = append(negative, n)
-		}
-	}
+	negative = slices.DeleteFunc(slices.Clone(table), func(n string) bool { return slices.Contains(children, n) })
 	return held, negative
 }
 
