@@ -53,14 +53,6 @@ func (h *listHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	return 0
 }
 
-// cacheDir is the open flag of a listing the kernel may keep.
-func (f *FS) cacheDir(keep bool) uint32 {
-	if keep && f.tree.Watching() {
-		return fuse.FOPEN_CACHE_DIR
-	}
-	return 0
-}
-
 func (m *meshDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	m.fsys.touch()
 	list, final, snap, e := m.listing(ctx)
@@ -73,7 +65,10 @@ func (m *meshDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHan
 		// kernel has made an inode of every entry answered.
 		h.AtEnd = func() { m.pushHeader(snap) }
 	}
-	return h, m.fsys.cacheDir(final), 0
+	if final && m.fsys.tree.Watching() {
+		return h, fuse.FOPEN_CACHE_DIR, 0
+	}
+	return h, 0, 0
 }
 
 // plainLookup is a mesh folder's READDIRPLUS answer: header.json and

@@ -35,8 +35,8 @@ func (f *FS) watchDir(d *dirNode) {
 	}
 }
 
-// Changed drops the outputs of the meshes made from the changed entry,
-// the names of folder in that changed, and under dep its meshes.
+// Changed makes the kernel forget meshes (those made from the changed
+// entry), names of folder in, and under dep every mesh of in.
 func (h watchHandler) Changed(meshes []string, in *vfs.Folder, names []string, dep bool) {
 	f := h.f
 	if !f.mounted.Load() {
