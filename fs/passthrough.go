@@ -10,7 +10,7 @@ import (
 	"github.com/meshfs/meshfs/internal/source"
 )
 
-// FUSE passthrough (Linux 6.9, CAP_SYS_ADMIN): an open's reply names a
+// FUSE passthrough (Linux 6.9 and later, CAP_SYS_ADMIN): an open's reply names a
 // backing file, which the kernel reads itself: in the open-handles mode, a
 // plain file's source and a big .glb's disk-cache file (store.PassFile).
 
