@@ -11,44 +11,35 @@ import (
 	"github.com/meshfs/meshfs/internal/store/failures"
 )
 
-// The tree and the store speak Go errors; only the mount maps them to
-// errnos.
-
-// errno maps an error to what a reader sees: a vanished source is ENOENT,
-// a special file EACCES, anything else that fails a conversion is EIO.
+// errno maps the tree's and the store's errors to what a reader sees.
 func errno(err error) syscall.Errno {
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, os.ErrNotExist):
 		return syscall.ENOENT
-	case errors.Is(err, syscall.ESTALE):
+	case errors.Is(err, syscall.ESTALE), errors.Is(err, source.ErrSymlink):
+		// A link since the lookup: the kernel looks it up again and
+		// shows the link.
 		return syscall.ESTALE
-	case errors.Is(err, os.ErrPermission):
+	case errors.Is(err, os.ErrPermission), errors.Is(err, source.ErrNotRegular):
+		// A FIFO, device or socket is never opened: it cannot block.
 		return syscall.EACCES
-	case errors.Is(err, source.ErrNotRegular):
-		// A FIFO, device or socket in the tree: never opened, so it can
-		// never block the daemon.
-		return syscall.EACCES
-	case errors.Is(err, source.ErrSymlink):
-		// Replaced by a link since the lookup: the kernel looks it up
-		// again and shows the link.
-		return syscall.ESTALE
 	case errors.Is(err, store.ErrNotCheap):
-		// A READDIRPLUS entry left for a LOOKUP.
-		return syscall.EAGAIN
+		return notCheap
 	case errors.Is(err, context.Canceled):
 		return syscall.EINTR
 	}
 	return syscall.EIO
 }
 
-// replaced is what a lookup in a mesh folder answers for e: a replaced
-// source's ESTALE becomes what a folder deleted while open answers,
-// nothing in it (ENOENT). A reader that walks by path gets ESTALE from an
-// output instead, and the kernel walks again to the new file; one that
-// holds the folder open (grep -r, find) would have no way to recover from
-// ESTALE.
+// notCheap leaves a READDIRPLUS entry for a LOOKUP: its attributes would
+// cost a conversion or a decompression.
+const notCheap = syscall.EAGAIN
+
+// replaced is what a lookup in a mesh folder answers: a replaced source's
+// ESTALE becomes ENOENT, as in a folder deleted while open, since a reader
+// holding the folder open (grep -r, find) could not recover from ESTALE.
 func replaced(e syscall.Errno) syscall.Errno {
 	if e == syscall.ESTALE {
 		return syscall.ENOENT
@@ -56,12 +47,10 @@ func replaced(e syscall.Errno) syscall.Errno {
 	return e
 }
 
-// outErrno is what a reader of an output gets for err: EIO for a
-// conversion's failure (a *failures.ConvError), even when its cause is, say, a
-// missing sibling file.
+// outErrno is what a reader of an output gets: EIO for a conversion's
+// failure, whatever its cause.
 func outErrno(err error) syscall.Errno {
-	var ce *failures.ConvError
-	if errors.As(err, &ce) {
+	if ce := (*failures.ConvError)(nil); errors.As(err, &ce) {
 		return syscall.EIO
 	}
 	return errno(err)

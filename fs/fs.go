@@ -4,8 +4,10 @@
 // (package vfs: what a source folder's entry shows as, what a mesh folder
 // holds and where its bytes come from) and translates the answer into a
 // FUSE reply. What is kernel-facing is here and only here: what the kernel
-// was told of each node and may be told (kernelview.go, output.go), errnos
-// (errno.go), the raw request layer (kernel.go, requests.go).
+// was told of each node and may be told (kernelview.go, output.go), its
+// passthrough opens (passthrough.go), errnos (errno.go), the raw request
+// layer (kernel.go; what its requests share, FUSE-free, in
+// internal/requests), READ replies (readresult.go).
 //
 // Kernel caching is deliberate: the kernel opens files and folders without
 // asking (kernel.go) and keeps entries, attributes, pages and listings, so

@@ -6,290 +6,214 @@ import (
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/meshfs/meshfs/internal/requests"
 )
 
-// The kernel's no-open modes (Linux 5.1 and later, fs/fuse/file.c
-// fuse_file_open): ENOSYS to OPEN sets no_open for the connection (no
-// OPEN, RELEASE or FLUSH again, every file kept as with FOPEN_KEEP_CACHE,
-// READs with fh 0); ENOSYS to OPENDIR sets no_opendir (READDIR with fh 0,
-// every listing kept until it is invalidated). DESIGN.md ("Talking to the
-// kernel") says how reads, listings and writes keep what handles gave.
-// go-fuse answers READ with fh 0 by calling the node's Read with a nil
-// handle, which every file node here copes with; it answers READDIR with
-// fh 0 with an empty listing, so rawFS opens a real handle for it.
-
-// rawFS wraps the go-fuse node file system: it counts requests (for tests
-// and stats.json) and, unless Config.OpenHandles, answers OPEN and OPENDIR
-// with ENOSYS and serves READDIR without a kernel handle.
+// rawFS wraps go-fuse's node file system: it counts requests, refuses
+// every modifying request and every open for writing (EROFS) for every
+// node, and unless Config.OpenHandles answers the first OPEN and OPENDIR
+// with ENOSYS (the kernel's no_open and no_opendir: DESIGN.md, "Talking
+// to the kernel"). go-fuse then calls a node's Read with a nil handle,
+// and answers a READDIR without a handle with an empty listing, so rawFS
+// opens a listing's handle itself and holds it between its READDIRs.
 type rawFS struct {
 	fuse.RawFileSystem
-	noOpen bool
-	// reqs counts requests and their answers' time by kind (stats.json).
-	reqs *reqCounter
-	// listOpens counts listings opened for handle-less READDIRs.
-	listOpens atomic.Int64
-	// held keeps the handle of a listing between its READDIRs.
-	held heldHandles[heldDir]
-
-	// srv is the mount's server (set by FS.Mount before it serves), for
-	// the notifications a refused WRITE sends (Write).
+	noOpen    bool
+	reqs      reqCounter
+	listOpens atomic.Int64 // listings opened for handle-less READDIRs
+	held      requests.Held[fuse.ReleaseIn]
+	// srv is the mount's server (set before it serves), for a refused
+	// WRITE's notification.
 	srv atomic.Pointer[fuse.Server]
-}
-
-type heldDir struct {
-	hdr fuse.InHeader
-	fh  uint64
 }
 
 // heldIdle is how long a listing's handle waits for its next READDIR.
 const heldIdle = 2 * time.Second
 
+// statsSnapshot is stats.json's and errors.txt's rendering.
+type statsSnapshot = requests.Snapshot
+
+// cancel is a request's interrupt channel.
+type cancel = <-chan struct{}
+
 func newRawFS(inner fuse.RawFileSystem, noOpen bool) *rawFS {
-	r := &rawFS{RawFileSystem: inner, noOpen: noOpen, reqs: newReqCounter(requestKinds)}
-	r.held = heldHandles[heldDir]{Idle: heldIdle, Release: r.releaseDir}
+	r := &rawFS{RawFileSystem: inner, noOpen: noOpen, reqs: newReqCounter()}
+	r.held = requests.Held[fuse.ReleaseIn]{Idle: heldIdle, Release: func(in fuse.ReleaseIn) { r.RawFileSystem.ReleaseDir(&in) }}
 	return r
 }
 
-func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
+// requestKinds are the requests a mount counts, by the kernel's names.
+var requestKinds = []string{"LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "FLUSH",
+	"OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "ACCESS", "STATFS", "READLINK", "LSEEK", "STATX"}
+
+// reqCounter counts requests by kind (requestKinds; another panics) and
+// adds up the time from each one's dispatch to its reply (stats.json).
+type reqCounter map[string]*struct{ count, nanos atomic.Int64 }
+
+func newReqCounter() reqCounter {
+	c := reqCounter{}
+	for _, n := range requestKinds {
+		c[n] = new(struct{ count, nanos atomic.Int64 })
+	}
+	return c
+}
+
+// Count counts a request of kind, untimed.
+func (c reqCounter) Count(kind string) { c[kind].count.Add(1) }
+
+// Time counts a request of kind and starts its clock: defer
+// c.Time("READ").Done().
+func (c reqCounter) Time(kind string) reqTiming {
+	c.Count(kind)
+	return reqTiming{&c[kind].nanos, time.Now()}
+}
+
+type reqTiming struct {
+	nanos *atomic.Int64
+	start time.Time
+}
+
+func (t reqTiming) Done() { t.nanos.Add(int64(time.Since(t.start))) }
+
+// Counts returns the requests and their time in milliseconds by kind,
+// kinds never asked left out.
+func (c reqCounter) Counts() (map[string]int64, map[string]float64) {
+	n, ms := map[string]int64{}, map[string]float64{}
+	for k, r := range c {
+		if v := r.count.Load(); v != 0 {
+			n[k], ms[k] = v, float64(r.nanos.Load())/1e6
+		}
+	}
+	return n, ms
+}
+
+func (r *rawFS) Lookup(c cancel, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
 	defer r.reqs.Time("LOOKUP").Done()
-	st := r.RawFileSystem.Lookup(cancel, h, name, out)
+	st := r.RawFileSystem.Lookup(c, h, name, out)
 	uncached(out.AttrValid, &out.AttrValidNsec)
 	uncached(out.EntryValid, &out.EntryValidNsec)
 	return st
 }
 
-// uncachedAttr marks attributes the kernel must not keep at all (0, which
-// go-fuse would replace by the mount's default; see rawFS.GetAttr). One
-// nanosecond would still be one jiffy, and under no_open a read within it
-// would find stats.json's previous pages and size.
+func (r *rawFS) GetAttr(c cancel, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
+	defer r.reqs.Time("GETATTR").Done()
+	st := r.RawFileSystem.GetAttr(c, in, out)
+	uncached(out.AttrValid, &out.AttrValidNsec)
+	return st
+}
+
+// uncachedAttr is the timeout of what the kernel must not keep at all: a
+// node's 0 would become the mount's default in go-fuse, and rawFS turns
+// this one into 0 (uncached).
 const uncachedAttr = time.Nanosecond
 
-// uncached turns a reply's timeout of uncachedAttr into 0.
 func uncached(sec uint64, nsec *uint32) {
 	if sec == 0 && *nsec == uint32(uncachedAttr) {
 		*nsec = 0
 	}
 }
 
-// Forget releases the listing handles held for the node before the
-// kernel's FORGET of it reaches the node file system: the kernel holds no
-// file of a held handle, so it may forget the node (a folder renamed or
-// removed while listed), and releasing a handle of a forgotten node panics
-// in go-fuse. A listing that goes on opens a new handle at its offset.
+// Forget releases the listing handles held for the node first: go-fuse
+// panics at the release of a forgotten node's handle.
 func (r *rawFS) Forget(nodeid, nlookup uint64) {
 	r.reqs.Count("FORGET")
 	r.held.Drop(nodeid)
 	r.RawFileSystem.Forget(nodeid, nlookup)
 }
 
-func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
-	defer r.reqs.Time("GETATTR").Done()
-	st := r.RawFileSystem.GetAttr(cancel, in, out)
-	uncached(out.AttrValid, &out.AttrValidNsec)
-	return st
-}
-
-// Every request that would modify the tree is refused here, for every
-// node. The mount is read-only in the kernel too ("ro"), which answers
-// first unless root remounted it read-write.
-func (r *rawFS) SetAttr(<-chan struct{}, *fuse.SetAttrIn, *fuse.AttrOut) fuse.Status {
+// Modifying requests are refused (xattrs are off: go-fuse answers those).
+func (*rawFS) SetAttr(cancel, *fuse.SetAttrIn, *fuse.AttrOut) fuse.Status      { return fuse.EROFS }
+func (*rawFS) Mknod(cancel, *fuse.MknodIn, string, *fuse.EntryOut) fuse.Status { return fuse.EROFS }
+func (*rawFS) Mkdir(cancel, *fuse.MkdirIn, string, *fuse.EntryOut) fuse.Status { return fuse.EROFS }
+func (*rawFS) Unlink(cancel, *fuse.InHeader, string) fuse.Status               { return fuse.EROFS }
+func (*rawFS) Rmdir(cancel, *fuse.InHeader, string) fuse.Status                { return fuse.EROFS }
+func (*rawFS) Rename(cancel, *fuse.RenameIn, string, string) fuse.Status       { return fuse.EROFS }
+func (*rawFS) Link(cancel, *fuse.LinkIn, string, *fuse.EntryOut) fuse.Status   { return fuse.EROFS }
+func (*rawFS) Symlink(cancel, *fuse.InHeader, string, string, *fuse.EntryOut) fuse.Status {
 	return fuse.EROFS
 }
-func (r *rawFS) Mknod(<-chan struct{}, *fuse.MknodIn, string, *fuse.EntryOut) fuse.Status {
-	return fuse.EROFS
+func (*rawFS) Create(cancel, *fuse.CreateIn, string, *fuse.CreateOut) fuse.Status { return fuse.EROFS }
+func (*rawFS) CopyFileRange(cancel, *fuse.CopyFileRangeIn) (uint32, fuse.Status) {
+	return 0, fuse.EROFS
 }
-func (r *rawFS) Mkdir(<-chan struct{}, *fuse.MkdirIn, string, *fuse.EntryOut) fuse.Status {
-	return fuse.EROFS
-}
-func (r *rawFS) Unlink(<-chan struct{}, *fuse.InHeader, string) fuse.Status { return fuse.EROFS }
-func (r *rawFS) Rmdir(<-chan struct{}, *fuse.InHeader, string) fuse.Status  { return fuse.EROFS }
-func (r *rawFS) Rename(<-chan struct{}, *fuse.RenameIn, string, string) fuse.Status {
-	return fuse.EROFS
-}
-func (r *rawFS) Link(<-chan struct{}, *fuse.LinkIn, string, *fuse.EntryOut) fuse.Status {
-	return fuse.EROFS
-}
-func (r *rawFS) Symlink(<-chan struct{}, *fuse.InHeader, string, string, *fuse.EntryOut) fuse.Status {
-	return fuse.EROFS
-}
-func (r *rawFS) SetXAttr(<-chan struct{}, *fuse.SetXAttrIn, string, []byte) fuse.Status {
-	return fuse.EROFS
-}
-func (r *rawFS) RemoveXAttr(<-chan struct{}, *fuse.InHeader, string) fuse.Status { return fuse.EROFS }
-func (r *rawFS) Create(<-chan struct{}, *fuse.CreateIn, string, *fuse.CreateOut) fuse.Status {
-	return fuse.EROFS
-}
+func (*rawFS) Fallocate(cancel, *fuse.FallocateIn) fuse.Status { return fuse.EROFS }
 
 // writeFlags are the open flags that would modify a file.
 const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall.O_APPEND | syscall.O_CREAT
 
-// Open refuses an open for writing of any file here, before any node sees
-// it: the kernel refuses these on a read-only mount before asking; should
-// one arrive (root remounted it read-write; under no_open, the first open
-// of the connection), it is refused.
-func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+func (r *rawFS) Open(c cancel, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	defer r.reqs.Time("OPEN").Done()
 	if in.Flags&writeFlags != 0 {
-		return fuse.Status(syscall.EROFS)
-	} else if !r.noOpen {
-		return r.RawFileSystem.Open(cancel, in, out)
+		return fuse.EROFS
+	} else if r.noOpen {
+		return fuse.ENOSYS
 	}
-	// ENOSYS: this open succeeds without a handle, and the kernel sends no
-	// OPEN for any file again.
-	return fuse.ENOSYS
+	return r.RawFileSystem.Open(c, in, out)
 }
 
-// Write refuses every write. None arrives while the mount is read-only; a
-// root `mount -o remount,rw` lets write opens through, and under no_open the
-// kernel does not ask the daemon about them (every OPEN but the first is
-// skipped), so root's stores into a shared mapping reach the page cache,
-// which every reader of the file shares. Their WRITE (at close, msync or
-// writeback) is refused here, and the file's pages are dropped once the
-// reply is on its way: readers get the daemon's bytes again. Until then the
-// stores are visible (a known limit: the kernel never asks before it).
-func (r *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
-	return r.refuseWrite(in)
-}
-
-// Writev is what go-fuse asks first for a WRITE.
-func (r *rawFS) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte) (uint32, fuse.Status) {
-	return r.refuseWrite(in)
-}
-
-func (r *rawFS) refuseWrite(in *fuse.WriteIn) (uint32, fuse.Status) {
+// Writev (go-fuse asks Write only after its ENOSYS) refuses a WRITE
+// (root's stores into a shared mapping of a mount remounted read-write)
+// and, once the reply is on its way (the notification waits for the
+// writeback it ends), drops the file's pages: readers get the daemon's
+// bytes again.
+func (r *rawFS) Writev(_ cancel, in *fuse.WriteIn, _ [][]byte) (uint32, fuse.Status) {
 	if srv := r.srv.Load(); srv != nil {
-		node := in.NodeId
-		// Not from this request: the invalidation waits for the
-		// writeback this reply ends.
-		go srv.InodeNotify(node, 0, 0)
+		go srv.InodeNotify(in.NodeId, 0, 0)
 	}
-	return 0, fuse.Status(syscall.EROFS)
+	return 0, fuse.EROFS
 }
 
-// CopyFileRange and Fallocate would write too.
-func (r *rawFS) CopyFileRange(cancel <-chan struct{}, in *fuse.CopyFileRangeIn) (uint32, fuse.Status) {
-	return 0, fuse.Status(syscall.EROFS)
-}
-
-func (r *rawFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Status {
-	return fuse.Status(syscall.EROFS)
-}
-
-func (r *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
-	defer r.reqs.Time("READ").Done()
-	return r.RawFileSystem.Read(cancel, in, buf)
-}
-
-func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
-	defer r.reqs.Time("RELEASE").Done()
-	r.RawFileSystem.Release(cancel, in)
-}
-
-func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
+// Flush: ENOSYS makes the kernel stop asking (no_flush), as files opened
+// without the daemon still flush at every close.
+func (r *rawFS) Flush(c cancel, in *fuse.FlushIn) fuse.Status {
 	defer r.reqs.Time("FLUSH").Done()
 	if r.noOpen {
-		// Files opened without us still flush on every close (their open
-		// flags cannot carry FOPEN_NOFLUSH); ENOSYS makes the kernel stop
-		// asking for the whole connection (fc->no_flush).
 		return fuse.ENOSYS
 	}
-	return r.RawFileSystem.Flush(cancel, in)
+	return r.RawFileSystem.Flush(c, in)
 }
 
-func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+func (r *rawFS) OpenDir(c cancel, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	defer r.reqs.Time("OPENDIR").Done()
 	if r.noOpen {
-		// As for OPEN: no OPENDIR or RELEASEDIR again, listings cached.
 		return fuse.ENOSYS
 	}
-	return r.RawFileSystem.OpenDir(cancel, in, out)
+	return r.RawFileSystem.OpenDir(c, in, out)
 }
 
-func (r *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+func (r *rawFS) ReadDir(c cancel, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
 	defer r.reqs.Time("READDIR").Done()
-	if in.Fh != 0 {
-		return r.RawFileSystem.ReadDir(cancel, in, out)
-	}
-	return r.readDirNoHandle(cancel, in, out, false)
+	return r.readDir(c, in, out, r.RawFileSystem.ReadDir)
 }
 
-func (r *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+func (r *rawFS) ReadDirPlus(c cancel, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
 	defer r.reqs.Time("READDIRPLUS").Done()
+	return r.readDir(c, in, out, r.RawFileSystem.ReadDirPlus)
+}
+
+// readDir reads with in's handle or, without one (no_opendir), with the
+// handle held for this listing at this offset or one opened through the
+// node file system (which seeks it there), held for the next request until
+// the listing ends or heldIdle passes.
+func (r *rawFS) readDir(c cancel, in *fuse.ReadIn, out *fuse.DirEntryList, read func(cancel, *fuse.ReadIn, *fuse.DirEntryList) fuse.Status) (st fuse.Status) {
 	if in.Fh != 0 {
-		return r.RawFileSystem.ReadDirPlus(cancel, in, out)
+		return read(c, in, out)
 	}
-	return r.readDirNoHandle(cancel, in, out, true)
-}
-
-func (r *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
-	defer r.reqs.Time("RELEASEDIR").Done()
-	r.RawFileSystem.ReleaseDir(in)
-}
-
-func (r *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
-	defer r.reqs.Time("ACCESS").Done()
-	return r.RawFileSystem.Access(cancel, in)
-}
-
-func (r *rawFS) StatFs(cancel <-chan struct{}, in *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
-	defer r.reqs.Time("STATFS").Done()
-	return r.RawFileSystem.StatFs(cancel, in, out)
-}
-
-func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
-	defer r.reqs.Time("GETXATTR").Done()
-	return r.RawFileSystem.GetXAttr(cancel, h, attr, dest)
-}
-
-func (r *rawFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
-	defer r.reqs.Time("LISTXATTR").Done()
-	return r.RawFileSystem.ListXAttr(cancel, h, dest)
-}
-
-func (r *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
-	defer r.reqs.Time("READLINK").Done()
-	return r.RawFileSystem.Readlink(cancel, h)
-}
-
-func (r *rawFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
-	defer r.reqs.Time("LSEEK").Done()
-	return r.RawFileSystem.Lseek(cancel, in, out)
-}
-
-func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
-	defer r.reqs.Time("STATX").Done()
-	return r.RawFileSystem.Statx(cancel, in, out)
-}
-
-// readDirNoHandle serves a READDIR(PLUS) that came without a handle
-// (no_opendir): it takes the handle held for this listing at this offset,
-// or opens one through the node file system (which seeks it to the
-// offset), reads, and holds the handle for the next request until the
-// listing ends or heldIdle passes.
-func (r *rawFS) readDirNoHandle(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) (st fuse.Status) {
-	r.held.Serve(in.NodeId, in.Offset, func() (heldDir, bool) {
-		var oo fuse.OpenOut
-		oi := fuse.OpenIn{InHeader: in.InHeader, Flags: syscall.O_RDONLY | syscall.O_DIRECTORY}
-		if st = r.RawFileSystem.OpenDir(cancel, &oi, &oo); !st.Ok() {
-			return heldDir{}, false
+	r.held.Serve(in.NodeId, in.Offset, func() (fuse.ReleaseIn, bool) {
+		oi, oo := fuse.OpenIn{InHeader: in.InHeader, Flags: syscall.O_RDONLY | syscall.O_DIRECTORY}, fuse.OpenOut{}
+		if st = r.RawFileSystem.OpenDir(c, &oi, &oo); !st.Ok() {
+			return fuse.ReleaseIn{}, false
 		}
 		r.listOpens.Add(1)
-		return heldDir{hdr: in.InHeader, fh: oo.Fh}, true
-	}, func(h heldDir) (uint64, bool) {
+		return fuse.ReleaseIn{InHeader: in.InHeader, Fh: oo.Fh}, true
+	}, func(h fuse.ReleaseIn) (uint64, bool) {
 		rin := *in
-		rin.Fh = h.fh
-		if plus {
-			st = r.RawFileSystem.ReadDirPlus(cancel, &rin, out)
-		} else {
-			st = r.RawFileSystem.ReadDir(cancel, &rin, out)
-		}
+		rin.Fh = h.Fh
+		st = read(c, &rin, out)
 		return out.Offset, st.Ok()
 	})
 	return st
-}
-
-func (r *rawFS) releaseDir(h heldDir) {
-	r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: h.hdr, Fh: h.fh})
 }
 
 func (r *rawFS) OnUnmount() {
@@ -297,10 +221,43 @@ func (r *rawFS) OnUnmount() {
 	r.RawFileSystem.OnUnmount()
 }
 
-// panicHandler answers a request whose code panicked with EIO and logs one
-// line (panicLine: one bad file must not print its stack per
-// request). The daemon carries on serving.
+// The other requests are counted and passed on.
+func (r *rawFS) Read(c cancel, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
+	defer r.reqs.Time("READ").Done()
+	return r.RawFileSystem.Read(c, in, buf)
+}
+func (r *rawFS) Release(c cancel, in *fuse.ReleaseIn) {
+	defer r.reqs.Time("RELEASE").Done()
+	r.RawFileSystem.Release(c, in)
+}
+func (r *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
+	defer r.reqs.Time("RELEASEDIR").Done()
+	r.RawFileSystem.ReleaseDir(in)
+}
+func (r *rawFS) Access(c cancel, in *fuse.AccessIn) fuse.Status {
+	defer r.reqs.Time("ACCESS").Done()
+	return r.RawFileSystem.Access(c, in)
+}
+func (r *rawFS) StatFs(c cancel, in *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
+	defer r.reqs.Time("STATFS").Done()
+	return r.RawFileSystem.StatFs(c, in, out)
+}
+func (r *rawFS) Readlink(c cancel, h *fuse.InHeader) ([]byte, fuse.Status) {
+	defer r.reqs.Time("READLINK").Done()
+	return r.RawFileSystem.Readlink(c, h)
+}
+func (r *rawFS) Lseek(c cancel, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
+	defer r.reqs.Time("LSEEK").Done()
+	return r.RawFileSystem.Lseek(c, in, out)
+}
+func (r *rawFS) Statx(c cancel, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
+	defer r.reqs.Time("STATX").Done()
+	return r.RawFileSystem.Statx(c, in, out)
+}
+
+// panicHandler answers a request whose code panicked with EIO and logs
+// one line; the daemon carries on serving.
 func (f *FS) panicHandler(v any) fuse.Status {
-	f.log.Printf("meshfs: internal error (answered EIO): %s", panicLine(v))
+	f.log.Printf("meshfs: internal error (answered EIO): %s", requests.PanicLine(v))
 	return fuse.EIO
 }

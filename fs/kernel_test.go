@@ -709,4 +709,29 @@ func TestMountReadahead(t *testing.T) {
 }
 
 // requests returns the counts of requests by kind.
-func (r *rawFS) requests() map[string]int64 { return r.reqs.Counts() }
+func (r *rawFS) requests() map[string]int64 {
+	n, _ := r.reqs.Counts()
+	return n
+}
+
+func TestCounter(t *testing.T) {
+	c := newReqCounter()
+	c.Count("FORGET")
+	read := c.Time("READ")
+	time.Sleep(3 * time.Millisecond)
+	read.Done()
+	c.Time("READ").Done()
+	got, ms := c.Counts()
+	if len(got) != 2 || got["READ"] != 2 || got["FORGET"] != 1 {
+		t.Fatalf("counts %v", got)
+	}
+	if _, ok := ms["LOOKUP"]; ok || ms["READ"] < 3 {
+		t.Fatalf("millis %v", ms)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a kind not counted was counted")
+		}
+	}()
+	c.Count("WRITE")
+}

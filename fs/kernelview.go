@@ -6,90 +6,75 @@ import (
 	"github.com/meshfs/meshfs/internal/source"
 )
 
-// What the kernel was told of one file: the
-// version whose size it holds (its attributes) and the version whose bytes
-// its page cache may hold (its pages), and decides from them what a request
-// may tell it next and when the kernel must drop what it holds.
-//
-// The kernel keeps one size and one page cache per inode, shared by every
-// reader. When it opens files without asking the daemon (FUSE's no_open),
-// a node told one version's size stands for that version only (Pinned):
-// another version is served by another node, so no read mixes two. With an
-// open per handle, every open re-checks the version and the kernel is told
-// to drop what it holds of another.
-//
-// The caller passes the function that drops the kernel's attributes and
-// pages of the node, and kernelView schedules it.
-
-// kernelView is what the kernel was told of one node. The zero kernelView is a node
-// told nothing, with per-handle opens; set Pinned before first use for a
-// mount whose kernel opens without asking.
+// kernelView is what the kernel was told of one node: the version whose
+// size it holds and the version whose bytes its page cache may hold (zero:
+// none). The kernel keeps one of each per inode, shared by every reader:
+// a node told one version's size under no_open stands for that version
+// only (Pinned, set before first use), another version being served by
+// another node; with an open per handle every open re-checks the version
+// (Opened). The kernel's drop of what it holds (drop, the caller's) is
+// scheduled beside the request, which the kernel's notification may wait
+// for.
 type kernelView struct {
 	Pinned bool
 
-	mu        sync.Mutex
-	attr      source.Version // whose size the kernel holds (zero: none)
-	pages     source.Version // whose bytes its page cache may hold
-	pagesSeen bool
+	mu          sync.Mutex
+	attr, pages source.Version
 }
 
-// MayTell reports whether the kernel may be told v's size (Tell would
-// succeed), recording nothing.
+// MayTell reports whether Tell would succeed, recording nothing.
 func (k *kernelView) MayTell(v source.Version) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.mayTellLocked(v)
+	return k.mayTell(v)
 }
 
-func (k *kernelView) mayTellLocked(v source.Version) bool {
+func (k *kernelView) mayTell(v source.Version) bool {
 	return !k.Pinned || k.attr.Zero() || k.attr.Same(v)
 }
 
-// Tell records that the kernel is told v's size, and reports whether it
-// may be: a Pinned node told another version's size may not.
+// Tell records that the kernel is told v's size, if it may be: a Pinned
+// node told another version's may not.
 func (k *kernelView) Tell(v source.Version) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if !k.mayTellLocked(v) {
-		return false
+	ok := k.mayTell(v)
+	if ok {
+		k.attr = v
 	}
-	k.attr = v
-	return true
+	return ok
 }
 
-// Retell records that the kernel is told v's size whatever it was told
-// before (a node whose every request re-reads its source).
+// Retell records that the kernel is told v's size, whatever it was told
+// (a node whose every request re-reads its source).
 func (k *kernelView) Retell(v source.Version) {
 	k.mu.Lock()
 	k.attr = v
 	k.mu.Unlock()
 }
 
-// Told is the version whose size the kernel was told (zero: none).
+// Told is the version whose size the kernel was told.
 func (k *kernelView) Told() source.Version {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.attr
 }
 
-// Served records that the kernel's page cache gets v's bytes (a READ
-// answered).
+// Served records that a READ's answer gave the page cache v's bytes.
 func (k *kernelView) Served(v source.Version) {
 	k.mu.Lock()
-	k.pages, k.pagesSeen = v, true
+	k.pages = v
 	k.mu.Unlock()
 }
 
 // Opened records that an open serves v and reports whether the kernel's
-// pages are v's (so may be kept). When the kernel holds another version's
-// size, drop (which makes it forget the node's attributes and pages) is
-// scheduled beside the caller: it must not be called from within the
-// request, which the kernel's notification may wait for.
+// pages are v's (may be kept); drop is scheduled when the kernel holds
+// another version's size.
 func (k *kernelView) Opened(v source.Version, drop func()) (keep bool) {
 	k.mu.Lock()
-	keep = k.pagesSeen && k.pages.Same(v)
+	keep = k.has(v)
 	stale := !k.attr.Zero() && !k.attr.Same(v)
-	k.pages, k.pagesSeen, k.attr = v, true, v
+	k.pages, k.attr = v, v
 	k.mu.Unlock()
 	if stale {
 		go drop()
@@ -97,23 +82,23 @@ func (k *kernelView) Opened(v source.Version, drop func()) (keep bool) {
 	return keep
 }
 
-// WantsPages reports whether v's bytes may be stored into the kernel's
-// page cache unasked: not when it has them already, nor when the node
-// stands for another version.
+func (k *kernelView) has(v source.Version) bool { return !k.pages.Zero() && k.pages.Same(v) }
+
+// WantsPages reports whether v's bytes may be stored into the page cache
+// unasked: not when it has them, nor when the node stands for another
+// version.
 func (k *kernelView) WantsPages(v source.Version) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	have := k.pagesSeen && k.pages.Same(v)
-	other := !k.attr.Zero() && !k.attr.Same(v)
-	return !have && !other
+	return !k.has(v) && (k.attr.Zero() || k.attr.Same(v))
 }
 
-// Stored records that v's bytes were stored into the kernel's page cache,
-// and schedules drop when the source is no longer v (now): a change may
-// have been notified before the store.
+// Stored records that v's bytes were stored into the page cache, and
+// schedules drop when the source is no longer v (now): a change may have
+// been notified before the store.
 func (k *kernelView) Stored(v, now source.Version, drop func()) {
 	k.mu.Lock()
-	k.pages, k.pagesSeen, k.attr = v, true, v
+	k.pages, k.attr = v, v
 	k.mu.Unlock()
 	if !now.Same(v) {
 		go drop()

@@ -18,7 +18,7 @@ func (f *FS) Stats() Stats {
 	m := meshstats.MountCounts{Counts: &f.n, Start: f.start, NoOpen: f.noOpen(), Passthrough: f.passthroughWanted(),
 		Sniffs: f.sniffer.Count(), ScansAhead: f.ahead.Scans.Load(), SniffsAhead: f.ahead.Sniffs.Load()}
 	if f.raw != nil {
-		m.Requests, m.RequestMillis = f.raw.reqs.Counts(), f.raw.reqs.Millis()
+		m.Requests, m.RequestMillis = f.raw.reqs.Counts()
 	}
 	return f.st.Stats(m)
 }

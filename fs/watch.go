@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
@@ -12,10 +13,9 @@ import (
 	"github.com/meshfs/meshfs/vfs"
 )
 
-// watchHandler is the mount's side of the tree's watcher (vfs.Changes),
-// which pushes source changes to the kernel. Folders are watched as the
-// kernel first looks into them: the kernel can only cache what it has
-// seen, and a mount of a huge tree stays instant.
+// watchHandler is the mount's side of the tree's watcher (vfs.Changes):
+// it makes the kernel forget what a change outdates, after the tree did
+// its part. Folders are watched as the kernel first looks into them.
 type watchHandler struct{ f *FS }
 
 // Failed: when events were lost, the kernel forgets everything it holds.
@@ -26,8 +26,8 @@ func (h watchHandler) Failed(err error, lost bool) {
 	}
 }
 
-// watchDir starts watching d's source folder, once (vfs.FS.Watch), d
-// known to the watcher's handler first.
+// watchDir starts watching d's source folder, once, d known to the
+// handler first.
 func (f *FS) watchDir(d *dirNode) {
 	if err := f.tree.Watch(d.dir, func() { f.dirs.Add(d.dir, d) }); err != nil {
 		f.n.WatchErrors.Add(1)
@@ -35,14 +35,12 @@ func (f *FS) watchDir(d *dirNode) {
 	}
 }
 
-// Changed makes the kernel forget what a change outdates (the tree has
-// done its part): the outputs of the meshes made from the entry, the names
-// of its folder in that names, with whatever it cached of their nodes, and
-// under dep the folder's meshes.
+// Changed makes the kernel forget meshes (those made from the changed
+// entry), names of folder in, and under dep every mesh of in.
 func (h watchHandler) Changed(meshes []string, in *vfs.Folder, names []string, dep bool) {
 	f := h.f
 	if !f.mounted.Load() {
-		return // a mount that failed, closing: nothing to notify
+		return // a mount that failed, closing
 	}
 	for _, mesh := range meshes {
 		if d, ok := f.dirs.At(filepath.Dir(mesh)); ok {
@@ -60,20 +58,21 @@ func (h watchHandler) Changed(meshes []string, in *vfs.Folder, names []string, d
 		f.invalidateName(d, n)
 	}
 	if f.noOpen() {
-		// Under no_opendir the kernel keeps every listing: drop the
-		// folder's (NotifyEntry alone leaves it).
+		// Under no_opendir the kernel keeps every listing until told.
 		f.notifyContent(&d.Inode)
 	}
-	if dep {
-		for n, ch := range d.Children() {
-			if _, ok := ch.Operations().(*meshDir); ok {
-				f.invalidateName(d, n)
-			}
+	if !dep {
+		return
+	}
+	for n, ch := range d.Children() {
+		if _, mesh := ch.Operations().(*meshDir); mesh {
+			f.invalidateName(d, n)
 		}
 	}
 }
 
-// invalidateName makes the kernel forget d/name and everything under it.
+// invalidateName makes the kernel forget d/name and everything under it,
+// and the node itself when the name is gone.
 func (f *FS) invalidateName(d *dirNode, name string) {
 	ch := d.GetChild(name)
 	if ch != nil {
@@ -90,8 +89,9 @@ func (f *FS) invalidateName(d *dirNode, name string) {
 }
 
 // invalidateNode drops the kernel's attributes and pages of n and of every
-// node below it. The outputs of the version before stay in memory until the
-// budget needs the room: a node the kernel still holds for it is served it.
+// node below it (a source folder's children have watches of their own),
+// in dropOrder. A version's outputs stay in memory until the budget needs
+// the room, for the nodes the kernel still holds of it.
 func (f *FS) invalidateNode(n *gofs.Inode) {
 	var table []string
 	switch ops := n.Operations().(type) {
@@ -100,7 +100,6 @@ func (f *FS) invalidateNode(n *gofs.Inode) {
 			table = ops.src.Outputs().Names()
 		}
 	case *dirNode:
-		// A folder's children have watches of their own.
 		f.notifyContent(n)
 		return
 	}
@@ -116,6 +115,20 @@ func (f *FS) invalidateNode(n *gofs.Inode) {
 	f.notifyContent(n)
 }
 
+// dropOrder is the order in which the kernel is told to drop a folder's
+// names: held, the names it holds nodes of, with last (header.json, what
+// a walker greps) after the others, so a reader who sees the new one finds
+// the rest dropped already; then negative, the names of the folder's
+// table it holds no node of but may hold a negative entry of.
+func dropOrder(children, table []string, last string) (held, negative []string) {
+	held = slices.DeleteFunc(slices.Clone(children), func(n string) bool { return n == last })
+	if len(held) < len(children) {
+		held = append(held, last)
+	}
+	negative = slices.DeleteFunc(slices.Clone(table), func(n string) bool { return slices.Contains(children, n) })
+	return held, negative
+}
+
 func (f *FS) notifyContent(n *gofs.Inode) {
 	f.n.Notifications.Add(1)
 	n.NotifyContent(0, 0)
@@ -128,5 +141,24 @@ func (f *FS) invalidateAll() {
 		for name := range d.Children() {
 			f.invalidateName(d, name)
 		}
+	}
+}
+
+// notifyWait bounds how long a request waits for a notification it sent.
+const notifyWait = 100 * time.Millisecond
+
+// beside runs first, then rest, on a goroutine of their own, and returns
+// once first has run or notifyWait has passed: a notification sent from
+// within a request may wait for a lock that request holds.
+func beside(first, rest func()) {
+	done := make(chan struct{})
+	go func() {
+		first()
+		close(done)
+		rest()
+	}()
+	select {
+	case <-done:
+	case <-time.After(notifyWait):
 	}
 }

@@ -6,6 +6,7 @@ package srcfd
 import (
 	"container/list"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -158,6 +159,51 @@ func (c *FDs) Release(e *FD) {
 	e.refs--
 	if e.refs == 0 && e.evicted {
 		syscall.Close(e.Fd)
+	}
+}
+
+// Window is Len bytes at Off of a kept descriptor, a reply to be spliced
+// from it, holding a reference to it until Done, or until the Window is
+// dropped without Done (a reply whose request was interrupted).
+type Window struct {
+	Fd      int
+	Off     int64
+	Len     int
+	c       *FDs
+	e       *FD
+	cleanup runtime.Cleanup
+	done    atomic.Bool
+}
+
+// Window returns a window of k's descriptor (Get) at off, n bytes long.
+func (c *FDs) Window(k Key, same func(*syscall.Stat_t) bool, off int64, n int) (*Window, error) {
+	e, err := c.Get(k, same)
+	if err != nil {
+		return nil, err
+	}
+	w := &Window{Fd: e.Fd, Off: off, Len: n, c: c, e: e}
+	w.cleanup = runtime.AddCleanup(w, c.Release, e)
+	return w, nil
+}
+
+// Read reads the window into buf (grown when short): fewer bytes when
+// the file shrank.
+func (w *Window) Read(buf []byte) ([]byte, error) {
+	if len(buf) < w.Len {
+		buf = make([]byte, w.Len)
+	}
+	got, err := source.PreadFull(w.Fd, buf[:w.Len], w.Off)
+	if err != nil {
+		return nil, err
+	}
+	return buf[:got], nil
+}
+
+// Done releases the window's descriptor, once.
+func (w *Window) Done() {
+	if w.done.CompareAndSwap(false, true) {
+		w.cleanup.Stop()
+		w.c.Release(w.e)
 	}
 }
 

@@ -71,3 +71,40 @@ func TestSrcFDsOpenWhenFull(t *testing.T) {
 	}
 	c.Release(e)
 }
+
+// TestWindow: a window reads its bytes (fewer when the file shrank) and
+// holds its descriptor until Done, which releases it once.
+func TestWindow(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := New()
+	k := Key{Path: p}
+	same := func(*syscall.Stat_t) bool { return true }
+	w, err := c.Window(k, same, 2, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := w.Read(nil); err != nil || string(b) != "23456" {
+		t.Fatalf("read %q, %v", b, err)
+	}
+	tail, err := c.Window(k, same, 8, 5)
+	if err != nil || tail.Fd != w.Fd {
+		t.Fatalf("second window: %v, fd %d (want the kept %d)", err, tail.Fd, w.Fd)
+	}
+	if b, err := tail.Read(make([]byte, 1)); err != nil || string(b) != "89" {
+		t.Fatalf("read past the end: %q, %v", b, err)
+	}
+	tail.Done()
+	c.Close() // evicted, still held by w
+	var st syscall.Stat_t
+	if err := syscall.Fstat(w.Fd, &st); err != nil {
+		t.Fatalf("a window's descriptor closed before Done: %v", err)
+	}
+	w.Done()
+	w.Done()
+	if err := syscall.Fstat(w.Fd, &st); err != syscall.EBADF {
+		t.Fatalf("after Done: %v, want EBADF", err)
+	}
+}

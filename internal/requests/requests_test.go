@@ -1,4 +1,4 @@
-package fs
+package requests
 
 import (
 	"slices"
@@ -6,29 +6,6 @@ import (
 	"testing"
 	"time"
 )
-
-func TestCounter(t *testing.T) {
-	c := newReqCounter(requestKinds)
-	c.Count("FORGET")
-	read := c.Time("READ")
-	time.Sleep(3 * time.Millisecond)
-	read.Done()
-	c.Time("READ").Done()
-	got := c.Counts()
-	if len(got) != 2 || got["READ"] != 2 || got["FORGET"] != 1 {
-		t.Fatalf("counts %v", got)
-	}
-	ms := c.Millis()
-	if _, ok := ms["LOOKUP"]; ok || ms["READ"] < 3 {
-		t.Fatalf("millis %v", ms)
-	}
-	defer func() {
-		if recover() == nil {
-			t.Fatal("a kind not counted was counted")
-		}
-	}()
-	c.Count("WRITE")
-}
 
 // recorder is a Release that remembers what it released.
 type recorder struct {
@@ -50,7 +27,7 @@ func (r *recorder) released() []int {
 
 func TestHeld(t *testing.T) {
 	var r recorder
-	h := &heldHandles[int]{Idle: time.Hour, Release: r.release}
+	h := &Held[int]{Idle: time.Hour, Release: r.release}
 	h.Keep(1, 10, 100)
 	if _, ok := h.Take(1, 11); ok {
 		t.Fatal("took a handle at another offset")
@@ -79,7 +56,7 @@ func TestHeld(t *testing.T) {
 
 func TestHeldIdle(t *testing.T) {
 	var r recorder
-	h := &heldHandles[int]{Idle: 10 * time.Millisecond, Release: r.release}
+	h := &Held[int]{Idle: 10 * time.Millisecond, Release: r.release}
 	h.Keep(1, 1, 7)
 	deadline := time.Now().Add(5 * time.Second)
 	for h.Len() != 0 && time.Now().Before(deadline) {
@@ -95,7 +72,7 @@ func TestHeldIdle(t *testing.T) {
 
 func TestListing(t *testing.T) {
 	ended := 0
-	l := &listing[string]{List: []string{"a", "b"}, AtEnd: func() { ended++ }}
+	l := &Listing[string]{List: []string{"a", "b"}, AtEnd: func() { ended++ }}
 	var got []string
 	e, first, ok := l.Next()
 	if !first || !ok {
@@ -132,7 +109,7 @@ func TestListing(t *testing.T) {
 
 func TestSnapshot(t *testing.T) {
 	n := 0
-	s := &statsSnapshot{Render: func() []byte { n++; return []byte{byte(n)} }}
+	s := &Snapshot{Render: func() []byte { n++; return []byte{byte(n)} }}
 	if s.Last() != nil {
 		t.Fatal("a rendering before any")
 	}
@@ -149,7 +126,7 @@ func TestSnapshot(t *testing.T) {
 // open that fails holds nothing, a read that fails releases.
 func TestHeldServe(t *testing.T) {
 	rec := &recorder{}
-	h := &heldHandles[int]{Idle: time.Minute, Release: rec.release}
+	h := &Held[int]{Idle: time.Minute, Release: rec.release}
 	opens := 0
 	open := func() (int, bool) { opens++; return opens, true }
 	read := func(next uint64, ok bool) func(int) (uint64, bool) {
@@ -172,10 +149,10 @@ func TestHeldServe(t *testing.T) {
 }
 
 func TestPanicLine(t *testing.T) {
-	if got := panicLine("boom\ngoroutine 1 [running]:\n..."); got != "boom […]" {
+	if got := PanicLine("boom\ngoroutine 1 [running]:\n..."); got != "boom […]" {
 		t.Fatalf("%q", got)
 	}
-	if got := panicLine(42); got != "42" {
+	if got := PanicLine(42); got != "42" {
 		t.Fatalf("%q", got)
 	}
 }
