@@ -13,14 +13,18 @@ import (
 	"github.com/meshfs/meshfs/vfs"
 )
 
-// madeFile is a source folder's file made whole in memory (vfs.FS.Made):
-// a texture's NAME.EXT.png as the texture is at each request, or an error
-// text fixed at lookup (an archive's error.txt, a texture's
-// NAME.EXT.error.txt), read as under no_open in either mode.
+// madeFile is a file made whole in memory: a texture's NAME.EXT.png as the
+// texture is at each request (vfs.FS.Made), an error text fixed at lookup
+// (an archive's error.txt, a texture's NAME.EXT.error.txt; read as under
+// no_open in either mode), or a file of .meshfs (snap): rendered anew at
+// each LOOKUP and open, never cached, read with direct I/O; under no_open
+// GETATTR and READ serve the LOOKUP's snapshot, and the next one's mtime
+// makes the kernel drop the old pages (AUTO_INVAL_DATA).
 type madeFile struct {
 	srcNode
 	e    vfs.SourceEntry
-	view kernelView // the PNG whose size the kernel was told (Retell)
+	snap *statsSnapshot
+	view kernelView // the version whose size the kernel was told (Retell)
 }
 
 var (
@@ -29,8 +33,15 @@ var (
 	_ = (gofs.NodeReader)((*madeFile)(nil))
 )
 
-// made fills a with the file as it is now and returns its bytes and version.
-func (t *madeFile) made(ctx context.Context, a *fuse.Attr) ([]byte, source.Version, syscall.Errno) {
+// made fills a with the file as it is now (a snapshot: a new one when
+// fresh) and returns its bytes and version.
+func (t *madeFile) made(ctx context.Context, a *fuse.Attr, fresh bool) ([]byte, source.Version, syscall.Errno) {
+	if t.snap != nil {
+		b, at := t.snap.Take(fresh)
+		st, _ := t.fsys.tree.MetaStat(false, int64(len(b)), at)
+		a.FromStat(st)
+		return b, source.Version{Ident: source.Ident{MtimeNs: at.UnixNano()}}, 0
+	}
 	b, st, v, err := t.fsys.tree.Made(ctx, &t.e)
 	if err != nil {
 		return nil, v, outErrno(err)
@@ -39,26 +50,44 @@ func (t *madeFile) made(ctx context.Context, a *fuse.Attr) ([]byte, source.Versi
 	return b, v, 0
 }
 
-func (t *madeFile) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	_, v, e := t.made(ctx, &out.Attr)
-	if e == 0 {
-		t.view.Retell(v)
+func (t *madeFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	h, open := fh.(*handle)
+	_, v, e := t.made(ctx, &out.Attr, !open && !t.fsys.noOpen())
+	if e != 0 {
+		return e
 	}
-	return e
+	t.view.Retell(v)
+	if open && t.snap != nil {
+		out.Size = uint64(len(h.data))
+	} else if t.snap != nil {
+		out.SetTimeout(uncachedAttr)
+	}
+	return 0
 }
 
 func (t *madeFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if t.e.Kind == vfs.SourceText {
 		return nil, noFlush, 0
 	}
-	t.fsys.touch()
-	b, v, e := t.made(ctx, &fuse.Attr{})
+	t.touch()
+	b, v, e := t.made(ctx, &fuse.Attr{}, true)
 	if e != 0 {
 		return nil, 0, e
 	}
-	keep := t.view.Told().Same(v)
+	fl := keepFlags(t.view.Told().Same(v))
+	if t.snap != nil {
+		fl = fuse.FOPEN_DIRECT_IO
+	}
 	t.view.Retell(v)
-	return t.fsys.memHandle(b, nil, nil), keepFlags(keep), 0
+	return t.fsys.memHandle(b, nil, nil), fl, 0
+}
+
+// touch counts a request for a texture's PNG as a reader's (not one for
+// .meshfs: the pre-warmer goes on while stats.json is watched).
+func (t *madeFile) touch() {
+	if t.snap == nil {
+		t.fsys.touch()
+	}
 }
 
 // Read serves a handle's bytes, or without one (no_open) the bytes of the
@@ -67,9 +96,9 @@ func (t *madeFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 	if t.e.Kind == vfs.SourceText {
 		return memAt(t.e.Text, dest, off)
 	}
-	t.fsys.touch()
+	t.touch()
 	return t.fsys.read(ctx, fh, dest, off, func() (fuse.ReadResult, syscall.Errno) {
-		b, v, e := t.made(ctx, &fuse.Attr{})
+		b, v, e := t.made(ctx, &fuse.Attr{}, false)
 		if e == 0 && !t.view.Told().Same(v) {
 			e = syscall.ESTALE
 		}
@@ -85,7 +114,7 @@ func (t *madeFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 // LOOKUP holds d) and again after notifyWait (a READDIRPLUS whose lookup
 // this is replies with the old listing after it, which the kernel keeps).
 func (t *madeFile) lookup(ctx context.Context, d *dirNode, a *fuse.Attr) syscall.Errno {
-	_, v, e := t.made(ctx, a)
+	_, v, e := t.made(ctx, a, true)
 	if e != 0 {
 		if t.fsys.tree.MadeFailed(&t.e) {
 			drop := func() { t.fsys.notifyContent(&d.Inode) }
@@ -139,7 +168,7 @@ func (s *metaDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 }
 
 // Lookup answers with a fresh snapshot, its size and name never cached:
-// every open by path asks LOOKUP (metaFile).
+// every open by path asks LOOKUP.
 func (s *metaDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	render, ok := s.fsys.tree.MetaFile(name, s.fsys.counts)
 	if !ok {
@@ -148,59 +177,15 @@ func (s *metaDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	out.SetAttrTimeout(uncachedAttr)
 	out.SetEntryTimeout(uncachedAttr)
 	ch := s.GetChild(name)
-	if mf, ok := opsOf[*metaFile](ch); ok {
-		mf.fill(&out.Attr, true) // the snapshot reads will serve
-		return ch, 0
+	mf, ok := opsOf[*madeFile](ch)
+	if !ok {
+		mf, ch = &madeFile{srcNode: srcNode{fsys: s.fsys}, snap: &statsSnapshot{Render: render}}, nil
 	}
-	mf := &metaFile{fsys: s.fsys, snap: statsSnapshot{Render: render}}
-	mf.fill(&out.Attr, true)
-	return s.NewInode(ctx, mf, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
-}
-
-// metaFile is stats.json or errors.txt: a fresh snapshot on every open,
-// read with direct I/O (its size changes between snapshots). Under no_open
-// a snapshot is taken at each LOOKUP and GETATTR and READ serve it: a
-// reader sees one snapshot whole (every read asks GETATTR: the attributes
-// are never cached either), and the next opener's new mtime makes the
-// kernel drop the old pages (AUTO_INVAL_DATA).
-type metaFile struct {
-	gofs.Inode
-	fsys *FS
-	snap statsSnapshot
-}
-
-var (
-	_ = (gofs.NodeOpener)((*metaFile)(nil))
-	_ = (gofs.NodeGetattrer)((*metaFile)(nil))
-	_ = (gofs.NodeReader)((*metaFile)(nil))
-)
-
-// fill describes the snapshot: a new one when fresh, else the last one.
-func (s *metaFile) fill(a *fuse.Attr, fresh bool) {
-	b, at := s.snap.Take(fresh)
-	st, _ := s.fsys.tree.MetaStat(false, int64(len(b)), at)
-	a.FromStat(st)
-}
-
-// Getattr: with handles every GETATTR is a new snapshot; under no_open,
-// the LOOKUP's.
-func (s *metaFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	if h, ok := fh.(*handle); ok {
-		s.fill(&out.Attr, false)
-		out.Size = uint64(len(h.data))
-		return 0
+	mf.lookup(ctx, nil, &out.Attr)
+	if ch == nil {
+		ch = s.NewInode(ctx, mf, gofs.StableAttr{Mode: syscall.S_IFREG})
 	}
-	s.fill(&out.Attr, !s.fsys.noOpen())
-	out.SetTimeout(uncachedAttr)
-	return 0
-}
-
-func (s *metaFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	return s.fsys.memHandle(s.snap.Render(), nil, nil), fuse.FOPEN_DIRECT_IO, 0
-}
-
-func (s *metaFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	return s.fsys.read(ctx, fh, dest, off, func() (fuse.ReadResult, syscall.Errno) { return memAt(s.snap.Last(), dest, off) })
+	return ch, 0
 }
 
 // Stats is the contents of .meshfs/stats.json (meshstats.Stats).
