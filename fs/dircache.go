@@ -148,7 +148,7 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	if snap.header == nil {
 		return
 	}
-	of, ok := snap.header.Operations().(*outFile)
+	of, ok := snap.header.Operations().(*Output)
 	if !ok {
 		return
 	}

@@ -93,7 +93,7 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 // notCheap instead) and returns its node, the existing one while it may
 // stand for the source's version (Output.Reusable); the errno is the
 // folder's (replaced).
-func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, cheapOnly bool) (*gofs.Inode, syscall.Errno) {
+func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *Output, out *fuse.EntryOut, cheapOnly bool) (*gofs.Inode, syscall.Errno) {
 	defer f.m.fsys.shortTTL(f.m.parent, out, nil)
 	fresh := f
 	ch, f := outputChild(parent, name, f)
@@ -121,11 +121,10 @@ func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *outFi
 	return ch, 0
 }
 
-// outputChild is parent's output node called name and its outFile, or
-// (nil, f).
-func outputChild(parent *gofs.Inode, name string, f *outFile) (*gofs.Inode, *outFile) {
+// outputChild is parent's output node called name, or (nil, f).
+func outputChild(parent *gofs.Inode, name string, f *Output) (*gofs.Inode, *Output) {
 	ch := parent.GetChild(name)
-	if of, ok := opsOf[*outFile](ch); ok {
+	if of, ok := opsOf[*Output](ch); ok {
 		return ch, of
 	}
 	return nil, f
@@ -133,7 +132,7 @@ func outputChild(parent *gofs.Inode, name string, f *outFile) (*gofs.Inode, *out
 
 // lookupKnown is lookupOutput for an output other than the .glb whose
 // size is known for source version fp (stat st).
-func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *outFile, out *fuse.EntryOut, st *syscall.Stat_t, fp source.Version, size int64) *gofs.Inode {
+func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *Output, out *fuse.EntryOut, st *syscall.Stat_t, fp source.Version, size int64) *gofs.Inode {
 	defer f.m.fsys.shortTTL(f.m.parent, out, nil)
 	fresh := f
 	ch, f := outputChild(parent, name, f)
@@ -159,27 +158,22 @@ func (m *meshDir) chunksNode(ctx context.Context, st *syscall.Stat_t, out *fuse.
 	return m.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFDIR})
 }
 
-// outFile is one output file of a mesh, or a chunk (Output).
-type outFile struct {
-	gofs.Inode
-	m *meshDir
-	*Output
-}
-
 var (
-	_ = (gofs.NodeOpener)((*outFile)(nil))
-	_ = (gofs.NodeGetattrer)((*outFile)(nil))
-	_ = (gofs.NodeReader)((*outFile)(nil))
-	_ = (gofs.NodeFlusher)((*outFile)(nil))
+	_ = (gofs.NodeOpener)((*Output)(nil))
+	_ = (gofs.NodeGetattrer)((*Output)(nil))
+	_ = (gofs.NodeReader)((*Output)(nil))
+	_ = (gofs.NodeFlusher)((*Output)(nil))
 )
 
 // out is a new node for m's output ent (none: header.json answered from a
 // listing, or a chunk) or chunk.
-func (m *meshDir) out(ent outputs.Entry, chunk string) *outFile {
-	return &outFile{m: m, Output: NewOutput(m.fsys.st, m.src.Outputs(), ent, chunk, m.fsys.noOpen())}
+func (m *meshDir) out(ent outputs.Entry, chunk string) *Output {
+	o := NewOutput(m.fsys.st, m.src.Outputs(), ent, chunk, m.fsys.noOpen())
+	o.m = m
+	return o
 }
 
-func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+func (o *Output) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	defer o.m.fsys.shortTTL(o.m.parent, nil, out)
 	if h, ok := fh.(*handle); ok { // what it serves
 		out.Attr.FromStat(vfs.FileStat(h.st, h.length))
@@ -189,7 +183,7 @@ func (o *outFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 }
 
 // getattr sizes the output without a handle (Output.Size).
-func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool) syscall.Errno {
+func (o *Output) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool) syscall.Errno {
 	o.m.fsys.touch()
 	st, fp, err := o.m.stat()
 	if err != nil {
@@ -209,7 +203,7 @@ func (o *outFile) getattr(ctx context.Context, out *fuse.AttrOut, cheapOnly bool
 // Open opens the output: a .glb passed through to its disk-cache file where
 // it can be (passState), else its bytes in memory or a raw chunk's window
 // of the source (ESTALE once replaced: the chunk table is not the file's).
-func (o *outFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+func (o *Output) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	f := o.m.fsys
 	f.touch()
 	ptNode := o.IsGLB() && f.passthroughWanted() && f.cfg.Store.DiskCache != nil
@@ -258,7 +252,7 @@ func keepFlags(keep bool) uint32 {
 
 // opened records that an open serves version fp and reports whether the
 // kernel's pages are of it (kernelView.Opened).
-func (o *outFile) opened(fp source.Version) (keep bool) {
+func (o *Output) opened(fp source.Version) (keep bool) {
 	return o.View.Opened(fp, func() { o.m.fsys.notifyContent(&o.Inode) })
 }
 
@@ -266,14 +260,14 @@ func (o *outFile) opened(fp source.Version) (keep bool) {
 const noFlush = fuse.FOPEN_NOFLUSH
 
 // Flush only counts: with noFlush the kernel should not ask.
-func (o *outFile) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
+func (o *Output) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 	o.m.fsys.n.Flushes.Add(1)
 	return 0
 }
 
 // Read serves a handle, or without one (no_open) what Output.Serve gives
 // for the source version of this moment, the whole request from it.
-func (o *outFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+func (o *Output) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	f := o.m.fsys
 	f.touch()
 	return f.read(ctx, fh, dest, off, func() (fuse.ReadResult, syscall.Errno) {

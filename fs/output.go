@@ -4,6 +4,8 @@ import (
 	"context"
 	"syscall"
 
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+
 	"github.com/meshfs/meshfs/decode"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/source"
@@ -15,8 +17,11 @@ import (
 // of chunks/), what the kernel was told of it (View: Pinned, when the
 // kernel opens without asking, it stands for the version of the first size
 // told; Pass: the .glb's passthrough opens), and the answer each request
-// gets for a source version.
+// gets for a source version. It is the output's node too (its folder's, m:
+// nil outside a mount).
 type Output struct {
+	gofs.Inode
+	m     *meshDir
 	Mesh  *outputs.Mesh
 	Entry outputs.Entry
 	Chunk string
