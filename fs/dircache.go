@@ -123,7 +123,7 @@ func (m *meshDir) pushHeader(snap *listedScan) {
 	if snap.header == nil {
 		return
 	}
-	of, ok := snap.header.Operations().(*outFile)
+	of, ok := snap.header.Operations().(*Output)
 	if !ok {
 		return
 	}

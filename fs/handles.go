@@ -10,36 +10,45 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// The two kinds of open file: bytes held in memory (a made output, a
-// texture's PNG, a stats snapshot) and a window of an open file (a source
-// passed through unchanged, a raw chunk of its source, a .glb's disk-cache
-// file handed to the kernel's passthrough).
-
-// fdHandle reads [base, base+length) of f (length -1: to its end). With
-// pass it asks the kernel to read f itself (passthrough.go); a read that
-// reaches Read then shows the kernel did not take it, and the file system
-// stops asking.
-type fdHandle struct {
-	fsys   *FS
-	st     *syscall.Stat_t // the source's stat at open (outputs only)
-	f      *os.File
-	base   int64
-	length int64
-	pass   bool
-	state  *passState // the node's passthrough opens (nil: not counted)
-	close  func()     // closes f (and unpins its disk-cache entry); nil: f.Close
-	closed atomic.Bool
+// handle is an open file: bytes held in memory (data), or the window
+// [base, base+length) of f (length -1: to its end), which with pass the
+// kernel reads itself (passthrough.go: a READ that reaches Read shows it
+// did not, and the mount stops asking).
+type handle struct {
+	fsys         *FS
+	st           *syscall.Stat_t // the source's stat at open (outputs only)
+	data         []byte
+	f            *os.File
+	base, length int64
+	pass         bool
+	state        *passState // the node's passthrough opens (nil: not counted)
+	close        func()     // called once on release (closes f; nil: f.Close)
+	closed       atomic.Bool
 }
 
 var (
-	_ = (gofs.FileReader)((*fdHandle)(nil))
-	_ = (gofs.FileReleaser)((*fdHandle)(nil))
-	_ = (gofs.FilePassthroughFder)((*fdHandle)(nil))
+	_ = (gofs.FileReader)((*handle)(nil))
+	_ = (gofs.FileReleaser)((*handle)(nil))
+	_ = (gofs.FilePassthroughFder)((*handle)(nil))
 )
 
-func (h *fdHandle) PassthroughFd() (int, bool) { return int(h.f.Fd()), h.pass }
+// memHandle is an open of data, made from the source st, counted open.
+func (f *FS) memHandle(data []byte, st *syscall.Stat_t, done func()) *handle {
+	f.n.OpenHandles.Add(1)
+	return &handle{fsys: f, data: data, st: st, length: int64(len(data)), close: done}
+}
 
-func (h *fdHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+func (h *handle) PassthroughFd() (int, bool) {
+	if h.f == nil {
+		return -1, false
+	}
+	return int(h.f.Fd()), h.pass
+}
+
+func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if h.f == nil {
+		return memAt(h.data, dest, off)
+	}
 	if h.pass && h.fsys.passOff.CompareAndSwap(false, true) {
 		h.fsys.log.Printf("meshfs: the kernel does not pass files through (needs Linux ≥ 6.9 and root); serving reads from the daemon")
 	}
@@ -50,7 +59,7 @@ func (h *fdHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadR
 	return fdResult(int(h.f.Fd()), h.base+off, n, dest)
 }
 
-func (h *fdHandle) Release(ctx context.Context) syscall.Errno {
+func (h *handle) Release(ctx context.Context) syscall.Errno {
 	if h.closed.CompareAndSwap(false, true) {
 		h.fsys.n.OpenHandles.Add(-1)
 		if h.state != nil {
@@ -58,7 +67,7 @@ func (h *fdHandle) Release(ctx context.Context) syscall.Errno {
 		}
 		if h.close != nil {
 			h.close()
-		} else {
+		} else if h.f != nil {
 			h.f.Close()
 		}
 	}
@@ -74,33 +83,4 @@ func (f *FS) read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int6
 		return noHandle()
 	}
 	return nil, syscall.EBADF
-}
-
-// bytesHandle serves bytes held in memory.
-type bytesHandle struct {
-	fsys     *FS
-	st       *syscall.Stat_t // the source's stat when the bytes were made
-	data     []byte
-	released atomic.Bool
-	// done, if set, is called once on release (passState.Fallback).
-	done func()
-}
-
-var (
-	_ = (gofs.FileReader)((*bytesHandle)(nil))
-	_ = (gofs.FileReleaser)((*bytesHandle)(nil))
-)
-
-func (h *bytesHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	return memAt(h.data, dest, off)
-}
-
-func (h *bytesHandle) Release(ctx context.Context) syscall.Errno {
-	if h.released.CompareAndSwap(false, true) {
-		h.fsys.n.OpenHandles.Add(-1)
-		if h.done != nil {
-			h.done()
-		}
-	}
-	return 0
 }

@@ -52,7 +52,7 @@ func TestListAhead(t *testing.T) {
 		list(2)
 		list(3)
 		list(0) // listed before: no second pass
-		f.ahead.Close()
+		f.tree.StopAhead()
 		s := f.Stats()
 		if s.Sniffs != 4*perFolder || s.SniffsAhead != 3*perFolder {
 			t.Fatalf("sniffs %d (%d ahead), want %d (%d ahead): each file once", s.Sniffs, s.SniffsAhead, 4*perFolder, 3*perFolder)
@@ -103,7 +103,7 @@ func TestListAheadBounded(t *testing.T) {
 		}
 	}
 	waitFor(10*time.Second, func() bool { return f.Stats().SniffsAhead > 0 })
-	f.ahead.Close() // waits for the pass
+	f.tree.StopAhead() // waits for the pass
 	if n := f.Stats().SniffsAhead; n > 5 || n == 0 {
 		t.Fatalf("%d sniffs ahead, want 1 to 5", n)
 	}

@@ -3,7 +3,6 @@ package fs
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -14,18 +13,16 @@ import (
 	"github.com/meshfs/meshfs/vfs"
 )
 
-// statsDirName is the hidden folder at the root holding stats.json
-// (vfs.MetaName). It is found by name only and never listed.
+// statsDirName is the hidden folder at the root holding stats.json.
 const statsDirName = vfs.MetaName
 
-// srcID is what a node mirrors (vfs.SourceID): a lookup reuses the existing
-// node only while it is the same (the root's is zero).
+// srcID is what a node mirrors (vfs.SourceID): a lookup reuses a node only
+// while it is the same.
 type srcID = vfs.SourceID
 
 type sourced interface{ id() srcID }
 
-// srcNode is what every node that mirrors a source entry holds: its inode,
-// the file system, and the entry it stands for.
+// srcNode is what every node that mirrors a source entry holds.
 type srcNode struct {
 	gofs.Inode
 	fsys  *FS
@@ -34,29 +31,26 @@ type srcNode struct {
 
 func (n *srcNode) id() srcID { return n.ident }
 
-// fillDirAttr describes a source folder or a mesh folder made from the
-// source file st.
-func fillDirAttr(a *fuse.Attr, st *syscall.Stat_t) {
-	a.FromStat(st)
-	a.Mode = syscall.S_IFDIR | vfs.ReadOnlyMode(st.Mode, true)
-	a.Size = 0
-	a.Blocks = 0
-	a.Nlink = 2
+// opsOf is n's node as a T (false for a nil n).
+func opsOf[T any](n *gofs.Inode) (T, bool) {
+	var t T
+	if n == nil {
+		return t, false
+	}
+	t, ok := n.Operations().(T)
+	return t, ok
 }
 
-// fillFileAttr describes a file of size bytes derived from source st (its
-// owner and times).
-func fillFileAttr(a *fuse.Attr, st *syscall.Stat_t, size int64) {
-	a.FromStat(st)
-	a.Mode = syscall.S_IFREG | vfs.ReadOnlyMode(st.Mode, false)
-	a.Size = uint64(size)
-	a.Nlink = 1
-	a.Blksize = 4096
-	a.Blocks = (uint64(size) + 511) / 512
+// dirEntries is a listing as the kernel gets it.
+func dirEntries(ents []vfs.Entry) []fuse.DirEntry {
+	list := make([]fuse.DirEntry, len(ents))
+	for i, e := range ents {
+		list[i] = fuse.DirEntry{Name: e.Name, Mode: e.Kind, Ino: e.Ino}
+	}
+	return list
 }
 
-// dirNode mirrors one source folder (its listing and stat policy:
-// vfs.Folder).
+// dirNode mirrors one source folder (vfs.Folder).
 type dirNode struct {
 	srcNode
 	dir *vfs.Folder
@@ -74,19 +68,16 @@ func (d *dirNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 	if err := d.dir.Stat(&st); err != nil {
 		return gofs.ToErrno(err)
 	}
-	fillDirAttr(&out.Attr, &st)
+	out.Attr.FromStat(vfs.DirStat(&st))
 	d.fsys.shortTTL(parentDir(&d.Inode), nil, out)
 	return 0
 }
 
 // parentDir is the source folder node n was looked up in (nil for the
-// root or a node already forgotten by its parent).
+// root or a node its parent forgot).
 func parentDir(n *gofs.Inode) *dirNode {
 	_, p := n.Parent()
-	if p == nil {
-		return nil
-	}
-	d, _ := p.Operations().(*dirNode)
+	d, _ := opsOf[*dirNode](p)
 	return d
 }
 
@@ -96,84 +87,79 @@ func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno
 		return gofs.ToErrno(err)
 	}
 	out.FromStatfsT(&s)
-	// Nothing can be written here.
-	out.Bfree, out.Bavail, out.Ffree = 0, 0, 0
+	out.Bfree, out.Bavail, out.Ffree = 0, 0, 0 // nothing can be written here
 	return 0
 }
 
+// Lookup answers with the node of what the entry shows as
+// (vfs.FS.SourceLookup), reusing the node of the same vfs.SourceID.
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	d.fsys.touch()
-	d.fsys.watchDir(d)
+	f := d.fsys
+	f.touch()
+	f.watchDir(d)
 	if d.IsRoot() && name == vfs.MetaName {
-		return d.lookupStats(ctx, out)
+		return d.lookupMeta(ctx, out)
 	}
-	e, err := d.fsys.tree.SourceLookup(d.dir, name)
+	e, err := f.tree.SourceLookup(d.dir, name)
 	if err != nil {
 		return nil, gofs.ToErrno(err)
 	}
-	st, id := &e.Stat, e.ID()
+	id := e.ID()
+	sn := func() srcNode { return srcNode{fsys: f, ident: id} }
 	var node gofs.InodeEmbedder
-	var mode uint32
+	mode := uint32(syscall.S_IFREG)
+	out.Attr.FromStat(e.Attr())
 	switch e.Kind {
 	case vfs.SourcePNG, vfs.SourceText:
-		return d.lookupMade(ctx, name, &e, out)
-	case vfs.SourceFolder, vfs.SourceArchive:
-		fillDirAttr(&out.Attr, st)
-		node, mode = d.fsys.newDirNode(e.Path, id), syscall.S_IFDIR
-	case vfs.SourceMesh:
-		// A regular file (a mesh is never a link): this Lstat is the Stat
-		// the listing and lookups that follow need (vfs.FS.Mesh).
-		fillDirAttr(&out.Attr, st)
-		node, mode = d.newMeshDir(&e), syscall.S_IFDIR
-	case vfs.SourceLink:
-		out.Attr.FromStat(st)
-		node, mode = &linkNode{srcNode{fsys: d.fsys, ident: id}, e.Path}, syscall.S_IFLNK
-	default:
-		out.Attr.FromStat(st)
-		out.Attr.Mode = syscall.S_IFREG | vfs.ReadOnlyMode(st.Mode, false)
-		node, mode = &passFile{srcNode{fsys: d.fsys, ident: id}, e.Path, e.Packed}, syscall.S_IFREG
-	}
-	d.fsys.shortTTL(d, out, nil)
-	if ch := d.sameChild(name, id); ch != nil {
-		switch n := ch.Operations().(type) {
-		case *dirNode:
-			d.fsys.watchDir(n)
-		case *meshDir:
-			n.src.Remember(st, e.At)
+		t := &madeFile{srcNode: sn(), e: e}
+		if errno := t.lookup(ctx, d, &out.Attr); errno != 0 {
+			return nil, errno
+		} else if e.Kind == vfs.SourceText {
+			return d.NewInode(ctx, t, gofs.StableAttr{Mode: mode}), 0 // its text is this lookup's
 		}
-		return ch, 0
+		node = t
+	case vfs.SourceFolder, vfs.SourceArchive:
+		node, mode = &dirNode{srcNode: sn(), dir: f.tree.SubFolder(d.dir, name, &e)}, syscall.S_IFDIR
+	case vfs.SourceMesh:
+		node, mode = &meshDir{srcNode: sn(), parent: d, src: f.tree.Mesh(d.dir, &e)}, syscall.S_IFDIR
+	case vfs.SourceLink:
+		node, mode = &linkNode{sn(), e.Path}, syscall.S_IFLNK
+	default:
+		node = &passFile{sn(), e.Path, e.Packed}
 	}
-	ch := d.NewInode(ctx, node, gofs.StableAttr{Mode: mode})
-	if dn, ok := node.(*dirNode); ok {
-		d.fsys.watchDir(dn)
+	f.shortTTL(d, out, nil)
+	ch := d.sameChild(name, id)
+	if ch == nil {
+		ch = d.NewInode(ctx, node, gofs.StableAttr{Mode: mode})
+	}
+	switch n := ch.Operations().(type) {
+	case *dirNode:
+		f.watchDir(n)
+	case *meshDir:
+		n.src.Remember(&e.Stat, e.At)
+	case *madeFile:
+		n.view.Retell(node.(*madeFile).view.Told())
 	}
 	return ch, 0
 }
 
 // sameChild is d's child node called name when it mirrors id still.
 func (d *dirNode) sameChild(name string, id srcID) *gofs.Inode {
-	if ch := d.GetChild(name); ch != nil {
-		if s, ok := ch.Operations().(sourced); ok && s.id() == id {
-			return ch
-		}
+	ch := d.GetChild(name)
+	if s, ok := opsOf[sourced](ch); ok && s.id() == id {
+		return ch
 	}
 	return nil
 }
 
 func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	d.fsys.touch()
-	// After this listing (its own sniffs first): the next folders'.
-	defer d.fsys.listAhead(d)
 	d.fsys.watchDir(d)
 	ents, err := d.fsys.tree.List(d.dir)
 	if err != nil {
 		return nil, errno(err)
 	}
-	list := make([]fuse.DirEntry, len(ents))
-	for i, e := range ents {
-		list[i] = fuse.DirEntry{Name: e.Name, Mode: e.Kind, Ino: e.Ino}
-	}
-	return gofs.NewListDirStream(list), 0
+	return gofs.NewListDirStream(dirEntries(ents)), 0
 }
 
 // linkNode mirrors a symbolic link as it is.
@@ -189,10 +175,7 @@ var (
 
 func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 	t, err := os.Readlink(l.abs)
-	if err != nil {
-		return nil, gofs.ToErrno(err)
-	}
-	return []byte(t), 0
+	return []byte(t), gofs.ToErrno(err)
 }
 
 func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -205,13 +188,12 @@ func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 	return 0
 }
 
-// passFile is a source file that is not a mesh: read from the source on
-// demand, never copied into memory. An archive's entry (packed) is read
-// with source.Packed.ReadEntry (a deflated one resumes at a checkpoint).
+// passFile is a source file that is not a mesh, read from the source on
+// demand (an archive's entry, packed: source.Packed.ReadEntry).
 type passFile struct {
 	srcNode
 	abs    string
-	packed bool // an archive's entry
+	packed bool
 }
 
 var (
@@ -226,45 +208,35 @@ func (p *passFile) same(st *syscall.Stat_t) bool {
 }
 
 func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	var st syscall.Stat_t
-	var err error
-	if h, ok := fh.(*fdHandle); ok {
-		err = syscall.Fstat(int(h.f.Fd()), &st)
-	} else {
-		err = p.fsys.view.SysLstat(p.abs, &st)
-		if err == nil && !p.same(&st) {
-			// Replaced: see meshDir.stat.
-			return syscall.ESTALE
-		}
+	fd := -1
+	if h, ok := fh.(*handle); ok && h.f != nil {
+		fd = int(h.f.Fd())
 	}
+	st, err := p.fsys.tree.PassedStat(p.abs, p.ident.File, fd)
 	if err != nil {
 		return gofs.ToErrno(err)
 	}
-	out.Attr.FromStat(&st)
-	out.Attr.Mode = syscall.S_IFREG | vfs.ReadOnlyMode(st.Mode, false)
+	out.Attr.FromStat(st)
 	p.fsys.shortTTL(parentDir(&p.Inode), nil, out)
 	return 0
 }
 
+// Open opens the file looked up (ESTALE once replaced: its readers may
+// hold the old size, vfs.Versioned), passed through to the kernel where
+// it can be; the kernel drops its pages on each open (no FOPEN_KEEP_CACHE).
 func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if p.packed {
 		return nil, noFlush, 0 // read as under no_open
 	}
-	// Replaced since the lookup: this inode is the old file's, whose
-	// readers may hold its size (vfs.Versioned); ESTALE.
 	f, err := source.OpenSame(p.abs, p.same)
 	if err != nil {
 		return nil, 0, errno(err)
 	}
 	if p.fsys.passthroughWanted() {
-		// The kernel reads the source itself: plain files as fast as
-		// outside the mount.
 		return p.fsys.passthroughHandle(nil, source.Version{}, f, -1, nil, func() { f.Close() }), noFlush, 0
 	}
 	p.fsys.n.OpenHandles.Add(1)
-	// No FOPEN_KEEP_CACHE: the kernel drops this file's pages on each open,
-	// as for any file whose contents we do not control.
-	return &fdHandle{fsys: p.fsys, f: f, length: -1}, noFlush, 0
+	return &handle{fsys: p.fsys, f: f, length: -1}, noFlush, 0
 }
 
 func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -272,33 +244,8 @@ func (p *passFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		n, err := p.fsys.view.ReadEntry(p.abs, p.same, dest, off)
 		return fuse.ReadResultData(dest[:n]), errno(err)
 	}
-	// no_open: read the source itself, if it is still the file this node
-	// was looked up as.
 	return p.fsys.read(ctx, fh, dest, off, func() (fuse.ReadResult, syscall.Errno) {
 		k := srcfd.Key{Path: p.abs, ID: source.Ident{File: p.ident.File}}
 		return p.fsys.readWindow(k, p.same, dest, off, 0, -1)
 	})
-}
-
-// What the mount does ahead of a walker (vfs.Folder.ScanAhead and
-// ListAhead).
-
-// scanSiblings starts a pass over the meshes of m's source folder after m.
-func (f *FS) scanSiblings(m *meshDir) {
-	if d := m.parent; d != nil {
-		d.dir.ScanAhead(f.ahead, filepath.Base(m.src.Path()), f.st.ScanAhead)
-	}
-}
-
-// listAhead sniffs ahead of a walker that has just listed d (not the root)
-// for the first time. It returns at once.
-func (f *FS) listAhead(d *dirNode) {
-	if d.dir.Abs == f.source {
-		return
-	}
-	if name, parent := d.Parent(); parent != nil {
-		if pd, ok := parent.Operations().(*dirNode); ok {
-			pd.dir.ListAhead(f.ahead, f.sniffer, d.dir, name)
-		}
-	}
 }

@@ -32,7 +32,7 @@ func (f *FS) passthroughHandle(state *passState, ver source.Version, file *os.Fi
 	}
 	f.n.OpenHandles.Add(1)
 	f.n.PassthroughOpens.Add(1)
-	return &fdHandle{fsys: f, st: st, f: file, length: size, pass: true, state: state, close: closeFile}
+	return &handle{fsys: f, st: st, f: file, length: size, pass: true, state: state, close: closeFile}
 }
 
 // passState is one node's opens. The kernel keeps an inode in one io mode

@@ -57,7 +57,7 @@ func TestScanAhead(t *testing.T) {
 		if !waitFor(10*time.Second, func() bool { return f.Stats().ScansAhead >= 9 }) {
 			t.Fatalf("scans ahead: %d, want 9", f.Stats().ScansAhead)
 		}
-		f.ahead.Close() // wait for the pass to end
+		f.tree.StopAhead() // wait for the pass to end
 		s := f.Stats()
 		if s.ScansAhead != 9 || totalScans(s) != 10 {
 			t.Fatalf("scans %d (%d ahead), want 10 (9 ahead): %v", totalScans(s), s.ScansAhead, s.Scans)

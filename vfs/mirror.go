@@ -60,6 +60,10 @@ type Folder struct {
 	// every folder beneath it, show the game's view (overlay.go).
 	Overlay bool
 
+	// parent and name are where a door met the folder (FS.SubFolder).
+	parent *Folder
+	name   string
+
 	listed  atomic.Pointer[listed]
 	subdirs atomic.Pointer[walk.FolderOrder]
 	packed  atomic.Int32 // Packed: 0 not known yet, 1 yes, 2 no

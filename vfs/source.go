@@ -173,6 +173,9 @@ func (t *FS) Made(ctx context.Context, e *SourceEntry) ([]byte, *syscall.Stat_t,
 // List is the listing of source folder d (Folder.List), a
 // texture's PNG known to fail listed as NAME.EXT.error.txt instead.
 func (t *FS) List(d *Folder) ([]Entry, error) {
+	if t.ahead != nil && d.parent != nil {
+		defer d.parent.ListAhead(t.ahead, t.sniffer, d, d.name) // after its own sniffs
+	}
 	ents, err := d.List()
 	if err != nil {
 		return nil, err
@@ -195,6 +198,11 @@ func (t *FS) Parts() (*store.Store, *walk.Sniffer) {
 	return t.st, t.sniffer
 }
 
-// NewFolder is the Folder of the source folder at abs, as the tree shows
-// it (Config.Overlay), unwatched.
-func (t *FS) NewFolder(abs string) *Folder { return t.newFolder(abs) }
+// SubFolder is the Folder of d's entry name, e (a SourceFolder or
+// SourceArchive), as a door keeps it, unwatched: its first listing sniffs
+// ahead of the walker in d (Config.Ahead).
+func (t *FS) SubFolder(d *Folder, name string, e *SourceEntry) *Folder {
+	f := t.newFolder(e.Path)
+	f.parent, f.name = d, name
+	return f
+}

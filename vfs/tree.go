@@ -51,6 +51,9 @@ type Config struct {
 	// Changes, if set, is told of every change the watcher sees, which
 	// waits for StartWatch to report any.
 	Changes Changes
+	// Ahead, if set, makes the tree work ahead of a walker that a door's
+	// nodes serve (ahead.go): Mesh.Listing and List start the passes.
+	Ahead *walk.Config
 }
 
 // FS is the tree of one source folder (a Tree). Close it when done.
@@ -84,6 +87,10 @@ type FS struct {
 	// for the watcher's events; changes is Config.Changes.
 	watched Watched[*Folder]
 	changes Changes
+	// ahead runs the passes ahead of a walker (nil: Config.Ahead unset);
+	// start is when the tree was made (stats.json's uptime).
+	ahead *walk.Ahead
+	start time.Time
 }
 
 type folder struct {
@@ -104,7 +111,10 @@ func New(cfg Config) (*FS, error) {
 	if lg == nil {
 		lg = log.New(io.Discard, "", 0)
 	}
-	t := &FS{source: src, log: lg, once: logonce.New(lg), cfg: cfg, folders: map[string]*folder{}, changes: cfg.Changes}
+	t := &FS{source: src, log: lg, once: logonce.New(lg), cfg: cfg, folders: map[string]*folder{}, changes: cfg.Changes, start: time.Now()}
+	if cfg.Ahead != nil {
+		t.ahead = walk.NewAhead(*cfg.Ahead)
+	}
 	// The tree's view of the sources (the caller's, else its own) is the
 	// store's and the sniffer's; its projects' indexes are told of changes
 	// by its watcher.
@@ -153,6 +163,7 @@ func New(cfg Config) (*FS, error) {
 // Close stops the watcher and frees the caches. Files open stay readable
 // only while their bytes are in memory already.
 func (t *FS) Close() {
+	t.StopAhead() // its scans save to the disk cache
 	if t.watch != nil {
 		t.watch.Close()
 	}

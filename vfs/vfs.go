@@ -14,6 +14,13 @@
 // happened (errors.Is), and otherwise say what failed (a conversion's error
 // names the file, offset and field). What the kernel was told, and errno
 // mapping, stay in package fs.
+//
+// A door that keeps nodes between requests (the mount) asks the tree the
+// rest (door.go): what a source folder's entry shows as (SourceLookup,
+// List), a mesh folder (Mesh), the stat each node shows (DirStat,
+// FileStat, SourceEntry.Attr), the made files (Made) and the hidden
+// .meshfs folder (MetaFile, Stats); the tree then works ahead of the
+// walker it serves (Config.Ahead).
 package vfs
 
 import (

@@ -1,0 +1,204 @@
+package fs
+
+import (
+	"context"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/meshfs/meshfs/internal/source"
+	meshstats "github.com/meshfs/meshfs/internal/store/stats"
+	"github.com/meshfs/meshfs/vfs"
+)
+
+// madeFile is a file made whole in memory: a texture's NAME.EXT.png as the
+// texture is at each request (vfs.FS.Made), an error text fixed at lookup
+// (an archive's error.txt, a texture's NAME.EXT.error.txt; read as under
+// no_open in either mode), or a file of .meshfs (snap): rendered anew at
+// each LOOKUP and open, never cached, read with direct I/O; under no_open
+// GETATTR and READ serve the LOOKUP's snapshot, and the next one's mtime
+// makes the kernel drop the old pages (AUTO_INVAL_DATA).
+type madeFile struct {
+	srcNode
+	e    vfs.SourceEntry
+	snap *statsSnapshot
+	view kernelView // the version whose size the kernel was told (Retell)
+}
+
+var (
+	_ = (gofs.NodeGetattrer)((*madeFile)(nil))
+	_ = (gofs.NodeOpener)((*madeFile)(nil))
+	_ = (gofs.NodeReader)((*madeFile)(nil))
+)
+
+// made fills a with the file as it is now (a snapshot: a new one when
+// fresh) and returns its bytes and version.
+func (t *madeFile) made(ctx context.Context, a *fuse.Attr, fresh bool) ([]byte, source.Version, syscall.Errno) {
+	if t.snap != nil {
+		b, at := t.snap.Take(fresh)
+		st, _ := t.fsys.tree.MetaStat(false, int64(len(b)), at)
+		a.FromStat(st)
+		return b, source.Version{Ident: source.Ident{MtimeNs: at.UnixNano()}}, 0
+	}
+	b, st, v, err := t.fsys.tree.Made(ctx, &t.e)
+	if err != nil {
+		return nil, v, outErrno(err)
+	}
+	a.FromStat(vfs.FileStat(st, int64(len(b))))
+	return b, v, 0
+}
+
+func (t *madeFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	h, open := fh.(*handle)
+	_, v, e := t.made(ctx, &out.Attr, !open && !t.fsys.noOpen())
+	if e != 0 {
+		return e
+	}
+	t.view.Retell(v)
+	if open && t.snap != nil {
+		out.Size = uint64(len(h.data))
+	} else if t.snap != nil {
+		out.SetTimeout(uncachedAttr)
+	}
+	return 0
+}
+
+func (t *madeFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if t.e.Kind == vfs.SourceText {
+		return nil, noFlush, 0
+	}
+	t.touch()
+	b, v, e := t.made(ctx, &fuse.Attr{}, true)
+	if e != 0 {
+		return nil, 0, e
+	}
+	fl := keepFlags(t.view.Told().Same(v))
+	if t.snap != nil {
+		fl = fuse.FOPEN_DIRECT_IO
+	}
+	t.view.Retell(v)
+	return t.fsys.memHandle(b, nil, nil), fl, 0
+}
+
+// touch counts a request for a texture's PNG as a reader's (not one for
+// .meshfs: the pre-warmer goes on while stats.json is watched).
+func (t *madeFile) touch() {
+	if t.snap == nil {
+		t.fsys.touch()
+	}
+}
+
+// Read serves a handle's bytes, or without one (no_open) the bytes of the
+// version whose size the kernel was told, never another's.
+func (t *madeFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if t.e.Kind == vfs.SourceText {
+		return memAt(t.e.Text, dest, off)
+	}
+	t.touch()
+	return t.fsys.read(ctx, fh, dest, off, func() (fuse.ReadResult, syscall.Errno) {
+		b, v, e := t.made(ctx, &fuse.Attr{}, false)
+		if e == 0 && !t.view.Told().Same(v) {
+			e = syscall.ESTALE
+		}
+		if e != 0 {
+			return nil, e
+		}
+		return memAt(b, dest, off)
+	})
+}
+
+// lookup answers a LOOKUP of t in d. A PNG found to fail leaves its place
+// to NAME.EXT.error.txt: the kernel's listing of d is dropped beside (the
+// LOOKUP holds d) and again after notifyWait (a READDIRPLUS whose lookup
+// this is replies with the old listing after it, which the kernel keeps).
+func (t *madeFile) lookup(ctx context.Context, d *dirNode, a *fuse.Attr) syscall.Errno {
+	_, v, e := t.made(ctx, a, true)
+	if e != 0 {
+		if t.fsys.tree.MadeFailed(&t.e) {
+			drop := func() { t.fsys.notifyContent(&d.Inode) }
+			beside(drop, func() {})
+			time.AfterFunc(notifyWait, drop)
+		}
+		return e
+	}
+	t.view.Retell(v)
+	return 0
+}
+
+// metaDir is .meshfs at the root (vfs.MetaName): found by name only, never
+// listed.
+type metaDir struct {
+	gofs.Inode
+	fsys *FS
+}
+
+var (
+	_ = (gofs.NodeLookuper)((*metaDir)(nil))
+	_ = (gofs.NodeReaddirer)((*metaDir)(nil))
+	_ = (gofs.NodeGetattrer)((*metaDir)(nil))
+)
+
+func (d *dirNode) lookupMeta(ctx context.Context, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	st, err := d.fsys.tree.MetaStat(true, 0, time.Time{})
+	if err != nil {
+		return nil, gofs.ToErrno(err)
+	}
+	out.Attr.FromStat(st)
+	if ch := d.GetChild(vfs.MetaName); ch != nil {
+		if _, ok := ch.Operations().(*metaDir); ok {
+			return ch, 0
+		}
+	}
+	return d.NewInode(ctx, &metaDir{fsys: d.fsys}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
+}
+
+func (s *metaDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	st, err := s.fsys.tree.MetaStat(true, 0, time.Time{})
+	if err != nil {
+		return gofs.ToErrno(err)
+	}
+	out.Attr.FromStat(st)
+	return 0
+}
+
+func (s *metaDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	return gofs.NewListDirStream(dirEntries(vfs.MetaList())), 0
+}
+
+// Lookup answers with a fresh snapshot, its size and name never cached:
+// every open by path asks LOOKUP.
+func (s *metaDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	render, ok := s.fsys.tree.MetaFile(name, s.fsys.counts)
+	if !ok {
+		return nil, syscall.ENOENT
+	}
+	out.SetAttrTimeout(uncachedAttr)
+	out.SetEntryTimeout(uncachedAttr)
+	ch := s.GetChild(name)
+	mf, ok := opsOf[*madeFile](ch)
+	if !ok {
+		mf, ch = &madeFile{srcNode: srcNode{fsys: s.fsys}, snap: &statsSnapshot{Render: render}}, nil
+	}
+	mf.lookup(ctx, nil, &out.Attr)
+	if ch == nil {
+		ch = s.NewInode(ctx, mf, gofs.StableAttr{Mode: syscall.S_IFREG})
+	}
+	return ch, 0
+}
+
+// Stats is the contents of .meshfs/stats.json (meshstats.Stats).
+type Stats = meshstats.Stats
+
+// Stats returns the current statistics.
+func (f *FS) Stats() Stats { return f.tree.Stats(f.counts()) }
+
+// counts is what the mount counts of itself for stats.json.
+func (f *FS) counts() meshstats.MountCounts {
+	m := meshstats.MountCounts{Counts: &f.n, NoOpen: f.noOpen(), Passthrough: f.passthroughWanted()}
+	if f.raw != nil {
+		m.Requests, m.RequestMillis = f.raw.reqs.Counts()
+	}
+	return m
+}
