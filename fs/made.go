@@ -146,12 +146,7 @@ func (d *dirNode) lookupMeta(ctx context.Context, out *fuse.EntryOut) (*gofs.Ino
 		return nil, gofs.ToErrno(err)
 	}
 	out.Attr.FromStat(st)
-	if ch := d.GetChild(vfs.MetaName); ch != nil {
-		if _, ok := ch.Operations().(*metaDir); ok {
-			return ch, 0
-		}
-	}
-	return d.NewInode(ctx, &metaDir{fsys: d.fsys}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
+	return reuse[*metaDir](ctx, &d.Inode, vfs.MetaName, nil, func() (gofs.InodeEmbedder, uint32) { return &metaDir{fsys: d.fsys}, syscall.S_IFDIR }), 0
 }
 
 func (s *metaDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -176,15 +171,10 @@ func (s *metaDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	}
 	out.SetAttrTimeout(uncachedAttr)
 	out.SetEntryTimeout(uncachedAttr)
-	ch := s.GetChild(name)
-	mf, ok := opsOf[*madeFile](ch)
-	if !ok {
-		mf, ch = &madeFile{srcNode: srcNode{fsys: s.fsys}, snap: &statsSnapshot{Render: render}}, nil
-	}
-	mf.lookup(ctx, nil, &out.Attr)
-	if ch == nil {
-		ch = s.NewInode(ctx, mf, gofs.StableAttr{Mode: syscall.S_IFREG})
-	}
+	ch := reuse[*madeFile](ctx, &s.Inode, name, nil, func() (gofs.InodeEmbedder, uint32) {
+		return &madeFile{srcNode: srcNode{fsys: s.fsys}, snap: &statsSnapshot{Render: render}}, syscall.S_IFREG
+	})
+	ch.Operations().(*madeFile).lookup(ctx, nil, &out.Attr)
 	return ch, 0
 }
 

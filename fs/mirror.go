@@ -41,6 +41,17 @@ func opsOf[T any](n *gofs.Inode) (T, bool) {
 	return t, ok
 }
 
+// reuse is parent's child called name while it is a T that same accepts
+// (nil: any T), else a new child made by mk.
+func reuse[T any](ctx context.Context, parent *gofs.Inode, name string, same func(T) bool, mk func() (gofs.InodeEmbedder, uint32)) *gofs.Inode {
+	ch := parent.GetChild(name)
+	if t, ok := opsOf[T](ch); ok && (same == nil || same(t)) {
+		return ch
+	}
+	n, mode := mk()
+	return parent.NewInode(ctx, n, gofs.StableAttr{Mode: mode})
+}
+
 // dirEntries is a listing as the kernel gets it.
 func dirEntries(ents []vfs.Entry) []fuse.DirEntry {
 	list := make([]fuse.DirEntry, len(ents))
@@ -82,13 +93,9 @@ func parentDir(n *gofs.Inode) *dirNode {
 }
 
 func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	var s syscall.Statfs_t
-	if err := syscall.Statfs(d.fsys.source, &s); err != nil {
-		return gofs.ToErrno(err)
-	}
-	out.FromStatfsT(&s)
-	out.Bfree, out.Bavail, out.Ffree = 0, 0, 0 // nothing can be written here
-	return 0
+	s, err := d.fsys.tree.Statfs()
+	out.FromStatfsT(s)
+	return gofs.ToErrno(err)
 }
 
 // Lookup answers with the node of what the entry shows as
@@ -128,10 +135,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		node = &passFile{sn(), e.Path, e.Packed}
 	}
 	f.shortTTL(d, out, nil)
-	ch := d.sameChild(name, id)
-	if ch == nil {
-		ch = d.NewInode(ctx, node, gofs.StableAttr{Mode: mode})
-	}
+	ch := reuse(ctx, &d.Inode, name, func(s sourced) bool { return s.id() == id }, func() (gofs.InodeEmbedder, uint32) { return node, mode })
 	switch n := ch.Operations().(type) {
 	case *dirNode:
 		f.watchDir(n)
@@ -141,15 +145,6 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		n.view.Retell(node.(*madeFile).view.Told())
 	}
 	return ch, 0
-}
-
-// sameChild is d's child node called name when it mirrors id still.
-func (d *dirNode) sameChild(name string, id srcID) *gofs.Inode {
-	ch := d.GetChild(name)
-	if s, ok := opsOf[sourced](ch); ok && s.id() == id {
-		return ch
-	}
-	return nil
 }
 
 func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
