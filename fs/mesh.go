@@ -19,8 +19,7 @@ import (
 )
 
 // meshDir is a mesh file shown as a folder of its outputs (vfs.Mesh), or
-// with chunks set its chunks/. Listings are served from a handle made at
-// open (dircache.go).
+// with chunks set its chunks/, listed from a handle made at open.
 type meshDir struct {
 	srcNode
 	parent *dirNode
@@ -49,9 +48,8 @@ func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 	return 0
 }
 
-// listing is the folder's entries (vfs.Mesh.Listing), whether they are
-// final for this source version, and what they were made from. A replaced
-// source lists nothing.
+// listing is the folder's entries (vfs.Mesh.Listing; none once replaced),
+// whether they are final for this version, and what they were made from.
 func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedScan, syscall.Errno) {
 	ents, l, final, err := m.src.Listing(ctx, m.chunks)
 	if errors.Is(err, syscall.ESTALE) {
@@ -62,9 +60,8 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 	return dirEntries(ents), final, &listedScan{Listed: l}, 0
 }
 
-// listedScan is what a listing was made from, which the READDIRPLUS
-// lookups that follow it answer from; header is header.json's node when
-// they answered it.
+// listedScan is what a listing was made from, for the READDIRPLUS lookups
+// after it; header is header.json's node when they answered it.
 type listedScan struct {
 	*vfs.Listed
 	header *gofs.Inode
@@ -91,10 +88,9 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	return lookupOutput(ctx, &m.Inode, name, m.out(e, ""), out, false)
 }
 
-// lookupOutput sizes an output (with cheapOnly converting nothing:
-// notCheap instead) and returns its node, the existing one while it may
-// stand for the source's version (Output.Reusable); the errno is the
-// folder's (replaced).
+// lookupOutput sizes an output (cheapOnly: converting nothing, notCheap
+// instead) and returns its node, kept while Output.Reusable; the errno is
+// the folder's (replaced).
 func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *Output, out *fuse.EntryOut, cheapOnly bool) (*gofs.Inode, syscall.Errno) {
 	defer f.m.fsys.shortTTL(f.m.parent, out, nil)
 	fresh := f
@@ -178,9 +174,7 @@ func (m *meshDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHan
 
 // plainLookup is a mesh folder's READDIRPLUS answer: header.json and
 // chunks/ from snap (the listing's stat and scan; nil: none), and the
-// outputs whose sizes are known without converting (in memory or in the
-// disk cache's index); never error.txt, whose text may need the
-// conversions.
+// outputs sized without converting; never error.txt.
 func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
 	if m.chunks {
 		return m.plainChunk(ctx, name, out, snap)
@@ -204,9 +198,8 @@ func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryO
 	return lookupOutput(ctx, &m.Inode, name, m.out(ent, ""), out, true)
 }
 
-// plainChunk is chunks/' READDIRPLUS answer: raw chunks (sized by the
-// chunk table), loaded chunks a persisted scan sizes, and loaded chunks in
-// memory.
+// plainChunk is chunks/' READDIRPLUS answer: the chunks a scan sizes or
+// memory holds.
 func (m *meshDir) plainChunk(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
 	if snap != nil {
 		if size, ok := m.src.KnownSize(snap.Listed, false, name); ok {
@@ -220,10 +213,8 @@ func (m *meshDir) plainChunk(ctx context.Context, name string, out *fuse.EntryOu
 }
 
 // pushHeader stores header.json's bytes in the kernel's page cache
-// (FUSE_NOTIFY_STORE) after a cold listing, so a walker reading it next
-// sends no READ; only under no_open (the kernel keeps pages across
-// opens), and as Output.Push allows. Nothing is held: the store waits for
-// a page a READ of the file may lock, whose answer asks the tree.
+// (FUSE_NOTIFY_STORE) after a cold listing, under no_open, as Output.Push
+// allows, holding nothing (a READ of the file may lock the page).
 func (m *meshDir) pushHeader(snap *listedScan) {
 	if snap.header == nil {
 		return
@@ -249,8 +240,7 @@ var (
 	_ = (gofs.NodeFlusher)((*Output)(nil))
 )
 
-// out is a new node for m's output ent (none: header.json answered from a
-// listing, or a chunk) or chunk.
+// out is a new node for m's output ent or chunk.
 func (m *meshDir) out(ent outputs.Entry, chunk string) *Output {
 	o := NewOutput(m.fsys.st, m.src.Outputs(), ent, chunk, m.fsys.noOpen())
 	o.m = m
@@ -349,8 +339,8 @@ func (o *Output) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 	return 0
 }
 
-// Read serves a handle, or without one (no_open) what Output.Serve gives
-// for the source version of this moment, the whole request from it.
+// Read serves a handle, or without one what Output.Serve gives for the
+// source version now, the whole request from it.
 func (o *Output) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	f := o.m.fsys
 	f.touch()

@@ -16,8 +16,7 @@ import (
 // statsDirName is the hidden folder at the root holding stats.json.
 const statsDirName = vfs.MetaName
 
-// srcID is what a node mirrors (vfs.SourceID): a lookup reuses a node only
-// while it is the same.
+// srcID is what a node mirrors (vfs.SourceID).
 type srcID = vfs.SourceID
 
 type sourced interface{ id() srcID }
@@ -84,8 +83,7 @@ func (d *dirNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 	return 0
 }
 
-// parentDir is the source folder node n was looked up in (nil for the
-// root or a node its parent forgot).
+// parentDir is the source folder node n was looked up in, or nil.
 func parentDir(n *gofs.Inode) *dirNode {
 	_, p := n.Parent()
 	d, _ := opsOf[*dirNode](p)
@@ -99,7 +97,7 @@ func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno
 }
 
 // Lookup answers with the node of what the entry shows as
-// (vfs.FS.SourceLookup), reusing the node of the same vfs.SourceID.
+// (vfs.FS.SourceLookup), kept while it mirrors the same srcID.
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	f := d.fsys
 	f.touch()
@@ -183,8 +181,7 @@ func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 	return 0
 }
 
-// passFile is a source file that is not a mesh, read from the source on
-// demand (an archive's entry, packed: source.Packed.ReadEntry).
+// passFile is a source file that is not a mesh (packed: an archive's entry).
 type passFile struct {
 	srcNode
 	abs    string
@@ -216,9 +213,8 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 	return 0
 }
 
-// Open opens the file looked up (ESTALE once replaced: its readers may
-// hold the old size, vfs.Versioned), passed through to the kernel where
-// it can be; the kernel drops its pages on each open (no FOPEN_KEEP_CACHE).
+// Open opens the file looked up (ESTALE once replaced, vfs.Versioned),
+// passed through where it can be; the kernel drops its pages on each open.
 func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if p.packed {
 		return nil, noFlush, 0 // read as under no_open
