@@ -30,6 +30,16 @@ type srcNode struct {
 
 func (n *srcNode) id() srcID { return n.ident }
 
+// attr answers a GETATTR of n with st, under the timeouts of n's folder.
+func (n *srcNode) attr(out *fuse.AttrOut, st *syscall.Stat_t, err error) syscall.Errno {
+	if err != nil {
+		return gofs.ToErrno(err)
+	}
+	out.Attr.FromStat(st)
+	n.fsys.shortTTL(parentDir(&n.Inode), nil, out)
+	return 0
+}
+
 // opsOf is n's node as a T (false for a nil n).
 func opsOf[T any](n *gofs.Inode) (T, bool) {
 	var t T
@@ -75,12 +85,8 @@ var (
 
 func (d *dirNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	var st syscall.Stat_t
-	if err := d.dir.Stat(&st); err != nil {
-		return gofs.ToErrno(err)
-	}
-	out.Attr.FromStat(vfs.DirStat(&st))
-	d.fsys.shortTTL(parentDir(&d.Inode), nil, out)
-	return 0
+	err := d.dir.Stat(&st)
+	return d.attr(out, vfs.DirStat(&st), err)
 }
 
 // parentDir is the source folder node n was looked up in, or nil.
@@ -173,12 +179,8 @@ func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 
 func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	var st syscall.Stat_t
-	if err := syscall.Lstat(l.abs, &st); err != nil {
-		return gofs.ToErrno(err)
-	}
-	out.Attr.FromStat(&st)
-	l.fsys.shortTTL(parentDir(&l.Inode), nil, out)
-	return 0
+	err := syscall.Lstat(l.abs, &st)
+	return l.attr(out, &st, err)
 }
 
 // passFile is a source file that is not a mesh (packed: an archive's entry).
@@ -205,12 +207,7 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 		fd = int(h.f.Fd())
 	}
 	st, err := p.fsys.tree.PassedStat(p.abs, p.ident.File, fd)
-	if err != nil {
-		return gofs.ToErrno(err)
-	}
-	out.Attr.FromStat(st)
-	p.fsys.shortTTL(parentDir(&p.Inode), nil, out)
-	return 0
+	return p.attr(out, st, err)
 }
 
 // Open opens the file looked up (ESTALE once replaced, vfs.Versioned),
