@@ -132,17 +132,11 @@ func outputChild(parent *gofs.Inode, name string, f *Output) (*gofs.Inode, *Outp
 // size is known for source version fp (stat st).
 func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *Output, out *fuse.EntryOut, st *syscall.Stat_t, fp source.Version, size int64) *gofs.Inode {
 	defer f.m.fsys.shortTTL(f.m.parent, out, nil)
-	fresh := f
-	ch, f := outputChild(parent, name, f)
 	out.Attr.FromStat(vfs.FileStat(st, size))
-	if !f.View.Tell(fp) { // the node stands for another version
-		ch, f = nil, fresh
+	return reuse(ctx, parent, name, func(o *Output) bool { return o.View.Tell(fp) }, func() (gofs.InodeEmbedder, uint32) {
 		f.View.Tell(fp)
-	}
-	if ch == nil {
-		ch = parent.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG})
-	}
-	return ch
+		return f, syscall.S_IFREG
+	})
 }
 
 // chunksNode answers a lookup of chunks/ (source stat st) with its node.
