@@ -13,13 +13,11 @@ import (
 	"github.com/meshfs/meshfs/vfs"
 )
 
-// madeFile is a file made whole in memory: a texture's NAME.EXT.png as the
-// texture is at each request (vfs.FS.Made), an error text fixed at lookup
-// (an archive's error.txt, a texture's NAME.EXT.error.txt; read as under
-// no_open in either mode), or a file of .meshfs (snap): rendered anew at
-// each LOOKUP and open, never cached, read with direct I/O; under no_open
-// GETATTR and READ serve the LOOKUP's snapshot, and the next one's mtime
-// makes the kernel drop the old pages (AUTO_INVAL_DATA).
+// madeFile is a file made whole in memory: a texture's PNG as the texture
+// is at each request (vfs.FS.Made), an error text fixed at lookup (read as
+// under no_open in either mode), or a file of .meshfs (snap): rendered anew
+// at each LOOKUP and open, read with direct I/O; under no_open GETATTR and
+// READ serve the LOOKUP's snapshot (its mtime drops the old pages).
 type madeFile struct {
 	srcNode
 	e    vfs.SourceEntry
@@ -33,8 +31,8 @@ var (
 	_ = (gofs.NodeReader)((*madeFile)(nil))
 )
 
-// made fills a with the file as it is now (a snapshot: a new one when
-// fresh) and returns its bytes and version.
+// made fills a with the file now (a snapshot: new when fresh), its bytes
+// and version.
 func (t *madeFile) made(ctx context.Context, a *fuse.Attr, fresh bool) ([]byte, source.Version, syscall.Errno) {
 	if t.snap != nil {
 		b, at := t.snap.Take(fresh)
@@ -82,16 +80,14 @@ func (t *madeFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	return t.fsys.memHandle(b, nil, nil), fl, 0
 }
 
-// touch counts a request for a texture's PNG as a reader's (not one for
-// .meshfs: the pre-warmer goes on while stats.json is watched).
+// touch counts a PNG's request as a reader's (not .meshfs's).
 func (t *madeFile) touch() {
 	if t.snap == nil {
 		t.fsys.touch()
 	}
 }
 
-// Read serves a handle's bytes, or without one (no_open) the bytes of the
-// version whose size the kernel was told, never another's.
+// Read serves a handle, or without one the version told, never another.
 func (t *madeFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	if t.e.Kind == vfs.SourceText {
 		return memAt(t.e.Text, dest, off)
@@ -110,9 +106,8 @@ func (t *madeFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 }
 
 // lookup answers a LOOKUP of t in d. A PNG found to fail leaves its place
-// to NAME.EXT.error.txt: the kernel's listing of d is dropped beside (the
-// LOOKUP holds d) and again after notifyWait (a READDIRPLUS whose lookup
-// this is replies with the old listing after it, which the kernel keeps).
+// to NAME.EXT.error.txt: d's listing is dropped beside and again after
+// notifyWait (a READDIRPLUS replies with the old listing after this).
 func (t *madeFile) lookup(ctx context.Context, d *dirNode, a *fuse.Attr) syscall.Errno {
 	_, v, e := t.made(ctx, a, true)
 	if e != 0 {
@@ -127,8 +122,7 @@ func (t *madeFile) lookup(ctx context.Context, d *dirNode, a *fuse.Attr) syscall
 	return 0
 }
 
-// metaDir is .meshfs at the root (vfs.MetaName): found by name only, never
-// listed.
+// metaDir is .meshfs at the root (vfs.MetaName), never listed.
 type metaDir struct {
 	gofs.Inode
 	fsys *FS
@@ -146,12 +140,7 @@ func (d *dirNode) lookupMeta(ctx context.Context, out *fuse.EntryOut) (*gofs.Ino
 		return nil, gofs.ToErrno(err)
 	}
 	out.Attr.FromStat(st)
-	if ch := d.GetChild(vfs.MetaName); ch != nil {
-		if _, ok := ch.Operations().(*metaDir); ok {
-			return ch, 0
-		}
-	}
-	return d.NewInode(ctx, &metaDir{fsys: d.fsys}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
+	return reuse[*metaDir](ctx, &d.Inode, vfs.MetaName, nil, func() (gofs.InodeEmbedder, uint32) { return &metaDir{fsys: d.fsys}, syscall.S_IFDIR }), 0
 }
 
 func (s *metaDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -167,8 +156,7 @@ func (s *metaDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	return gofs.NewListDirStream(dirEntries(vfs.MetaList())), 0
 }
 
-// Lookup answers with a fresh snapshot, its size and name never cached:
-// every open by path asks LOOKUP.
+// Lookup answers with a fresh snapshot, its name and size never cached.
 func (s *metaDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	render, ok := s.fsys.tree.MetaFile(name, s.fsys.counts)
 	if !ok {
@@ -176,15 +164,10 @@ func (s *metaDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	}
 	out.SetAttrTimeout(uncachedAttr)
 	out.SetEntryTimeout(uncachedAttr)
-	ch := s.GetChild(name)
-	mf, ok := opsOf[*madeFile](ch)
-	if !ok {
-		mf, ch = &madeFile{srcNode: srcNode{fsys: s.fsys}, snap: &statsSnapshot{Render: render}}, nil
-	}
-	mf.lookup(ctx, nil, &out.Attr)
-	if ch == nil {
-		ch = s.NewInode(ctx, mf, gofs.StableAttr{Mode: syscall.S_IFREG})
-	}
+	ch := reuse[*madeFile](ctx, &s.Inode, name, nil, func() (gofs.InodeEmbedder, uint32) {
+		return &madeFile{srcNode: srcNode{fsys: s.fsys}, snap: &statsSnapshot{Render: render}}, syscall.S_IFREG
+	})
+	ch.Operations().(*madeFile).lookup(ctx, nil, &out.Attr)
 	return ch, 0
 }
 

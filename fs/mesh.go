@@ -12,14 +12,14 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/meshfs/meshfs/export/outputs"
+	"github.com/meshfs/meshfs/internal/requests"
 	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/srcfd"
 	"github.com/meshfs/meshfs/vfs"
 )
 
 // meshDir is a mesh file shown as a folder of its outputs (vfs.Mesh), or
-// with chunks set its chunks/. Listings are served from a handle made at
-// open (dircache.go).
+// with chunks set its chunks/, listed from a handle made at open.
 type meshDir struct {
 	srcNode
 	parent *dirNode
@@ -30,6 +30,7 @@ type meshDir struct {
 var (
 	_ = (gofs.NodeLookuper)((*meshDir)(nil))
 	_ = (gofs.NodeGetattrer)((*meshDir)(nil))
+	_ = (gofs.NodeOpendirHandler)((*meshDir)(nil))
 )
 
 // stat is the source's stat and version now (ESTALE once replaced).
@@ -47,9 +48,8 @@ func (m *meshDir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Attr
 	return 0
 }
 
-// listing is the folder's entries (vfs.Mesh.Listing), whether they are
-// final for this source version, and what they were made from. A replaced
-// source lists nothing.
+// listing is the folder's entries (vfs.Mesh.Listing; none once replaced),
+// whether they are final for this version, and what they were made from.
 func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedScan, syscall.Errno) {
 	ents, l, final, err := m.src.Listing(ctx, m.chunks)
 	if errors.Is(err, syscall.ESTALE) {
@@ -60,9 +60,8 @@ func (m *meshDir) listing(ctx context.Context) ([]fuse.DirEntry, bool, *listedSc
 	return dirEntries(ents), final, &listedScan{Listed: l}, 0
 }
 
-// listedScan is what a listing was made from, which the READDIRPLUS
-// lookups that follow it answer from; header is header.json's node when
-// they answered it.
+// listedScan is what a listing was made from, for the READDIRPLUS lookups
+// after it; header is header.json's node when they answered it.
 type listedScan struct {
 	*vfs.Listed
 	header *gofs.Inode
@@ -89,10 +88,9 @@ func (m *meshDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	return lookupOutput(ctx, &m.Inode, name, m.out(e, ""), out, false)
 }
 
-// lookupOutput sizes an output (with cheapOnly converting nothing:
-// notCheap instead) and returns its node, the existing one while it may
-// stand for the source's version (Output.Reusable); the errno is the
-// folder's (replaced).
+// lookupOutput sizes an output (cheapOnly: converting nothing, notCheap
+// instead) and returns its node, kept while Output.Reusable; the errno is
+// the folder's (replaced).
 func lookupOutput(ctx context.Context, parent *gofs.Inode, name string, f *Output, out *fuse.EntryOut, cheapOnly bool) (*gofs.Inode, syscall.Errno) {
 	defer f.m.fsys.shortTTL(f.m.parent, out, nil)
 	fresh := f
@@ -134,28 +132,99 @@ func outputChild(parent *gofs.Inode, name string, f *Output) (*gofs.Inode, *Outp
 // size is known for source version fp (stat st).
 func lookupKnown(ctx context.Context, parent *gofs.Inode, name string, f *Output, out *fuse.EntryOut, st *syscall.Stat_t, fp source.Version, size int64) *gofs.Inode {
 	defer f.m.fsys.shortTTL(f.m.parent, out, nil)
-	fresh := f
-	ch, f := outputChild(parent, name, f)
 	out.Attr.FromStat(vfs.FileStat(st, size))
-	if !f.View.Tell(fp) { // the node stands for another version
-		ch, f = nil, fresh
+	return reuse(ctx, parent, name, func(o *Output) bool { return o.View.Tell(fp) }, func() (gofs.InodeEmbedder, uint32) {
 		f.View.Tell(fp)
-	}
-	if ch == nil {
-		ch = parent.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG})
-	}
-	return ch
+		return f, syscall.S_IFREG
+	})
 }
 
 // chunksNode answers a lookup of chunks/ (source stat st) with its node.
 func (m *meshDir) chunksNode(ctx context.Context, st *syscall.Stat_t, out *fuse.EntryOut) *gofs.Inode {
 	out.Attr.FromStat(vfs.DirStat(st))
 	m.fsys.shortTTL(m.parent, out, nil)
-	if ch := m.GetChild(outputs.ChunksDir); ch != nil {
-		return ch
+	return reuse[*meshDir](ctx, &m.Inode, outputs.ChunksDir, nil, func() (gofs.InodeEmbedder, uint32) {
+		return &meshDir{srcNode: srcNode{fsys: m.fsys, ident: m.ident}, parent: m.parent, src: m.src, chunks: true}, syscall.S_IFDIR
+	})
+}
+
+func (m *meshDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	m.fsys.touch()
+	list, final, snap, e := m.listing(ctx)
+	if e != 0 {
+		return nil, 0, e
 	}
-	c := &meshDir{srcNode: srcNode{fsys: m.fsys, ident: m.ident}, parent: m.parent, src: m.src, chunks: true}
-	return m.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFDIR})
+	h := &listHandle{Listing: requests.Listing[fuse.DirEntry]{List: list}, m: m, snap: snap}
+	if snap != nil && m.fsys.noOpen() && !m.chunks {
+		// At the listing's second end, in a request of its own: the
+		// kernel has made an inode of every entry answered.
+		h.AtEnd = func() { m.pushHeader(snap) }
+	}
+	if final && m.fsys.tree.Watching() {
+		return h, fuse.FOPEN_CACHE_DIR, 0
+	}
+	return h, 0, 0
+}
+
+// plainLookup is a mesh folder's READDIRPLUS answer: header.json and
+// chunks/ from snap (the listing's stat and scan; nil: none), and the
+// outputs sized without converting; never error.txt.
+func (m *meshDir) plainLookup(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
+	if m.chunks {
+		return m.plainChunk(ctx, name, out, snap)
+	}
+	if snap != nil && name == outputs.HeaderName {
+		if size, ok := m.src.KnownSize(snap.Listed, true, ""); ok {
+			snap.header = lookupKnown(ctx, &m.Inode, name, m.out(outputs.Entry{}, ""), out, snap.Stat, snap.Version, size)
+			return snap.header, 0
+		}
+	}
+	if snap != nil && name == outputs.ChunksDir && len(snap.Scan.Chunks) > 0 {
+		return m.chunksNode(ctx, snap.Stat, out), 0
+	}
+	if name == outputs.HeaderName || name == outputs.ChunksDir {
+		return m.Lookup(ctx, name, out)
+	}
+	ent, ok := m.src.Outputs().Entry(name)
+	if !ok || !ent.Converted() {
+		return nil, notCheap
+	}
+	return lookupOutput(ctx, &m.Inode, name, m.out(ent, ""), out, true)
+}
+
+// plainChunk is chunks/' READDIRPLUS answer: the chunks a scan sizes or
+// memory holds.
+func (m *meshDir) plainChunk(ctx context.Context, name string, out *fuse.EntryOut, snap *listedScan) (*gofs.Inode, syscall.Errno) {
+	if snap != nil {
+		if size, ok := m.src.KnownSize(snap.Listed, false, name); ok {
+			return lookupKnown(ctx, &m.Inode, name, m.out(outputs.Entry{}, name), out, snap.Stat, snap.Version, size), 0
+		}
+	}
+	if err := m.src.ChunkCheap(ctx, name); err != nil {
+		return nil, replaced(errno(err))
+	}
+	return m.Lookup(ctx, name, out)
+}
+
+// pushHeader stores header.json's bytes in the kernel's page cache
+// (FUSE_NOTIFY_STORE) after a cold listing, under no_open, as Output.Push
+// allows, holding nothing (a READ of the file may lock the page).
+func (m *meshDir) pushHeader(snap *listedScan) {
+	if snap.header == nil {
+		return
+	}
+	of, ok := snap.header.Operations().(*Output)
+	if !ok {
+		return
+	}
+	now := func() (source.Version, bool) {
+		_, v, err := m.stat()
+		return v, err == nil
+	}
+	write := func(b []byte) bool { return of.WriteCache(0, b) == 0 }
+	if of.Push(snap.Version, snap.Scan, now, write, func() { m.fsys.notifyContent(&of.Inode) }) {
+		m.fsys.n.HeaderPushes.Add(1)
+	}
 }
 
 var (
@@ -165,8 +234,7 @@ var (
 	_ = (gofs.NodeFlusher)((*Output)(nil))
 )
 
-// out is a new node for m's output ent (none: header.json answered from a
-// listing, or a chunk) or chunk.
+// out is a new node for m's output ent or chunk.
 func (m *meshDir) out(ent outputs.Entry, chunk string) *Output {
 	o := NewOutput(m.fsys.st, m.src.Outputs(), ent, chunk, m.fsys.noOpen())
 	o.m = m
@@ -265,8 +333,8 @@ func (o *Output) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 	return 0
 }
 
-// Read serves a handle, or without one (no_open) what Output.Serve gives
-// for the source version of this moment, the whole request from it.
+// Read serves a handle, or without one what Output.Serve gives for the
+// source version now, the whole request from it.
 func (o *Output) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	f := o.m.fsys
 	f.touch()

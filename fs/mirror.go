@@ -16,8 +16,7 @@ import (
 // statsDirName is the hidden folder at the root holding stats.json.
 const statsDirName = vfs.MetaName
 
-// srcID is what a node mirrors (vfs.SourceID): a lookup reuses a node only
-// while it is the same.
+// srcID is what a node mirrors (vfs.SourceID).
 type srcID = vfs.SourceID
 
 type sourced interface{ id() srcID }
@@ -31,6 +30,16 @@ type srcNode struct {
 
 func (n *srcNode) id() srcID { return n.ident }
 
+// attr answers a GETATTR of n with st, under the timeouts of n's folder.
+func (n *srcNode) attr(out *fuse.AttrOut, st *syscall.Stat_t, err error) syscall.Errno {
+	if err != nil {
+		return gofs.ToErrno(err)
+	}
+	out.Attr.FromStat(st)
+	n.fsys.shortTTL(parentDir(&n.Inode), nil, out)
+	return 0
+}
+
 // opsOf is n's node as a T (false for a nil n).
 func opsOf[T any](n *gofs.Inode) (T, bool) {
 	var t T
@@ -39,6 +48,17 @@ func opsOf[T any](n *gofs.Inode) (T, bool) {
 	}
 	t, ok := n.Operations().(T)
 	return t, ok
+}
+
+// reuse is parent's child called name while it is a T that same accepts
+// (nil: any T), else a new child made by mk.
+func reuse[T any](ctx context.Context, parent *gofs.Inode, name string, same func(T) bool, mk func() (gofs.InodeEmbedder, uint32)) *gofs.Inode {
+	ch := parent.GetChild(name)
+	if t, ok := opsOf[T](ch); ok && (same == nil || same(t)) {
+		return ch
+	}
+	n, mode := mk()
+	return parent.NewInode(ctx, n, gofs.StableAttr{Mode: mode})
 }
 
 // dirEntries is a listing as the kernel gets it.
@@ -65,16 +85,11 @@ var (
 
 func (d *dirNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	var st syscall.Stat_t
-	if err := d.dir.Stat(&st); err != nil {
-		return gofs.ToErrno(err)
-	}
-	out.Attr.FromStat(vfs.DirStat(&st))
-	d.fsys.shortTTL(parentDir(&d.Inode), nil, out)
-	return 0
+	err := d.dir.Stat(&st)
+	return d.attr(out, vfs.DirStat(&st), err)
 }
 
-// parentDir is the source folder node n was looked up in (nil for the
-// root or a node its parent forgot).
+// parentDir is the source folder node n was looked up in, or nil.
 func parentDir(n *gofs.Inode) *dirNode {
 	_, p := n.Parent()
 	d, _ := opsOf[*dirNode](p)
@@ -82,17 +97,13 @@ func parentDir(n *gofs.Inode) *dirNode {
 }
 
 func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	var s syscall.Statfs_t
-	if err := syscall.Statfs(d.fsys.source, &s); err != nil {
-		return gofs.ToErrno(err)
-	}
-	out.FromStatfsT(&s)
-	out.Bfree, out.Bavail, out.Ffree = 0, 0, 0 // nothing can be written here
-	return 0
+	s, err := d.fsys.tree.Statfs()
+	out.FromStatfsT(s)
+	return gofs.ToErrno(err)
 }
 
 // Lookup answers with the node of what the entry shows as
-// (vfs.FS.SourceLookup), reusing the node of the same vfs.SourceID.
+// (vfs.FS.SourceLookup), kept while it mirrors the same srcID.
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	f := d.fsys
 	f.touch()
@@ -128,10 +139,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		node = &passFile{sn(), e.Path, e.Packed}
 	}
 	f.shortTTL(d, out, nil)
-	ch := d.sameChild(name, id)
-	if ch == nil {
-		ch = d.NewInode(ctx, node, gofs.StableAttr{Mode: mode})
-	}
+	ch := reuse(ctx, &d.Inode, name, func(s sourced) bool { return s.id() == id }, func() (gofs.InodeEmbedder, uint32) { return node, mode })
 	switch n := ch.Operations().(type) {
 	case *dirNode:
 		f.watchDir(n)
@@ -141,15 +149,6 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		n.view.Retell(node.(*madeFile).view.Told())
 	}
 	return ch, 0
-}
-
-// sameChild is d's child node called name when it mirrors id still.
-func (d *dirNode) sameChild(name string, id srcID) *gofs.Inode {
-	ch := d.GetChild(name)
-	if s, ok := opsOf[sourced](ch); ok && s.id() == id {
-		return ch
-	}
-	return nil
 }
 
 func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
@@ -180,16 +179,11 @@ func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 
 func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	var st syscall.Stat_t
-	if err := syscall.Lstat(l.abs, &st); err != nil {
-		return gofs.ToErrno(err)
-	}
-	out.Attr.FromStat(&st)
-	l.fsys.shortTTL(parentDir(&l.Inode), nil, out)
-	return 0
+	err := syscall.Lstat(l.abs, &st)
+	return l.attr(out, &st, err)
 }
 
-// passFile is a source file that is not a mesh, read from the source on
-// demand (an archive's entry, packed: source.Packed.ReadEntry).
+// passFile is a source file that is not a mesh (packed: an archive's entry).
 type passFile struct {
 	srcNode
 	abs    string
@@ -213,17 +207,11 @@ func (p *passFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 		fd = int(h.f.Fd())
 	}
 	st, err := p.fsys.tree.PassedStat(p.abs, p.ident.File, fd)
-	if err != nil {
-		return gofs.ToErrno(err)
-	}
-	out.Attr.FromStat(st)
-	p.fsys.shortTTL(parentDir(&p.Inode), nil, out)
-	return 0
+	return p.attr(out, st, err)
 }
 
-// Open opens the file looked up (ESTALE once replaced: its readers may
-// hold the old size, vfs.Versioned), passed through to the kernel where
-// it can be; the kernel drops its pages on each open (no FOPEN_KEEP_CACHE).
+// Open opens the file looked up (ESTALE once replaced, vfs.Versioned),
+// passed through where it can be; the kernel drops its pages on each open.
 func (p *passFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if p.packed {
 		return nil, noFlush, 0 // read as under no_open

@@ -12,13 +12,10 @@ import (
 	"github.com/meshfs/meshfs/internal/store"
 )
 
-// Output is one file of a mesh folder as the mount shows it: its entry of
-// the folder table (zero: header.json answered from a listing, or a chunk
-// of chunks/), what the kernel was told of it (View: Pinned, when the
-// kernel opens without asking, it stands for the version of the first size
-// told; Pass: the .glb's passthrough opens), and the answer each request
-// gets for a source version. It is the output's node too (its folder's, m:
-// nil outside a mount).
+// Output is the node of one file of a mesh folder (m: nil outside a
+// mount): its entry of the folder table (zero: header.json answered from a
+// listing, or a chunk of chunks/), what the kernel was told of it (View,
+// pinned under no_open; Pass: the .glb's passthrough opens).
 type Output struct {
 	gofs.Inode
 	m     *meshDir
@@ -31,8 +28,7 @@ type Output struct {
 	s *store.Store
 }
 
-// NewOutput is a fresh node's Output of entry e of m's folder (or of
-// chunk), made by s, pinned when the kernel opens files without asking.
+// NewOutput is the Output of entry e (or chunk) of m, made by s.
 func NewOutput(s *store.Store, m *outputs.Mesh, e outputs.Entry, chunk string, pinned bool) *Output {
 	return &Output{Mesh: m, Entry: e, Chunk: chunk, View: kernelView{Pinned: pinned}, s: s}
 }
@@ -40,9 +36,8 @@ func NewOutput(s *store.Store, m *outputs.Mesh, e outputs.Entry, chunk string, p
 // IsGLB reports whether o is the folder's NAME.glb.
 func (o *Output) IsGLB() bool { return o.Chunk == "" && o.Entry.Output == outputs.OutGLB }
 
-// Reusable reports whether o's node may answer a lookup for version v: not
-// when it stands for another version, nor a .glb passed through to another
-// version's file still open (a version needs an inode of its own then).
+// Reusable reports whether o may answer a lookup for version v: not when it
+// stands for another, nor a .glb passed through to another's file still open.
 func (o *Output) Reusable(v source.Version) bool {
 	return o.View.MayTell(v) && !(o.IsGLB() && o.Pass.BusyOther(v))
 }
@@ -55,9 +50,8 @@ func (o *Output) Content(ctx context.Context, v source.Version) (data []byte, ra
 // Size is the size the kernel is told of o for version v, recorded in
 // View; scanned when a scan or a conversion made it (the permissions shown
 // may have narrowed). With cheapOnly nothing converts (store.ErrNotCheap).
-// A node standing for another version tells that version's size while
-// memory holds its bytes (Serve serves them), else ESTALE: a path walk then
-// looks the name up again.
+// A node standing for another version tells its size while memory holds
+// its bytes, else ESTALE.
 func (o *Output) Size(ctx context.Context, v source.Version, cheapOnly bool) (size int64, scanned bool, err error) {
 	size, scanned, ok, costly := o.s.CheapSize(ctx, o.Mesh, v, o.Entry, o.Chunk, cheapOnly)
 	switch {
@@ -90,9 +84,8 @@ func (o *Output) toldSize() (int64, bool, error) {
 }
 
 // Serve is what a READ without a handle gets for version v: v's bytes when
-// the node may show v, else those of the version told while memory holds
-// them, else ESTALE. The reader's earlier pages are of the version told:
-// another version's bytes would splice two into one read.
+// o may show v, else the told version's while memory holds them, else
+// ESTALE (never two versions in one reader's pages).
 func (o *Output) Serve(ctx context.Context, v source.Version) (data []byte, raw *decode.Chunk, err error) {
 	if o.View.MayTell(v) {
 		data, raw, err := o.Content(ctx, v)
@@ -110,10 +103,9 @@ func (o *Output) Serve(ctx context.Context, v source.Version) (data []byte, raw 
 	return nil, nil, syscall.ESTALE
 }
 
-// Push stores header.json's bytes of listing scan r (version v) into the
-// kernel's page cache with write when the store allows it (Pushable), the
-// source is still v (now) and the kernel holds neither them nor another
-// version; drop is scheduled when the source changed meanwhile.
+// Push writes header.json's bytes of listing scan r (version v) into the
+// kernel's pages when the store allows it (Pushable), the source is still v
+// (now) and the kernel holds no pages; drop is scheduled on a change meanwhile.
 func (o *Output) Push(v source.Version, r *store.ScanResult, now func() (source.Version, bool), write func([]byte) bool, drop func()) bool {
 	data, ok := o.s.Pushable(o.Mesh, v, r)
 	if !ok {

@@ -163,3 +163,12 @@ func (t *FS) StopAhead() {
 		t.ahead.Close()
 	}
 }
+
+// Statfs is the source's file system as the tree shows it: nothing can be
+// written to it (no free blocks or inodes).
+func (t *FS) Statfs() (*syscall.Statfs_t, error) {
+	var s syscall.Statfs_t
+	err := syscall.Statfs(t.source, &s)
+	s.Bfree, s.Bavail, s.Ffree = 0, 0, 0
+	return &s, err
+}

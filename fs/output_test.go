@@ -1,21 +1,67 @@
-package store_test
+package fs
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"log"
+	"os"
+	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
-	"github.com/meshfs/meshfs/fs"
+	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/source"
 	"github.com/meshfs/meshfs/internal/store"
+	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 )
 
-// The mount's nodes of outputs (fs.Output) over a store: here, as
-// they need the store's test helpers (export_test.go).
+// gemStore is a store over a folder holding one GEM mesh of n triangles,
+// the mesh, its version and the store's Close (once; at the end if not
+// called).
+func gemStore(t *testing.T, n int) (*store.Store, *outputs.Mesh, source.Version, func()) {
+	t.Helper()
+	src := t.TempDir()
+	p := filepath.Join(src, "m.ply")
+	b, err := meshgen.GEM(n, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := &source.Tracker{}
+	s, err := store.Open(store.Config{CacheSize: 64 << 20, Concurrency: 2}, src, tr, log.New(os.Stderr, "", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var closed sync.Once
+	closeStore := func() { closed.Do(s.Close) }
+	t.Cleanup(closeStore)
+	f, err := source.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	format, err := formats.SniffReader(p, f)
+	f.Close()
+	if err != nil || format == nil {
+		t.Fatalf("sniff %s: %v, %v", p, format, err)
+	}
+	id, _, err := source.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, s.NewMesh(p, format), tr.Version(p, id), closeStore
+}
+
+// glbLoads is how often s converted m's .glb.
+func glbLoads(s *store.Store, m *outputs.Mesh) int64 {
+	return s.Stats(meshstats.MountCounts{Counts: &meshstats.Counts{}}).Conversions[store.Label(m, store.OutGLB)]
+}
 
 // otherVersion is v of a file of another size.
 func otherVersion(v source.Version) source.Version {
@@ -27,10 +73,10 @@ func otherVersion(v source.Version) source.Version {
 // for another version, it converts nothing and tells the size and serves
 // the bytes of the told version while memory holds them, else ESTALE.
 func TestOutputPinned(t *testing.T) {
-	s, m, v := store.GemMesh(t, 200, 1)
+	s, m, v, closeStore := gemStore(t, 200)
 	ctx := context.Background()
 	glb, _ := m.Entry(m.GLBName())
-	o := fs.NewOutput(s, m, glb, "", true)
+	o := NewOutput(s, m, glb, "", true)
 	if !o.IsGLB() || !o.Reusable(v) {
 		t.Fatal("a fresh .glb node is not reusable")
 	}
@@ -52,29 +98,22 @@ func TestOutputPinned(t *testing.T) {
 	if o.Reusable(w) {
 		t.Fatal("a node pinned to v reused for another version")
 	}
-	loads := store.Loads(s, store.Label(m, store.OutGLB))
+	loads := glbLoads(s, m)
 	// While memory holds the version the node stands for, the node tells
 	// its size (a reader that opened before the kernel heard of the change
 	// reads it whole); once memory gives it back, ESTALE.
 	if size, _, err := o.Size(ctx, w, false); err != nil || size != int64(len(want)) {
 		t.Fatalf("another version's size on a pinned node: %d, %v; want the told %d", size, err, len(want))
 	}
-	if n := store.Loads(s, store.Label(m, store.OutGLB)); n != loads {
+	if n := glbLoads(s, m); n != loads {
 		t.Fatal("a node that cannot show a version converted it")
 	}
 	data, raw, err := o.Serve(ctx, w)
 	if err != nil || raw != nil || !bytes.Equal(data, want) {
 		t.Fatalf("a READ after a change: %v, not the told version's bytes", err)
 	}
-	store.Evict(s, m.Path)
-	if _, _, err := o.Serve(ctx, w); !errors.Is(err, syscall.ESTALE) {
-		t.Fatalf("the told version gone from memory: %v, want ESTALE", err)
-	}
-	if _, _, err := o.Size(ctx, w, false); !errors.Is(err, syscall.ESTALE) {
-		t.Fatalf("another version's size, the told one gone from memory: %v, want ESTALE", err)
-	}
 	// Per-handle nodes tell any version.
-	h := fs.NewOutput(s, m, glb, "", false)
+	h := NewOutput(s, m, glb, "", false)
 	if _, _, err := h.Size(ctx, v, false); err != nil || !h.Reusable(w) {
 		t.Fatalf("a per-handle node: %v, reusable %v", err, h.Reusable(w))
 	}
@@ -82,12 +121,20 @@ func TestOutputPinned(t *testing.T) {
 	if !h.Pass.Try(v) || h.Reusable(w) || !h.Reusable(v) {
 		t.Fatal("a .glb node passed through to v's file reused for another version")
 	}
+	// Closing the store gives back its memory, as the budget would.
+	closeStore()
+	if _, _, err := o.Serve(ctx, w); !errors.Is(err, syscall.ESTALE) {
+		t.Fatalf("the told version gone from memory: %v, want ESTALE", err)
+	}
+	if _, _, err := o.Size(ctx, w, false); !errors.Is(err, syscall.ESTALE) {
+		t.Fatalf("another version's size, the told one gone from memory: %v, want ESTALE", err)
+	}
 }
 
 // header.json is pushed once, only while the source is the listed
 // version, and a change during the store drops what was stored.
 func TestOutputPush(t *testing.T) {
-	s, m, v := store.GemMesh(t, 200, 1)
+	s, m, v, _ := gemStore(t, 200)
 	ctx := context.Background()
 	_, r, _, _, err := s.Listing(ctx, m, v)
 	if err != nil {
@@ -99,7 +146,7 @@ func TestOutputPush(t *testing.T) {
 	write := func(b []byte) bool { wrote = append(wrote, b); return true }
 	drops := make(chan struct{}, 4)
 	drop := func() { drops <- struct{}{} }
-	o := fs.NewOutput(s, m, outputs.Entry{}, "", true)
+	o := NewOutput(s, m, outputs.Entry{}, "", true)
 	cur = otherVersion(v)
 	if o.Push(v, r, now, write, drop) || len(wrote) != 0 {
 		t.Fatal("pushed a header of a version the source no longer is")
@@ -117,7 +164,7 @@ func TestOutputPush(t *testing.T) {
 	if len(drops) != 0 {
 		t.Fatal("dropped pages of the version the source is")
 	}
-	o2 := fs.NewOutput(s, m, outputs.Entry{}, "", true)
+	o2 := NewOutput(s, m, outputs.Entry{}, "", true)
 	write2 := func(b []byte) bool { cur = otherVersion(v); return true }
 	if !o2.Push(v, r, now, write2, drop) {
 		t.Fatal("not pushed")
@@ -127,7 +174,7 @@ func TestOutputPush(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a change during the store did not drop what was stored")
 	}
-	o3 := fs.NewOutput(s, m, outputs.Entry{}, "", true)
+	o3 := NewOutput(s, m, outputs.Entry{}, "", true)
 	cur = v
 	if o3.Push(v, r, now, func([]byte) bool { return false }, drop) || !o3.View.WantsPages(v) {
 		t.Fatal("a failed store was recorded")
