@@ -57,7 +57,15 @@ func TestMain(m *testing.M) {
 	}
 	os.Chmod(dir, 0o755)
 	// The binary's default cache folder is under XDG_CACHE_HOME: a
-	// temporary one, never the user's real cache.
+	// temporary one, never the user's real cache. Go's build cache is
+	// found there too when GOCACHE is unset: it is pinned first, so the
+	// build below and the tests' own go commands reuse it instead of
+	// building the standard library anew.
+	if os.Getenv("GOCACHE") == "" {
+		if c, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+			os.Setenv("GOCACHE", strings.TrimSpace(string(c)))
+		}
+	}
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	meshfsBin = filepath.Join(dir, "meshfs")
 	out, err := exec.Command("go", buildArgs(meshfsBin, ".")...).CombinedOutput()
