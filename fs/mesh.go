@@ -364,7 +364,7 @@ type hooks struct{ f *FS }
 // Broken tells the kernel that path's folder changed shape (a conversion
 // failed): error.txt in, the geometry outputs out, header.json carrying the
 // error. The listing is dropped before returning, so that the reader who
-// saw the failure sees error.txt next, beside the request (notifyorder.go);
+// saw the failure sees error.txt next, beside the request (watch.go);
 // the names' entries after it (NotifyEntry locks the folder a LOOKUP holds).
 func (h hooks) Broken(path string) {
 	f := h.f

@@ -84,13 +84,14 @@ func TestPartDecodedOnce(t *testing.T) {
 }
 
 // benchAssemble assembles and exports every LOD of the model at rel
-// under ../shared/assets (textures decoded once and shared thereafter, as
-// in the mount).
+// under ../shared/assets (textures and parts decoded once and shared
+// thereafter through the mesh's Caches, as in the mount).
 func benchAssemble(b *testing.B, rel string) {
 	m, err := Open(filepath.Join(decodetest.NeedShared(b, "assets"), rel))
 	if err != nil || m == nil || !m.IsModel() {
 		b.Fatalf("%s: not a model: %v", rel, err)
 	}
+	m.Limits.Caches = NewCaches()
 	b.ReportAllocs()
 	c0 := decodetest.CPUTime()
 	for b.Loop() {
