@@ -31,9 +31,6 @@ type rawFS struct {
 // heldIdle is how long a listing's handle waits for its next READDIR.
 const heldIdle = 2 * time.Second
 
-// statsSnapshot is stats.json's and errors.txt's rendering.
-type statsSnapshot = requests.Snapshot
-
 // cancel is a request's interrupt channel.
 type cancel = <-chan struct{}
 

@@ -8,6 +8,7 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/meshfs/meshfs/internal/requests"
 	"github.com/meshfs/meshfs/internal/source"
 	meshstats "github.com/meshfs/meshfs/internal/store/stats"
 	"github.com/meshfs/meshfs/vfs"
@@ -21,8 +22,8 @@ import (
 type madeFile struct {
 	srcNode
 	e    vfs.SourceEntry
-	snap *statsSnapshot
-	view kernelView // the version whose size the kernel was told (Retell)
+	snap *requests.Snapshot // stats.json's or errors.txt's rendering
+	view kernelView         // the version whose size the kernel was told (Retell)
 }
 
 var (
@@ -165,7 +166,7 @@ func (s *metaDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	out.SetAttrTimeout(uncachedAttr)
 	out.SetEntryTimeout(uncachedAttr)
 	ch := reuse[*madeFile](ctx, &s.Inode, name, nil, func() (gofs.InodeEmbedder, uint32) {
-		return &madeFile{srcNode: srcNode{fsys: s.fsys}, snap: &statsSnapshot{Render: render}}, syscall.S_IFREG
+		return &madeFile{srcNode: srcNode{fsys: s.fsys}, snap: &requests.Snapshot{Render: render}}, syscall.S_IFREG
 	})
 	ch.Operations().(*madeFile).lookup(ctx, nil, &out.Attr)
 	return ch, 0

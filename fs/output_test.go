@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshfs/meshfs/decode/formats"
 	"github.com/meshfs/meshfs/export/outputs"
 	"github.com/meshfs/meshfs/internal/meshgen"
 	"github.com/meshfs/meshfs/internal/source"
@@ -42,20 +41,15 @@ func gemStore(t *testing.T, n int) (*store.Store, *outputs.Mesh, source.Version,
 	var closed sync.Once
 	closeStore := func() { closed.Do(s.Close) }
 	t.Cleanup(closeStore)
-	f, err := source.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	format, err := formats.SniffReader(p, f)
-	f.Close()
-	if err != nil || format == nil {
-		t.Fatalf("sniff %s: %v, %v", p, format, err)
+	om, err := outputs.Open(p) // sniffed
+	if err != nil || om == nil {
+		t.Fatalf("%s: %v, %v", p, om, err)
 	}
 	id, _, err := source.Stat(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, s.NewMesh(p, format), tr.Version(p, id), closeStore
+	return s, s.NewMesh(p, om.Format), tr.Version(p, id), closeStore
 }
 
 // glbLoads is how often s converted m's .glb.

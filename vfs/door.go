@@ -29,10 +29,9 @@ func DirStat(st *syscall.Stat_t) *syscall.Stat_t {
 // FileStat is the stat of a file of size bytes made from the source st:
 // its owner, times and permissions, read-only.
 func FileStat(st *syscall.Stat_t, size int64) *syscall.Stat_t {
-	a := *st
-	a.Mode = syscall.S_IFREG | ReadOnlyMode(st.Mode, false)
+	a := PlainStat(st)
 	a.Size, a.Nlink, a.Blksize, a.Blocks = size, 1, 4096, (size+511)/512
-	return &a
+	return a
 }
 
 // PlainStat is the stat of the source file st passed through: st,
