@@ -90,18 +90,27 @@ func (d *daemon) peakMiB() float64 {
 
 // cpuTicks is the daemon's CPU time so far, in clock ticks.
 func (d *daemon) cpuTicks() int64 {
+	_, ticks := d.procStat()
+	return ticks
+}
+
+// procStat is the daemon's minor page faults and CPU time (clock ticks) so
+// far, from /proc/PID/stat (zero when it cannot be read).
+func (d *daemon) procStat() (faults, ticks int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	// utime and stime: the 12th and 13th fields after the command name.
+	// minflt, utime and stime: the 8th, 12th and 13th fields after the
+	// command name.
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	if len(f) < 13 {
-		return 0
+		return 0, 0
 	}
+	faults, _ = strconv.ParseInt(f[7], 10, 64)
 	u, _ := strconv.ParseInt(f[11], 10, 64)
 	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return u + s
+	return faults, u + s
 }
 
 // waitIdle waits (at most 10 s) until the daemon has no disk-cache save

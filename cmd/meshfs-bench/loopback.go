@@ -13,15 +13,16 @@ import (
 )
 
 // loopback is a measurement through go-fuse's example loopback daemon
-// over the plain folder shape, for the remount walks (find, ls -lR) to run
+// passing a plain folder through (the mount's shape), for the walks to run
 // interleaved with both sides and the plain folder: what a go-fuse daemon
 // that only passes a tree of the mount's shape through costs, before it
 // does anything of its own. Its daemon is built from the go-fuse the
-// current side requires, and started afresh for each run. It opens every
-// folder (OPENDIR, RELEASEDIR) where the mount does not (no_opendir), so
-// it makes 4 requests a folder to the mount's 2. Nil when it does not
-// build (the report says why).
-func (b *bench) loopback(shape string) func(walk func(string) func() error) func() (float64, error) {
+// current side requires, and started afresh for each run (prepare, when
+// set, runs once it is mounted). It opens every folder (OPENDIR,
+// RELEASEDIR) where the mount does not (no_opendir), so it makes 4
+// requests a folder to the mount's 2. Nil when it does not build (the
+// report says why).
+func (b *bench) loopback() func(orig string, prepare func(), walk func(string) func() error) func() (float64, error) {
 	bin := filepath.Join(b.work, "loopback")
 	build := exec.Command("go", "build", "-o", bin, "github.com/hanwen/go-fuse/v2/example/loopback")
 	build.Dir = b.sides[1].root
@@ -31,29 +32,36 @@ func (b *bench) loopback(shape string) func(walk func(string) func() error) func
 	}
 	mnt := filepath.Join(b.work, "mnt-loopback")
 	os.MkdirAll(mnt, 0o755)
-	return func(walk func(string) func() error) func() (float64, error) {
+	return func(orig string, prepare func(), walk func(string) func() error) func() (float64, error) {
 		return func() (float64, error) {
-			stop, err := mountLoopback(bin, shape, mnt)
+			stop, err := mountLoopback(bin, orig, mnt)
 			if err != nil {
 				return 0, err
 			}
 			defer stop()
+			if prepare != nil {
+				prepare()
+			}
 			return msSince(walk(mnt))
 		}
 	}
 }
 
+// loopbackWalk names a walk run through the loopback and its plain
+// reference.
+type loopbackWalk struct{ walk, ref string }
+
 // loopbackNote reports the loopback's runs of each walk (the 4th of its
-// step's runs, the shape's the 3rd).
-func (b *bench) loopbackNote(walks []string, runs [][][]float64) {
+// step's runs, the plain reference's the 3rd).
+func (b *bench) loopbackNote(walks []loopbackWalk, runs [][][]float64) {
 	r := &b.rep
-	r.f("**A go-fuse daemon of the same shape.** go-fuse's example loopback passing the shape folder through (a new daemon each run, in turn with the sides and the shape; it also opens each folder: 4 requests a folder where the mount makes 2):\n\n")
+	r.f("**A go-fuse daemon of the same shape.** go-fuse's example loopback passing the shape folder through (a new daemon each run, in turn with the sides and the plain reference; it also opens each folder: 4 requests a folder where the mount makes 2):\n\n")
 	for i, w := range walks {
 		if len(runs[i]) < 4 {
 			continue
 		}
-		lb, shape, cur := runs[i][3], runs[i][2], runs[i][1]
-		r.f("- %s: loopback %s, %s the shape; the current side %s the loopback (loopback runs: %s)\n", w, medFig(lb, ""), ratio(lb, shape), ratio(cur, lb), figs(lb, ""))
+		lb, ref, cur := runs[i][3], runs[i][2], runs[i][1]
+		r.f("- %s: loopback %s, %s the %s; the current side %s the loopback (loopback runs: %s)\n", w.walk, medFig(lb, ""), ratio(lb, ref), w.ref, ratio(cur, lb), figs(lb, ""))
 	}
 	r.f("\n")
 }
