@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/pierrec/lz4/v4"
 )
 
 // block is one compressed block: u64 uncompressed size, u64 compressed
@@ -94,7 +93,7 @@ func loadBlock(src *decode.Source, b block, section string) ([]byte, error) {
 		return data, nil
 	}
 	out := make([]byte, b.raw)
-	n, err := lz4.UncompressBlock(data, out)
+	n, err := uncompressBlock(data, out)
 	if err != nil {
 		return nil, &decode.FormatError{File: src.Name, Section: section, Field: "block data", Offset: b.data(),
 			Msg: fmt.Sprintf("LZ4 block of %d bytes does not decompress to the %d bytes claimed", b.packed, b.raw), Err: err}

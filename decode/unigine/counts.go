@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/meshfs/meshfs/decode"
-	"github.com/pierrec/lz4/v4"
 )
 
 // surfCounts are the counts of one surface that live in its geometry block
@@ -330,7 +329,7 @@ func (bb *blockBuffers) decompress(src *decode.Source, b block, section string) 
 // decompressFrom decompresses packed (block b's bytes) into bb.raw.
 func (bb *blockBuffers) decompressFrom(src *decode.Source, b block, section string, packed []byte) ([]byte, error) {
 	bb.raw = grow(bb.raw, b.raw)
-	n, err := lz4.UncompressBlock(packed, bb.raw)
+	n, err := uncompressBlock(packed, bb.raw)
 	if err != nil {
 		return nil, &decode.FormatError{File: src.Name, Section: section, Field: "block data", Offset: b.data(),
 			Msg: fmt.Sprintf("LZ4 block of %d bytes does not decompress to the %d bytes claimed", b.packed, b.raw), Err: err}
