@@ -57,15 +57,8 @@ func decodeGo(dst, src []byte) (ret int) {
 		si++
 		if lLen := b >> 4; lLen > 0 {
 			if lLen == 0xF {
-				for {
-					x := uint(src[si])
-					if lLen += x; int(lLen) < 0 {
-						return -1
-					}
-					si++
-					if x != 0xFF {
-						break
-					}
+				if lLen, si = extLen(src, si, lLen); si == 0 {
+					return -1
 				}
 			}
 			if lLen <= 16 && si+16 < uint(len(src)) {
@@ -97,15 +90,8 @@ func decodeGo(dst, src []byte) (ret int) {
 				continue
 			}
 		} else if mLen >= 15+minMatch {
-			for {
-				x := uint(src[si])
-				if mLen += x; int(mLen) < 0 {
-					return -1
-				}
-				si++
-				if x != 0xFF {
-					break
-				}
+			if mLen, si = extLen(src, si, mLen); si == 0 {
+				return -1
 			}
 		}
 		expanded := dst[di-offset:]
@@ -121,4 +107,19 @@ func decodeGo(dst, src []byte) (ret int) {
 		di += uint(copy(dst[di:di+mLen], expanded[:mLen]))
 	}
 	return int(di)
+}
+
+// extLen adds to n the length bytes at src[si:] (each 255 but the last) and
+// returns it with the index after them; si 0 when the sum overflows.
+func extLen(src []byte, si, n uint) (uint, uint) {
+	for {
+		x := uint(src[si])
+		if n += x; int(n) < 0 {
+			return 0, 0
+		}
+		si++
+		if x != 0xFF {
+			return n, si
+		}
+	}
 }
