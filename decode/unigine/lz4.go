@@ -30,9 +30,10 @@ func uncompressBlock(src, dst []byte) (int, error) {
 // decodeGo decodes LZ4 block src into dst and returns the decoded length,
 // or -1 when src is not a well-formed block that fits dst. It is lz4's own
 // portable decoder, the one its assembly is fuzzed against
-// (github.com/pierrec/lz4/v4 v4.1.33, internal/lz4block/decode_go.go,
-// without a dictionary): Copyright (c) 2015, Pierre Curto; its license,
-// BSD 3-Clause, is LICENSE.lz4 beside this file.
+// (github.com/pierrec/lz4/v4 v4.1.33, internal/lz4block/decode_go.go),
+// without its dictionary and with its two length loops as one (extLen):
+// Copyright (c) 2015, Pierre Curto; its license, BSD 3-Clause, is
+// LICENSE.lz4 beside this file.
 func decodeGo(dst, src []byte) (ret int) {
 	const minMatch = 4
 	// Restricted capacities: an out-of-range index panics, recovered as -1;
